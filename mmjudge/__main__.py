@@ -1,0 +1,5 @@
+"""``python -m mmjudge`` runs the default sweep cell."""
+
+from mmjudge.sweep import main
+
+main()

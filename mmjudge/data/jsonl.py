@@ -1,0 +1,131 @@
+"""mmjudge's canonical JSONL format: one (query, result) pair per line.
+
+    {"query_id": "q01", "query": "red striped t-shirt", "result_id": "p001",
+     "fields": {"name": "...", "colour": "..."}, "images": ["images/p001.png"],
+     "labels": {"annotator_a": 2, "annotator_b": 1}}
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from mmjudge.config import DatasetConfig
+from mmjudge.data.schema import Example, dataset_root
+from mmjudge.data.validation import DuplicateCheck, check_grade, resolve_image, where
+from mmjudge.errors import DatasetError
+
+REQUIRED = ("query_id", "query", "result_id", "labels")
+
+
+def load(cfg: DatasetConfig) -> Iterator[Example]:
+    root = dataset_root(cfg)
+    path = root / cfg.items
+    if not path.is_file():
+        raise DatasetError(
+            f"{path}: dataset '{cfg.name}' has no items file here; check dataset.path and "
+            "dataset.items"
+        )
+    grades = list(cfg.scale.grades)
+    known_annotators = set(cfg.annotators)
+    duplicates = DuplicateCheck(path)
+    count = 0
+    with path.open("rb") as handle:
+        for line_no, raw_line in enumerate(handle, start=1):
+            try:
+                text = raw_line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DatasetError(
+                    f"{where(path, line_no)}: not valid UTF-8 (byte {exc.start}); "
+                    "re-save the file as UTF-8"
+                ) from None
+            if not text.strip():
+                continue
+            try:
+                row = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise DatasetError(
+                    f"{where(path, line_no)}: not valid JSON ({exc.msg} at column {exc.colno})"
+                ) from None
+            example = _example(row, root, path, line_no, grades, known_annotators, cfg.max_images)
+            duplicates.add(example.query_id, example.result_id, line_no)
+            count += 1
+            yield example
+    if count == 0:
+        raise DatasetError(f"{path}: dataset '{cfg.name}' has no items")
+
+
+def _text(row: dict[str, Any], name: str, path: Path, line: int) -> str:
+    value = row.get(name)
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str) or not value.strip():
+        raise DatasetError(
+            f"{where(path, line)}: field '{name}' is missing or empty; every line needs "
+            f"{', '.join(REQUIRED)}"
+        )
+    return value
+
+
+def _example(
+    row: Any,
+    root: Path,
+    path: Path,
+    line: int,
+    grades: list[int],
+    known_annotators: set[str],
+    max_images: int,
+) -> Example:
+    if not isinstance(row, dict):
+        raise DatasetError(f"{where(path, line)}: expected a JSON object, got {type(row).__name__}")
+    query_id = _text(row, "query_id", path, line)
+    query = _text(row, "query", path, line)
+    result_id = _text(row, "result_id", path, line)
+
+    raw_fields = row.get("fields", {})
+    if not isinstance(raw_fields, dict):
+        raise DatasetError(f"{where(path, line)}: field 'fields' must be an object of strings")
+    fields = []
+    for name, value in raw_fields.items():
+        if value is None:
+            value = ""
+        if not isinstance(value, str | int | float):
+            raise DatasetError(
+                f"{where(path, line)}: field 'fields.{name}' must be text, got {value!r}"
+            )
+        fields.append((str(name), str(value)))
+
+    raw_images = row.get("images", [])
+    if isinstance(raw_images, str):
+        raw_images = [raw_images]
+    if not isinstance(raw_images, list):
+        raise DatasetError(f"{where(path, line)}: field 'images' must be a list of paths")
+    resolved = [resolve_image(item, root, path, line) for item in raw_images]
+    resolved = resolved[: max(max_images, 0)]
+
+    raw_labels = row.get("labels")
+    if not isinstance(raw_labels, dict) or not raw_labels:
+        raise DatasetError(
+            f"{where(path, line)}: field 'labels' is missing or empty; give at least one "
+            'annotator\'s grade, e.g. {"annotator_a": 2}'
+        )
+    labels = {}
+    for annotator, value in raw_labels.items():
+        if known_annotators and annotator not in known_annotators:
+            raise DatasetError(
+                f"{where(path, line)}: field 'labels.{annotator}' names an unknown annotator; "
+                f"dataset.annotators lists {sorted(known_annotators)}"
+            )
+        labels[str(annotator)] = check_grade(value, grades, path, line, annotator)
+
+    return Example(
+        query_id=query_id,
+        query=query,
+        result_id=result_id,
+        fields=tuple(fields),
+        images=tuple(item[0] for item in resolved),
+        labels=labels,
+        image_names=tuple(item[1] for item in resolved),
+    )

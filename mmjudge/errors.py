@@ -1,0 +1,29 @@
+"""Errors a user sees. Each message is one line naming the file, field or setting and the fix."""
+
+
+class MMJudgeError(Exception):
+    """Base class: caught at the command line and printed without a traceback."""
+
+
+class ConfigError(MMJudgeError):
+    """A configuration value is wrong or missing; raised before any money is spent."""
+
+
+class DatasetError(MMJudgeError):
+    """A dataset file is malformed; names file, line and field."""
+
+
+class ImageError(MMJudgeError):
+    """An image cannot be used; recorded on the row, never fatal for a run."""
+
+
+class CredentialError(MMJudgeError):
+    """An API key is missing or rejected; stops the run before or at the first call."""
+
+
+class FatalProviderError(MMJudgeError):
+    """A provider error no retry can fix (401, 403, unknown model): the run stops."""
+
+
+class BudgetExceeded(MMJudgeError):
+    """The configured spending cap would be passed by the next call."""

@@ -1,0 +1,256 @@
+"""One sweep cell, start to end: dataset → prompts + images → runner → records → summary."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from mmjudge import PROJECT_ROOT
+from mmjudge.cache import ResponseCache
+from mmjudge.config import SweepConfig
+from mmjudge.data.schema import Example, load_dataset
+from mmjudge.errors import ImageError
+from mmjudge.images import ImageCache, ImageSettings, preprocess_image
+from mmjudge.ledger import ModelPrice, cost_of, image_tokens, price_for
+from mmjudge.parsing import parse_grade
+from mmjudge.prompts import render
+from mmjudge.providers.base import JudgeAPI
+from mmjudge.providers.registry import create_judge
+from mmjudge.records import EncodedImage, JudgeRequest, JudgeResponse, JudgmentRecord
+from mmjudge.runner import Outcome, Runner, WorkItem
+from mmjudge.summary import write_summary
+
+JUDGMENTS = "judgments.jsonl"
+SUMMARY = "summary.json"
+
+
+def resolve_path(value: str) -> Path:
+    """A config path: absolute as given, relative ones against the project root."""
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else PROJECT_ROOT / path
+
+
+def typed_config(cfg: DictConfig | SweepConfig) -> SweepConfig:
+    if isinstance(cfg, SweepConfig):
+        return cfg
+    obj = OmegaConf.to_object(cfg)
+    assert isinstance(obj, SweepConfig)
+    return obj
+
+
+@dataclass
+class CellContext:
+    """Everything one cell needs, built once before any example is read."""
+
+    cfg: SweepConfig
+    run_id: str
+    judge: JudgeAPI
+    price: ModelPrice
+    image_settings: ImageSettings
+    image_cache: ImageCache
+
+
+def skip_reason(cfg: SweepConfig, judge: JudgeAPI) -> str | None:
+    """Why this cell cannot run (a judge that cannot see images asked to look at them)."""
+    reason = judge.unsupported_reason(cfg.modality.name)
+    if reason:
+        return reason
+    if cfg.modality.include_image and not cfg.model.supports_images:
+        return f"model '{cfg.model.name}' does not accept images (supports_images: false)"
+    return None
+
+
+def run_cell(raw_cfg: DictConfig | SweepConfig, run_dir: Path) -> dict[str, Any]:
+    """Run one cell and write ``judgments.jsonl`` and ``summary.json`` into ``run_dir``."""
+    cfg = typed_config(raw_cfg)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    run_id = run_dir.name
+    judge = create_judge(cfg.model)
+    reason = skip_reason(cfg, judge)
+    records_path = run_dir / JUDGMENTS
+    if reason is not None:
+        records_path.touch()
+        return write_summary(run_dir, cfg, raw_cfg, skipped=reason)
+    judge.check_scale(list(cfg.dataset.scale.grades))
+    price = price_for(cfg.pricing, cfg.model)
+    context = CellContext(
+        cfg=cfg,
+        run_id=run_id,
+        judge=judge,
+        price=price,
+        image_settings=ImageSettings.from_config(cfg.images),
+        image_cache=ImageCache(resolve_path(cfg.images.cache_dir)),
+    )
+    done = _finished_keys(records_path)
+    # Validate the whole dataset before the first paid call: a bad line fails here.
+    examples = list(load_dataset(cfg.dataset))
+    stats = asyncio.run(_run(context, examples, done, records_path))
+    return write_summary(run_dir, cfg, raw_cfg, stats=stats)
+
+
+def _finished_keys(records_path: Path) -> set[str]:
+    """Keys already judged without error in this run directory; failed rows are retried.
+
+    A run killed mid-write can leave a partial last line: it is dropped, as are error rows,
+    and the file is rewritten with the complete rows only.
+    """
+    if not records_path.exists():
+        return set()
+    kept: list[str] = []
+    keys: set[str] = set()
+    with records_path.open(encoding="utf-8") as handle:
+        for line in handle:
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if row.get("error"):
+                continue
+            kept.append(line if line.endswith("\n") else line + "\n")
+            keys.add(f"{row['query_id']}\t{row['result_id']}")
+    tmp = records_path.with_suffix(".jsonl.tmp")
+    tmp.write_text("".join(kept), encoding="utf-8")
+    os.replace(tmp, records_path)
+    return keys
+
+
+def _work(context: CellContext, examples: list[Example], done: set[str]) -> Iterator[WorkItem]:
+    cfg = context.cfg
+    grades = tuple(cfg.dataset.scale.grades)
+    for example in examples:
+        if example.key in done:
+            continue
+        images: list[EncodedImage] = []
+        error = None
+        if cfg.modality.include_image:
+            if not example.images:
+                error = f"result '{example.result_id}' has no image for modality '{cfg.modality.name}'"
+            for path, name in zip(example.images, example.image_names, strict=True):
+                try:
+                    images.append(
+                        preprocess_image(
+                            path,
+                            context.image_settings,
+                            context.image_cache,
+                            display_source=name,
+                        )
+                    )
+                except ImageError as exc:
+                    error = str(exc)
+                    break
+        rendered = render(example, cfg.modality, cfg.prompt, cfg.dataset, n_images=len(images))
+        if error is None and cfg.modality.include_text and not cfg.modality.include_image:
+            if not rendered.fields:
+                error = f"result '{example.result_id}' has no text fields for modality 'text'"
+        request = JudgeRequest(
+            item_key=example.key,
+            prompt=rendered.text,
+            system=rendered.system,
+            images=tuple(images),
+            query=example.query,
+            fields=rendered.fields,
+            grades=grades,
+        )
+        yield WorkItem(
+            key=example.key,
+            request=None if error else request,
+            error=error,
+            context=(example, request),
+        )
+
+
+async def _run(
+    context: CellContext, examples: list[Example], done: set[str], records_path: Path
+) -> Any:
+    cfg = context.cfg
+    cache = None
+    if cfg.runner.cache and context.judge.cacheable:
+        cache = ResponseCache(resolve_path(cfg.runner.cache_path))
+    runner = Runner(
+        context.judge,
+        cfg.model,
+        cfg.runner,
+        cache=cache,
+        cost_of_response=lambda response: _cost(context, response)[0],
+    )
+    try:
+        with records_path.open("a", encoding="utf-8") as out:
+            async for outcome in runner.run(_work(context, examples, done)):
+                record = _record(context, outcome)
+                out.write(record.to_json() + "\n")
+                out.flush()
+    finally:
+        await context.judge.aclose()
+        if cache is not None:
+            cache.close()
+    return runner.stats
+
+
+def _cost(context: CellContext, response: JudgeResponse) -> tuple[float, float]:
+    sheet = context.cfg.pricing
+    total, image = cost_of(
+        response.usage,
+        context.price,
+        batch=response.batch,
+        sheet_batch_discount=sheet.batch_discount,
+    )
+    return total, image
+
+
+def _estimated_image_tokens(context: CellContext, images: tuple[EncodedImage, ...]) -> int:
+    rule = context.price.image_rule
+    detail = context.cfg.model.image_detail
+    return round(sum(image_tokens(rule, img.width, img.height, detail) for img in images))
+
+
+def _record(context: CellContext, outcome: Outcome) -> JudgmentRecord:
+    cfg = context.cfg
+    example, request = outcome.item.context
+    response = outcome.response
+    label = explanation = parse_error = None
+    usage: dict[str, int] = {}
+    cost = image_cost = 0.0
+    if response is not None:
+        parsed = parse_grade(response.text, list(cfg.dataset.scale.grades))
+        label, explanation, parse_error = parsed
+        if response.stop_reason == "refusal" and label is None:
+            parse_error = "the model refused to answer"
+        if not response.usage.image_tokens and request.images:
+            response.usage.image_tokens = _estimated_image_tokens(context, request.images)
+        usage = response.usage.to_dict()
+        cost, image_cost = _cost(context, response)
+    return JudgmentRecord(
+        run_id=context.run_id,
+        dataset=cfg.dataset.name,
+        query_id=example.query_id,
+        result_id=example.result_id,
+        modality=cfg.modality.name,
+        provider=cfg.model.provider,
+        model=cfg.model.name,
+        prompt_id=cfg.prompt.id,
+        prompt_hash=request.prompt_hash() if outcome.item.request is not None else None,
+        image_sha256s=[image.sha256 for image in request.images],
+        raw_output=response.text if response is not None else None,
+        label=label,
+        explanation=explanation,
+        parse_error=parse_error,
+        human_labels=dict(example.labels),
+        input_tokens=int(usage.get("input_tokens", 0)),
+        output_tokens=int(usage.get("output_tokens", 0)),
+        cost_usd=cost,
+        latency_s=round(outcome.latency_s, 6),
+        cached=outcome.cached,
+        error=outcome.error,
+        timestamp=datetime.now(UTC).isoformat(timespec="seconds"),
+        usage=usage,
+        image_cost_usd=image_cost,
+    )
+

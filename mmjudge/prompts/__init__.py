@@ -1,0 +1,99 @@
+"""Prompt templates (package data) and their rendering."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jinja2
+
+from mmjudge.config import DatasetConfig, ModalityConfig, PromptConfig
+from mmjudge.data.schema import Example
+from mmjudge.errors import ConfigError
+
+_ENV = jinja2.Environment(
+    loader=jinja2.PackageLoader("mmjudge", "prompts"),
+    autoescape=False,
+    keep_trailing_newline=False,
+    undefined=jinja2.StrictUndefined,
+)
+
+SYSTEM_PROMPT = "You grade search results for relevance. Answer in the format you are asked for."
+
+DEFAULT_MEANINGS = {
+    0: "not relevant: the result does not match what the query asks for",
+    1: "partly relevant: the result matches some of the query but misses part of it",
+    2: "relevant: the result matches everything the query asks for",
+}
+
+
+@dataclass(frozen=True)
+class RenderedPrompt:
+    system: str
+    text: str
+    fields: tuple[tuple[str, str], ...]
+    """The fields shown (empty ones dropped; none at all for image-only)."""
+
+
+def scale_meanings(dataset: DatasetConfig) -> list[tuple[int, str]]:
+    """The grade definitions shown to the judge, from the dataset config."""
+    meanings = {int(k): v for k, v in dataset.scale.meanings.items()}
+    out = []
+    for grade in dataset.scale.grades:
+        meaning = meanings.get(grade) or DEFAULT_MEANINGS.get(grade)
+        if not meaning:
+            raise ConfigError(
+                f"dataset '{dataset.name}': scale.meanings has no definition for grade {grade}; "
+                "add one to its config"
+            )
+        out.append((grade, meaning))
+    return out
+
+
+def render(
+    example: Example,
+    modality: ModalityConfig,
+    prompt: PromptConfig,
+    dataset: DatasetConfig,
+    n_images: int,
+) -> RenderedPrompt:
+    """Render the prompt one judge reads for one example."""
+    grades = sorted(dataset.scale.grades)
+    fields = (
+        tuple((name, value.strip()) for name, value in example.fields if value and value.strip())
+        if modality.include_text
+        else ()
+    )
+    template_name = f"{prompt.template}_{modality.name}.j2"
+    try:
+        template = _ENV.get_template(template_name)
+    except jinja2.TemplateNotFound:
+        raise ConfigError(
+            f"prompt.template='{prompt.template}' has no template for modality "
+            f"'{modality.name}' (looked for mmjudge/prompts/{template_name})"
+        ) from None
+    text = template.render(
+        role=prompt.role,
+        description=dataset.description if prompt.role else "",
+        scale=scale_meanings(dataset),
+        strictness_note=prompt.strictness_note and len(grades) > 2,
+        middle_grades=grades[1:-1],
+        top=grades[-1],
+        bottom=grades[0],
+        guidelines=dataset.guidelines.strip() if prompt.guidelines else "",
+        query=example.query,
+        fields=fields,
+        n_images=n_images,
+        explanation=prompt.explanation,
+    )
+    return RenderedPrompt(system=SYSTEM_PROMPT, text=_tidy(text), fields=fields)
+
+
+def _tidy(text: str) -> str:
+    """Collapse runs of blank lines left by optional template sections."""
+    lines = [line.rstrip() for line in text.strip().splitlines()]
+    out: list[str] = []
+    for line in lines:
+        if line == "" and out and out[-1] == "":
+            continue
+        out.append(line)
+    return "\n".join(out)

@@ -1,0 +1,1 @@
+"""Judge providers: one small class per API family, registered by name."""

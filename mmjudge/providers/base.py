@@ -1,0 +1,56 @@
+"""The provider contract: one async ``generate``; everything generic lives in the runner."""
+
+from __future__ import annotations
+
+import abc
+from typing import ClassVar
+
+from mmjudge.records import JudgeRequest, JudgeResponse
+
+MODALITIES = ("text", "mm", "image")
+
+
+class JudgeAPI(abc.ABC):
+    """A judge that grades one request at a time.
+
+    Retries, connection limits, caching, cost and logging are the runner's job, never a
+    provider's, so a provider only turns a :class:`JudgeRequest` into a :class:`JudgeResponse`.
+    """
+
+    provider: ClassVar[str] = ""
+    #: Whether the judge can look at images.
+    supports_images: bool = False
+    #: Modalities the judge accepts; a sweep cell outside them is skipped with a reason.
+    modalities: tuple[str, ...] = ("text",)
+    #: Whether answers are worth keeping in the response cache (not for free local judges).
+    cacheable: bool = True
+
+    @abc.abstractmethod
+    async def generate(self, request: JudgeRequest) -> JudgeResponse:
+        """Grade one request."""
+
+    def is_retryable(self, error: Exception) -> bool:
+        """Whether another attempt could succeed (rate limits, 5xx, timeouts)."""
+        return False
+
+    def retry_after(self, error: Exception) -> float | None:
+        """Seconds the server asked us to wait before retrying, when it said."""
+        return None
+
+    def unsupported_reason(self, modality: str) -> str | None:
+        """Why this judge cannot do ``modality``, or None when it can."""
+        if modality in self.modalities:
+            return None
+        accepted = ", ".join(self.modalities)
+        return f"{self.describe()} does not accept modality '{modality}' (accepts: {accepted})"
+
+    def check_scale(self, grades: list[int]) -> None:
+        """Raise :class:`~mmjudge.errors.ConfigError` when the judge cannot grade on ``grades``."""
+        return None
+
+    def describe(self) -> str:
+        return type(self).__name__
+
+    async def aclose(self) -> None:
+        """Release connections; called once when the run ends."""
+        return None

@@ -1,0 +1,54 @@
+"""Providers registered by name on factories that import their SDK only when used."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+from mmjudge.config import ModelConfig
+from mmjudge.errors import ConfigError
+from mmjudge.providers.base import JudgeAPI
+
+#: provider name -> "module:Class"; the class is built as ``Class(model_config)``.
+_PROVIDERS: dict[str, str] = {
+    "lexical": "mmjudge.providers.local:LexicalJudge",
+    "openai": "mmjudge.providers.openai:OpenAIJudge",
+    "openai_compatible": "mmjudge.providers.openai:OpenAIJudge",
+    "anthropic": "mmjudge.providers.anthropic:AnthropicJudge",
+    "embedding": "mmjudge.providers.embedding:EmbeddingJudge",
+}
+
+#: Which optional extra to install when a provider's import fails.
+_EXTRAS: dict[str, str] = {"embedding": "local"}
+
+
+def provider_names() -> list[str]:
+    return sorted(_PROVIDERS)
+
+
+def register(name: str, target: str) -> None:
+    """Register ``module:Class`` under ``name`` (for plugins and tests)."""
+    _PROVIDERS[name] = target
+
+
+def create_judge(model: ModelConfig) -> JudgeAPI:
+    """Build the judge for a model config, importing its SDK lazily."""
+    target = _PROVIDERS.get(model.provider)
+    if target is None:
+        choices = ", ".join(provider_names())
+        raise ConfigError(
+            f"model.provider='{model.provider}' is unknown for model '{model.name}'; "
+            f"choose one of: {choices}"
+        )
+    module_name, _, class_name = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        extra = _EXTRAS.get(model.provider)
+        hint = f"pip install 'mmjudge[{extra}]'" if extra else "pip install -e ."
+        raise ConfigError(
+            f"provider '{model.provider}' for model '{model.name}' needs a missing package "
+            f"({exc.name}); install it with: {hint}"
+        ) from exc
+    factory: Callable[[ModelConfig], JudgeAPI] = getattr(module, class_name)
+    return factory(model)

@@ -1,0 +1,195 @@
+"""Record types passed between stages: requests, responses, usage, judgment rows, run summaries.
+
+Every stage reads only what an earlier stage wrote, so these types are the contract between them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and no whitespace: the basis of every content hash."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class EncodedImage:
+    """An image ready to send: preprocessed, encoded, identified by the hash of its source."""
+
+    source: str
+    """Path or URL the image came from (relative to the dataset root when local)."""
+    sha256: str
+    """sha256 of the source bytes (of the URL text when passed through as a URL)."""
+    media_type: str
+    """MIME type of ``data`` (``image/jpeg``, ``image/png``)."""
+    width: int
+    """Width in pixels of what is sent (0 when unknown, e.g. a passed-through URL)."""
+    height: int
+    """Height in pixels of what is sent."""
+    data: str
+    """A ``data:`` URL, bare base64, or the original URL, per the image settings."""
+    encoding: str = "data_url"
+    """One of ``data_url``, ``base64``, ``url``."""
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    """One call to a judge: the rendered prompt and the images, plus generation settings."""
+
+    item_key: str
+    """Stable id of the (dataset, query, result) item this request grades."""
+    prompt: str
+    """The rendered user prompt text."""
+    system: str | None = None
+    """An optional system message."""
+    images: tuple[EncodedImage, ...] = ()
+    """Images to show, in order, after the prompt text."""
+    query: str = ""
+    """The query text (local judges use it directly)."""
+    fields: tuple[tuple[str, str], ...] = ()
+    """The result's text fields shown to the judge, in order (empty for image-only)."""
+    grades: tuple[int, ...] = (0, 1, 2)
+    """The label scale the judge must answer on."""
+
+    def prompt_hash(self) -> str:
+        """Hash of everything the model reads, images by their content hash."""
+        return sha256_text(
+            canonical_json(
+                {
+                    "system": self.system,
+                    "prompt": self.prompt,
+                    "images": [image.sha256 for image in self.images],
+                }
+            )
+        )
+
+
+@dataclass
+class Usage:
+    """Token counts for one or more calls, split into the buckets providers bill separately."""
+
+    input_tokens: int = 0
+    """All input tokens, including cached ones and image tokens."""
+    output_tokens: int = 0
+    """All output tokens, including reasoning tokens."""
+    cached_input_tokens: int = 0
+    """Input tokens read from the provider's prompt cache (part of ``input_tokens``)."""
+    cache_write_tokens: int = 0
+    """Input tokens written to the provider's prompt cache (part of ``input_tokens``)."""
+    reasoning_tokens: int = 0
+    """Output tokens spent on hidden reasoning (part of ``output_tokens``)."""
+    image_tokens: int = 0
+    """Estimated input tokens due to images (part of ``input_tokens``)."""
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            **{
+                f.name: getattr(self, f.name) + getattr(other, f.name)
+                for f in dataclasses.fields(self)
+            }
+        )
+
+    def to_dict(self) -> dict[str, int]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> Usage:
+        if not data:
+            return cls()
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: int(v or 0) for k, v in data.items() if k in names})
+
+
+@dataclass
+class JudgeResponse:
+    """What a provider returned for one request."""
+
+    text: str
+    """The model's answer text."""
+    usage: Usage = field(default_factory=Usage)
+    """Usage normalised into mmjudge's buckets."""
+    raw_usage: dict[str, Any] = field(default_factory=dict)
+    """The provider-reported usage block, verbatim."""
+    latency_s: float = 0.0
+    """Wall-clock seconds of the successful attempt."""
+    model: str = ""
+    """The model name the provider says answered."""
+    stop_reason: str | None = None
+    """Why generation stopped (``stop``, ``length``, ``end_turn``, refusal...)."""
+    batch: bool = False
+    """True when the call went through a provider batch API (billed at the batch discount)."""
+
+
+@dataclass
+class JudgmentRecord:
+    """One row of ``judgments.jsonl``: one judge's grade for one (query, result) pair."""
+
+    run_id: str
+    """Identifier of the run that produced the row."""
+    dataset: str
+    """Dataset name."""
+    query_id: str
+    """Query identifier within the dataset."""
+    result_id: str
+    """Result (document, product, image) identifier within the dataset."""
+    modality: str
+    """``text``, ``mm`` (image + text) or ``image``."""
+    provider: str
+    """Provider name (``openai``, ``anthropic``, ``openai_compatible``, ``local``)."""
+    model: str
+    """Model name as configured (pinned snapshot)."""
+    prompt_id: str
+    """Identifier of the prompt variant."""
+    prompt_hash: str | None
+    """sha256 of the rendered prompt (system, text and image hashes)."""
+    image_sha256s: list[str]
+    """Content hashes of the images shown."""
+    raw_output: str | None
+    """The model's answer text, verbatim."""
+    label: int | None
+    """Parsed grade, or null when the answer could not be parsed or the call failed."""
+    explanation: str | None
+    """The judge's stated reason, when it gave one."""
+    parse_error: str | None
+    """Why the answer could not be parsed, or null."""
+    human_labels: dict[str, int]
+    """Human grades keyed by annotator."""
+    input_tokens: int
+    """Provider-reported input tokens (0 for local judges)."""
+    output_tokens: int
+    """Provider-reported output tokens."""
+    cost_usd: float
+    """Cost of this judgment in USD, including failed attempts charged to it."""
+    latency_s: float
+    """Seconds spent on the call."""
+    cached: bool
+    """True when the answer came from the response cache (no new call was paid for)."""
+    error: str | None
+    """Item-level error (image unreadable, provider failure after retries), or null."""
+    timestamp: str
+    """UTC time the row was written, ISO 8601."""
+    usage: dict[str, int] = field(default_factory=dict)
+    """All usage buckets (see :class:`Usage`)."""
+    image_cost_usd: float = 0.0
+    """Estimated part of ``cost_usd`` due to images."""
+    schema_version: int = SCHEMA_VERSION
+    """Version of this row's layout."""
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self), ensure_ascii=False)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> JudgmentRecord:
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})

@@ -1,0 +1,167 @@
+"""``summary.json``: what a run did, what it cost, and how well the judge agreed with humans."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from omegaconf import DictConfig, OmegaConf
+
+from mmjudge import PROJECT_ROOT, __version__
+from mmjudge.config import SweepConfig
+from mmjudge.results import JUDGMENTS, SUMMARY, annotators, load_judgments
+
+SUMMARY_SCHEMA_VERSION = 1
+PACKAGES = ("mmjudge", "hydra-core", "openai", "anthropic", "pillow", "pandas", "numpy", "tiktoken")
+
+
+def package_versions() -> dict[str, str]:
+    versions = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = __version__ if name == "mmjudge" else "not installed"
+    return versions
+
+
+def git_commit() -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=PROJECT_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def resolved_config(raw_cfg: DictConfig | SweepConfig) -> dict[str, Any]:
+    """The cell's resolved config (Hydra's own settings left out). It holds no secrets:
+    keys are only ever named by their environment variable."""
+    node = OmegaConf.structured(raw_cfg) if isinstance(raw_cfg, SweepConfig) else raw_cfg
+    container = OmegaConf.to_container(node, resolve=True)
+    assert isinstance(container, dict)
+    container.pop("hydra", None)
+    return {str(k): v for k, v in container.items()}
+
+
+def cost_summary(frame: pd.DataFrame) -> dict[str, float]:
+    """Dollars: total, spent in this run (cache hits are free), and per million judgments."""
+    n = len(frame)
+    total = float(frame["cost_usd"].sum()) if n else 0.0
+    image = float(frame["image_cost_usd"].sum()) if n else 0.0
+    spent = float(frame.loc[~frame["cached"], "cost_usd"].sum()) if n else 0.0
+    per_million = total / n * 1e6 if n else 0.0
+    image_per_million = image / n * 1e6 if n else 0.0
+    return {
+        "total_usd": total,
+        "spent_usd": spent,
+        "usd_per_million": per_million,
+        "image_usd_per_million": image_per_million,
+        "text_usd_per_million": per_million - image_per_million,
+    }
+
+
+def agreement(frame: pd.DataFrame, grades: list[int]) -> dict[str, Any]:
+    """κ against the consensus and each annotator, plus the human–human ceiling."""
+    from mmjudge import metrics
+
+    names = annotators(frame)
+    if not names or frame.empty:
+        return {"n": 0}
+    human = {name: frame[f"human:{name}"].to_numpy(dtype=float, na_value=np.nan) for name in names}
+    judge = frame["label"].to_numpy(dtype=float, na_value=np.nan)
+    result = metrics.agreement_summary(judge, human, grades=grades)
+    return result
+
+
+def write_summary(
+    run_dir: Path,
+    cfg: SweepConfig,
+    raw_cfg: DictConfig | SweepConfig,
+    *,
+    stats: Any = None,
+    skipped: str | None = None,
+    status: str | None = None,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Compute the run's summary from its saved records and write ``summary.json``."""
+    frame = load_judgments(run_dir / JUDGMENTS)
+    grades = list(cfg.dataset.scale.grades)
+    n = len(frame)
+    n_errors = int(frame["error"].notna().sum()) if n else 0
+    n_unparseable = int((frame["error"].isna() & frame["label"].isna()).sum()) if n else 0
+    answered = frame[frame["error"].isna()] if n else frame
+    summary: dict[str, Any] = {
+        "schema_version": SUMMARY_SCHEMA_VERSION,
+        "run_id": run_dir.name,
+        "status": status or ("skipped" if skipped else "complete"),
+        "skip_reason": skipped,
+        "dataset": cfg.dataset.name,
+        "model": cfg.model.name,
+        "model_id": cfg.model.model_id,
+        "provider": cfg.model.provider,
+        "modality": cfg.modality.name,
+        "prompt_id": cfg.prompt.id,
+        "pricing_sheet": cfg.pricing.date,
+        "grades": grades,
+        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "n_judgments": n,
+        "n_errors": n_errors,
+        "n_unparseable": n_unparseable,
+        "metrics": agreement(frame[frame["error"].isna()] if n else frame, grades),
+        "cost": cost_summary(frame),
+        "tokens": {
+            "mean_input": float(answered["input_tokens"].mean()) if len(answered) else 0.0,
+            "mean_output": float(answered["output_tokens"].mean()) if len(answered) else 0.0,
+            "mean_image": float(answered["image_tokens"].mean()) if len(answered) else 0.0,
+        },
+        "latency_s": {
+            "p50": float(answered["latency_s"].quantile(0.5)) if len(answered) else 0.0,
+            "p95": float(answered["latency_s"].quantile(0.95)) if len(answered) else 0.0,
+        },
+        "calls": _stats(stats),
+        "config": resolved_config(raw_cfg),
+        "packages": package_versions(),
+        "git_commit": git_commit(),
+    }
+    if extra:
+        summary.update(extra)
+    tmp = run_dir / (SUMMARY + ".tmp")
+    tmp.write_text(json.dumps(summary, indent=2, default=_jsonable) + "\n", encoding="utf-8")
+    os.replace(tmp, run_dir / SUMMARY)
+    return summary
+
+
+def _stats(stats: Any) -> dict[str, Any]:
+    if stats is None:
+        return {}
+    return {
+        "api_calls": stats.calls,
+        "cache_hits": stats.cache_hits,
+        "retries": stats.retries,
+        "failures": stats.failures,
+        "errors_by_kind": dict(stats.errors_by_kind),
+    }
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return None if np.isnan(value) else float(value)
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"cannot write {type(value).__name__} to summary.json")

@@ -1,0 +1,93 @@
+"""``python -m mmjudge.sweep``: run one cell, or a grid with ``-m``, as a Hydra app."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
+from omegaconf import DictConfig, OmegaConf
+
+from mmjudge import PROJECT_ROOT
+from mmjudge.config import register_configs
+from mmjudge.errors import MMJudgeError
+
+CONFIG_DIR = str(PROJECT_ROOT / "conf")
+
+#: Values that look like provider API keys. Hydra writes overrides to disk, so a key typed on
+#: the command line must be refused before Hydra starts.
+_KEY_PATTERN = re.compile(r"(sk-[A-Za-z0-9_\-]{16,}|sk-ant-[A-Za-z0-9_\-]{16,}|AIza[0-9A-Za-z_\-]{30,})")
+_KEY_NAMES = re.compile(r"(^|\.)(api_key|apikey|key|token|secret|password)=", re.IGNORECASE)
+
+
+def _resolve_path(value: str) -> str:
+    path = Path(value).expanduser()
+    return str(path if path.is_absolute() else PROJECT_ROOT / path)
+
+
+if not OmegaConf.has_resolver("mmjudge_path"):
+    OmegaConf.register_new_resolver("mmjudge_path", _resolve_path)
+register_configs()
+
+
+def reject_secret_overrides(argv: list[str]) -> str | None:
+    """A one-line error when a command-line argument holds what looks like a secret."""
+    for arg in argv:
+        name = arg.split("=", 1)[0].lstrip("+~")
+        if _KEY_PATTERN.search(arg) or _KEY_NAMES.search(arg.lstrip("+~")):
+            return (
+                f"refusing the override '{name}=…': it looks like an API key, and overrides are "
+                "written to disk. Put the key in an environment variable and name it with "
+                "model.api_key_env=VAR_NAME"
+            )
+    return None
+
+
+@hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="config")
+def _app(cfg: DictConfig) -> None:
+    from mmjudge.pipeline import run_cell
+    from mmjudge.report import build_report
+
+    hydra_cfg = HydraConfig.get()
+    run_dir = Path(hydra_cfg.runtime.output_dir)
+    try:
+        summary = run_cell(cfg, run_dir)
+        print(one_line(summary), file=sys.stderr)
+        if hydra_cfg.mode == RunMode.RUN and cfg.runner.report and not cfg.runner.dry_run:
+            out = build_report(run_dir, Path(_resolve_path(cfg.reports_dir)))
+            print(f"report: {out / 'index.html'}", file=sys.stderr)
+    except MMJudgeError as error:
+        print(f"mmjudge: {error}", file=sys.stderr)
+        sys.exit(2)
+
+
+def one_line(summary: dict[str, object]) -> str:
+    """The closing line of a run: what was judged, agreement and spend."""
+    cell = f"{summary['dataset']} × {summary['model']} × {summary['modality']}"
+    if summary.get("status") == "skipped":
+        return f"{cell}: skipped — {summary.get('skip_reason')}"
+    metrics = summary.get("metrics") or {}
+    cost = summary.get("cost") or {}
+    assert isinstance(metrics, dict) and isinstance(cost, dict)
+    kappa = metrics.get("kappa")
+    kappa_text = f"κ={kappa:.3f}" if isinstance(kappa, float) else "κ=n/a"
+    return (
+        f"{cell}: {summary['n_judgments']} judgments, {summary['n_errors']} errors, "
+        f"{summary['n_unparseable']} unparseable, {kappa_text}, "
+        f"${cost.get('total_usd', 0.0):.4f} (${cost.get('usd_per_million', 0.0):,.2f} per million)"
+    )
+
+
+def main() -> None:
+    problem = reject_secret_overrides(sys.argv[1:])
+    if problem:
+        print(f"mmjudge: {problem}", file=sys.stderr)
+        sys.exit(2)
+    _app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,89 @@
+from pathlib import Path
+
+import pytest
+from hydra.errors import ConfigCompositionException
+from omegaconf import OmegaConf
+
+from mmjudge import PROJECT_ROOT
+from mmjudge.config import SweepConfig
+from mmjudge.sweep import reject_secret_overrides
+from tests.helpers import compose_config
+
+GROUPS = ["model", "modality", "dataset", "prompt", "pricing", "runner"]
+
+
+def options(group: str) -> list[str]:
+    return sorted(p.stem for p in (PROJECT_ROOT / "conf" / group).glob("*.yaml"))
+
+
+@pytest.mark.parametrize(
+    ("group", "option"), [(g, o) for g in GROUPS for o in options(g)]
+)
+def test_every_config_option_composes_and_validates(group: str, option: str) -> None:
+    cfg = compose_config([f"{group}={option}"])
+    typed = OmegaConf.to_object(cfg)
+    assert isinstance(typed, SweepConfig)
+    assert getattr(typed, group) is not None
+
+
+def test_default_config_is_the_offline_demo() -> None:
+    typed = OmegaConf.to_object(compose_config())
+    assert isinstance(typed, SweepConfig)
+    assert typed.model.provider == "lexical"
+    assert typed.dataset.name == "demo_fashion"
+    assert typed.modality.name == "text"
+
+
+def test_misspelt_key_fails_at_compose_time() -> None:
+    with pytest.raises(ConfigCompositionException, match="temprature"):
+        compose_config(["model.temprature=0.5"])
+
+
+def test_unknown_option_lists_the_choices() -> None:
+    with pytest.raises(ConfigCompositionException) as info:
+        compose_config(["model=gtp4o"])
+    message = str(info.value)
+    assert "gpt4o" in message and "lexical" in message
+
+
+def test_wrong_type_fails_at_compose_time() -> None:
+    with pytest.raises(ConfigCompositionException, match="max_tokens"):
+        compose_config(["model.max_tokens=many"])
+
+
+def test_model_configs_pin_snapshots_and_name_key_variables() -> None:
+    for option in options("model"):
+        typed = OmegaConf.to_object(compose_config([f"model={option}"]))
+        assert isinstance(typed, SweepConfig)
+        model = typed.model
+        if model.provider in ("openai", "anthropic"):
+            assert model.api_key_env and model.api_key_env.endswith("_API_KEY")
+            assert any(ch.isdigit() for ch in model.model_id), model.model_id
+
+
+@pytest.mark.parametrize(
+    "arg",
+    [
+        "model.api_key_env=sk-abcdefghijklmnopqrstuvwx",
+        "+model.options.api_key=hello",
+        "model.base_url=http://x/?k=sk-ant-abcdefghijklmnopqrstu",
+    ],
+)
+def test_overrides_holding_keys_are_refused(arg: str) -> None:
+    problem = reject_secret_overrides([arg])
+    assert problem is not None and "environment variable" in problem
+    assert "abcdefghijklmnop" not in problem
+
+
+def test_ordinary_overrides_pass_the_secret_check() -> None:
+    assert reject_secret_overrides(["model=gpt4o", "model.api_key_env=MY_KEY", "-m"]) is None
+
+
+def test_paths_do_not_depend_on_the_working_directory(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    cfg = compose_config()
+    typed = OmegaConf.to_object(cfg)
+    assert isinstance(typed, SweepConfig)
+    from mmjudge.data.schema import dataset_root
+
+    assert dataset_root(typed.dataset) == PROJECT_ROOT / "datasets" / "demo_fashion"
