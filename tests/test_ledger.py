@@ -1,0 +1,172 @@
+"""The cost ledger: image-token rules on documented examples, and the reference study's cost
+table recomputed from first principles under the 2024-08-16 sheet."""
+
+from __future__ import annotations
+
+import pytest
+from omegaconf import OmegaConf
+
+from mmjudge.config import ModelConfig, PricingConfig, SweepConfig
+from mmjudge.errors import ConfigError
+from mmjudge.ledger import (
+    anthropic_2024_tokens,
+    anthropic_patch_tokens,
+    cost_of,
+    gemini_tokens,
+    image_tokens,
+    openai_patch_tokens,
+    openai_tile_tokens,
+    price_for,
+)
+from mmjudge.records import Usage
+from tests.helpers import compose_config
+
+
+def sheet(name: str) -> PricingConfig:
+    typed = OmegaConf.to_object(compose_config([f"pricing={name}"]))
+    assert isinstance(typed, SweepConfig)
+    return typed.pricing
+
+
+def model(model_id: str, provider: str = "openai") -> ModelConfig:
+    return ModelConfig(name=model_id, provider=provider, model_id=model_id)
+
+
+# --- image-token rules on the providers' documented examples ---------------------------------
+
+
+@pytest.mark.parametrize(
+    ("size", "detail", "expected"),
+    [((1024, 1024), "high", 765), ((2048, 4096), "high", 1105), ((4000, 3000), "low", 85)],
+)
+def test_openai_tile_rule_gpt4o(size: tuple[int, int], detail: str, expected: int) -> None:
+    assert openai_tile_tokens(*size, detail, base=85, tile=170) == expected
+
+
+def test_openai_tile_rule_gpt4o_mini_low_detail() -> None:
+    assert openai_tile_tokens(512, 512, "low", base=2833, tile=5667) == 2833
+
+
+@pytest.mark.parametrize(("size", "patches"), [((1024, 1024), 1024), ((1800, 2400), 1452)])
+def test_openai_patch_rule(size: tuple[int, int], patches: int) -> None:
+    assert openai_patch_tokens(*size, patch=32, budget=1536, multiplier=1.0) == patches
+    assert openai_patch_tokens(*size, patch=32, budget=1536, multiplier=1.62) == pytest.approx(
+        patches * 1.62
+    )
+
+
+def test_anthropic_2024_rule() -> None:
+    assert anthropic_2024_tokens(512, 512) == pytest.approx(349.525, abs=1e-3)
+    # The largest unresized square is about 1,600 tokens; bigger images are shrunk first.
+    assert anthropic_2024_tokens(1092, 1092) == pytest.approx(1590, abs=1)
+    assert anthropic_2024_tokens(4000, 4000) == pytest.approx(1600, abs=1)
+
+
+@pytest.mark.parametrize(
+    ("size", "expected"),
+    [((200, 200), 64), ((1000, 1000), 1296), ((1092, 1092), 1521), ((1920, 1080), 1560)],
+)
+def test_anthropic_patch_rule_standard_tier(size: tuple[int, int], expected: int) -> None:
+    assert anthropic_patch_tokens(*size) == expected
+
+
+def test_anthropic_patch_rule_high_resolution_tier() -> None:
+    # 69 × 39 patches; the provider's table prints 2688, its own formula gives 2691.
+    assert anthropic_patch_tokens(1920, 1080, max_edge=2576, max_tokens=4784) == 2691
+
+
+def test_gemini_rule() -> None:
+    assert gemini_tokens(384, 384) == 258
+    assert gemini_tokens(1000, 700) == 2 * 1 * 258
+
+
+def test_unknown_image_rule_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="image rule 'magic'"):
+        image_tokens({"rule": "magic"}, 512, 512)
+
+
+# --- the reference study's cost table, 2024-08-16 prices -------------------------------------
+
+
+def image_usd(model_id: str, provider: str = "openai") -> float:
+    price = price_for(sheet("2024-08-16"), model(model_id, provider))
+    return image_tokens(price.image_rule, 512, 512, "low") * price.input / 1e6
+
+
+def test_gpt4o_low_detail_image_costs_425_micro_dollars() -> None:
+    assert image_usd("gpt-4o-2024-05-13") == pytest.approx(0.000425)
+
+
+def test_gpt4o_mini_image_costs_about_the_same() -> None:
+    price = price_for(sheet("2024-08-16"), model("gpt-4o-mini-2024-07-18"))
+    assert image_tokens(price.image_rule, 512, 512, "low") == 2833
+    assert image_usd("gpt-4o-mini-2024-07-18") == pytest.approx(0.00042495)
+
+
+def test_claude_image_costs_per_million() -> None:
+    assert image_usd("claude-3-5-sonnet-20240620", "anthropic") * 1e6 == pytest.approx(
+        1048.58, abs=0.01
+    )
+    assert image_usd("claude-3-haiku-20240307", "anthropic") * 1e6 == pytest.approx(87.38, abs=0.01)
+
+
+@pytest.mark.parametrize(
+    ("model_id", "provider", "text_tokens", "expected", "printed"),
+    [
+        # The study prints $9,095: it charged GPT-4V's image at GPT-4o's $425 per million
+        # images, but at GPT-4V's $10 per million tokens 85 image tokens cost $850.
+        ("gpt-4-vision-preview", "openai", 867, 9520.0, 9095.0),
+        # The study prints $4,865, which is 888 text tokens; 889 × $5 + $425 = $4,870.
+        ("gpt-4o-2024-05-13", "openai", 889, 4870.0, 4865.0),
+        # Agrees with the study.
+        ("claude-3-5-sonnet-20240620", "anthropic", 784, 3400.58, 3400.58),
+    ],
+)
+def test_million_multimodal_judgments_input_cost(
+    model_id: str, provider: str, text_tokens: int, expected: float, printed: float
+) -> None:
+    price = price_for(sheet("2024-08-16"), model(model_id, provider))
+    image = image_tokens(price.image_rule, 512, 512, "low")
+    per_judgment = (text_tokens + image) * price.input / 1e6
+    assert per_judgment * 1e6 == pytest.approx(expected, abs=0.01)
+    if expected != printed:
+        assert abs(per_judgment * 1e6 - printed) >= 5
+
+
+# --- accounting by usage bucket -------------------------------------------------------------
+
+
+def test_openai_cached_input_is_priced_inside_prompt_tokens() -> None:
+    price = price_for(sheet("2026-10-31"), model("gpt-4.1-2025-04-14"))
+    usage = Usage(input_tokens=2000, cached_input_tokens=1024, output_tokens=100)
+    expected = (976 * 2.0 + 1024 * 0.5 + 100 * 8.0) / 1e6
+    assert cost_of(usage, price).total_usd == pytest.approx(expected)
+
+
+def test_anthropic_cache_buckets_are_disjoint_prices() -> None:
+    price = price_for(sheet("2026-10-31"), model("claude-sonnet-4-5-20250929", "anthropic"))
+    usage = Usage(input_tokens=50 + 1000 + 2000, cache_write_tokens=1000, cached_input_tokens=2000)
+    usage.output_tokens = 20
+    expected = (50 * 3.0 + 1000 * 3.75 + 2000 * 0.30 + 20 * 15.0) / 1e6
+    assert cost_of(usage, price).total_usd == pytest.approx(expected)
+
+
+def test_image_tokens_are_never_added_on_top() -> None:
+    price = price_for(sheet("2024-08-16"), model("gpt-4o-2024-05-13"))
+    with_images = Usage(input_tokens=974, image_tokens=85, output_tokens=10)
+    without = Usage(input_tokens=974, output_tokens=10)
+    assert cost_of(with_images, price).total_usd == cost_of(without, price).total_usd
+    assert cost_of(with_images, price).image_usd == pytest.approx(85 * 5 / 1e6)
+
+
+def test_batch_calls_are_half_price() -> None:
+    price = price_for(sheet("2024-08-16"), model("gpt-4o-2024-05-13"))
+    usage = Usage(input_tokens=1000, output_tokens=100)
+    full = cost_of(usage, price).total_usd
+    assert cost_of(usage, price, batch=True).total_usd == pytest.approx(full / 2)
+
+
+def test_local_judges_are_free_and_unknown_models_fail_early() -> None:
+    assert price_for(sheet("2024-08-16"), model("lexical-bm25", "lexical")).input == 0.0
+    with pytest.raises(ConfigError, match=r"gpt-9.*2024-08-16 sheet.*pricing="):
+        price_for(sheet("2024-08-16"), model("gpt-9"))

@@ -1,0 +1,162 @@
+"""The runner with in-process fake judges: retries, fatal errors, cache, budget, concurrency."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from mmjudge.cache import ResponseCache
+from mmjudge.config import ModelConfig, RunnerConfig
+from mmjudge.errors import BudgetExceeded, FatalProviderError
+from mmjudge.providers.base import JudgeAPI
+from mmjudge.records import JudgeRequest, JudgeResponse, Usage
+from mmjudge.runner import Outcome, Runner, WorkItem
+
+
+class Flaky(Exception):
+    pass
+
+
+class FakeJudge(JudgeAPI):
+    modalities = ("text", "mm", "image")
+
+    def __init__(self, failures: dict[str, list[Exception]] | None = None, delay: float = 0.0):
+        self.failures = failures or {}
+        self.delay = delay
+        self.calls: list[str] = []
+        self.in_flight = 0
+        self.peak = 0
+
+    async def generate(self, request: JudgeRequest) -> JudgeResponse:
+        self.calls.append(request.item_key)
+        self.in_flight += 1
+        self.peak = max(self.peak, self.in_flight)
+        try:
+            await asyncio.sleep(self.delay)
+            pending = self.failures.get(request.item_key)
+            if pending:
+                raise pending.pop(0)
+            return JudgeResponse(text="2\nok", usage=Usage(input_tokens=100, output_tokens=10))
+        finally:
+            self.in_flight -= 1
+
+    def is_retryable(self, error: Exception) -> bool:
+        return isinstance(error, Flaky)
+
+    def retry_after(self, error: Exception) -> float | None:
+        return 0.0
+
+
+MODEL = ModelConfig(name="fake", provider="fake", model_id="fake-1", max_concurrency=64)
+
+
+def settings(**changes) -> RunnerConfig:
+    base = RunnerConfig(backoff_base_s=0.001, backoff_max_s=0.01, timeout_s=1.0, progress=False)
+    for key, value in changes.items():
+        setattr(base, key, value)
+    return base
+
+
+def items(n: int, forecast: float = 0.0) -> list[WorkItem]:
+    return [
+        WorkItem(key=f"k{i}", request=JudgeRequest(item_key=f"k{i}", prompt=f"p{i}"), forecast_usd=forecast)
+        for i in range(n)
+    ]
+
+
+def collect(runner: Runner, work: list[WorkItem]) -> list[Outcome]:
+    async def go() -> list[Outcome]:
+        return [o async for o in runner.run(work)]
+
+    return asyncio.run(go())
+
+
+def test_every_item_yields_one_outcome_and_concurrency_is_capped() -> None:
+    judge = FakeJudge(delay=0.01)
+    runner = Runner(judge, MODEL, settings(concurrency=5))
+    outcomes = collect(runner, items(40))
+    assert sorted(o.item.key for o in outcomes) == sorted(f"k{i}" for i in range(40))
+    assert judge.peak == 5
+    assert runner.stats.calls == 40
+
+
+def test_retryable_errors_are_retried_then_recorded() -> None:
+    judge = FakeJudge({"k0": [Flaky("a"), Flaky("b")], "k1": [Flaky("x")] * 10})
+    runner = Runner(judge, MODEL, settings(max_retries=3))
+    outcomes = {o.item.key: o for o in collect(runner, items(3))}
+    assert outcomes["k0"].response is not None and outcomes["k0"].attempts == 3
+    assert outcomes["k1"].response is None and "Flaky" in (outcomes["k1"].error or "")
+    assert outcomes["k1"].attempts == 4
+    assert outcomes["k2"].attempts == 1
+    assert runner.stats.failures == 1
+
+
+def test_non_retryable_error_is_recorded_without_retry() -> None:
+    judge = FakeJudge({"k0": [ValueError("bad request")]})
+    outcomes = {o.item.key: o for o in collect(Runner(judge, MODEL, settings()), items(2))}
+    assert outcomes["k0"].attempts == 1 and "bad request" in (outcomes["k0"].error or "")
+    assert outcomes["k1"].response is not None
+
+
+def test_timeouts_are_retried() -> None:
+    class Slow(FakeJudge):
+        async def generate(self, request: JudgeRequest) -> JudgeResponse:
+            if len(self.calls) == 0:
+                self.calls.append(request.item_key)
+                await asyncio.sleep(5)
+            return await super().generate(request)
+
+    judge = Slow()
+    outcomes = collect(Runner(judge, MODEL, settings(timeout_s=0.05)), items(1))
+    assert outcomes[0].response is not None and outcomes[0].attempts == 2
+
+
+def test_fatal_error_stops_the_run() -> None:
+    judge = FakeJudge({"k0": [FatalProviderError("model 'fake' was rejected: check the key")]})
+    runner = Runner(judge, MODEL, settings(concurrency=1))
+    with pytest.raises(FatalProviderError, match="check the key"):
+        collect(runner, items(50))
+    assert len(judge.calls) < 50
+
+
+def test_cache_makes_a_rerun_free(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    first = FakeJudge()
+    collect(Runner(first, MODEL, settings(), cache=cache), items(10))
+    second = FakeJudge()
+    runner = Runner(second, MODEL, settings(), cache=cache)
+    outcomes = collect(runner, items(10))
+    assert second.calls == []
+    assert all(o.cached for o in outcomes)
+    assert runner.stats.cache_hits == 10
+    assert outcomes[0].response is not None and outcomes[0].response.usage.input_tokens == 100
+
+
+def test_budget_stops_scheduling_before_the_cap() -> None:
+    judge = FakeJudge()
+    runner = Runner(
+        judge,
+        MODEL,
+        settings(concurrency=1, max_cost_usd=0.35),
+        cost_of_response=lambda r: 0.1,
+    )
+    seen: list[Outcome] = []
+
+    async def go() -> None:
+        async for outcome in runner.run(items(10, forecast=0.1)):
+            seen.append(outcome)
+
+    with pytest.raises(BudgetExceeded, match="spent \\$0.3"):
+        asyncio.run(go())
+    assert len(judge.calls) == 3
+    assert len(seen) == 3
+
+
+def test_items_that_failed_before_any_call_pass_through() -> None:
+    work = [WorkItem(key="bad", request=None, error="image unreadable"), *items(1)]
+    judge = FakeJudge()
+    outcomes = {o.item.key: o for o in collect(Runner(judge, MODEL, settings()), work)}
+    assert outcomes["bad"].error == "image unreadable"
+    assert judge.calls == ["k0"]
