@@ -84,11 +84,29 @@ class DatasetConfig:
     name: str = MISSING
     """Short name used in results and reports."""
     loader: str = "jsonl"
-    """Loader: ``jsonl`` (mmjudge's canonical format)."""
+    """Loader: ``jsonl`` (mmjudge's canonical format), ``hm``, ``flickr8k_expert``, ``trec``
+    or ``table`` (any CSV / JSONL with a column mapping)."""
     path: str = MISSING
     """Dataset root, relative to the project root or absolute."""
     items: str = "items.jsonl"
-    """The items file, relative to the dataset root."""
+    """The items file, relative to the dataset root (the table for ``table``, the articles
+    CSV for ``hm``, the documents JSONL for ``trec``)."""
+    labels_file: str | None = None
+    """Label file (H&M: query, article id, grades; TREC: qrels), relative to the dataset root
+    or absolute."""
+    queries_file: str | None = None
+    """TREC queries file (``query_id<TAB>text``)."""
+    runs: list[str] = field(default_factory=list)
+    """TREC run files for system-ranking agreement."""
+    text_fields: list[str] = field(default_factory=list)
+    """Result fields shown to the judge, in order (loaders have their own defaults)."""
+    columns: dict[str, Any] = field(default_factory=dict)
+    """``table`` loader: which column holds ``query``, ``query_id``, ``result_id``, ``image``
+    and ``annotators`` (annotator name -> grade column)."""
+    encoding: str = "utf-8"
+    """Text encoding of the dataset's files."""
+    max_text_tokens: int | None = None
+    """Truncate a result's text to this many tokens (recorded on the row)."""
     description: str = ""
     """One sentence on what the results are, shown to the judge when the prompt asks for it."""
     guidelines: str = ""
@@ -161,6 +179,8 @@ class RunnerConfig:
     """Forecast calls, tokens and dollars without calling anything."""
     max_cost_usd: float | None = None
     """Stop scheduling calls before this spend would be passed."""
+    forecast_output_tokens: int = 40
+    """Output tokens per call assumed by forecasts (a grade and a short explanation)."""
     progress: bool = True
     """Show a progress bar on stderr."""
     seed: int = 0

@@ -455,14 +455,13 @@ def _orientation(img: Image.Image) -> int | None:
 def _to_rgb(img: Image.Image, background: tuple[int, int, int], name: str) -> Image.Image:
     """Any pixel mode to 8-bit RGB; transparency is composited onto ``background``."""
     mode = img.mode
-    if mode == "RGB":
-        return img
     if mode in _SIXTEEN_BIT_MODES or mode in ("I", "F"):
         gray = _to_8bit_gray(img)
         try:
             return gray.convert("RGB")
         finally:
             gray.close()
+    # "transparency" covers palette images and colour-keyed RGB/L images (PNG tRNS, GIF)
     if mode in _ALPHA_MODES or "transparency" in img.info:
         source = img
         if mode == "La":  # premultiplied; Pillow converts it only via LA
@@ -474,6 +473,8 @@ def _to_rgb(img: Image.Image, background: tuple[int, int, int], name: str) -> Im
         if source is not img:
             source.close()
         return out
+    if mode == "RGB":
+        return img
     try:
         return img.convert("RGB")
     except ValueError as exc:

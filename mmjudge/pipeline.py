@@ -17,7 +17,8 @@ from mmjudge import PROJECT_ROOT
 from mmjudge.cache import ResponseCache
 from mmjudge.config import SweepConfig
 from mmjudge.data.schema import Example, load_dataset
-from mmjudge.errors import ImageError
+from mmjudge.errors import ConfigError, ImageError
+from mmjudge.forecast import Forecast, forecast_call
 from mmjudge.images import ImageCache, ImageSettings, preprocess_image
 from mmjudge.ledger import ModelPrice, cost_of, image_tokens, price_for
 from mmjudge.parsing import parse_grade
@@ -56,6 +57,8 @@ class CellContext:
     price: ModelPrice
     image_settings: ImageSettings
     image_cache: ImageCache
+    forecast: Forecast
+    """Accumulates the expected usage of every item as its request is built."""
 
 
 def skip_reason(cfg: SweepConfig, judge: JudgeAPI) -> str | None:
@@ -86,14 +89,45 @@ def run_cell(raw_cfg: DictConfig | SweepConfig, run_dir: Path) -> dict[str, Any]
         run_id=run_id,
         judge=judge,
         price=price,
-        image_settings=ImageSettings.from_config(cfg.images),
+        image_settings=_image_settings(cfg),
         image_cache=ImageCache(resolve_path(cfg.images.cache_dir)),
+        forecast=Forecast(),
     )
-    done = _finished_keys(records_path)
     # Validate the whole dataset before the first paid call: a bad line fails here.
     examples = list(load_dataset(cfg.dataset))
+    if cfg.runner.dry_run:
+        return _dry_run(context, examples, run_dir)
+    done = _finished_keys(records_path)
     stats = asyncio.run(_run(context, examples, done, records_path))
-    return write_summary(run_dir, cfg, raw_cfg, stats=stats)
+    return write_summary(
+        run_dir, cfg, raw_cfg, stats=stats, extra={"forecast": context.forecast.to_dict()}
+    )
+
+
+def _image_settings(cfg: SweepConfig) -> ImageSettings:
+    try:
+        return ImageSettings.from_config(cfg.images)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
+
+
+def _dry_run(context: CellContext, examples: list[Example], run_dir: Path) -> dict[str, Any]:
+    """Forecast the cell without calling anything; writes ``forecast.json``."""
+    for _item in _work(context, examples, set()):
+        pass
+    cfg = context.cfg
+    data = {
+        "status": "dry_run",
+        "dataset": cfg.dataset.name,
+        "model": cfg.model.name,
+        "model_id": cfg.model.model_id,
+        "modality": cfg.modality.name,
+        "prompt_id": cfg.prompt.id,
+        "pricing_sheet": cfg.pricing.date,
+        "forecast": context.forecast.to_dict(),
+    }
+    (run_dir / "forecast.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    return data
 
 
 def _finished_keys(records_path: Path) -> set[str]:
@@ -159,10 +193,22 @@ def _work(context: CellContext, examples: list[Example], done: set[str]) -> Iter
             fields=rendered.fields,
             grades=grades,
         )
+        expected = 0.0
+        if error is None:
+            item_forecast = forecast_call(
+                request,
+                cfg.model,
+                context.price,
+                cfg.runner.forecast_output_tokens,
+                batch_discount=cfg.pricing.batch_discount,
+            )
+            context.forecast.add(item_forecast)
+            expected = item_forecast.usd
         yield WorkItem(
             key=example.key,
             request=None if error else request,
             error=error,
+            forecast_usd=expected,
             context=(example, request),
         )
 

@@ -55,7 +55,7 @@ def _app(cfg: DictConfig) -> None:
     run_dir = Path(hydra_cfg.runtime.output_dir)
     try:
         summary = run_cell(cfg, run_dir)
-        print(one_line(summary), file=sys.stderr)
+        print(one_line(summary), file=sys.stdout if cfg.runner.dry_run else sys.stderr)
         if hydra_cfg.mode == RunMode.RUN and cfg.runner.report and not cfg.runner.dry_run:
             out = build_report(run_dir, Path(_resolve_path(cfg.reports_dir)))
             print(f"report: {out / 'index.html'}", file=sys.stderr)
@@ -69,6 +69,15 @@ def one_line(summary: dict[str, object]) -> str:
     cell = f"{summary['dataset']} × {summary['model']} × {summary['modality']}"
     if summary.get("status") == "skipped":
         return f"{cell}: skipped — {summary.get('skip_reason')}"
+    if summary.get("status") == "dry_run":
+        f = summary.get("forecast") or {}
+        assert isinstance(f, dict)
+        estimate = "" if f.get("exact_text_tokens", True) else " (text tokens estimated)"
+        return (
+            f"{cell}: forecast {f['calls']} calls, {f['input_tokens']:,} input tokens "
+            f"({f['image_tokens']:,} image), {f['output_tokens']:,} output tokens, "
+            f"${f['usd']:.4f}, ${f['usd_per_million']:,.2f} per million judgments{estimate}"
+        )
     metrics = summary.get("metrics") or {}
     cost = summary.get("cost") or {}
     assert isinstance(metrics, dict) and isinstance(cost, dict)
