@@ -24,7 +24,7 @@ from mmjudge.ledger import ModelPrice, cost_of, image_tokens, price_for
 from mmjudge.parsing import parse_grade
 from mmjudge.prompts import render
 from mmjudge.providers.base import JudgeAPI
-from mmjudge.providers.registry import create_judge
+from mmjudge.providers.registry import judge_class
 from mmjudge.records import EncodedImage, JudgeRequest, JudgeResponse, JudgmentRecord
 from mmjudge.runner import Outcome, Runner, WorkItem
 from mmjudge.summary import write_summary
@@ -53,7 +53,8 @@ class CellContext:
 
     cfg: SweepConfig
     run_id: str
-    judge: JudgeAPI
+    judge: JudgeAPI | None
+    """None in a dry run, which needs no key."""
     price: ModelPrice
     image_settings: ImageSettings
     image_cache: ImageCache
@@ -61,11 +62,14 @@ class CellContext:
     """Accumulates the expected usage of every item as its request is built."""
 
 
-def skip_reason(cfg: SweepConfig, judge: JudgeAPI) -> str | None:
+def skip_reason(cfg: SweepConfig, judge: type[JudgeAPI]) -> str | None:
     """Why this cell cannot run (a judge that cannot see images asked to look at them)."""
-    reason = judge.unsupported_reason(cfg.modality.name)
-    if reason:
-        return reason
+    if cfg.modality.name not in judge.modalities:
+        accepted = ", ".join(judge.modalities)
+        return (
+            f"judge '{cfg.model.name}' ({cfg.model.provider}) does not accept modality "
+            f"'{cfg.modality.name}' (accepts: {accepted})"
+        )
     if cfg.modality.include_image and not cfg.model.supports_images:
         return f"model '{cfg.model.name}' does not accept images (supports_images: false)"
     return None
@@ -76,14 +80,16 @@ def run_cell(raw_cfg: DictConfig | SweepConfig, run_dir: Path) -> dict[str, Any]
     cfg = typed_config(raw_cfg)
     run_dir.mkdir(parents=True, exist_ok=True)
     run_id = run_dir.name
-    judge = create_judge(cfg.model)
-    reason = skip_reason(cfg, judge)
+    judge_cls = judge_class(cfg.model)
+    reason = skip_reason(cfg, judge_cls)
     records_path = run_dir / JUDGMENTS
     if reason is not None:
         records_path.touch()
         return write_summary(run_dir, cfg, raw_cfg, skipped=reason)
-    judge.check_scale(list(cfg.dataset.scale.grades))
     price = price_for(cfg.pricing, cfg.model)
+    judge = None if cfg.runner.dry_run else judge_cls(cfg.model)
+    if judge is not None:
+        judge.check_scale(list(cfg.dataset.scale.grades))
     context = CellContext(
         cfg=cfg,
         run_id=run_id,
@@ -218,6 +224,7 @@ async def _run(
 ) -> Any:
     cfg = context.cfg
     cache = None
+    assert context.judge is not None
     if cfg.runner.cache and context.judge.cacheable:
         cache = ResponseCache(resolve_path(cfg.runner.cache_path))
     runner = Runner(

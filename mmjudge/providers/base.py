@@ -37,13 +37,6 @@ class JudgeAPI(abc.ABC):
         """Seconds the server asked us to wait before retrying, when it said."""
         return None
 
-    def unsupported_reason(self, modality: str) -> str | None:
-        """Why this judge cannot do ``modality``, or None when it can."""
-        if modality in self.modalities:
-            return None
-        accepted = ", ".join(self.modalities)
-        return f"{self.describe()} does not accept modality '{modality}' (accepts: {accepted})"
-
     def check_scale(self, grades: list[int]) -> None:
         """Raise :class:`~mmjudge.errors.ConfigError` when the judge cannot grade on ``grades``."""
         return None

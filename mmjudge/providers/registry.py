@@ -31,8 +31,8 @@ def register(name: str, target: str) -> None:
     _PROVIDERS[name] = target
 
 
-def create_judge(model: ModelConfig) -> JudgeAPI:
-    """Build the judge for a model config, importing its SDK lazily."""
+def judge_class(model: ModelConfig) -> type[JudgeAPI]:
+    """The judge class for a model config, importing its SDK lazily."""
     target = _PROVIDERS.get(model.provider)
     if target is None:
         choices = ", ".join(provider_names())
@@ -50,5 +50,11 @@ def create_judge(model: ModelConfig) -> JudgeAPI:
             f"provider '{model.provider}' for model '{model.name}' needs a missing package "
             f"({exc.name}); install it with: {hint}"
         ) from exc
-    factory: Callable[[ModelConfig], JudgeAPI] = getattr(module, class_name)
+    cls: type[JudgeAPI] = getattr(module, class_name)
+    return cls
+
+
+def create_judge(model: ModelConfig) -> JudgeAPI:
+    """Build the judge for a model config (reads its API key from the environment)."""
+    factory: Callable[[ModelConfig], JudgeAPI] = judge_class(model)  # type: ignore[assignment]
     return factory(model)

@@ -1,0 +1,124 @@
+"""Read and write TREC relevance judgments (qrels) and read TREC run files.
+
+Both come back as plain nested dicts, which is also what ``ir_measures`` takes:
+
+- qrels: ``{query_id: {doc_id: grade}}`` from lines ``query iteration doc grade``;
+- runs: ``{query_id: {doc_id: score}}`` from lines ``query Q0 doc rank score tag``.
+
+Dicts keep file order. Fields are separated by any whitespace and blank lines are skipped.
+A malformed line raises :class:`~mmjudge.errors.DatasetError` with a one-line message that
+names the file, the line number and the field at fault.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from mmjudge.errors import DatasetError
+
+Qrels = dict[str, dict[str, int]]
+Run = dict[str, dict[str, float]]
+
+QRELS_LAYOUT = "query iteration doc grade"
+RUN_LAYOUT = "query Q0 doc rank score tag"
+
+
+def _lines(path: Path) -> Iterator[tuple[int, list[str]]]:
+    """(line number, fields) for every non-blank line; unreadable files become DatasetError."""
+    try:
+        with path.open(encoding="utf-8") as handle:
+            for line_no, line in enumerate(handle, start=1):
+                fields = line.split()
+                if fields:
+                    yield line_no, fields
+    except FileNotFoundError:
+        raise DatasetError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise DatasetError(f"{path}: is a directory, expected a file") from None
+    except UnicodeDecodeError as error:
+        raise DatasetError(f"{path}: not UTF-8 text ({error.reason})") from None
+    except OSError as error:
+        raise DatasetError(f"{path}: cannot read ({error.strerror})") from None
+
+
+def _shown(fields: list[str]) -> str:
+    text = " ".join(fields)
+    return repr(text if len(text) <= 80 else text[:77] + "...")
+
+
+def read_qrels(path: str | os.PathLike[str]) -> Qrels:
+    """``{query_id: {doc_id: grade}}`` from a TREC qrels file (the iteration field is
+    ignored). A (query, doc) pair judged twice is an error."""
+    path = Path(path)
+    qrels: Qrels = {}
+    for line_no, fields in _lines(path):
+        if len(fields) != 4:
+            raise DatasetError(
+                f"{path}:{line_no}: expected '{QRELS_LAYOUT}', got {_shown(fields)}"
+            )
+        query, _, doc, grade_text = fields
+        try:
+            grade = int(grade_text)
+        except ValueError:
+            raise DatasetError(
+                f"{path}:{line_no}: grade (field 4) must be an integer, got {grade_text!r}"
+            ) from None
+        docs = qrels.setdefault(query, {})
+        if doc in docs:
+            raise DatasetError(
+                f"{path}:{line_no}: query {query!r} doc {doc!r} is judged more than once"
+            )
+        docs[doc] = grade
+    return qrels
+
+
+def write_qrels(qrels: Mapping[str, Mapping[str, int]], path: str | os.PathLike[str]) -> None:
+    """Write ``{query_id: {doc_id: grade}}`` as ``query 0 doc grade`` lines, in dict order."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as handle:
+        for query, docs in qrels.items():
+            for doc, grade in docs.items():
+                handle.write(f"{query} 0 {doc} {int(grade)}\n")
+    os.replace(tmp, path)
+
+
+def read_run(path: str | os.PathLike[str]) -> Run:
+    """``{query_id: {doc_id: score}}`` from a TREC run file.
+
+    The rank must be an integer and the score a number; like ``trec_eval``, evaluation
+    orders documents by score, so the rank is checked but not kept. A document listed
+    twice for one query is an error.
+    """
+    path = Path(path)
+    run: Run = {}
+    for line_no, fields in _lines(path):
+        if len(fields) != 6:
+            raise DatasetError(f"{path}:{line_no}: expected '{RUN_LAYOUT}', got {_shown(fields)}")
+        query, _, doc, rank_text, score_text, _ = fields
+        try:
+            int(rank_text)
+        except ValueError:
+            raise DatasetError(
+                f"{path}:{line_no}: rank (field 4) must be an integer, got {rank_text!r}"
+            ) from None
+        try:
+            score = float(score_text)
+        except ValueError:
+            raise DatasetError(
+                f"{path}:{line_no}: score (field 5) must be a number, got {score_text!r}"
+            ) from None
+        docs = run.setdefault(query, {})
+        if doc in docs:
+            raise DatasetError(
+                f"{path}:{line_no}: query {query!r} lists doc {doc!r} more than once"
+            )
+        docs[doc] = score
+    return run
+
+
+def n_judgments(qrels: Mapping[str, Mapping[str, int]]) -> int:
+    """Number of (query, doc) pairs in ``qrels``."""
+    return sum(len(docs) for docs in qrels.values())

@@ -1,0 +1,133 @@
+"""The whole flow as a user runs it: python -m mmjudge.sweep, single runs and multiruns."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mmjudge import PROJECT_ROOT
+
+RECORD_FIELDS = {
+    "run_id",
+    "dataset",
+    "query_id",
+    "result_id",
+    "modality",
+    "provider",
+    "model",
+    "prompt_id",
+    "prompt_hash",
+    "image_sha256s",
+    "raw_output",
+    "label",
+    "parse_error",
+    "human_labels",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+    "latency_s",
+    "cached",
+    "error",
+    "timestamp",
+}
+
+
+def sweep(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    command = [
+        sys.executable,
+        "-m",
+        "mmjudge.sweep",
+        *args,
+        f"results_dir={tmp_path / 'results'}",
+        f"reports_dir={tmp_path / 'reports'}",
+        f"runner.cache_path={tmp_path / 'cache.sqlite'}",
+        f"images.cache_dir={tmp_path / 'images'}",
+    ]
+    return subprocess.run(
+        command,
+        cwd=tmp_path,  # nothing may depend on the working directory
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **(env or {})},
+        check=False,
+    )
+
+
+def only(paths: list[Path]) -> Path:
+    assert len(paths) == 1, paths
+    return paths[0]
+
+
+def test_default_run_writes_records_summary_and_report(tmp_path: Path) -> None:
+    result = sweep(tmp_path)
+    assert result.returncode == 0, result.stderr
+    run_dir = only(list((tmp_path / "results" / "runs").iterdir()))
+    rows = [json.loads(line) for line in (run_dir / "judgments.jsonl").read_text().splitlines()]
+    items = (PROJECT_ROOT / "datasets/demo_fashion/items.jsonl").read_text().splitlines()
+    assert len(rows) == len(items)
+    assert RECORD_FIELDS <= set(rows[0])
+    assert all(row["cost_usd"] == 0.0 and row["provider"] == "lexical" for row in rows)
+    assert {row["label"] for row in rows} <= {0, 1, 2}
+    summary = json.loads((run_dir / "summary.json").read_text())
+    for key in ("schema_version", "config", "packages", "git_commit", "n_judgments", "n_errors"):
+        assert key in summary
+    assert summary["n_judgments"] == len(items)
+    assert -1.0 <= summary["metrics"]["kappa"] <= 1.0
+    assert summary["cost"]["total_usd"] == 0.0 and summary["cost"]["usd_per_million"] == 0.0
+    report = only(list((tmp_path / "reports").iterdir()))
+    assert (report / "index.html").stat().st_size > 1000
+    assert (report / "kappa_vs_cost.png").stat().st_size > 1000
+    assert "κ=" in result.stderr
+
+
+def test_multirun_skips_cells_the_judge_cannot_do(tmp_path: Path) -> None:
+    result = sweep(tmp_path, "-m", "model=lexical", "modality=text,mm,image", "dataset=demo_fashion")
+    assert result.returncode == 0, result.stderr
+    sweep_dir = only(list((tmp_path / "results" / "sweeps").iterdir()))
+    data = json.loads((sweep_dir / "sweep_summary.json").read_text())
+    status = {cell["modality"]: cell for cell in data["cells"]}
+    assert status["text"]["status"] == "complete"
+    for modality in ("mm", "image"):
+        assert status[modality]["status"] == "skipped"
+        assert "lexical" in status[modality]["skip_reason"]
+    html = (tmp_path / "reports" / sweep_dir.name / "index.html").read_text()
+    assert "Skipped cells" in html and "image only" in html
+
+
+def test_dataset_error_is_one_line_without_traceback(tmp_path: Path) -> None:
+    root = tmp_path / "bad"
+    root.mkdir()
+    (root / "items.jsonl").write_text(
+        '{"query_id": "q", "query": "x", "result_id": "r", "labels": {"annotator_a": 7}}\n'
+    )
+    result = sweep(tmp_path, f"dataset.path={root}")
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert "items.jsonl:1: field 'labels.annotator_a' is 7" in result.stderr
+
+
+def test_dry_run_forecasts_without_calls(tmp_path: Path) -> None:
+    result = sweep(tmp_path, "model=gpt4o", "modality=mm", "runner.dry_run=true", env={"OPENAI_API_KEY": "test"})
+    assert result.returncode == 0, result.stderr
+    assert "forecast" in result.stdout and "per million judgments" in result.stdout
+    run_dir = only(list((tmp_path / "results" / "runs").iterdir()))
+    forecast = json.loads((run_dir / "forecast.json").read_text())["forecast"]
+    assert forecast["calls"] > 0
+    assert forecast["image_tokens"] == 85 * forecast["calls"]
+    assert not (run_dir / "judgments.jsonl").exists()
+
+
+@pytest.mark.parametrize("arg", ["model.api_key_env=sk-abcdefghijklmnopqrstuvwxyz012345"])
+def test_keys_on_the_command_line_are_refused_before_anything_is_written(
+    tmp_path: Path, arg: str
+) -> None:
+    result = sweep(tmp_path, arg)
+    assert result.returncode == 2
+    assert "environment variable" in result.stderr
+    assert not (tmp_path / "results").exists()
