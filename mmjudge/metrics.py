@@ -29,6 +29,8 @@ import pandas as pd
 FloatArray = npt.NDArray[np.float64]
 Weights = Literal["linear", "quadratic"] | None
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
+#: A list of categories (grades), in the order κ's weights and matrices should use.
+LabelSet = Sequence[float] | npt.NDArray[Any]
 
 __all__ = [
     "BootstrapResult",
@@ -67,9 +69,7 @@ def as_labels(values: Any) -> FloatArray:
         try:
             array = np.asarray(values, dtype=float)
         except TypeError:  # pd.NA inside a plain list
-            array = pd.Series(list(values), dtype="Float64").to_numpy(
-                dtype=float, na_value=np.nan
-            )
+            array = pd.Series(list(values), dtype="Float64").to_numpy(dtype=float, na_value=np.nan)
     if array.ndim != 1:
         raise ValueError(f"label arrays must be one-dimensional, got shape {array.shape}")
     return array
@@ -166,7 +166,7 @@ def _kappa_from_tables(tables: FloatArray, weights: Weights, undefined: float) -
 def cohen_kappa(
     a: Any,
     b: Any,
-    labels: Sequence[float] | None = None,
+    labels: LabelSet | None = None,
     weights: Weights = None,
     *,
     undefined: float = math.nan,
@@ -225,7 +225,7 @@ def mean_absolute_error(a: Any, b: Any) -> float:
     return float(np.mean(np.abs(x - y))) if x.size else math.nan
 
 
-def confusion_matrix(a: Any, b: Any, labels: Sequence[float] | None = None) -> npt.NDArray[np.int64]:
+def confusion_matrix(a: Any, b: Any, labels: LabelSet | None = None) -> npt.NDArray[np.int64]:
     """Counts with rows for ``a``'s label and columns for ``b``'s, in ``labels`` order.
 
     Same layout and defaults as ``sklearn.metrics.confusion_matrix(a, b, labels=labels)``;
@@ -236,7 +236,7 @@ def confusion_matrix(a: Any, b: Any, labels: Sequence[float] | None = None) -> n
     return _tables(x, y, label_set)[0].astype(np.int64)
 
 
-def label_distribution(labels: Any, grades: Sequence[float] | None = None) -> dict[float, int]:
+def label_distribution(labels: Any, grades: LabelSet | None = None) -> dict[float, int]:
     """How many items got each grade (missing labels not counted), in grade order.
 
     Every grade in ``grades`` is listed, with 0 when unused; grades seen outside the scale
@@ -246,7 +246,7 @@ def label_distribution(labels: Any, grades: Sequence[float] | None = None) -> di
     x = x[~np.isnan(x)]
     values, counts = np.unique(x, return_counts=True)
     found = dict(zip(values.tolist(), counts.tolist(), strict=True))
-    keys = sorted(set(found) | {float(g) for g in grades or ()})
+    keys = sorted(set(found) | {float(g) for g in ([] if grades is None else grades)})
     return {_plain(key): int(found.get(key, 0)) for key in keys}
 
 
@@ -394,7 +394,7 @@ def pairwise_preference_agreement(query_ids: Any, human: Any, judge: Any) -> Pai
         raise ValueError(f"label arrays differ in length: {h.size} and {j.size}")
     groups, n_groups = _query_codes(query_ids, h.size)
     totals = _pair_counts(groups, n_groups, h, j).sum(axis=0)
-    concordant, ties, discordant = (int(round(x)) for x in totals)
+    concordant, ties, discordant = (int(x) for x in totals.tolist())
     return PairwiseAgreement(
         agreement=float(_pairwise_from_counts(totals)),
         n_pairs=concordant + ties + discordant,
@@ -486,12 +486,16 @@ class _Additive(NamedTuple):
 
 def _table_metric(
     finish_tables: Callable[[FloatArray, FloatArray], FloatArray],
-    labels: Sequence[float] | None = None,
+    labels: LabelSet | None = None,
     transform: Callable[[FloatArray], FloatArray] | None = None,
 ) -> _Additive:
+    """A metric of the contingency table: per-query tables are the statistics. The label
+    set is taken from the full data when ``stats`` runs, and kept for every resample."""
     state: dict[str, FloatArray] = {}
 
-    def stats(groups: npt.NDArray[np.intp], n_groups: int, arrays: tuple[FloatArray, ...]):
+    def stats(
+        groups: npt.NDArray[np.intp], n_groups: int, arrays: tuple[FloatArray, ...]
+    ) -> FloatArray:
         if len(arrays) != 2:
             raise ValueError(f"this metric takes two label arrays, got {len(arrays)}")
         a, b = arrays
@@ -514,7 +518,7 @@ def _table_metric(
 
 
 def _kappa_form(
-    labels: Sequence[float] | None = None, weights: Weights = None, undefined: float = math.nan
+    labels: LabelSet | None = None, weights: Weights = None, undefined: float = math.nan
 ) -> _Additive:
     return _table_metric(lambda t, _: _kappa_from_tables(t, weights, undefined), labels)
 
@@ -541,7 +545,9 @@ def _mae_tables(t: FloatArray, labels: FloatArray) -> FloatArray:
 
 
 def _pairwise_form() -> _Additive:
-    def stats(groups: npt.NDArray[np.intp], n_groups: int, arrays: tuple[FloatArray, ...]):
+    def stats(
+        groups: npt.NDArray[np.intp], n_groups: int, arrays: tuple[FloatArray, ...]
+    ) -> FloatArray:
         if len(arrays) != 2:
             raise ValueError("pairwise_preference_agreement takes (human, judge) arrays here")
         return _pair_counts(groups, n_groups, arrays[0], arrays[1])
@@ -562,10 +568,10 @@ _ADDITIVE: dict[Callable[..., Any], Callable[..., _Additive]] = {
 
 def _additive_form(metric_fn: Callable[..., Any]) -> _Additive | None:
     fn, kwargs = metric_fn, {}
-    if isinstance(fn, functools.partial):
-        if fn.args:
+    if isinstance(metric_fn, functools.partial):
+        if metric_fn.args:
             return None
-        fn, kwargs = fn.func, dict(fn.keywords)
+        fn, kwargs = metric_fn.func, dict(metric_fn.keywords)
     build = _ADDITIVE.get(fn)
     if build is None:
         return None
@@ -758,7 +764,7 @@ def agreement_summary(
     judge: Any,
     human: Mapping[str, Any],
     *,
-    grades: Sequence[float] | None = None,
+    grades: LabelSet | None = None,
     query_ids: Any = None,
     relevant_from: float | None = None,
 ) -> dict[str, Any]:
@@ -818,9 +824,7 @@ def agreement_summary(
         "relevant_from": _none_if_nan(threshold),
         "kappa": _none_if_nan(cohen_kappa(reference, judge_labels, scale)),
         "kappa_linear": _none_if_nan(cohen_kappa(reference, judge_labels, scale, "linear")),
-        "kappa_quadratic": _none_if_nan(
-            cohen_kappa(reference, judge_labels, scale, "quadratic")
-        ),
+        "kappa_quadratic": _none_if_nan(cohen_kappa(reference, judge_labels, scale, "quadratic")),
         "kappa_binary": _none_if_nan(binary_kappa(reference, judge_labels, threshold)),
         "alpha": _none_if_nan(krippendorff_alpha(np.vstack(observed), "ordinal")),
         "accuracy": _none_if_nan(accuracy(reference, judge_labels)),
@@ -984,9 +988,7 @@ def system_ranking_agreement(
             measure=key,
             kendall_tau=kendall_tau(h, j),
             spearman_rho=spearman_rho(h, j),
-            rbo=rank_biased_overlap(
-                _system_order(human[key]), _system_order(judged[key]), rbo_p
-            ),
+            rbo=rank_biased_overlap(_system_order(human[key]), _system_order(judged[key]), rbo_p),
             human_scores=human[key],
             judge_scores=judged[key],
         )

@@ -55,9 +55,7 @@ def read_qrels(path: str | os.PathLike[str]) -> Qrels:
     qrels: Qrels = {}
     for line_no, fields in _lines(path):
         if len(fields) != 4:
-            raise DatasetError(
-                f"{path}:{line_no}: expected '{QRELS_LAYOUT}', got {_shown(fields)}"
-            )
+            raise DatasetError(f"{path}:{line_no}: expected '{QRELS_LAYOUT}', got {_shown(fields)}")
         query, _, doc, grade_text = fields
         try:
             grade = int(grade_text)

@@ -74,7 +74,7 @@ def cost_summary(frame: pd.DataFrame) -> dict[str, float]:
     }
 
 
-def agreement(frame: pd.DataFrame, grades: list[int]) -> dict[str, Any]:
+def agreement(frame: pd.DataFrame, grades: list[int], relevant_from: int) -> dict[str, Any]:
     """κ against the consensus and each annotator, plus the human–human ceiling."""
     from mmjudge import metrics
 
@@ -83,8 +83,13 @@ def agreement(frame: pd.DataFrame, grades: list[int]) -> dict[str, Any]:
         return {"n": 0}
     human = {name: frame[f"human:{name}"].to_numpy(dtype=float, na_value=np.nan) for name in names}
     judge = frame["label"].to_numpy(dtype=float, na_value=np.nan)
-    result = metrics.agreement_summary(judge, human, grades=grades)
-    return result
+    return metrics.agreement_summary(
+        judge,
+        human,
+        grades=grades,
+        query_ids=frame["query_id"].to_numpy(),
+        relevant_from=relevant_from,
+    )
 
 
 def write_summary(
@@ -121,7 +126,7 @@ def write_summary(
         "n_judgments": n,
         "n_errors": n_errors,
         "n_unparseable": n_unparseable,
-        "metrics": agreement(frame[frame["error"].isna()] if n else frame, grades),
+        "metrics": agreement(answered, grades, cfg.dataset.scale.relevant_from),
         "cost": cost_summary(frame),
         "tokens": {
             "mean_input": float(answered["input_tokens"].mean()) if len(answered) else 0.0,

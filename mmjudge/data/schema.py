@@ -46,9 +46,15 @@ def dataset_root(cfg: DatasetConfig) -> Path:
 
 def load_dataset(cfg: DatasetConfig) -> Iterator[Example]:
     """Stream a dataset's examples, validated, in file order."""
-    from mmjudge.data import jsonl
+    from mmjudge.data import flickr8k, hm, jsonl, table, trec
 
-    loaders = {"jsonl": jsonl.load}
+    loaders = {
+        "jsonl": jsonl.load,
+        "hm": hm.load,
+        "flickr8k_expert": flickr8k.load,
+        "trec": trec.load,
+        "table": table.load,
+    }
     loader = loaders.get(cfg.loader)
     if loader is None:
         raise ConfigError(

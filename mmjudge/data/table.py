@@ -1,0 +1,260 @@
+"""Any CSV, TSV or JSONL table of judged pairs, described by a column mapping in the config.
+
+The file is ``dataset.items`` under the dataset root; its extension picks the reader (``.csv``,
+``.tsv``/``.tab``, ``.jsonl``/``.ndjson``). ``dataset.columns`` says which column holds what:
+
+    columns:
+      query: query                      # required: the query text
+      query_id: qid                     # optional: defaults to the query text itself
+      result_id: id                     # required
+      text_fields: [title, body]        # optional: shown to the judge, in order
+                                        #   (default: dataset.text_fields, else none)
+      image: image_path                 # optional: a path under the dataset root, or a URL
+      annotators: {crowd: median}       # required: annotator name -> grade column
+      grade_map: {1: 0, 2: 1, 3: 2}     # optional: raw grade -> grade on dataset.scale
+      delimiter: ";"                    # optional: CSV separator (default by extension)
+
+The table is streamed row by row, so its size does not matter; only the (query_id, result_id)
+pairs seen so far are remembered, to reject duplicates. An empty grade cell means that
+annotator did not grade the pair; a row needs at least one grade.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mmjudge.config import DatasetConfig
+from mmjudge.data.schema import Example, dataset_root
+from mmjudge.data.validation import (
+    CsvTable,
+    DuplicateCheck,
+    cell_text,
+    dataset_file,
+    grade_key,
+    parse_grade,
+    require_file,
+    resolve_image,
+    text_lines,
+    truncate_fields,
+    where,
+)
+from mmjudge.errors import ConfigError, DatasetError
+
+KEYS = ("query", "query_id", "result_id", "text_fields", "image", "annotators", "grade_map")
+OPTIONS = ("delimiter",)
+DELIMITERS = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
+JSONL_SUFFIXES = (".jsonl", ".ndjson")
+
+
+@dataclass(frozen=True)
+class ColumnMapping:
+    """``dataset.columns`` for the table loader, checked."""
+
+    query: str
+    query_id: str | None
+    result_id: str
+    text_fields: tuple[str, ...]
+    image: str | None
+    annotators: dict[str, str]
+    """Annotator name -> the column holding that annotator's grade."""
+    grade_map: dict[str, int] | None
+    """Raw grade (canonical text, see :func:`grade_key`) -> grade on the scale."""
+    delimiter: str | None
+
+    def required(self) -> list[str]:
+        """Columns a CSV header must have."""
+        named = [self.query, self.query_id, self.result_id, self.image]
+        return [c for c in named if c] + list(self.text_fields) + list(self.annotators.values())
+
+
+def column_mapping(cfg: DatasetConfig) -> ColumnMapping:
+    """Read and check ``dataset.columns``; a mistake here is a :class:`ConfigError`."""
+    columns = cfg.columns
+    unknown = [key for key in columns if key not in KEYS + OPTIONS]
+    if unknown:
+        raise ConfigError(
+            f"dataset.columns has unknown key(s) {', '.join(map(str, unknown))} for the table "
+            f"loader; valid keys: {', '.join(KEYS + OPTIONS)}"
+        )
+
+    def name(key: str, required: bool) -> str | None:
+        value = columns.get(key)
+        if value is None or value == "":
+            if required:
+                raise ConfigError(
+                    f"dataset.columns.{key} is required by the table loader: the column that "
+                    f"holds the {key.replace('_', ' ')}"
+                )
+            return None
+        if not isinstance(value, str):
+            raise ConfigError(f"dataset.columns.{key} must be a column name, got {value!r}")
+        return value
+
+    raw_fields = columns.get("text_fields", cfg.text_fields)
+    if raw_fields is None:
+        raw_fields = []
+    if isinstance(raw_fields, str) or not isinstance(raw_fields, Sequence):
+        raise ConfigError(
+            f"dataset.columns.text_fields must be a list of column names, got {raw_fields!r}"
+        )
+    text_fields = tuple(str(field) for field in raw_fields)
+
+    raw_annotators = columns.get("annotators")
+    if not isinstance(raw_annotators, Mapping) or not raw_annotators:
+        raise ConfigError(
+            "dataset.columns.annotators is required by the table loader: a mapping of "
+            "annotator name -> grade column, e.g. {crowd_median: median_relevance}"
+        )
+    annotators = {str(k): str(v) for k, v in raw_annotators.items()}
+    if cfg.annotators:
+        strangers = [a for a in annotators if a not in cfg.annotators]
+        if strangers:
+            raise ConfigError(
+                f"dataset.columns.annotators names unknown annotator(s) "
+                f"{', '.join(strangers)}; dataset.annotators lists {', '.join(cfg.annotators)}"
+            )
+
+    grade_map = _grade_map(columns.get("grade_map"), list(cfg.scale.grades))
+    delimiter = columns.get("delimiter")
+    if delimiter is not None and (not isinstance(delimiter, str) or len(delimiter) != 1):
+        raise ConfigError(f"dataset.columns.delimiter must be one character, got {delimiter!r}")
+    return ColumnMapping(
+        query=name("query", True) or "",
+        query_id=name("query_id", False),
+        result_id=name("result_id", True) or "",
+        text_fields=text_fields,
+        image=name("image", False),
+        annotators=annotators,
+        grade_map=grade_map,
+        delimiter=delimiter,
+    )
+
+
+def _grade_map(raw: Any, grades: list[int]) -> dict[str, int] | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping) or not raw:
+        raise ConfigError(
+            f"dataset.columns.grade_map must map raw grades to grades on the scale {grades}, "
+            f"e.g. {{1: 0, 2: 1}}; got {raw!r}"
+        )
+    out: dict[str, int] = {}
+    for source, target in raw.items():
+        if isinstance(target, bool) or not isinstance(target, int) or target not in grades:
+            raise ConfigError(
+                f"dataset.columns.grade_map maps {source!r} to {target!r}, which is not on the "
+                f"scale {grades} (dataset.scale.grades)"
+            )
+        out[grade_key(source)] = target
+    return out
+
+
+def load(cfg: DatasetConfig) -> Iterator[Example]:
+    mapping = column_mapping(cfg)
+    root = dataset_root(cfg)
+    path = require_file(dataset_file(root, cfg.items), "the table", "dataset.items")
+    suffix = path.suffix.lower()
+    rows: Iterator[tuple[int, Mapping[str, Any]]]
+    if suffix in JSONL_SUFFIXES:
+        rows = _jsonl_rows(path, cfg.encoding, mapping)
+    elif suffix in DELIMITERS:
+        table = CsvTable(path, cfg.encoding, mapping.delimiter or DELIMITERS[suffix])
+        table.require(mapping.required(), "named in dataset.columns")
+        rows = ((row.line, row.values) for row in table.rows())
+    else:
+        raise DatasetError(
+            f"{path}: the table loader reads .csv, .tsv and .jsonl files (by extension); "
+            "convert the file or point dataset.items at one of those"
+        )
+    grades = list(cfg.scale.grades)
+    duplicates = DuplicateCheck(path)
+    count = 0
+    for line, row in rows:
+        example = _example(row, mapping, root, path, line, grades, cfg)
+        duplicates.add(example.query_id, example.result_id, line)
+        count += 1
+        yield example
+    if count == 0:
+        raise DatasetError(f"{path}: dataset '{cfg.name}' has no rows")
+
+
+def _jsonl_rows(
+    path: Path, encoding: str, mapping: ColumnMapping
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    keys = [mapping.query, mapping.result_id] + ([mapping.query_id] if mapping.query_id else [])
+    for line_no, text in enumerate(text_lines(path, encoding), start=1):
+        if not text.strip():
+            continue
+        try:
+            row = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(
+                f"{where(path, line_no)}: not valid JSON ({exc.msg} at column {exc.colno})"
+            ) from None
+        if not isinstance(row, dict):
+            raise DatasetError(
+                f"{where(path, line_no)}: expected a JSON object, got {type(row).__name__}"
+            )
+        missing = [key for key in keys if key not in row]
+        if missing:
+            raise DatasetError(
+                f"{where(path, line_no)}: missing key(s) {', '.join(missing)} (named in "
+                f"dataset.columns); the line has keys: {', '.join(map(str, row))}"
+            )
+        yield line_no, row
+
+
+def _example(
+    row: Mapping[str, Any],
+    mapping: ColumnMapping,
+    root: Path,
+    path: Path,
+    line: int,
+    grades: list[int],
+    cfg: DatasetConfig,
+) -> Example:
+    def required_text(column: str) -> str:
+        value = cell_text(row, column, path, line)
+        if not value.strip():
+            raise DatasetError(f"{where(path, line)}: field '{column}' is empty")
+        return value
+
+    query = required_text(mapping.query)
+    query_id = required_text(mapping.query_id) if mapping.query_id else query
+    result_id = required_text(mapping.result_id)
+    fields = truncate_fields(
+        ((column, cell_text(row, column, path, line)) for column in mapping.text_fields),
+        cfg.max_text_tokens,
+    ).fields
+
+    images: tuple[str, ...] = ()
+    names: tuple[str, ...] = ()
+    if mapping.image and cfg.max_images > 0:
+        reference = cell_text(row, mapping.image, path, line).strip()
+        if reference:
+            resolved, name = resolve_image(reference, root, path, line)
+            images, names = (resolved,), (name,)
+
+    labels: dict[str, int] = {}
+    for annotator, column in mapping.annotators.items():
+        grade = parse_grade(row.get(column), grades, path, line, column, mapping.grade_map)
+        if grade is not None:
+            labels[annotator] = grade
+    if not labels:
+        raise DatasetError(
+            f"{where(path, line)}: no grade in column(s) "
+            f"{', '.join(mapping.annotators.values())}; every row needs at least one"
+        )
+    return Example(
+        query_id=query_id,
+        query=query,
+        result_id=result_id,
+        fields=fields,
+        images=images,
+        labels=labels,
+        image_names=names,
+    )

@@ -1,0 +1,197 @@
+"""TREC-style collections: topics, graded qrels and a JSONL document collection.
+
+    dataset.queries_file   query_id<TAB>query text, one per line
+    dataset.labels_file    qrels: ``query_id 0 doc_id grade`` per line (whitespace-separated)
+    dataset.items          documents, JSONL: {"doc_id": ..., "text": ..., "title": ...}
+    dataset.runs           optional run files, for system-ranking agreement (see run_paths)
+
+All paths are relative to the dataset root, or absolute. The qrels are the human labels; their
+annotator is ``dataset.annotators[0]``, or ``assessor``. The result's text fields are
+``dataset.text_fields`` (default ``title``, ``text``); a field a document lacks reads as empty.
+``dataset.columns.doc_id`` renames the id key for collections that call it otherwise (``_id``
+in BEIR corpora, for instance).
+
+Memory: the qrels are read whole (one line per judged pair). The queries file and the document
+collection are streamed, keeping only the queries and documents the qrels name; each scan
+stops once everything it looks for has been found. Examples come out in qrels order.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+from mmjudge.config import DatasetConfig
+from mmjudge.data.schema import Example, dataset_root
+from mmjudge.data.validation import (
+    DuplicateCheck,
+    cell_text,
+    dataset_file,
+    parse_grade,
+    require_file,
+    text_lines,
+    truncate_fields,
+    where,
+)
+from mmjudge.errors import ConfigError, DatasetError
+
+DEFAULT_TEXT_FIELDS = ("title", "text")
+DEFAULT_ANNOTATOR = "assessor"
+OPTIONS = ("doc_id",)
+
+
+class Judgment(NamedTuple):
+    line: int
+    """Line of the qrels file."""
+    query_id: str
+    doc_id: str
+    grade: int
+
+
+def run_paths(cfg: DatasetConfig) -> list[Path]:
+    """The dataset's run files, resolved and checked to exist."""
+    root = dataset_root(cfg)
+    paths = [dataset_file(root, run) for run in cfg.runs]
+    missing = [str(path) for path in paths if not path.is_file()]
+    if missing:
+        raise DatasetError(
+            f"dataset '{cfg.name}': run file(s) not found: {', '.join(missing)}; check "
+            "dataset.runs (paths are relative to dataset.path, or absolute)"
+        )
+    return paths
+
+
+def read_qrels(path: Path, encoding: str, grades: list[int]) -> Iterator[Judgment]:
+    """Parse a qrels file, checking each grade against the scale and rejecting duplicates."""
+    duplicates = DuplicateCheck(path)
+    for line, raw in enumerate(text_lines(path, encoding), start=1):
+        parts = raw.split()
+        if not parts:
+            continue
+        if len(parts) != 4:
+            raise DatasetError(
+                f"{where(path, line)}: expected 4 values 'query_id iteration doc_id grade', "
+                f"got {len(parts)}"
+            )
+        query_id, _iteration, doc_id, raw_grade = parts
+        grade = parse_grade(raw_grade, grades, path, line, "grade")
+        assert grade is not None  # split() never yields an empty value
+        duplicates.add(query_id, doc_id, line)
+        yield Judgment(line, query_id, doc_id, grade)
+
+
+def load(cfg: DatasetConfig) -> Iterator[Example]:
+    unknown = [key for key in cfg.columns if key not in OPTIONS]
+    if unknown:
+        raise ConfigError(
+            f"dataset.columns has unknown key(s) {', '.join(map(str, unknown))} for the trec "
+            f"loader; valid keys: {', '.join(OPTIONS)}"
+        )
+    id_key = str(cfg.columns.get("doc_id", "doc_id"))
+    root = dataset_root(cfg)
+    run_paths(cfg)
+    if not cfg.labels_file:
+        raise DatasetError(
+            f"dataset '{cfg.name}': the trec loader needs dataset.labels_file, a qrels file "
+            "with lines 'query_id 0 doc_id grade'"
+        )
+    if not cfg.queries_file:
+        raise DatasetError(
+            f"dataset '{cfg.name}': the trec loader needs dataset.queries_file, a file with "
+            "lines 'query_id<TAB>query text'"
+        )
+    qrels_path = require_file(
+        dataset_file(root, cfg.labels_file), "the qrels file", "dataset.labels_file"
+    )
+    queries_path = require_file(
+        dataset_file(root, cfg.queries_file), "the queries file", "dataset.queries_file"
+    )
+    docs_path = require_file(
+        dataset_file(root, cfg.items), "the documents file (JSONL)", "dataset.items"
+    )
+    annotator = cfg.annotators[0] if cfg.annotators else DEFAULT_ANNOTATOR
+    judgments = list(read_qrels(qrels_path, cfg.encoding, list(cfg.scale.grades)))
+    if not judgments:
+        raise DatasetError(f"{qrels_path}: dataset '{cfg.name}' has no qrels lines")
+
+    queries = _read_queries(queries_path, cfg.encoding, {j.query_id for j in judgments})
+    for judgment in judgments:
+        if judgment.query_id not in queries:
+            raise DatasetError(
+                f"{where(qrels_path, judgment.line)}: query_id '{judgment.query_id}' is not in "
+                f"{queries_path}; every judged query needs its text there"
+            )
+    text_fields = list(cfg.text_fields) or list(DEFAULT_TEXT_FIELDS)
+    docs = _read_documents(
+        docs_path, cfg.encoding, id_key, text_fields, {j.doc_id for j in judgments}
+    )
+    for judgment in judgments:
+        if judgment.doc_id not in docs:
+            raise DatasetError(
+                f"{where(qrels_path, judgment.line)}: doc_id '{judgment.doc_id}' is not in "
+                f"{docs_path}; add the document or drop its qrels line"
+            )
+
+    for judgment in judgments:
+        yield Example(
+            query_id=judgment.query_id,
+            query=queries[judgment.query_id],
+            result_id=judgment.doc_id,
+            fields=truncate_fields(docs[judgment.doc_id], cfg.max_text_tokens).fields,
+            labels={annotator: judgment.grade},
+        )
+
+
+def _read_queries(path: Path, encoding: str, wanted: set[str]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for line, raw in enumerate(text_lines(path, encoding), start=1):
+        text = raw.rstrip("\r\n")
+        if not text.strip():
+            continue
+        query_id, tab, query = text.partition("\t")
+        if not tab:
+            raise DatasetError(
+                f"{where(path, line)}: expected 'query_id<TAB>query text', found no tab"
+            )
+        query_id = query_id.strip()
+        if query_id not in wanted or query_id in found:
+            continue
+        if not query.strip():
+            raise DatasetError(f"{where(path, line)}: the text of query '{query_id}' is empty")
+        found[query_id] = query.strip()
+        if len(found) == len(wanted):
+            break
+    return found
+
+
+def _read_documents(
+    path: Path, encoding: str, id_key: str, text_fields: list[str], wanted: set[str]
+) -> dict[str, tuple[tuple[str, str], ...]]:
+    found: dict[str, tuple[tuple[str, str], ...]] = {}
+    for line, raw in enumerate(text_lines(path, encoding), start=1):
+        if not raw.strip():
+            continue
+        try:
+            row = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(
+                f"{where(path, line)}: not valid JSON ({exc.msg} at column {exc.colno})"
+            ) from None
+        if not isinstance(row, dict):
+            raise DatasetError(
+                f"{where(path, line)}: expected a JSON object, got {type(row).__name__}"
+            )
+        doc_id = cell_text(row, id_key, path, line).strip()
+        if not doc_id:
+            raise DatasetError(
+                f"{where(path, line)}: field '{id_key}' is missing or empty; every document "
+                "needs an id (its key is set by dataset.columns.doc_id)"
+            )
+        if doc_id not in wanted or doc_id in found:
+            continue
+        found[doc_id] = tuple((name, cell_text(row, name, path, line)) for name in text_fields)
+        if len(found) == len(wanted):
+            break
+    return found

@@ -1,0 +1,272 @@
+"""Helpers shared by the HTTP providers: keys, error classification, image payloads, usage.
+
+Nothing here imports a provider SDK, so each provider module still imports only its own SDK;
+the SDK-specific exception classes are passed in by the caller.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import math
+import os
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from mmjudge.errors import CredentialError, FatalProviderError
+from mmjudge.records import EncodedImage, JudgeResponse
+
+#: SDK-level timeout (seconds) when the caller gives none. The runner's own per-call timeout
+#: (``runner.timeout_s``) is normally the shorter one; this is only a backstop.
+DEFAULT_TIMEOUT_S = 600.0
+
+#: How much of a provider's error message goes into a one-line error.
+MESSAGE_CHARS = 200
+
+#: Statuses worth another attempt: request timeout, conflict (OpenAI's lock timeouts), rate
+#: limits and every 5xx, including Anthropic's 529 "overloaded". The same set the SDKs retry.
+RETRYABLE_STATUSES = frozenset({408, 409, 429})
+
+#: Words in a 400's message that mark it as a problem with this item rather than with the model
+#: settings: a bad or oversized image, a prompt over the context window, a content filter.
+_ITEM_PROBLEMS = (
+    "image",
+    "too long",
+    "too large",
+    "context length",
+    "context_length",
+    "maximum context",
+    "content_filter",
+    "content_policy",
+    "content management policy",
+)
+
+
+class MalformedResponseError(Exception):
+    """The server answered 200 but the body is not the provider's response format.
+
+    Treated as retryable: a garbled or truncated body is usually a proxy or load-balancer
+    hiccup that the next attempt does not hit, and the runner bounds the retries.
+    """
+
+
+@dataclass
+class ProviderResponse(JudgeResponse):
+    """A :class:`JudgeResponse` that also keeps what the model said when it refused."""
+
+    refusal: str | None = None
+    """The refusal message when the provider reported one separately from the answer text."""
+
+
+def read_api_key(model_name: str, env_name: str) -> str:
+    """The key held in ``env_name``, or a :class:`CredentialError` naming the variable."""
+    key = os.environ.get(env_name, "").strip()
+    if not key:
+        raise CredentialError(
+            f"model '{model_name}' needs an API key: set the {env_name} environment variable"
+        )
+    return key
+
+
+def one_line(text: str, limit: int = MESSAGE_CHARS) -> str:
+    """``text`` with whitespace collapsed, cut to ``limit`` characters."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def status_code(error: BaseException) -> int | None:
+    """The HTTP status of an SDK status error, or None."""
+    status = getattr(error, "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+def _headers(error: BaseException) -> Any:
+    response = getattr(error, "response", None)
+    return getattr(response, "headers", None)
+
+
+def provider_message(error: BaseException) -> str:
+    """The provider's own error message (from the JSON error body when there is one)."""
+    body = getattr(error, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            return one_line(inner["message"])
+        if isinstance(body.get("message"), str):
+            return one_line(body["message"])
+    if isinstance(body, str) and body.strip():
+        return one_line(body)
+    return one_line(getattr(error, "message", None) or str(error) or type(error).__name__)
+
+
+def _error_code(error: BaseException) -> str:
+    """The provider's machine-readable error code (OpenAI ``code``/``type``), or ""."""
+    body = getattr(error, "body", None)
+    if not isinstance(body, dict):
+        return ""
+    inner = body.get("error", body)
+    if not isinstance(inner, dict):
+        return ""
+    return " ".join(str(inner.get(key) or "") for key in ("code", "type", "param")).strip()
+
+
+def retry_after_seconds(error: BaseException) -> float | None:
+    """Seconds the server asked us to wait, from ``retry-after-ms`` or ``retry-after``.
+
+    ``retry-after`` may be a number of seconds or an HTTP date. None when the error carries
+    no response, no such header, or a value that cannot be read.
+    """
+    headers = _headers(error)
+    if headers is None:
+        return None
+    milliseconds = headers.get("retry-after-ms")
+    if milliseconds:
+        try:
+            value = float(milliseconds) / 1000.0
+        except ValueError:
+            value = math.nan
+        if math.isfinite(value) and value >= 0:
+            return value
+    text = headers.get("retry-after")
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(text)
+        except (TypeError, ValueError, IndexError):
+            return None
+        value = when.timestamp() - time.time()
+        return max(0.0, value)
+    return value if math.isfinite(value) and value >= 0 else None
+
+
+def is_retryable_error(
+    error: BaseException,
+    *,
+    connection_errors: tuple[type[BaseException], ...],
+    status_errors: tuple[type[BaseException], ...],
+) -> bool:
+    """Whether another attempt could succeed.
+
+    Retryable: timeouts and dropped or refused connections (``connection_errors``, which
+    include the SDK's timeout error), 408/409/429 and any 5xx (``status_errors``), and bodies
+    that are not valid JSON or not the expected shape. An ``x-should-retry`` header, which both
+    OpenAI and Anthropic send on some errors, overrides the status rule as it does in the SDKs.
+    A 429 that means the account is out of quota is not retryable (see ``classify_status``).
+    """
+    if isinstance(error, (MalformedResponseError, json.JSONDecodeError)):
+        return True
+    if isinstance(error, connection_errors):
+        return True
+    if not isinstance(error, status_errors):
+        return False
+    status = status_code(error)
+    if status is None:
+        return False
+    if status == 429 and "insufficient_quota" in _error_code(error):
+        return False
+    headers = _headers(error)
+    hint = (headers.get("x-should-retry") or "").lower() if headers is not None else ""
+    if hint in ("true", "false"):
+        return hint == "true"
+    return status in RETRYABLE_STATUSES or status >= 500
+
+
+def classify_status(
+    error: BaseException,
+    *,
+    model_name: str,
+    model_id: str,
+    base_url: str,
+    key_env: str | None,
+) -> FatalProviderError | None:
+    """A :class:`FatalProviderError` for errors no retry can fix, else None.
+
+    Fatal: 401/403 (the key), 402 and quota-exhausted 429s (billing), 404 (unknown model or
+    wrong base URL), and 400/422 that concern the model settings. A 400/422 about this item
+    (an image the provider cannot read, a prompt over the context window, a content filter) is
+    left to the runner as a per-item failure, so one bad image does not stop a sweep.
+    """
+    status = status_code(error)
+    if status is None:
+        return None
+    message = provider_message(error)
+    where = f"model '{model_name}'"
+    key_hint = f"check the key in {key_env}" if key_env else "set model.api_key_env"
+    if status == 401:
+        return FatalProviderError(
+            f"{where}: the API key was rejected by {base_url} (401: {message}); {key_hint}"
+        )
+    if status == 403:
+        return FatalProviderError(
+            f"{where}: access to '{model_id}' was denied by {base_url} (403: {message}); "
+            f"{key_hint} and its access to this model"
+        )
+    if status == 402 or (status == 429 and "insufficient_quota" in _error_code(error)):
+        return FatalProviderError(
+            f"{where}: the account has no credit or quota left ({status}: {message}); "
+            "check billing for the key" + (f" in {key_env}" if key_env else "")
+        )
+    if status == 404:
+        return FatalProviderError(
+            f"{where}: unknown model '{model_id}' at {base_url} (404: {message}); "
+            "check model.model_id (and model.base_url)"
+        )
+    if status in (400, 422):
+        detail = f"{message} {_error_code(error)}".lower()
+        if any(word in detail for word in _ITEM_PROBLEMS):
+            return None
+        return FatalProviderError(
+            f"{where}: the provider rejected the request ({status}: {message}); check the model "
+            "settings (model_id, temperature, max_tokens, options)"
+        )
+    return None
+
+
+def image_marker(image: EncodedImage) -> str:
+    """What stands in for an image's bytes in logged requests."""
+    return f"sha256:{image.sha256}"
+
+
+def image_data_url(image: EncodedImage) -> str:
+    """A ``data:`` URL for an encoded image, or the image's URL when it is passed through."""
+    if image.encoding == "url" or image.data.startswith("data:"):
+        return image.data
+    return f"data:{image.media_type};base64,{image.data}"
+
+
+def image_base64(image: EncodedImage) -> tuple[str, str]:
+    """``(media_type, bare base64)``; a data URL's prefix is stripped (its type wins)."""
+    if image.data.startswith("data:"):
+        header, _, payload = image.data.partition(",")
+        media_type = header[len("data:") :].split(";", 1)[0] or image.media_type
+        return media_type, payload
+    return image.media_type, image.data
+
+
+def usage_dict(usage: Any) -> dict[str, Any]:
+    """An SDK usage object as the dict the server sent (unset fields left out)."""
+    if usage is None:
+        return {}
+    if isinstance(usage, dict):
+        return dict(usage)
+    dump = getattr(usage, "model_dump", None)
+    if dump is None:
+        return {}
+    data = dump(exclude_unset=True)
+    return data if isinstance(data, dict) else {}
+
+
+def count(data: Any, *path: str) -> int:
+    """An integer found at ``path`` in nested dicts; 0 when absent, null or not a number."""
+    value = data
+    for key in path:
+        if not isinstance(value, dict):
+            return 0
+        value = value.get(key)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    return int(value)
