@@ -1,4 +1,4 @@
-"""mmjudge: measure LLM and multimodal LLM relevance judges against human labels, with exact costs."""
+"""mmjudge: measure LLM and multimodal LLM relevance judges against humans, with exact costs."""
 
 from pathlib import Path
 

@@ -101,8 +101,10 @@ class DatasetConfig:
     text_fields: list[str] = field(default_factory=list)
     """Result fields shown to the judge, in order (loaders have their own defaults)."""
     columns: dict[str, Any] = field(default_factory=dict)
-    """``table`` loader: which column holds ``query``, ``query_id``, ``result_id``, ``image``
-    and ``annotators`` (annotator name -> grade column)."""
+    """Loader options. ``table``: which column holds ``query``, ``query_id``, ``result_id``,
+    ``text_fields``, ``image``, ``annotators`` (annotator name -> grade column), ``grade_map``,
+    ``delimiter``. ``flickr8k_expert``: ``skip_missing_images``, ``image_dir``. ``trec``:
+    ``doc_id`` (the documents' id key)."""
     encoding: str = "utf-8"
     """Text encoding of the dataset's files."""
     max_text_tokens: int | None = None

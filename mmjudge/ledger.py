@@ -120,7 +120,9 @@ def openai_tile_tokens(width: int, height: int, detail: str, base: int, tile: in
     return base + tile * tiles
 
 
-def anthropic_2024_tokens(width: int, height: int, max_edge: int = 1568, max_tokens: int = 1600) -> float:
+def anthropic_2024_tokens(
+    width: int, height: int, max_edge: int = 1568, max_tokens: int = 1600
+) -> float:
     """Anthropic's 2024 rule: width × height / 750, after downscaling over-large images."""
     scale = min(1.0, max_edge / max(width, height))
     w, h = width * scale, height * scale
@@ -130,7 +132,9 @@ def anthropic_2024_tokens(width: int, height: int, max_edge: int = 1568, max_tok
     return w * h / 750
 
 
-def openai_patch_tokens(width: int, height: int, patch: int, budget: int, multiplier: float) -> float:
+def openai_patch_tokens(
+    width: int, height: int, patch: int, budget: int, multiplier: float
+) -> float:
     """OpenAI's patch rule: 32-px patches, shrunk to fit the patch budget, times the model's
     multiplier."""
     patches = math.ceil(width / patch) * math.ceil(height / patch)
@@ -170,7 +174,9 @@ def anthropic_patch_tokens(
     return cost(low, max(1, round(low * height / width)))[1]
 
 
-def gemini_tokens(width: int, height: int, per_tile: int = 258, small: int = 384, tile: int = 768) -> int:
+def gemini_tokens(
+    width: int, height: int, per_tile: int = 258, small: int = 384, tile: int = 768
+) -> int:
     """Gemini 2.x: a small image is one 258-token unit; a larger one is cut into 768-px tiles."""
     if width <= small and height <= small:
         return per_tile

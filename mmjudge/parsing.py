@@ -41,7 +41,9 @@ def parse_grade(text: str | None, grades: list[int] | tuple[int, ...]) -> Parsed
     return ParsedGrade(None, None, f"no grade found in answer: {snippet!r}")
 
 
-def _checked(value: str, explanation: str | None, grades: list[int] | tuple[int, ...]) -> ParsedGrade:
+def _checked(
+    value: str, explanation: str | None, grades: list[int] | tuple[int, ...]
+) -> ParsedGrade:
     number = float(value)
     if not number.is_integer():
         return ParsedGrade(None, explanation, f"grade {value} is not a whole number")

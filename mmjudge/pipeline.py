@@ -172,7 +172,9 @@ def _work(context: CellContext, examples: list[Example], done: set[str]) -> Iter
         error = None
         if cfg.modality.include_image:
             if not example.images:
-                error = f"result '{example.result_id}' has no image for modality '{cfg.modality.name}'"
+                error = (
+                    f"result '{example.result_id}' has no image for modality '{cfg.modality.name}'"
+                )
             for path, name in zip(example.images, example.image_names, strict=True):
                 try:
                     images.append(
@@ -187,9 +189,9 @@ def _work(context: CellContext, examples: list[Example], done: set[str]) -> Iter
                     error = str(exc)
                     break
         rendered = render(example, cfg.modality, cfg.prompt, cfg.dataset, n_images=len(images))
-        if error is None and cfg.modality.include_text and not cfg.modality.include_image:
-            if not rendered.fields:
-                error = f"result '{example.result_id}' has no text fields for modality 'text'"
+        text_only = cfg.modality.include_text and not cfg.modality.include_image
+        if error is None and text_only and not rendered.fields:
+            error = f"result '{example.result_id}' has no text fields for modality 'text'"
         request = JudgeRequest(
             item_key=example.key,
             prompt=rendered.text,
@@ -305,5 +307,5 @@ def _record(context: CellContext, outcome: Outcome) -> JudgmentRecord:
         timestamp=datetime.now(UTC).isoformat(timespec="seconds"),
         usage=usage,
         image_cost_usd=image_cost,
+        truncated=example.truncated,
     )
-

@@ -183,6 +183,8 @@ class JudgmentRecord:
     """All usage buckets (see :class:`Usage`)."""
     image_cost_usd: float = 0.0
     """Estimated part of ``cost_usd`` due to images."""
+    truncated: bool = False
+    """True when the result text was cut to the dataset's token budget."""
     schema_version: int = SCHEMA_VERSION
     """Version of this row's layout."""
 

@@ -33,6 +33,7 @@ COLUMNS = (
     "image_cost_usd",
     "latency_s",
     "cached",
+    "truncated",
 )
 
 
@@ -54,18 +55,14 @@ def load_judgments(path: Path) -> pd.DataFrame:
     columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
     columns["image_tokens"] = []
     humans: dict[str, list[Any]] = {}
-    n = 0
-    for row in iter_rows(path):
+    for n, row in enumerate(iter_rows(path)):
         for name in COLUMNS:
             columns[name].append(row.get(name))
         columns["image_tokens"].append((row.get("usage") or {}).get("image_tokens", 0))
         for annotator, grade in (row.get("human_labels") or {}).items():
-            if annotator not in humans:
-                humans[annotator] = [None] * n
-            humans[annotator].append(grade)
-        n += 1
+            humans.setdefault(annotator, [None] * n).append(grade)
         for values in humans.values():
-            if len(values) < n:
+            if len(values) < n + 1:
                 values.append(None)
     frame = pd.DataFrame(columns)
     for annotator, values in sorted(humans.items()):
@@ -76,6 +73,7 @@ def load_judgments(path: Path) -> pd.DataFrame:
     for name in ("cost_usd", "image_cost_usd", "latency_s"):
         frame[name] = frame[name].fillna(0.0).astype(np.float64)
     frame["cached"] = frame["cached"].fillna(False).astype(bool)
+    frame["truncated"] = frame["truncated"].fillna(False).astype(bool)
     return frame
 
 

@@ -268,7 +268,9 @@ class Runner:
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         """Exponential backoff with full jitter, never shorter than the server's retry-after."""
-        ceiling = min(self.settings.backoff_max_s, self.settings.backoff_base_s * 2 ** (attempt - 1))
+        ceiling = min(
+            self.settings.backoff_max_s, self.settings.backoff_base_s * 2 ** (attempt - 1)
+        )
         delay = self._rng.uniform(ceiling / 2, ceiling)
         if retry_after is not None:
             delay = max(delay, retry_after)

@@ -126,6 +126,7 @@ def write_summary(
         "n_judgments": n,
         "n_errors": n_errors,
         "n_unparseable": n_unparseable,
+        "n_truncated": int(frame["truncated"].sum()) if n else 0,
         "metrics": agreement(answered, grades, cfg.dataset.scale.relevant_from),
         "cost": cost_summary(frame),
         "tokens": {

@@ -19,7 +19,9 @@ CONFIG_DIR = str(PROJECT_ROOT / "conf")
 
 #: Values that look like provider API keys. Hydra writes overrides to disk, so a key typed on
 #: the command line must be refused before Hydra starts.
-_KEY_PATTERN = re.compile(r"(sk-[A-Za-z0-9_\-]{16,}|sk-ant-[A-Za-z0-9_\-]{16,}|AIza[0-9A-Za-z_\-]{30,})")
+_KEY_PATTERN = re.compile(
+    r"(sk-[A-Za-z0-9_\-]{16,}|sk-ant-[A-Za-z0-9_\-]{16,}|AIza[0-9A-Za-z_\-]{30,})"
+)
 _KEY_NAMES = re.compile(r"(^|\.)(api_key|apikey|key|token|secret|password)=", re.IGNORECASE)
 
 

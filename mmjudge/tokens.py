@@ -16,7 +16,7 @@ import warnings
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from mmjudge import PROJECT_ROOT
 
@@ -67,7 +67,7 @@ def seed_tiktoken_cache() -> Path | None:
 
 
 @lru_cache(maxsize=8)
-def _encoding(model_id: str):  # type: ignore[no-untyped-def]
+def _encoding(model_id: str) -> Any:
     import tiktoken
 
     seed_tiktoken_cache()

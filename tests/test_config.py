@@ -16,9 +16,7 @@ def options(group: str) -> list[str]:
     return sorted(p.stem for p in (PROJECT_ROOT / "conf" / group).glob("*.yaml"))
 
 
-@pytest.mark.parametrize(
-    ("group", "option"), [(g, o) for g in GROUPS for o in options(g)]
-)
+@pytest.mark.parametrize(("group", "option"), [(g, o) for g in GROUPS for o in options(g)])
 def test_every_config_option_composes_and_validates(group: str, option: str) -> None:
     cfg = compose_config([f"{group}={option}"])
     typed = OmegaConf.to_object(cfg)

@@ -326,7 +326,9 @@ def test_anthropic_request_shape(loopback: LoopbackServer) -> None:
     sent = loopback.last
     assert sent.path == ANTHROPIC_PATH
     # Older SDKs send the key as x-api-key, newer ones as a bearer token.
-    sent_key = sent.headers.get("x-api-key") or sent.headers["authorization"].removeprefix("Bearer ")
+    sent_key = sent.headers.get("x-api-key") or sent.headers["authorization"].removeprefix(
+        "Bearer "
+    )
     assert sent_key == ANTHROPIC_KEY
     assert "anthropic-version" in sent.headers
     body = sent.body
@@ -462,7 +464,9 @@ def test_timeout_is_retryable(loopback: LoopbackServer, factory: JudgeFactory) -
 
 
 @BOTH
-def test_unrelated_errors_are_not_retryable(loopback: LoopbackServer, factory: JudgeFactory) -> None:
+def test_unrelated_errors_are_not_retryable(
+    loopback: LoopbackServer, factory: JudgeFactory
+) -> None:
     judge = factory(loopback)
     assert not judge.is_retryable(ValueError("a bug"))
     assert not judge.is_retryable(KeyError("x"))

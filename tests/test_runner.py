@@ -61,7 +61,11 @@ def settings(**changes) -> RunnerConfig:
 
 def items(n: int, forecast: float = 0.0) -> list[WorkItem]:
     return [
-        WorkItem(key=f"k{i}", request=JudgeRequest(item_key=f"k{i}", prompt=f"p{i}"), forecast_usd=forecast)
+        WorkItem(
+            key=f"k{i}",
+            request=JudgeRequest(item_key=f"k{i}", prompt=f"p{i}"),
+            forecast_usd=forecast,
+        )
         for i in range(n)
     ]
 
@@ -148,7 +152,7 @@ def test_budget_stops_scheduling_before_the_cap() -> None:
         async for outcome in runner.run(items(10, forecast=0.1)):
             seen.append(outcome)
 
-    with pytest.raises(BudgetExceeded, match="spent \\$0.3"):
+    with pytest.raises(BudgetExceeded, match=r"spent \$0\.3"):
         asyncio.run(go())
     assert len(judge.calls) == 3
     assert len(seen) == 3

@@ -33,7 +33,6 @@ from mmjudge.data.validation import (
     dataset_file,
     parse_grade,
     require_file,
-    truncate_fields,
     where,
 )
 from mmjudge.errors import DatasetError
@@ -118,7 +117,7 @@ def load(cfg: DatasetConfig) -> Iterator[Example]:
         )
 
     for label in labels:
-        fields = truncate_fields(articles[label.article_id].fields, cfg.max_text_tokens).fields
+        fields = articles[label.article_id].fields
         name = image_name(label.article_id)
         image = (root / name).resolve()
         has_image = cfg.max_images > 0 and image.is_file()

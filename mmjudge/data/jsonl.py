@@ -1,8 +1,8 @@
 """mmjudge's canonical JSONL format: one (query, result) pair per line.
 
-    {"query_id": "q01", "query": "red striped t-shirt", "result_id": "p001",
-     "fields": {"name": "...", "colour": "..."}, "images": ["images/p001.png"],
-     "labels": {"annotator_a": 2, "annotator_b": 1}}
+{"query_id": "q01", "query": "red striped t-shirt", "result_id": "p001",
+ "fields": {"name": "...", "colour": "..."}, "images": ["images/p001.png"],
+ "labels": {"annotator_a": 2, "annotator_b": 1}}
 """
 
 from __future__ import annotations

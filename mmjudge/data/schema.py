@@ -7,7 +7,7 @@ raises :class:`~mmjudge.errors.DatasetError` naming the file, line and field on 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from mmjudge import PROJECT_ROOT
@@ -33,6 +33,8 @@ class Example:
     """Human grades keyed by annotator."""
     image_names: tuple[str, ...] = ()
     """Image paths as written in the dataset (relative to its root), for records and reports."""
+    truncated: bool = False
+    """True when the text fields were cut to ``dataset.max_text_tokens``."""
 
     @property
     def key(self) -> str:
@@ -61,9 +63,13 @@ def load_dataset(cfg: DatasetConfig) -> Iterator[Example]:
             f"dataset.loader='{cfg.loader}' is unknown for dataset '{cfg.name}'; "
             f"choose one of: {', '.join(sorted(loaders))}"
         )
-    count = 0
-    for example in loader(cfg):
+    from mmjudge.data.validation import truncate_fields
+
+    for count, example in enumerate(loader(cfg)):
         if cfg.limit is not None and count >= cfg.limit:
             return
-        count += 1
+        if cfg.max_text_tokens is not None:
+            fields, truncated = truncate_fields(example.fields, cfg.max_text_tokens)
+            if truncated:
+                example = replace(example, fields=tuple(fields), truncated=True)
         yield example

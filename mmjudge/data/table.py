@@ -39,7 +39,6 @@ from mmjudge.data.validation import (
     require_file,
     resolve_image,
     text_lines,
-    truncate_fields,
     where,
 )
 from mmjudge.errors import ConfigError, DatasetError
@@ -226,10 +225,7 @@ def _example(
     query = required_text(mapping.query)
     query_id = required_text(mapping.query_id) if mapping.query_id else query
     result_id = required_text(mapping.result_id)
-    fields = truncate_fields(
-        ((column, cell_text(row, column, path, line)) for column in mapping.text_fields),
-        cfg.max_text_tokens,
-    ).fields
+    fields = tuple((column, cell_text(row, column, path, line)) for column in mapping.text_fields)
 
     images: tuple[str, ...] = ()
     names: tuple[str, ...] = ()

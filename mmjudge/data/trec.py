@@ -32,7 +32,6 @@ from mmjudge.data.validation import (
     parse_grade,
     require_file,
     text_lines,
-    truncate_fields,
     where,
 )
 from mmjudge.errors import ConfigError, DatasetError
@@ -139,7 +138,7 @@ def load(cfg: DatasetConfig) -> Iterator[Example]:
             query_id=judgment.query_id,
             query=queries[judgment.query_id],
             result_id=judgment.doc_id,
-            fields=truncate_fields(docs[judgment.doc_id], cfg.max_text_tokens).fields,
+            fields=tuple(docs[judgment.doc_id]),
             labels={annotator: judgment.grade},
         )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import abc
 from typing import ClassVar
 
+from mmjudge.config import ModelConfig
 from mmjudge.records import JudgeRequest, JudgeResponse
 
 MODALITIES = ("text", "mm", "image")
@@ -24,6 +25,9 @@ class JudgeAPI(abc.ABC):
     modalities: tuple[str, ...] = ("text",)
     #: Whether answers are worth keeping in the response cache (not for free local judges).
     cacheable: bool = True
+
+    def __init__(self, model: ModelConfig) -> None:
+        self.model = model
 
     @abc.abstractmethod
     async def generate(self, request: JudgeRequest) -> JudgeResponse:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import re
 import time
 from collections import Counter
@@ -14,7 +13,31 @@ from mmjudge.records import JudgeRequest, JudgeResponse
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 _STOPWORDS = frozenset(
-    "a an and the for of in on with to by at from or is are this that it its my me i".split()
+    [
+        "a",
+        "an",
+        "and",
+        "the",
+        "for",
+        "of",
+        "in",
+        "on",
+        "with",
+        "to",
+        "by",
+        "at",
+        "from",
+        "or",
+        "is",
+        "are",
+        "this",
+        "that",
+        "it",
+        "its",
+        "my",
+        "me",
+        "i",
+    ]
 )
 
 
@@ -93,5 +116,3 @@ class LexicalJudge(JudgeAPI):
             model=self.name,
             stop_reason="stop",
         )
-
-

@@ -56,5 +56,5 @@ def judge_class(model: ModelConfig) -> type[JudgeAPI]:
 
 def create_judge(model: ModelConfig) -> JudgeAPI:
     """Build the judge for a model config (reads its API key from the environment)."""
-    factory: Callable[[ModelConfig], JudgeAPI] = judge_class(model)  # type: ignore[assignment]
+    factory: Callable[[ModelConfig], JudgeAPI] = judge_class(model)
     return factory(model)

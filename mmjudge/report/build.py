@@ -66,7 +66,7 @@ def _dataset_tables(cells: pd.DataFrame) -> list[dict[str, Any]]:
     tables = []
     for dataset, group in done.groupby("dataset", sort=True):
         rows = []
-        human = {}
+        human: dict[str, float] = {}
         for _, cell in group.sort_values(["kappa"], ascending=False, na_position="last").iterrows():
             metrics = cell["summary"].get("metrics") or {}
             human.update(metrics.get("human_human_kappa") or {})
@@ -114,7 +114,5 @@ def _provenance(cells: pd.DataFrame) -> dict[str, Any]:
         "sheets": sorted({str(s) for s in cells["pricing_sheet"].dropna()}),
         "git_commit": first.get("git_commit") or "unknown",
         "packages": first.get("packages") or {},
-        "finished": sorted(
-            {str(c["summary"].get("finished_at")) for _, c in cells.iterrows()}
-        ),
+        "finished": sorted({str(c["summary"].get("finished_at")) for _, c in cells.iterrows()}),
     }

@@ -8,8 +8,8 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
+import matplotlib.pyplot as plt
+import pandas as pd
 
 MARKERS = {"text": "o", "mm": "s", "image": "^"}
 MODALITY_NAMES = {"text": "text only", "mm": "image + text", "image": "image only"}

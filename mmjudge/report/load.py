@@ -50,7 +50,7 @@ def write_sweep_summary(root: Path, cells: pd.DataFrame) -> dict[str, Any]:
     """``sweep_summary.json`` in a sweep directory: every cell, skipped ones with reasons."""
     data: dict[str, Any] = {
         "schema_version": 1,
-        "n_cells": int(len(cells)),
+        "n_cells": len(cells),
         "n_skipped": int((cells["status"] == "skipped").sum()) if len(cells) else 0,
         "cells": [
             {
