@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -99,8 +99,11 @@ def run_cell(raw_cfg: DictConfig | SweepConfig, run_dir: Path) -> dict[str, Any]
         image_cache=ImageCache(resolve_path(cfg.images.cache_dir)),
         forecast=Forecast(),
     )
-    # Validate the whole dataset before the first paid call: a bad line fails here.
-    examples = list(load_dataset(cfg.dataset))
+    # Validate the whole dataset before the first paid call: a bad line fails here. The
+    # examples are then streamed a second time, so memory stays flat however large it is.
+    for _example in load_dataset(cfg.dataset):
+        pass
+    examples = _ExampleStream(cfg)
     if cfg.runner.dry_run:
         return _dry_run(context, examples, run_dir)
     done = _finished_keys(records_path)
@@ -110,6 +113,16 @@ def run_cell(raw_cfg: DictConfig | SweepConfig, run_dir: Path) -> dict[str, Any]
     )
 
 
+class _ExampleStream:
+    """Re-iterable view of a dataset's examples, read from disk on each pass."""
+
+    def __init__(self, cfg: SweepConfig) -> None:
+        self.cfg = cfg
+
+    def __iter__(self) -> Iterator[Example]:
+        return load_dataset(self.cfg.dataset)
+
+
 def _image_settings(cfg: SweepConfig) -> ImageSettings:
     try:
         return ImageSettings.from_config(cfg.images)
@@ -117,7 +130,7 @@ def _image_settings(cfg: SweepConfig) -> ImageSettings:
         raise ConfigError(str(error)) from None
 
 
-def _dry_run(context: CellContext, examples: list[Example], run_dir: Path) -> dict[str, Any]:
+def _dry_run(context: CellContext, examples: Iterable[Example], run_dir: Path) -> dict[str, Any]:
     """Forecast the cell without calling anything; writes ``forecast.json``."""
     for _item in _work(context, examples, set()):
         pass
@@ -162,7 +175,7 @@ def _finished_keys(records_path: Path) -> set[str]:
     return keys
 
 
-def _work(context: CellContext, examples: list[Example], done: set[str]) -> Iterator[WorkItem]:
+def _work(context: CellContext, examples: Iterable[Example], done: set[str]) -> Iterator[WorkItem]:
     cfg = context.cfg
     grades = tuple(cfg.dataset.scale.grades)
     for example in examples:
@@ -222,7 +235,7 @@ def _work(context: CellContext, examples: list[Example], done: set[str]) -> Iter
 
 
 async def _run(
-    context: CellContext, examples: list[Example], done: set[str], records_path: Path
+    context: CellContext, examples: Iterable[Example], done: set[str], records_path: Path
 ) -> Any:
     cfg = context.cfg
     cache = None

@@ -291,6 +291,7 @@ def test_openai_compatible_without_key(
     )
     judge = create_judge(model)
     assert isinstance(judge, OpenAIJudge)
+    assert judge.model is model
     call(judge, make_request())
     assert loopback.last.headers["authorization"] == "Bearer not-needed"
 
@@ -457,7 +458,7 @@ def test_transient_errors_are_retryable(
 @BOTH
 def test_timeout_is_retryable(loopback: LoopbackServer, factory: JudgeFactory) -> None:
     loopback.script(Behaviour.hang(seconds=5))
-    judge = factory(loopback, timeout=0.5)
+    judge = factory(loopback, timeout=0.3)
     error = failure(judge, make_request())
     assert "Timeout" in type(error).__name__
     assert judge.is_retryable(error)
@@ -667,11 +668,11 @@ def test_loopback_responder_and_concurrency() -> None:
         prompt = request.body["messages"][-1]["content"]
         return Behaviour.server_error() if "fail" in prompt else f"{len(prompt) % 3}\nok"
 
-    with LoopbackServer(responder=responder, latency_s=0.2, record=False) as server:
+    with LoopbackServer(responder=responder, latency_s=0.1, record=False) as server:
         judge = OpenAIJudge(openai_model(server))
 
         async def many() -> list[JudgeResponse | BaseException]:
-            requests = [JudgeRequest(item_key=str(i), prompt=f"item {i}") for i in range(300)]
+            requests = [JudgeRequest(item_key=str(i), prompt=f"item {i}") for i in range(200)]
             requests.append(JudgeRequest(item_key="bad", prompt="please fail"))
             try:
                 return await asyncio.gather(
@@ -681,10 +682,10 @@ def test_loopback_responder_and_concurrency() -> None:
                 await judge.aclose()
 
         results = asyncio.run(many())
-        assert server.request_count == 301
+        assert server.request_count == 201
         assert server.requests == []
     answers = [r for r in results if isinstance(r, JudgeResponse)]
-    assert len(answers) == 300
+    assert len(answers) == 200
     assert answers[7].text == f"{len('item 7') % 3}\nok"
     assert isinstance(results[-1], Exception) and judge.is_retryable(results[-1])
 
@@ -696,3 +697,14 @@ def test_loopback_unknown_route(loopback: LoopbackServer) -> None:
     with pytest.raises(urllib.error.HTTPError) as caught:
         urllib.request.urlopen(loopback.url + "/v2/nothing", timeout=5)
     assert caught.value.code == 404
+
+
+def test_debug_log_is_redacted(loopback: LoopbackServer, caplog: pytest.LogCaptureFixture) -> None:
+    image = make_image()
+    with caplog.at_level("DEBUG", logger="mmjudge.providers"):
+        call(new_openai(loopback), make_request(image))
+        call(new_anthropic(loopback), make_request(image))
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    assert logged.count(f"sha256:{image.sha256}") == 2
+    assert make_image("base64").data[:100] not in logged
+    assert OPENAI_KEY not in logged and ANTHROPIC_KEY not in logged

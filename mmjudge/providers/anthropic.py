@@ -56,6 +56,7 @@ class AnthropicJudge(JudgeAPI):
     modalities: tuple[str, ...] = ("text", "mm", "image")
 
     def __init__(self, model: ModelConfig, *, timeout: float | None = None) -> None:
+        super().__init__(model)
         self.name = str(model.name)
         self.model_id = str(model.model_id)
         self.supports_images = bool(model.supports_images)
@@ -118,8 +119,8 @@ class AnthropicJudge(JudgeAPI):
             log.debug("%s request %s", self.name, json.dumps(self.redacted_request(request)))
         started = time.perf_counter()
         try:
-            # Sampling settings go through ``extra_body``: recent SDKs dropped them from the
-            # method's keyword arguments while the API still takes them in the JSON body.
+            # Only the stable fields go by name; the rest (temperature) travel in ``extra_body``:
+            # recent SDKs dropped sampling keywords while the API still reads them in the body.
             named = {key: value for key, value in body.items() if key in _NAMED_PARAMS}
             extra = {key: value for key, value in body.items() if key not in _NAMED_PARAMS}
             message = await self._client.messages.create(**named, extra_body=extra or None)

@@ -41,6 +41,8 @@ DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 NO_KEY = "not-needed"
 
 MAX_TOKENS_PARAMS = ("max_tokens", "max_completion_tokens")
+#: Body fields passed to ``chat.completions.create`` by name; the others go in ``extra_body``.
+_NAMED_PARAMS = frozenset({"model", "messages"})
 #: Model ids starting with these are reasoning models, which take ``max_completion_tokens``.
 REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
 
@@ -63,6 +65,7 @@ class OpenAIJudge(JudgeAPI):
     modalities: tuple[str, ...] = ("text", "mm", "image")
 
     def __init__(self, model: ModelConfig, *, timeout: float | None = None) -> None:
+        super().__init__(model)
         self.name = str(model.name)
         self.provider_name = str(model.provider)
         self.model_id = str(model.model_id)
@@ -147,7 +150,13 @@ class OpenAIJudge(JudgeAPI):
             log.debug("%s request %s", self.name, json.dumps(self.redacted_request(request)))
         started = time.perf_counter()
         try:
-            completion = await self._client.chat.completions.create(**body)
+            # Only the stable fields go by name; the rest travel in ``extra_body`` so that an
+            # SDK release that renames or drops a keyword cannot break the call.
+            named = {key: value for key, value in body.items() if key in _NAMED_PARAMS}
+            extra = {key: value for key, value in body.items() if key not in _NAMED_PARAMS}
+            completion = await self._client.chat.completions.create(
+                **named, extra_body=extra or None
+            )
         except json.JSONDecodeError as exc:
             raise MalformedResponseError(
                 f"{self.base_url} answered with a body that is not valid JSON ({exc.msg})"
