@@ -139,6 +139,18 @@ class PromptConfig:
     """Ask for a one- or two-sentence explanation after the grade."""
     guidelines: bool = False
     """Insert the dataset's grading guidelines."""
+    aspects: bool = False
+    """Ask for aspect grades (match to the intent, trustworthiness of the listing) before an
+    ``overall:`` grade; only the overall grade is read as the label."""
+    raters: int = 1
+    """Above 1: the judge imagines this many independent raters, writes a grade for each,
+    then a ``final:`` grade; only the final grade is read as the label."""
+    confidence: bool = False
+    """Ask for a stated confidence (``confidence: 1``–``5``) after the grade; cascades can
+    escalate on it."""
+    paraphrase: int = 0
+    """Which wording of the same design to use (0 is the standard wording); measures how
+    much agreement moves with wording alone."""
 
 
 @dataclass

@@ -12,10 +12,12 @@ import time
 from typing import Any
 
 import anthropic
+from anthropic.types import Message
 
 from mmjudge.config import ModelConfig
 from mmjudge.errors import ConfigError, FatalProviderError
 from mmjudge.providers._common import (
+    http_client,
     DEFAULT_TIMEOUT_S,
     MalformedResponseError,
     ProviderResponse,
@@ -37,7 +39,6 @@ log = logging.getLogger(__name__)
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
 #: Body fields passed to ``messages.create`` by name; the others travel in ``extra_body``.
-_NAMED_PARAMS = frozenset({"model", "max_tokens", "messages", "system"})
 
 
 def normalise_base_url(url: str | None) -> str:
@@ -70,6 +71,7 @@ class AnthropicJudge(JudgeAPI):
             base_url=self.base_url,
             max_retries=0,
             timeout=DEFAULT_TIMEOUT_S if timeout is None else timeout,
+            http_client=http_client(anthropic, model),
         )
 
     def describe(self) -> str:
@@ -119,11 +121,10 @@ class AnthropicJudge(JudgeAPI):
             log.debug("%s request %s", self.name, json.dumps(self.redacted_request(request)))
         started = time.perf_counter()
         try:
-            # Only the stable fields go by name; the rest (temperature) travel in ``extra_body``:
-            # recent SDKs dropped sampling keywords while the API still reads them in the body.
-            named = {key: value for key, value in body.items() if key in _NAMED_PARAMS}
-            extra = {key: value for key, value in body.items() if key not in _NAMED_PARAMS}
-            message = await self._client.messages.create(**named, extra_body=extra or None)
+            # The body is already in wire format: the SDK's generic ``post`` sends it with the
+            # same client, auth, errors and parsing, without re-transforming keyword arguments
+            # (recent SDKs also dropped sampling keywords that the API still reads).
+            message = await self._client.post("/v1/messages", body=body, cast_to=Message)
         except json.JSONDecodeError as exc:
             raise MalformedResponseError(
                 f"{self.base_url} answered with a body that is not valid JSON ({exc.msg})"
