@@ -17,12 +17,12 @@ from anthropic.types import Message
 from mmjudge.config import ModelConfig
 from mmjudge.errors import ConfigError, FatalProviderError
 from mmjudge.providers._common import (
-    http_client,
     DEFAULT_TIMEOUT_S,
     MalformedResponseError,
     ProviderResponse,
     classify_status,
     count,
+    http_client,
     image_base64,
     image_marker,
     is_retryable_error,

@@ -19,12 +19,12 @@ from openai.types.chat import ChatCompletion
 from mmjudge.config import ModelConfig
 from mmjudge.errors import ConfigError, FatalProviderError
 from mmjudge.providers._common import (
-    http_client,
     DEFAULT_TIMEOUT_S,
     MalformedResponseError,
     ProviderResponse,
     classify_status,
     count,
+    http_client,
     image_data_url,
     image_marker,
     is_retryable_error,
