@@ -193,6 +193,17 @@ class RunnerConfig:
     """Forecast calls, tokens and dollars without calling anything."""
     max_cost_usd: float | None = None
     """Stop scheduling calls before this spend would be passed."""
+    mode: str = "sync"
+    """``sync`` calls the API directly; ``batch`` uses the provider's batch API (half price,
+    results within 24 hours)."""
+    batch_poll_s: float = 30.0
+    """Seconds between polls of a submitted batch."""
+    batch_failed: str = "batch"
+    """Items a batch returned as failed are retried in a follow-up ``batch`` or ``sync``."""
+    batch_max_requests: int | None = None
+    """Split batches above this many requests (default: the provider's limit)."""
+    batch_max_bytes: int | None = None
+    """Split batches above this size in bytes (default: the provider's limit)."""
     forecast_output_tokens: int = 40
     """Output tokens per call assumed by forecasts (a grade and a short explanation)."""
     progress: bool = True

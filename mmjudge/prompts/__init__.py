@@ -1,4 +1,12 @@
-"""Prompt templates (package data) and their rendering."""
+"""Prompt templates (package data) and their rendering.
+
+A prompt is one design (what is shown, what is asked) in one wording. The design comes from
+:class:`~mmjudge.config.PromptConfig`: role statement, dataset description and guidelines,
+strictness note, aspect grades, simulated raters, a stated confidence, an explanation. The
+wording is ``_wording<N>.j2`` for ``prompt.paraphrase = N``: each wording file phrases every
+sentence of the design differently, so comparing wordings measures how much agreement moves
+with wording alone. Rendering is a pure function of the example and the configs.
+"""
 
 from __future__ import annotations
 
@@ -18,6 +26,9 @@ _ENV = jinja2.Environment(
 )
 
 SYSTEM_PROMPT = "You grade search results for relevance. Answer in the format you are asked for."
+
+#: Number of wordings shipped (``_wording0.j2`` ... ``_wording{N-1}.j2``).
+N_WORDINGS = 3
 
 DEFAULT_MEANINGS = {
     0: "not relevant: the result does not match what the query asks for",
@@ -63,6 +74,7 @@ def render(
         if modality.include_text
         else ()
     )
+    check_prompt(prompt)
     template_name = f"{prompt.template}_{modality.name}.j2"
     try:
         template = _ENV.get_template(template_name)
@@ -72,6 +84,7 @@ def render(
             f"'{modality.name}' (looked for mmjudge/prompts/{template_name})"
         ) from None
     text = template.render(
+        wording=f"_wording{prompt.paraphrase}.j2",
         role=prompt.role,
         description=dataset.description if prompt.role else "",
         scale=scale_meanings(dataset),
@@ -83,9 +96,26 @@ def render(
         query=example.query,
         fields=fields,
         n_images=n_images,
+        shows_image=modality.include_image,
+        shows_text=modality.include_text,
         explanation=prompt.explanation,
+        aspects=prompt.aspects,
+        raters=prompt.raters,
+        final_key="final" if prompt.raters > 1 else "overall",
+        confidence=prompt.confidence,
     )
     return RenderedPrompt(system=SYSTEM_PROMPT, text=_tidy(text), fields=fields)
+
+
+def check_prompt(prompt: PromptConfig) -> None:
+    """Fail with a one-line fix when the prompt config asks for something not shipped."""
+    if not 0 <= prompt.paraphrase < N_WORDINGS:
+        raise ConfigError(
+            f"prompt.paraphrase={prompt.paraphrase} is not a shipped wording; "
+            f"use 0 to {N_WORDINGS - 1}"
+        )
+    if prompt.raters < 1:
+        raise ConfigError(f"prompt.raters={prompt.raters}: use 1 (one grade) or more")
 
 
 def _tidy(text: str) -> str:

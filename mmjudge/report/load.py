@@ -1,17 +1,31 @@
-"""Collect the runs under a run or sweep directory into one table of cells."""
+"""Read a run or sweep directory back for the report: one row per cell from the summaries,
+and each cell's labels streamed from ``judgments.jsonl`` into compact arrays.
+
+Only what the statistics need is kept per row (item, judge label, byte offset of the row);
+human grades are kept once per item, shared by every judge of a dataset. Texts such as
+explanations are read later, only for the few rows the report shows.
+"""
 
 from __future__ import annotations
 
 import json
+import math
 import os
+from array import array
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
-from mmjudge.results import read_summary, run_dirs
+from mmjudge import metrics
+from mmjudge.results import JUDGMENTS, read_summary, run_dirs
 
 SWEEP_SUMMARY = "sweep_summary.json"
+_NAN = math.nan
 
 
 def cell_table(root: Path) -> pd.DataFrame:
@@ -19,7 +33,7 @@ def cell_table(root: Path) -> pd.DataFrame:
     rows = []
     for run_dir in run_dirs(root):
         summary = read_summary(run_dir)
-        metrics = summary.get("metrics") or {}
+        metrics_ = summary.get("metrics") or {}
         cost = summary.get("cost") or {}
         rows.append(
             {
@@ -27,19 +41,20 @@ def cell_table(root: Path) -> pd.DataFrame:
                 "run_id": summary.get("run_id", run_dir.name),
                 "status": summary.get("status", "complete"),
                 "skip_reason": summary.get("skip_reason"),
-                "dataset": summary.get("dataset"),
-                "model": summary.get("model"),
+                "dataset": str(summary.get("dataset")),
+                "model": str(summary.get("model")),
                 "model_id": summary.get("model_id"),
-                "modality": summary.get("modality"),
-                "prompt_id": summary.get("prompt_id"),
+                "modality": str(summary.get("modality")),
+                "prompt_id": str(summary.get("prompt_id")),
                 "pricing_sheet": summary.get("pricing_sheet"),
+                "finished_at": str(summary.get("finished_at") or ""),
                 "n": summary.get("n_judgments", 0),
                 "n_errors": summary.get("n_errors", 0),
                 "n_unparseable": summary.get("n_unparseable", 0),
-                "kappa": metrics.get("kappa"),
-                "accuracy": metrics.get("accuracy"),
-                "usd_per_million": cost.get("usd_per_million", 0.0),
-                "total_usd": cost.get("total_usd", 0.0),
+                "kappa": metrics_.get("kappa"),
+                "accuracy": metrics_.get("accuracy"),
+                "usd_per_million": float(cost.get("usd_per_million") or 0.0),
+                "total_usd": float(cost.get("total_usd") or 0.0),
                 "summary": summary,
             }
         )
@@ -77,3 +92,177 @@ def write_sweep_summary(root: Path, cells: pd.DataFrame) -> dict[str, Any]:
     tmp.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
     os.replace(tmp, root / SWEEP_SUMMARY)
     return data
+
+
+# --------------------------------------------------------------------------- labels
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass
+class DatasetItems:
+    """Every (query, result) item of one dataset that some judge answered, with the human
+    grades. Items are numbered 0..n-1 in the order first seen."""
+
+    name: str
+    codes: dict[str, int] = field(default_factory=dict)
+    """``"query_id<TAB>result_id"`` (as :attr:`mmjudge.data.Example.key`) → item number."""
+    keys: list[str] = field(default_factory=list)
+    """Item number → key."""
+    query_codes: dict[str, int] = field(default_factory=dict)
+    """Query id → query number."""
+    _item_query: array[int] = field(default_factory=lambda: array("q"))
+    _humans: dict[str, array[float]] = field(default_factory=dict)
+    _frozen: dict[str, Any] = field(default_factory=dict)
+
+    def add(self, key: str, query_id: str, human_labels: Any) -> int:
+        """Number a new item and keep its human grades."""
+        code = len(self.keys)
+        self.codes[key] = code
+        self.keys.append(key)
+        query = self.query_codes.get(query_id)
+        if query is None:
+            query = self.query_codes[query_id] = len(self.query_codes)
+        self._item_query.append(query)
+        if isinstance(human_labels, Mapping):
+            for name, grade in human_labels.items():
+                values = self._humans.get(name)
+                if values is None:
+                    values = self._humans[name] = array("d")
+                if len(values) < code:
+                    values.extend([_NAN] * (code - len(values)))
+                values.append(_grade(grade))
+        self._frozen.clear()
+        return code
+
+    @property
+    def n(self) -> int:
+        return len(self.keys)
+
+    @property
+    def item_query(self) -> IntArray:
+        """Query number of each item."""
+        if "query" not in self._frozen:
+            self._frozen["query"] = np.frombuffer(self._item_query, dtype=np.int64).copy()
+        result: IntArray = self._frozen["query"]
+        return result
+
+    @property
+    def humans(self) -> dict[str, FloatArray]:
+        """Annotator → grade of each item (``nan`` where the annotator gave none)."""
+        if "humans" not in self._frozen:
+            out = {}
+            for name in sorted(self._humans):
+                values = np.full(self.n, np.nan)
+                raw = np.frombuffer(self._humans[name], dtype=np.float64)
+                values[: raw.size] = raw
+                out[name] = values
+            self._frozen["humans"] = out
+        result: dict[str, FloatArray] = self._frozen["humans"]
+        return result
+
+    @property
+    def consensus(self) -> FloatArray:
+        """The human consensus grade of each item (see :func:`mmjudge.metrics.consensus`)."""
+        if "consensus" not in self._frozen:
+            humans = self.humans
+            self._frozen["consensus"] = (
+                metrics.consensus(humans) if humans else np.full(self.n, np.nan)
+            )
+        result: FloatArray = self._frozen["consensus"]
+        return result
+
+
+@dataclass
+class CellLabels:
+    """One cell's answered rows (rows with an item-level error are left out, as in the
+    run's summary), one per item."""
+
+    items: IntArray
+    """Item number (into the dataset's :class:`DatasetItems`) of each row."""
+    label: FloatArray
+    """The judge's grade; ``nan`` where the answer could not be parsed."""
+    offsets: IntArray
+    """Byte offset of each row in ``judgments.jsonl``."""
+    path: Path
+    """The judgments file."""
+    n_rows: int
+    """Rows read, errors included."""
+
+
+def _grade(value: Any) -> float:
+    if value is None or isinstance(value, bool):
+        return _NAN
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return _NAN
+
+
+def read_cell_labels(path: Path, items: DatasetItems) -> CellLabels:
+    """Stream one judgments file; new items are added to ``items``.
+
+    A partial last line (a killed run) is skipped. Where an item appears twice, the last
+    row wins.
+    """
+    codes: array[int] = array("q")
+    labels: array[float] = array("d")
+    offsets: array[int] = array("q")
+    known = items.codes
+    loads = json.loads
+    n_rows = 0
+    position = 0
+    if path.is_file():
+        with path.open("rb") as handle:
+            for line in handle:
+                start = position
+                position += len(line)
+                try:
+                    row = loads(line)
+                except ValueError:
+                    continue
+                if not isinstance(row, dict):
+                    continue
+                n_rows += 1
+                if row.get("error") is not None:
+                    continue
+                query_id = str(row.get("query_id"))
+                key = f"{query_id}\t{row.get('result_id')}"
+                code = known.get(key)
+                if code is None:
+                    code = items.add(key, query_id, row.get("human_labels"))
+                codes.append(code)
+                label = row.get("label")
+                labels.append(_NAN if label is None else _grade(label))
+                offsets.append(start)
+    item_array = np.frombuffer(codes, dtype=np.int64).copy()
+    label_array = np.frombuffer(labels, dtype=np.float64).copy()
+    offset_array = np.frombuffer(offsets, dtype=np.int64).copy()
+    if item_array.size:
+        last = item_array.size - 1 - np.unique(item_array[::-1], return_index=True)[1]
+        if last.size != item_array.size:
+            last.sort()
+            item_array, label_array, offset_array = (
+                item_array[last],
+                label_array[last],
+                offset_array[last],
+            )
+    return CellLabels(item_array, label_array, offset_array, path, n_rows)
+
+
+def read_rows(path: Path, offsets: list[int]) -> Iterator[dict[str, Any]]:
+    """The full rows at the given byte offsets of a judgments file."""
+    with path.open("rb") as handle:
+        for offset in offsets:
+            handle.seek(offset)
+            try:
+                row = json.loads(handle.readline())
+            except ValueError:
+                continue
+            if isinstance(row, dict):
+                yield row
+
+
+def judgments_path(run_dir: str | Path) -> Path:
+    return Path(run_dir) / JUDGMENTS

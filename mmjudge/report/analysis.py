@@ -1,0 +1,439 @@
+"""The numbers behind the report: κ with bootstrap intervals per cell, the human ceiling,
+paired comparisons between judges, and the cost–agreement frontier.
+
+Everything here is computed from saved labels (see :mod:`mmjudge.report.load`); intervals
+resample whole queries (:func:`mmjudge.metrics.bootstrap_ci`). Two judges scored on the
+same items are compared with :func:`mmjudge.metrics.paired_bootstrap`; judges on different
+datasets (independent samples) by whether their intervals overlap.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from mmjudge import metrics
+from mmjudge.report.load import CellLabels, DatasetItems, judgments_path, read_cell_labels
+
+N_BOOT = 1000
+LEVEL = 0.95
+SEED = 0
+MODALITY_NAMES = {"text": "text only", "mm": "image + text", "image": "image only"}
+#: Modalities compared against text only in the "does the image help" section.
+IMAGE_MODALITIES = ("mm", "image")
+
+
+class Judge(NamedTuple):
+    """A judge as the report compares it: a model shown one modality with one prompt."""
+
+    model: str
+    modality: str
+    prompt_id: str
+
+    def name(self, with_prompt: bool = False) -> str:
+        text = f"{self.model} · {MODALITY_NAMES.get(self.modality, self.modality)}"
+        return f"{text} · {self.prompt_id}" if with_prompt else text
+
+
+class Interval(NamedTuple):
+    """An estimate with its 95% interval (``nan`` bounds where none could be computed)."""
+
+    estimate: float
+    low: float
+    high: float
+
+    @property
+    def known(self) -> bool:
+        return math.isfinite(self.estimate)
+
+    def overlaps(self, other: Interval) -> bool:
+        """True unless both intervals are known and disjoint."""
+        bounds = (self.low, self.high, other.low, other.high)
+        if not all(math.isfinite(x) for x in bounds):
+            return True
+        return not (self.low > other.high or other.low > self.high)
+
+
+NO_INTERVAL = Interval(math.nan, math.nan, math.nan)
+
+
+@dataclass
+class Cell:
+    """One completed sweep cell: a judge on a dataset, its summary and its labels."""
+
+    dataset: str
+    judge: Judge
+    run_id: str
+    summary: dict[str, Any]
+    usd_per_million: float
+    kappa: Interval = NO_INTERVAL
+    labels: CellLabels | None = None
+    frontier: bool = False
+
+
+class HumanPair(NamedTuple):
+    """Agreement between two annotators on the items both graded."""
+
+    a: str
+    b: str
+    kappa: Interval
+    kappa_linear: float
+    kappa_quadratic: float
+    alpha: float
+    accuracy: float
+    n: int
+    distribution_a: dict[float, int]
+    distribution_b: dict[float, int]
+
+
+class Comparison(NamedTuple):
+    """κ(a) − κ(b) against the consensus on the items both judges answered, with a paired
+    query-bootstrap interval and two-sided p-value."""
+
+    a: Cell
+    b: Cell
+    difference: float
+    low: float
+    high: float
+    p_value: float
+    kappa_a: float
+    kappa_b: float
+    n_items: int
+
+    @property
+    def distinguishable(self) -> bool:
+        """True when the interval for the difference excludes 0."""
+        if not (math.isfinite(self.low) and math.isfinite(self.high)):
+            return False
+        return self.low > 0 or self.high < 0
+
+
+@dataclass
+class DatasetStats:
+    """Everything the report says about one dataset."""
+
+    name: str
+    grades: list[float]
+    meanings: dict[str, str]
+    items: DatasetItems
+    cells: list[Cell]
+    """Completed cells, best κ first."""
+    human_pairs: list[HumanPair] = field(default_factory=list)
+    best_vs_others: list[Comparison] = field(default_factory=list)
+    """The best cell against every other cell with a κ, in rank order."""
+    frontier_steps: list[Comparison] = field(default_factory=list)
+    """Each frontier cell (but the cheapest) against the next cheaper frontier cell."""
+    modality_effects: list[Comparison] = field(default_factory=list)
+    """Image + text and image only against text only, per model and prompt."""
+
+    @property
+    def ceiling(self) -> tuple[float, float] | None:
+        """Lowest and highest pairwise human κ, or None without two annotators."""
+        values = [p.kappa.estimate for p in self.human_pairs if p.kappa.known]
+        return (min(values), max(values)) if values else None
+
+    @property
+    def ranked(self) -> list[Cell]:
+        return [c for c in self.cells if c.kappa.known]
+
+    @property
+    def frontier_cells(self) -> list[Cell]:
+        return sorted(
+            (c for c in self.cells if c.frontier), key=lambda c: (c.usd_per_million, -c.kappa[0])
+        )
+
+
+class AverageCell(NamedTuple):
+    """A judge averaged over the datasets it ran on."""
+
+    judge: Judge
+    datasets: list[str]
+    kappa: Interval
+    """Mean κ; the interval is a normal approximation from the per-dataset intervals."""
+    usd_per_million: float
+    frontier: bool
+
+
+@dataclass
+class Analysis:
+    datasets: list[DatasetStats]
+    averages: list[AverageCell]
+    with_prompt: bool
+    """True when the cells use more than one prompt (judge names then include it)."""
+    n_boot: int
+    ignored_runs: list[str]
+    """Older runs of a cell that a newer run of the same cell replaced."""
+
+    def judge_name(self, judge: Judge) -> str:
+        return judge.name(self.with_prompt)
+
+    @property
+    def average_frontier(self) -> list[AverageCell]:
+        return sorted(
+            (a for a in self.averages if a.frontier),
+            key=lambda a: (a.usd_per_million, -a.kappa.estimate),
+        )
+
+
+# --------------------------------------------------------------------------- frontier
+
+
+def pareto_frontier(costs: Sequence[float], kappas: Sequence[float]) -> list[bool]:
+    """Which points are not dominated: no other point costs the same or less with a κ at
+    least as high, and is strictly better on one of the two. Points without a κ are never
+    on the frontier; exact duplicates are both kept."""
+    out = []
+    for i, (cost, kappa) in enumerate(zip(costs, kappas, strict=True)):
+        if not math.isfinite(kappa):
+            out.append(False)
+            continue
+        dominated = any(
+            j != i
+            and math.isfinite(other_kappa)
+            and other_cost <= cost
+            and other_kappa >= kappa
+            and (other_cost < cost or other_kappa > kappa)
+            for j, (other_cost, other_kappa) in enumerate(zip(costs, kappas, strict=True))
+        )
+        out.append(not dominated)
+    return out
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+def kappa_metric(grades: Sequence[float]) -> Callable[..., float]:
+    """Unweighted κ on the dataset's scale (a form ``bootstrap_ci`` evaluates quickly)."""
+    return functools.partial(metrics.cohen_kappa, labels=tuple(float(g) for g in grades))
+
+
+def cell_interval(
+    items: DatasetItems, labels: CellLabels, grades: Sequence[float], n_boot: int
+) -> Interval:
+    if labels.items.size == 0:
+        return NO_INTERVAL
+    reference = items.consensus[labels.items]
+    if not np.any(~np.isnan(reference) & ~np.isnan(labels.label)):
+        return NO_INTERVAL
+    result = metrics.bootstrap_ci(
+        kappa_metric(grades),
+        items.item_query[labels.items],
+        reference,
+        labels.label,
+        n_boot=n_boot,
+        seed=SEED,
+        level=LEVEL,
+    )
+    return Interval(result.estimate, result.low, result.high)
+
+
+def human_pairs(items: DatasetItems, grades: Sequence[float], n_boot: int) -> list[HumanPair]:
+    humans = items.humans
+    names = sorted(humans)
+    scale = [float(g) for g in grades]
+    out = []
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            x, y = humans[a], humans[b]
+            both = ~(np.isnan(x) | np.isnan(y))
+            n = int(both.sum())
+            if n == 0:
+                continue
+            result = metrics.bootstrap_ci(
+                kappa_metric(scale),
+                items.item_query,
+                x,
+                y,
+                n_boot=n_boot,
+                seed=SEED,
+                level=LEVEL,
+            )
+            out.append(
+                HumanPair(
+                    a=a,
+                    b=b,
+                    kappa=Interval(result.estimate, result.low, result.high),
+                    kappa_linear=metrics.cohen_kappa(x, y, scale, "linear"),
+                    kappa_quadratic=metrics.cohen_kappa(x, y, scale, "quadratic"),
+                    alpha=metrics.krippendorff_alpha(np.vstack([x[both], y[both]]), "ordinal"),
+                    accuracy=metrics.accuracy(x, y),
+                    n=n,
+                    distribution_a=metrics.label_distribution(x[both], scale),
+                    distribution_b=metrics.label_distribution(y[both], scale),
+                )
+            )
+    return out
+
+
+def compare(
+    items: DatasetItems, grades: Sequence[float], a: Cell, b: Cell, n_boot: int
+) -> Comparison | None:
+    """Paired comparison of two cells of one dataset on the items both answered."""
+    if a.labels is None or b.labels is None:
+        return None
+    common, ia, ib = np.intersect1d(
+        a.labels.items, b.labels.items, assume_unique=True, return_indices=True
+    )
+    label_a, label_b = a.labels.label[ia], b.labels.label[ib]
+    reference = items.consensus[common]
+    scored = ~(np.isnan(reference) | np.isnan(label_a) | np.isnan(label_b))
+    if not scored.any():
+        return None
+    result = metrics.paired_bootstrap(
+        kappa_metric(grades),
+        items.item_query[common],
+        reference,
+        label_a,
+        label_b,
+        n_boot=n_boot,
+        seed=SEED,
+        level=LEVEL,
+    )
+    return Comparison(
+        a=a,
+        b=b,
+        difference=result.difference,
+        low=result.low,
+        high=result.high,
+        p_value=result.p_value,
+        kappa_a=result.estimate_a,
+        kappa_b=result.estimate_b,
+        n_items=int(scored.sum()),
+    )
+
+
+def _mean_interval(intervals: list[Interval]) -> Interval:
+    """Mean of independent estimates; its interval from the per-estimate intervals read as
+    normal (half-width / 1.96 as the standard error)."""
+    estimate = float(np.mean([i.estimate for i in intervals]))
+    if not all(math.isfinite(i.low) and math.isfinite(i.high) for i in intervals):
+        return Interval(estimate, math.nan, math.nan)
+    z = 1.959963984540054
+    se = math.sqrt(sum(((i.high - i.low) / (2 * z)) ** 2 for i in intervals)) / len(intervals)
+    return Interval(estimate, estimate - z * se, estimate + z * se)
+
+
+def averages(datasets: list[DatasetStats]) -> list[AverageCell]:
+    """Each judge's mean κ and mean cost over the datasets where it has a κ."""
+    by_judge: dict[Judge, list[tuple[str, Cell]]] = {}
+    for stats in datasets:
+        for cell in stats.ranked:
+            by_judge.setdefault(cell.judge, []).append((stats.name, cell))
+    rows = []
+    for judge, entries in sorted(by_judge.items()):
+        rows.append(
+            (
+                judge,
+                [name for name, _ in entries],
+                _mean_interval([cell.kappa for _, cell in entries]),
+                float(np.mean([cell.usd_per_million for _, cell in entries])),
+            )
+        )
+    flags = pareto_frontier([r[3] for r in rows], [r[2].estimate for r in rows])
+    return [AverageCell(*row, frontier=flag) for row, flag in zip(rows, flags, strict=True)]
+
+
+# --------------------------------------------------------------------------- whole sweep
+
+
+def _scale(summary: dict[str, Any]) -> tuple[list[float], dict[str, str]]:
+    dataset_cfg = (summary.get("config") or {}).get("dataset") or {}
+    scale = dataset_cfg.get("scale") or {}
+    grades = summary.get("grades") or scale.get("grades") or [0, 1, 2]
+    meanings = {str(k): str(v) for k, v in (scale.get("meanings") or {}).items()}
+    return [float(g) for g in grades], meanings
+
+
+def completed_cells(cells: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """Completed cells, one per (dataset, model, modality, prompt): the latest run wins."""
+    done = cells[cells["status"] == "complete"]
+    if done.empty:
+        return done, []
+    ordered = done.sort_values(["finished_at", "run_id"])
+    key = ["dataset", "model", "modality", "prompt_id"]
+    latest = ordered.drop_duplicates(key, keep="last")
+    ignored = sorted(set(ordered["run_dir"]) - set(latest["run_dir"]))
+    return latest.sort_values(key), ignored
+
+
+def analyse(cells: pd.DataFrame, *, n_boot: int = N_BOOT) -> Analysis:
+    """Read every completed cell's labels and compute the report's statistics."""
+    done, ignored = completed_cells(cells)
+    datasets = []
+    for dataset, group in done.groupby("dataset", sort=True):
+        first = group.iloc[0]["summary"]
+        grades, meanings = _scale(first)
+        items = DatasetItems(str(dataset))
+        stats_cells = []
+        for _, row in group.iterrows():
+            judge = Judge(row["model"], row["modality"], row["prompt_id"])
+            labels = read_cell_labels(judgments_path(row["run_dir"]), items)
+            stats_cells.append(
+                Cell(
+                    dataset=str(dataset),
+                    judge=judge,
+                    run_id=str(row["run_id"]),
+                    summary=row["summary"],
+                    usd_per_million=float(row["usd_per_million"]),
+                    labels=labels,
+                )
+            )
+        for cell in stats_cells:
+            assert cell.labels is not None
+            cell.kappa = cell_interval(items, cell.labels, grades, n_boot)
+            if not cell.kappa.known and cell.summary.get("metrics", {}).get("kappa") is not None:
+                cell.kappa = Interval(float(cell.summary["metrics"]["kappa"]), math.nan, math.nan)
+        stats_cells.sort(key=lambda c: (-c.kappa.estimate if c.kappa.known else math.inf, c.judge))
+        flags = pareto_frontier(
+            [c.usd_per_million for c in stats_cells], [c.kappa.estimate for c in stats_cells]
+        )
+        for cell, flag in zip(stats_cells, flags, strict=True):
+            cell.frontier = flag
+        stats = DatasetStats(str(dataset), grades, meanings, items, stats_cells)
+        stats.human_pairs = human_pairs(items, grades, n_boot)
+        _comparisons(stats, n_boot)
+        datasets.append(stats)
+    return Analysis(
+        datasets=datasets,
+        averages=averages(datasets),
+        with_prompt=done["prompt_id"].nunique() > 1 if len(done) else False,
+        n_boot=n_boot,
+        ignored_runs=ignored,
+    )
+
+
+def _comparisons(stats: DatasetStats, n_boot: int) -> None:
+    ranked = stats.ranked
+    if ranked:
+        best = ranked[0]
+        for other in ranked[1:]:
+            found = compare(stats.items, stats.grades, best, other, n_boot)
+            if found is not None:
+                stats.best_vs_others.append(found)
+    frontier = stats.frontier_cells
+    for cheaper, dearer in zip(frontier, frontier[1:], strict=False):
+        found = compare(stats.items, stats.grades, dearer, cheaper, n_boot)
+        if found is not None:
+            stats.frontier_steps.append(found)
+    by_model: dict[tuple[str, str], dict[str, Cell]] = {}
+    for cell in stats.cells:
+        by_model.setdefault((cell.judge.model, cell.judge.prompt_id), {})[cell.judge.modality] = (
+            cell
+        )
+    for _, modalities in sorted(by_model.items()):
+        text = modalities.get("text")
+        if text is None:
+            continue
+        for modality in IMAGE_MODALITIES:
+            seeing = modalities.get(modality)
+            if seeing is None:
+                continue
+            found = compare(stats.items, stats.grades, seeing, text, n_boot)
+            if found is not None:
+                stats.modality_effects.append(found)

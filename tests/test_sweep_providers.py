@@ -1,0 +1,241 @@
+"""Real judges end to end: python -m mmjudge.sweep with the official SDKs against the loopback
+server, covering usage in records, the response cache, resume after SIGKILL, fail-fast errors
+and the secrecy rules."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from tests.fixtures.loopback_server import ANTHROPIC_PATH, OPENAI_PATH, Behaviour, LoopbackServer
+
+KEY = "sk-test-loopback-0123456789abcdef"
+LIMIT = 16
+
+
+def command(tmp_path: Path, *args: str) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "mmjudge.sweep",
+        *args,
+        f"dataset.limit={LIMIT}",
+        f"results_dir={tmp_path / 'results'}",
+        f"reports_dir={tmp_path / 'reports'}",
+        f"runner.cache_path={tmp_path / 'cache.sqlite'}",
+        f"images.cache_dir={tmp_path / 'images'}",
+        "runner.backoff_base_s=0.01",
+        "runner.backoff_max_s=0.05",
+    ]
+
+
+def run(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    full_env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    full_env.update(env or {})
+    return subprocess.run(
+        command(tmp_path, *args),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=full_env,
+        check=False,
+    )
+
+
+def rows(run_dir: Path) -> list[dict]:
+    return [json.loads(line) for line in (run_dir / "judgments.jsonl").read_text().splitlines()]
+
+
+def run_dirs(tmp_path: Path) -> list[Path]:
+    return sorted((tmp_path / "results" / "runs").iterdir())
+
+
+def test_openai_mm_sweep_records_provider_usage(tmp_path: Path, loopback: LoopbackServer) -> None:
+    result = run(
+        tmp_path,
+        "model=gpt4o",
+        "modality=mm",
+        f"model.base_url={loopback.openai_base_url}",
+        env={"OPENAI_API_KEY": KEY},
+    )
+    assert result.returncode == 0, result.stderr
+    sent = loopback.requests_to(OPENAI_PATH)
+    assert len(sent) == LIMIT
+    body = sent[0].body
+    assert body["model"] == "gpt-4o-2024-05-13"
+    assert body["temperature"] == 0.0
+    parts = body["messages"][-1]["content"]
+    image_part = next(p for p in parts if p["type"] == "image_url")
+    assert image_part["image_url"]["detail"] == "low"
+    data = image_part["image_url"]["url"].split(",", 1)[1]
+    assert Image.open(io.BytesIO(base64.b64decode(data))).size == (512, 512)
+    (run_dir,) = run_dirs(tmp_path)
+    records = rows(run_dir)
+    assert len(records) == LIMIT
+    served = {r.body["messages"][-1]["content"][0]["text"]: r for r in sent}
+    assert all(r["input_tokens"] > 85 and r["output_tokens"] > 0 for r in records)
+    assert all(r["label"] == 2 and r["cost_usd"] > 0 for r in records)
+    assert len(served) == LIMIT
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["calls"]["api_calls"] == LIMIT
+    assert summary["cost"]["usd_per_million"] > 0
+    assert summary["forecast"]["calls"] == LIMIT
+
+    # A rerun makes no calls and reproduces the records.
+    again = run(
+        tmp_path,
+        "model=gpt4o",
+        "modality=mm",
+        f"model.base_url={loopback.openai_base_url}",
+        env={"OPENAI_API_KEY": KEY},
+    )
+    assert again.returncode == 0, again.stderr
+    assert len(loopback.requests_to(OPENAI_PATH)) == LIMIT
+    second = rows(run_dirs(tmp_path)[-1])
+    assert all(r["cached"] for r in second)
+    key = lambda r: (r["query_id"], r["result_id"])  # noqa: E731
+    first_by_key = {key(r): r for r in records}
+    for r in second:
+        before = first_by_key[key(r)]
+        for field in ("label", "raw_output", "input_tokens", "output_tokens", "cost_usd"):
+            assert r[field] == before[field]
+
+    # Secrets and image payloads are never written.
+    for path in [*tmp_path.joinpath("results").rglob("*"), *tmp_path.joinpath("reports").rglob("*")]:
+        if path.is_file() and path.suffix in {".jsonl", ".json", ".yaml", ".log", ".html"}:
+            text = path.read_text(errors="ignore")
+            assert KEY not in text, path
+            assert data[:200] not in text, path
+
+
+def test_anthropic_image_sweep(tmp_path: Path, loopback: LoopbackServer) -> None:
+    result = run(
+        tmp_path,
+        "model=claude35_sonnet",
+        "modality=image",
+        "pricing=2024-08-16",
+        f"model.base_url={loopback.anthropic_base_url}",
+        env={"ANTHROPIC_API_KEY": KEY},
+    )
+    assert result.returncode == 0, result.stderr
+    sent = loopback.requests_to(ANTHROPIC_PATH)
+    assert len(sent) == LIMIT
+    body = sent[0].body
+    assert body["model"] == "claude-3-5-sonnet-20240620"
+    blocks = body["messages"][0]["content"]
+    assert blocks[0]["type"] == "image" and blocks[0]["source"]["type"] == "base64"
+    assert "catalogue fields" not in blocks[-1]["text"]
+    records = rows(run_dirs(tmp_path)[0])
+    assert all(r["input_tokens"] > 300 for r in records)  # image tokens reported by the server
+
+
+def test_openai_compatible_server_needs_no_key(tmp_path: Path, loopback: LoopbackServer) -> None:
+    result = run(
+        tmp_path,
+        "model=vllm_local",
+        "modality=mm",
+        "model.price_key=gpt-4o-mini-2024-07-18",
+        f"model.base_url={loopback.openai_base_url}",
+    )
+    assert result.returncode == 0, result.stderr
+    assert loopback.requests_to(OPENAI_PATH)[0].body["model"] == "Qwen/Qwen2.5-VL-7B-Instruct"
+    assert len(rows(run_dirs(tmp_path)[0])) == LIMIT
+
+
+def test_missing_key_stops_before_any_call(tmp_path: Path, loopback: LoopbackServer) -> None:
+    result = run(tmp_path, "model=gpt4o", f"model.base_url={loopback.openai_base_url}")
+    assert result.returncode == 2
+    assert "OPENAI_API_KEY" in result.stderr and "Traceback" not in result.stderr
+    assert loopback.request_count == 0
+
+
+def test_rejected_key_stops_the_run_at_the_first_call(
+    tmp_path: Path, loopback: LoopbackServer
+) -> None:
+    loopback.set_default(Behaviour.error(401, message="invalid x-api-key"))
+    result = run(
+        tmp_path,
+        "model=gpt4o",
+        "runner.concurrency=1",
+        f"model.base_url={loopback.openai_base_url}",
+        env={"OPENAI_API_KEY": KEY},
+    )
+    assert result.returncode == 2
+    assert "OPENAI_API_KEY" in result.stderr and "Traceback" not in result.stderr
+    assert loopback.request_count == 1
+
+
+def test_transient_failures_are_retried_and_recorded(
+    tmp_path: Path, loopback: LoopbackServer
+) -> None:
+    loopback.script(Behaviour.rate_limit(retry_after=0), Behaviour.server_error(500), Behaviour.drop())
+    loopback.script(*[Behaviour.server_error(503)] * 20)
+    result = run(
+        tmp_path,
+        "model=gpt4o",
+        "runner.concurrency=1",
+        "runner.max_retries=2",
+        f"model.base_url={loopback.openai_base_url}",
+        env={"OPENAI_API_KEY": KEY},
+    )
+    assert result.returncode == 0, result.stderr
+    records = rows(run_dirs(tmp_path)[0])
+    failed = [r for r in records if r["error"]]
+    assert len(records) == LIMIT
+    assert failed and all("503" in r["error"] or "InternalServer" in r["error"] for r in failed)
+    assert all(r["label"] is None for r in failed)
+    summary = json.loads((run_dirs(tmp_path)[0] / "summary.json").read_text())
+    assert summary["n_errors"] == len(failed) and summary["calls"]["retries"] >= 3
+
+
+def test_resume_after_sigkill_loses_nothing_and_pays_nothing_twice(
+    tmp_path: Path, loopback: LoopbackServer
+) -> None:
+    loopback.latency_s = 0.2
+    args = [
+        "model=gpt4o_mini",
+        "runner.concurrency=2",
+        f"model.base_url={loopback.openai_base_url}",
+    ]
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env["OPENAI_API_KEY"] = KEY
+    process = subprocess.Popen(
+        command(tmp_path, *args),
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while loopback.request_count < 6 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    process.send_signal(signal.SIGKILL)
+    process.wait(10)
+    first_calls = loopback.request_count
+    assert 0 < first_calls < LIMIT
+    (killed_dir,) = run_dirs(tmp_path)
+
+    # Resume in place: the same run directory.
+    result = run(tmp_path, *args, f"hydra.run.dir={killed_dir}", env={"OPENAI_API_KEY": KEY})
+    assert result.returncode == 0, result.stderr
+    records = rows(killed_dir)
+    assert sorted((r["query_id"], r["result_id"]) for r in records) == sorted(
+        set((r["query_id"], r["result_id"]) for r in records)
+    )
+    assert len(records) == LIMIT
+    prompts = [r.body["messages"][-1]["content"] for r in loopback.requests]
+    # Only calls in flight at the kill can be sent twice (their answers never arrived).
+    repeats = len(prompts) - len(set(map(str, prompts)))
+    assert repeats <= 2
+    assert loopback.request_count <= LIMIT + 2
