@@ -27,6 +27,7 @@ from mmjudge.providers.base import JudgeAPI
 from mmjudge.providers.registry import judge_class
 from mmjudge.records import EncodedImage, JudgeRequest, JudgeResponse, JudgmentRecord
 from mmjudge.runner import Outcome, Runner, WorkItem
+from mmjudge.secrets import secret_in_config
 from mmjudge.summary import write_summary
 
 JUDGMENTS = "judgments.jsonl"
@@ -78,6 +79,9 @@ def skip_reason(cfg: SweepConfig, judge: type[JudgeAPI]) -> str | None:
 def run_cell(raw_cfg: DictConfig | SweepConfig, run_dir: Path) -> dict[str, Any]:
     """Run one cell and write ``judgments.jsonl`` and ``summary.json`` into ``run_dir``."""
     cfg = typed_config(raw_cfg)
+    problem = secret_in_config(OmegaConf.to_container(OmegaConf.structured(cfg)))
+    if problem:
+        raise ConfigError(problem)
     run_dir.mkdir(parents=True, exist_ok=True)
     run_id = run_dir.name
     judge_cls = judge_class(cfg.model)

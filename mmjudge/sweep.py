@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 
@@ -14,15 +13,9 @@ from omegaconf import DictConfig, OmegaConf
 from mmjudge import PROJECT_ROOT
 from mmjudge.config import register_configs
 from mmjudge.errors import MMJudgeError
+from mmjudge.secrets import secret_in_overrides
 
 CONFIG_DIR = str(PROJECT_ROOT / "conf")
-
-#: Values that look like provider API keys. Hydra writes overrides to disk, so a key typed on
-#: the command line must be refused before Hydra starts.
-_KEY_PATTERN = re.compile(
-    r"(sk-[A-Za-z0-9_\-]{16,}|sk-ant-[A-Za-z0-9_\-]{16,}|AIza[0-9A-Za-z_\-]{30,})"
-)
-_KEY_NAMES = re.compile(r"(^|\.)(api_key|apikey|key|token|secret|password)=", re.IGNORECASE)
 
 
 def _resolve_path(value: str) -> str:
@@ -33,19 +26,6 @@ def _resolve_path(value: str) -> str:
 if not OmegaConf.has_resolver("mmjudge_path"):
     OmegaConf.register_new_resolver("mmjudge_path", _resolve_path)
 register_configs()
-
-
-def reject_secret_overrides(argv: list[str]) -> str | None:
-    """A one-line error when a command-line argument holds what looks like a secret."""
-    for arg in argv:
-        name = arg.split("=", 1)[0].lstrip("+~")
-        if _KEY_PATTERN.search(arg) or _KEY_NAMES.search(arg.lstrip("+~")):
-            return (
-                f"refusing the override '{name}=…': it looks like an API key, and overrides are "
-                "written to disk. Put the key in an environment variable and name it with "
-                "model.api_key_env=VAR_NAME"
-            )
-    return None
 
 
 @hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="config")
@@ -93,7 +73,7 @@ def one_line(summary: dict[str, object]) -> str:
 
 
 def main() -> None:
-    problem = reject_secret_overrides(sys.argv[1:])
+    problem = secret_in_overrides(sys.argv[1:])
     if problem:
         print(f"mmjudge: {problem}", file=sys.stderr)
         sys.exit(2)
