@@ -88,7 +88,7 @@ def test_paths_do_not_depend_on_the_working_directory(tmp_path: Path, monkeypatc
 
 
 def test_config_values_holding_keys_are_refused() -> None:
-    overrides = ["model.base_url=http://127.0.0.1:9/v1?k=sk-abcdefghijklmnopqrstuvwxyz"]
+    overrides = ["model.base_url='http://127.0.0.1:9/v1?k=sk-abcdefghijklmnopqrstuvwxyz'"]
     cfg = OmegaConf.to_container(compose_config(overrides))
     problem = secret_in_config(cfg)
     assert problem is not None and "model.base_url" in problem
