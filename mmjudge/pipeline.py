@@ -26,7 +26,7 @@ from mmjudge.prompts import render
 from mmjudge.providers.base import JudgeAPI
 from mmjudge.providers.registry import judge_class
 from mmjudge.records import EncodedImage, JudgeRequest, JudgeResponse, JudgmentRecord
-from mmjudge.runner import Outcome, Runner, WorkItem
+from mmjudge.runner import Outcome, Progress, Runner, WorkItem
 from mmjudge.secrets import secret_in_config
 from mmjudge.summary import write_summary
 
@@ -105,13 +105,17 @@ def run_cell(raw_cfg: DictConfig | SweepConfig, run_dir: Path) -> dict[str, Any]
     )
     # Validate the whole dataset before the first paid call: a bad line fails here. The
     # examples are then streamed a second time, so memory stays flat however large it is.
-    for _example in load_dataset(cfg.dataset):
-        pass
+    total = sum(1 for _example in load_dataset(cfg.dataset))
     examples = _ExampleStream(cfg)
     if cfg.runner.dry_run:
         return _dry_run(context, examples, run_dir)
     done = _finished_keys(records_path)
-    stats = asyncio.run(_run(context, examples, done, records_path))
+    progress = Progress(
+        f"{cfg.dataset.name} × {cfg.model.name} × {cfg.modality.name}",
+        total - len(done),
+        cfg.runner.progress,
+    )
+    stats = asyncio.run(_run(context, examples, done, records_path, progress))
     return write_summary(
         run_dir, cfg, raw_cfg, stats=stats, extra={"forecast": context.forecast.to_dict()}
     )
@@ -239,7 +243,11 @@ def _work(context: CellContext, examples: Iterable[Example], done: set[str]) -> 
 
 
 async def _run(
-    context: CellContext, examples: Iterable[Example], done: set[str], records_path: Path
+    context: CellContext,
+    examples: Iterable[Example],
+    done: set[str],
+    records_path: Path,
+    progress: Progress,
 ) -> Any:
     cfg = context.cfg
     cache = None
@@ -258,8 +266,10 @@ async def _run(
             async for outcome in runner.run(_work(context, examples, done)):
                 record = _record(context, outcome)
                 out.write(record.to_json() + "\n")
+                progress.update(0.0 if record.cached else record.cost_usd)
                 out.flush()
     finally:
+        progress.close()
         await context.judge.aclose()
         if cache is not None:
             cache.close()
