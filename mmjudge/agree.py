@@ -2,6 +2,7 @@
 
     python -m mmjudge.agree HUMAN_QRELS RUN_QRELS... [--format table|csv|json]
                             [--n-boot N] [--seed S] [--relevant-from 2]
+                            [--panel majority|mean|majority-max|majority-min|majority-random]
 
 Each RUN_QRELS file (a judge's labels in TREC qrels form) is compared with the human file
 on the (query, doc) pairs both contain: n (pairs in common), missing (human pairs the run
@@ -13,7 +14,11 @@ as in scikit-learn.
 The labels are first aligned into a matrix (judges × human pairs, ``nan`` where a judge has
 no label). Each judge's row is scored by :func:`score_labels`. A *panel* is a function from
 that matrix to one label per pair; :func:`score_alignment` scores any panels it is given
-the same way, so combining judges later needs only the combining function.
+the same way. ``--panel HOW`` (repeatable) adds a row ``panel:HOW`` that combines every run
+file given, pair by pair, with :func:`mmjudge.panels.aggregate` (majority vote with a
+tie-break, or the rounded mean; a run's missing label is ignored). The scale used for
+tie-breaks and rounding is every whole number from the lowest to the highest grade in the
+files; ``majority-random`` draws its tie-breaks with ``--seed``.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ import numpy.typing as npt
 
 from mmjudge import metrics
 from mmjudge.errors import MMJudgeError
+from mmjudge.panels import AGGREGATORS, panel
 from mmjudge.qrels import Qrels, n_judgments, read_qrels
 
 FloatArray = npt.NDArray[np.float64]
@@ -301,12 +307,32 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     p.add_argument(
+        "--panel",
+        action="append",
+        default=[],
+        choices=AGGREGATORS,
+        metavar="HOW",
+        help=(
+            "add a panel of all the run files, combined by HOW: "
+            f"{', '.join(AGGREGATORS)} (repeatable)"
+        ),
+    )
+    p.add_argument(
         "--relevant-from",
         type=int,
         default=2,
         help="lowest grade counted as relevant for the binarised κ (default 2)",
     )
     return p
+
+
+def _whole_scale(alignment: Alignment) -> list[float]:
+    """Every whole number from the lowest to the highest grade in the human and run files."""
+    values = np.concatenate([alignment.human, alignment.judges.ravel()])
+    values = values[~np.isnan(values)]
+    if values.size == 0:
+        return []
+    return [float(g) for g in range(int(values.min()), int(values.max()) + 1)]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -323,8 +349,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: {error}", file=sys.stderr)
         return 2
     level = 0.95
+    alignment = align(human, judges)
+    grades = _whole_scale(alignment)
     rows = score_alignment(
-        align(human, judges),
+        alignment,
+        panels={how: panel(how, grades, args.seed) for how in dict.fromkeys(args.panel)},
         relevant_from=args.relevant_from,
         n_boot=args.n_boot,
         seed=args.seed,
@@ -340,6 +369,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "seed": args.seed,
             "level": level,
             "relevant_from": args.relevant_from,
+            "panels": list(dict.fromkeys(args.panel)),
         }
         text = format_json(rows, settings)
     else:

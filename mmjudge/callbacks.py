@@ -1,4 +1,4 @@
-"""Hydra callbacks: when a multirun ends, summarise the sweep and build its report."""
+"""Hydra callbacks: when a multirun ends, build its ensembles, summarise it, build its report."""
 
 from __future__ import annotations
 
@@ -11,7 +11,17 @@ from omegaconf import DictConfig
 
 
 class SweepReport(Callback):
-    """Writes ``sweep_summary.json`` (skipped cells with reasons) and the sweep's report."""
+    """Builds the sweep's default ensembles (panels and cascades from the saved records, see
+    :func:`mmjudge.panels.build_default_ensembles`), then writes ``sweep_summary.json``
+    (skipped cells with reasons) and the sweep's report, which shows the ensembles as extra
+    points.
+
+    ``ensembles=false`` (``+hydra.callbacks.sweep_report.ensembles=false`` on the command
+    line) leaves the ensembles out.
+    """
+
+    def __init__(self, ensembles: bool = True) -> None:
+        self.ensembles = ensembles
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         from mmjudge.report import build_report
@@ -22,6 +32,12 @@ class SweepReport(Callback):
             return
         if config.get("runner", {}).get("dry_run"):
             return
+        if self.ensembles:
+            from mmjudge.panels import build_default_ensembles
+
+            built = build_default_ensembles(sweep_dir)
+            if built:
+                print(f"ensembles: {len(built)} under {sweep_dir / 'ensembles'}", file=sys.stderr)
         if not config.get("runner", {}).get("report", True):
             return
         out = build_report(sweep_dir, Path(_resolve_path(config.reports_dir)))

@@ -227,7 +227,10 @@ class PricingConfig:
     """Fraction of the price paid for batch calls."""
     models: dict[str, Any] = field(default_factory=dict)
     """Per model id: ``input``, ``output``, optional ``cached_input``, ``cache_write``,
-    ``cache_read``, ``batch_discount``, and ``image_rule``."""
+    ``cache_read``, ``batch_discount``, long-context ``tiers`` and the ``image_rule``; or, for a
+    self-hosted judge, ``gpu_hour``, ``gpus``, a throughput (``throughput_tokens_per_s`` or
+    ``input_tokens_per_s`` / ``output_tokens_per_s``) and ``utilization`` (see
+    :mod:`mmjudge.ledger`)."""
 
 
 @dataclass

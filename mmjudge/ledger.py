@@ -78,12 +78,12 @@ class SelfHosted:
 
     gpu_hour: float
     """USD per GPU per hour."""
-    gpus: int = 1
-    """GPUs the deployment occupies (tensor-parallel replicas count once per GPU)."""
-    input_tokens_per_s: float = 0.0
+    input_tokens_per_s: float
     """Input tokens the whole deployment processes per second under a judging workload."""
-    output_tokens_per_s: float = 0.0
+    output_tokens_per_s: float
     """Output tokens the whole deployment produces per second under a judging workload."""
+    gpus: int = 1
+    """GPUs the deployment occupies (every GPU of a tensor-parallel group counts)."""
     utilization: float = 1.0
     """Fraction of the rented hours spent serving judgments (idle time is paid for too)."""
 
@@ -170,6 +170,13 @@ def gpu_hour_price(
 
     For example one GPU at $2.50 an hour sustaining 2,500 tokens/s costs
     2.50 / 9,000,000 × 10⁶ ≈ $0.278 per million tokens.
+
+    A sheet entry either gives one ``throughput_tokens_per_s`` — total (input + output)
+    tokens per second measured on a judge-like workload, so every token costs the same and
+    a call pays for its share of GPU time — or ``input_tokens_per_s`` and
+    ``output_tokens_per_s`` measured *separately* (prefill-only and decode-only runs), so a
+    call costs ``input / input_tokens_per_s + output / output_tokens_per_s`` seconds of the
+    deployment. Do not take both from one mixed run: its GPU time would be counted twice.
     """
     if gpu_hour < 0 or gpus < 1 or tokens_per_s <= 0 or not 0 < utilization <= 1:
         raise ValueError(

@@ -3,7 +3,10 @@ another price sheet, in batch mode, or at another model's prices.
 
 Re-pricing reads each row's saved ``usage`` and the run's ``summary.json``, never calls a
 provider and never rewrites ``judgments.jsonl``; the result goes into
-``repriced_<sheet>[_batch][_as-<model>].json`` next to it (or under ``--out``).
+``repriced_<sheet>[_batch|_sync][_as-<model>].json`` next to it (or under ``--out``).
+
+Calls are priced as they were made (through a batch API or not) unless ``--batch`` or
+``--sync`` prices every call one way.
 
 Cache hits count like any other row: the figure is the cost of a judgment, not what this
 particular run spent.
@@ -126,22 +129,30 @@ def reprice_run(
     *,
     batch: bool = False,
     as_model: str | None = None,
+    sync: bool = False,
 ) -> dict[str, Any]:
     """Re-price one run from its saved usage; returns what ``repriced_*.json`` holds.
 
     ``sheet`` is a sheet name, a loaded sheet, or None for the sheet the run was priced with.
+    ``batch`` bills every call at batch prices and ``sync`` every call at list prices; with
+    neither, a call is billed the way it was made (the row's ``batch`` flag, else the run's
+    ``runner.mode``).
     ``as_model`` prices every call at another model's prices; its image tokens are then
     re-estimated with that model's image rule, assuming every image was the run's
     ``images.size`` square (records keep no image dimensions).
     """
     run_dir = Path(run_dir)
+    if batch and sync:
+        raise ConfigError("--batch and --sync contradict each other; pick one")
     if not (run_dir / SUMMARY).is_file():
         raise ConfigError(f"{run_dir} has no {SUMMARY}; is it a run directory?")
     summary = read_summary(run_dir)
     if isinstance(sheet, PricingConfig):
         pricing = sheet
+    elif sheet or summary.get("pricing_sheet"):
+        pricing = load_sheet(sheet or str(summary["pricing_sheet"]))
     else:
-        pricing = load_sheet(sheet or str(summary.get("pricing_sheet") or ""))
+        raise ConfigError(f"{run_dir}/{SUMMARY} names no pricing_sheet; pass --sheet")
     original = run_model(summary)
     target = resolve_model(as_model, pricing) if as_model else original
     price = _price(pricing, target)
@@ -149,8 +160,10 @@ def reprice_run(
     size = _image_size(summary)
     detail = (target if as_model and target.provider != "price-sheet" else original).image_detail
     per_image = image_tokens(price.image_rule, size, size, detail) if as_model else 0.0
+    runner = (summary.get("config") or {}).get("runner") or {}
+    run_batched = runner.get("mode") == "batch"
 
-    n = n_usage = n_cached = n_errors = n_long = n_reestimated = 0
+    n = n_usage = n_cached = n_errors = n_long = n_reestimated = n_batched = 0
     old_total = old_image = new_total = new_image = 0.0
     tokens = Usage()
     thresholds = [tier.above_input_tokens for tier in price.tiers]
@@ -174,7 +187,10 @@ def reprice_run(
             n_reestimated += 1
         if thresholds and usage.input_tokens > thresholds[0]:
             n_long += 1
-        cost = cost_of(usage, price, batch=batch, sheet_batch_discount=pricing.batch_discount)
+        called_in_batch = bool(row.get("batch", run_batched))
+        as_batch = batch or (called_in_batch and not sync)
+        n_batched += as_batch
+        cost = cost_of(usage, price, batch=as_batch, sheet_batch_discount=pricing.batch_discount)
         new_total += cost.total_usd
         new_image += cost.image_usd
         tokens = tokens + usage
@@ -190,13 +206,17 @@ def reprice_run(
             "not what the run spent)"
         )
     if batch:
+        notes.append(f"every call billed at the batch fraction {factor:g} of the list price")
+    elif sync:
+        notes.append("every call billed at list prices, batched or not")
+    elif n_batched:
         notes.append(
-            f"every call billed at the batch fraction {factor:g} of the list price (rows do not "
-            "record whether a call was batched)"
+            f"calls made through a batch API billed at the batch fraction {factor:g}, as they "
+            "were (--sync prices them at list prices)"
         )
     if as_model:
         notes.append(
-            f"at {key}'s prices: text and output tokens kept as {original.model_id} counted "
+            f"at {key}'s prices: text and output tokens kept as the run's own judge counted "
             "them (another tokenizer and another answer would differ)"
         )
         if n_reestimated:
@@ -243,6 +263,8 @@ def reprice_run(
         "repriced": {
             "sheet": pricing.date,
             "batch": batch,
+            "sync": sync,
+            "n_batch_priced": n_batched,
             "as_model": as_model,
             "price_key": key,
             "prices": dataclasses.asdict(price),
@@ -260,11 +282,15 @@ def reprice_run(
     }
 
 
-def output_name(sheet: str, *, batch: bool = False, as_model: str | None = None) -> str:
-    """``repriced_<sheet>[_batch][_as-<model>].json``, safe as a file name."""
+def output_name(
+    sheet: str, *, batch: bool = False, as_model: str | None = None, sync: bool = False
+) -> str:
+    """``repriced_<sheet>[_batch|_sync][_as-<model>].json``, safe as a file name."""
     name = f"repriced_{sheet}"
     if batch:
         name += "_batch"
+    elif sync:
+        name += "_sync"
     if as_model:
         name += "_as-" + re.sub(r"[^A-Za-z0-9._-]+", "-", as_model).strip("-")
     return name + ".json"
@@ -276,7 +302,10 @@ def write_repriced(run_dir: Path, result: dict[str, Any], out: Path | None = Non
     folder.mkdir(parents=True, exist_ok=True)
     repriced = result["repriced"]
     path = folder / output_name(
-        repriced["sheet"], batch=repriced["batch"], as_model=repriced["as_model"]
+        repriced["sheet"],
+        batch=repriced["batch"],
+        as_model=repriced["as_model"],
+        sync=repriced.get("sync", False),
     )
     path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     return path
@@ -317,7 +346,13 @@ def main(argv: list[str] | None = None) -> int:
         help=f"price sheet in conf/pricing/ ({', '.join(available_sheets())}); "
         "default: the sheet each run was priced with",
     )
-    parser.add_argument("--batch", action="store_true", help="bill every call at batch prices")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--batch", action="store_true", help="bill every call at batch prices")
+    mode.add_argument(
+        "--sync",
+        action="store_true",
+        help="bill every call at list prices (default: each call the way it was made)",
+    )
     parser.add_argument(
         "--as-model",
         dest="as_model",
@@ -344,7 +379,9 @@ def main(argv: list[str] | None = None) -> int:
         for run in runs:
             label = str(run.relative_to(args.directory)) if run != args.directory else run.name
             try:
-                result = reprice_run(run, sheet, batch=args.batch, as_model=args.as_model)
+                result = reprice_run(
+                    run, sheet, batch=args.batch, as_model=args.as_model, sync=args.sync
+                )
             except UnknownModelError:
                 raise
             except ConfigError as error:
@@ -363,6 +400,8 @@ def main(argv: list[str] | None = None) -> int:
     title = f"Re-priced under sheet {', '.join(sheets)}"
     if args.batch:
         title += ", batch"
+    elif args.sync:
+        title += ", list prices"
     if args.as_model:
         title += f", at {done[0][1]['repriced']['price_key']}'s prices"
     print(title + " (USD per million judgments)")

@@ -252,16 +252,16 @@ def read_cell_labels(path: Path, items: DatasetItems) -> CellLabels:
 
 
 def read_rows(path: Path, offsets: list[int]) -> Iterator[dict[str, Any]]:
-    """The full rows at the given byte offsets of a judgments file."""
+    """The full rows at the given byte offsets of a judgments file (``{}`` for a row that
+    cannot be read)."""
     with path.open("rb") as handle:
         for offset in offsets:
             handle.seek(offset)
             try:
                 row = json.loads(handle.readline())
             except ValueError:
-                continue
-            if isinstance(row, dict):
-                yield row
+                row = None
+            yield row if isinstance(row, dict) else {}
 
 
 def judgments_path(run_dir: str | Path) -> Path:

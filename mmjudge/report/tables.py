@@ -1,0 +1,379 @@
+"""The report's tables as plain rows of display strings (the template only lays them out)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from mmjudge.report.analysis import (
+    MODALITY_NAMES,
+    Analysis,
+    Cell,
+    Comparison,
+    DatasetStats,
+    Judge,
+)
+from mmjudge.report.findings import NOT_DISTINGUISHABLE, dataset_anchor, difference, interval, num
+
+Row = dict[str, Any]
+
+
+def _float(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def percent(value: Any, digits: int = 1) -> str:
+    x = _float(value)
+    return "–" if not math.isfinite(x) else f"{100 * x:.{digits}f}%"
+
+
+def distribution(counts: Mapping[Any, Any] | None) -> str:
+    """``{"0": 35, "1": 40, "2": 25}`` as ``0:35% 1:40% 2:25%``."""
+    if not counts:
+        return "–"
+    total = sum(int(v) for v in counts.values())
+    if total == 0:
+        return "–"
+    parts = []
+    for grade, count in counts.items():
+        label = str(grade)
+        if label.endswith(".0"):
+            label = label[:-2]
+        parts.append(f"{label}:{round(100 * int(count) / total)}%")
+    return " ".join(parts)
+
+
+def money(value: Any) -> str:
+    x = _float(value)
+    if not math.isfinite(x):
+        return "–"
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:,.2f}"
+
+
+def tokens(value: Any) -> str:
+    x = _float(value)
+    return "–" if not math.isfinite(x) else f"{x:,.0f}"
+
+
+def seconds(value: Any) -> str:
+    x = _float(value)
+    if not math.isfinite(x):
+        return "–"
+    return f"{x:.2f}" if x >= 0.01 else f"{x:.0e}" if x > 0 else "0"
+
+
+# --------------------------------------------------------------------------- per dataset
+
+
+def judge_row(analysis: Analysis, stats: DatasetStats, cell: Cell, rank: int | None) -> Row:
+    summary = cell.summary
+    m = summary.get("metrics") or {}
+    cost = summary.get("cost") or {}
+    tok = summary.get("tokens") or {}
+    latency = summary.get("latency_s") or {}
+    dist = m.get("label_distribution") or {}
+    return {
+        "kind": "judge",
+        "rank": rank,
+        "model": cell.judge.model,
+        "modality": MODALITY_NAMES.get(cell.judge.modality, cell.judge.modality),
+        "prompt": cell.judge.prompt_id,
+        "kappa": interval(cell.kappa, 3),
+        "kappa_linear": num(_float(m.get("kappa_linear")), 3),
+        "kappa_quadratic": num(_float(m.get("kappa_quadratic")), 3),
+        "alpha": num(_float(m.get("alpha")), 3),
+        "accuracy": num(_float(m.get("accuracy")), 3),
+        "n": f"{int(m.get('n') or 0):,}",
+        "unparseable": percent(m.get("unparseable_rate")),
+        "errors": f"{int(summary.get('n_errors') or 0):,}",
+        "dist_judge": distribution(dist.get("judge")),
+        "dist_consensus": distribution(dist.get("consensus")),
+        "input_tokens": tokens(tok.get("mean_input")),
+        "output_tokens": tokens(tok.get("mean_output")),
+        "image_tokens": tokens(tok.get("mean_image")),
+        "usd": money(cost.get("usd_per_million")),
+        "usd_image": money(cost.get("image_usd_per_million")),
+        "usd_text": money(cost.get("text_usd_per_million")),
+        "p50": seconds(latency.get("p50")),
+        "p95": seconds(latency.get("p95")),
+        "frontier": cell.frontier,
+    }
+
+
+def dataset_tables(analysis: Analysis) -> list[Row]:
+    out = []
+    for index, stats in enumerate(analysis.datasets):
+        rows = []
+        rank = 0
+        for cell in stats.cells:
+            rank += 1
+            rows.append(judge_row(analysis, stats, cell, rank if cell.kappa.known else None))
+        humans = [
+            {
+                "kind": "human",
+                "pair": f"{p.a} vs {p.b}",
+                "kappa": interval(p.kappa, 3),
+                "kappa_linear": num(p.kappa_linear, 3),
+                "kappa_quadratic": num(p.kappa_quadratic, 3),
+                "alpha": num(p.alpha, 3),
+                "accuracy": num(p.accuracy, 3),
+                "n": f"{p.n:,}",
+                "dist_a": f"{p.a} {distribution(p.distribution_a)}",
+                "dist_b": f"{p.b} {distribution(p.distribution_b)}",
+            }
+            for p in stats.human_pairs
+        ]
+        out.append(
+            {
+                "name": stats.name,
+                "anchor": dataset_anchor(index, stats.name),
+                "rows": rows,
+                "humans": humans,
+                "meanings": stats.meanings,
+                "n_items": stats.items.n,
+                "n_queries": len(stats.items.query_codes),
+                "confusion": [confusion(analysis, stats, cell) for cell in stats.cells],
+            }
+        )
+    return out
+
+
+def confusion(analysis: Analysis, stats: DatasetStats, cell: Cell) -> Row:
+    """Consensus grade (rows) × judge grade (columns), shaded by the share of each row."""
+    m = cell.summary.get("metrics") or {}
+    grades = [str(g) for g in (m.get("grades") or [num(g, 0) for g in stats.grades])]
+    matrix = m.get("confusion_matrix") or []
+    rows = []
+    for i, (grade, counts) in enumerate(zip(grades, matrix, strict=False)):
+        total = sum(counts) or 1
+        rows.append(
+            {
+                "grade": grade,
+                "cells": [
+                    {
+                        "count": f"{c:,}",
+                        "shade": f"{0.08 + 0.6 * c / total:.2f}" if c else "0",
+                        "diagonal": i == j,
+                    }
+                    for j, c in enumerate(counts)
+                ],
+            }
+        )
+    return {"judge": analysis.judge_name(cell.judge), "grades": grades, "rows": rows}
+
+
+# --------------------------------------------------------------------------- across datasets
+
+
+def kappa_by_dataset(analysis: Analysis) -> Row:
+    names = [d.name for d in analysis.datasets]
+    judges: dict[Judge, dict[str, Cell]] = {}
+    for stats in analysis.datasets:
+        for cell in stats.cells:
+            judges.setdefault(cell.judge, {})[stats.name] = cell
+    averages = {a.judge: a for a in analysis.averages}
+    rows = []
+    for judge, cells in judges.items():
+        known = [c for c in cells.values() if c.kappa.known]
+        verdict = "–"
+        if len(known) > 1:
+            high = max(known, key=lambda c: c.kappa.estimate)
+            low = min(known, key=lambda c: c.kappa.estimate)
+            verdict = (
+                NOT_DISTINGUISHABLE if high.kappa.overlaps(low.kappa) else "differs by dataset"
+            )
+        average = averages.get(judge)
+        rows.append(
+            {
+                "judge": analysis.judge_name(judge),
+                "kappas": [
+                    interval(cells[n].kappa) if n in cells else "not run" for n in names
+                ],
+                "mean": interval(average.kappa) if average else "–",
+                "usd": money(average.usd_per_million) if average else "–",
+                "verdict": verdict,
+                "sort": -(average.kappa.estimate if average else -math.inf),
+            }
+        )
+    rows.sort(key=lambda r: (r["sort"], r["judge"]))
+    ceilings = []
+    for stats in analysis.datasets:
+        ceiling = stats.ceiling
+        ceilings.append(
+            "–"
+            if ceiling is None
+            else num(ceiling[0])
+            if ceiling[0] == ceiling[1]
+            else f"{num(ceiling[0])}–{num(ceiling[1])}"
+        )
+    return {"datasets": names, "rows": rows, "ceilings": ceilings}
+
+
+def _effect_row(name: str, c: Comparison) -> Row:
+    verdict = (
+        NOT_DISTINGUISHABLE
+        if not c.distinguishable
+        else "image helps"
+        if c.difference > 0
+        else "image hurts"
+    )
+    return {
+        "model": c.a.judge.model,
+        "prompt": c.a.judge.prompt_id,
+        "comparison": f"{MODALITY_NAMES.get(c.a.judge.modality, c.a.judge.modality)} − text only",
+        "dataset": name,
+        "kappa_a": num(c.kappa_a, 3),
+        "kappa_b": num(c.kappa_b, 3),
+        "difference": num(c.difference, 3, sign=True),
+        "ci": f"[{num(c.low, 3, sign=True)}, {num(c.high, 3, sign=True)}]",
+        "p": "< 0.001" if c.p_value < 0.001 else f"{c.p_value:.3f}",
+        "n": f"{c.n_items:,}",
+        "verdict": verdict,
+    }
+
+
+def image_effects(analysis: Analysis) -> list[Row]:
+    rows = [_effect_row(d.name, c) for d in analysis.datasets for c in d.modality_effects]
+    return sorted(rows, key=lambda r: (r["model"], r["prompt"], r["comparison"], r["dataset"]))
+
+
+def frontier_rows(analysis: Analysis) -> list[Row]:
+    rows = []
+    for stats in analysis.datasets:
+        steps = {id(c.a): c for c in stats.frontier_steps}
+        for cell in stats.frontier_cells:
+            step = steps.get(id(cell))
+            rows.append(
+                {
+                    "dataset": stats.name,
+                    "judge": analysis.judge_name(cell.judge),
+                    "usd": money(cell.usd_per_million),
+                    "kappa": interval(cell.kappa),
+                    "step": (
+                        f"{difference(step)} vs {analysis.judge_name(step.b.judge)}"
+                        if step
+                        else "cheapest"
+                    ),
+                    "verdict": (
+                        "–"
+                        if step is None
+                        else "better"
+                        if step.distinguishable and step.difference > 0
+                        else NOT_DISTINGUISHABLE
+                        if not step.distinguishable
+                        else "worse on shared items"
+                    ),
+                }
+            )
+    if len(analysis.datasets) > 1:
+        for a in analysis.average_frontier:
+            rows.append(
+                {
+                    "dataset": "average over datasets",
+                    "judge": analysis.judge_name(a.judge),
+                    "usd": money(a.usd_per_million),
+                    "kappa": interval(a.kappa),
+                    "step": f"mean over {len(a.datasets)} dataset(s): {', '.join(a.datasets)}",
+                    "verdict": "–",
+                }
+            )
+    return rows
+
+
+# --------------------------------------------------------------------------- the rest
+
+
+def skipped(cells: pd.DataFrame) -> list[Row]:
+    rows = cells[cells["status"] != "complete"]
+    return [
+        {
+            "dataset": str(cell["dataset"]),
+            "model": str(cell["model"]),
+            "modality": MODALITY_NAMES.get(str(cell["modality"]), str(cell["modality"])),
+            "prompt": str(cell["prompt_id"]),
+            "status": str(cell["status"]),
+            "reason": str(cell["skip_reason"] or "–"),
+        }
+        for _, cell in rows.sort_values(["dataset", "model", "modality"]).iterrows()
+    ]
+
+
+def _price_rows(cells: pd.DataFrame) -> list[Row]:
+    sheets: dict[str, Row] = {}
+    for _, cell in cells.iterrows():
+        config = cell["summary"].get("config") or {}
+        pricing = config.get("pricing") or {}
+        model = config.get("model") or {}
+        date = str(pricing.get("date") or cell["pricing_sheet"] or "unknown")
+        sheet = sheets.setdefault(
+            date,
+            {
+                "date": date,
+                "currency": pricing.get("currency", "USD"),
+                "sources": [str(s) for s in pricing.get("sources") or []],
+                "batch_discount": pricing.get("batch_discount"),
+                "models": {},
+            },
+        )
+        key = str(model.get("price_key") or model.get("model_id") or cell["model_id"] or "")
+        entry = (pricing.get("models") or {}).get(key)
+        if key and key not in sheet["models"]:
+            entry = entry if isinstance(entry, Mapping) else {}
+            rule = entry.get("image_rule")
+            sheet["models"][key] = {
+                "model_id": key,
+                "judge": str(cell["model"]),
+                "input": entry.get("input", "–" if entry else "not priced (free)"),
+                "cached_input": entry.get("cached_input", "–"),
+                "output": entry.get("output", "–"),
+                "image_rule": json.dumps(rule, sort_keys=True) if rule else "–",
+            }
+    out = []
+    for date in sorted(sheets):
+        sheet = sheets[date]
+        sheet["models"] = [sheet["models"][k] for k in sorted(sheet["models"])]
+        out.append(sheet)
+    return out
+
+
+def provenance(cells: pd.DataFrame, analysis: Analysis) -> Row:
+    summaries = list(cells["summary"])
+    finished = sorted(str(s.get("finished_at")) for s in summaries if s.get("finished_at"))
+    packages: dict[str, Row] = {}
+    for s in summaries:
+        versions = s.get("packages") or {}
+        packages.setdefault(json.dumps(versions, sort_keys=True), versions)
+    configs = []
+    for _, cell in cells.sort_values(["dataset", "model", "modality", "prompt_id"]).iterrows():
+        config = dict(cell["summary"].get("config") or {})
+        if isinstance(config.get("pricing"), Mapping):
+            pricing = dict(config["pricing"])
+            if "models" in pricing:
+                pricing["models"] = "(see the price sheet above)"
+            config["pricing"] = pricing
+        configs.append(
+            {
+                "name": f"{cell['dataset']} × {cell['model']} × {cell['modality']} × "
+                f"{cell['prompt_id']}",
+                "run_id": str(cell["run_id"]),
+                "status": str(cell["status"]),
+                "json": json.dumps(config, indent=2, sort_keys=True, default=str),
+            }
+        )
+    return {
+        "first_run": finished[0] if finished else "unknown",
+        "last_run": finished[-1] if finished else "unknown",
+        "commits": sorted({str(s.get("git_commit") or "unknown") for s in summaries}),
+        "packages": list(packages.values()),
+        "sheets": _price_rows(cells),
+        "configs": configs,
+        "ignored": analysis.ignored_runs,
+    }
+

@@ -1,0 +1,339 @@
+"""How good is the prompt (or model × prompt) you would pick, on items you did not pick it on?
+
+    python -m mmjudge.select SWEEP_DIR [--dataset D] [--model M] [--baseline RUN_OR_PROMPT]
+                             [--splits 200] [--seed 0] [--format table|json]
+
+Every completed real run on a dataset is a candidate (panels and cascades are not; with
+``--model``, only that model's runs, to choose a prompt for it). The
+queries are split at random into two halves; the candidate with the highest κ on the first
+half is *chosen* and then scored on the second half, which played no part in choosing it.
+Repeated over ``--splits`` random splits, this reports:
+
+- the chosen candidate's mean κ on the held-out half, beside its mean κ on the half it was
+  chosen on (the difference is the *optimism* of reporting the winner's own score);
+- the expected *regret*: the best held-out κ of any candidate minus the chosen one's;
+- how often the chosen candidate beats the baseline on the held-out half (and how often the
+  baseline itself was chosen);
+- how often each candidate is chosen.
+
+κ is Cohen's unweighted κ against the annotators' consensus (as in ``summary.json``) on the
+items every candidate has a row for; a candidate's missing labels are left out of its own κ.
+Splits are by query, so results of one query stay together. A winner's κ on the items it was
+chosen on is never shown as what to expect from it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from mmjudge.errors import MMJudgeError
+from mmjudge.panels import SavedRun, common_keys, completed_runs, human_consensus
+
+FloatArray = npt.NDArray[np.float64]
+PROG = "python -m mmjudge.select"
+
+
+def query_tables(
+    human: FloatArray, labels: FloatArray, queries: Any, grades: Sequence[float]
+) -> tuple[FloatArray, list[Any]]:
+    """Per-query contingency tables of one judge against the reference, shape (Q, k, k),
+    and the query ids in table order. Items with a missing label are left out."""
+    codes, uniques = pd.factorize(np.asarray(queries))
+    scale = np.sort(np.asarray(grades, dtype=float))
+    k = scale.size
+
+    def position(values: FloatArray) -> npt.NDArray[np.intp]:
+        pos = np.clip(np.searchsorted(scale, values), 0, k - 1)
+        return np.where(scale[pos] == values, pos, -1)
+
+    h, j = position(human), position(labels)
+    keep = (h >= 0) & (j >= 0)  # nan and grades off the scale match no position
+    cells = codes[keep] * k * k + h[keep] * k + j[keep]
+    counts = np.bincount(cells, minlength=len(uniques) * k * k).astype(np.float64)
+    return counts.reshape(len(uniques), k, k), list(uniques)
+
+
+def kappa_of_tables(tables: FloatArray) -> FloatArray:
+    """Unweighted Cohen's κ of each contingency table in a stack (..., k, k); ``nan`` where
+    it is undefined (no items, or chance agreement already perfect)."""
+    n = tables.sum(axis=(-2, -1))
+    observed = np.trace(tables, axis1=-2, axis2=-1)
+    expected = (tables.sum(axis=-1) * tables.sum(axis=-2)).sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kappa = (observed * n - expected) / (n * n - expected)
+    return np.where((n > 0) & (n * n - expected > 0), kappa, math.nan)
+
+
+def resolve_baseline(runs: Sequence[SavedRun], wanted: str | None) -> int | None:
+    """Index of the baseline among ``runs``: by run directory name, by label
+    (``model/prompt/modality``), by prompt id, or by model, whichever names exactly one.
+    Without ``wanted``: the one run with prompt ``default``, if there is exactly one."""
+    if wanted is None:
+        found = [i for i, r in enumerate(runs) if r.summary.get("prompt_id") == "default"]
+        return found[0] if len(found) == 1 else None
+    for field in ("run_dir", "name", "prompt_id", "model"):
+        found = [i for i, r in enumerate(runs) if _field(r, field) == wanted]
+        if len(found) == 1:
+            return found[0]
+        if len(found) > 1:
+            names = ", ".join(runs[i].name for i in found)
+            raise MMJudgeError(
+                f"--baseline {wanted!r} matches {len(found)} candidates ({names}); "
+                "name one run (model/prompt/modality or its directory)"
+            )
+    names = ", ".join(r.name for r in runs)
+    raise MMJudgeError(f"--baseline {wanted!r} matches no candidate; candidates: {names}")
+
+
+def _field(run: SavedRun, field: str) -> str:
+    if field == "run_dir":
+        return run.run_dir.name
+    if field == "name":
+        return run.name
+    return str(run.summary.get(field))
+
+
+def selection_study(
+    runs: Sequence[SavedRun],
+    *,
+    baseline: int | None = None,
+    splits: int = 200,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """The held-out evaluation of choosing among ``runs`` (one dataset) by κ on half of the
+    queries; see the module docstring for what is reported."""
+    if not runs:
+        raise MMJudgeError("no candidates to choose from")
+    if splits < 1:
+        raise MMJudgeError(f"--splits must be at least 1, got {splits}")
+    grades = runs[0].grades
+    keys = common_keys(runs)
+    human = human_consensus(runs, keys)
+    present = ~np.isnan(human)
+    keys = [key for key, ok in zip(keys, present, strict=True) if ok]
+    human = human[present]
+    queries = np.array([key[0] for key in keys], dtype=object)
+    stacks = []
+    for run in runs:
+        tables, order = query_tables(human, run.labels(keys), queries, grades)
+        stacks.append(tables.reshape(len(order), -1))
+    n_queries = len(pd.unique(queries))
+    if n_queries < 2:
+        raise MMJudgeError(
+            f"dataset {runs[0].summary.get('dataset')}: {n_queries} query in common; "
+            "splitting needs at least two"
+        )
+    k = len(grades)
+    per_query = np.stack(stacks)  # candidates × Q × k²
+    rng = np.random.default_rng(seed)
+    half = n_queries // 2
+    masks = np.zeros((splits, n_queries))
+    for s in range(splits):
+        masks[s, rng.permutation(n_queries)[:half]] = 1.0
+    in_a = np.einsum("sq,cqm->scm", masks, per_query).reshape(splits, len(runs), k, k)
+    in_b = np.einsum("sq,cqm->scm", 1.0 - masks, per_query).reshape(splits, len(runs), k, k)
+    kappa_a, kappa_b = kappa_of_tables(in_a), kappa_of_tables(in_b)
+    chosen = np.argmax(np.where(np.isnan(kappa_a), -np.inf, kappa_a), axis=1)
+    rows = np.arange(splits)
+    chosen_a, chosen_b = kappa_a[rows, chosen], kappa_b[rows, chosen]
+    best_b = np.nanmax(np.where(np.isnan(kappa_b), -np.inf, kappa_b), axis=1)
+    regret = best_b - chosen_b
+    result: dict[str, Any] = {
+        "dataset": runs[0].summary.get("dataset"),
+        "n_candidates": len(runs),
+        "n_items": len(keys),
+        "n_queries": n_queries,
+        "splits": splits,
+        "seed": seed,
+        "held_out_kappa": _mean(chosen_b),
+        "held_out_kappa_range": _range(chosen_b),
+        "selection_kappa": _mean(chosen_a),
+        "optimism": _mean(chosen_a - chosen_b),
+        "expected_regret": _mean(regret),
+        "baseline": None,
+        "candidates": [],
+    }
+    if baseline is not None:
+        base_b = kappa_b[:, baseline]
+        result["baseline"] = {
+            "name": runs[baseline].name,
+            "beaten_rate": float(np.mean((chosen != baseline) & (chosen_b > base_b))),
+            "chosen_rate": float(np.mean(chosen == baseline)),
+            "mean_gain": _mean(chosen_b - base_b),
+        }
+    for c, run in enumerate(runs):
+        picked = chosen == c
+        result["candidates"].append(
+            {
+                "name": run.name,
+                "run_dir": str(run.run_dir),
+                "chosen_rate": float(np.mean(picked)),
+                "held_out_kappa_when_chosen": _mean(kappa_b[picked, c]) if picked.any() else None,
+                "selection_kappa_when_chosen": _mean(kappa_a[picked, c]) if picked.any() else None,
+                "mean_half_kappa": _mean(kappa_b[:, c]),
+            }
+        )
+    result["candidates"].sort(key=lambda c: (-c["chosen_rate"], c["name"]))
+    return result
+
+
+def _mean(values: Any) -> float | None:
+    x = np.asarray(values, dtype=float)
+    x = x[np.isfinite(x)]
+    return float(x.mean()) if x.size else None
+
+
+def _range(values: Any) -> list[float] | None:
+    x = np.asarray(values, dtype=float)
+    x = x[np.isfinite(x)]
+    if not x.size:
+        return None
+    low, high = np.percentile(x, [5, 95])
+    return [float(low), float(high)]
+
+
+def select(
+    sweep_dir: Path,
+    *,
+    dataset: str | None = None,
+    model: str | None = None,
+    baseline: str | None = None,
+    splits: int = 200,
+    seed: int = 0,
+) -> list[dict[str, Any]]:
+    """One :func:`selection_study` per dataset under ``sweep_dir`` (or just ``dataset``),
+    among all its real runs (or only ``model``'s)."""
+    runs = completed_runs(Path(sweep_dir), include_virtual=False)
+    if model is not None:
+        runs = [run for run in runs if run.summary.get("model") == model]
+        if not runs:
+            raise MMJudgeError(f"{sweep_dir}: no completed runs of model {model!r}")
+    by_dataset: dict[str, list[SavedRun]] = {}
+    for run in sorted(runs, key=lambda r: r.name):
+        by_dataset.setdefault(str(run.summary.get("dataset")), []).append(run)
+    if dataset is not None:
+        if dataset not in by_dataset:
+            known = ", ".join(sorted(by_dataset)) or "none"
+            raise MMJudgeError(f"no completed runs on dataset {dataset!r} (found: {known})")
+        by_dataset = {dataset: by_dataset[dataset]}
+    if not by_dataset:
+        raise MMJudgeError(f"{sweep_dir}: no completed runs below it")
+    out = []
+    for group in by_dataset.values():
+        index = resolve_baseline(group, baseline)
+        out.append(selection_study(group, baseline=index, splits=splits, seed=seed))
+    return out
+
+
+# --------------------------------------------------------------------------- output
+
+
+def _fmt(value: float | None, sign: bool = False) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return f"{value:+.3f}" if sign else f"{value:.3f}"
+
+
+def format_table(results: Sequence[dict[str, Any]]) -> str:
+    """Plain text, one block per dataset."""
+    out: list[str] = []
+    for r in results:
+        low_high = r["held_out_kappa_range"]
+        spread = f" (90% of splits in [{low_high[0]:.3f}, {low_high[1]:.3f}])" if low_high else ""
+        out += [
+            f"{r['dataset']}: {r['n_candidates']} candidates, {r['n_queries']} queries, "
+            f"{r['n_items']} items; {r['splits']} random halvings of the queries "
+            f"(seed {r['seed']})",
+            "The candidate with the best κ on one half is chosen, then scored on the other half.",
+            f"  held-out κ of the chosen candidate   {_fmt(r['held_out_kappa'])}{spread}",
+            f"  its κ on the half it was chosen on   {_fmt(r['selection_kappa'])} "
+            f"(optimism {_fmt(r['optimism'], sign=True)})",
+            f"  expected regret                      {_fmt(r['expected_regret'])} "
+            "(best held-out κ of any candidate minus the chosen one's)",
+        ]
+        base = r["baseline"]
+        if base is None:
+            out.append("  baseline                             none (name one with --baseline)")
+        else:
+            out.append(
+                f"  beats the baseline {base['name']} on the held-out half in "
+                f"{base['beaten_rate']:.1%} of splits (mean gain "
+                f"{_fmt(base['mean_gain'], sign=True)}; the baseline itself chosen in "
+                f"{base['chosen_rate']:.1%})"
+            )
+        header = ["candidate", "chosen", "held-out κ when chosen", "κ on a random half"]
+        body = [
+            [
+                c["name"],
+                f"{c['chosen_rate']:.1%}",
+                _fmt(c["held_out_kappa_when_chosen"]),
+                _fmt(c["mean_half_kappa"]),
+            ]
+            for c in r["candidates"]
+        ]
+        widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
+        out.append("")
+        for row in [header, ["-" * w for w in widths], *body]:
+            cells = [row[0].ljust(widths[0])] + [
+                cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)
+            ]
+            out.append("  ".join(cells).rstrip())
+        out.append("")
+    return "\n".join(out)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        description=(
+            "Choose a prompt (or model × prompt) on half of the queries and score it on the "
+            "other half, over many random halvings."
+        ),
+    )
+    p.add_argument("sweep_dir", metavar="SWEEP_DIR", type=Path, help="a sweep (or results) dir")
+    p.add_argument("--dataset", help="only this dataset (default: each dataset found)")
+    p.add_argument("--model", help="only this model's runs (choose a prompt for it)")
+    p.add_argument(
+        "--baseline",
+        help="run directory, model/prompt/modality, prompt id or model to compare against "
+        "(default: the run with prompt 'default' when there is exactly one)",
+    )
+    p.add_argument("--splits", type=int, default=200, help="random halvings (default 200)")
+    p.add_argument("--seed", type=int, default=0, help="seed for the halvings")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        results = select(
+            args.sweep_dir,
+            dataset=args.dataset,
+            model=args.model,
+            baseline=args.baseline,
+            splits=args.splits,
+            seed=args.seed,
+        )
+    except MMJudgeError as error:
+        print(f"{PROG}: {error}", file=sys.stderr)
+        return 2
+    if args.format == "json":
+        sys.stdout.write(json.dumps({"datasets": results}, indent=2) + "\n")
+    else:
+        sys.stdout.write(format_table(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
