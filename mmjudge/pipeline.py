@@ -17,7 +17,7 @@ from mmjudge import PROJECT_ROOT
 from mmjudge.cache import ResponseCache
 from mmjudge.config import SweepConfig
 from mmjudge.data.schema import Example, load_dataset
-from mmjudge.errors import ConfigError, ImageError
+from mmjudge.errors import ConfigError, ImageError, MMJudgeError
 from mmjudge.forecast import Forecast, forecast_call
 from mmjudge.images import ImageCache, ImageSettings, preprocess_image
 from mmjudge.ledger import ModelPrice, cost_of, image_tokens, price_for
@@ -26,7 +26,7 @@ from mmjudge.prompts import render
 from mmjudge.providers.base import JudgeAPI
 from mmjudge.providers.registry import judge_class
 from mmjudge.records import EncodedImage, JudgeRequest, JudgeResponse, JudgmentRecord
-from mmjudge.runner import Outcome, Progress, Runner, WorkItem
+from mmjudge.runner import Outcome, Progress, Runner, RunStats, WorkItem
 from mmjudge.secrets import secret_in_config
 from mmjudge.summary import write_summary
 
@@ -115,7 +115,20 @@ def run_cell(raw_cfg: DictConfig | SweepConfig, run_dir: Path) -> dict[str, Any]
         total - len(done),
         cfg.runner.progress,
     )
-    stats = asyncio.run(_run(context, examples, done, records_path, progress))
+    stats = RunStats()
+    try:
+        asyncio.run(_run(context, examples, done, records_path, progress, stats))
+    except MMJudgeError as stop:
+        # A budget cap or a fatal provider error: keep what was judged, then report the stop.
+        write_summary(
+            run_dir,
+            cfg,
+            raw_cfg,
+            stats=stats,
+            status="stopped",
+            extra={"forecast": context.forecast.to_dict(), "stopped_because": str(stop)},
+        )
+        raise
     return write_summary(
         run_dir, cfg, raw_cfg, stats=stats, extra={"forecast": context.forecast.to_dict()}
     )
@@ -248,7 +261,9 @@ async def _run(
     done: set[str],
     records_path: Path,
     progress: Progress,
-) -> Any:
+    stats: RunStats,
+) -> None:
+    """Judge every pending example, appending records; ``stats`` is filled in place."""
     cfg = context.cfg
     cache = None
     assert context.judge is not None
@@ -260,6 +275,7 @@ async def _run(
         cfg.runner,
         cache=cache,
         cost_of_response=lambda response: _cost(context, response)[0],
+        stats=stats,
     )
     try:
         with records_path.open("a", encoding="utf-8") as out:
@@ -273,7 +289,6 @@ async def _run(
         await context.judge.aclose()
         if cache is not None:
             cache.close()
-    return runner.stats
 
 
 def _cost(context: CellContext, response: JudgeResponse) -> tuple[float, float]:

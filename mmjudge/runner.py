@@ -134,13 +134,14 @@ class Runner:
         settings: RunnerConfig,
         cache: ResponseCache | None = None,
         cost_of_response: Callable[[JudgeResponse], float] | None = None,
+        stats: RunStats | None = None,
     ) -> None:
         self.judge = judge
         self.model = model
         self.settings = settings
         self.cache = cache
         self.cost_of_response = cost_of_response or (lambda _r: 0.0)
-        self.stats = RunStats()
+        self.stats = stats if stats is not None else RunStats()
         concurrency = max(1, min(settings.concurrency, model.max_concurrency))
         self.concurrency = concurrency
         self.requests = RateLimiter(model.requests_per_minute)

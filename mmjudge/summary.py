@@ -159,6 +159,8 @@ def _stats(stats: Any) -> dict[str, Any]:
         "cache_hits": stats.cache_hits,
         "retries": stats.retries,
         "failures": stats.failures,
+        "spent_usd": stats.spent_usd,
+        "stopped_by_budget": stats.stopped_by_budget,
         "errors_by_kind": dict(stats.errors_by_kind),
     }
 

@@ -39,7 +39,9 @@ def command(tmp_path: Path, *args: str) -> list[str]:
     ]
 
 
-def run(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run(
+    tmp_path: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     full_env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     full_env.update(env or {})
     return subprocess.run(
@@ -112,7 +114,10 @@ def test_openai_mm_sweep_records_provider_usage(tmp_path: Path, loopback: Loopba
             assert r[field] == before[field]
 
     # Secrets and image payloads are never written.
-    for path in [*tmp_path.joinpath("results").rglob("*"), *tmp_path.joinpath("reports").rglob("*")]:
+    for path in [
+        *tmp_path.joinpath("results").rglob("*"),
+        *tmp_path.joinpath("reports").rglob("*"),
+    ]:
         if path.is_file() and path.suffix in {".jsonl", ".json", ".yaml", ".log", ".html"}:
             text = path.read_text(errors="ignore")
             assert KEY not in text, path
@@ -179,7 +184,9 @@ def test_rejected_key_stops_the_run_at_the_first_call(
 def test_transient_failures_are_retried_and_recorded(
     tmp_path: Path, loopback: LoopbackServer
 ) -> None:
-    loopback.script(Behaviour.rate_limit(retry_after=0), Behaviour.server_error(500), Behaviour.drop())
+    loopback.script(
+        Behaviour.rate_limit(retry_after=0), Behaviour.server_error(500), Behaviour.drop()
+    )
     loopback.script(*[Behaviour.server_error(503)] * 20)
     result = run(
         tmp_path,
@@ -242,3 +249,30 @@ def test_resume_after_sigkill_loses_nothing_and_pays_nothing_twice(
     repeats = len(prompts) - len(set(map(str, prompts)))
     assert repeats <= 2
     assert loopback.request_count <= LIMIT + 2
+
+
+def test_budget_cap_stops_writes_what_it_has_and_resumes(
+    tmp_path: Path, loopback: LoopbackServer
+) -> None:
+    args = ["model=gpt4o", "modality=mm", "runner.concurrency=1"]
+    args.append(f"model.base_url={loopback.openai_base_url}")
+    stopped = run(tmp_path, *args, "runner.max_cost_usd=0.01", env={"OPENAI_API_KEY": KEY})
+    assert stopped.returncode == 2
+    assert "runner.max_cost_usd=0.01" in stopped.stderr and "Traceback" not in stopped.stderr
+    (run_dir,) = run_dirs(tmp_path)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["status"] == "stopped"
+    assert 0 < summary["n_judgments"] < LIMIT
+    assert summary["cost"]["total_usd"] <= 0.01
+    assert summary["n_judgments"] == loopback.request_count
+
+    resumed = run(
+        tmp_path,
+        *args,
+        "runner.max_cost_usd=1.0",
+        f"hydra.run.dir={run_dir}",
+        env={"OPENAI_API_KEY": KEY},
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert len(rows(run_dir)) == LIMIT
+    assert loopback.request_count == LIMIT
