@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 from collections.abc import Iterable, Iterator
@@ -14,6 +15,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from mmjudge import PROJECT_ROOT
+from mmjudge.batch import STATE_FILE, BatchRunner, batch_discount, check_judge, check_settings
 from mmjudge.cache import ResponseCache
 from mmjudge.config import SweepConfig
 from mmjudge.data.schema import Example, load_dataset
@@ -165,9 +167,23 @@ def _dry_run(context: CellContext, examples: Iterable[Example], run_dir: Path) -
         "prompt_id": cfg.prompt.id,
         "pricing_sheet": cfg.pricing.date,
         "forecast": context.forecast.to_dict(),
+        "batch_discount": _batch_discount(context),
+        "forecast_batch": _batch_forecast(context).to_dict(),
     }
     (run_dir / "forecast.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     return data
+
+
+def _batch_discount(context: CellContext) -> float:
+    """The fraction of the list price this model costs through a batch API."""
+    return batch_discount(context.price.batch_discount, context.cfg.pricing.batch_discount)
+
+
+def _batch_forecast(context: CellContext) -> Forecast:
+    """The cell's forecast at batch prices (the discount scales every bucket alike)."""
+    factor = _batch_discount(context)
+    sync = context.forecast
+    return dataclasses.replace(sync, usd=sync.usd * factor, image_usd=sync.image_usd * factor)
 
 
 def _finished_keys(records_path: Path) -> set[str]:
@@ -267,16 +283,24 @@ async def _run(
     cfg = context.cfg
     cache = None
     assert context.judge is not None
+    check_settings(cfg.runner)
+    if cfg.runner.mode == "batch":
+        check_judge(context.judge, cfg.model)
     if cfg.runner.cache and context.judge.cacheable:
         cache = ResponseCache(resolve_path(cfg.runner.cache_path))
-    runner = Runner(
-        context.judge,
-        cfg.model,
-        cfg.runner,
-        cache=cache,
-        cost_of_response=lambda response: _cost(context, response)[0],
-        stats=stats,
-    )
+    runner: Runner | BatchRunner
+    if cfg.runner.mode == "batch":
+        state_path = records_path.parent / STATE_FILE
+        runner = _batch_runner(context, examples, state_path, cache, stats)
+    else:
+        runner = Runner(
+            context.judge,
+            cfg.model,
+            cfg.runner,
+            cache=cache,
+            cost_of_response=lambda response: _cost(context, response)[0],
+            stats=stats,
+        )
     try:
         with records_path.open("a", encoding="utf-8") as out:
             async for outcome in runner.run(_work(context, examples, done)):
@@ -289,6 +313,51 @@ async def _run(
         await context.judge.aclose()
         if cache is not None:
             cache.close()
+
+
+def _batch_runner(
+    context: CellContext,
+    examples: Iterable[Example],
+    state_path: Path,
+    cache: ResponseCache | None,
+    stats: RunStats,
+) -> BatchRunner:
+    """The runner for ``runner.mode=batch``; its state lives next to the records."""
+    assert context.judge is not None
+    cfg = context.cfg
+    # Rebuilding items to resubmit must not count them in the cell's forecast a second time.
+    quiet = dataclasses.replace(context, forecast=Forecast())
+
+    def rebuild(keys: set[str]) -> Iterator[WorkItem]:
+        return _work(quiet, (example for example in examples if example.key in keys), set())
+
+    return BatchRunner(
+        context.judge,
+        cfg.model,
+        cfg.runner,
+        state_path=state_path,
+        rebuild=rebuild,
+        cache=cache,
+        cost_of_response=lambda response: _cost(context, response)[0],
+        discount=_batch_discount(context),
+        shrink=_without_image_data,
+        stats=stats,
+    )
+
+
+def _without_image_data(item: WorkItem) -> WorkItem:
+    """An item kept while its batch runs: images keep their hash and size, not their bytes.
+
+    Records need only an image's hash and dimensions, so items waiting on a batch hold no
+    encoded images, and memory does not grow with the images of every submitted request.
+    """
+    request = item.request
+    if request is None or not request.images:
+        return item
+    images = tuple(dataclasses.replace(image, data="") for image in request.images)
+    slim = dataclasses.replace(request, images=images)
+    example, _request = item.context
+    return dataclasses.replace(item, request=slim, context=(example, slim))
 
 
 def _cost(context: CellContext, response: JudgeResponse) -> tuple[float, float]:

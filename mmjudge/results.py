@@ -60,7 +60,10 @@ def load_judgments(path: Path) -> pd.DataFrame:
             columns[name].append(row.get(name))
         columns["image_tokens"].append((row.get("usage") or {}).get("image_tokens", 0))
         for annotator, grade in (row.get("human_labels") or {}).items():
-            humans.setdefault(annotator, [None] * n).append(grade)
+            values = humans.get(annotator)
+            if values is None:  # first grade from this annotator: pad the rows before it
+                values = humans[annotator] = [None] * n
+            values.append(grade)
         for values in humans.values():
             if len(values) < n + 1:
                 values.append(None)

@@ -55,10 +55,17 @@ def one_line(summary: dict[str, object]) -> str:
         f = summary.get("forecast") or {}
         assert isinstance(f, dict)
         estimate = "" if f.get("exact_text_tokens", True) else " (text tokens estimated)"
+        batch = summary.get("forecast_batch")
+        batch_text = ""
+        if isinstance(batch, dict) and f["usd"]:
+            batch_text = (
+                f"; batch API ${batch['usd']:.4f}, ${batch['usd_per_million']:,.2f} per million"
+            )
         return (
             f"{cell}: forecast {f['calls']} calls, {f['input_tokens']:,} input tokens "
             f"({f['image_tokens']:,} image), {f['output_tokens']:,} output tokens, "
-            f"${f['usd']:.4f}, ${f['usd_per_million']:,.2f} per million judgments{estimate}"
+            f"sync ${f['usd']:.4f}, ${f['usd_per_million']:,.2f} per million judgments"
+            f"{batch_text}{estimate}"
         )
     metrics = summary.get("metrics") or {}
     cost = summary.get("cost") or {}

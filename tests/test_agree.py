@@ -244,3 +244,52 @@ def test_llmjudge_runs_against_sklearn(llmjudge, capsys) -> None:
     rows = list(csv.DictReader(io.StringIO(text)))
     assert code == 0 and [row["run"] for row in rows] == [run.stem for run in runs]
     assert all(not math.isnan(float(row["kappa_low"])) for row in rows)
+
+
+# --------------------------------------------------------------------------- panels
+
+HUMAN_GRADES = [3, 2, 0, 1, 0, 2, 3, 1, 0, 2]
+# judge A: 3 3 0 0 0 2 3 1 1 2; judge B: 2 2 1 - 0 3 3 1 - 2 (a missing label is ignored)
+PANEL_LABELS = {
+    "majority-max": [3, 3, 1, 0, 0, 3, 3, 1, 1, 2],
+    "majority-min": [2, 2, 0, 0, 0, 2, 3, 1, 1, 2],
+    "majority": [3, 3, 1, 0, 0, 3, 3, 1, 1, 2],  # a tie of two adjacent grades rounds up
+    "mean": [3, 3, 1, 0, 0, 3, 3, 1, 1, 2],
+}
+
+
+def test_panel_rows_combine_every_run(files, capsys) -> None:
+    args = [files["human"], files["judge_a"], files["judge_b"], "--format", "json"]
+    hows = ["majority-max", "majority-min", "majority", "mean", "majority-random"]
+    code, js, err = run_cli(capsys, *args, *(f"--panel={how}" for how in hows), "--n-boot", "50")
+    assert code == 0 and err == ""
+    report = json.loads(js)
+    assert report["panels"] == hows
+    rows = {row["name"]: row for row in report["runs"]}
+    assert list(rows) == ["judge_a", "judge_b", *(f"panel:{how}" for how in hows)]
+    for how, labels in PANEL_LABELS.items():
+        row = rows[f"panel:{how}"]
+        assert (row["n"], row["missing"]) == (10, 0)
+        assert row["kappa"]["estimate"] == pytest.approx(cohen_kappa_score(HUMAN_GRADES, labels))
+        assert row["accuracy"] == pytest.approx(accuracy_score(HUMAN_GRADES, labels))
+    _, table, _ = run_cli(capsys, files["human"], files["judge_a"], "--panel", "mean")
+    assert table.splitlines()[-1].startswith("panel:mean")
+
+
+def test_unknown_panel_is_refused(files, capsys) -> None:
+    with pytest.raises(SystemExit) as info:
+        agree.main([str(files["human"]), str(files["judge_a"]), "--panel", "median"])
+    assert info.value.code == 2
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def test_llmjudge_panels(llmjudge, capsys) -> None:
+    human, runs = llmjudge
+    code, js, _ = run_cli(
+        capsys, human, *runs, "--format", "json", "--n-boot", "0", "--panel", "majority"
+    )
+    rows = {row["name"]: row for row in json.loads(js)["runs"]}
+    panel = rows["panel:majority"]
+    assert code == 0 and panel["n"] == 4423
+    best = max(rows[run.stem]["kappa"]["estimate"] for run in runs)
+    assert panel["kappa"]["estimate"] > best - 0.01

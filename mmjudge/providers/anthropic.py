@@ -9,11 +9,13 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import anthropic
 from anthropic.types import Message
 
+from mmjudge.batch import BatchItemResult, BatchLimits, BatchPoll, SubmittedBatch
 from mmjudge.config import ModelConfig
 from mmjudge.errors import ConfigError, FatalProviderError
 from mmjudge.providers._common import (
@@ -26,6 +28,7 @@ from mmjudge.providers._common import (
     image_base64,
     image_marker,
     is_retryable_error,
+    one_line,
     read_api_key,
     retry_after_seconds,
     usage_dict,
@@ -38,6 +41,13 @@ log = logging.getLogger(__name__)
 #: The SDK appends ``/v1/messages`` to the base URL, so base URLs stop before ``/v1``.
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
+
+#: Message Batches limits: 100,000 requests or 256 MB per batch.
+BATCH_LIMITS = BatchLimits(max_requests=100_000, max_bytes=256_000_000)
+#: Error types of an errored batch item that a later batch may get through.
+BATCH_RETRYABLE_ERRORS = frozenset(
+    {"api_error", "overloaded_error", "rate_limit_error", "timeout_error"}
+)
 #: Body fields passed to ``messages.create`` by name; the others travel in ``extra_body``.
 
 
@@ -55,6 +65,7 @@ class AnthropicJudge(JudgeAPI):
     provider = "anthropic"
     supports_images = True
     modalities: tuple[str, ...] = ("text", "mm", "image")
+    batch_limits = BATCH_LIMITS
 
     def __init__(self, model: ModelConfig, *, timeout: float | None = None) -> None:
         super().__init__(model)
@@ -161,6 +172,91 @@ class AnthropicJudge(JudgeAPI):
             stop_reason=stop_reason,
             refusal=(text or None) if stop_reason == "refusal" else None,
         )
+
+    # -- Message Batches -------------------------------------------------------------------
+
+    def batch_entry(self, custom_id: str, request: JudgeRequest) -> bytes:
+        """One batch request: the ``custom_id`` and the body a synchronous call would send."""
+        entry = {"custom_id": custom_id, "params": self.request_body(request)}
+        return json.dumps(entry, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+    async def batch_submit(self, entries: Sequence[bytes]) -> SubmittedBatch:
+        """Create a Message Batch holding the requests."""
+        requests = [json.loads(entry) for entry in entries]
+        try:
+            batch = await self._client.messages.batches.create(requests=requests)
+        except anthropic.APIStatusError as exc:
+            fatal = self._batch_fatal(exc, "/v1/messages/batches")
+            if fatal is not None:
+                raise fatal from exc
+            raise
+        return SubmittedBatch(id=batch.id, status=batch.processing_status)
+
+    async def batch_poll(self, batch_id: str) -> BatchPoll:
+        """The batch's processing status; it has ended once every request has a result."""
+        try:
+            batch = await self._client.messages.batches.retrieve(batch_id)
+        except anthropic.APIStatusError as exc:
+            fatal = self._batch_fatal(exc, f"/v1/messages/batches/{batch_id}")
+            if fatal is not None:
+                raise fatal from exc
+            raise
+        counts = usage_dict(batch.request_counts)
+        return BatchPoll(
+            status=str(batch.processing_status),
+            ended=batch.processing_status == "ended",
+            counts={k: int(v) for k, v in counts.items() if isinstance(v, int)},
+            info={"results_url": batch.results_url},
+        )
+
+    async def batch_results(
+        self, batch_id: str, poll: BatchPoll, latency_s: float
+    ) -> AsyncIterator[BatchItemResult]:
+        """Each request's result: succeeded, errored, canceled or expired."""
+        try:
+            results = await self._client.messages.batches.results(batch_id)
+        except anthropic.APIStatusError as exc:
+            fatal = self._batch_fatal(exc, f"/v1/messages/batches/{batch_id}/results")
+            if fatal is not None:
+                raise fatal from exc
+            raise
+        async for line in results:
+            yield self._batch_result(line, latency_s)
+
+    def _batch_result(self, line: Any, latency_s: float) -> BatchItemResult:
+        cid = str(getattr(line, "custom_id", "") or "")
+        result = getattr(line, "result", None)
+        kind = str(getattr(result, "type", "") or "unknown")
+        if kind == "succeeded":
+            try:
+                answer = self._response(getattr(result, "message", None), latency_s)
+            except MalformedResponseError as exc:
+                return BatchItemResult(cid, None, str(exc), True, "MalformedResponseError")
+            answer.batch = True
+            return BatchItemResult(cid, answer)
+        if kind == "errored":
+            outer = getattr(result, "error", None)
+            inner = getattr(outer, "error", None)
+            error_type = str(getattr(inner, "type", "") or "error")
+            message = getattr(inner, "message", None) or "request failed"
+            retryable = error_type in BATCH_RETRYABLE_ERRORS
+            return BatchItemResult(
+                cid, None, one_line(f"{error_type}: {message}"), retryable, error_type
+            )
+        # canceled and expired requests were never run: another batch may run them.
+        return BatchItemResult(cid, None, f"the request was {kind}", True, kind)
+
+    def _batch_fatal(
+        self, error: anthropic.APIStatusError, where: str
+    ) -> FatalProviderError | None:
+        """Run-stopping batch errors; a 404 means no Message Batches API (or no such batch)."""
+        if error.status_code == 404:
+            return FatalProviderError(
+                f"model '{self.name}': {self.base_url} answered 404 on {where} "
+                f"({one_line(str(error.message))}); the server may have no Message Batches "
+                "API, or the batch belongs to another key: use runner.mode=sync, or check the key"
+            )
+        return self.classify_fatal(error)
 
     # -- errors ----------------------------------------------------------------------------
 

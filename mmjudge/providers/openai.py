@@ -11,11 +11,13 @@ from __future__ import annotations
 import json
 import logging
 import time
-from typing import Any
+from collections.abc import AsyncIterator, Sequence
+from typing import Any, Final
 
 import openai
 from openai.types.chat import ChatCompletion
 
+from mmjudge.batch import BatchItemResult, BatchLimits, BatchPoll, SubmittedBatch
 from mmjudge.config import ModelConfig
 from mmjudge.errors import ConfigError, FatalProviderError
 from mmjudge.providers._common import (
@@ -28,6 +30,7 @@ from mmjudge.providers._common import (
     image_data_url,
     image_marker,
     is_retryable_error,
+    one_line,
     read_api_key,
     retry_after_seconds,
     usage_dict,
@@ -47,6 +50,15 @@ MAX_TOKENS_PARAMS = ("max_tokens", "max_completion_tokens")
 #: Model ids starting with these are reasoning models, which take ``max_completion_tokens``.
 REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
 
+#: The Batch API's limits: 50,000 requests and a 200 MB input file per batch.
+BATCH_LIMITS = BatchLimits(max_requests=50_000, max_bytes=200_000_000)
+#: The endpoint every line of a batch input file targets.
+BATCH_ENDPOINT: Final = "/v1/chat/completions"
+#: Batch statuses after which nothing changes.
+BATCH_ENDED = frozenset({"completed", "expired", "cancelled", "failed"})
+#: Error codes of batch items that another batch may well get through.
+BATCH_RETRYABLE_CODES = frozenset({"batch_expired", "batch_cancelled"})
+
 
 def default_max_tokens_param(model_id: str) -> str:
     """``max_completion_tokens`` for reasoning models (o-series, gpt-5*), else ``max_tokens``."""
@@ -64,6 +76,7 @@ class OpenAIJudge(JudgeAPI):
     provider = "openai"
     supports_images = True
     modalities: tuple[str, ...] = ("text", "mm", "image")
+    batch_limits = BATCH_LIMITS
 
     def __init__(self, model: ModelConfig, *, timeout: float | None = None) -> None:
         super().__init__(model)
@@ -195,6 +208,120 @@ class OpenAIJudge(JudgeAPI):
             stop_reason=stop_reason,
             refusal=refusal or None,
         )
+
+    # -- the Batch API ---------------------------------------------------------------------
+
+    def batch_entry(self, custom_id: str, request: JudgeRequest) -> bytes:
+        """One line of a batch input file: the same body a synchronous call would send."""
+        line = {
+            "custom_id": custom_id,
+            "method": "POST",
+            "url": BATCH_ENDPOINT,
+            "body": self.request_body(request),
+        }
+        return json.dumps(line, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+    async def batch_submit(self, entries: Sequence[bytes]) -> SubmittedBatch:
+        """Upload the lines as a JSONL file (``purpose=batch``) and create a batch from it."""
+        content = b"\n".join(entries) + b"\n"
+        try:
+            uploaded = await self._client.files.create(
+                file=("mmjudge-batch.jsonl", content, "application/jsonl"), purpose="batch"
+            )
+            batch = await self._client.batches.create(
+                input_file_id=uploaded.id, endpoint=BATCH_ENDPOINT, completion_window="24h"
+            )
+        except openai.APIStatusError as exc:
+            fatal = self._batch_fatal(exc, "/files and /batches")
+            if fatal is not None:
+                raise fatal from exc
+            raise
+        return SubmittedBatch(id=batch.id, status=batch.status, info={"input_file_id": uploaded.id})
+
+    async def batch_poll(self, batch_id: str) -> BatchPoll:
+        """The batch's status; once it has ended, the ids of its output and error files."""
+        try:
+            batch = await self._client.batches.retrieve(batch_id)
+        except openai.APIStatusError as exc:
+            fatal = self._batch_fatal(exc, f"/batches/{batch_id}")
+            if fatal is not None:
+                raise fatal from exc
+            raise
+        counts = usage_dict(batch.request_counts)
+        info = {"output_file_id": batch.output_file_id, "error_file_id": batch.error_file_id}
+        failure = None
+        retryable = True
+        if batch.status == "failed":
+            errors = list(batch.errors.data or []) if batch.errors is not None else []
+            codes = " ".join(str(e.code or "") for e in errors)
+            text = "; ".join(one_line(f"{e.code}: {e.message}") for e in errors[:3])
+            failure = f"batch {batch_id} failed: {text or 'no reason given'}"
+            # Validation errors repeat on resubmission; queue limits clear with time.
+            retryable = "limit" in codes
+        return BatchPoll(
+            status=str(batch.status),
+            ended=batch.status in BATCH_ENDED,
+            counts={k: int(v) for k, v in counts.items() if isinstance(v, int)},
+            info=info,
+            failure=failure,
+            failure_retryable=retryable,
+        )
+
+    async def batch_results(
+        self, batch_id: str, poll: BatchPoll, latency_s: float
+    ) -> AsyncIterator[BatchItemResult]:
+        """The lines of the output and error files, parsed; matched later by ``custom_id``."""
+        for key in ("output_file_id", "error_file_id"):
+            file_id = poll.info.get(key)
+            if not file_id:
+                continue
+            try:
+                content = await self._client.files.content(str(file_id))
+            except openai.APIStatusError as exc:
+                fatal = self._batch_fatal(exc, f"/files/{file_id}/content")
+                if fatal is not None:
+                    raise fatal from exc
+                raise
+            for line in content.text.splitlines():
+                if line.strip():
+                    yield self._batch_line(line, latency_s)
+
+    def _batch_line(self, line: str, latency_s: float) -> BatchItemResult:
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError:
+            return BatchItemResult("", None, "unreadable result line", False, "Malformed")
+        cid = str(data.get("custom_id") or "")
+        response = data.get("response") or {}
+        status = response.get("status_code")
+        body = response.get("body")
+        if status == 200 and isinstance(body, dict):
+            try:
+                answer = self._response(ChatCompletion.construct(**body), latency_s)
+            except MalformedResponseError as exc:
+                return BatchItemResult(cid, None, str(exc), True, "MalformedResponseError")
+            answer.batch = True
+            return BatchItemResult(cid, answer)
+        error = data.get("error") or {}
+        if isinstance(status, int):
+            inner = body.get("error") if isinstance(body, dict) else None
+            message = inner.get("message") if isinstance(inner, dict) else None
+            retryable = status in (408, 409, 429) or status >= 500
+            text = one_line(f"{status}: {message or 'request failed'}")
+            return BatchItemResult(cid, None, text, retryable, f"HTTP{status}")
+        code = str(error.get("code") or "error")
+        text = one_line(f"{code}: {error.get('message') or 'request failed'}")
+        return BatchItemResult(cid, None, text, code in BATCH_RETRYABLE_CODES, code)
+
+    def _batch_fatal(self, error: openai.APIStatusError, where: str) -> FatalProviderError | None:
+        """Run-stopping batch errors; a 404 means the server has no Batch API (or no batch)."""
+        if error.status_code == 404:
+            return FatalProviderError(
+                f"model '{self.name}': {self.base_url} answered 404 on {where} "
+                f"({one_line(str(error.message))}); the server may have no Batch API, or the "
+                "batch belongs to another key: use runner.mode=sync, or check the key"
+            )
+        return self.classify_fatal(error)
 
     # -- errors ----------------------------------------------------------------------------
 

@@ -21,6 +21,8 @@ from mmjudge.report.analysis import Analysis, DatasetStats
 from mmjudge.report.load import read_rows
 
 CAP = 50
+#: Disagreements are sampled first among this many items judged first (see sample_order).
+WINDOW = 5000
 THUMBNAIL_PX = 112
 MAX_FIELD_CHARS = 600
 MAX_EXPLANATION_CHARS = 1200
@@ -57,6 +59,7 @@ class Browser:
     notes: list[str]
     """Why texts or images are missing for a dataset, if they are."""
     cap: int
+    window: int = WINDOW
 
     @property
     def judges(self) -> list[str]:
@@ -83,6 +86,16 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
+def sample_order(n_items: int, window: int = WINDOW) -> np.ndarray:
+    """The order in which disagreements are picked: the first ``window`` items judged (in
+    a shuffled order) before the rest (also shuffled). One order per dataset, so every
+    judge's sample starts with the same items; favouring the items judged first lets the
+    dataset be read back only as far as the texts shown."""
+    shuffled = np.random.default_rng(0).permutation(n_items)
+    codes = np.arange(n_items)
+    return np.asarray(shuffled + np.where(codes >= window, n_items, 0))
+
+
 def build_browser(analysis: Analysis, cap: int = CAP) -> Browser:
     items: list[Item] = []
     counts: list[Count] = []
@@ -105,8 +118,7 @@ def _dataset_items(
         return []
     names = list(humans)
     matrix = np.vstack([humans[n] for n in names])
-    # one order per dataset, so every judge's sample starts with the same items
-    rank = np.random.default_rng(0).permutation(stats.items.n)
+    rank = sample_order(stats.items.n)
     consensus = stats.items.consensus
     out = []
     for cell in stats.cells:

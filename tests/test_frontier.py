@@ -1,0 +1,112 @@
+"""The cheapest judge, panel or cascade not distinguishably worse than the best judge."""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mmjudge import frontier, metrics, panels
+from tests.fake_runs import make_run
+
+GRADES = [0, 1, 2]
+
+
+def toy_sweep(tmp_path: Path) -> tuple[Path, dict[str, dict[tuple[str, str], int | None]]]:
+    rng = np.random.default_rng(11)
+    keys = [(f"q{q:02d}", f"d{d}") for q in range(20) for d in range(5)]
+    truth = {key: int(rng.integers(0, 3)) for key in keys}
+    human = {key: {"x": truth[key]} for key in keys}
+
+    def noisy(rate: float, seed: int) -> dict[tuple[str, str], int | None]:
+        r = np.random.default_rng(seed)
+        return {k: (int(r.integers(0, 3)) if r.random() < rate else v) for k, v in truth.items()}
+
+    labels = {
+        "best": noisy(0.1, 1),
+        "close": noisy(0.12, 2),
+        "poor": noisy(0.7, 3),
+    }
+    sweep = tmp_path / "sweep"
+    make_run(sweep, "best", labels["best"], human, model="big", cost=0.01)
+    make_run(sweep, "close", labels["close"], human, model="mid", cost=0.002)
+    make_run(sweep, "poor", labels["poor"], human, model="tiny", cost=0.0001)
+    return sweep, labels
+
+
+def test_answer_is_the_cheapest_candidate_not_distinguishably_worse(tmp_path: Path) -> None:
+    sweep, labels = toy_sweep(tmp_path)
+    (answer,) = frontier.frontier_answer(sweep, n_boot=300, seed=2)
+    assert answer["dataset"] == "toy"
+    assert answer["best"]["name"] == "big/default/text"
+    assert answer["best"]["usd_per_million"] == pytest.approx(10_000.0)
+    by_name = {c["name"]: c for c in answer["candidates"]}
+    assert not by_name["tiny/default/text"]["qualifies"]
+    assert by_name["mid/default/text"]["qualifies"]
+    assert answer["answer"]["name"] == "mid/default/text"
+    assert answer["answer"]["usd_per_million"] == pytest.approx(2_000.0)
+    assert "optimistic" in answer["note"]
+
+    # the numbers are those of metrics' paired bootstrap on the common items
+    keys = list(labels["best"])
+    rows = (sweep / "best" / "judgments.jsonl").read_text().splitlines()
+    human = np.array([json.loads(line)["human_labels"]["x"] for line in rows], dtype=float)
+    a = np.array([labels["best"][k] for k in keys], dtype=float)
+    b = np.array([labels["close"][k] for k in keys], dtype=float)
+    queries = [k[0] for k in keys]
+    kappa = functools.partial(metrics.cohen_kappa, labels=GRADES)
+    paired = metrics.paired_bootstrap(kappa, queries, human, a, b, n_boot=300, seed=2)
+    got = answer["answer"]
+    assert got["difference"]["estimate"] == pytest.approx(paired.difference)
+    assert got["difference"]["low"] == pytest.approx(paired.low)
+    assert got["difference"]["high"] == pytest.approx(paired.high)
+    assert got["difference"]["low"] <= 0.0
+    ci = metrics.bootstrap_ci(kappa, queries, human, b, n_boot=300, seed=2)
+    assert got["kappa"] == {"estimate": ci.estimate, "low": ci.low, "high": ci.high}
+    assert got["kappa_best"]["estimate"] == pytest.approx(answer["best"]["kappa"])
+    assert got["n_items"] == 100 and got["n_queries"] == 20
+
+
+def test_panels_and_cascades_are_candidates_but_never_the_best(tmp_path: Path) -> None:
+    sweep, _ = toy_sweep(tmp_path)
+    summary = panels.build_panel(
+        [sweep / "best", sweep / "close"], sweep / "ensembles" / "p", how="majority-max"
+    )
+    assert summary["kind"] == "panel"
+    cascade = panels.build_cascade(
+        sweep / "poor", sweep / "best", sweep / "ensembles" / "c", rules=["middle", "unparseable"]
+    )
+    (answer,) = frontier.frontier_answer(sweep, n_boot=200, seed=0)
+    kinds = {c["name"]: c["kind"] for c in answer["candidates"]}
+    assert kinds[f"{summary['model']}/default/text"] == "panel"
+    assert kinds[f"{cascade['model']}/default/text"] == "cascade"
+    # the best single judge is never a panel or a cascade
+    assert answer["best"]["kind"] == "single"
+    best_self = next(c for c in answer["candidates"] if c["name"] == answer["best"]["name"])
+    assert best_self["qualifies"] and best_self["difference"]["estimate"] == 0.0
+    qualifying = [c for c in answer["candidates"] if c["qualifies"]]
+    assert answer["answer"]["usd_per_million"] == min(c["usd_per_million"] for c in qualifying)
+
+
+def test_cli_prints_both_kappas_with_intervals(tmp_path: Path, capsys) -> None:
+    sweep, _ = toy_sweep(tmp_path)
+    assert frontier.main([str(sweep), "--n-boot", "200"]) == 0
+    out = capsys.readouterr().out
+    assert "best single judge   big/default/text" in out
+    assert "cheapest as good    mid/default/text (single)  $2,000.00 per million" in out
+    assert "κ(best) − κ:" in out and "paired bootstrap over 20 queries" in out
+    assert out.count("[") >= 3  # κ(best), κ and the difference each with an interval
+    assert frontier.main([str(sweep), "--n-boot", "200", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)["datasets"]
+    assert data[0]["answer"]["name"] == "mid/default/text" and data[0]["n_boot"] == 200
+
+
+def test_cli_errors_exit_2(tmp_path: Path, capsys) -> None:
+    assert frontier.main([str(tmp_path)]) == 2
+    assert "no completed run" in capsys.readouterr().err
+    sweep, _ = toy_sweep(tmp_path)
+    assert frontier.main([str(sweep), "--n-boot", "0"]) == 2
+    assert "--n-boot" in capsys.readouterr().err
