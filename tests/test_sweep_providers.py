@@ -14,10 +14,10 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 from PIL import Image
 
 from tests.fixtures.loopback_server import ANTHROPIC_PATH, OPENAI_PATH, Behaviour, LoopbackServer
+from tests.helpers import shared_data
 
 KEY = "sk-test-loopback-0123456789abcdef"
 LIMIT = 16
@@ -276,3 +276,54 @@ def test_budget_cap_stops_writes_what_it_has_and_resumes(
     assert resumed.returncode == 0, resumed.stderr
     assert len(rows(run_dir)) == LIMIT
     assert loopback.request_count == LIMIT
+
+
+def test_flickr8k_expert_image_only_sweep(tmp_path: Path, loopback: LoopbackServer) -> None:
+    shared_data("flickr8k_expert")
+    loopback.responder = lambda request: "3\nThe caption fits the picture."
+    result = run(
+        tmp_path,
+        "dataset=flickr8k_expert",
+        "modality=image",
+        "model=gpt4o_mini",
+        f"model.base_url={loopback.openai_base_url}",
+        env={"OPENAI_API_KEY": KEY},
+    )
+    assert result.returncode == 0, result.stderr
+    records = rows(run_dirs(tmp_path)[0])
+    assert len(records) == LIMIT
+    assert all(
+        r["label"] == 3 and set(r["human_labels"]) == {"expert_1", "expert_2", "expert_3"}
+        for r in records
+    )
+    body = loopback.requests[0].body
+    text = next(p["text"] for p in body["messages"][-1]["content"] if p["type"] == "text")
+    assert "from 1 to 4" in text
+
+
+def test_hm_sweep_with_a_label_file(tmp_path: Path, loopback: LoopbackServer) -> None:
+    root = shared_data("hm_sample")
+    with (root / "articles.csv").open(encoding="utf-8") as handle:
+        next(handle)
+        ids = [next(handle).split(",", 1)[0] for _ in range(4)]
+    labels = tmp_path / "labels.csv"
+    labels.write_text(
+        "query_id,query,article_id,assessor\n"
+        + "".join(f"q1,black dress,{article},{i % 3}\n" for i, article in enumerate(ids)),
+        encoding="utf-8",
+    )
+    result = run(
+        tmp_path,
+        "dataset=hm_sample",
+        f"dataset.labels_file={labels}",
+        "dataset.annotators=[assessor]",
+        "modality=mm",
+        "model=gpt4o_mini",
+        f"model.base_url={loopback.openai_base_url}",
+        env={"OPENAI_API_KEY": KEY},
+    )
+    assert result.returncode == 0, result.stderr
+    records = rows(run_dirs(tmp_path)[0])
+    assert len(records) == 4 and all(r["image_sha256s"] for r in records)
+    text = loopback.requests[0].body["messages"][-1]["content"][0]["text"]
+    assert "prod_name:" in text and "colour_group_name:" in text
