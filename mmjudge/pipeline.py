@@ -283,6 +283,8 @@ async def _run(
     cfg = context.cfg
     cache = None
     assert context.judge is not None
+    # The records file exists from here on, so the summary of a run stopped at once can read it.
+    records_path.touch()
     check_settings(cfg.runner)
     if cfg.runner.mode == "batch":
         check_judge(context.judge, cfg.model)

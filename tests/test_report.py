@@ -134,7 +134,7 @@ def test_kappa_and_interval_match_the_summary_and_the_metrics(analysis: Analysis
 
 
 def test_answers_name_a_clear_winner(analysis: Analysis) -> None:
-    q1, q2, q3, q4 = answers(analysis)
+    q1, q2, _, _ = answers(analysis)
     lead = _text(q2.lead)
     assert lead.startswith("Yes: strong · text only has the highest κ on every dataset")
     assert "not distinguishable" not in lead
@@ -179,7 +179,12 @@ def test_image_effect_is_paired_with_an_interval(analysis: Analysis, html: str) 
         for stats in analysis.datasets
         for c in stats.modality_effects
     }
-    assert set(effects) == {("shop", "mm"), ("shop", "image"), ("photos", "mm"), ("photos", "image")}
+    assert set(effects) == {
+        ("shop", "mm"),
+        ("shop", "image"),
+        ("photos", "mm"),
+        ("photos", "image"),
+    }
     for (_, modality), c in effects.items():
         assert c.b.judge.modality == "text" and c.a.judge.model == "vision"
         assert c.low <= c.difference <= c.high and 0 <= c.p_value <= 1
@@ -250,8 +255,11 @@ def test_disagreement_browser_caps_and_counts(tmp_path: Path, sweep: Path) -> No
         per_cell[key] = per_cell.get(key, 0) + 1
     assert per_cell and max(per_cell.values()) <= 3
     assert per_cell[("free · text only", "shop")] == 3
-    counts = re.search(r"<td class=\"l\">shop</td><td class=\"l\">free · text only</td>"
-                       r"<td>(\d+)</td><td>300</td>", page)
+    counts = re.search(
+        r"<td class=\"l\">shop</td><td class=\"l\">free · text only</td>"
+        r"<td>(\d+)</td><td>300</td>",
+        page,
+    )
     assert counts and int(counts.group(1)) > 3
     assert "data:image/jpeg;base64," in page  # thumbnails from the shop dataset's images
 

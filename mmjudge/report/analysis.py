@@ -10,6 +10,7 @@ datasets (independent samples) by whether their intervals overlap.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -417,7 +418,7 @@ def _comparisons(stats: DatasetStats, n_boot: int) -> None:
             if found is not None:
                 stats.best_vs_others.append(found)
     frontier = stats.frontier_cells
-    for cheaper, dearer in zip(frontier, frontier[1:], strict=False):
+    for cheaper, dearer in itertools.pairwise(frontier):
         found = compare(stats.items, stats.grades, dearer, cheaper, n_boot)
         if found is not None:
             stats.frontier_steps.append(found)

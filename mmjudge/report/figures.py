@@ -170,8 +170,9 @@ def kappa_vs_cost(analysis: Analysis, path: Path) -> Path:
     axis = CostAxis.fit([p.cost for _, points, _ in panels for p in points])
     columns = min(len(panels), 3)
     rows = math.ceil(len(panels) / columns)
+    width = max(6.4, 4.8 * columns)
     fig, axes = plt.subplots(
-        rows, columns, figsize=(4.8 * columns, 3.9 * rows + 0.9), squeeze=False, sharey=True
+        rows, columns, figsize=(width, 3.9 * rows + 0.9), squeeze=False, sharey=True
     )
     for index, (title, points, ceiling) in enumerate(panels):
         ax = axes[index // columns][index % columns]
@@ -196,9 +197,11 @@ def kappa_vs_cost(analysis: Analysis, path: Path) -> Path:
     handles += [Patch(color=colour, label=model) for model, colour in colours.items()]
     handles.append(Line2D([], [], color="black", linestyle="--", label="Pareto frontier"))
     handles.append(Patch(color="tab:green", alpha=0.3, label="human–human κ (min–max)"))
-    fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 6), fontsize=8)
-    legend_rows = math.ceil(len(handles) / min(len(handles), 6))
-    fig.tight_layout(rect=(0, min(0.35, 0.05 * legend_rows + 0.02), 1, 1))
+    ncol = max(1, min(len(handles), int(width / 1.75)))
+    fig.legend(handles=handles, loc="lower center", ncol=ncol, fontsize=8, frameon=False)
+    legend_rows = math.ceil(len(handles) / ncol)
+    legend_height = (0.22 * legend_rows + 0.15) / (3.9 * rows + 0.9)
+    fig.tight_layout(rect=(0, min(0.4, legend_height), 1, 1))
     return _save(fig, path)
 
 
@@ -260,7 +263,7 @@ def image_vs_text(analysis: Analysis, path: Path) -> Path | None:
     if not rows:
         return None
     fig, ax = plt.subplots(figsize=(8.5, 1.2 + 0.38 * len(rows)))
-    for y, (name, c) in enumerate(rows):
+    for y, (_, c) in enumerate(rows):
         colour = "tab:blue" if c.distinguishable else "0.55"
         if math.isfinite(c.low) and math.isfinite(c.high):
             ax.plot([c.low, c.high], [y, y], color=colour, linewidth=1.6)

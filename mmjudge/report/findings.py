@@ -285,9 +285,7 @@ def one_winner(analysis: Analysis) -> Answer:
         answer.lead = join(f"No: the best judge differs by dataset ({per}).")
     everywhere = set.intersection(*(_top_group(s) for s in analysis.datasets if s.ranked))
     ran_everywhere = {
-        j
-        for j in everywhere
-        if all(any(c.judge == j for c in s.ranked) for s in analysis.datasets)
+        j for j in everywhere if all(any(c.judge == j for c in s.ranked) for s in analysis.datasets)
     }
     if ran_everywhere and (len(winners) > 1 or unclear):
         names = sorted(analysis.judge_name(j) for j in ran_everywhere)

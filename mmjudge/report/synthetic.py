@@ -115,8 +115,8 @@ def write_dataset(directory: Path, dataset: FakeDataset) -> Path:
         (directory / "images").mkdir(exist_ok=True)
         for i in range(dataset.images):
             name = f"images/img{i:02d}.png"
-            colour = ((i * 70) % 256, (i * 130 + 60) % 256, (i * 200 + 120) % 256)
-            img = Image.new("RGB", (64, 80), colour)
+            rgb = ((i * 70) % 256, (i * 130 + 60) % 256, (i * 200 + 120) % 256)
+            img = Image.new("RGB", (64, 80), rgb)
             for x in range(8, 56):
                 img.putpixel((x, 40), (255, 255, 255))
             img.save(directory / name)
@@ -283,7 +283,9 @@ def write_sweep(
     by_name = {d.name: d for d in datasets}
     for dataset in datasets:
         out.datasets[dataset.name] = write_dataset(data_root / dataset.name, dataset)
-    cells = [(d, j, None) for d in datasets for j in judges]
+    cells: list[tuple[FakeDataset, FakeJudge, str | None]] = [
+        (d, j, None) for d in datasets for j in judges
+    ]
     cells += [(by_name[name], j, reason) for name, j, reason in skipped]
     for dataset, judge, reason in cells:
         run_id = f"{dataset.name}.{judge.model}.{judge.modality}.{judge.prompt_id}"

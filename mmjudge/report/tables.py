@@ -111,9 +111,7 @@ def dataset_tables(analysis: Analysis) -> list[Row]:
     out = []
     for index, stats in enumerate(analysis.datasets):
         rows = []
-        rank = 0
-        for cell in stats.cells:
-            rank += 1
+        for rank, cell in enumerate(stats.cells, start=1):
             rows.append(judge_row(analysis, stats, cell, rank if cell.kappa.known else None))
         humans = [
             {
@@ -193,9 +191,7 @@ def kappa_by_dataset(analysis: Analysis) -> Row:
         rows.append(
             {
                 "judge": analysis.judge_name(judge),
-                "kappas": [
-                    interval(cells[n].kappa) if n in cells else "not run" for n in names
-                ],
+                "kappas": [interval(cells[n].kappa) if n in cells else "not run" for n in names],
                 "mean": interval(average.kappa) if average else "–",
                 "usd": money(average.usd_per_million) if average else "–",
                 "verdict": verdict,
@@ -376,4 +372,3 @@ def provenance(cells: pd.DataFrame, analysis: Analysis) -> Row:
         "configs": configs,
         "ignored": analysis.ignored_runs,
     }
-
