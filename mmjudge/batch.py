@@ -404,6 +404,14 @@ class BatchRunner:
         """Yield an outcome per item; raises BudgetExceeded at the end if the cap stopped it."""
         resumed = self.state.outstanding(self.provider, self.base_url)
         self.counts.batches_resumed = len(resumed)
+        elsewhere = [b for b in self.state.batches if b.state == "submitted" and b not in resumed]
+        if elsewhere:
+            log.warning(
+                "%d submitted batch(es) in %s belong to another provider or base URL and are "
+                "left alone; their items are submitted again here",
+                len(elsewhere),
+                self.state.path,
+            )
         holder: dict[str, BatchRecord] = {}
         for record in resumed:
             for cid in record.items:

@@ -315,6 +315,9 @@ async def _run(
         await context.judge.aclose()
         if cache is not None:
             cache.close()
+        if cfg.runner.mode == "batch":
+            # The summary's forecast is then at batch prices, like the calls it forecasts.
+            context.forecast = _batch_forecast(context)
 
 
 def _batch_runner(

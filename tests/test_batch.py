@@ -173,6 +173,8 @@ def test_batch_sweep_completes_at_half_the_sync_price(
     assert sync_calls(loopback, provider) == LIMIT
     sync_dir = next(d for d in run_dirs(tmp_path) if d != batch_dir)
     sync_cost = {key(r): r["cost_usd"] for r in rows(sync_dir)}
+    sync_summary = json.loads((sync_dir / "summary.json").read_text())
+    assert summary["forecast"]["usd"] == pytest.approx(sync_summary["forecast"]["usd"] / 2)
     for row in batched:
         assert row["cost_usd"] > 0
         assert row["cost_usd"] == pytest.approx(sync_cost[key(row)] / 2, rel=1e-9)

@@ -18,7 +18,7 @@ from mmjudge import PROJECT_ROOT, metrics
 from mmjudge.records import JudgmentRecord
 from mmjudge.report import build_report
 from mmjudge.report.analysis import Analysis, analyse, pareto_frontier
-from mmjudge.report.findings import answers
+from mmjudge.report.findings import answers, cheapest_as_good
 from mmjudge.report.load import DatasetItems, cell_table, read_cell_labels
 from mmjudge.report.synthetic import FakeDataset, FakeJudge, write_sweep
 from mmjudge.results import load_judgments
@@ -134,7 +134,8 @@ def test_kappa_and_interval_match_the_summary_and_the_metrics(analysis: Analysis
 
 
 def test_answers_name_a_clear_winner(analysis: Analysis) -> None:
-    q1, q2, _, _ = answers(analysis)
+    q1, q2, _, q4 = answers(analysis)
+    assert "photos the best itself, strong · text only" in _text(q4.points[-1])
     lead = _text(q2.lead)
     assert lead.startswith("Yes: strong · text only has the highest κ on every dataset")
     assert "not distinguishable" not in lead
@@ -171,6 +172,14 @@ def test_answers_say_not_distinguishable_when_intervals_overlap(tmp_path: Path) 
     # the dearer judge is on the frontier only if it is better; either way the step is noise
     if len(stats.frontier_cells) == 2:
         assert "not distinguishable from the cheaper" in _text(q4.points[0])
+    cheapest = cheapest_as_good(stats)
+    assert cheapest is not None and cheapest.judge.model == "alpha"
+    expected = (
+        "tie the best itself, alpha · text only"
+        if best.judge.model == "alpha"
+        else "tie alpha · text only ($1,000 per million"
+    )
+    assert expected in _text(q4.points[-1])
 
 
 def test_image_effect_is_paired_with_an_interval(analysis: Analysis, html: str) -> None:

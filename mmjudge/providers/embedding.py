@@ -47,6 +47,7 @@ import asyncio
 import base64
 import binascii
 import importlib
+import importlib.util
 import io
 import itertools
 import threading
@@ -64,6 +65,13 @@ from mmjudge.errors import ConfigError, FatalProviderError, ImageError
 from mmjudge.providers.base import MODALITIES, JudgeAPI
 from mmjudge.records import EncodedImage, JudgeRequest, JudgeResponse
 
+if importlib.util.find_spec("sentence_transformers") is None:
+    # Checked without importing it (torch is slow to import): the registry turns this into
+    # "install it with: pip install 'mmjudge[local]'" before anything runs.
+    raise ModuleNotFoundError(
+        "No module named 'sentence_transformers'", name="sentence_transformers"
+    )
+
 KINDS = ("text", "clip")
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 CLIP = "clip-ViT-B-32"
@@ -72,7 +80,7 @@ DEFAULT_MODELS = {"text": MINILM, "clip": CLIP}
 _MINILM_NAMES = frozenset({MINILM, "all-MiniLM-L6-v2"})
 #: Thresholds used when the config gives none (a three-grade scale; see conf/model/*.yaml).
 DEFAULT_THRESHOLDS: dict[str, dict[str, list[float]]] = {
-    "text": {"text": [0.45, 0.6]},
+    "text": {"text": [0.43, 0.64]},
     "clip": {"text": [0.75, 0.85], "mm": [0.5, 0.56], "image": [0.24, 0.27]},
 }
 _OPTIONS = frozenset(
@@ -259,7 +267,7 @@ class EmbeddingJudge(JudgeAPI):
         self._model: Any = None
         self._load_error: FatalProviderError | None = None
         self._loading: asyncio.Task[Any] | None = None
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._batcher: _Batcher[_Job, Similarity] = _Batcher(self._similarities, self.batch_size)
 
     def _number(self, options: dict[str, Any], key: str, default: float) -> float:
@@ -286,6 +294,12 @@ class EmbeddingJudge(JudgeAPI):
             raise ConfigError(
                 f"model.options.thresholds_by_modality for '{model.name}' names {stray}; this "
                 f"{self.kind} judge accepts: {', '.join(self.modalities)}"
+            )
+        if common is not None and set(self.modalities) <= set(overrides):
+            raise ConfigError(
+                f"model.thresholds={common} for '{model.name}' would never be used: "
+                "model.options.thresholds_by_modality gives every modality its own; change "
+                "those (e.g. model.options.thresholds_by_modality.image=[...]) instead"
             )
         result = {}
         for modality in self.modalities:

@@ -8,6 +8,8 @@ from pathlib import Path
 
 from mmjudge import PROJECT_ROOT
 from mmjudge.errors import MMJudgeError
+from mmjudge.report.analysis import N_BOOT
+from mmjudge.report.browser import CAP
 from mmjudge.report.build import build_report
 
 
@@ -24,12 +26,36 @@ def main(argv: list[str] | None = None) -> int:
         help="folder the report goes in (default: reports/)",
     )
     parser.add_argument("--name", help="report name (default: the directory's name)")
+    parser.add_argument(
+        "--n-boot",
+        type=int,
+        default=N_BOOT,
+        help=f"bootstrap resamples per interval (default: {N_BOOT})",
+    )
+    parser.add_argument(
+        "--max-disagreements",
+        type=int,
+        default=CAP,
+        help=f"items shown per judge and dataset in the disagreement browser (default: {CAP})",
+    )
     args = parser.parse_args(argv)
+    if args.n_boot < 1 or args.max_disagreements < 0:
+        print(
+            "mmjudge: --n-boot must be at least 1 and --max-disagreements 0 or more",
+            file=sys.stderr,
+        )
+        return 2
     if not args.directory.is_dir():
         print(f"mmjudge: {args.directory} is not a directory", file=sys.stderr)
         return 2
     try:
-        out = build_report(args.directory, args.out, args.name)
+        out = build_report(
+            args.directory,
+            args.out,
+            args.name,
+            n_boot=args.n_boot,
+            max_disagreements=args.max_disagreements,
+        )
     except MMJudgeError as error:
         print(f"mmjudge: {error}", file=sys.stderr)
         return 2

@@ -90,12 +90,12 @@ def difference(c: Comparison) -> str:
 
 
 def usd(value: float) -> str:
-    """Dollars per million judgments."""
+    """Dollars per million judgments, in words."""
     if value == 0:
-        return "$0 (free)"
+        return "free"
     if value >= 100:
-        return f"${value:,.0f}"
-    return f"${value:,.2f}"
+        return f"${value:,.0f} per million"
+    return f"${value:,.2f} per million"
 
 
 def _list(items: Iterable[object], last: str = "and") -> Markup:
@@ -177,9 +177,16 @@ def use_case(analysis: Analysis) -> Answer:
             "No judge ran on more than one dataset, so this cannot be answered from this sweep."
         )
     elif differs:
+        which = ", ".join(analysis.judge_name(j) for j in differs)
+        rest = (
+            f"; for the other {len(several) - len(differs)} the differences are "
+            f"{NOT_DISTINGUISHABLE}"
+            if len(differs) < len(several)
+            else ""
+        )
         answer.lead = join(
-            f"Yes, for {len(differs)} of {len(several)} judges that ran on more than one "
-            "dataset: their κ differs between datasets by more than noise."
+            f"Yes, for {len(differs)} of the {len(several)} judges run on more than one "
+            f"dataset ({which}): κ differs between datasets by more than noise{rest}."
         )
     else:
         answer.lead = join(
@@ -282,7 +289,13 @@ def one_winner(analysis: Analysis) -> Answer:
         answer.lead = join(lead + ".")
     else:
         per = "; ".join(f"{name}: {analysis.judge_name(j)}" for name, j in bests.items())
-        answer.lead = join(f"No: the best judge differs by dataset ({per}).")
+        lead = f"No: the best judge differs by dataset ({per})"
+        if unclear:
+            lead += (
+                f", though on {', '.join(unclear)} the best is {NOT_DISTINGUISHABLE} from the "
+                "runner-up"
+            )
+        answer.lead = join(lead + ".")
     everywhere = set.intersection(*(_top_group(s) for s in analysis.datasets if s.ranked))
     ran_everywhere = {
         j for j in everywhere if all(any(c.judge == j for c in s.ranked) for s in analysis.datasets)
@@ -358,7 +371,7 @@ def _frontier_text(analysis: Analysis, stats: DatasetStats) -> Markup:
     parts = []
     for index, cell in enumerate(cells):
         text = (
-            f"{analysis.judge_name(cell.judge)} ({usd(cell.usd_per_million)} per million, "
+            f"{analysis.judge_name(cell.judge)} ({usd(cell.usd_per_million)}, "
             f"κ {num(cell.kappa.estimate)}"
         )
         step = steps.get(id(cell))
@@ -396,4 +409,39 @@ def frontier(analysis: Analysis) -> Answer:
             for a in analysis.average_frontier
         ]
         answer.points.append(join("Averaged over datasets: ", " → ".join(parts), "."))
+    cheapest = [_cheapest_as_good(analysis, s) for s in analysis.datasets if len(s.ranked) > 1]
+    if cheapest:
+        answer.points.append(
+            join(
+                "The cheapest judge ",
+                NOT_DISTINGUISHABLE,
+                " from the best (paired bootstrap on shared items): ",
+                Markup("; ").join(cheapest),
+                ".",
+            )
+        )
     return answer
+
+
+def cheapest_as_good(stats: DatasetStats) -> Cell | None:
+    """The cheapest cell whose paired difference from the best cell contains 0 (the best
+    itself when none is cheaper); ties go to the higher κ."""
+    ranked = stats.ranked
+    if not ranked:
+        return None
+    candidates = [ranked[0]] + [c.b for c in stats.best_vs_others if not c.distinguishable]
+    return min(candidates, key=lambda c: (c.usd_per_million, -c.kappa.estimate))
+
+
+def _cheapest_as_good(analysis: Analysis, stats: DatasetStats) -> Markup:
+    best = stats.ranked[0]
+    cell = cheapest_as_good(stats)
+    where = link(_anchor(analysis, stats), stats.name)
+    if cell is None or cell is best:
+        return join(where, f" the best itself, {analysis.judge_name(best.judge)}")
+    return join(
+        where,
+        f" {analysis.judge_name(cell.judge)} ({usd(cell.usd_per_million)}, κ "
+        f"{num(cell.kappa.estimate)}) against the best {analysis.judge_name(best.judge)} "
+        f"({usd(best.usd_per_million)}, κ {num(best.kappa.estimate)})",
+    )
