@@ -459,6 +459,7 @@ class BatchRunner:
             submitted_now = True
         async for outcome in self._collect_all(pending, wait_first=submitted_now):
             yield outcome
+        self.stats.batch = dataclasses.asdict(self.counts)
         if self.stats.stopped_by_budget:
             raise BudgetExceeded(
                 f"stopped before passing runner.max_cost_usd={self.settings.max_cost_usd}: "

@@ -424,4 +424,5 @@ def _record(context: CellContext, outcome: Outcome) -> JudgmentRecord:
         usage=usage,
         image_cost_usd=image_cost,
         truncated=example.truncated,
+        batch=bool(response is not None and response.batch),
     )

@@ -185,6 +185,8 @@ class JudgmentRecord:
     """Estimated part of ``cost_usd`` due to images."""
     truncated: bool = False
     """True when the result text was cut to the dataset's token budget."""
+    batch: bool = False
+    """True when the answer came through a provider batch API (billed at the batch price)."""
     schema_version: int = SCHEMA_VERSION
     """Version of this row's layout."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,8 @@ def load_judgments(path: Path) -> pd.DataFrame:
     columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
     columns["image_tokens"] = []
     humans: dict[str, list[Any]] = {}
+    if not path.exists():  # a run stopped before its first judgment
+        path = Path(os.devnull)
     for n, row in enumerate(iter_rows(path)):
         for name in COLUMNS:
             columns[name].append(row.get(name))

@@ -56,6 +56,8 @@ class RunStats:
     stopped_by_budget: bool = False
     spent_usd: float = 0.0
     errors_by_kind: dict[str, int] = field(default_factory=dict)
+    batch: dict[str, int] = field(default_factory=dict)
+    """Batch-mode counts (batches submitted, resumed, follow-ups); empty in sync mode."""
 
 
 class RateLimiter:

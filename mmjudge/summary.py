@@ -162,6 +162,7 @@ def _stats(stats: Any) -> dict[str, Any]:
         "spent_usd": stats.spent_usd,
         "stopped_by_budget": stats.stopped_by_budget,
         "errors_by_kind": dict(stats.errors_by_kind),
+        **({"batch": dict(stats.batch)} if stats.batch else {}),
     }
 
 
