@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-GRID = [(10_000, 64, 0.2), (10_000, 256, 1.0), (40_000, 256, 0.2)]
+GRID = [(10_000, 64, 0.2), (10_000, 256, 1.0), (2_000, 64, 0.2), (20_000, 64, 0.2)]
 
 
 def free_port() -> int:

@@ -13,10 +13,11 @@ import os
 import time
 from dataclasses import dataclass
 from importlib import import_module
-from typing import Any
+from typing import Any, ClassVar
 
 from mmjudge.config import ModelConfig
 from mmjudge.errors import ConfigError, CredentialError, FatalProviderError
+from mmjudge.providers.base import JudgeAPI
 from mmjudge.records import EncodedImage, JudgeResponse
 
 #: SDK-level timeout (seconds) when the caller gives none. The runner's own per-call timeout
@@ -311,3 +312,57 @@ def http_client(sdk: Any, model: ModelConfig) -> Any:
         max_connections=connections, max_keepalive_connections=connections
     )
     return client_class(limits=limits)
+
+
+class SDKJudge(JudgeAPI):
+    """What the OpenAI and Anthropic judges share: error handling around an official SDK.
+
+    Subclasses set the SDK's error classes and build ``self._client``; the attributes
+    ``name``, ``model_id``, ``base_url`` and ``key_env`` name the model in error messages.
+    """
+
+    connection_error: ClassVar[type[Exception]]
+    status_error: ClassVar[type[Exception]]
+    batch_api_name: ClassVar[str] = "batch API"
+
+    name: str
+    model_id: str
+    base_url: str
+    key_env: str | None
+    _client: Any
+
+    def is_retryable(self, error: Exception) -> bool:
+        return is_retryable_error(
+            error,
+            connection_errors=(self.connection_error,),
+            status_errors=(self.status_error,),
+        )
+
+    def retry_after(self, error: Exception) -> float | None:
+        return retry_after_seconds(error)
+
+    def classify_fatal(self, error: Exception) -> FatalProviderError | None:
+        """The run-stopping error for ``error`` (bad key, unknown model, bad settings), or None."""
+        if not isinstance(error, self.status_error):
+            return None
+        return classify_status(
+            error,
+            model_name=self.name,
+            model_id=self.model_id,
+            base_url=self.base_url,
+            key_env=self.key_env,
+        )
+
+    def _batch_fatal(self, error: Exception, where: str) -> FatalProviderError | None:
+        """Run-stopping batch errors; a 404 means the server has no batch API (or no batch)."""
+        if status_code(error) == 404:
+            return FatalProviderError(
+                f"model '{self.name}': {self.base_url} answered 404 on {where} "
+                f"({one_line(provider_message(error))}); the server may have no "
+                f"{self.batch_api_name}, or the batch belongs to another key: use "
+                "runner.mode=sync, or check the key"
+            )
+        return self.classify_fatal(error)
+
+    async def aclose(self) -> None:
+        await self._client.close()

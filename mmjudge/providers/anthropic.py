@@ -17,23 +17,20 @@ from anthropic.types import Message
 
 from mmjudge.batch import BatchItemResult, BatchLimits, BatchPoll, SubmittedBatch
 from mmjudge.config import ModelConfig
-from mmjudge.errors import ConfigError, FatalProviderError
+from mmjudge.errors import ConfigError
 from mmjudge.providers._common import (
     DEFAULT_TIMEOUT_S,
     MalformedResponseError,
     ProviderResponse,
-    classify_status,
+    SDKJudge,
     count,
     http_client,
     image_base64,
     image_marker,
-    is_retryable_error,
     one_line,
     read_api_key,
-    retry_after_seconds,
     usage_dict,
 )
-from mmjudge.providers.base import JudgeAPI
 from mmjudge.records import JudgeRequest, Usage
 
 log = logging.getLogger(__name__)
@@ -59,10 +56,13 @@ def normalise_base_url(url: str | None) -> str:
     return url[: -len("/v1")] if url.endswith("/v1") else url
 
 
-class AnthropicJudge(JudgeAPI):
+class AnthropicJudge(SDKJudge):
     """A judge behind the Messages API: images first, then the prompt, in one user turn."""
 
     provider = "anthropic"
+    connection_error = anthropic.APIConnectionError
+    status_error = anthropic.APIStatusError
+    batch_api_name = "Message Batches API"
     supports_images = True
     modalities: tuple[str, ...] = ("text", "mm", "image")
     batch_limits = BATCH_LIMITS
@@ -245,45 +245,6 @@ class AnthropicJudge(JudgeAPI):
             )
         # canceled and expired requests were never run: another batch may run them.
         return BatchItemResult(cid, None, f"the request was {kind}", True, kind)
-
-    def _batch_fatal(
-        self, error: anthropic.APIStatusError, where: str
-    ) -> FatalProviderError | None:
-        """Run-stopping batch errors; a 404 means no Message Batches API (or no such batch)."""
-        if error.status_code == 404:
-            return FatalProviderError(
-                f"model '{self.name}': {self.base_url} answered 404 on {where} "
-                f"({one_line(str(error.message))}); the server may have no Message Batches "
-                "API, or the batch belongs to another key: use runner.mode=sync, or check the key"
-            )
-        return self.classify_fatal(error)
-
-    # -- errors ----------------------------------------------------------------------------
-
-    def is_retryable(self, error: Exception) -> bool:
-        return is_retryable_error(
-            error,
-            connection_errors=(anthropic.APIConnectionError,),
-            status_errors=(anthropic.APIStatusError,),
-        )
-
-    def retry_after(self, error: Exception) -> float | None:
-        return retry_after_seconds(error)
-
-    def classify_fatal(self, error: Exception) -> FatalProviderError | None:
-        """The run-stopping error for ``error`` (bad key, unknown model, bad settings), or None."""
-        if not isinstance(error, anthropic.APIStatusError):
-            return None
-        return classify_status(
-            error,
-            model_name=self.name,
-            model_id=self.model_id,
-            base_url=self.base_url,
-            key_env=self.key_env,
-        )
-
-    async def aclose(self) -> None:
-        await self._client.close()
 
 
 def usage_from_anthropic(raw: dict[str, Any]) -> Usage:

@@ -19,23 +19,20 @@ from openai.types.chat import ChatCompletion
 
 from mmjudge.batch import BatchItemResult, BatchLimits, BatchPoll, SubmittedBatch
 from mmjudge.config import ModelConfig
-from mmjudge.errors import ConfigError, FatalProviderError
+from mmjudge.errors import ConfigError
 from mmjudge.providers._common import (
     DEFAULT_TIMEOUT_S,
     MalformedResponseError,
     ProviderResponse,
-    classify_status,
+    SDKJudge,
     count,
     http_client,
     image_data_url,
     image_marker,
-    is_retryable_error,
     one_line,
     read_api_key,
-    retry_after_seconds,
     usage_dict,
 )
-from mmjudge.providers.base import JudgeAPI
 from mmjudge.records import JudgeRequest, Usage
 
 log = logging.getLogger(__name__)
@@ -66,7 +63,7 @@ def default_max_tokens_param(model_id: str) -> str:
     return "max_completion_tokens" if name.startswith(REASONING_PREFIXES) else "max_tokens"
 
 
-class OpenAIJudge(JudgeAPI):
+class OpenAIJudge(SDKJudge):
     """A judge behind the Chat Completions API.
 
     Model options: ``max_tokens_param`` (``max_tokens`` or ``max_completion_tokens``; the
@@ -74,6 +71,9 @@ class OpenAIJudge(JudgeAPI):
     """
 
     provider = "openai"
+    connection_error = openai.APIConnectionError
+    status_error = openai.APIStatusError
+    batch_api_name = "Batch API"
     supports_images = True
     modalities: tuple[str, ...] = ("text", "mm", "image")
     batch_limits = BATCH_LIMITS
@@ -312,43 +312,6 @@ class OpenAIJudge(JudgeAPI):
         code = str(error.get("code") or "error")
         text = one_line(f"{code}: {error.get('message') or 'request failed'}")
         return BatchItemResult(cid, None, text, code in BATCH_RETRYABLE_CODES, code)
-
-    def _batch_fatal(self, error: openai.APIStatusError, where: str) -> FatalProviderError | None:
-        """Run-stopping batch errors; a 404 means the server has no Batch API (or no batch)."""
-        if error.status_code == 404:
-            return FatalProviderError(
-                f"model '{self.name}': {self.base_url} answered 404 on {where} "
-                f"({one_line(str(error.message))}); the server may have no Batch API, or the "
-                "batch belongs to another key: use runner.mode=sync, or check the key"
-            )
-        return self.classify_fatal(error)
-
-    # -- errors ----------------------------------------------------------------------------
-
-    def is_retryable(self, error: Exception) -> bool:
-        return is_retryable_error(
-            error,
-            connection_errors=(openai.APIConnectionError,),
-            status_errors=(openai.APIStatusError,),
-        )
-
-    def retry_after(self, error: Exception) -> float | None:
-        return retry_after_seconds(error)
-
-    def classify_fatal(self, error: Exception) -> FatalProviderError | None:
-        """The run-stopping error for ``error`` (bad key, unknown model, bad settings), or None."""
-        if not isinstance(error, openai.APIStatusError):
-            return None
-        return classify_status(
-            error,
-            model_name=self.name,
-            model_id=self.model_id,
-            base_url=self.base_url,
-            key_env=self.key_env,
-        )
-
-    async def aclose(self) -> None:
-        await self._client.close()
 
 
 def usage_from_openai(raw: dict[str, Any]) -> Usage:

@@ -15,7 +15,7 @@ from pathlib import Path
 import jinja2
 
 from mmjudge.errors import MMJudgeError
-from mmjudge.report import figures, findings, tables
+from mmjudge.report import figures, findings, spend, tables
 from mmjudge.report.analysis import MODALITY_NAMES, N_BOOT, analyse
 from mmjudge.report.browser import CAP, build_browser
 from mmjudge.report.load import cell_table, write_sweep_summary
@@ -80,6 +80,8 @@ def build_report(
         by_dataset=tables.kappa_by_dataset(analysis),
         effects=tables.image_effects(analysis),
         frontier=tables.frontier_rows(analysis),
+        spend=spend.spend_rows(cells),
+        rankings=spend.system_ranking_rows(cells),
         browser=browser,
         skipped=tables.skipped(cells),
         provenance=tables.provenance(cells, analysis),

@@ -1,0 +1,107 @@
+"""Report sections read straight from run summaries and records: spend against forecast,
+and, for datasets that come with system runs, how the judge's labels rank those systems."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from mmjudge import PROJECT_ROOT, metrics
+from mmjudge.qrels import read_run
+from mmjudge.results import JUDGMENTS, annotators, load_judgments
+
+
+def _money(value: float | None) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    return f"${value:,.4f}"
+
+
+def spend_rows(cells: pd.DataFrame) -> list[dict[str, str]]:
+    """Per completed cell: what it cost, what this run paid, and the forecast beside it."""
+    rows = []
+    for _, cell in cells.iterrows():
+        summary: dict[str, Any] = cell["summary"]
+        if summary.get("status") == "skipped" or summary.get("kind") not in (None, "single"):
+            continue
+        cost = summary.get("cost") or {}
+        forecast = summary.get("forecast") or {}
+        total = float(cost.get("total_usd") or 0.0)
+        expected = forecast.get("usd")
+        ratio = "–"
+        if expected:
+            ratio = f"{total / float(expected) - 1:+.1%}"
+        rows.append(
+            {
+                "dataset": str(summary.get("dataset")),
+                "judge": f"{summary.get('model')} · {summary.get('modality')} · "
+                f"{summary.get('prompt_id')}",
+                "status": str(summary.get("status", "complete")),
+                "n": str(summary.get("n_judgments", 0)),
+                "total": _money(total),
+                "spent": _money(float(cost.get("spent_usd") or 0.0)),
+                "forecast": _money(float(expected) if expected is not None else None),
+                "difference": ratio,
+                "per_million": f"{float(cost.get('usd_per_million') or 0.0):,.2f}",
+                "image_per_million": f"{float(cost.get('image_usd_per_million') or 0.0):,.2f}",
+                "text_per_million": f"{float(cost.get('text_usd_per_million') or 0.0):,.2f}",
+            }
+        )
+    return rows
+
+
+def system_ranking_rows(cells: pd.DataFrame) -> list[dict[str, str]]:
+    """Kendall's τ, Spearman's ρ and RBO between system rankings under human and judge labels,
+    for every cell whose dataset lists TREC run files (``dataset.runs``)."""
+    rows = []
+    for _, cell in cells.iterrows():
+        summary: dict[str, Any] = cell["summary"]
+        dataset = (summary.get("config") or {}).get("dataset") or {}
+        run_files = [str(r) for r in dataset.get("runs") or []]
+        if summary.get("status") == "skipped" or not run_files:
+            continue
+        root = Path(str(dataset.get("path", ".")))
+        root = root if root.is_absolute() else PROJECT_ROOT / root
+        paths = [Path(p) if Path(p).is_absolute() else root / p for p in run_files]
+        if not all(p.is_file() for p in paths):
+            continue
+        frame = load_judgments(Path(cell["run_dir"]) / JUDGMENTS)
+        names = annotators(frame)
+        if frame.empty or not names:
+            continue
+        human = metrics.consensus(
+            {n: frame[f"human:{n}"].to_numpy(dtype=float, na_value=np.nan) for n in names}
+        )
+        judge = frame["label"].to_numpy(dtype=float, na_value=np.nan)
+        human_qrels: dict[str, dict[str, int]] = {}
+        judge_qrels: dict[str, dict[str, int]] = {}
+        for query, doc, h, j in zip(
+            frame["query_id"], frame["result_id"], human, judge, strict=True
+        ):
+            if np.isnan(h) or np.isnan(j):
+                continue
+            human_qrels.setdefault(str(query), {})[str(doc)] = int(h)
+            judge_qrels.setdefault(str(query), {})[str(doc)] = int(j)
+        runs = {p.stem: read_run(p) for p in paths}
+        relevant_from = int((dataset.get("scale") or {}).get("relevant_from", 2))
+        found = metrics.system_ranking_agreement(
+            human_qrels, judge_qrels, runs, relevant_from=relevant_from
+        )
+        for measure, agreement in found.items():
+            rows.append(
+                {
+                    "dataset": str(summary.get("dataset")),
+                    "judge": f"{summary.get('model')} · {summary.get('modality')} · "
+                    f"{summary.get('prompt_id')}",
+                    "measure": measure,
+                    "systems": str(len(runs)),
+                    "tau": f"{agreement.kendall_tau:.3f}",
+                    "rho": f"{agreement.spearman_rho:.3f}",
+                    "rbo": f"{agreement.rbo:.3f}",
+                }
+            )
+    return rows

@@ -1,0 +1,71 @@
+"""Report sections read from summaries and records: spend against forecast, and system
+rankings for a TREC collection with run files."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+
+def make_trec(root: Path, n_queries: int = 6, n_docs: int = 8, n_runs: int = 4) -> list[str]:
+    rng = random.Random(7)
+    words = ["cat", "food", "tower", "height", "paris", "river", "bridge", "garden"]
+    root.mkdir(parents=True)
+    queries, qrels, docs = [], [], []
+    for q in range(n_queries):
+        topic = [words[q % 8], words[(q + 3) % 8]]
+        queries.append(f"q{q}\t{' '.join(topic)}\n")
+        for d in range(n_docs):
+            overlap = rng.sample(topic, k=d % 3) if d % 3 else []
+            text = " ".join(overlap + rng.sample(words, k=3))
+            docs.append({"doc_id": f"q{q}d{d}", "title": f"doc {d}", "text": text})
+            qrels.append(f"q{q} 0 q{q}d{d} {min(3, len(overlap) + rng.randint(0, 1))}\n")
+    (root / "queries.tsv").write_text("".join(queries))
+    (root / "qrels.txt").write_text("".join(qrels))
+    (root / "docs.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    names = []
+    for r in range(n_runs):
+        lines = []
+        for q in range(n_queries):
+            order = list(range(n_docs))
+            rng.shuffle(order)
+            for rank, d in enumerate(order, start=1):
+                lines.append(f"q{q} Q0 q{q}d{d} {rank} {100 - rank} run{r}\n")
+        name = f"run{r}.txt"
+        (root / name).write_text("".join(lines))
+        names.append(name)
+    return names
+
+
+def test_trec_sweep_report_has_spend_and_system_rankings(tmp_path: Path) -> None:
+    data = tmp_path / "trec"
+    runs = make_trec(data)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mmjudge.sweep",
+            "dataset=trec_example",
+            f"dataset.path={data}",
+            f"dataset.runs=[{','.join(runs)}]",
+            "model=lexical",
+            "model.thresholds=[0.2,0.5,0.8]",
+            f"results_dir={tmp_path / 'results'}",
+            f"reports_dir={tmp_path / 'reports'}",
+            f"images.cache_dir={tmp_path / 'images'}",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    (report,) = list((tmp_path / "reports").iterdir())
+    html = (report / "index.html").read_text()
+    assert "Spend: actual against forecast" in html
+    assert "System rankings under judge labels" in html
+    assert "nDCG@10" in html and "Kendall τ" in html
