@@ -4,7 +4,9 @@ Pushes N judgments through ``mmjudge.pipeline.run_cell`` (dataset streaming, pro
 the runner, the response cache, record writing and the summary) with the real OpenAI SDK
 client, against the loopback server running in its own process, and prints:
 
-- achieved judgments per second against the ideal (concurrency ÷ latency);
+- achieved judgments per second against the ideal (concurrency ÷ latency), both end to end
+  (start-up, the dataset check and the summary included) and in the steady state (between the
+  10th and the 90th percentile of completions);
 - harness CPU milliseconds per judgment (this process only; the server is another process);
 - peak RSS of the process.
 
@@ -86,7 +88,17 @@ def measure(n: int, concurrency: int, latency: float) -> dict[str, float]:
     from omegaconf import OmegaConf
 
     import mmjudge.sweep  # noqa: F401  (registers the schema and resolvers)
+    from mmjudge import runner
     from mmjudge.pipeline import run_cell
+
+    finished: list[float] = []
+    original_update = runner.Progress.update
+
+    def timed_update(self: runner.Progress, usd: float) -> None:
+        finished.append(time.perf_counter())
+        original_update(self, usd)
+
+    runner.Progress.update = timed_update  # type: ignore[method-assign]
 
     server, port = start_server(latency)
     try:
@@ -117,9 +129,12 @@ def measure(n: int, concurrency: int, latency: float) -> dict[str, float]:
         server.terminate()
         server.wait(10)
     assert summary["n_judgments"] == n, summary["n_judgments"]
+    low, high = finished[n // 10], finished[(9 * n) // 10]
+    steady = ((9 * n) // 10 - n // 10) / (high - low)
     assert summary["n_errors"] == 0, summary["calls"]
     return {
         "rate": n / wall,
+        "steady": steady,
         "ideal": concurrency / latency,
         "cpu_ms": cpu / n * 1000,
         "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
@@ -141,8 +156,8 @@ def main() -> None:
     grid = [(args.n, args.concurrency, args.latency)] if args.n else GRID
     print(f"command: python benchmarks/throughput.py {' '.join(sys.argv[1:])}".rstrip())
     print(
-        f"{'judgments':>9} {'conc':>5} {'latency':>7} {'per s':>8} {'ideal':>7} {'% ideal':>8} "
-        f"{'CPU ms/j':>9} {'peak RSS MB':>11}"
+        f"{'judgments':>9} {'conc':>5} {'latency':>7} {'ideal/s':>8} {'end-to-end/s':>13} "
+        f"{'%':>6} {'steady/s':>9} {'%':>6} {'CPU ms/j':>9} {'peak RSS MB':>11}"
     )
     for n, concurrency, latency in grid:
         runs = []
@@ -166,10 +181,12 @@ def main() -> None:
             )
             runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
         rate = statistics.median(r["rate"] for r in runs)
+        steady = statistics.median(r["steady"] for r in runs)
         ideal = runs[0]["ideal"]
         print(
-            f"{n:>9} {concurrency:>5} {latency:>7.2f} {rate:>8.1f} {ideal:>7.1f} "
-            f"{rate / ideal:>8.1%} {statistics.median(r['cpu_ms'] for r in runs):>9.2f} "
+            f"{n:>9} {concurrency:>5} {latency:>7.2f} {ideal:>8.1f} {rate:>13.1f} "
+            f"{rate / ideal:>6.1%} {steady:>9.1f} {steady / ideal:>6.1%} "
+            f"{statistics.median(r['cpu_ms'] for r in runs):>9.2f} "
             f"{statistics.median(r['rss_mb'] for r in runs):>11.0f}"
         )
 
