@@ -974,9 +974,13 @@ def system_ranking_agreement(
     names = list(runs)
     human: dict[str, dict[str, float]] = {str(m): {} for m in parsed}
     judged: dict[str, dict[str, float]] = {str(m): {} for m in parsed}
+    # ir_measures takes plain dicts of dicts.
+    plain_human = {q: dict(docs) for q, docs in human_qrels.items()}
+    plain_judge = {q: dict(docs) for q, docs in judge_qrels.items()}
     for name in names:
-        for scores, qrels in ((human, human_qrels), (judged, judge_qrels)):
-            values = ir_measures.calc_aggregate(parsed, qrels, runs[name])
+        run = {q: dict(docs) for q, docs in runs[name].items()}
+        for scores, qrels in ((human, plain_human), (judged, plain_judge)):
+            values = ir_measures.calc_aggregate(parsed, qrels, run)
             for measure in parsed:
                 scores[str(measure)][name] = float(values.get(measure, math.nan))
     out = {}
