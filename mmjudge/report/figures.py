@@ -34,6 +34,11 @@ def _colours(analysis: Analysis) -> dict[str, tuple[float, float, float, float]]
     return {m: cmap(i % 10) for i, m in enumerate(models)}
 
 
+def is_ensemble(model: str) -> bool:
+    """Panels and cascades are virtual judges built from saved records (``mmjudge.panels``)."""
+    return model.startswith(("panel:", "cascade:"))
+
+
 def _save(fig: plt.Figure, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=DPI)
@@ -119,6 +124,8 @@ def _panel(
             linewidth=1.6 if p.frontier else 0.4,
             zorder=4,
         )
+        if is_ensemble(p.judge.model):
+            ax.scatter(x, y, marker="o", s=170, facecolors="none", edgecolors=colour, zorder=4)
         ax.annotate(
             p.judge.model,
             (x, y),
@@ -195,6 +202,19 @@ def kappa_vs_cost(analysis: Analysis, path: Path) -> Path:
         for m in modalities
     ]
     handles += [Patch(color=colour, label=model) for model, colour in colours.items()]
+    if any(is_ensemble(p.judge.model) for _, points, _ in panels for p in points):
+        handles.append(
+            Line2D(
+                [],
+                [],
+                marker="o",
+                markersize=10,
+                markerfacecolor="none",
+                linestyle="",
+                color="0.3",
+                label="panel or cascade (ringed)",
+            )
+        )
     handles.append(Line2D([], [], color="black", linestyle="--", label="Pareto frontier"))
     handles.append(Patch(color="tab:green", alpha=0.3, label="human–human κ (min–max)"))
     ncol = max(1, min(len(handles), int(width / 1.75)))
