@@ -69,3 +69,30 @@ def test_trec_sweep_report_has_spend_and_system_rankings(tmp_path: Path) -> None
     assert "Spend: actual against forecast" in html
     assert "System rankings under judge labels" in html
     assert "nDCG@10" in html and "Kendall τ" in html
+
+
+def test_report_lists_cascades_with_their_escalation_rate(tmp_path: Path) -> None:
+    from mmjudge import panels
+    from mmjudge.report import build_report
+    from tests.fake_runs import make_run
+
+    keys = [(f"q{q}", f"r{r}") for q in range(6) for r in range(4)]
+    human = {k: {"a": (i % 3), "b": (i % 3)} for i, k in enumerate(keys)}
+    sweep = tmp_path / "sweep"
+    cheap = make_run(
+        sweep,
+        "cheap",
+        {k: (i + 1) % 3 for i, k in enumerate(keys)},
+        human,
+        model="cheap",
+        cost=0.001,
+    )
+    dear = make_run(
+        sweep, "dear", {k: i % 3 for i, k in enumerate(keys)}, human, model="dear", cost=0.01
+    )
+    summary = panels.build_cascade(cheap, dear, sweep / "ensembles" / "c", rules=["middle"])
+    out = build_report(sweep, tmp_path / "reports", n_boot=50)
+    html = (out / "index.html").read_text()
+    assert "Panels and cascades" in html
+    assert f"{summary['escalation_rate']:.1%}" in html
+    assert "cheap/default (cheap), dear/default (expensive)" in html

@@ -81,6 +81,7 @@ def build_report(
         effects=tables.image_effects(analysis),
         frontier=tables.frontier_rows(analysis),
         spend=spend.spend_rows(cells),
+        ensembles=spend.ensemble_rows(cells),
         rankings=spend.system_ranking_rows(cells),
         browser=browser,
         skipped=tables.skipped(cells),

@@ -105,3 +105,39 @@ def system_ranking_rows(cells: pd.DataFrame) -> list[dict[str, str]]:
                 }
             )
     return rows
+
+
+def ensemble_rows(cells: pd.DataFrame) -> list[dict[str, str]]:
+    """Panels and cascades built from saved records: members, rule, escalation rate, κ, cost."""
+    rows = []
+    for _, cell in cells.iterrows():
+        summary: dict[str, Any] = cell["summary"]
+        kind = summary.get("kind")
+        if kind not in ("panel", "cascade"):
+            continue
+        members = summary.get("members") or []
+        names = [_member(m) for m in members]
+        rate = summary.get("escalation_rate")
+        kappa = (summary.get("metrics") or {}).get("kappa")
+        cost = summary.get("cost") or {}
+        rows.append(
+            {
+                "dataset": str(summary.get("dataset")),
+                "kind": str(kind),
+                "judge": str(summary.get("model")),
+                "how": str(summary.get("aggregator") or "+".join(summary.get("rules") or [])),
+                "members": ", ".join(names),
+                "escalation": "–" if rate is None else f"{float(rate):.1%}",
+                "kappa": "–" if kappa is None else f"{float(kappa):.3f}",
+                "per_million": f"{float(cost.get('usd_per_million') or 0.0):,.2f}",
+            }
+        )
+    return rows
+
+
+def _member(member: Any) -> str:
+    if not isinstance(member, dict):
+        return str(member)
+    name = f"{member.get('model')}/{member.get('prompt_id')}"
+    role = member.get("role")
+    return name if role in (None, "member") else f"{name} ({role})"
