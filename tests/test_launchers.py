@@ -27,13 +27,20 @@ KEY = "sk-test-loopback-0123456789abcdef"
 LIMIT = 12
 MODELS = "gpt4o,gpt4o_mini"
 
+def installed(module: str) -> bool:
+    """Whether `module` can be imported; a missing parent package counts as not installed."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
+
+
 needs_joblib = pytest.mark.skipif(
-    importlib.util.find_spec("hydra_plugins.hydra_joblib_launcher") is None,
+    not installed("hydra_plugins.hydra_joblib_launcher"),
     reason="hydra-joblib-launcher is not installed (pip install -e '.[joblib]')",
 )
 needs_ray = pytest.mark.skipif(
-    importlib.util.find_spec("ray") is None
-    or importlib.util.find_spec("hydra_plugins.hydra_ray_launcher") is None,
+    not installed("ray") or not installed("hydra_plugins.hydra_ray_launcher"),
     reason="ray and hydra-ray-launcher are not installed (pip install -e '.[ray]')",
 )
 
