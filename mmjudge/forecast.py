@@ -65,11 +65,9 @@ def forecast_call(
         return Forecast(calls=1)
     text = (request.system or "") + "\n" + request.prompt
     counted = count_tokens(text, model.model_id, model.provider)
-    images = round(
-        sum(
-            image_tokens(price.image_rule, image.width, image.height, model.image_detail)
-            for image in request.images
-        )
+    images = sum(
+        image_tokens(price.image_rule, image.width, image.height, model.image_detail)
+        for image in request.images
     )
     usage = Usage(
         input_tokens=counted.tokens + MESSAGE_OVERHEAD_TOKENS + images,

@@ -401,14 +401,23 @@ def openai_tile_tokens(width: int, height: int, detail: str, base: int, tile: in
 
 def anthropic_2024_tokens(
     width: int, height: int, max_edge: int = 1568, max_tokens: int = 1600
-) -> float:
-    """Anthropic's 2024 rule: width × height / 750, after downscaling over-large images."""
+) -> int:
+    """Anthropic's 2024 rule: ⌈width × height / 750⌉ whole tokens per image.
+
+    The provider documents ``tokens = (width px × height px) / 750`` and bills whole
+    tokens; its own worked examples round up (200×200 → 54, 1000×1000 → 1,334,
+    1092×1092 → 1,590), so a 512×512 image is 350 tokens, not 349.525. An image whose long
+    edge passes ``max_edge`` or whose count passes ``max_tokens`` is first shrunk, keeping
+    its aspect ratio, to whole pixels that fit both limits.
+    """
+    if width <= 0 or height <= 0:
+        return 0
     scale = min(1.0, max_edge / max(width, height))
-    w, h = width * scale, height * scale
-    if w * h / 750 > max_tokens:
-        factor = math.sqrt(max_tokens * 750 / (w * h))
-        w, h = w * factor, h * factor
-    return w * h / 750
+    if width * height * scale * scale / 750 > max_tokens:
+        scale *= math.sqrt(max_tokens * 750 / (width * height * scale * scale))
+    if scale < 1.0:
+        width, height = max(1, math.floor(width * scale)), max(1, math.floor(height * scale))
+    return -(-width * height // 750)
 
 
 def openai_patch_tokens(
@@ -462,8 +471,18 @@ def gemini_tokens(
     return math.ceil(width / tile) * math.ceil(height / tile) * per_tile
 
 
-def image_tokens(rule: dict[str, Any], width: int, height: int, detail: str = "low") -> float:
-    """Estimated input tokens for one image under a sheet's image rule."""
+def image_tokens(rule: dict[str, Any], width: int, height: int, detail: str = "low") -> int:
+    """Estimated input tokens for one image under a sheet's image rule, in whole tokens.
+
+    This is the one estimate used everywhere an image's tokens are not reported by the
+    provider: the dry-run forecast, the records' image share, and ``reprice --as-model``.
+    Several images cost the sum of their own counts. A rule whose formula gives a fraction
+    (the patch multipliers) is rounded up, as providers bill whole tokens.
+    """
+    return math.ceil(_image_tokens(rule, width, height, detail) - 1e-9)
+
+
+def _image_tokens(rule: dict[str, Any], width: int, height: int, detail: str) -> float:
     kind = rule.get("rule")
     if not kind:
         return 0.0
@@ -480,7 +499,7 @@ def image_tokens(rule: dict[str, Any], width: int, height: int, detail: str = "l
             float(rule.get("multiplier", 1.0)),
         )
     if kind == "anthropic_2024":
-        return anthropic_2024_tokens(width, height)
+        return float(anthropic_2024_tokens(width, height))
     if kind == "anthropic_patch":
         return float(
             anthropic_patch_tokens(

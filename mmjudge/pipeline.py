@@ -379,7 +379,7 @@ def _cost(context: CellContext, response: JudgeResponse) -> tuple[float, float]:
 def _estimated_image_tokens(context: CellContext, images: tuple[EncodedImage, ...]) -> int:
     rule = context.price.image_rule
     detail = context.cfg.model.image_detail
-    return round(sum(image_tokens(rule, img.width, img.height, detail) for img in images))
+    return sum(image_tokens(rule, img.width, img.height, detail) for img in images)
 
 
 def _record(context: CellContext, outcome: Outcome) -> JudgmentRecord:

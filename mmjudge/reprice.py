@@ -159,7 +159,7 @@ def reprice_run(
     key = target.price_key or target.model_id
     size = _image_size(summary)
     detail = (target if as_model and target.provider != "price-sheet" else original).image_detail
-    per_image = image_tokens(price.image_rule, size, size, detail) if as_model else 0.0
+    per_image = image_tokens(price.image_rule, size, size, detail) if as_model else 0
     runner = (summary.get("config") or {}).get("runner") or {}
     run_batched = runner.get("mode") == "batch"
 
@@ -181,7 +181,7 @@ def reprice_run(
         n_usage += 1
         n_images = len(row.get("image_sha256s") or [])
         if as_model and n_images:
-            estimate = round(per_image * n_images)
+            estimate = per_image * n_images
             usage.input_tokens = max(usage.input_tokens - usage.image_tokens, 0) + estimate
             usage.image_tokens = estimate
             n_reestimated += 1

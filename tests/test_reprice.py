@@ -198,9 +198,10 @@ def test_as_model_accepts_a_model_config_name(run: Path) -> None:
 
 def test_image_size_comes_from_the_run_config(tmp_path: Path) -> None:
     run = write_run(tmp_path / "big", size=1024)
-    # Anthropic's 2024 rule: 1024·1024/750 ≈ 1,398.1 tokens (under its ~1,600-token cap).
+    # Anthropic's 2024 rule: ⌈1024·1024/750⌉ = 1,399 tokens (under its ~1,600-token cap).
     result = reprice_run(run, "2024-08-16", as_model="claude-3-haiku-20240307")
-    assert result["repriced"]["image_tokens_per_image"] == pytest.approx(1398.1, abs=0.1)
+    assert result["repriced"]["image_tokens_per_image"] == 1399
+    assert result["repriced"]["tokens"]["image_tokens"] == 3 * 1399
     assert result["repriced"]["image_size"] == 1024
 
 
