@@ -17,7 +17,6 @@ difficulty, so treating them as independent would make intervals too narrow.
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal, NamedTuple
@@ -38,7 +37,6 @@ __all__ = [
     "PairwiseAgreement",
     "RankingAgreement",
     "accuracy",
-    "agreement_summary",
     "binarise",
     "binary_kappa",
     "bootstrap_ci",
@@ -104,11 +102,15 @@ def _codes(values: FloatArray, labels: FloatArray) -> npt.NDArray[np.intp]:
 
 
 def _query_codes(query_ids: Any, n: int) -> tuple[npt.NDArray[np.intp], int]:
-    """Dense query codes 0..Q-1 (first-seen order) and Q."""
+    """Dense query codes 0..Q-1 and Q. Codes follow the sorted order of the ids, so a
+    bootstrap over the same labels gives the same interval whatever the order of rows."""
     ids = np.asarray(query_ids)
     if ids.shape != (n,):
         raise ValueError(f"query_ids has {ids.size} entries for {n} labels")
-    codes, uniques = pd.factorize(ids)
+    try:
+        codes, uniques = pd.factorize(ids, sort=True)
+    except TypeError:  # ids that cannot be ordered (mixed types): first-seen order
+        codes, uniques = pd.factorize(ids)
     return codes.astype(np.intp), len(uniques)
 
 
@@ -751,99 +753,6 @@ def paired_bootstrap(
     return PairedBootstrapResult(
         difference, low, high, p_value, est_a, est_b, level, n_boot, n_groups
     )
-
-
-# --------------------------------------------------------------------------- summary
-
-
-def _none_if_nan(value: float) -> float | None:
-    return None if value is None or math.isnan(value) else float(value)
-
-
-def agreement_summary(
-    judge: Any,
-    human: Mapping[str, Any],
-    *,
-    grades: LabelSet | None = None,
-    query_ids: Any = None,
-    relevant_from: float | None = None,
-) -> dict[str, Any]:
-    """Everything about one judge against one or more annotators, as a JSON-ready dict.
-
-    The reference is the ``consensus`` of the annotators (lower median). A missing judge
-    label is an unparseable answer: it is counted in ``n_unparseable`` /
-    ``unparseable_rate`` and the agreement metrics are computed over the remaining items
-    (``n_scored``), so a judge is never credited or penalised twice for the same failure.
-    κ uses ``grades`` as its categories (so weights follow the scale) or, without it, the
-    sorted grades seen anywhere. Undefined values are ``None``.
-
-    Keys: n, n_scored, n_unparseable, unparseable_rate, grades, relevant_from, kappa,
-    kappa_linear, kappa_quadratic, kappa_binary, alpha (ordinal, judge and all annotators
-    as raters), accuracy, mae, pairwise (needs ``query_ids``; else ``None``),
-    confusion_matrix (rows: consensus grade, columns: judge grade, in ``grades`` order),
-    label_distribution (judge, consensus and each annotator), kappa_by_annotator, and
-    human_human_kappa (unweighted κ for every annotator pair, keyed ``"a vs b"``).
-    """
-    judge_labels = as_labels(judge)
-    humans = {name: as_labels(values) for name, values in human.items()}
-    if not humans:
-        raise ValueError("agreement_summary needs at least one annotator")
-    for name, values in humans.items():
-        if values.size != judge_labels.size:
-            raise ValueError(
-                f"annotator {name!r} has {values.size} labels for {judge_labels.size} items"
-            )
-    reference = consensus(humans)
-    observed = [judge_labels, *humans.values()]
-    scale = _label_set(grades, *(x[~np.isnan(x)] for x in observed))
-    scale_list = [_plain(g) for g in scale.tolist()]
-    threshold = (
-        float(relevant_from)
-        if relevant_from is not None
-        else default_relevant_from(scale.tolist())
-        if scale.size
-        else math.nan
-    )
-    n = int(judge_labels.size)
-    n_unparseable = int(np.isnan(judge_labels).sum())
-    scored = ~(np.isnan(judge_labels) | np.isnan(reference))
-    pairwise = None
-    if query_ids is not None:
-        result = pairwise_preference_agreement(query_ids, reference, judge_labels)
-        pairwise = {
-            **result._asdict(),
-            "agreement": _none_if_nan(result.agreement),
-        }
-    names = sorted(humans)
-    return {
-        "n": n,
-        "n_scored": int(scored.sum()),
-        "n_unparseable": n_unparseable,
-        "unparseable_rate": _none_if_nan(n_unparseable / n if n else math.nan),
-        "grades": scale_list,
-        "relevant_from": _none_if_nan(threshold),
-        "kappa": _none_if_nan(cohen_kappa(reference, judge_labels, scale)),
-        "kappa_linear": _none_if_nan(cohen_kappa(reference, judge_labels, scale, "linear")),
-        "kappa_quadratic": _none_if_nan(cohen_kappa(reference, judge_labels, scale, "quadratic")),
-        "kappa_binary": _none_if_nan(binary_kappa(reference, judge_labels, threshold)),
-        "alpha": _none_if_nan(krippendorff_alpha(np.vstack(observed), "ordinal")),
-        "accuracy": _none_if_nan(accuracy(reference, judge_labels)),
-        "mae": _none_if_nan(mean_absolute_error(reference, judge_labels)),
-        "pairwise": pairwise,
-        "confusion_matrix": confusion_matrix(reference, judge_labels, scale).tolist(),
-        "label_distribution": {
-            "judge": label_distribution(judge_labels, scale),
-            "consensus": label_distribution(reference, scale),
-            **{f"human:{name}": label_distribution(humans[name], scale) for name in names},
-        },
-        "kappa_by_annotator": {
-            name: _none_if_nan(cohen_kappa(humans[name], judge_labels, scale)) for name in names
-        },
-        "human_human_kappa": {
-            f"{x} vs {y}": _none_if_nan(cohen_kappa(humans[x], humans[y], scale))
-            for x, y in itertools.combinations(names, 2)
-        },
-    }
 
 
 # --------------------------------------------------------------------------- rankings

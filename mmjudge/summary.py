@@ -75,19 +75,22 @@ def cost_summary(frame: pd.DataFrame) -> dict[str, float]:
 
 
 def agreement(frame: pd.DataFrame, grades: list[int], relevant_from: int) -> dict[str, Any]:
-    """κ against the consensus and each annotator, plus the human–human ceiling."""
-    from mmjudge import metrics
+    """The judge against the annotators' consensus (:func:`mmjudge.scoring.agreement_summary`:
+    κ with intervals, α, accuracy...), with the human–human ceiling. Answered rows only; an
+    item written twice (a resumed run) counts once, its last row, as in the report."""
+    from mmjudge import scoring
 
     names = annotators(frame)
     if not names or frame.empty:
         return {"n": 0}
+    frame = frame.drop_duplicates(["query_id", "result_id"], keep="last")
     human = {name: frame[f"human:{name}"].to_numpy(dtype=float, na_value=np.nan) for name in names}
     judge = frame["label"].to_numpy(dtype=float, na_value=np.nan)
-    return metrics.agreement_summary(
+    return scoring.agreement_summary(
         judge,
         human,
         grades=grades,
-        query_ids=frame["query_id"].to_numpy(),
+        query_ids=frame["query_id"].astype(str).to_numpy(),
         relevant_from=relevant_from,
     )
 

@@ -68,7 +68,9 @@ def test_anthropic_2024_rule_whole_tokens(size: tuple[int, int], expected: int) 
 def test_anthropic_2024_rule_shrinks_large_images_first() -> None:
     # Long edge over 1,568 px or over ~1,600 tokens: shrunk to whole pixels that fit.
     assert anthropic_2024_tokens(4000, 4000) == 1599  # 1095 × 1095 px
-    assert all(anthropic_2024_tokens(w, h) <= 1600 for w, h in [(3000, 2000), (1568, 1568), (1568, 784)])
+    assert all(
+        anthropic_2024_tokens(w, h) <= 1600 for w, h in [(3000, 2000), (1568, 1568), (1568, 784)]
+    )
 
 
 def test_fractional_rules_round_up_to_whole_tokens() -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import json
 import math
 import warnings
 
@@ -367,54 +366,6 @@ def test_paired_bootstrap_scores_both_judges_on_the_same_items() -> None:
         lambda a, b: m.accuracy(a, b), queries, human, judge, other, n_boot=50
     )
     assert slow.difference == 0 and slow.p_value == 1.0
-
-
-# --------------------------------------------------------------------------- summary
-
-
-def test_agreement_summary_against_the_individual_metrics() -> None:
-    rng = np.random.default_rng(4)
-    n = 120
-    queries = np.repeat(np.arange(12), 10)
-    humans = {name: rng.integers(0, 4, n).astype(float) for name in ("ann", "bob", "cy")}
-    humans["bob"][:3] = np.nan
-    judge = np.where(rng.random(n) < 0.5, humans["ann"], rng.integers(0, 4, n)).astype(float)
-    judge[10:16] = np.nan
-    summary = m.agreement_summary(judge, humans, grades=[0, 1, 2, 3], query_ids=queries)
-    json.dumps(summary, allow_nan=False)  # JSON-ready, no NaN
-
-    reference = m.consensus(humans)
-    assert summary["n"] == n and summary["n_unparseable"] == 6
-    assert summary["n_scored"] == n - 6
-    assert summary["unparseable_rate"] == pytest.approx(6 / n)
-    assert summary["relevant_from"] == 2
-    assert summary["kappa"] == pytest.approx(sk_kappa(reference, judge))
-    assert summary["kappa_quadratic"] == pytest.approx(
-        sk_kappa(reference, judge, weights="quadratic")
-    )
-    assert summary["kappa_binary"] == pytest.approx(m.binary_kappa(reference, judge, 2))
-    assert summary["alpha"] == pytest.approx(
-        krippendorff.alpha(
-            reliability_data=np.vstack([judge, *humans.values()]), level_of_measurement="ordinal"
-        )
-    )
-    assert summary["accuracy"] == pytest.approx(m.accuracy(reference, judge))
-    assert summary["pairwise"]["n_pairs"] > 0
-    assert np.sum(summary["confusion_matrix"]) == n - 6
-    assert sum(summary["label_distribution"]["judge"].values()) == n - 6
-    assert set(summary["kappa_by_annotator"]) == {"ann", "bob", "cy"}
-    assert summary["kappa_by_annotator"]["bob"] == pytest.approx(sk_kappa(humans["bob"], judge))
-    assert set(summary["human_human_kappa"]) == {"ann vs bob", "ann vs cy", "bob vs cy"}
-    assert summary["human_human_kappa"]["ann vs cy"] == pytest.approx(
-        sk_kappa(humans["ann"], humans["cy"])
-    )
-
-
-def test_agreement_summary_undefined_values_are_none() -> None:
-    summary = m.agreement_summary([None, None], {"a": [1, 1]}, grades=[0, 1])
-    assert summary["n_unparseable"] == 2 and summary["unparseable_rate"] == 1.0
-    assert summary["kappa"] is None and summary["accuracy"] is None
-    assert summary["pairwise"] is None and summary["human_human_kappa"] == {}
 
 
 # --------------------------------------------------------------------------- rankings
