@@ -80,7 +80,9 @@ def none_if_nan(value: float | None) -> float | None:
     return None if value is None or math.isnan(value) else float(value)
 
 
-def kappa_metric(grades: Sequence[float], weights: metrics.Weights = None) -> Callable[..., float]:
+def kappa_metric(
+    grades: Sequence[float] | FloatArray, weights: metrics.Weights = None
+) -> Callable[..., float]:
     """Cohen's κ on a fixed scale, in the form the bootstrap evaluates quickly."""
     labels = tuple(float(g) for g in grades)
     return functools.partial(metrics.cohen_kappa, labels=labels, weights=weights)

@@ -133,6 +133,79 @@ def test_kappa_and_interval_match_the_summary_and_the_metrics(analysis: Analysis
         assert stats.ceiling == (pair.kappa.estimate, pair.kappa.estimate)
 
 
+def test_every_number_of_a_cell_is_the_summary_number(analysis: Analysis) -> None:
+    """The report and summary.json score a cell with one definition: same κ, interval,
+    weighted κ, α and accuracy, on the same items."""
+    for stats in analysis.datasets:
+        for cell in stats.cells:
+            m, score = cell.summary["metrics"], cell.score
+            assert score is not None and score.n_items == m["n_scored"]
+            assert score.kappa.as_dict() == m["intervals"]["kappa"]
+            assert score.kappa_linear.as_dict() == m["intervals"]["kappa_linear"]
+            assert score.kappa_quadratic.estimate == m["kappa_quadratic"]
+            assert (score.alpha, score.accuracy) == (m["alpha"], m["accuracy"])
+
+
+def _intervals_in(html: str) -> list[tuple[str, str, str]]:
+    """Every unsigned "estimate [low, high]" shown on the page (Δκ intervals are signed)."""
+    number = r"−?\d+\.\d+"
+    return re.findall(rf"({number}) \[({number}), ({number})\]", html)
+
+
+def _judge_intervals_are_shown_once(analysis: Analysis, html: str) -> int:
+    """Each judge's κ appears on the page with one interval only; returns how many
+    occurrences were checked."""
+    shown = _intervals_in(html)
+    checked = 0
+    cells = [c for d in analysis.datasets for c in d.ranked]
+    means = [a.kappa for a in analysis.averages] if len(analysis.datasets) > 1 else []
+    for digits in (2, 3):
+        estimates = [num_text(c.kappa.estimate, digits) for c in cells]
+        others = [num_text(m.estimate, digits) for m in means]
+        for cell, estimate in zip(cells, estimates, strict=True):
+            if estimates.count(estimate) > 1 or estimate in others:
+                continue  # two κ with the same rounded value cannot be told apart here
+            expected = (num_text(cell.kappa.low, digits), num_text(cell.kappa.high, digits))
+            found = [(low, high) for e, low, high in shown if e == estimate]
+            assert found, (cell.judge, estimate)
+            assert set(found) == {expected}, (cell.judge, found, expected)
+            checked += len(found)
+    return checked
+
+
+def num_text(value: float, digits: int) -> str:
+    return f"{value:.{digits}f}".replace("-", "−")
+
+
+def test_every_occurrence_of_a_judges_interval_is_the_same(
+    analysis: Analysis, html: str, tmp_path: Path
+) -> None:
+    assert _judge_intervals_are_shown_once(analysis, html) >= 2 * len(JUDGES)
+    # One dataset: the "mean over datasets" of a judge is its only κ, with that interval
+    # (it used to be redrawn symmetric from a normal approximation: [0.06, 0.16] beside
+    # [0.05, 0.16]).
+    root = tmp_path / "sweeps" / "one"
+    judges = [
+        FakeJudge("rand", accuracy=0.34),
+        FakeJudge("good", accuracy=0.7, usd_per_judgment=0.001),
+        FakeJudge("best", accuracy=0.9, usd_per_judgment=0.003),
+    ]
+    write_sweep(root, [FakeDataset("solo", n_queries=12, images=0)], judges)
+    one = build_report(root, tmp_path / "reports", n_boot=200)
+    page = (one / "index.html").read_text(encoding="utf-8")
+    solo = analyse(cell_table(root), n_boot=200)
+    assert _judge_intervals_are_shown_once(solo, page) >= 3 * len(judges)
+
+
+def test_a_random_judge_has_alpha_near_zero_in_the_table(analysis: Analysis) -> None:
+    for stats in analysis.datasets:
+        free = next(c for c in stats.cells if c.judge.model == "free")
+        strong = next(c for c in stats.cells if c.judge.model == "strong")
+        assert free.score is not None and strong.score is not None
+        assert free.score.alpha < 0.45 < strong.score.alpha
+        assert stats.alpha_humans > free.score.alpha
+
+
 def test_answers_name_a_clear_winner(analysis: Analysis) -> None:
     q1, q2, _, q4 = answers(analysis)
     assert "photos the best itself, strong · text only" in _text(q4.points[-1])

@@ -1,30 +1,31 @@
 """The numbers behind the report: κ with bootstrap intervals per cell, the human ceiling,
 paired comparisons between judges, and the cost–agreement frontier.
 
-Everything here is computed from saved labels (see :mod:`mmjudge.report.load`); intervals
-resample whole queries (:func:`mmjudge.metrics.bootstrap_ci`). Two judges scored on the
-same items are compared with :func:`mmjudge.metrics.paired_bootstrap`; judges on different
-datasets (independent samples) by whether their intervals overlap.
+Everything here is computed from saved labels (see :mod:`mmjudge.report.load`) with the
+definitions of :mod:`mmjudge.scoring`, the same as ``summary.json``, ``mmjudge.agree`` and
+``mmjudge.frontier``: a cell is scored once (:func:`~mmjudge.scoring.score_judge`: κ with
+its interval, weighted κ, α, accuracy on the items it graded) and every table, figure and
+answer shows that one result. Two judges of a dataset are compared on the items both graded
+with :func:`~mmjudge.scoring.compare_judges`; judges on different datasets (independent
+samples) by whether their intervals overlap.
 """
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
-from mmjudge import metrics
+from mmjudge import metrics, scoring
 from mmjudge.report.load import CellLabels, DatasetItems, judgments_path, read_cell_labels
+from mmjudge.scoring import N_BOOT as N_BOOT
+from mmjudge.scoring import NO_INTERVAL, Interval, JudgeScore
 
-N_BOOT = 1000
-LEVEL = 0.95
-SEED = 0
 MODALITY_NAMES = {"text": "text only", "mm": "image + text", "image": "image only"}
 #: Modalities compared against text only in the "does the image help" section.
 IMAGE_MODALITIES = ("mm", "image")
@@ -42,28 +43,6 @@ class Judge(NamedTuple):
         return f"{text} · {self.prompt_id}" if with_prompt else text
 
 
-class Interval(NamedTuple):
-    """An estimate with its 95% interval (``nan`` bounds where none could be computed)."""
-
-    estimate: float
-    low: float
-    high: float
-
-    @property
-    def known(self) -> bool:
-        return math.isfinite(self.estimate)
-
-    def overlaps(self, other: Interval) -> bool:
-        """True unless both intervals are known and disjoint."""
-        bounds = (self.low, self.high, other.low, other.high)
-        if not all(math.isfinite(x) for x in bounds):
-            return True
-        return not (self.low > other.high or other.low > self.high)
-
-
-NO_INTERVAL = Interval(math.nan, math.nan, math.nan)
-
-
 @dataclass
 class Cell:
     """One completed sweep cell: a judge on a dataset, its summary and its labels."""
@@ -74,45 +53,67 @@ class Cell:
     summary: dict[str, Any]
     usd_per_million: float
     kappa: Interval = NO_INTERVAL
+    """κ with its interval: ``score.kappa``, the one interval every view shows."""
+    score: JudgeScore | None = None
+    """All of the cell's numbers against the consensus, on the items it graded."""
     labels: CellLabels | None = None
     frontier: bool = False
 
 
 class HumanPair(NamedTuple):
-    """Agreement between two annotators on the items both graded."""
+    """Agreement between two annotators on the items both graded (scored like a judge,
+    annotator ``b`` against annotator ``a``)."""
 
     a: str
     b: str
-    kappa: Interval
-    kappa_linear: float
-    kappa_quadratic: float
-    alpha: float
-    accuracy: float
-    n: int
+    score: JudgeScore
     distribution_a: dict[float, int]
     distribution_b: dict[float, int]
 
+    @property
+    def kappa(self) -> Interval:
+        return self.score.kappa
+
 
 class Comparison(NamedTuple):
-    """κ(a) − κ(b) against the consensus on the items both judges answered, with a paired
-    query-bootstrap interval and two-sided p-value."""
+    """Two cells of one dataset compared on the items both answered
+    (:func:`mmjudge.scoring.compare_judges`)."""
 
     a: Cell
     b: Cell
-    difference: float
-    low: float
-    high: float
-    p_value: float
-    kappa_a: float
-    kappa_b: float
-    n_items: int
+    paired: scoring.PairedComparison
+
+    @property
+    def difference(self) -> float:
+        return self.paired.difference
+
+    @property
+    def low(self) -> float:
+        return self.paired.low
+
+    @property
+    def high(self) -> float:
+        return self.paired.high
+
+    @property
+    def p_value(self) -> float:
+        return self.paired.p_value
+
+    @property
+    def kappa_a(self) -> float:
+        return self.paired.kappa_a
+
+    @property
+    def kappa_b(self) -> float:
+        return self.paired.kappa_b
+
+    @property
+    def n_items(self) -> int:
+        return self.paired.n_items
 
     @property
     def distinguishable(self) -> bool:
-        """True when the interval for the difference excludes 0."""
-        if not (math.isfinite(self.low) and math.isfinite(self.high)):
-            return False
-        return self.low > 0 or self.high < 0
+        return self.paired.distinguishable
 
 
 @dataclass
@@ -123,6 +124,8 @@ class DatasetStats:
     grades: list[float]
     meanings: dict[str, str]
     items: DatasetItems
+    relevant_from: float | None
+    """Lowest relevant grade from the dataset's config (``None``: the scale's default)."""
     cells: list[Cell]
     """Completed cells, best κ first."""
     human_pairs: list[HumanPair] = field(default_factory=list)
@@ -138,6 +141,14 @@ class DatasetStats:
         """Lowest and highest pairwise human κ, or None without two annotators."""
         values = [p.kappa.estimate for p in self.human_pairs if p.kappa.known]
         return (min(values), max(values)) if values else None
+
+    @property
+    def alpha_humans(self) -> float:
+        """Krippendorff's α (ordinal) among all the annotators, on every item."""
+        humans = self.items.humans
+        if len(humans) < 2:
+            return math.nan
+        return metrics.krippendorff_alpha(np.vstack([humans[n] for n in humans]), "ordinal")
 
     @property
     def ranked(self) -> list[Cell]:
@@ -209,64 +220,46 @@ def pareto_frontier(costs: Sequence[float], kappas: Sequence[float]) -> list[boo
 # --------------------------------------------------------------------------- statistics
 
 
-def kappa_metric(grades: Sequence[float]) -> Callable[..., float]:
-    """Unweighted κ on the dataset's scale (a form ``bootstrap_ci`` evaluates quickly)."""
-    return functools.partial(metrics.cohen_kappa, labels=tuple(float(g) for g in grades))
-
-
-def cell_interval(
-    items: DatasetItems, labels: CellLabels, grades: Sequence[float], n_boot: int
-) -> Interval:
-    if labels.items.size == 0:
-        return NO_INTERVAL
-    reference = items.consensus[labels.items]
-    if not np.any(~np.isnan(reference) & ~np.isnan(labels.label)):
-        return NO_INTERVAL
-    result = metrics.bootstrap_ci(
-        kappa_metric(grades),
-        items.item_query[labels.items],
-        reference,
+def cell_score(
+    items: DatasetItems,
+    labels: CellLabels,
+    grades: Sequence[float],
+    relevant_from: float | None,
+    n_boot: int,
+) -> JudgeScore:
+    """The cell's judge against the consensus, on the items it graded."""
+    return scoring.score_judge(
+        items.query_rank[labels.items],
+        items.consensus[labels.items],
         labels.label,
+        grades,
+        relevant_from=relevant_from,
         n_boot=n_boot,
-        seed=SEED,
-        level=LEVEL,
     )
-    return Interval(result.estimate, result.low, result.high)
 
 
-def human_pairs(items: DatasetItems, grades: Sequence[float], n_boot: int) -> list[HumanPair]:
+def human_pairs(
+    items: DatasetItems, grades: Sequence[float], relevant_from: float | None, n_boot: int
+) -> list[HumanPair]:
     humans = items.humans
     names = sorted(humans)
-    scale = [float(g) for g in grades]
     out = []
     for i, a in enumerate(names):
         for b in names[i + 1 :]:
             x, y = humans[a], humans[b]
-            both = ~(np.isnan(x) | np.isnan(y))
-            n = int(both.sum())
-            if n == 0:
-                continue
-            result = metrics.bootstrap_ci(
-                kappa_metric(scale),
-                items.item_query,
-                x,
-                y,
-                n_boot=n_boot,
-                seed=SEED,
-                level=LEVEL,
+            score = scoring.score_judge(
+                items.query_rank, x, y, grades, relevant_from=relevant_from, n_boot=n_boot
             )
+            if score.n_items == 0:
+                continue
+            both = ~(np.isnan(x) | np.isnan(y))
             out.append(
                 HumanPair(
                     a=a,
                     b=b,
-                    kappa=Interval(result.estimate, result.low, result.high),
-                    kappa_linear=metrics.cohen_kappa(x, y, scale, "linear"),
-                    kappa_quadratic=metrics.cohen_kappa(x, y, scale, "quadratic"),
-                    alpha=metrics.krippendorff_alpha(np.vstack([x[both], y[both]]), "ordinal"),
-                    accuracy=metrics.accuracy(x, y),
-                    n=n,
-                    distribution_a=metrics.label_distribution(x[both], scale),
-                    distribution_b=metrics.label_distribution(y[both], scale),
+                    score=score,
+                    distribution_a=metrics.label_distribution(x[both], grades),
+                    distribution_b=metrics.label_distribution(y[both], grades),
                 )
             )
     return out
@@ -281,37 +274,23 @@ def compare(
     common, ia, ib = np.intersect1d(
         a.labels.items, b.labels.items, assume_unique=True, return_indices=True
     )
-    label_a, label_b = a.labels.label[ia], b.labels.label[ib]
-    reference = items.consensus[common]
-    scored = ~(np.isnan(reference) | np.isnan(label_a) | np.isnan(label_b))
-    if not scored.any():
-        return None
-    result = metrics.paired_bootstrap(
-        kappa_metric(grades),
-        items.item_query[common],
-        reference,
-        label_a,
-        label_b,
+    paired = scoring.compare_judges(
+        items.query_rank[common],
+        items.consensus[common],
+        a.labels.label[ia],
+        b.labels.label[ib],
+        grades,
         n_boot=n_boot,
-        seed=SEED,
-        level=LEVEL,
     )
-    return Comparison(
-        a=a,
-        b=b,
-        difference=result.difference,
-        low=result.low,
-        high=result.high,
-        p_value=result.p_value,
-        kappa_a=result.estimate_a,
-        kappa_b=result.estimate_b,
-        n_items=int(scored.sum()),
-    )
+    return None if paired is None else Comparison(a, b, paired)
 
 
 def _mean_interval(intervals: list[Interval]) -> Interval:
     """Mean of independent estimates; its interval from the per-estimate intervals read as
-    normal (half-width / 1.96 as the standard error)."""
+    normal (half-width / 1.96 as the standard error). The mean of one estimate is that
+    estimate, shown with its own bootstrap interval: a κ has one interval on a page."""
+    if len(intervals) == 1:
+        return intervals[0]
     estimate = float(np.mean([i.estimate for i in intervals]))
     if not all(math.isfinite(i.low) and math.isfinite(i.high) for i in intervals):
         return Interval(estimate, math.nan, math.nan)
@@ -343,12 +322,14 @@ def averages(datasets: list[DatasetStats]) -> list[AverageCell]:
 # --------------------------------------------------------------------------- whole sweep
 
 
-def _scale(summary: dict[str, Any]) -> tuple[list[float], dict[str, str]]:
+def _scale(summary: dict[str, Any]) -> tuple[list[float], dict[str, str], float | None]:
     dataset_cfg = (summary.get("config") or {}).get("dataset") or {}
     scale = dataset_cfg.get("scale") or {}
     grades = summary.get("grades") or scale.get("grades") or [0, 1, 2]
     meanings = {str(k): str(v) for k, v in (scale.get("meanings") or {}).items()}
-    return [float(g) for g in grades], meanings
+    relevant_from = scale.get("relevant_from")
+    threshold = None if relevant_from is None else float(relevant_from)
+    return [float(g) for g in grades], meanings, threshold
 
 
 def completed_cells(cells: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
@@ -369,7 +350,7 @@ def analyse(cells: pd.DataFrame, *, n_boot: int = N_BOOT) -> Analysis:
     datasets = []
     for dataset, group in done.groupby("dataset", sort=True):
         first = group.iloc[0]["summary"]
-        grades, meanings = _scale(first)
+        grades, meanings, relevant_from = _scale(first)
         items = DatasetItems(str(dataset))
         stats_cells = []
         for _, row in group.iterrows():
@@ -387,17 +368,16 @@ def analyse(cells: pd.DataFrame, *, n_boot: int = N_BOOT) -> Analysis:
             )
         for cell in stats_cells:
             assert cell.labels is not None
-            cell.kappa = cell_interval(items, cell.labels, grades, n_boot)
-            if not cell.kappa.known and cell.summary.get("metrics", {}).get("kappa") is not None:
-                cell.kappa = Interval(float(cell.summary["metrics"]["kappa"]), math.nan, math.nan)
+            cell.score = cell_score(items, cell.labels, grades, relevant_from, n_boot)
+            cell.kappa = cell.score.kappa
         stats_cells.sort(key=lambda c: (-c.kappa.estimate if c.kappa.known else math.inf, c.judge))
         flags = pareto_frontier(
             [c.usd_per_million for c in stats_cells], [c.kappa.estimate for c in stats_cells]
         )
         for cell, flag in zip(stats_cells, flags, strict=True):
             cell.frontier = flag
-        stats = DatasetStats(str(dataset), grades, meanings, items, stats_cells)
-        stats.human_pairs = human_pairs(items, grades, n_boot)
+        stats = DatasetStats(str(dataset), grades, meanings, items, relevant_from, stats_cells)
+        stats.human_pairs = human_pairs(items, grades, relevant_from, n_boot)
         _comparisons(stats, n_boot)
         datasets.append(stats)
     return Analysis(

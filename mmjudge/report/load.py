@@ -151,6 +151,19 @@ class DatasetItems:
         return result
 
     @property
+    def query_rank(self) -> IntArray:
+        """Each item's query, numbered in the sorted order of query ids: what the bootstrap
+        resamples, so that intervals match those computed from the ids themselves
+        (``mmjudge.agree``, ``mmjudge.frontier``) whatever order the rows came in."""
+        if "rank" not in self._frozen:
+            ids = list(self.query_codes)  # in code order
+            rank = np.empty(len(ids), dtype=np.int64)
+            rank[sorted(range(len(ids)), key=ids.__getitem__)] = np.arange(len(ids))
+            self._frozen["rank"] = rank[self.item_query]
+        result: IntArray = self._frozen["rank"]
+        return result
+
+    @property
     def humans(self) -> dict[str, FloatArray]:
         """Annotator → grade of each item (``nan`` where the annotator gave none)."""
         if "humans" not in self._frozen:

@@ -18,6 +18,7 @@ from mmjudge.report.analysis import (
     Judge,
 )
 from mmjudge.report.findings import NOT_DISTINGUISHABLE, dataset_anchor, difference, interval, num
+from mmjudge.scoring import JudgeScore
 
 Row = dict[str, Any]
 
@@ -72,6 +73,20 @@ def seconds(value: Any) -> str:
 # --------------------------------------------------------------------------- per dataset
 
 
+def _score_cells(score: JudgeScore | None) -> Row:
+    """κ with its interval, weighted κ, α, accuracy and the items they are on."""
+    if score is None:
+        return {k: "–" for k in ("kappa", "kappa_linear", "kappa_quadratic", "alpha", "accuracy")}
+    return {
+        "kappa": interval(score.kappa, 3),
+        "kappa_linear": num(score.kappa_linear.estimate, 3),
+        "kappa_quadratic": num(score.kappa_quadratic.estimate, 3),
+        "alpha": num(score.alpha, 3),
+        "accuracy": num(score.accuracy, 3),
+        "n": f"{score.n_items:,}",
+    }
+
+
 def judge_row(analysis: Analysis, stats: DatasetStats, cell: Cell, rank: int | None) -> Row:
     summary = cell.summary
     m = summary.get("metrics") or {}
@@ -85,12 +100,8 @@ def judge_row(analysis: Analysis, stats: DatasetStats, cell: Cell, rank: int | N
         "model": cell.judge.model,
         "modality": MODALITY_NAMES.get(cell.judge.modality, cell.judge.modality),
         "prompt": cell.judge.prompt_id,
-        "kappa": interval(cell.kappa, 3),
-        "kappa_linear": num(_float(m.get("kappa_linear")), 3),
-        "kappa_quadratic": num(_float(m.get("kappa_quadratic")), 3),
-        "alpha": num(_float(m.get("alpha")), 3),
-        "accuracy": num(_float(m.get("accuracy")), 3),
-        "n": f"{int(m.get('n') or 0):,}",
+        "n": "0",
+        **_score_cells(cell.score),
         "unparseable": percent(m.get("unparseable_rate")),
         "errors": f"{int(summary.get('n_errors') or 0):,}",
         "dist_judge": distribution(dist.get("judge")),
@@ -117,12 +128,7 @@ def dataset_tables(analysis: Analysis) -> list[Row]:
             {
                 "kind": "human",
                 "pair": f"{p.a} vs {p.b}",
-                "kappa": interval(p.kappa, 3),
-                "kappa_linear": num(p.kappa_linear, 3),
-                "kappa_quadratic": num(p.kappa_quadratic, 3),
-                "alpha": num(p.alpha, 3),
-                "accuracy": num(p.accuracy, 3),
-                "n": f"{p.n:,}",
+                **_score_cells(p.score),
                 "dist_a": f"{p.a} {distribution(p.distribution_a)}",
                 "dist_b": f"{p.b} {distribution(p.distribution_b)}",
             }
@@ -137,6 +143,7 @@ def dataset_tables(analysis: Analysis) -> list[Row]:
                 "meanings": stats.meanings,
                 "n_items": stats.items.n,
                 "n_queries": len(stats.items.query_codes),
+                "alpha_humans": num(stats.alpha_humans, 3),
                 "confusion": [confusion(analysis, stats, cell) for cell in stats.cells],
             }
         )
