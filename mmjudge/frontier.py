@@ -6,24 +6,24 @@
 For each dataset under SWEEP_DIR:
 
 1. the *best single judge*: the real run (any model × prompt × modality) with the highest
-   Cohen's κ against the annotators' consensus;
+   Cohen's κ against the annotators' consensus on the items it graded, printed with its
+   interval exactly as the report and ``summary.json`` give it;
 2. every candidate (real runs, panels and cascades, the best included) is compared with it
-   by a paired bootstrap over queries on the items both label: the interval of
-   κ(best) − κ(candidate). A candidate whose interval reaches 0 or below is *not
-   distinguishably worse* than the best;
+   on the items both graded, by :func:`mmjudge.scoring.compare_judges`, the function behind
+   the report's comparisons: κ of both on those shared items, Δκ = κ(best) − κ(candidate)
+   with its paired query-bootstrap interval and p-value. A candidate whose interval reaches
+   0 or below is *not distinguishably worse* than the best;
 3. the answer is the cheapest such candidate by $ per million judgments (ties: the higher
    κ, then the name). The best judge always qualifies, so there is always an answer.
 
-Both κ are printed with their bootstrap intervals on the common items, with the interval of
-the difference and the $ per million of each. The best judge is picked on the very items it
-is scored on, so its κ flatters it; ``python -m mmjudge.select`` estimates what choosing
-costs on held-out queries.
+Every κ printed says which items it is on. The best judge is picked on the very items it is
+scored on, so its κ flatters it; ``python -m mmjudge.select`` estimates what choosing costs
+on held-out queries.
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import math
 import sys
@@ -33,9 +33,9 @@ from typing import Any
 
 import numpy as np
 
-from mmjudge import metrics
+from mmjudge import scoring
 from mmjudge.errors import MMJudgeError
-from mmjudge.panels import SavedRun, common_keys, completed_runs, human_consensus
+from mmjudge.panels import Key, SavedRun, common_keys, completed_runs, human_consensus
 
 PROG = "python -m mmjudge.frontier"
 OPTIMISM_NOTE = (
@@ -44,52 +44,57 @@ OPTIMISM_NOTE = (
 )
 
 
-def _none(value: float) -> float | None:
-    return None if value is None or math.isnan(value) else float(value)
+def _queries(keys: Sequence[Key]) -> np.ndarray:
+    return np.array([key[0] for key in keys], dtype=object)
 
 
-def _compare(
-    best: SavedRun,
-    other: SavedRun,
-    grades: list[int],
-    *,
-    n_boot: int,
-    seed: int,
-    level: float,
-) -> dict[str, Any]:
-    """κ of both on the items both label, with intervals, and the paired difference."""
-    runs = [best, other]
-    keys = common_keys(runs)
-    human = human_consensus(runs, keys)
-    a, b = best.labels(keys), other.labels(keys)
-    keep = ~(np.isnan(human) | np.isnan(a) | np.isnan(b))
-    human, a, b = human[keep], a[keep], b[keep]
-    queries = np.array([key[0] for key, ok in zip(keys, keep, strict=True) if ok], dtype=object)
-    kappa = functools.partial(metrics.cohen_kappa, labels=grades)
-    out: dict[str, Any] = {"n_items": int(keep.sum()), "n_queries": len(set(queries.tolist()))}
-    if not keep.any():
-        return out | {"kappa_best": None, "kappa": None, "difference": None}
-    ci_best = metrics.bootstrap_ci(kappa, queries, human, a, n_boot=n_boot, seed=seed, level=level)
-    ci_other = metrics.bootstrap_ci(kappa, queries, human, b, n_boot=n_boot, seed=seed, level=level)
-    paired = metrics.paired_bootstrap(
-        kappa, queries, human, a, b, n_boot=n_boot, seed=seed, level=level
+def own_score(run: SavedRun, *, n_boot: int, seed: int, level: float) -> scoring.JudgeScore:
+    """A run against the consensus on the items it graded (as in its summary and the
+    report)."""
+    keys = list(run.rows)
+    return scoring.score_judge(
+        _queries(keys),
+        human_consensus([run], keys),
+        run.labels(keys),
+        run.grades,
+        relevant_from=run.relevant_from,
+        n_boot=n_boot,
+        seed=seed,
+        level=level,
     )
-    return out | {
-        "kappa_best": {
-            "estimate": _none(ci_best.estimate),
-            "low": _none(ci_best.low),
-            "high": _none(ci_best.high),
-        },
-        "kappa": {
-            "estimate": _none(ci_other.estimate),
-            "low": _none(ci_other.low),
-            "high": _none(ci_other.high),
-        },
+
+
+def compare_runs(
+    best: SavedRun, other: SavedRun, *, n_boot: int, seed: int, level: float
+) -> scoring.PairedComparison | None:
+    """``best`` against ``other`` on the items both graded (``None`` without any)."""
+    keys = common_keys([best, other])
+    return scoring.compare_judges(
+        _queries(keys),
+        human_consensus([best, other], keys),
+        best.labels(keys),
+        other.labels(keys),
+        best.grades,
+        n_boot=n_boot,
+        seed=seed,
+        level=level,
+    )
+
+
+def _comparison_entry(found: scoring.PairedComparison | None) -> dict[str, Any]:
+    if found is None:
+        return {"n_items": 0, "n_queries": 0, "kappa_best": None, "kappa": None, "difference": None}
+    values = found.as_dict()
+    return {
+        "n_items": found.n_items,
+        "n_queries": found.n_queries,
+        "kappa_best": values["kappa_a"],
+        "kappa": values["kappa_b"],
         "difference": {
-            "estimate": _none(paired.difference),
-            "low": _none(paired.low),
-            "high": _none(paired.high),
-            "p_value": _none(paired.p_value),
+            "estimate": values["difference"],
+            "low": values["low"],
+            "high": values["high"],
+            "p_value": values["p_value"],
         },
     }
 
@@ -106,20 +111,21 @@ def _entry(run: SavedRun) -> dict[str, Any]:
 def _dataset_answer(
     runs: Sequence[SavedRun], *, n_boot: int, seed: int, level: float
 ) -> dict[str, Any] | None:
-    grades = runs[0].grades
     singles = [run for run in runs if run.kind == "single"]
     scored = []
     for run in singles:
-        keys = list(run.rows)
-        value = metrics.cohen_kappa(human_consensus([run], keys), run.labels(keys), grades)
+        value = own_score(run, n_boot=0, seed=seed, level=level).kappa.estimate
         if not math.isnan(value):
             scored.append((value, run))
     if not scored:
         return None
-    best_kappa, best = max(scored, key=lambda pair: (pair[0], -pair[1].usd_per_million))
+    _, best = max(scored, key=lambda pair: (pair[0], -pair[1].usd_per_million))
+    best_score = own_score(best, n_boot=n_boot, seed=seed, level=level)
     candidates = []
     for run in runs:
-        comparison = _compare(best, run, grades, n_boot=n_boot, seed=seed, level=level)
+        comparison = _comparison_entry(
+            compare_runs(best, run, n_boot=n_boot, seed=seed, level=level)
+        )
         difference = comparison.get("difference")
         low = None if difference is None else difference.get("low")
         qualifies = run is best or (low is not None and low <= 0.0)
@@ -127,15 +133,16 @@ def _dataset_answer(
     qualifying = [c for c in candidates if c["qualifies"]]
     answer = min(
         qualifying,
-        key=lambda c: (
-            c["usd_per_million"],
-            -((c.get("kappa") or {}).get("estimate") or -2.0),
-            c["name"],
-        ),
+        key=lambda c: (c["usd_per_million"], -(c["kappa"] or -2.0), c["name"]),
     )
     return {
         "dataset": runs[0].summary.get("dataset"),
-        "best": {**_entry(best), "kappa": best_kappa},
+        "best": {
+            **_entry(best),
+            "kappa": best_score.kappa.as_dict(),
+            "n_items": best_score.n_items,
+            "n_queries": best_score.n_queries,
+        },
         "answer": answer,
         "candidates": sorted(candidates, key=lambda c: (c["usd_per_million"], c["name"])),
         "n_boot": n_boot,
@@ -148,15 +155,16 @@ def _dataset_answer(
 def frontier_answer(
     sweep_dir: Path,
     *,
-    n_boot: int = 1000,
-    seed: int = 0,
-    level: float = 0.95,
+    n_boot: int = scoring.N_BOOT,
+    seed: int = scoring.SEED,
+    level: float = scoring.LEVEL,
     dataset: str | None = None,
 ) -> list[dict[str, Any]]:
     """Per dataset: the best single judge and the cheapest judge, panel or cascade not
-    distinguishably worse (see the module docstring). One dict per dataset with ``best``,
-    ``answer`` (κ and interval on the items it shares with the best, the interval of the
-    difference, $ per million) and every ``candidates`` entry checked."""
+    distinguishably worse (see the module docstring). One dict per dataset with ``best``
+    (κ with its interval on its ``n_items`` items), ``answer`` (κ of both on the
+    ``n_items`` items it shares with the best, the paired interval of the difference and
+    its p-value, $ per million) and every ``candidates`` entry checked, in the same form."""
     by_dataset: dict[str, list[SavedRun]] = {}
     for run in sorted(completed_runs(Path(sweep_dir)), key=lambda r: r.name):
         by_dataset.setdefault(str(run.summary.get("dataset")), []).append(run)
@@ -185,44 +193,72 @@ def _interval(value: dict[str, Any] | None) -> str:
     return f"{_fmt(value['estimate'])} [{_fmt(value['low'])}, {_fmt(value['high'])}]"
 
 
+def _p(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+
+
 def format_table(answers: Sequence[dict[str, Any]]) -> str:
     out: list[str] = []
     for a in answers:
         best, answer = a["best"], a["answer"]
         pct = f"{a['level'] * 100:g}%"
+        difference = answer.get("difference") or {}
         out += [
             f"{a['dataset']}:",
-            f"  best single judge   {best['name']}  κ={_fmt(best['kappa'])}  "
-            f"${best['usd_per_million']:,.2f} per million",
+            f"  best single judge   {best['name']}  κ {_interval(best['kappa'])} ({pct} "
+            f"interval) on its {best['n_items']} items  ${best['usd_per_million']:,.2f} "
+            "per million",
             f"  cheapest as good    {answer['name']} ({answer['kind']})  "
             f"${answer['usd_per_million']:,.2f} per million",
-            f"    on the {answer['n_items']} items both label: κ(best) "
-            f"{_interval(answer.get('kappa_best'))}, κ {_interval(answer.get('kappa'))}",
-            f"    κ(best) − κ: {_interval(answer.get('difference'))} ({pct} interval, paired "
-            f"bootstrap over {answer['n_queries']} queries)",
+            f"    on the {answer['n_items']} items both graded: κ(best) "
+            f"{_fmt(answer.get('kappa_best'))}, κ {_fmt(answer.get('kappa'))}",
+            f"    κ(best) − κ: {_interval(difference)}, p {_p(difference.get('p_value'))} "
+            f"({pct} interval, paired bootstrap over {answer['n_queries']} queries)",
             f"  note: {a['note']}",
             "",
         ]
-        header = ["candidate", "kind", "$/million", "κ", f"κ(best) − κ [{pct}]", "as good"]
-        body = [
-            [
-                c["name"],
-                c["kind"],
-                f"{c['usd_per_million']:,.2f}",
-                _fmt((c.get("kappa") or {}).get("estimate")),
-                _interval(c.get("difference")),
-                "yes" if c["qualifies"] else "no",
-            ]
-            for c in a["candidates"]
-        ]
-        widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
-        for row in [header, ["-" * w for w in widths], *body]:
-            cells = [row[0].ljust(widths[0]), row[1].ljust(widths[1])] + [
-                cell.rjust(width) for cell, width in zip(row[2:], widths[2:], strict=True)
-            ]
-            out.append("  " + "  ".join(cells).rstrip())
+        out += _candidate_table(a["candidates"], pct)
         out.append("")
     return "\n".join(out)
+
+
+def _candidate_table(candidates: Sequence[dict[str, Any]], pct: str) -> list[str]:
+    """One line per candidate; every κ on the items it shares with the best judge."""
+    header = [
+        "candidate",
+        "kind",
+        "$/million",
+        "shared items",
+        "κ(best)",
+        "κ",
+        f"κ(best) − κ [{pct}]",
+        "p",
+        "as good",
+    ]
+    body = [
+        [
+            c["name"],
+            c["kind"],
+            f"{c['usd_per_million']:,.2f}",
+            str(c["n_items"]),
+            _fmt(c.get("kappa_best")),
+            _fmt(c.get("kappa")),
+            _interval(c.get("difference")),
+            _p((c.get("difference") or {}).get("p_value")),
+            "yes" if c["qualifies"] else "no",
+        ]
+        for c in candidates
+    ]
+    widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
+    lines = []
+    for row in [header, ["-" * w for w in widths], *body]:
+        cells = [row[0].ljust(widths[0]), row[1].ljust(widths[1])] + [
+            cell.rjust(width) for cell, width in zip(row[2:], widths[2:], strict=True)
+        ]
+        lines.append("  " + "  ".join(cells).rstrip())
+    return lines
 
 
 def parser() -> argparse.ArgumentParser:

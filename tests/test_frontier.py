@@ -63,11 +63,15 @@ def test_answer_is_the_cheapest_candidate_not_distinguishably_worse(tmp_path: Pa
     assert got["difference"]["estimate"] == pytest.approx(paired.difference)
     assert got["difference"]["low"] == pytest.approx(paired.low)
     assert got["difference"]["high"] == pytest.approx(paired.high)
+    assert got["difference"]["p_value"] == pytest.approx(paired.p_value)
     assert got["difference"]["low"] <= 0.0
-    ci = metrics.bootstrap_ci(kappa, queries, human, b, n_boot=300, seed=2)
-    assert got["kappa"] == {"estimate": ci.estimate, "low": ci.low, "high": ci.high}
-    assert got["kappa_best"]["estimate"] == pytest.approx(answer["best"]["kappa"])
+    assert got["kappa"] == pytest.approx(metrics.cohen_kappa(human, b, GRADES))
+    assert got["kappa_best"] == pytest.approx(answer["best"]["kappa"]["estimate"])
     assert got["n_items"] == 100 and got["n_queries"] == 20
+    # the best judge's own κ: its interval on all its items, as in its summary
+    ci = metrics.bootstrap_ci(kappa, queries, human, a, n_boot=300, seed=2)
+    assert answer["best"]["kappa"] == {"estimate": ci.estimate, "low": ci.low, "high": ci.high}
+    assert answer["best"]["n_items"] == 100
 
 
 def test_panels_and_cascades_are_candidates_but_never_the_best(tmp_path: Path) -> None:
@@ -91,14 +95,16 @@ def test_panels_and_cascades_are_candidates_but_never_the_best(tmp_path: Path) -
     assert answer["answer"]["usd_per_million"] == min(c["usd_per_million"] for c in qualifying)
 
 
-def test_cli_prints_both_kappas_with_intervals(tmp_path: Path, capsys) -> None:
+def test_cli_says_on_which_items_each_kappa_is(tmp_path: Path, capsys) -> None:
     sweep, _ = toy_sweep(tmp_path)
     assert frontier.main([str(sweep), "--n-boot", "200"]) == 0
     out = capsys.readouterr().out
-    assert "best single judge   big/default/text" in out
+    assert "best single judge   big/default/text  κ " in out
+    assert "on its 100 items" in out
     assert "cheapest as good    mid/default/text (single)  $2,000.00 per million" in out
+    assert "on the 100 items both graded: κ(best)" in out
     assert "κ(best) − κ:" in out and "paired bootstrap over 20 queries" in out
-    assert out.count("[") >= 3  # κ(best), κ and the difference each with an interval
+    assert "shared items" in out  # every candidate's κ says which items it is on
     assert frontier.main([str(sweep), "--n-boot", "200", "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)["datasets"]
     assert data[0]["answer"]["name"] == "mid/default/text" and data[0]["n_boot"] == 200
@@ -110,3 +116,49 @@ def test_cli_errors_exit_2(tmp_path: Path, capsys) -> None:
     sweep, _ = toy_sweep(tmp_path)
     assert frontier.main([str(sweep), "--n-boot", "0"]) == 2
     assert "--n-boot" in capsys.readouterr().err
+
+
+def test_frontier_and_report_give_the_same_numbers_for_a_comparison(tmp_path: Path, capsys) -> None:
+    """One function computes a comparison: the report's "best against the others" and the
+    frontier's candidates agree to the last digit, items and queries included."""
+    from mmjudge.report import build_report
+    from mmjudge.report.analysis import analyse
+    from mmjudge.report.load import cell_table
+    from mmjudge.report.synthetic import FakeDataset, FakeJudge, write_sweep
+
+    root = tmp_path / "sweeps" / "s"
+    judges = [
+        FakeJudge("top", accuracy=0.85, usd_per_judgment=0.003, unparseable=0.05),
+        FakeJudge("near", accuracy=0.8, usd_per_judgment=0.001, unparseable=0.1),
+        FakeJudge("far", accuracy=0.4),
+    ]
+    write_sweep(root, [FakeDataset("shop", n_queries=20, images=0)], judges)
+    (stats,) = analyse(cell_table(root), n_boot=300).datasets
+    (answer,) = frontier.frontier_answer(root, n_boot=300)
+
+    best = stats.ranked[0]
+    assert answer["best"]["name"] == f"{best.judge.model}/default/text"
+    assert answer["best"]["kappa"] == best.kappa.as_dict()
+    assert best.score is not None and answer["best"]["n_items"] == best.score.n_items
+    candidates = {c["name"]: c for c in answer["candidates"]}
+    assert len(stats.best_vs_others) == 2
+    for c in stats.best_vs_others:
+        mine = candidates[f"{c.b.judge.model}/default/text"]
+        assert mine["n_items"] == c.n_items and mine["n_queries"] == c.paired.n_queries
+        assert (mine["kappa_best"], mine["kappa"]) == (c.kappa_a, c.kappa_b)
+        assert mine["difference"] == {
+            "estimate": c.difference,
+            "low": c.low,
+            "high": c.high,
+            "p_value": c.p_value,
+        }
+    near = next(c for c in stats.best_vs_others if c.b.judge.model == "near")
+    assert near.n_items < stats.items.n  # shared items, not all of them
+
+    # and the printed pages say the same
+    page = (build_report(root, tmp_path / "reports", n_boot=300) / "index.html").read_text()
+    assert f"on {near.n_items:,} shared items" in page
+    assert frontier.main([str(root), "--n-boot", "300"]) == 0
+    text = capsys.readouterr().out
+    assert f"{near.difference:.3f} [{near.low:.3f}, {near.high:.3f}]" in text
+    assert f"{best.kappa.estimate:.3f} [{best.kappa.low:.3f}, {best.kappa.high:.3f}]" in text
