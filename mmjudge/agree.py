@@ -1,31 +1,48 @@
 """How well do judges' qrels agree with human qrels?
 
     python -m mmjudge.agree HUMAN_QRELS RUN_QRELS... [--format table|csv|json]
+                            [--scale 0,1,2,3] [--out-of-scale error|drop|clip|keep]
                             [--n-boot N] [--seed S] [--relevant-from 2]
                             [--panel majority|mean|majority-max|majority-min|majority-random]
+                            [--runs DIR [--measure nDCG@10 ...]]
 
-Each RUN_QRELS file (a judge's labels in TREC qrels form) is compared with the human file
-on the (query, doc) pairs both contain: n (pairs in common), missing (human pairs the run
+Each RUN_QRELS file (a judge's labels in TREC qrels form) is scored against the human file
+with :func:`mmjudge.scoring.score_judge`, the definition ``summary.json`` and the report
+use, on the (query, doc) pairs both contain: n (those pairs), missing (human pairs the run
 lacks), Cohen's κ unweighted, linear and quadratic, each with a 95% bootstrap interval that
-resamples queries, κ on labels binarised at ``--relevant-from``, Krippendorff's α
-(ordinal) and accuracy. κ's categories are the sorted grades seen in the compared pairs,
-as in scikit-learn.
+resamples queries (1000 resamples, seed 0 unless told), κ on labels binarised at
+``--relevant-from``, Krippendorff's α (ordinal, human and judge as the two raters) and
+accuracy.
+
+**Scale.** The grade scale is every whole number from the lowest to the highest grade of the
+human file, or ``--scale`` (a human grade outside it is an error). κ's categories and
+weights follow the scale. A judge grade outside the scale (published label files hold stray
+5s on a 0–3 scale) is refused with a one-line message naming the file, line and grade,
+unless ``--out-of-scale`` says otherwise: ``drop`` leaves the pair out, ``clip`` moves the
+grade to the nearest grade of the scale, ``keep`` scores it as a category of its own. The
+count of such grades is always printed (``off_scale``).
+
+**System rankings.** With ``--runs DIR`` (TREC run files, one system per file), every
+system is scored under the human labels and under each judge's labels with ir_measures
+(``--measure``, repeatable; default nDCG@10 and P@10 counting grades ≥ ``--relevant-from``
+as relevant), and the two orderings of the systems are compared by Kendall's τ-b,
+Spearman's ρ and rank-biased overlap. Both sets of labels are restricted to the pairs both
+graded, as in the sweep report (:func:`mmjudge.metrics.system_ranking_on_shared_items`).
 
 The labels are first aligned into a matrix (judges × human pairs, ``nan`` where a judge has
 no label). Each judge's row is scored by :func:`score_labels`. A *panel* is a function from
 that matrix to one label per pair; :func:`score_alignment` scores any panels it is given
 the same way. ``--panel HOW`` (repeatable) adds a row ``panel:HOW`` that combines every run
 file given, pair by pair, with :func:`mmjudge.panels.aggregate` (majority vote with a
-tie-break, or the rounded mean; a run's missing label is ignored). The scale used for
-tie-breaks and rounding is every whole number from the lowest to the highest grade in the
-files; ``majority-random`` draws its tie-breaks with ``--seed``.
+tie-break, or the rounded mean; a run's missing label is ignored) on the scale;
+``majority-random`` draws its tie-breaks with ``--seed``.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
-import functools
+import dataclasses
 import io
 import json
 import math
@@ -38,10 +55,12 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from mmjudge import metrics
+from mmjudge import metrics, scoring
 from mmjudge.errors import MMJudgeError
+from mmjudge.label_scale import OUT_OF_SCALE, Scale, apply_scale, human_scale, parse_scale
 from mmjudge.panels import AGGREGATORS, panel
-from mmjudge.qrels import Qrels, n_judgments, read_qrels
+from mmjudge.qrels import Qrels, QrelsFile, Run, load_qrels, n_judgments, read_run
+from mmjudge.scoring import Interval, JudgeScore
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -80,51 +99,49 @@ def align(human: Qrels, judges: Mapping[str, Qrels]) -> Alignment:
     return Alignment(query_ids, doc_ids, labels, matrix, list(judges))
 
 
-class Interval(NamedTuple):
-    """A value with its bootstrap interval (``nan`` bounds when no bootstrap was run)."""
-
-    estimate: float
-    low: float
-    high: float
-
-
 @dataclass(frozen=True)
 class JudgeAgreement:
     """One judge's agreement with the human labels."""
 
     name: str
     """Judge (file stem, or ``panel:<name>``)."""
-    n: int
-    """Pairs both the human file and the judge label."""
     missing: int
     """Human pairs the judge has no label for."""
-    kappa: Interval
-    """Unweighted Cohen's κ."""
-    kappa_linear: Interval
-    """Linearly weighted κ."""
-    kappa_quadratic: Interval
-    """Quadratically weighted κ."""
-    kappa_binary: float
-    """κ after binarising both at ``relevant_from``."""
-    alpha: float
-    """Krippendorff's α, ordinal, human and judge as the two raters."""
-    accuracy: float
-    """Fraction of pairs with the same grade."""
+    score: JudgeScore
+    """κ with intervals, α, accuracy... on the pairs both label."""
+    off_scale: int = 0
+    """Grades in the judge's file outside the scale (refused, dropped, clipped or kept)."""
+    rankings: Mapping[str, metrics.RankingAgreement] | None = None
+    """System-ranking agreement per measure (with ``--runs``)."""
+
+    @property
+    def n(self) -> int:
+        """Pairs both the human file and the judge label (on the scale)."""
+        return self.score.n_items
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready: intervals as objects, undefined values as ``None``."""
-        return {
+        score = self.score.as_dict()
+        out: dict[str, Any] = {
             "name": self.name,
             "n": self.n,
+            "n_queries": score["n_queries"],
             "missing": self.missing,
-            **{
-                key: {k: _json_number(v) for k, v in getattr(self, key)._asdict().items()}
-                for key in ("kappa", "kappa_linear", "kappa_quadratic")
-            },
-            "kappa_binary": _json_number(self.kappa_binary),
-            "alpha": _json_number(self.alpha),
-            "accuracy": _json_number(self.accuracy),
+            "off_scale": self.off_scale,
+            **{key: score[key] for key in (*_INTERVALS, *_SCALARS)},
         }
+        if self.rankings is not None:
+            out["rankings"] = {
+                measure: {
+                    "kendall_tau": _json_number(r.kendall_tau),
+                    "spearman_rho": _json_number(r.spearman_rho),
+                    "rbo": _json_number(r.rbo),
+                    "human_scores": r.human_scores,
+                    "judge_scores": r.judge_scores,
+                }
+                for measure, r in self.rankings.items()
+            }
+        return out
 
 
 def _json_number(value: float) -> float | None:
@@ -137,65 +154,109 @@ def score_labels(
     human: Any,
     judge: Any,
     *,
-    relevant_from: float = 2,
-    n_boot: int = 1000,
-    seed: int = 0,
-    level: float = 0.95,
+    grades: Sequence[float] | None = None,
+    relevant_from: float | None = None,
+    n_boot: int = scoring.N_BOOT,
+    seed: int = scoring.SEED,
+    level: float = scoring.LEVEL,
 ) -> JudgeAgreement:
-    """Agreement of one judge's labels (``nan`` = none) with aligned human labels.
-
-    ``n_boot=0`` skips the bootstrap (interval bounds are then ``nan``).
-    """
+    """Agreement of one judge's labels (``nan`` = none) with aligned human labels, by
+    :func:`mmjudge.scoring.score_judge`. ``n_boot=0`` skips the bootstrap."""
     h, j = metrics.as_labels(human), metrics.as_labels(judge)
-    missing = int((~np.isnan(h) & np.isnan(j)).sum())
-    common = ~(np.isnan(h) | np.isnan(j))
-    h, j, queries = h[common], j[common], np.asarray(query_ids)[common]
-
-    def interval(weights: metrics.Weights) -> Interval:
-        metric = functools.partial(metrics.cohen_kappa, weights=weights)
-        if n_boot == 0 or h.size == 0:
-            return Interval(metric(h, j), math.nan, math.nan)
-        result = metrics.bootstrap_ci(metric, queries, h, j, n_boot=n_boot, seed=seed, level=level)
-        return Interval(result.estimate, result.low, result.high)
-
-    return JudgeAgreement(
-        name=name,
-        n=int(common.sum()),
-        missing=missing,
-        kappa=interval(None),
-        kappa_linear=interval("linear"),
-        kappa_quadratic=interval("quadratic"),
-        kappa_binary=metrics.binary_kappa(h, j, relevant_from),
-        alpha=metrics.krippendorff_alpha(np.vstack([h, j]), "ordinal"),
-        accuracy=metrics.accuracy(h, j),
+    score = scoring.score_judge(
+        query_ids,
+        h,
+        j,
+        grades,
+        relevant_from=relevant_from,
+        n_boot=n_boot,
+        seed=seed,
+        level=level,
     )
+    return JudgeAgreement(name, int((~np.isnan(h) & np.isnan(j)).sum()), score)
 
 
 def score_alignment(
     alignment: Alignment,
     *,
     panels: Mapping[str, Panel] | None = None,
-    relevant_from: float = 2,
-    n_boot: int = 1000,
-    seed: int = 0,
-    level: float = 0.95,
+    grades: Sequence[float] | None = None,
+    relevant_from: float | None = None,
+    n_boot: int = scoring.N_BOOT,
+    seed: int = scoring.SEED,
+    level: float = scoring.LEVEL,
+    off_scale: Mapping[str, int] | None = None,
+    systems: Mapping[str, Run] | None = None,
+    measures: Sequence[Any] | None = None,
 ) -> list[JudgeAgreement]:
-    """Score every judge row of ``alignment``, then every panel's combined labels."""
+    """Score every judge row of ``alignment``, then every panel's combined labels; with
+    ``systems`` (TREC runs by name), also the system-ranking agreement of each."""
+    scale = list(grades) if grades is not None else _whole_scale(alignment)
+    threshold = scoring.relevance_threshold(np.asarray(scale, dtype=float), relevant_from)
     rows = [(name, alignment.judges[i]) for i, name in enumerate(alignment.names)]
     rows += [(f"panel:{name}", panel(alignment.judges)) for name, panel in (panels or {}).items()]
-    return [
-        score_labels(
+    out = []
+    for name, labels in rows:
+        row = score_labels(
             name,
             alignment.query_ids,
             alignment.human,
             labels,
-            relevant_from=relevant_from,
+            grades=scale,
+            relevant_from=threshold,
             n_boot=n_boot,
             seed=seed,
             level=level,
         )
-        for name, labels in rows
-    ]
+        rankings = None
+        if systems is not None:
+            rankings = metrics.system_ranking_on_shared_items(
+                alignment.query_ids,
+                alignment.doc_ids,
+                alignment.human,
+                labels,
+                systems,
+                measures=measures,
+                relevant_from=math.ceil(threshold),
+            )
+        out.append(
+            dataclasses.replace(row, off_scale=(off_scale or {}).get(name, 0), rankings=rankings)
+        )
+    return out
+
+
+# --------------------------------------------------------------------------- system runs
+
+
+def read_systems(directory: str | Path) -> dict[str, Run]:
+    """Every TREC run file in ``directory`` (not hidden), by file stem."""
+    root = Path(directory)
+    if not root.is_dir():
+        raise MMJudgeError(f"--runs {root}: not a directory of TREC run files")
+    paths = sorted(p for p in root.iterdir() if p.is_file() and not p.name.startswith("."))
+    if len(paths) < 2:
+        raise MMJudgeError(
+            f"--runs {root}: {len(paths)} run file(s); ranking systems needs at least two"
+        )
+    return {name: read_run(path) for name, path in zip(_names(paths), paths, strict=True)}
+
+
+def parse_measures(texts: Sequence[str], relevant_from: float) -> list[Any]:
+    """ir_measures measures from their names; default nDCG@10 and P@10 at ``relevant_from``."""
+    import ir_measures
+
+    if not texts:
+        return [ir_measures.nDCG @ 10, ir_measures.P(rel=math.ceil(relevant_from)) @ 10]
+    out = []
+    for text in texts:
+        try:
+            out.append(ir_measures.parse_measure(text))
+        except (ValueError, NameError, TypeError, SyntaxError):
+            raise MMJudgeError(
+                f"--measure {text!r} is not an ir_measures measure "
+                "(e.g. nDCG@10, P(rel=2)@10, AP(rel=2), RR(rel=2))"
+            ) from None
+    return out
 
 
 # --------------------------------------------------------------------------- output
@@ -214,13 +275,28 @@ def _fmt_interval(value: Interval) -> str:
     return f"{_fmt(value.estimate)} [{_fmt(value.low)}, {_fmt(value.high)}]"
 
 
-def format_table(rows: Sequence[JudgeAgreement], level: float = 0.95) -> str:
-    """An aligned plain-text table, one line per judge."""
+def _aligned(header: list[str], body: list[list[str]]) -> str:
+    """Plain-text columns: the first left-aligned, the others right-aligned."""
+    widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
+
+    def render(cells: list[str]) -> str:
+        first = cells[0].ljust(widths[0])
+        rest = (cell.rjust(width) for cell, width in zip(cells[1:], widths[1:], strict=True))
+        return "  ".join([first, *rest]).rstrip()
+
+    rule = "  ".join("-" * width for width in widths)
+    return "\n".join([render(header), rule, *(render(line) for line in body)]) + "\n"
+
+
+def format_table(rows: Sequence[JudgeAgreement], level: float = scoring.LEVEL) -> str:
+    """An aligned plain-text table, one line per judge (and one per judge and measure for
+    the system rankings, when there are any)."""
     pct = f"{level * 100:g}% CI"
     header = [
         "run",
         "n",
         "missing",
+        "off_scale",
         f"kappa [{pct}]",
         f"kappa_lin [{pct}]",
         f"kappa_quad [{pct}]",
@@ -233,36 +309,46 @@ def format_table(rows: Sequence[JudgeAgreement], level: float = 0.95) -> str:
             row.name,
             str(row.n),
             str(row.missing),
-            *(_fmt_interval(getattr(row, key)) for key in _INTERVALS),
-            *(_fmt(getattr(row, key)) for key in _SCALARS),
+            str(row.off_scale),
+            *(_fmt_interval(getattr(row.score, key)) for key in _INTERVALS),
+            *(_fmt(getattr(row.score, key)) for key in _SCALARS),
         ]
         for row in rows
     ]
-    widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
-
-    def render(cells: list[str]) -> str:
-        first = cells[0].ljust(widths[0])
-        rest = (cell.rjust(width) for cell, width in zip(cells[1:], widths[1:], strict=True))
-        return "  ".join([first, *rest]).rstrip()
-
-    rule = "  ".join("-" * width for width in widths)
-    return "\n".join([render(header), rule, *(render(line) for line in body)]) + "\n"
+    text = _aligned(header, body)
+    ranked = [row for row in rows if row.rankings]
+    if ranked:
+        lines = [
+            [row.name, measure, str(len(r.human_scores)), *map(_fmt, r[1:4])]
+            for row in ranked
+            for measure, r in (row.rankings or {}).items()
+        ]
+        text += "\nsystem rankings, human labels against each judge's (on the pairs both graded):\n"
+        text += _aligned(["run", "measure", "systems", "tau", "rho", "rbo"], lines)
+    return text
 
 
 def format_csv(rows: Sequence[JudgeAgreement]) -> str:
-    """CSV with one column per number; undefined values are empty cells."""
-    header = ["run", "n", "missing"]
+    """CSV with one column per number (system-ranking columns named after their measure);
+    undefined values are empty cells."""
+    header = ["run", "n", "missing", "off_scale"]
     for key in _INTERVALS:
         header += [key, f"{key}_low", f"{key}_high"]
     header += list(_SCALARS)
+    measures = list(dict.fromkeys(m for row in rows for m in row.rankings or {}))
+    for measure in measures:
+        header += [f"{measure} tau", f"{measure} rho", f"{measure} rbo"]
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(header)
     for row in rows:
-        cells: list[Any] = [row.name, row.n, row.missing]
+        cells: list[Any] = [row.name, row.n, row.missing, row.off_scale]
         for key in _INTERVALS:
-            cells += list(getattr(row, key))
-        cells += [getattr(row, key) for key in _SCALARS]
+            cells += list(getattr(row.score, key))
+        cells += [getattr(row.score, key) for key in _SCALARS]
+        for measure in measures:
+            found = (row.rankings or {}).get(measure)
+            cells += [math.nan] * 3 if found is None else list(found[1:4])
         writer.writerow(["" if isinstance(c, float) and math.isnan(c) else c for c in cells])
     return out.getvalue()
 
@@ -275,7 +361,7 @@ def format_json(rows: Sequence[JudgeAgreement], settings: Mapping[str, Any]) -> 
 # --------------------------------------------------------------------------- command line
 
 
-def _names(paths: Sequence[str]) -> list[str]:
+def _names(paths: Sequence[str | Path]) -> list[str]:
     """Judge names: file stems, or the paths as given where two files share a stem."""
     stems = [Path(p).stem for p in paths]
     return [s if stems.count(s) == 1 else str(p) for s, p in zip(stems, paths, strict=True)]
@@ -302,10 +388,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--n-boot",
         type=_non_negative,
-        default=1000,
+        default=scoring.N_BOOT,
         help="bootstrap resamples of queries for the κ intervals (0: no intervals)",
     )
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.add_argument("--seed", type=int, default=scoring.SEED, help="bootstrap seed")
     p.add_argument(
         "--panel",
         action="append",
@@ -320,8 +406,39 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--relevant-from",
         type=int,
-        default=2,
-        help="lowest grade counted as relevant for the binarised κ (default 2)",
+        default=None,
+        help="lowest grade counted as relevant for the binarised κ and P@10 "
+        "(default: the lowest grade of the scale's upper half, 2 on 0–3)",
+    )
+    p.add_argument(
+        "--scale",
+        type=parse_scale,
+        default=None,
+        help="the grade scale, e.g. 0,1,2,3 or 0-3 (default: every whole number from the "
+        "human file's lowest to its highest grade)",
+    )
+    p.add_argument(
+        "--out-of-scale",
+        choices=OUT_OF_SCALE,
+        default="error",
+        help="a judge grade off the scale: refuse the file (error, the default), leave the "
+        "pair out (drop), move it to the nearest grade (clip) or score it as its own "
+        "category (keep); the count is always printed",
+    )
+    p.add_argument(
+        "--runs",
+        dest="systems",
+        metavar="DIR",
+        default=None,
+        help="a directory of TREC run files: also compare how the human and each judge's "
+        "labels rank these systems (Kendall's τ, Spearman's ρ, RBO)",
+    )
+    p.add_argument(
+        "--measure",
+        action="append",
+        default=[],
+        help="ir_measures measure for --runs, e.g. nDCG@10 or 'P(rel=2)@10' (repeatable; "
+        "default nDCG@10 and P@10 at --relevant-from)",
     )
     return p
 
@@ -335,45 +452,83 @@ def _whole_scale(alignment: Alignment) -> list[float]:
     return [float(g) for g in range(int(values.min()), int(values.max()) + 1)]
 
 
+class Inputs(NamedTuple):
+    """The command's files, read and checked."""
+
+    human: QrelsFile
+    scale: Scale
+    judges: dict[str, Qrels]
+    off_scale: dict[str, int]
+    systems: dict[str, Run] | None
+
+
+def read_inputs(args: argparse.Namespace) -> Inputs:
+    """Read the human file, the judges' files (checked against the scale) and the system
+    runs; any problem is an :class:`MMJudgeError` naming the file."""
+    human = load_qrels(args.human)
+    if not human.qrels:
+        raise MMJudgeError(f"{args.human}: no judgments in the file")
+    scale = human_scale(human, args.scale)
+    judges, off_scale = {}, {}
+    for name, path in zip(_names(args.runs), args.runs, strict=True):
+        judges[name], off_scale[name] = apply_scale(load_qrels(path), scale, args.out_of_scale)
+    systems = read_systems(args.systems) if args.systems else None
+    return Inputs(human, scale, judges, off_scale, systems)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; returns the exit status (2 for unusable input files)."""
     args = parser().parse_args(argv)
+    level = scoring.LEVEL
     try:
-        human = read_qrels(args.human)
-        if not human:
-            raise MMJudgeError(f"{args.human}: no judgments in the file")
-        judges = {
-            name: read_qrels(path) for name, path in zip(_names(args.runs), args.runs, strict=True)
-        }
+        inputs = read_inputs(args)
+        alignment = align(inputs.human.qrels, inputs.judges)
+        grades = [float(g) for g in inputs.scale.grades]
+        if args.out_of_scale == "keep":
+            seen = alignment.judges[~np.isnan(alignment.judges)]
+            grades = sorted(set(grades) | {float(g) for g in seen})
+        threshold = scoring.relevance_threshold(
+            np.asarray(inputs.scale.grades, dtype=float), args.relevant_from
+        )
+        measures = parse_measures(args.measure, threshold) if inputs.systems else None
+        rows = score_alignment(
+            alignment,
+            panels={how: panel(how, grades, args.seed) for how in dict.fromkeys(args.panel)},
+            grades=grades,
+            relevant_from=threshold,
+            n_boot=args.n_boot,
+            seed=args.seed,
+            level=level,
+            off_scale=inputs.off_scale,
+            systems=inputs.systems,
+            measures=measures,
+        )
     except MMJudgeError as error:
         print(f"{PROG}: {error}", file=sys.stderr)
         return 2
-    level = 0.95
-    alignment = align(human, judges)
-    grades = _whole_scale(alignment)
-    rows = score_alignment(
-        alignment,
-        panels={how: panel(how, grades, args.seed) for how in dict.fromkeys(args.panel)},
-        relevant_from=args.relevant_from,
-        n_boot=args.n_boot,
-        seed=args.seed,
-        level=level,
-    )
     if args.format == "csv":
         text = format_csv(rows)
     elif args.format == "json":
         settings = {
             "human": args.human,
-            "n_human": n_judgments(human),
+            "n_human": n_judgments(inputs.human.qrels),
+            "scale": inputs.scale.grades,
+            "scale_source": inputs.scale.source,
+            "out_of_scale": args.out_of_scale,
             "n_boot": args.n_boot,
             "seed": args.seed,
             "level": level,
-            "relevant_from": args.relevant_from,
+            "relevant_from": threshold,
             "panels": list(dict.fromkeys(args.panel)),
+            "systems": sorted(inputs.systems) if inputs.systems else None,
         }
         text = format_json(rows, settings)
     else:
         text = format_table(rows, level)
+        text += (
+            f"\nscale {inputs.scale.text()} ({inputs.scale.source}); grades off the scale: "
+            f"{args.out_of_scale}\n"
+        )
     sys.stdout.write(text)
     return 0
 

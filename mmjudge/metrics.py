@@ -53,6 +53,7 @@ __all__ = [
     "rank_biased_overlap",
     "spearman_rho",
     "system_ranking_agreement",
+    "system_ranking_on_shared_items",
 ]
 
 
@@ -906,3 +907,43 @@ def system_ranking_agreement(
             judge_scores=judged[key],
         )
     return out
+
+
+def system_ranking_on_shared_items(
+    query_ids: Any,
+    doc_ids: Any,
+    human: Any,
+    judge: Any,
+    runs: Mapping[str, Mapping[str, Mapping[str, float]]],
+    *,
+    measures: Sequence[Any] | None = None,
+    relevant_from: int = 2,
+    rbo_p: float = 0.9,
+) -> dict[str, RankingAgreement]:
+    """:func:`system_ranking_agreement` from aligned label arrays (one entry per
+    (query, doc) pair, ``nan`` = no grade).
+
+    Both qrels hold only the pairs that both the humans and the judge graded (the items the
+    judge's κ is on): a pair the judge failed to grade counts against neither ranking, and
+    both rank the systems on the same pairs.
+    """
+    h, j = as_labels(human), as_labels(judge)
+    queries, docs = np.asarray(query_ids), np.asarray(doc_ids)
+    if not h.size == j.size == queries.size == docs.size:
+        raise ValueError("query ids, doc ids and label arrays differ in length")
+    keep = ~(np.isnan(h) | np.isnan(j))
+    human_qrels: dict[str, dict[str, int]] = {}
+    judge_qrels: dict[str, dict[str, int]] = {}
+    for query, doc, grade_h, grade_j in zip(
+        queries[keep].tolist(), docs[keep].tolist(), h[keep].tolist(), j[keep].tolist(), strict=True
+    ):
+        human_qrels.setdefault(str(query), {})[str(doc)] = int(grade_h)
+        judge_qrels.setdefault(str(query), {})[str(doc)] = int(grade_j)
+    return system_ranking_agreement(
+        human_qrels,
+        judge_qrels,
+        runs,
+        measures=measures,
+        relevant_from=relevant_from,
+        rbo_p=rbo_p,
+    )

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 from mmjudge.errors import DatasetError
 
@@ -48,11 +49,22 @@ def _shown(fields: list[str]) -> str:
     return repr(text if len(text) <= 80 else text[:77] + "...")
 
 
-def read_qrels(path: str | os.PathLike[str]) -> Qrels:
-    """``{query_id: {doc_id: grade}}`` from a TREC qrels file (the iteration field is
-    ignored). A (query, doc) pair judged twice is an error."""
+class QrelsFile(NamedTuple):
+    """A qrels file read back with where each judgment came from."""
+
+    path: Path
+    qrels: Qrels
+    """``{query_id: {doc_id: grade}}``."""
+    lines: dict[tuple[str, str], int]
+    """Line number of each (query, doc) judgment, for messages that point at it."""
+
+
+def load_qrels(path: str | os.PathLike[str]) -> QrelsFile:
+    """A TREC qrels file (the iteration field is ignored) with each judgment's line number.
+    A (query, doc) pair judged twice is an error."""
     path = Path(path)
     qrels: Qrels = {}
+    lines: dict[tuple[str, str], int] = {}
     for line_no, fields in _lines(path):
         if len(fields) != 4:
             raise DatasetError(f"{path}:{line_no}: expected '{QRELS_LAYOUT}', got {_shown(fields)}")
@@ -69,7 +81,13 @@ def read_qrels(path: str | os.PathLike[str]) -> Qrels:
                 f"{path}:{line_no}: query {query!r} doc {doc!r} is judged more than once"
             )
         docs[doc] = grade
-    return qrels
+        lines[(query, doc)] = line_no
+    return QrelsFile(path, qrels, lines)
+
+
+def read_qrels(path: str | os.PathLike[str]) -> Qrels:
+    """``{query_id: {doc_id: grade}}`` from a TREC qrels file (see :func:`load_qrels`)."""
+    return load_qrels(path).qrels
 
 
 def write_qrels(qrels: Mapping[str, Mapping[str, int]], path: str | os.PathLike[str]) -> None:

@@ -107,7 +107,8 @@ def test_table_and_csv_agree_with_json(files, capsys) -> None:
     lines = table.splitlines()
     assert lines[0].split()[:3] == ["run", "n", "missing"]
     assert set(lines[1]) <= {"-", " "}
-    assert [line.split()[0] for line in lines[2:]] == ["judge_a", "judge_b"]
+    assert [line.split()[0] for line in lines[2:4]] == ["judge_a", "judge_b"]
+    assert lines[-1] == "scale 0–3 (from the human file); grades off the scale: error"
     assert lines[0].index("missing") + len("missing") == lines[2].index(" 0 ") + 2  # aligned
 
     rows = list(csv.DictReader(io.StringIO(text)))
@@ -219,7 +220,9 @@ def llmjudge() -> tuple[Path, list[Path]]:
 
 def test_llmjudge_runs_against_sklearn(llmjudge, capsys) -> None:
     human, runs = llmjudge
-    code, js, err = run_cli(capsys, human, *runs, "--format", "json", "--n-boot", "500")
+    # scored as scikit-learn would: a stray grade is a category of its own
+    args = [human, *runs, "--out-of-scale", "keep"]
+    code, js, err = run_cli(capsys, *args, "--format", "json", "--n-boot", "500")
     assert code == 0 and err == ""
     report = {row["name"]: row for row in json.loads(js)["runs"]}
     assert list(report) == [run.stem for run in runs]
@@ -238,9 +241,9 @@ def test_llmjudge_runs_against_sklearn(llmjudge, capsys) -> None:
         assert row["kappa_binary"] == pytest.approx(cohen_kappa_score(h >= 2, j >= 2))
         assert row["accuracy"] == pytest.approx(accuracy_score(h, j))
 
-    code, table, _ = run_cli(capsys, human, *runs, "--n-boot", "200")
-    assert code == 0 and len(table.splitlines()) == 2 + len(runs)
-    code, text, _ = run_cli(capsys, human, *runs, "--format", "csv", "--n-boot", "200")
+    code, table, _ = run_cli(capsys, *args, "--n-boot", "200")
+    assert code == 0 and len(table.splitlines()) == 2 + len(runs) + 2
+    code, text, _ = run_cli(capsys, *args, "--format", "csv", "--n-boot", "200")
     rows = list(csv.DictReader(io.StringIO(text)))
     assert code == 0 and [row["run"] for row in rows] == [run.stem for run in runs]
     assert all(not math.isnan(float(row["kappa_low"])) for row in rows)
@@ -273,7 +276,7 @@ def test_panel_rows_combine_every_run(files, capsys) -> None:
         assert row["kappa"]["estimate"] == pytest.approx(cohen_kappa_score(HUMAN_GRADES, labels))
         assert row["accuracy"] == pytest.approx(accuracy_score(HUMAN_GRADES, labels))
     _, table, _ = run_cli(capsys, files["human"], files["judge_a"], "--panel", "mean")
-    assert table.splitlines()[-1].startswith("panel:mean")
+    assert table.splitlines()[-3].startswith("panel:mean")
 
 
 def test_unknown_panel_is_refused(files, capsys) -> None:
@@ -286,10 +289,195 @@ def test_unknown_panel_is_refused(files, capsys) -> None:
 def test_llmjudge_panels(llmjudge, capsys) -> None:
     human, runs = llmjudge
     code, js, _ = run_cli(
-        capsys, human, *runs, "--format", "json", "--n-boot", "0", "--panel", "majority"
+        capsys,
+        human,
+        *runs,
+        "--format",
+        "json",
+        "--n-boot",
+        "0",
+        "--panel",
+        "majority",
+        "--out-of-scale",
+        "drop",
     )
     rows = {row["name"]: row for row in json.loads(js)["runs"]}
     panel = rows["panel:majority"]
     assert code == 0 and panel["n"] == 4423
     best = max(rows[run.stem]["kappa"]["estimate"] for run in runs)
     assert panel["kappa"]["estimate"] > best - 0.01
+
+
+# --------------------------------------------------------------------------- the scale
+
+OFF_SCALE_JUDGE = """\
+q1 0 d1 3
+q1 0 d2 5
+q1 0 d3 0
+q1 0 d4 1
+q2 0 d1 0
+q2 0 d5 2
+q2 0 d6 10
+q3 0 d7 1
+q3 0 d8 0
+q3 0 d9 -1
+"""
+
+
+@pytest.fixture
+def stray(files, tmp_path: Path) -> Path:
+    path = tmp_path / "stray.qrels"
+    path.write_text(OFF_SCALE_JUDGE, encoding="utf-8")
+    return path
+
+
+def test_off_scale_grades_are_refused_naming_file_line_and_grade(files, stray, capsys) -> None:
+    code, out, err = run_cli(capsys, files["human"], files["judge_a"], stray)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith(f"{agree.PROG}: {stray}:2: grade 5 is outside the scale 0–3")
+    assert "(from the human file; 3 such grades in the file)" in err
+    assert "--out-of-scale drop, clip or keep" in err
+
+
+def test_off_scale_grades_dropped_clipped_or_kept_are_counted(files, stray, capsys) -> None:
+    def row(how: str) -> dict:
+        args = [files["human"], stray, "--out-of-scale", how, "--format", "json", "--n-boot", "0"]
+        code, js, err = run_cli(capsys, *args)
+        assert code == 0 and err == ""
+        report = json.loads(js)
+        assert report["out_of_scale"] == how and report["scale"] == [0, 1, 2, 3]
+        return report["runs"][0]
+
+    dropped, clipped, kept = row("drop"), row("clip"), row("keep")
+    assert dropped["off_scale"] == clipped["off_scale"] == kept["off_scale"] == 3
+    assert (dropped["n"], dropped["missing"]) == (7, 3)
+    assert (clipped["n"], clipped["missing"]) == (10, 0)
+    human = [3, 2, 0, 1, 0, 2, 3, 1, 0, 2]
+    clipped_labels = [3, 3, 0, 1, 0, 2, 3, 1, 0, 0]  # 5 and 10 → 3, -1 → 0
+    assert clipped["kappa"]["estimate"] == pytest.approx(
+        cohen_kappa_score(human, clipped_labels, labels=[0, 1, 2, 3])
+    )
+    keep = [i for i in range(10) if i not in (1, 6, 9)]
+    assert dropped["accuracy"] == pytest.approx(
+        accuracy_score([human[i] for i in keep], [clipped_labels[i] for i in keep])
+    )
+    # kept: each stray grade is a category of its own, as scikit-learn would count it
+    kept_labels = [3, 5, 0, 1, 0, 2, 10, 1, 0, -1]
+    assert kept["kappa_linear"]["estimate"] == pytest.approx(
+        cohen_kappa_score(human, kept_labels, weights="linear", labels=[-1, 0, 1, 2, 3, 5, 10])
+    )
+    _, table, _ = run_cli(capsys, files["human"], stray, "--out-of-scale", "drop")
+    assert table.splitlines()[0].split()[:4] == ["run", "n", "missing", "off_scale"]
+    assert table.splitlines()[2].split()[:4] == ["stray", "7", "3", "3"]
+    assert table.splitlines()[-1] == "scale 0–3 (from the human file); grades off the scale: drop"
+
+
+def test_scale_is_given_or_spans_the_human_grades(files, tmp_path: Path, capsys) -> None:
+    # the human file's grades span 0..3 even where a middle grade is unused
+    gappy = tmp_path / "gappy.qrels"
+    gappy.write_text("q1 0 d1 0\nq1 0 d2 3\nq2 0 d1 3\n", encoding="utf-8")
+    judge = tmp_path / "judge.qrels"
+    judge.write_text("q1 0 d1 1\nq1 0 d2 2\nq2 0 d1 3\n", encoding="utf-8")
+    _, js, _ = run_cli(capsys, gappy, judge, "--format", "json", "--n-boot", "0")
+    report = json.loads(js)
+    assert report["scale"] == [0, 1, 2, 3] and report["runs"][0]["off_scale"] == 0
+    assert report["relevant_from"] == 2
+    _, js, _ = run_cli(capsys, gappy, judge, "--format", "json", "--scale", "0-4", "--n-boot", "0")
+    assert json.loads(js)["scale"] == [0, 1, 2, 3, 4]
+    assert json.loads(js)["scale_source"] == "set by --scale"
+    code, _, err = run_cli(capsys, files["human"], files["judge_a"], "--scale", "0,1,2")
+    assert code == 2 and err.count("\n") == 1
+    assert f"{files['human']}:1: human grade 3 is outside --scale 0–2" in err
+    with pytest.raises(SystemExit):
+        agree.main([str(files["human"]), str(files["judge_a"]), "--scale", "zero"])
+    assert "expected whole grades" in capsys.readouterr().err
+
+
+def test_llmjudge_stray_grades(llmjudge, capsys) -> None:
+    human, runs = llmjudge
+    llama = next(run for run in runs if run.stem == "RMITIR-llama70B")
+    code, _, err = run_cli(capsys, human, llama)
+    assert code == 2
+    assert f"{llama}:2449: grade 5 is outside the scale 0–3" in err and "2 such grades" in err
+    code, js, _ = run_cli(
+        capsys, human, llama, "--out-of-scale", "drop", "--format", "json", "--n-boot", "0"
+    )
+    row = json.loads(js)["runs"][0]
+    assert code == 0 and (row["n"], row["off_scale"]) == (4421, 2)
+
+
+# --------------------------------------------------------------------------- system rankings
+
+TREC_TINY = Path(__file__).parent / "fixtures" / "trec_tiny"
+# Human qrels (trec_tiny): q1 d1=3 d2=0; q2 d3=2 d1=1. The judge swaps q1's grades.
+TINY_JUDGE = "q1 0 d1 0\nq1 0 d2 3\nq2 0 d3 2\nq2 0 d1 1\n"
+TINY_RUNS = {
+    "sysA": "q1 Q0 d1 1 9 A\nq1 Q0 d2 2 8 A\nq2 Q0 d3 1 9 A\nq2 Q0 d1 2 8 A\n",
+    "sysB": "q1 Q0 d2 1 9 B\nq1 Q0 d1 2 8 B\nq2 Q0 d3 1 9 B\nq2 Q0 d1 2 8 B\n",
+    "sysC": "q1 Q0 d1 1 9 C\nq1 Q0 d2 2 8 C\nq2 Q0 d1 1 9 C\nq2 Q0 d3 2 8 C\n",
+}
+
+
+@pytest.fixture
+def tiny_runs(tmp_path: Path) -> tuple[Path, Path]:
+    judge = tmp_path / "judge.qrels"
+    judge.write_text(TINY_JUDGE, encoding="utf-8")
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for name, text in TINY_RUNS.items():
+        (runs / f"{name}.txt").write_text(text, encoding="utf-8")
+    return judge, runs
+
+
+def test_system_rankings_on_tiny_runs_by_hand(tiny_runs, capsys) -> None:
+    # P@1 counting grades >= 2 as relevant, per system (mean over q1, q2):
+    #   humans: A (1 + 1)/2 = 1, B (0 + 1)/2 = 0.5, C (1 + 0)/2 = 0.5
+    #   judge:  A (0 + 1)/2 = 0.5, B (1 + 1)/2 = 1, C (0 + 0)/2 = 0
+    # τ-b: (A,B) discordant, (A,C) concordant, (B,C) tied for the humans → (1 − 1)/√(2·3) = 0
+    # ρ: ranks (3, 1.5, 1.5) against (2, 3, 1) → 0
+    # RBO (p = 0.9): orders A,B,C and B,A,C; overlap 0, 2/2, 3/3 at depths 1..3:
+    #   0.729 + (0.1 / 0.9)·(0.81 + 0.729) = 0.9
+    judge, runs = tiny_runs
+    human = TREC_TINY / "qrels.txt"
+    args = [human, judge, "--runs", runs, "--measure", "P(rel=2)@1", "--n-boot", "0"]
+    code, js, err = run_cli(capsys, *args, "--format", "json")
+    assert code == 0 and err == ""
+    report = json.loads(js)
+    assert report["systems"] == ["sysA", "sysB", "sysC"]
+    ranking = report["runs"][0]["rankings"]["P(rel=2)@1"]
+    assert ranking["human_scores"] == {"sysA": 1.0, "sysB": 0.5, "sysC": 0.5}
+    assert ranking["judge_scores"] == {"sysA": 0.5, "sysB": 1.0, "sysC": 0.0}
+    assert ranking["kendall_tau"] == pytest.approx(0.0, abs=1e-12)
+    assert ranking["spearman_rho"] == pytest.approx(0.0, abs=1e-12)
+    assert ranking["rbo"] == pytest.approx(0.9)
+
+    code, table, _ = run_cli(capsys, *args)
+    lines = table.splitlines()
+    title = next(i for i, line in enumerate(lines) if line.startswith("system rankings"))
+    assert lines[title + 1].split() == ["run", "measure", "systems", "tau", "rho", "rbo"]
+    assert lines[title + 3].split() == ["judge", "P(rel=2)@1", "3", "0.000", "0.000", "0.900"]
+    code, text, _ = run_cli(capsys, *args, "--format", "csv")
+    row = next(csv.DictReader(io.StringIO(text)))
+    assert float(row["P(rel=2)@1 rbo"]) == pytest.approx(0.9)
+
+
+def test_system_rankings_default_measures_and_same_labels(tiny_runs, capsys) -> None:
+    _, runs = tiny_runs
+    human = TREC_TINY / "qrels.txt"
+    code, js, _ = run_cli(capsys, human, human, "--runs", runs, "--format", "json")
+    rankings = json.loads(js)["runs"][0]["rankings"]
+    assert code == 0 and list(rankings) == ["nDCG@10", "P(rel=2)@10"]
+    assert all(r["rbo"] == pytest.approx(1.0) for r in rankings.values())
+    assert rankings["nDCG@10"]["kendall_tau"] == pytest.approx(1.0)
+
+
+def test_system_runs_problems_are_one_line_errors(tiny_runs, tmp_path: Path, capsys) -> None:
+    judge, runs = tiny_runs
+    human = TREC_TINY / "qrels.txt"
+    code, _, err = run_cli(capsys, human, judge, "--runs", tmp_path / "nowhere")
+    assert code == 2 and "not a directory of TREC run files" in err
+    code, _, err = run_cli(capsys, human, judge, "--runs", runs, "--measure", "nDGC@10")
+    assert code == 2 and "--measure 'nDGC@10' is not an ir_measures measure" in err
+    (runs / "sysD.txt").write_text("q1 Q0 d1 first 9 D\n", encoding="utf-8")
+    code, _, err = run_cli(capsys, human, judge, "--runs", runs)
+    assert code == 2 and err.count("\n") == 1 and "sysD.txt:1: rank (field 4)" in err

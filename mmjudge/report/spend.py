@@ -73,23 +73,20 @@ def system_ranking_rows(cells: pd.DataFrame) -> list[dict[str, str]]:
         names = annotators(frame)
         if frame.empty or not names:
             continue
+        frame = frame[frame["error"].isna()].drop_duplicates(["query_id", "result_id"], keep="last")
         human = metrics.consensus(
             {n: frame[f"human:{n}"].to_numpy(dtype=float, na_value=np.nan) for n in names}
         )
         judge = frame["label"].to_numpy(dtype=float, na_value=np.nan)
-        human_qrels: dict[str, dict[str, int]] = {}
-        judge_qrels: dict[str, dict[str, int]] = {}
-        for query, doc, h, j in zip(
-            frame["query_id"], frame["result_id"], human, judge, strict=True
-        ):
-            if np.isnan(h) or np.isnan(j):
-                continue
-            human_qrels.setdefault(str(query), {})[str(doc)] = int(h)
-            judge_qrels.setdefault(str(query), {})[str(doc)] = int(j)
         runs = {p.stem: read_run(p) for p in paths}
         relevant_from = int((dataset.get("scale") or {}).get("relevant_from", 2))
-        found = metrics.system_ranking_agreement(
-            human_qrels, judge_qrels, runs, relevant_from=relevant_from
+        found = metrics.system_ranking_on_shared_items(
+            frame["query_id"].to_numpy(),
+            frame["result_id"].to_numpy(),
+            human,
+            judge,
+            runs,
+            relevant_from=relevant_from,
         )
         for measure, agreement in found.items():
             rows.append(
