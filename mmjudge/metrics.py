@@ -5,7 +5,7 @@ Conventions shared by every function here:
 - A label array is one-dimensional and numeric (whole-number grades). ``None``, ``NaN`` and
   ``pd.NA`` mean "no label" (an unparseable judge answer, an item an annotator skipped).
 - Two-rater metrics (κ, accuracy, MAE, confusion matrix) use only the items where both
-  labels are present; the caller reports how many were dropped (``agreement_summary``
+  labels are present; the caller reports how many were dropped (``scoring.agreement_summary``
   does, as ``n_unparseable`` and ``unparseable_rate``).
 - Undefined values (no items, or κ when chance agreement is already perfect) are ``nan``.
 - Everything is vectorised with numpy, so a million rows cost a fraction of a second.
