@@ -155,19 +155,21 @@ def scored_items(scale: FloatArray, *arrays: FloatArray) -> tuple[np.ndarray, in
     return present & on_scale, int((present & ~on_scale).sum())
 
 
-def _interval(
-    metric: Callable[..., float],
+def _kappa_intervals(
+    scale: FloatArray,
     queries: np.ndarray,
     x: FloatArray,
     y: FloatArray,
     n_boot: int,
     seed: int,
     level: float,
-) -> Interval:
+) -> list[Interval]:
+    """κ unweighted, linear and quadratic, with intervals from one set of resamples."""
+    fns = [kappa_metric(scale, weights) for weights in (None, "linear", "quadratic")]
     if n_boot == 0 or x.size == 0:
-        return Interval(float(metric(x, y)) if x.size else math.nan, math.nan, math.nan)
-    result = metrics.bootstrap_ci(metric, queries, x, y, n_boot=n_boot, seed=seed, level=level)
-    return Interval(result.estimate, result.low, result.high)
+        return [Interval(float(fn(x, y)) if x.size else math.nan, math.nan, math.nan) for fn in fns]
+    found = metrics.bootstrap_ci_many(fns, queries, x, y, n_boot=n_boot, seed=seed, level=level)
+    return [Interval(r.estimate, r.low, r.high) for r in found]
 
 
 def score_judge(
@@ -195,17 +197,14 @@ def score_judge(
     keep, n_off_scale = scored_items(scale, ref, lab)
     x, y, q = ref[keep], lab[keep], queries[keep]
     threshold = relevance_threshold(scale, relevant_from)
-
-    def kappa(weights: metrics.Weights) -> Interval:
-        return _interval(kappa_metric(scale, weights), q, x, y, n_boot, seed, level)
-
+    kappa, linear, quadratic = _kappa_intervals(scale, q, x, y, n_boot, seed, level)
     return JudgeScore(
         n_items=int(x.size),
         n_queries=len(set(q.tolist())),
         n_off_scale=n_off_scale,
-        kappa=kappa(None),
-        kappa_linear=kappa("linear"),
-        kappa_quadratic=kappa("quadratic"),
+        kappa=kappa,
+        kappa_linear=linear,
+        kappa_quadratic=quadratic,
         kappa_binary=metrics.binary_kappa(x, y, threshold) if x.size else math.nan,
         alpha=metrics.krippendorff_alpha(np.vstack([x, y]), "ordinal"),
         accuracy=metrics.accuracy(x, y),

@@ -444,3 +444,21 @@ def test_system_ranking_agreement_on_a_tiny_collection(tmp_path) -> None:
         assert agreement.kendall_tau == pytest.approx(1.0)
         assert agreement.spearman_rho == pytest.approx(1.0)
         assert agreement.rbo == pytest.approx(1.0)
+
+
+def test_bootstrap_many_equals_one_bootstrap_per_metric() -> None:
+    rng = np.random.default_rng(12)
+    queries = np.repeat(np.arange(30), 7)
+    human = rng.integers(0, 4, queries.size).astype(float)
+    judge = np.where(rng.random(queries.size) < 0.6, human, rng.integers(0, 4, queries.size))
+    fns = [
+        functools.partial(m.cohen_kappa, labels=(0, 1, 2, 3), weights=w)
+        for w in (None, "linear", "quadratic")
+    ] + [m.accuracy]
+    many = m.bootstrap_ci_many(fns, queries, human, judge, n_boot=300, seed=4)
+    one = [m.bootstrap_ci(fn, queries, human, judge, n_boot=300, seed=4) for fn in fns]
+    assert many == one
+    slow = [lambda a, b: m.accuracy(a, b)]  # no fast path: evaluated one by one
+    assert m.bootstrap_ci_many(slow, queries, human, judge, n_boot=50) == [
+        m.bootstrap_ci(slow[0], queries, human, judge, n_boot=50)
+    ]
