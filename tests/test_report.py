@@ -133,9 +133,13 @@ def test_kappa_and_interval_match_the_summary_and_the_metrics(analysis: Analysis
         assert stats.ceiling == (pair.kappa.estimate, pair.kappa.estimate)
 
 
-def test_every_number_of_a_cell_is_the_summary_number(analysis: Analysis) -> None:
-    """The report and summary.json score a cell with one definition: same κ, interval,
-    weighted κ, α and accuracy, on the same items."""
+def test_every_number_of_a_cell_is_the_summary_number(
+    analysis: Analysis, report: Path, sweep: Path
+) -> None:
+    """The report, summary.json and sweep_summary.json score a cell with one definition:
+    same κ, interval, weighted κ, α and accuracy, on the same items."""
+    listed = json.loads((sweep / "sweep_summary.json").read_text(encoding="utf-8"))
+    by_run = {cell["run_id"]: cell for cell in listed["cells"]}
     for stats in analysis.datasets:
         for cell in stats.cells:
             m, score = cell.summary["metrics"], cell.score
@@ -144,6 +148,9 @@ def test_every_number_of_a_cell_is_the_summary_number(analysis: Analysis) -> Non
             assert score.kappa_linear.as_dict() == m["intervals"]["kappa_linear"]
             assert score.kappa_quadratic.estimate == m["kappa_quadratic"]
             assert (score.alpha, score.accuracy) == (m["alpha"], m["accuracy"])
+            row = by_run[cell.run_id]
+            assert row["kappa_interval"] == score.kappa.as_dict()
+            assert (row["alpha"], row["n_scored"]) == (score.alpha, score.n_items)
 
 
 def _intervals_in(html: str) -> list[tuple[str, str, str]]:

@@ -53,6 +53,9 @@ def cell_table(root: Path) -> pd.DataFrame:
                 "n_errors": summary.get("n_errors", 0),
                 "n_unparseable": summary.get("n_unparseable", 0),
                 "kappa": metrics_.get("kappa"),
+                "kappa_interval": (metrics_.get("intervals") or {}).get("kappa"),
+                "alpha": metrics_.get("alpha"),
+                "n_scored": metrics_.get("n_scored"),
                 "accuracy": metrics_.get("accuracy"),
                 "usd_per_million": float(cost.get("usd_per_million") or 0.0),
                 "total_usd": float(cost.get("total_usd") or 0.0),
@@ -63,7 +66,10 @@ def cell_table(root: Path) -> pd.DataFrame:
 
 
 def write_sweep_summary(root: Path, cells: pd.DataFrame) -> dict[str, Any]:
-    """``sweep_summary.json`` in a sweep directory: every cell, skipped ones with reasons."""
+    """``sweep_summary.json`` in a sweep directory: every cell, skipped ones with reasons.
+
+    A cell's κ, its interval, α and the number of items they are on are copied from its
+    ``summary.json`` (:func:`mmjudge.scoring.agreement_summary`), not recomputed."""
     data: dict[str, Any] = {
         "schema_version": 1,
         "n_cells": len(cells),
@@ -83,7 +89,10 @@ def write_sweep_summary(root: Path, cells: pd.DataFrame) -> dict[str, Any]:
                     "prompt_id",
                     "kind",
                     "n",
+                    "n_scored",
                     "kappa",
+                    "kappa_interval",
+                    "alpha",
                     "usd_per_million",
                 )
             }
