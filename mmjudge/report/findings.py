@@ -83,9 +83,11 @@ def p_value(p: float) -> str:
 
 
 def difference(c: Comparison) -> str:
+    """Δκ with its paired interval and p-value, and the items it is on."""
     return (
         f"Δκ {num(c.difference, sign=True)} "
-        f"[{num(c.low, sign=True)}, {num(c.high, sign=True)}], {p_value(c.p_value)}"
+        f"[{num(c.low, sign=True)}, {num(c.high, sign=True)}], {p_value(c.p_value)}, "
+        f"on {c.n_items:,} shared items"
     )
 
 
@@ -212,7 +214,7 @@ def _best_sentence(analysis: Analysis, stats: DatasetStats) -> tuple[Markup, boo
     paired = next((c for c in stats.best_vs_others if c.b is runner), None)
     if paired is not None:
         distinct = paired.distinguishable
-        evidence = f"paired {difference(paired)} on {paired.n_items:,} shared items"
+        evidence = f"paired {difference(paired)}"
     else:
         distinct = not best.kappa.overlaps(runner.kappa)
         evidence = "no shared items; compared by interval overlap"
