@@ -7,7 +7,7 @@ For each dataset under SWEEP_DIR:
 
 1. the *best single judge*: the real run (any model × prompt × modality) with the highest
    Cohen's κ against the annotators' consensus on the items it graded, printed with its
-   interval exactly as the report and ``summary.json`` give it;
+   interval and its α exactly as the report and ``summary.json`` give them;
 2. every candidate (real runs, panels and cascades, the best included) is compared with it
    on the items both graded, by :func:`mmjudge.scoring.compare_judges`, the function behind
    the report's comparisons: κ of both on those shared items, Δκ = κ(best) − κ(candidate)
@@ -140,6 +140,7 @@ def _dataset_answer(
         "best": {
             **_entry(best),
             "kappa": best_score.kappa.as_dict(),
+            "alpha": scoring.none_if_nan(best_score.alpha),
             "n_items": best_score.n_items,
             "n_queries": best_score.n_queries,
         },
@@ -208,8 +209,8 @@ def format_table(answers: Sequence[dict[str, Any]]) -> str:
         out += [
             f"{a['dataset']}:",
             f"  best single judge   {best['name']}  κ {_interval(best['kappa'])} ({pct} "
-            f"interval) on its {best['n_items']} items  ${best['usd_per_million']:,.2f} "
-            "per million",
+            f"interval), α {_fmt(best['alpha'])} on its {best['n_items']} items  "
+            f"${best['usd_per_million']:,.2f} per million",
             f"  cheapest as good    {answer['name']} ({answer['kind']})  "
             f"${answer['usd_per_million']:,.2f} per million",
             f"    on the {answer['n_items']} items both graded: κ(best) "

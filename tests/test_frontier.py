@@ -139,6 +139,7 @@ def test_frontier_and_report_give_the_same_numbers_for_a_comparison(tmp_path: Pa
     best = stats.ranked[0]
     assert answer["best"]["name"] == f"{best.judge.model}/default/text"
     assert answer["best"]["kappa"] == best.kappa.as_dict()
+    assert best.score is not None and answer["best"]["alpha"] == best.score.alpha
     assert best.score is not None and answer["best"]["n_items"] == best.score.n_items
     candidates = {c["name"]: c for c in answer["candidates"]}
     assert len(stats.best_vs_others) == 2
