@@ -29,7 +29,7 @@ from mmjudge.providers.base import JudgeAPI
 from mmjudge.providers.registry import judge_class
 from mmjudge.records import EncodedImage, JudgeRequest, JudgeResponse, JudgmentRecord
 from mmjudge.runner import Outcome, Progress, Runner, RunStats, WorkItem
-from mmjudge.secrets import secret_in_config
+from mmjudge.keyguard import secret_in_config
 from mmjudge.summary import write_summary
 
 JUDGMENTS = "judgments.jsonl"

@@ -13,7 +13,7 @@ from omegaconf import DictConfig, OmegaConf
 from mmjudge import PROJECT_ROOT
 from mmjudge.config import register_configs
 from mmjudge.errors import MMJudgeError
-from mmjudge.secrets import secret_in_overrides
+from mmjudge.keyguard import secret_in_overrides
 
 CONFIG_DIR = str(PROJECT_ROOT / "conf")
 

@@ -6,7 +6,7 @@ from omegaconf import OmegaConf
 
 from mmjudge import PROJECT_ROOT
 from mmjudge.config import SweepConfig
-from mmjudge.secrets import secret_in_config, secret_in_overrides
+from mmjudge.keyguard import secret_in_config, secret_in_overrides
 from tests.helpers import compose_config
 
 GROUPS = ["model", "modality", "dataset", "prompt", "pricing", "runner"]
