@@ -118,6 +118,16 @@ ROUTES: tuple[Route, ...] = (
         True,
     ),
     Route(
+        "config file in a multirun",
+        lambda p: [
+            *_planted_model(p, f"  note: {p.live_key}\n"),
+            "-m",
+            "model=planted",
+            "modality=text,mm",
+        ],
+        True,
+    ),
+    Route(
         "config file swept in a multirun",
         lambda p: [
             *_planted_model(p, f"  auth: {p.planted}\n"),
@@ -202,13 +212,18 @@ def run_environment(live_key: str) -> dict[str, str]:
     return env
 
 
-def files_holding(root: Path, needles: Iterable[str]) -> tuple[list[Path], int]:
-    """Files under ``root`` whose bytes contain any of ``needles``, and how many were read."""
+def files_holding(
+    root: Path, needles: Iterable[str], skip: Path | None = None
+) -> tuple[list[Path], int]:
+    """Files under ``root`` (outside ``skip``) whose bytes contain any of ``needles``, and how
+    many files were read."""
     wanted = [needle.encode() for needle in needles]
     found: list[Path] = []
     scanned = 0
     for path in sorted(root.rglob("*")):
         if not path.is_file() or path.is_symlink():
+            continue
+        if skip is not None and path.is_relative_to(skip):
             continue
         scanned += 1
         data = path.read_bytes()
@@ -251,9 +266,8 @@ def run_route(route: Route, base_url: str) -> RouteResult:
             check=False,
         )
         needles = (plant.live_key, plant.planted, plant.planted_key)
-        # The route's own config folder holds the planted file by design; it is input.
-        found, scanned = files_holding(workdir, needles)
-        found = [path for path in found if (workdir / "conf") not in path.parents]
+        # The route's own config folder holds the planted file by design: it is input.
+        found, scanned = files_holding(workdir, needles, skip=workdir / "conf")
         streams = [
             name
             for name, text in (("stdout", done.stdout), ("stderr", done.stderr))
