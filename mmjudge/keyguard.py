@@ -23,6 +23,7 @@ A secret is recognised
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -44,10 +45,11 @@ MIN_SECRET_CHARS = 8
 #: Where Hydra keeps the environment it sets for a job.
 ENV_SET = "hydra.job.env_set."
 
-#: Shapes of provider and platform keys (OpenAI, Anthropic, Google, GitHub, Hugging Face, AWS).
+#: Shapes of provider and platform keys (OpenAI, Anthropic, Google, GitHub, Hugging Face, AWS),
+#: each starting a word (``mask-rcnn_resnet50_fpn_v2`` holds no key).
 KEY_PATTERN = re.compile(
-    r"(sk-[A-Za-z0-9_\-]{16,}|AIza[0-9A-Za-z_\-]{30,}|gh[pousr]_[A-Za-z0-9]{30,}"
-    r"|hf_[A-Za-z0-9]{30,}|AKIA[0-9A-Z]{16})"
+    r"(?<![A-Za-z0-9_\-])(sk-[A-Za-z0-9_\-]{16,}|AIza[0-9A-Za-z_\-]{30,}"
+    r"|gh[pousr]_[A-Za-z0-9]{30,}|hf_[A-Za-z0-9]{30,}|AKIA[0-9A-Z]{16})"
 )
 BEARER = re.compile(r"\b(bearer)\s+[A-Za-z0-9._~+/=\-]{8,}", re.IGNORECASE)
 URL_PASSWORD = re.compile(r"\b([a-z][a-z0-9+.\-]*://)[^/?#\s@:]*:[^/?#\s@]+@", re.IGNORECASE)
@@ -196,15 +198,19 @@ def destination_problem(path: str, key_envs: Collection[str]) -> str | None:
 # -- overrides (the command line, and hydra.overrides in a composed config) ------------------
 
 
+@functools.cache
+def _parser() -> OverridesParser:
+    return OverridesParser.create()
+
+
 def _parsed(argument: str) -> Any:
-    """Hydra's parse of one override, or None for a flag or text Hydra cannot parse."""
-    if argument.startswith("-") and not argument.startswith("--"):
-        return None
-    if argument.startswith("--"):
+    """Hydra's parse of one override, or None for a flag (``-m``, ``--config-dir=…``) or text
+    Hydra cannot parse (Hydra reports that itself; the text is still checked for secrets)."""
+    if argument.startswith("-"):
         return None
     try:
-        return OverridesParser.create().parse_override(argument)
-    except Exception:  # Hydra reports its own parse errors later
+        return _parser().parse_override(argument)
+    except Exception:
         return None
 
 
@@ -404,7 +410,10 @@ class RedactingFilter(logging.Filter):
         self.secrets = dict(secrets)
 
     def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
+        try:
+            message = record.getMessage()
+        except (TypeError, ValueError):
+            return True  # a malformed record: logging reports it when the handler formats it
         clean = redact_text(message, self.secrets)
         if clean != message:
             record.msg, record.args = clean, None

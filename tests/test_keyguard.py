@@ -215,6 +215,9 @@ def test_redact_by_path_and_by_value(live_key: str) -> None:
 def test_redact_text_recognises_key_shapes_without_the_environment() -> None:
     key = "sk-" + secrets.token_hex(16)
     assert redact_text(f"rejected {key}, Bearer {key}", secrets={}).count(key) == 0
+    for ordinary in ("mask-rcnn_resnet50_fpn_v2_coco", "task-relevance-graded-0123"):
+        assert redact_text(ordinary, secrets={}) == ordinary
+        assert check_overrides([f"+model.options.note={ordinary}"], secrets={}) is None
 
 
 def test_summary_config_is_redacted(live_key: str) -> None:
