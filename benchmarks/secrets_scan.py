@@ -19,6 +19,7 @@ environment) must complete.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import secrets
@@ -198,6 +199,18 @@ ROUTES: tuple[Route, ...] = (
         True,
     ),
 )
+
+
+def _with_joblib(route: Route) -> Route:
+    def arguments(plant: Plant) -> list[str]:
+        return [*route.arguments(plant), "hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]
+
+    return Route(f"{route.name} (joblib)", arguments, route.expect_refusal)
+
+
+#: The multirun routes again with jobs in worker processes, when the joblib launcher is there.
+if importlib.util.find_spec("hydra_plugins.hydra_joblib_launcher") is not None:
+    ROUTES += tuple(_with_joblib(route) for route in ROUTES if "multirun" in route.name)
 
 
 def run_environment(live_key: str) -> dict[str, str]:
