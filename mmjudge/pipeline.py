@@ -22,7 +22,7 @@ from mmjudge.data.schema import Example, load_dataset
 from mmjudge.errors import ConfigError, ImageError, MMJudgeError
 from mmjudge.forecast import Forecast, forecast_call
 from mmjudge.images import ImageCache, ImageSettings, preprocess_image
-from mmjudge.keyguard import check_config
+from mmjudge.keyguard import check_config, redact_text
 from mmjudge.ledger import ModelPrice, cost_of, image_tokens, price_for
 from mmjudge.parsing import parse_grade
 from mmjudge.prompts import render
@@ -420,7 +420,8 @@ def _record(context: CellContext, outcome: Outcome) -> JudgmentRecord:
         cost_usd=cost,
         latency_s=round(outcome.latency_s, 6),
         cached=outcome.cached,
-        error=outcome.error,
+        # A provider or gateway may echo what it was sent (a key included) in its error.
+        error=None if outcome.error is None else redact_text(outcome.error),
         timestamp=datetime.now(UTC).isoformat(timespec="seconds"),
         usage=usage,
         image_cost_usd=image_cost,

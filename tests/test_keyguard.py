@@ -27,6 +27,7 @@ from mmjudge.keyguard import (
     secret_values,
 )
 from mmjudge.summary import resolved_config
+from tests.fixtures.loopback_server import Behaviour, LoopbackServer
 from tests.helpers import CONF_DIR, compose_config
 
 GROUPS = ["model", "modality", "dataset", "prompt", "pricing", "runner"]
@@ -251,6 +252,29 @@ def test_provider_messages_are_redacted(live_key: str) -> None:
     echo = Exception("400")
     echo.body = {"error": {"message": f"invalid key {live_key} from Bearer {live_key}"}}  # type: ignore[attr-defined]
     assert live_key not in provider_message(echo)
+
+
+def test_error_rows_do_not_repeat_a_key_the_server_echoes(
+    tmp_path: Path, live_key: str, loopback: LoopbackServer
+) -> None:
+    from mmjudge.pipeline import run_cell
+
+    loopback.set_default(Behaviour.error(500, message=f"upstream said: Bearer {live_key}"))
+    cfg = compose_config(
+        [
+            "model=gpt4o_mini",
+            f"model.base_url={loopback.openai_base_url}",
+            "dataset.limit=2",
+            "runner.max_retries=0",
+            "runner.progress=false",
+            f"runner.cache_path={tmp_path / 'cache.sqlite'}",
+        ]
+    )
+    run_dir = tmp_path / "run"
+    summary = run_cell(cfg, run_dir)
+    rows = (run_dir / "judgments.jsonl").read_text()
+    assert summary["n_errors"] == 2 and "upstream said" in rows
+    assert live_key not in rows and live_key not in (run_dir / "summary.json").read_text()
 
 
 def test_report_provenance_redacts_a_summary_written_before_redaction(
