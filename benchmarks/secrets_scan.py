@@ -7,8 +7,9 @@ most routes, a second secret planted through a config file, an override, ``env_s
 or the endpoint URL. Afterwards every file the run left behind (results, reports, Hydra's log,
 the response and image caches) is read as bytes, as is everything the process printed, and
 searched for both secrets. The figure is the number of files holding one: it must be 0. A
-route that mmjudge refuses shows exit code 2; the control routes (the key only in the
-environment) must complete.
+route must end the way it should: refused with one ``mmjudge: refusing …`` line, or, for the
+control routes (the key only in the environment, also with a provider that echoes it in its
+errors), run to its summary.
 
     python benchmarks/secrets_scan.py            # a table per route and the total
     python benchmarks/secrets_scan.py --json     # the same as JSON
@@ -35,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.fixtures.loopback_server import LoopbackServer  # noqa: E402
+from tests.fixtures.loopback_server import Behaviour, LoopbackServer  # noqa: E402
 
 #: How many dataset items each run judges: enough for records, a summary and a report.
 LIMIT = 4
@@ -64,6 +65,8 @@ class Route(NamedTuple):
     name: str
     arguments: Callable[[Plant], list[str]]
     expect_refusal: bool
+    server_says: Callable[[Plant], Behaviour] | None = None
+    """What the provider answers instead of a grade (a gateway echoing what it was sent)."""
 
 
 @dataclass
@@ -73,6 +76,10 @@ class RouteResult:
     route: str
     exit_code: int
     expected_refusal: bool
+    refused: bool
+    """The run stopped with mmjudge's one-line refusal."""
+    summaries: int
+    """``summary.json`` files the run wrote (0 when refused)."""
     files: list[str] = field(default_factory=list)
     """Files (relative to the run's folder) that hold a secret."""
     streams: list[str] = field(default_factory=list)
@@ -81,8 +88,9 @@ class RouteResult:
 
     @property
     def as_expected(self) -> bool:
-        refused = self.exit_code == 2
-        return refused == self.expected_refusal and (refused or self.exit_code == 0)
+        if self.expected_refusal:
+            return self.refused and self.exit_code != 0 and self.summaries == 0
+        return not self.refused and self.summaries > 0
 
 
 def _planted_model(plant: Plant, options: str) -> list[str]:
@@ -186,6 +194,12 @@ ROUTES: tuple[Route, ...] = (
     ),
     Route("auth override", lambda p: [*_judge(p), f"+model.options.auth={p.planted}"], True),
     Route(
+        "the server echoes the key in its errors",
+        lambda p: [*_judge(p), "runner.max_retries=0"],
+        False,
+        lambda p: Behaviour.error(500, message=f"gateway saw Authorization: Bearer {p.live_key}"),
+    ),
+    Route(
         "endpoint URL query",
         lambda p: ["model=gpt4o_mini", f"model.base_url='{p.base_url}?key={p.planted}'"],
         True,
@@ -245,7 +259,7 @@ def files_holding(
     return found, scanned
 
 
-def run_route(route: Route, base_url: str) -> RouteResult:
+def run_route(route: Route, server: LoopbackServer) -> RouteResult:
     """Run one route in a fresh folder and search what it left behind."""
     with tempfile.TemporaryDirectory(prefix="mmjudge-secrets-") as tmp:
         workdir = Path(tmp)
@@ -254,9 +268,10 @@ def run_route(route: Route, base_url: str) -> RouteResult:
             planted="pl" + secrets.token_hex(20),
             planted_key="sk-" + secrets.token_hex(20),
             workdir=workdir,
-            base_url=base_url,
+            base_url=server.openai_base_url,
         )
         arguments = route.arguments(plant)
+        server.set_default(route.server_says(plant) if route.server_says else None)
         command = [
             sys.executable,
             "-m",
@@ -290,6 +305,8 @@ def run_route(route: Route, base_url: str) -> RouteResult:
             route=route.name,
             exit_code=done.returncode,
             expected_refusal=route.expect_refusal,
+            refused=any(line.startswith("mmjudge: refusing") for line in done.stderr.splitlines()),
+            summaries=sum(1 for _ in workdir.rglob("summary.json")),
             files=[str(path.relative_to(workdir)) for path in found],
             streams=streams,
             files_scanned=scanned,
@@ -300,7 +317,7 @@ def scan(routes: Sequence[Route] = ROUTES) -> list[RouteResult]:
     """Every route, each in its own folder, against one loopback server."""
     server = LoopbackServer().start()
     try:
-        return [run_route(route, server.openai_base_url) for route in routes]
+        return [run_route(route, server) for route in routes]
     finally:
         server.stop()
 
@@ -314,7 +331,7 @@ def _print_table(results: list[RouteResult]) -> None:
     width = max(len(result.route) for result in results)
     print(f"{'route':<{width}}  exit  files scanned  holding a secret  printed it")
     for r in results:
-        flag = "" if r.as_expected else "   <- unexpected exit"
+        flag = "" if r.as_expected else "   <- not the expected ending"
         printed = ",".join(r.streams) or "-"
         print(
             f"{r.route:<{width}}  {r.exit_code:>4}  {r.files_scanned:>13}  "

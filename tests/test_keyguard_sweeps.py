@@ -33,10 +33,12 @@ def shared_loopback() -> Iterator[LoopbackServer]:
 @pytest.mark.slow
 @pytest.mark.parametrize("route", ROUTES, ids=[route.name for route in ROUTES])
 def test_no_file_holds_a_planted_secret(route: Route, shared_loopback: LoopbackServer) -> None:
-    result = run_route(route, shared_loopback.openai_base_url)
+    result = run_route(route, shared_loopback)
     assert result.files == [], result.files
     assert result.streams == [], "the process printed a secret"
-    assert result.exit_code == (2 if route.expect_refusal else 0)
+    assert result.as_expected, (result.exit_code, result.refused, result.summaries)
+    if route.expect_refusal or route.server_says is None:
+        assert result.exit_code == (2 if route.expect_refusal else 0)
 
 
 def sweep(tmp_path: Path, *args: str, key: str) -> subprocess.CompletedProcess[str]:
