@@ -389,7 +389,8 @@ def redact(
         out = {}
         for key, value in tree.items():
             child = _join(path, str(key))
-            hidden = value is not None and destination_problem(child, key_envs) is not None
+            empty = value is None or value == "" or value == {} or value == []
+            hidden = not empty and destination_problem(child, key_envs) is not None
             out[key] = REDACTED if hidden else redact(value, found, key_envs, child)
         return out
     if isinstance(tree, list | tuple):
@@ -476,17 +477,15 @@ def keep_run_config(task_cfg: DictConfig, run_dir: Path) -> None:
     redact_logs(secrets)
     hydra_dir = run_dir / ".hydra"
     hydra_dir.mkdir(parents=True, exist_ok=True)
-    overrides = list(HydraConfig.get().overrides.task)
     files = {
-        "config.yaml": _plain(task_cfg),
-        "hydra.yaml": _plain(hydra_root),
-        "overrides.yaml": overrides,
+        "config.yaml": redact(_plain(task_cfg), secrets, key_envs),
+        "hydra.yaml": redact(_plain(hydra_root), secrets, key_envs),
+        "overrides.yaml": [
+            redact_override(str(item), secrets) for item in HydraConfig.get().overrides.task
+        ],
     }
     for name, tree in files.items():
-        clean = redact(tree, secrets, key_envs)
-        if name == "overrides.yaml":
-            clean = [redact_override(str(item), secrets) for item in tree]
-        text = OmegaConf.to_yaml(OmegaConf.create(clean))
+        text = OmegaConf.to_yaml(OmegaConf.create(tree))
         (hydra_dir / name).write_text(text, encoding="utf-8")
 
 
