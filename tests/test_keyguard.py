@@ -268,6 +268,7 @@ def test_error_rows_do_not_repeat_a_key_the_server_echoes(
             "runner.max_retries=0",
             "runner.progress=false",
             f"runner.cache_path={tmp_path / 'cache.sqlite'}",
+            f"images.cache_dir={tmp_path / 'images'}",
         ]
     )
     run_dir = tmp_path / "run"
