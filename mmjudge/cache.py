@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from mmjudge.config import ModelConfig
+from mmjudge.providers.registry import endpoint_override
 from mmjudge.records import JudgeRequest, JudgeResponse, Usage, canonical_json, sha256_text
 
 
@@ -25,7 +26,7 @@ def request_key(model: ModelConfig, request: JudgeRequest) -> str:
             {
                 "provider": model.provider,
                 "model": model.model_id,
-                "base_url": model.base_url,
+                "base_url": endpoint_override(model),
                 "system": request.system,
                 "prompt": request.prompt,
                 "images": [[image.sha256, image.width, image.height] for image in request.images],

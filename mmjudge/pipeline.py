@@ -22,6 +22,7 @@ from mmjudge.data.schema import Example, load_dataset
 from mmjudge.errors import ConfigError, ImageError, MMJudgeError
 from mmjudge.forecast import Forecast, forecast_call
 from mmjudge.images import ImageCache, ImageSettings, preprocess_image
+from mmjudge.keyguard import check_config, redact_text
 from mmjudge.ledger import ModelPrice, cost_of, image_tokens, price_for
 from mmjudge.parsing import parse_grade
 from mmjudge.prompts import render
@@ -29,7 +30,6 @@ from mmjudge.providers.base import JudgeAPI
 from mmjudge.providers.registry import judge_class
 from mmjudge.records import EncodedImage, JudgeRequest, JudgeResponse, JudgmentRecord
 from mmjudge.runner import Outcome, Progress, Runner, RunStats, WorkItem
-from mmjudge.secrets import secret_in_config
 from mmjudge.summary import write_summary
 
 JUDGMENTS = "judgments.jsonl"
@@ -81,7 +81,8 @@ def skip_reason(cfg: SweepConfig, judge: type[JudgeAPI]) -> str | None:
 def run_cell(raw_cfg: DictConfig | SweepConfig, run_dir: Path) -> dict[str, Any]:
     """Run one cell and write ``judgments.jsonl`` and ``summary.json`` into ``run_dir``."""
     cfg = typed_config(raw_cfg)
-    problem = secret_in_config(OmegaConf.to_container(OmegaConf.structured(cfg)))
+    source = raw_cfg if isinstance(raw_cfg, DictConfig) else OmegaConf.structured(cfg)
+    problem = check_config(source)
     if problem:
         raise ConfigError(problem)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -419,7 +420,8 @@ def _record(context: CellContext, outcome: Outcome) -> JudgmentRecord:
         cost_usd=cost,
         latency_s=round(outcome.latency_s, 6),
         cached=outcome.cached,
-        error=outcome.error,
+        # A provider or gateway may echo what it was sent (a key included) in its error.
+        error=None if outcome.error is None else redact_text(outcome.error),
         timestamp=datetime.now(UTC).isoformat(timespec="seconds"),
         usage=usage,
         image_cost_usd=image_cost,

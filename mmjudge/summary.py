@@ -16,6 +16,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from mmjudge import PROJECT_ROOT, __version__
 from mmjudge.config import SweepConfig
+from mmjudge.keyguard import key_envs_of, redact, redact_text
+from mmjudge.providers.registry import endpoint_override
 from mmjudge.results import JUDGMENTS, SUMMARY, annotators, load_judgments
 
 SUMMARY_SCHEMA_VERSION = 1
@@ -48,13 +50,24 @@ def git_commit() -> str | None:
 
 
 def resolved_config(raw_cfg: DictConfig | SweepConfig) -> dict[str, Any]:
-    """The cell's resolved config (Hydra's own settings left out). It holds no secrets:
-    keys are only ever named by their environment variable."""
+    """The cell's resolved config (Hydra's own settings left out), redacted by path and value.
+
+    A config holding a key is refused before the run starts (:mod:`mmjudge.keyguard`); the
+    redaction is the second line of defence, for whatever a later change lets through.
+    """
     node = OmegaConf.structured(raw_cfg) if isinstance(raw_cfg, SweepConfig) else raw_cfg
     container = OmegaConf.to_container(node, resolve=True)
     assert isinstance(container, dict)
     container.pop("hydra", None)
-    return {str(k): v for k, v in container.items()}
+    clean = redact(container, key_envs=key_envs_of(container))
+    return {str(k): v for k, v in clean.items()}
+
+
+def endpoint(cfg: SweepConfig) -> str | None:
+    """Where the calls went when not to the provider's public endpoint (``model.base_url``, or
+    ``OPENAI_BASE_URL`` / ``ANTHROPIC_BASE_URL``), with any credential in the URL redacted."""
+    url = endpoint_override(cfg.model)
+    return None if url is None else redact_text(url)
 
 
 def cost_summary(frame: pd.DataFrame) -> dict[str, float]:
@@ -121,6 +134,7 @@ def write_summary(
         "model": cfg.model.name,
         "model_id": cfg.model.model_id,
         "provider": cfg.model.provider,
+        "endpoint": endpoint(cfg),
         "modality": cfg.modality.name,
         "prompt_id": cfg.prompt.id,
         "pricing_sheet": cfg.pricing.date,

@@ -13,7 +13,7 @@ from omegaconf import DictConfig, OmegaConf
 from mmjudge import PROJECT_ROOT
 from mmjudge.config import register_configs
 from mmjudge.errors import MMJudgeError
-from mmjudge.secrets import secret_in_overrides
+from mmjudge.keyguard import check_overrides, keep_run_config
 
 CONFIG_DIR = str(PROJECT_ROOT / "conf")
 
@@ -36,6 +36,7 @@ def _app(cfg: DictConfig) -> None:
     hydra_cfg = HydraConfig.get()
     run_dir = Path(hydra_cfg.runtime.output_dir)
     try:
+        keep_run_config(cfg, run_dir)
         summary = run_cell(cfg, run_dir)
         print(one_line(summary), file=sys.stdout if cfg.runner.dry_run else sys.stderr)
         if hydra_cfg.mode == RunMode.RUN and cfg.runner.report and not cfg.runner.dry_run:
@@ -80,7 +81,7 @@ def one_line(summary: dict[str, object]) -> str:
 
 
 def main() -> None:
-    problem = secret_in_overrides(sys.argv[1:])
+    problem = check_overrides(sys.argv[1:])
     if problem:
         print(f"mmjudge: {problem}", file=sys.stderr)
         sys.exit(2)

@@ -6,7 +6,7 @@ from omegaconf import OmegaConf
 
 from mmjudge import PROJECT_ROOT
 from mmjudge.config import SweepConfig
-from mmjudge.secrets import secret_in_config, secret_in_overrides
+from mmjudge.keyguard import check_config, check_overrides
 from tests.helpers import compose_config
 
 GROUPS = ["model", "modality", "dataset", "prompt", "pricing", "runner"]
@@ -68,13 +68,13 @@ def test_model_configs_pin_snapshots_and_name_key_variables() -> None:
     ],
 )
 def test_overrides_holding_keys_are_refused(arg: str) -> None:
-    problem = secret_in_overrides([arg])
+    problem = check_overrides([arg])
     assert problem is not None and "environment variable" in problem
     assert "abcdefghijklmnop" not in problem
 
 
 def test_ordinary_overrides_pass_the_secret_check() -> None:
-    assert secret_in_overrides(["model=gpt4o", "model.api_key_env=MY_KEY", "-m"]) is None
+    assert check_overrides(["model=gpt4o", "model.api_key_env=MY_KEY", "-m"]) is None
 
 
 def test_paths_do_not_depend_on_the_working_directory(tmp_path: Path, monkeypatch) -> None:
@@ -90,7 +90,7 @@ def test_paths_do_not_depend_on_the_working_directory(tmp_path: Path, monkeypatc
 def test_config_values_holding_keys_are_refused() -> None:
     overrides = ["model.base_url='http://127.0.0.1:9/v1?k=sk-abcdefghijklmnopqrstuvwxyz'"]
     cfg = OmegaConf.to_container(compose_config(overrides))
-    problem = secret_in_config(cfg)
+    problem = check_config(cfg)
     assert problem is not None and "model.base_url" in problem
     assert "abcdefghijklmnop" not in problem
-    assert secret_in_config(OmegaConf.to_container(compose_config())) is None
+    assert check_config(OmegaConf.to_container(compose_config())) is None

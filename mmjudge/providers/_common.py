@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from mmjudge.config import ModelConfig
 from mmjudge.errors import ConfigError, CredentialError, FatalProviderError
+from mmjudge.keyguard import redact_text
 from mmjudge.providers.base import JudgeAPI
 from mmjudge.records import EncodedImage, JudgeResponse
 
@@ -90,7 +91,15 @@ def _headers(error: BaseException) -> Any:
 
 
 def provider_message(error: BaseException) -> str:
-    """The provider's own error message (from the JSON error body when there is one)."""
+    """The provider's own error message (from the JSON error body when there is one).
+
+    Redacted (:func:`mmjudge.keyguard.redact_text`): it goes into rows, summaries and the
+    terminal, and a gateway may echo the credentials it was sent.
+    """
+    return redact_text(_provider_text(error))
+
+
+def _provider_text(error: BaseException) -> str:
     body = getattr(error, "body", None)
     if isinstance(body, dict):
         inner = body.get("error", body)

@@ -18,6 +18,7 @@ from anthropic.types import Message
 from mmjudge.batch import BatchItemResult, BatchLimits, BatchPoll, SubmittedBatch
 from mmjudge.config import ModelConfig
 from mmjudge.errors import ConfigError
+from mmjudge.keyguard import redact_text
 from mmjudge.providers._common import (
     DEFAULT_TIMEOUT_S,
     MalformedResponseError,
@@ -31,6 +32,7 @@ from mmjudge.providers._common import (
     read_api_key,
     usage_dict,
 )
+from mmjudge.providers.registry import endpoint_override
 from mmjudge.records import JudgeRequest, Usage
 
 log = logging.getLogger(__name__)
@@ -75,11 +77,13 @@ class AnthropicJudge(SDKJudge):
         self.modalities = ("text", "mm", "image") if self.supports_images else ("text",)
         self.temperature = None if model.temperature is None else float(model.temperature)
         self.max_tokens = int(model.max_tokens)
-        self.base_url = normalise_base_url(model.base_url)
+        endpoint = normalise_base_url(endpoint_override(model))
+        # Shown in messages and kept in batch state files, so never with credentials in it.
+        self.base_url = redact_text(endpoint)
         self.key_env = str(model.api_key_env or DEFAULT_KEY_ENV)
         self._client = anthropic.AsyncAnthropic(
             api_key=read_api_key(self.name, self.key_env),
-            base_url=self.base_url,
+            base_url=endpoint,
             max_retries=0,
             timeout=DEFAULT_TIMEOUT_S if timeout is None else timeout,
             http_client=http_client(anthropic, model),

@@ -20,6 +20,7 @@ from openai.types.chat import ChatCompletion
 from mmjudge.batch import BatchItemResult, BatchLimits, BatchPoll, SubmittedBatch
 from mmjudge.config import ModelConfig
 from mmjudge.errors import ConfigError
+from mmjudge.keyguard import redact_text
 from mmjudge.providers._common import (
     DEFAULT_TIMEOUT_S,
     MalformedResponseError,
@@ -33,6 +34,7 @@ from mmjudge.providers._common import (
     read_api_key,
     usage_dict,
 )
+from mmjudge.providers.registry import BASE_URL_ENVS, endpoint_override
 from mmjudge.records import JudgeRequest, Usage
 
 log = logging.getLogger(__name__)
@@ -100,17 +102,21 @@ class OpenAIJudge(SDKJudge):
         self.reasoning_effort = None if effort is None else str(effort)
 
         compatible = self.provider_name != "openai"
-        if compatible and not model.base_url:
+        endpoint = endpoint_override(model)
+        if compatible and not endpoint:
             raise ConfigError(
                 f"model '{self.name}' uses provider '{self.provider_name}' and needs "
-                "model.base_url (the server's URL, e.g. http://127.0.0.1:8000/v1)"
+                "model.base_url (the server's URL, e.g. http://127.0.0.1:8000/v1) or "
+                f"{BASE_URL_ENVS['openai']}"
             )
-        self.base_url = str(model.base_url or DEFAULT_BASE_URL)
+        endpoint = endpoint or DEFAULT_BASE_URL
+        # Shown in messages and kept in batch state files, so never with credentials in it.
+        self.base_url = redact_text(endpoint)
         self.key_env = model.api_key_env or (None if compatible else DEFAULT_KEY_ENV)
         api_key = read_api_key(self.name, self.key_env) if self.key_env else NO_KEY
         self._client = openai.AsyncOpenAI(
             api_key=api_key,
-            base_url=self.base_url,
+            base_url=endpoint,
             max_retries=0,
             timeout=DEFAULT_TIMEOUT_S if timeout is None else timeout,
             http_client=http_client(openai, model),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Callable
 
 from mmjudge.config import ModelConfig
@@ -20,6 +21,28 @@ _PROVIDERS: dict[str, str] = {
 
 #: Which optional extra to install when a provider's import fails.
 _EXTRAS: dict[str, str] = {"embedding": "local"}
+
+#: The environment variable each provider's official SDK reads for its base URL.
+BASE_URL_ENVS: dict[str, str] = {
+    "openai": "OPENAI_BASE_URL",
+    "openai_compatible": "OPENAI_BASE_URL",
+    "anthropic": "ANTHROPIC_BASE_URL",
+}
+
+
+def endpoint_override(model: ModelConfig) -> str | None:
+    """Where a model's calls go when not to its provider's public endpoint, else None.
+
+    ``model.base_url`` when set; otherwise the variable the provider's SDK reads
+    (``OPENAI_BASE_URL``, ``ANTHROPIC_BASE_URL``), as the SDK would use it when given no base
+    URL (a blank value counts as unset). Judges, the response cache's key and the summary all
+    read it here, so they agree on the endpoint.
+    """
+    if model.base_url:
+        return str(model.base_url)
+    variable = BASE_URL_ENVS.get(str(model.provider))
+    value = os.environ.get(variable, "").strip() if variable else ""
+    return value or None
 
 
 def provider_names() -> list[str]:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from mmjudge.keyguard import redact
 from mmjudge.report.analysis import (
     MODALITY_NAMES,
     Analysis,
@@ -355,7 +356,8 @@ def provenance(cells: pd.DataFrame, analysis: Analysis) -> Row:
         packages.setdefault(json.dumps(versions, sort_keys=True), versions)
     configs = []
     for _, cell in cells.sort_values(["dataset", "model", "modality", "prompt_id"]).iterrows():
-        config = dict(cell["summary"].get("config") or {})
+        # Summaries are written redacted; redacting again covers folders written before that.
+        config = redact(dict(cell["summary"].get("config") or {}))
         if isinstance(config.get("pricing"), Mapping):
             pricing = dict(config["pricing"])
             if "models" in pricing:
