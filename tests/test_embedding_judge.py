@@ -31,6 +31,7 @@ from mmjudge.records import EncodedImage, JudgeRequest
 from tests.helpers import compose_config
 
 NEEDS_EXTRA = "needs the local extra: pip install 'mmjudge[local]'"
+pytestmark = pytest.mark.needs_extra
 
 # Read by huggingface_hub when it is first imported, so it is set before sentence-transformers
 # is: nothing in this file may reach the hub.
