@@ -23,8 +23,16 @@ def _resolve_path(value: str) -> str:
     return str(path if path.is_absolute() else PROJECT_ROOT / path)
 
 
+def _log_level(verbose: object) -> str:
+    """The level of mmjudge's and Hydra's own loggers: INFO, or DEBUG with ``hydra.verbose=true``
+    (libraries stay at the root's WARNING unless the user turns them up; see conf/config.yaml)."""
+    return "DEBUG" if verbose is True else "INFO"
+
+
 if not OmegaConf.has_resolver("mmjudge_path"):
     OmegaConf.register_new_resolver("mmjudge_path", _resolve_path)
+if not OmegaConf.has_resolver("mmjudge_log_level"):
+    OmegaConf.register_new_resolver("mmjudge_log_level", _log_level)
 register_configs()
 
 

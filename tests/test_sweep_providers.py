@@ -298,3 +298,38 @@ def test_hm_sweep_with_a_label_file(tmp_path: Path, loopback: LoopbackServer) ->
     assert len(records) == 4 and all(r["image_sha256s"] for r in records)
     text = loopback.requests[0].body["messages"][-1]["content"][0]["text"]
     assert "prod_name:" in text and "colour_group_name:" in text
+
+
+def http_request_lines(result: subprocess.CompletedProcess[str]) -> list[str]:
+    """Log lines of the HTTP client, one per request (``[time][logger][INFO] - HTTP Request:``)."""
+    text = result.stdout + result.stderr
+    return [line for line in text.splitlines() if "[INFO] - HTTP Request:" in line]
+
+
+def test_console_has_no_line_per_request_unless_asked(
+    tmp_path: Path, loopback: LoopbackServer
+) -> None:
+    args = ["model=gpt4o_mini", "runner.cache=false", "runner.report=false"]
+    args.append(f"model.base_url={loopback.openai_base_url}")
+    env = {"OPENAI_API_KEY": KEY}
+
+    quiet = run(tmp_path, *args, env=env)
+    assert quiet.returncode == 0, quiet.stderr
+    assert http_request_lines(quiet) == []
+    assert "κ=" in quiet.stderr  # mmjudge's own closing line is still there
+    (run_dir,) = run_dirs(tmp_path)
+    logs = list(run_dir.glob("*.log"))
+    assert logs and all("HTTP Request:" not in log.read_text() for log in logs)
+
+    verbose = run(tmp_path, *args, "hydra.verbose=true", env=env)
+    assert verbose.returncode == 0, verbose.stderr
+    lines = http_request_lines(verbose)
+    assert len(lines) == LIMIT
+    assert "HTTP Request:" in next(iter(run_dirs(tmp_path)[-1].glob("*.log"))).read_text()
+    # "[time][logger][INFO] - HTTP Request: ...": ask for that logger alone by name
+    logger = lines[0].split("][")[1]
+    named = run(tmp_path, *args, f"hydra.verbose=[{logger}]", env=env)
+    assert named.returncode == 0, named.stderr
+    assert len(http_request_lines(named)) == LIMIT
+    assert "[openai._base_client][DEBUG]" in verbose.stdout
+    assert "[openai._base_client]" not in named.stdout  # other libraries stay quiet
