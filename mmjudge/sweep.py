@@ -13,6 +13,7 @@ from omegaconf import DictConfig, OmegaConf
 from mmjudge import PROJECT_ROOT
 from mmjudge.config import register_configs
 from mmjudge.errors import MMJudgeError
+from mmjudge.run_folder import removed_unless_judged
 from mmjudge.secrets import secret_in_overrides
 
 CONFIG_DIR = str(PROJECT_ROOT / "conf")
@@ -43,15 +44,17 @@ def _app(cfg: DictConfig) -> None:
 
     hydra_cfg = HydraConfig.get()
     run_dir = Path(hydra_cfg.runtime.output_dir)
-    try:
-        summary = run_cell(cfg, run_dir)
-        print(one_line(summary), file=sys.stdout if cfg.runner.dry_run else sys.stderr)
-        if hydra_cfg.mode == RunMode.RUN and cfg.runner.report and not cfg.runner.dry_run:
-            out = build_report(run_dir, Path(_resolve_path(cfg.reports_dir)))
-            print(f"report: {out / 'index.html'}", file=sys.stderr)
-    except MMJudgeError as error:
-        print(f"mmjudge: {error}", file=sys.stderr)
-        sys.exit(2)
+    # A run that stops before judging anything leaves no folder (the error says why).
+    with removed_unless_judged(run_dir):
+        try:
+            summary = run_cell(cfg, run_dir)
+            print(one_line(summary), file=sys.stdout if cfg.runner.dry_run else sys.stderr)
+            if hydra_cfg.mode == RunMode.RUN and cfg.runner.report and not cfg.runner.dry_run:
+                out = build_report(run_dir, Path(_resolve_path(cfg.reports_dir)))
+                print(f"report: {out / 'index.html'}", file=sys.stderr)
+        except MMJudgeError as error:
+            print(f"mmjudge: {error}", file=sys.stderr)
+            sys.exit(2)
 
 
 def one_line(summary: dict[str, object]) -> str:

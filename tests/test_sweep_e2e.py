@@ -91,6 +91,48 @@ def test_dataset_error_is_one_line_without_traceback(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert "items.jsonl:1: field 'labels.annotator_a' is 7" in result.stderr
+    assert run_folders(tmp_path) == []
+
+
+def run_folders(tmp_path: Path) -> list[Path]:
+    runs = tmp_path / "results" / "runs"
+    return sorted(runs.iterdir()) if runs.is_dir() else []
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("model=lexical", "model.thresholds=[0.1,0.2,0.3]"), "model.thresholds=[0.1, 0.2, 0.3]"),
+        (("runner.mode=nonsense",), "runner.mode='nonsense' must be one of"),
+        # A model the sheet has no price for; the address is a closed loopback port, in case.
+        (
+            ("model=gpt5_mini", "pricing=2024-08-16", "model.base_url=http://127.0.0.1:9/v1"),
+            "has no price in the 2024-08-16 sheet",
+        ),
+    ],
+)
+def test_a_run_that_stops_before_its_first_call_leaves_no_folder(
+    tmp_path: Path, args: tuple[str, ...], message: str
+) -> None:
+    result = run_sweep(tmp_path, *args, env={"OPENAI_API_KEY": "sk-test-never-sent"})
+    assert result.returncode == 2
+    assert message in result.stderr and "Traceback" not in result.stderr
+    assert (tmp_path / "results" / "runs").is_dir()  # Hydra made it; the run's own folder is gone
+    assert run_folders(tmp_path) == []
+
+
+def test_a_failed_resume_keeps_the_folder_it_resumes(tmp_path: Path) -> None:
+    first = run_sweep(tmp_path, "dataset.limit=4", "runner.report=false")
+    assert first.returncode == 0, first.stderr
+    (run_dir,) = run_folders(tmp_path)
+    rows = (run_dir / "judgments.jsonl").read_text()
+    again = run_sweep(
+        tmp_path, "dataset.limit=4", "runner.mode=nonsense", f"hydra.run.dir={run_dir}"
+    )
+    assert again.returncode == 2
+    assert run_folders(tmp_path) == [run_dir]
+    assert (run_dir / "judgments.jsonl").read_text() == rows
+    assert (run_dir / "summary.json").is_file()
 
 
 def test_dry_run_forecasts_without_calls(tmp_path: Path) -> None:
