@@ -95,8 +95,8 @@ def run_cell(raw_cfg: DictConfig | SweepConfig, run_dir: Path) -> dict[str, Any]
         return write_summary(run_dir, cfg, raw_cfg, skipped=reason)
     price = price_for(cfg.pricing, cfg.model)
     judge = None if cfg.runner.dry_run else judge_cls(cfg.model)
-    if judge is not None:
-        judge.check_scale(list(cfg.dataset.scale.grades))
+    grading = judge.check_scale(list(cfg.dataset.scale.grades)) if judge is not None else None
+    extra: dict[str, Any] = {"grading": grading} if grading else {}
     context = CellContext(
         cfg=cfg,
         run_id=run_id,
@@ -129,11 +129,19 @@ def run_cell(raw_cfg: DictConfig | SweepConfig, run_dir: Path) -> dict[str, Any]
             raw_cfg,
             stats=stats,
             status="stopped",
-            extra={"forecast": context.forecast.to_dict(), "stopped_because": str(stop)},
+            extra={
+                **extra,
+                "forecast": context.forecast.to_dict(),
+                "stopped_because": str(stop),
+            },
         )
         raise
     return write_summary(
-        run_dir, cfg, raw_cfg, stats=stats, extra={"forecast": context.forecast.to_dict()}
+        run_dir,
+        cfg,
+        raw_cfg,
+        stats=stats,
+        extra={**extra, "forecast": context.forecast.to_dict()},
     )
 
 

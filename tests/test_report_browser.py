@@ -17,10 +17,13 @@ from mmjudge.report import build_report
 from mmjudge.report.synthetic import FakeDataset, FakeJudge, write_sweep
 
 CHROMIUM = shutil.which("chromium")
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None,
-    reason="Chromium is not installed (apt-get install -y --no-install-recommends chromium)",
-)
+pytestmark = [
+    pytest.mark.needs_extra,
+    pytest.mark.skipif(
+        CHROMIUM is None,
+        reason="Chromium is not installed (apt-get install -y --no-install-recommends chromium)",
+    ),
+]
 FLAGS = [
     "--headless",
     "--no-sandbox",
