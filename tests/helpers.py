@@ -15,6 +15,7 @@ test that does it must be marked ``@pytest.mark.slow``; :func:`run_sweep` and
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -34,6 +35,15 @@ CONF_DIR = str(PROJECT_ROOT / "conf")
 
 #: The test item being run, set by ``tests/conftest.py`` (None outside a test).
 RUNNING_TEST: ContextVar[pytest.Item | None] = ContextVar("RUNNING_TEST", default=None)
+
+
+def installed(module: str) -> bool:
+    """Whether ``module`` can be imported; a missing parent package counts as not installed
+    (``find_spec("a.b")`` raises when ``a`` itself is absent)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
 
 
 def shared_data(name: str) -> Path:

@@ -6,7 +6,6 @@ the jobs sharing one response cache; the cache itself must take writers from sev
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import multiprocessing
 import subprocess
@@ -20,19 +19,11 @@ from omegaconf import OmegaConf
 from mmjudge.cache import ResponseCache
 from mmjudge.records import JudgeResponse, Usage
 from tests.fixtures.loopback_server import OPENAI_PATH, LoopbackServer, RecordedRequest
-from tests.helpers import run_sweep
+from tests.helpers import installed, run_sweep
 
 KEY = "sk-test-loopback-0123456789abcdef"
 LIMIT = 12
 MODELS = "gpt4o,gpt4o_mini"
-
-
-def installed(module: str) -> bool:
-    """Whether `module` can be imported; a missing parent package counts as not installed."""
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:
-        return False
 
 
 needs_joblib = pytest.mark.skipif(

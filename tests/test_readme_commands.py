@@ -22,7 +22,6 @@ with the reason when the extra is absent, and is marked ``needs_extra`` for CI's
 from __future__ import annotations
 
 import csv
-import importlib.util
 import random
 import re
 import shutil
@@ -38,7 +37,7 @@ from PIL import Image
 
 from mmjudge import PROJECT_ROOT
 from tests.fixtures.loopback_server import LoopbackServer
-from tests.helpers import sweep_env
+from tests.helpers import installed, sweep_env
 
 README = PROJECT_ROOT / "README.md"
 
@@ -111,18 +110,11 @@ def _param(command: Command, text: str) -> ParameterSet:
     for pattern, module, extra in _NEEDS:
         if pattern.search(text):
             marks.append(pytest.mark.needs_extra)
-            if not _installed(module):
+            if not installed(module):
                 reason = f"needs the {extra} extra: .venv/bin/pip install -e '.[{extra}]'"
                 marks.append(pytest.mark.skip(reason=reason))
     slug = re.sub(r"[^\w=,.-]+", " ", text.replace(".venv/bin/python -m ", ""))[:60].strip()
     return pytest.param(text, id=f"README:{command.line} {slug}", marks=marks)
-
-
-def _installed(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:
-        return False
 
 
 def planned() -> tuple[list[ParameterSet], list[ParameterSet]]:
