@@ -29,11 +29,12 @@ from pathlib import Path
 from typing import NamedTuple
 
 from mmjudge.config import DatasetConfig
+from mmjudge.data.grades import GradeReader
 from mmjudge.data.schema import Example, dataset_root
 from mmjudge.data.validation import (
     DuplicateCheck,
     dataset_file,
-    parse_grade,
+    is_file,
     require_file,
     text_lines,
     where,
@@ -96,7 +97,7 @@ def load(cfg: DatasetConfig) -> Iterator[Example]:
     total = skipped = 0
     for row in _read_annotations(annotations, cfg):
         total += 1
-        if not (images / row.image_file).is_file():
+        if not is_file(images / row.image_file):
             if not skip_missing:
                 raise DatasetError(
                     f"{where(annotations, row.line)}: image '{row.image_file}' is not in "
@@ -142,7 +143,7 @@ def load(cfg: DatasetConfig) -> Iterator[Example]:
 
 
 def _read_annotations(path: Path, cfg: DatasetConfig) -> Iterator[_Row]:
-    grades = list(cfg.scale.grades)
+    grades = GradeReader.from_config(cfg)
     duplicates = DuplicateCheck(path)
     for line, raw in enumerate(text_lines(path, cfg.encoding), start=1):
         text = raw.rstrip("\r\n")
@@ -165,7 +166,7 @@ def _read_annotations(path: Path, cfg: DatasetConfig) -> Iterator[_Row]:
             )
         labels: dict[str, int] = {}
         for number, (annotator, value) in enumerate(zip(RATERS, parts[2:], strict=True), 1):
-            grade = parse_grade(value, grades, path, line, f"rater{number}")
+            grade = grades.read(value, path, line, f"rater{number}")
             if grade is None:
                 raise DatasetError(f"{where(path, line)}: field 'rater{number}' is empty")
             labels[annotator] = grade
