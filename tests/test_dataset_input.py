@@ -10,15 +10,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from omegaconf import OmegaConf
 from PIL import Image
 
-from mmjudge.config import DEFAULT_MAX_TEXT_TOKENS, DatasetConfig, ScaleConfig
+from mmjudge.config import DEFAULT_MAX_TEXT_TOKENS, DatasetConfig, ScaleConfig, SweepConfig
 from mmjudge.data import load_dataset
 from mmjudge.data.sample import draw_rank, sample_query_ids
 from mmjudge.data.schema import Example, sampled_queries
 from mmjudge.data.survey import check_html_fields, survey
 from mmjudge.data.validation import approx_tokens
 from mmjudge.errors import ConfigError, DatasetError
+from tests.helpers import compose_config
 
 
 def error_of(cfg: DatasetConfig, kind: type[Exception] = DatasetError) -> str:
@@ -347,3 +349,46 @@ def test_a_nul_byte_or_an_overlong_name_in_an_image_path(tmp_path: Path) -> None
     rows = [["q", "r1", "pic\x00.png", 1]]
     cfg = table(tmp_path, ["q", "id", "pic", "grade"], rows, columns={"image": "pic"})
     assert "pairs.csv:2: field 'images' holds 'pic\\x00.png'" in error_of(cfg)
+
+
+# --- the shipped example configs ---------------------------------------------------------------
+
+
+def test_the_homedepot_example_rounds_means_of_raters(tmp_path: Path) -> None:
+    root = tmp_path / "homedepot"
+    root.mkdir()
+    text = (
+        "id,product_uid,product_title,search_term,relevance\n"
+        "2,100001,Simpson Strong-Tie 12-Gauge Angle,angle bracket,3\n"
+        "3,100001,Simpson Strong-Tie 12-Gauge Angle,l bracket,2.5\n"
+        "9,100002,BEHR Deck Stain for 90\xb0 Corners,deck over,1.33\n"
+        "16,100005,Delta Vero Shower Faucet Trim Kit,rain shower head,1.67\n"
+    )
+    (root / "train.csv").write_bytes(text.encode("latin-1"))
+    typed = OmegaConf.to_object(
+        compose_config(["dataset=homedepot_example", f"dataset.path={root}"])
+    )
+    assert isinstance(typed, SweepConfig)
+    examples = list(load_dataset(typed.dataset))
+    assert [e.labels["raters_mean"] for e in examples] == [3, 3, 1, 2]
+    assert examples[2].fields == (("product_title", "BEHR Deck Stain for 90° Corners"),)
+    assert examples[1].query_id == "l bracket"
+
+
+def test_the_crowdflower_example_cleans_its_descriptions(tmp_path: Path) -> None:
+    root = tmp_path / "crowdflower"
+    root.mkdir()
+    with (root / "train.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(
+            ["id", "query", "product_title", "product_description", "median_relevance", "x"]
+        )
+        writer.writerow([1, "lamp", "<b>Lamp</b>", PAGE, 4, 0])
+    typed = OmegaConf.to_object(
+        compose_config(["dataset=crowdflower_example", f"dataset.path={root}"])
+    )
+    assert isinstance(typed, SweepConfig)
+    (example,) = load_dataset(typed.dataset)
+    title, description = dict(example.fields).values()
+    assert title == "<b>Lamp</b>"  # only the description is declared HTML
+    assert description.startswith("Soft cotton tee & socks") and "<" not in description
