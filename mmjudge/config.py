@@ -255,9 +255,10 @@ class DatasetConfig:
             list(self.html_fields),
             "dataset.html_to_text=true already converts every field; give one or the other",
         )
-        self._validate_grade_rule()
+        self.check_grade_rule()
 
-    def _validate_grade_rule(self) -> None:
+    def check_grade_rule(self) -> None:
+        """``grade_rule`` and ``grade_bins`` (also checked by the loaders' grade reader)."""
         _require(
             self.grade_rule in GRADE_RULES,
             "dataset.grade_rule",

@@ -123,7 +123,8 @@ def test_a_rule_then_the_grade_map(tmp_path: Path) -> None:
     )
     assert grades_of(cfg) == [0, 0, 1, 2, 2]
     with pytest.raises(ConfigError, match="grade_rule=bins places values on the scale directly"):
-        list(load_dataset(DatasetConfig(**{**vars(cfg), "grade_rule": "bins"})))
+        bins = {"grade_rule": "bins", "grade_bins": [0, 1, 2, 3]}
+        list(load_dataset(DatasetConfig(**{**vars(cfg), **bins})))
 
 
 def test_a_rounded_grade_off_the_scale_is_named(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mmjudge.config import GRADE_RULES, DatasetConfig
+from mmjudge.config import DatasetConfig
 from mmjudge.data.validation import shown, where
 from mmjudge.errors import ConfigError, DatasetError
 
@@ -70,11 +70,7 @@ class GradeReader:
     @classmethod
     def from_config(cls, cfg: DatasetConfig, grade_map: Any = None) -> GradeReader:
         grades = tuple(cfg.scale.grades)
-        if cfg.grade_rule not in GRADE_RULES:
-            raise ConfigError(
-                f"dataset.grade_rule={cfg.grade_rule!r} is unknown; use one of "
-                f"{', '.join(GRADE_RULES)}"
-            )
+        cfg.check_grade_rule()
         if cfg.grade_rule == "bins" and grade_map is not None:
             raise ConfigError(
                 "dataset.grade_rule=bins places values on the scale directly; drop "
@@ -112,7 +108,7 @@ class GradeReader:
         if self.grade_map is not None:
             return self._mapped(str(whole), raw, path, line, field)
         if whole not in self.grades:
-            rounded = "" if whole == number else f" (read as {whole})"
+            rounded = "" if whole == number else f" (read as {shown(whole)})"
             raise self._error(
                 path,
                 line,

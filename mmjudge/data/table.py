@@ -12,6 +12,7 @@ The file is ``dataset.items`` under the dataset root; its extension picks the re
       image: image_path                 # optional: a path under the dataset root, or a URL
       annotators: {crowd: median}       # required: annotator name -> grade column
       grade_map: {1: 0, 2: 1, 3: 2}     # optional: raw grade -> grade on dataset.scale
+                                        #   (after dataset.grade_rule rounds it, if set)
       delimiter: ";"                    # optional: CSV separator (default by extension)
 
 The table is streamed row by row, so its size does not matter; only the (query_id, result_id)
