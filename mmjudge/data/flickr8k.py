@@ -36,6 +36,7 @@ from mmjudge.data.validation import (
     dataset_file,
     is_file,
     require_file,
+    shown,
     text_lines,
     where,
 )
@@ -130,15 +131,15 @@ def load(cfg: DatasetConfig) -> Iterator[Example]:
                 f"{captions_path}; every judged caption needs its text there"
             )
         name = f"{image_dir}/{row.image_file}"
-        shown = cfg.max_images > 0
+        with_image = cfg.max_images > 0
         yield Example(
             query_id=row.caption_id,
             query=caption,
             result_id=row.image_file,
             fields=(),
-            images=(str((images / row.image_file).resolve()),) if shown else (),
+            images=(str((images / row.image_file).resolve()),) if with_image else (),
             labels=row.labels,
-            image_names=(name,) if shown else (),
+            image_names=(name,) if with_image else (),
         )
 
 
@@ -162,7 +163,7 @@ def _read_annotations(path: Path, cfg: DatasetConfig) -> Iterator[_Row]:
         if Path(image_file).name != image_file:
             raise DatasetError(
                 f"{where(path, line)}: field 'image_file' must be a bare file name, got "
-                f"{image_file!r}"
+                f"{shown(image_file)}"
             )
         labels: dict[str, int] = {}
         for number, (annotator, value) in enumerate(zip(RATERS, parts[2:], strict=True), 1):

@@ -34,6 +34,7 @@ from mmjudge.data.validation import (
     dataset_file,
     is_file,
     require_file,
+    shown,
     where,
 )
 from mmjudge.errors import DatasetError
@@ -76,7 +77,7 @@ def article_id(raw: str, path: Path, line: int) -> str:
     if not text.isdigit() or len(text) > 10:
         raise DatasetError(
             f"{where(path, line)}: field 'article_id' must be an H&M article number of up to "
-            f"10 digits, got {raw!r}"
+            f"10 digits, got {shown(raw)}"
         )
     return text.zfill(10)
 

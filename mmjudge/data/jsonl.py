@@ -14,7 +14,14 @@ from typing import Any
 from mmjudge.config import DatasetConfig
 from mmjudge.data.grades import GradeReader
 from mmjudge.data.schema import Example, dataset_root
-from mmjudge.data.validation import DuplicateCheck, json_line, resolve_image, text_lines, where
+from mmjudge.data.validation import (
+    DuplicateCheck,
+    json_line,
+    resolve_image,
+    shown,
+    text_lines,
+    where,
+)
 from mmjudge.errors import DatasetError
 
 REQUIRED = ("query_id", "query", "result_id", "labels")
@@ -80,7 +87,7 @@ def _example(
             value = ""
         if not isinstance(value, str | int | float):
             raise DatasetError(
-                f"{where(path, line)}: field 'fields.{name}' must be text, got {value!r}"
+                f"{where(path, line)}: field 'fields.{name}' must be text, got {shown(value)}"
             )
         fields.append((str(name), str(value)))
 

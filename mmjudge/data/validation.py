@@ -26,7 +26,10 @@ def shown(value: object, limit: int = 40) -> str:
     """
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 256:
         return f"an integer of about {int(value.bit_length() * math.log10(2)) + 1} digits"
-    text = repr(value)
+    try:
+        text = repr(value)
+    except (RecursionError, ValueError):  # nested too deeply, or an integer too long to print
+        return f"a {type(value).__name__} too large to show"
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -338,4 +341,4 @@ def cell_text(row: Mapping[str, Any], key: str, path: Path, line: int) -> str:
         return value
     if isinstance(value, int | float) and not isinstance(value, bool):
         return str(value)
-    raise DatasetError(f"{where(path, line)}: field '{key}' must be text, got {value!r}")
+    raise DatasetError(f"{where(path, line)}: field '{key}' must be text, got {shown(value)}")
