@@ -314,6 +314,11 @@ class PromptConfig:
     """Which wording of the same design to use (0 is the standard wording); measures how
     much agreement moves with wording alone."""
 
+    def validate(self) -> None:
+        from mmjudge.prompts import check_prompt  # the rules live with the templates
+
+        check_prompt(self)
+
 
 @dataclass
 class ImageConfig:
@@ -331,6 +336,14 @@ class ImageConfig:
     """``data_url``, ``base64`` or ``url`` (pass URLs through)."""
     cache_dir: str = ".cache/images"
     """Encoded images are cached here by (source hash, settings); relative to the project root."""
+
+    def validate(self) -> None:
+        from mmjudge.images import ImageSettings  # the rules live with the preprocessor
+
+        try:
+            ImageSettings.from_config(self)
+        except ValueError as error:
+            raise ConfigError(str(error)) from None
 
 
 @dataclass
@@ -456,8 +469,10 @@ class SweepConfig:
         self.model.validate()
         self.modality.validate()
         self.dataset.validate()
+        self.prompt.validate()
         self.pricing.validate()
         self.runner.validate()
+        self.images.validate()
 
 
 def register_configs() -> None:
