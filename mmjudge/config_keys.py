@@ -13,6 +13,7 @@ ranges, syntax errors) it leaves to Hydra.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import typing
 from collections.abc import Iterator, Mapping
@@ -22,6 +23,18 @@ from typing import Any
 import yaml
 
 from mmjudge.config import SweepConfig
+
+#: Flags that make Hydra print something and stop instead of running.
+_INFO_FLAGS = (
+    "--help",
+    "-h",
+    "--hydra-help",
+    "--version",
+    "--info",
+    "-i",
+    "--shell-completion",
+    "-sc",
+)
 
 #: Keys of a config file that are Hydra's, not settings.
 _FILE_DIRECTIVES = ("defaults", "hydra")
@@ -68,7 +81,14 @@ def _parse(argv: list[str]) -> list[Any] | None:
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra.errors import HydraException
 
-    args, _unknown = get_args_parser().parse_known_args(argv)
+    if any(arg.split("=")[0] in _INFO_FLAGS for arg in argv):
+        return None  # help, version and the like: Hydra answers them
+    parser = get_args_parser()
+    parser.exit_on_error = False
+    try:
+        args, _unknown = parser.parse_known_args(argv)
+    except argparse.ArgumentError:
+        return None  # Hydra reports it
     if args.config_path or args.config_dir or args.config_name or args.experimental_rerun:
         return None
     try:

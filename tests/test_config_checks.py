@@ -166,6 +166,9 @@ def test_unknown_settings_name_the_valid_ones(argv: list[str], expected: str) ->
         ["+model.options.k1=1.5", "dataset.columns.anything=1", "dataset.scale.meanings.0=x"],
         ["hydra.verbose=true", "hydra/launcher=basic", "~dataset.limit", "model=glob(gpt*)"],
         ["--cfg", "job", "images.size=256", "results_dir=/tmp/x", "pricing=2024-08-16"],
+        ["--help"],
+        ["--version"],
+        ["--cfg", "bogus", "dataset.limt=1"],  # Hydra's own parse error comes first
     ],
 )
 def test_valid_command_lines_pass(argv: list[str]) -> None:
