@@ -101,20 +101,13 @@ def run_cell(raw_cfg: DictConfig | SweepConfig, run_dir: Path) -> dict[str, Any]
     run_id = run_dir.name
     judge_cls = judge_class(cfg.model)
     records_path = run_dir / JUDGMENTS
-    # Validate the whole dataset before the first paid call: a bad line fails here, and a
-    # modality the dataset cannot serve at all skips the cell. The examples are then streamed
-    # a second time, so memory stays flat however large the dataset is.
     examples = _ExampleStream(cfg)
-    reason = skip_reason(cfg, judge_cls)
-    counts = None
-    if reason is None:
-        counts = survey(examples)
-        check_html_fields(counts, cfg.dataset)
-        reason = unserved(counts, cfg.modality, cfg.dataset)
+    counts, reason = _survey_or_skip(cfg, judge_cls, examples)
     if reason is not None or counts is None:
         records_path.touch()
         return write_summary(run_dir, cfg, raw_cfg, skipped=reason)
     price = price_for(cfg.pricing, cfg.model)
+    # The judge (and its key) only now: a skipped cell needs neither.
     judge = None if cfg.runner.dry_run else judge_cls(cfg.model)
     if judge is not None:
         judge.check_scale(list(cfg.dataset.scale.grades))
@@ -153,6 +146,23 @@ def run_cell(raw_cfg: DictConfig | SweepConfig, run_dir: Path) -> dict[str, Any]
     return write_summary(
         run_dir, cfg, raw_cfg, stats=stats, extra={"forecast": context.forecast.to_dict()}
     )
+
+
+def _survey_or_skip(
+    cfg: SweepConfig, judge_cls: type[JudgeAPI], examples: Iterable[Example]
+) -> tuple[DatasetSurvey | None, str | None]:
+    """The dataset's counts, or why the cell cannot run.
+
+    The whole dataset is validated here, before the first paid call: a bad line fails, and a
+    modality the dataset cannot serve at all skips the cell. The examples are streamed again
+    for the calls, so memory stays flat however large the dataset is.
+    """
+    reason = skip_reason(cfg, judge_cls)
+    if reason is not None:
+        return None, reason
+    counts = survey(examples)
+    check_html_fields(counts, cfg.dataset)
+    return counts, unserved(counts, cfg.modality, cfg.dataset)
 
 
 class _ExampleStream:
