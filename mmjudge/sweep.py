@@ -12,6 +12,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from mmjudge import PROJECT_ROOT
 from mmjudge.config import register_configs
+from mmjudge.config_keys import unknown_setting
 from mmjudge.errors import MMJudgeError
 from mmjudge.keyguard import check_overrides, keep_run_config
 from mmjudge.run_folder import removed_unless_judged
@@ -77,7 +78,7 @@ def one_line(summary: dict[str, object]) -> str:
             f"{cell}: forecast {f['calls']} calls, {f['input_tokens']:,} input tokens "
             f"({f['image_tokens']:,} image), {f['output_tokens']:,} output tokens, "
             f"sync ${f['usd']:.4f}, ${f['usd_per_million']:,.2f} per million judgments"
-            f"{batch_text}{estimate}"
+            f"{batch_text}{estimate}{_cut_text(summary.get('text_cut'))}"
         )
     metrics = summary.get("metrics") or {}
     cost = summary.get("cost") or {}
@@ -91,8 +92,23 @@ def one_line(summary: dict[str, object]) -> str:
     )
 
 
+def _cut_text(cut: object) -> str:
+    """What ``dataset.max_text_tokens`` cuts, for the dry run's line (empty when nothing)."""
+    if not isinstance(cut, dict) or not cut.get("items"):
+        return ""
+    return (
+        f"; text cut to dataset.max_text_tokens={cut['max_text_tokens']} in {cut['items']:,} "
+        f"items (about {cut['tokens_removed']:,} tokens removed)"
+    )
+
+
 def main() -> None:
     problem = check_overrides(sys.argv[1:])
+    if problem:
+        print(f"mmjudge: {problem}", file=sys.stderr)
+        sys.exit(2)
+    # Hydra's own message for a misspelt key spans several lines and lists no valid keys.
+    problem = unknown_setting(sys.argv[1:], Path(CONFIG_DIR))
     if problem:
         print(f"mmjudge: {problem}", file=sys.stderr)
         sys.exit(2)
