@@ -209,7 +209,8 @@ def write_flickr8k(root: Path) -> None:
 
 
 def write_qrels(root: Path) -> None:
-    """The label files the agreement example names: human grades and two judges' (0-3)."""
+    """The label files the agreement examples name: human grades and two judges' (0-3), and a
+    ``runs/`` folder of three TREC runs over the same documents."""
     rng = random.Random(5)
     files: dict[str, list[str]] = {"human_qrels.txt": [], "judge_a.txt": [], "judge_b.txt": []}
     for q in range(8):
@@ -220,6 +221,15 @@ def write_qrels(root: Path) -> None:
                 files[name].append(f"q{q} 0 q{q}d{d} {grade}\n")
     for name, lines in files.items():
         (root / name).write_text("".join(lines))
+    (root / "runs").mkdir()
+    for system in range(3):
+        lines = []
+        for q in range(8):
+            order = sorted(range(6), key=lambda d, s=system: (d * (s + 1) + q) % 7)
+            lines += [
+                f"q{q} Q0 q{q}d{d} {r + 1} {6 - r} sys{system}\n" for r, d in enumerate(order)
+            ]
+        (root / "runs" / f"sys{system}.txt").write_text("".join(lines))
 
 
 # --- running --------------------------------------------------------------------------------
