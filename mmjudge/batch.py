@@ -70,7 +70,14 @@ from typing import Any, Protocol, runtime_checkable
 
 from mmjudge.cache import ResponseCache, request_key
 from mmjudge.config import ModelConfig, RunnerConfig
-from mmjudge.errors import BudgetExceeded, ConfigError, CredentialError, FatalProviderError
+from mmjudge.errors import (
+    BudgetExceeded,
+    ConfigError,
+    CredentialError,
+    FatalProviderError,
+    Interrupted,
+)
+from mmjudge.interrupt import signal_name
 from mmjudge.providers.base import JudgeAPI
 from mmjudge.records import JudgeRequest, JudgeResponse, sha256_text
 from mmjudge.runner import Outcome, Runner, RunStats, WorkItem
@@ -397,6 +404,35 @@ class BatchRunner:
         self.counts = BatchCounts()
         self._committed_usd = 0.0
         self._rng = random.Random(settings.seed)
+        self._stop_signal: int | None = None
+        self._halt = asyncio.Event()
+        self._waiting = 0
+
+    # -- stopping ---------------------------------------------------------------------------
+
+    @property
+    def in_flight(self) -> int:
+        """Items waiting in submitted batches."""
+        return self._waiting
+
+    def request_stop(self, signal_number: int) -> bool:
+        """Stop submitting and polling (Ctrl-C, SIGTERM). Submitted batches stay with the
+        provider and in the state file; a resumed run collects them. True the first time."""
+        first = self._stop_signal is None
+        if first:
+            self._stop_signal = signal_number
+        self._halt.set()
+        return first
+
+    async def _pause(self, seconds: float) -> None:
+        """Wait between polls, waking at once when the run is stopping."""
+        if self._halt.is_set():
+            return
+        sleeper = asyncio.ensure_future(self.sleep(seconds))
+        halted = asyncio.ensure_future(self._halt.wait())
+        await asyncio.wait({sleeper, halted}, return_when=asyncio.FIRST_COMPLETED)
+        for task in (sleeper, halted):
+            task.cancel()
 
     # -- the flow ---------------------------------------------------------------------------
 
@@ -426,6 +462,8 @@ class BatchRunner:
         chunk = _Chunk(self.limits)
         submitted_now = False
         for item in items:
+            if self._stop_signal is not None:
+                break
             if item.request is None:
                 yield Outcome(item, None, item.error, False, 0, 0.0)
                 continue
@@ -460,6 +498,13 @@ class BatchRunner:
         async for outcome in self._collect_all(pending, wait_first=submitted_now):
             yield outcome
         self.stats.batch = dataclasses.asdict(self.counts)
+        if self._stop_signal is not None:
+            raise Interrupted(
+                f"stopped by {signal_name(self._stop_signal)}: {len(pending)} item(s) wait in "
+                f"submitted batches, which the provider keeps running; {STATE_FILE} lists them "
+                "and a resumed run collects them without submitting them again",
+                self._stop_signal,
+            )
         if self.stats.stopped_by_budget:
             raise BudgetExceeded(
                 f"stopped before passing runner.max_cost_usd={self.settings.max_cost_usd}: "
@@ -474,10 +519,13 @@ class BatchRunner:
         wait = wait_first
         while True:
             active = self.state.outstanding(self.provider, self.base_url)
-            if not active:
+            self._waiting = len(pending)
+            if not active or self._stop_signal is not None:
                 break
             if wait:
-                await self.sleep(self.settings.batch_poll_s)
+                await self._pause(self.settings.batch_poll_s)
+                if self._stop_signal is not None:
+                    break
             wait = True
             changed = False
             for record in active:
@@ -510,6 +558,8 @@ class BatchRunner:
                         yield outcome
             if changed:
                 self.state.save()
+        if self._stop_signal is not None:
+            return
         for cid, waiting in list(pending.items()):
             # Defensive: an item whose batch vanished from the state (edited by hand).
             del pending[cid]

@@ -25,6 +25,8 @@ class SweepReport(Callback):
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         from mmjudge.report import build_report
+        from mmjudge.report.load import cell_table, judged_statuses, write_sweep_summary
+        from mmjudge.status import count_statuses, note_exit, status_line, sweep_exit_code
         from mmjudge.sweep import _resolve_path
 
         sweep_dir = Path(config.hydra.sweep.dir)
@@ -32,6 +34,13 @@ class SweepReport(Callback):
             return
         if config.get("runner", {}).get("dry_run"):
             return
+        cells = cell_table(sweep_dir)
+        statuses = judged_statuses(cells)
+        if statuses:
+            # The sweep exits with the code of its most severe cell (see mmjudge.status).
+            note_exit(sweep_exit_code(statuses), replace=True)
+            print(f"sweep: {status_line(count_statuses(statuses))}", file=sys.stderr)
+            write_sweep_summary(sweep_dir, cells)
         if self.ensembles:
             from mmjudge.panels import build_default_ensembles
 

@@ -6,6 +6,7 @@ import asyncio
 import dataclasses
 import json
 import os
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -19,16 +20,31 @@ from mmjudge.batch import STATE_FILE, BatchRunner, batch_discount, check_judge, 
 from mmjudge.cache import ResponseCache
 from mmjudge.config import SweepConfig
 from mmjudge.data.schema import Example, load_dataset
-from mmjudge.errors import ConfigError, ImageError, MMJudgeError
+from mmjudge.errors import (
+    BudgetExceeded,
+    ConfigError,
+    FatalProviderError,
+    ImageError,
+    Interrupted,
+    MMJudgeError,
+)
 from mmjudge.forecast import Forecast, forecast_call
 from mmjudge.images import ImageCache, ImageSettings, preprocess_image
+from mmjudge.interrupt import signal_name, signal_number_of, stop_signals
 from mmjudge.ledger import ModelPrice, cost_of, image_tokens, price_for
 from mmjudge.parsing import parse_grade
 from mmjudge.prompts import render
 from mmjudge.providers.base import JudgeAPI
 from mmjudge.providers.registry import judge_class
 from mmjudge.records import EncodedImage, JudgeRequest, JudgeResponse, JudgmentRecord
-from mmjudge.runner import Outcome, Progress, Runner, RunStats, WorkItem
+from mmjudge.runner import (
+    Outcome,
+    Progress,
+    Runner,
+    RunStats,
+    WorkItem,
+    check_reliability_settings,
+)
 from mmjudge.secrets import secret_in_config
 from mmjudge.summary import write_summary
 
@@ -84,6 +100,7 @@ def run_cell(raw_cfg: DictConfig | SweepConfig, run_dir: Path) -> dict[str, Any]
     problem = secret_in_config(OmegaConf.to_container(OmegaConf.structured(cfg)))
     if problem:
         raise ConfigError(problem)
+    check_reliability_settings(cfg.runner)
     run_dir.mkdir(parents=True, exist_ok=True)
     run_id = run_dir.name
     judge_cls = judge_class(cfg.model)
@@ -111,6 +128,19 @@ def run_cell(raw_cfg: DictConfig | SweepConfig, run_dir: Path) -> dict[str, Any]
     examples = _ExampleStream(cfg)
     if cfg.runner.dry_run:
         return _dry_run(context, examples, run_dir)
+    return _judge_cell(context, raw_cfg, run_dir, examples, total)
+
+
+def _judge_cell(
+    context: CellContext,
+    raw_cfg: DictConfig | SweepConfig,
+    run_dir: Path,
+    examples: Iterable[Example],
+    total: int,
+) -> dict[str, Any]:
+    """Judge the cell's pending items, then write its summary, whichever way it ended."""
+    cfg = context.cfg
+    records_path = run_dir / JUDGMENTS
     done = _finished_keys(records_path)
     progress = Progress(
         f"{cfg.dataset.name} × {cfg.model.name} × {cfg.modality.name}",
@@ -118,22 +148,32 @@ def run_cell(raw_cfg: DictConfig | SweepConfig, run_dir: Path) -> dict[str, Any]
         cfg.runner.progress,
     )
     stats = RunStats()
+    stop: MMJudgeError | None = None
     try:
         asyncio.run(_run(context, examples, done, records_path, progress, stats))
-    except MMJudgeError as stop:
-        # A budget cap or a fatal provider error: keep what was judged, then report the stop.
-        write_summary(
-            run_dir,
-            cfg,
-            raw_cfg,
-            stats=stats,
-            status="stopped",
-            extra={"forecast": context.forecast.to_dict(), "stopped_because": str(stop)},
-        )
+    except (BudgetExceeded, FatalProviderError, Interrupted) as error:
+        # The cell stopped after calls began: keep what was judged and say why it stopped.
+        stop = error
+    except KeyboardInterrupt as error:
+        number = signal_number_of(error)
+        stop = Interrupted(f"stopped by {signal_name(number)}", number)
+    except MMJudgeError as error:
+        # A setting or key found wrong as the calls were about to start.
+        _summary(context, raw_cfg, run_dir, stats, total, error)
         raise
-    return write_summary(
-        run_dir, cfg, raw_cfg, stats=stats, extra={"forecast": context.forecast.to_dict()}
-    )
+    return _summary(context, raw_cfg, run_dir, stats, total, stop)
+
+
+def _summary(
+    context: CellContext,
+    raw_cfg: DictConfig | SweepConfig,
+    run_dir: Path,
+    stats: RunStats,
+    n_items: int,
+    stop: BaseException | None,
+) -> dict[str, Any]:
+    extra = {"forecast": context.forecast.to_dict(), "n_items": n_items}
+    return write_summary(run_dir, context.cfg, raw_cfg, stats=stats, stop=stop, extra=extra)
 
 
 class _ExampleStream:
@@ -302,9 +342,23 @@ async def _run(
             cache=cache,
             cost_of_response=lambda response: _cost(context, response)[0],
             stats=stats,
+            claims=cache.claims(cfg.runner.claim_ttl_s) if cache is not None else None,
         )
+
+    def on_stop(number: int) -> None:
+        if runner.request_stop(number):
+            print(
+                f"\nmmjudge: {signal_name(number)}: no new calls; waiting up to "
+                f"{cfg.runner.grace_s:g} s (runner.grace_s) for the {runner.in_flight} in "
+                "flight; press Ctrl-C again to stop at once",
+                file=sys.stderr,
+            )
+
     try:
-        with records_path.open("a", encoding="utf-8") as out:
+        with (
+            stop_signals(asyncio.get_running_loop(), on_stop),
+            records_path.open("a", encoding="utf-8") as out,
+        ):
             async for outcome in runner.run(_work(context, examples, done)):
                 record = _record(context, outcome)
                 out.write(record.to_json() + "\n")
@@ -425,4 +479,5 @@ def _record(context: CellContext, outcome: Outcome) -> JudgmentRecord:
         image_cost_usd=image_cost,
         truncated=example.truncated,
         batch=bool(response is not None and response.batch),
+        resent=outcome.resent,
     )
