@@ -153,6 +153,8 @@ def error_text(error: BaseException) -> str:
     """
     text = " ".join(str(error).split()) or type(error).__name__
     line = f"{type(error).__name__}: {text[:300]}"
+    if isinstance(getattr(error, "status_code", None), int):
+        return line  # the provider's status and message say it all
     inner = [e for e in causes(error) if not isinstance(e, asyncio.CancelledError)]
     root = inner[-1] if inner else error
     if root is not error:
@@ -301,9 +303,8 @@ class Runner:
         heartbeat = asyncio.create_task(self._heartbeat()) if self.claims is not None else None
         try:
             while True:
-                while not exhausted and self._may_schedule():
-                    if self._slots.locked() and not self._queue.empty():
-                        break
+                # A full set of slots is waited for in _next_outcome, which a stop wakes.
+                while not exhausted and self._may_schedule() and not self._slots.locked():
                     item = next(iterator, None)
                     if item is None:
                         exhausted = True
@@ -364,7 +365,7 @@ class Runner:
         assert self.claims is not None
         still: list[WorkItem] = []
         for index, item in enumerate(waiting):
-            if not self._may_schedule():
+            if not self._may_schedule() or self._slots.locked():
                 still.extend(waiting[index:])
                 break
             assert item.request is not None
