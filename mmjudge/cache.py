@@ -12,7 +12,7 @@ live claim waits for the answer instead of paying for it again; a claim whose ow
 (SIGKILL included) is taken over once it expires, or at once when the owner ran on this host
 and its process is gone. A claim marked *in flight* whose owner died records a request that
 was sent and never answered: the provider billed it, and the process that sends it again
-counts it as resent.
+counts it as resent (a claim keeps the count of such lost sends of its request).
 """
 
 from __future__ import annotations
@@ -189,9 +189,9 @@ class Claim:
     holds it)."""
     response: JudgeResponse | None = None
     """The answer, when ``cached``."""
-    resent: bool = False
-    """When ``claimed``: the previous owner had sent this request and died before its answer
-    arrived, so calling again sends it a second time."""
+    resent: int = 0
+    """When ``claimed``: how many earlier sends of this request were lost (an owner sent it
+    and stopped before its answer arrived); calling again sends it once more."""
     holder: str = ""
     """When ``busy``: who holds it (``host:pid``)."""
 
@@ -208,7 +208,7 @@ class ItemClaims:
             "CREATE TABLE IF NOT EXISTS claims ("
             " key TEXT PRIMARY KEY, host TEXT NOT NULL, pid INTEGER NOT NULL,"
             " started TEXT NOT NULL, claimed REAL NOT NULL, expires REAL NOT NULL,"
-            " in_flight INTEGER NOT NULL DEFAULT 0)"
+            " in_flight INTEGER NOT NULL DEFAULT 0, lost INTEGER NOT NULL DEFAULT 0)"
         )
         self._mine = (owner.host, owner.pid, owner.started)
 
@@ -222,13 +222,16 @@ class ItemClaims:
             raise
         self._db.execute("COMMIT")
 
-    def _row(self, key: str) -> tuple[str, int, str, float, int] | None:
+    def _row(self, key: str) -> tuple[str, int, str, float, int, int] | None:
         row = self._db.execute(
-            "SELECT host, pid, started, expires, in_flight FROM claims WHERE key = ?", (key,)
+            "SELECT host, pid, started, expires, in_flight, lost FROM claims WHERE key = ?",
+            (key,),
         ).fetchone()
-        return None if row is None else (str(row[0]), int(row[1]), str(row[2]), row[3], row[4])
+        if row is None:
+            return None
+        return str(row[0]), int(row[1]), str(row[2]), float(row[3]), int(row[4]), int(row[5])
 
-    def _live_elsewhere(self, row: tuple[str, int, str, float, int] | None) -> bool:
+    def _live_elsewhere(self, row: tuple[str, int, str, float, int, int] | None) -> bool:
         if row is None or row[:3] == self._mine:
             return False
         if row[3] <= time.time():
@@ -252,14 +255,16 @@ class ItemClaims:
             if self._live_elsewhere(row):
                 assert row is not None
                 return Claim("busy", holder=f"{row[0]}:{row[1]}")
-            resent = row is not None and row[:3] != self._mine and bool(row[4])
+            lost = 0
+            if row is not None:
+                lost = row[5] + (1 if row[4] and row[:3] != self._mine else 0)
             now = time.time()
             self._db.execute(
                 "INSERT OR REPLACE INTO claims (key, host, pid, started, claimed, expires, "
-                "in_flight) VALUES (?, ?, ?, ?, ?, ?, 0)",
-                (key, *self._mine, now, now + self.ttl_s),
+                "in_flight, lost) VALUES (?, ?, ?, ?, ?, ?, 0, ?)",
+                (key, *self._mine, now, now + self.ttl_s, lost),
             )
-        return Claim("claimed", resent=resent)
+        return Claim("claimed", resent=lost)
 
     def sending(self, key: str, in_flight: bool = True) -> None:
         """Mark our claim as having a request on the wire (or not any more)."""
@@ -313,5 +318,5 @@ class ItemClaims:
 
     def held(self) -> int:
         """Claims held by live owners other than us (for tests and the chaos script)."""
-        rows = self._db.execute("SELECT host, pid, started, expires, in_flight FROM claims")
-        return sum(self._live_elsewhere((r[0], r[1], r[2], r[3], r[4])) for r in rows)
+        rows = self._db.execute("SELECT host, pid, started, expires, in_flight, lost FROM claims")
+        return sum(self._live_elsewhere(tuple(r)) for r in rows)

@@ -59,8 +59,9 @@ class Outcome:
     cached: bool
     attempts: int
     latency_s: float
-    resent: bool = False
-    """The request had been sent by a process that stopped before its answer arrived."""
+    resent: int = 0
+    """Earlier sends of this request that were lost (a process sent it and stopped before
+    its answer arrived)."""
 
 
 @dataclass
@@ -199,8 +200,8 @@ class _Job:
     item: WorkItem
     key: str
     """The request's cache key."""
-    resent: bool = False
-    """A stopped process sent this request and never got its answer (see :class:`Claim`)."""
+    resent: int = 0
+    """Earlier sends lost by stopped processes (see :class:`mmjudge.cache.Claim`)."""
     started: bool = False
     """Whether its task began (a task cancelled before that runs none of its clean-up)."""
 
@@ -521,8 +522,8 @@ class Runner:
         return self._stop_signal is not None or self._fatal is not None
 
     def _mark_sending(self, job: _Job, attempts: int) -> None:
-        if job.resent and attempts == 1:
-            self.stats.resent += 1
+        if attempts == 1:
+            self.stats.resent += job.resent
         if self.claims is not None:
             self.claims.sending(job.key)
 
@@ -576,9 +577,9 @@ class Runner:
         usd = self.cost_of_response(response)
         self.stats.spent_usd += usd
         if job.resent:
-            # The lost first send was billed too; it is priced as this one.
-            self.stats.resent_usd += usd
-            self.stats.spent_usd += usd
+            # The lost sends were billed too; each is priced as this one.
+            self.stats.resent_usd += usd * job.resent
+            self.stats.spent_usd += usd * job.resent
         if self.claims is not None:
             self.claims.complete(job.key, response)
         elif self.cache is not None:

@@ -79,7 +79,7 @@ def cost_summary(frame: pd.DataFrame) -> dict[str, Any]:
         return dict.fromkeys(COST_KEYS, 0.0) | {"resent_requests": 0}
     total = float(frame["cost_usd"].sum())
     image = float(frame["image_cost_usd"].sum())
-    resent_usd = float(frame.loc[frame["resent"], "cost_usd"].sum())
+    resent_usd = float((frame["cost_usd"] * frame["resent"]).sum())
     spent = float(frame.loc[~frame["cached"], "cost_usd"].sum()) + resent_usd
     per_million = total / n * 1e6
     image_per_million = image / n * 1e6

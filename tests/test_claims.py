@@ -72,6 +72,18 @@ def test_a_dead_owner_on_this_host_is_taken_over_at_once_and_counts_as_resent(
     assert waiting.state == "claimed" and not waiting.resent
 
 
+def test_every_lost_send_of_a_request_is_counted(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    here = socket.gethostname()
+    first = ItemClaims(cache, Owner(here, dead_pid(), "1"), 3600.0)
+    first.claim("k")
+    first.sending("k")
+    second = ItemClaims(cache, Owner(here, dead_pid(), "2"), 3600.0)
+    assert second.claim("k").resent == 1
+    second.sending("k")  # sent again, and lost again
+    assert cache.claims(30.0).claim("k").resent == 2
+
+
 def test_renewal_keeps_a_live_claim_and_abandon_marks_it_for_resend(tmp_path: Path) -> None:
     cache = ResponseCache(tmp_path / "c.sqlite")
     theirs = ItemClaims(cache, ELSEWHERE, 0.2)
@@ -187,4 +199,4 @@ def test_a_stop_keeps_answers_within_the_grace_period_and_abandons_the_rest(
     assert sorted(judge.finished) == ["k0", "k1", "k2", "k3"]  # the slow calls were cancelled
     again = cache.claims(30.0, Owner("later", 9, "9"))
     resent = [again.claim(request_key_of(f"k{i}")).resent for i in range(4, 8)]
-    assert resent == [True] * 4  # abandoned in flight: a resume counts them as resent
+    assert resent == [1] * 4  # abandoned in flight: a resume counts them as resent
