@@ -407,6 +407,7 @@ class BatchRunner:
         self._stop_signal: int | None = None
         self._halt = asyncio.Event()
         self._waiting = 0
+        self._sync_runner: Runner | None = None
 
     # -- stopping ---------------------------------------------------------------------------
 
@@ -422,6 +423,8 @@ class BatchRunner:
         if first:
             self._stop_signal = signal_number
         self._halt.set()
+        if self._sync_runner is not None:
+            self._sync_runner.request_stop(signal_number)
         return first
 
     async def _pause(self, seconds: float) -> None:
@@ -692,23 +695,30 @@ class BatchRunner:
             self.settings,
             cache=self.cache,
             cost_of_response=self.cost_of_response,
+            claims=self.cache.claims(self.settings.claim_ttl_s) if self.cache else None,
         )
         # The runner keeps its own stats (a budget stop of the first pass must not stop it
         # before it starts); they are added to this runner's when it finishes.
         runner.stats.spent_usd = self.stats.spent_usd
         spent_before = self.stats.spent_usd
+        self._sync_runner = runner
+        if self._stop_signal is not None:
+            runner.request_stop(self._stop_signal)
         try:
             async for outcome in runner.run(items):
                 yield outcome
         except BudgetExceeded:
             # Items it did not reach get no row, so the next run picks them up.
             self.stats.stopped_by_budget = True
+        except Interrupted:
+            pass  # this runner raises its own Interrupted when the flow ends
         finally:
+            self._sync_runner = None
             sync = runner.stats
-            self.stats.calls += sync.calls
-            self.stats.cache_hits += sync.cache_hits
-            self.stats.retries += sync.retries
-            self.stats.failures += sync.failures
+            for name in ("calls", "cache_hits", "retries", "failures", "resent", "abandoned"):
+                setattr(self.stats, name, getattr(self.stats, name) + getattr(sync, name))
+            self.stats.from_other_process += sync.from_other_process
+            self.stats.resent_usd += sync.resent_usd
             self.stats.spent_usd += sync.spent_usd - spent_before
             for kind, n in sync.errors_by_kind.items():
                 self.stats.errors_by_kind[kind] = self.stats.errors_by_kind.get(kind, 0) + n

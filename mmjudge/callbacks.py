@@ -11,7 +11,9 @@ from omegaconf import DictConfig
 
 
 class SweepReport(Callback):
-    """Builds the sweep's default ensembles (panels and cascades from the saved records, see
+    """Counts the cells in each status (a console line, ``sweep_summary.json``, and the
+    process's exit code: that of the worst cell, see :mod:`mmjudge.status`), builds the
+    sweep's default ensembles (panels and cascades from the saved records, see
     :func:`mmjudge.panels.build_default_ensembles`), then writes ``sweep_summary.json``
     (skipped cells with reasons) and the sweep's report, which shows the ensembles as extra
     points.

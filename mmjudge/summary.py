@@ -16,9 +16,16 @@ from omegaconf import DictConfig, OmegaConf
 
 from mmjudge import PROJECT_ROOT, __version__
 from mmjudge.config import SweepConfig
-from mmjudge.errors import BudgetExceeded, Interrupted
+from mmjudge.errors import (
+    BudgetExceeded,
+    ConfigError,
+    CredentialError,
+    DatasetError,
+    Interrupted,
+)
 from mmjudge.results import JUDGMENTS, SUMMARY, annotators, load_judgments
 from mmjudge.status import (
+    EXIT_CONFIG,
     FAILED,
     INTERRUPTED,
     SKIPPED,
@@ -114,6 +121,12 @@ def error_summary(frame: pd.DataFrame) -> dict[str, Any]:
     return {"by_kind": counts, "first": errors.iloc[0] if len(errors) else None}
 
 
+def _exit_code(state: str, stop: BaseException | None) -> int:
+    if isinstance(stop, (ConfigError, CredentialError, DatasetError)):
+        return EXIT_CONFIG  # a setting found wrong as the calls were about to start
+    return exit_code(state, getattr(stop, "signal_number", None))
+
+
 def _status(
     cfg: SweepConfig,
     n: int,
@@ -182,7 +195,7 @@ def write_summary(
         "run_id": run_dir.name,
         "status": state,
         "status_reason": reason or None,
-        "exit_code": exit_code(state, getattr(stop, "signal_number", None)),
+        "exit_code": _exit_code(state, stop),
         "stopped_because": str(stop) if stop is not None else None,
         "skip_reason": skipped,
         "dataset": cfg.dataset.name,
