@@ -3,7 +3,9 @@
 Retries fix passing faults. They cannot fix a wrong ``model.base_url``, a host that cannot
 be reached, a TLS mismatch, a service answering only 5xx, or calls that all time out; without
 a breaker every item would be retried to the end and the cell would finish as a heap of
-error rows. The runner reports every failed attempt here; after ``runner.breaker_failures``
+error rows. The runner reports failures that no retry has fixed here (a failed retry, or a
+failure that will not be retried: a first attempt that is retried does not count yet, so a
+burst of calls failing together does not trip it); after ``runner.breaker_failures`` such
 failures of one kind with no success in between, the breaker opens and the runner stops the
 cell with one line naming the endpoint, the last error and what to check.
 

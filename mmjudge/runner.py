@@ -548,13 +548,18 @@ class Runner:
         """After a failed attempt: ``(True, None)`` to try again, else ``(False, outcome)``
         with the item's error outcome, or None when the run is stopping (no row)."""
         text = error_text(error)
-        trip = self.breaker.failure(error, text)
-        if trip is not None:
-            self._fail_fast(trip)
-            self._release(job)
-            return False, None
         retryable = isinstance(error, TimeoutError) or self.judge.is_retryable(error)
-        if retryable and attempts <= self.settings.max_retries and not self._stopping():
+        will_retry = retryable and attempts <= self.settings.max_retries
+        # The breaker counts failures that no retry has fixed: a failed retry, or a failure
+        # that will not be retried. A burst of first attempts failing together (stale
+        # keep-alive connections dropped at once) does not count until retries fail too.
+        if attempts > 1 or not will_retry:
+            trip = self.breaker.failure(error, text)
+            if trip is not None:
+                self._fail_fast(trip)
+                self._release(job)
+                return False, None
+        if will_retry and not self._stopping():
             self.stats.retries += 1
             if self.claims is not None:
                 self.claims.sending(job.key, False)

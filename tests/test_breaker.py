@@ -11,7 +11,7 @@ import ssl
 import pytest
 
 from mmjudge.breaker import Breaker, EndpointDown, failure_kind
-from mmjudge.records import JudgeRequest, JudgeResponse
+from mmjudge.records import JudgeRequest, JudgeResponse, Usage
 from mmjudge.runner import Runner, error_text
 from tests.test_runner import MODEL, FakeJudge, collect, items, settings
 
@@ -142,9 +142,39 @@ def test_an_unreachable_endpoint_stops_the_cell_after_n_calls() -> None:
     runner = Runner(judge, MODEL, settings(concurrency=4, max_retries=5, breaker_failures=6))
     with pytest.raises(EndpointDown, match=r"127\.0\.0\.1:9/v1 were refused"):
         collect(runner, items(240))
-    # Without the breaker: 240 items × 6 attempts. With it: the failures that open it, plus
-    # at most one attempt per other call already in flight.
-    assert len(judge.calls) <= 6 + 4
+    # Without the breaker: 240 items × 6 attempts. With it: the first attempts (not counted
+    # until a retry fails too), the failed retries that open it, and the calls in flight.
+    assert len(judge.calls) <= 6 + 2 * 4
+
+
+class Dropped(FakeJudge):
+    """Every item's first attempt loses its connection; the retry gets through."""
+
+    async def generate(self, request: JudgeRequest) -> JudgeResponse:
+        first = request.item_key not in self.calls
+        self.calls.append(request.item_key)
+        if first:
+            raise chained(APIConnectionError("Connection error."), ServerDisconnectedError())
+        return JudgeResponse(text="2\nok", usage=Usage(input_tokens=1, output_tokens=1))
+
+    def is_retryable(self, error: Exception) -> bool:
+        return True
+
+
+def test_a_burst_of_failures_that_retries_fix_does_not_trip_the_breaker() -> None:
+    judge = Dropped()
+    runner = Runner(judge, MODEL, settings(concurrency=8, breaker_failures=3))
+    outcomes = collect(runner, items(50))
+    assert len(outcomes) == 50 and all(o.response is not None for o in outcomes)
+    assert runner.stats.retries == 50
+
+
+def test_with_retries_off_every_failure_counts() -> None:
+    judge = Unreachable()
+    runner = Runner(judge, MODEL, settings(concurrency=1, max_retries=0, breaker_failures=3))
+    with pytest.raises(EndpointDown):
+        collect(runner, items(20))
+    assert len(judge.calls) == 3
 
 
 class Silent(FakeJudge):
@@ -162,7 +192,7 @@ def test_a_run_where_every_call_times_out_stops_and_names_the_setting() -> None:
     with pytest.raises(EndpointDown) as stopped:
         collect(runner, items(100))
     assert "timed out" in str(stopped.value) and "runner.timeout_s" in str(stopped.value)
-    assert len(judge.calls) <= 8 + 8
+    assert len(judge.calls) <= 8 + 2 * 8
 
 
 def test_a_negative_timeout_trips_the_breaker_instead_of_retrying_every_item() -> None:
