@@ -346,13 +346,16 @@ async def _run(
         )
 
     def on_stop(number: int) -> None:
-        if runner.request_stop(number):
-            print(
-                f"\nmmjudge: {signal_name(number)}: no new calls; waiting up to "
-                f"{cfg.runner.grace_s:g} s (runner.grace_s) for the {runner.in_flight} in "
-                "flight; press Ctrl-C again to stop at once",
-                file=sys.stderr,
+        if not runner.request_stop(number):
+            return
+        if cfg.runner.mode == "batch":
+            what = "no new batches; submitted ones keep running at the provider"
+        else:
+            what = (
+                f"no new calls; waiting up to {cfg.runner.grace_s:g} s (runner.grace_s) for "
+                f"the {runner.in_flight} in flight; press Ctrl-C again to stop at once"
             )
+        print(f"\nmmjudge: {signal_name(number)}: {what}", file=sys.stderr)
 
     try:
         with (

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from mmjudge.status import EXIT_FAILED, EXIT_PARTIAL, EXIT_SIGINT, EXIT_SIGTERM
-from tests.fixtures.loopback_server import OPENAI_PATH, Behaviour, LoopbackServer
+from tests.fixtures.loopback_server import OPENAI_PATH, BatchPlan, Behaviour, LoopbackServer
 
 pytestmark = pytest.mark.slow
 
@@ -306,3 +306,37 @@ def test_two_processes_on_one_cell_pay_for_each_item_once(
         assert len(rows(run_dir)) == 40
     cached = sum(sum(r["cached"] for r in rows(d)) for d in dirs)
     assert cached == 40  # every item paid for by one process, read by the other
+
+
+def test_batch_mode_stops_on_a_signal_and_resumes_without_submitting_again(
+    tmp_path: Path, loopback: LoopbackServer
+) -> None:
+    loopback.batch_default = BatchPlan(in_progress_polls=100_000)  # a batch that runs long
+    args = [
+        "model=gpt4o",
+        "runner.mode=batch",
+        "runner.batch_poll_s=0.1",
+        f"model.base_url={loopback.openai_base_url}",
+    ]
+    process = start(tmp_path, *args)
+    deadline = time.monotonic() + 60
+    while not loopback.batches:
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.05)
+    time.sleep(0.3)  # a few polls
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == EXIT_SIGINT, stderr
+    assert "Traceback" not in stderr and "keep running at the provider" in stderr
+    run_dir = only_run(tmp_path)
+    summary = summary_of(run_dir)
+    assert summary["status"] == "interrupted" and "batches.json" in summary["stopped_because"]
+
+    (batch,) = loopback.batches
+    loopback.replan(batch.id, BatchPlan(in_progress_polls=0))
+    again = subprocess.run(
+        resume_args(stderr), cwd=tmp_path, env=environment(), capture_output=True, text=True
+    )
+    assert again.returncode == 0, again.stderr
+    assert len(loopback.batches) == 1  # collected, not submitted again
+    assert summary_of(run_dir)["status"] == "complete" and len(rows(run_dir)) == 16
