@@ -7,7 +7,7 @@ import dataclasses
 import json
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -345,21 +345,9 @@ async def _run(
             claims=cache.claims(cfg.runner.claim_ttl_s) if cache is not None else None,
         )
 
-    def on_stop(number: int) -> None:
-        if not runner.request_stop(number):
-            return
-        if cfg.runner.mode == "batch":
-            what = "no new batches; submitted ones keep running at the provider"
-        else:
-            what = (
-                f"no new calls; waiting up to {cfg.runner.grace_s:g} s (runner.grace_s) for "
-                f"the {runner.in_flight} in flight; press Ctrl-C again to stop at once"
-            )
-        print(f"\nmmjudge: {signal_name(number)}: {what}", file=sys.stderr)
-
     try:
         with (
-            stop_signals(asyncio.get_running_loop(), on_stop),
+            stop_signals(asyncio.get_running_loop(), _stop_handler(runner, cfg)),
             records_path.open("a", encoding="utf-8") as out,
         ):
             async for outcome in runner.run(_work(context, examples, done)):
@@ -375,6 +363,24 @@ async def _run(
         if cfg.runner.mode == "batch":
             # The summary's forecast is then at batch prices, like the calls it forecasts.
             context.forecast = _batch_forecast(context)
+
+
+def _stop_handler(runner: Runner | BatchRunner, cfg: SweepConfig) -> Callable[[int], None]:
+    """What Ctrl-C and SIGTERM do while the cell is judging: tell the runner, say so once."""
+
+    def on_stop(number: int) -> None:
+        if not runner.request_stop(number):
+            return
+        if cfg.runner.mode == "batch":
+            what = "no new batches; submitted ones keep running at the provider"
+        else:
+            what = (
+                f"no new calls; waiting up to {cfg.runner.grace_s:g} s (runner.grace_s) for "
+                f"the {runner.in_flight} in flight; press Ctrl-C again to stop at once"
+            )
+        print(f"\nmmjudge: {signal_name(number)}: {what}", file=sys.stderr)
+
+    return on_stop
 
 
 def _batch_runner(

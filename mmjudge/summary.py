@@ -121,6 +121,23 @@ def error_summary(frame: pd.DataFrame) -> dict[str, Any]:
     return {"by_kind": counts, "first": errors.iloc[0] if len(errors) else None}
 
 
+def _status_fields(
+    cfg: SweepConfig,
+    n: int,
+    n_errors: int,
+    skipped: str | None,
+    status: str | None,
+    stop: BaseException | None,
+) -> dict[str, Any]:
+    state, reason = _status(cfg, n, n_errors, skipped, status, stop)
+    return {
+        "status": state,
+        "status_reason": reason or None,
+        "exit_code": _exit_code(state, stop),
+        "stopped_because": str(stop) if stop is not None else None,
+    }
+
+
 def _exit_code(state: str, stop: BaseException | None) -> int:
     if isinstance(stop, (ConfigError, CredentialError, DatasetError)):
         return EXIT_CONFIG  # a setting found wrong as the calls were about to start
@@ -189,14 +206,10 @@ def write_summary(
     n_errors = int(frame["error"].notna().sum()) if n else 0
     n_unparseable = int((frame["error"].isna() & frame["label"].isna()).sum()) if n else 0
     answered = frame[frame["error"].isna()] if n else frame
-    state, reason = _status(cfg, n, n_errors, skipped, status, stop)
     summary: dict[str, Any] = {
         "schema_version": SUMMARY_SCHEMA_VERSION,
         "run_id": run_dir.name,
-        "status": state,
-        "status_reason": reason or None,
-        "exit_code": _exit_code(state, stop),
-        "stopped_because": str(stop) if stop is not None else None,
+        **_status_fields(cfg, n, n_errors, skipped, status, stop),
         "skip_reason": skipped,
         "dataset": cfg.dataset.name,
         "model": cfg.model.name,

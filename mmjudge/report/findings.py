@@ -159,20 +159,7 @@ def use_case(analysis: Analysis) -> Answer:
         sources=[link(FIG_BY_DATASET, "κ by dataset figure"), link(TABLE_BY_DATASET, "table")],
     )
     if len(analysis.datasets) < 2:
-        names = [d.name for d in analysis.datasets]
-        others = [u for u in analysis.not_analysed if u.dataset not in names]
-        if others:
-            answer.lead = join(
-                f"Only {len(names)} dataset ({', '.join(names) or 'none'}) has completed "
-                "cells: the cells on the other datasets failed or were stopped, so a judge's "
-                "κ cannot be compared across use cases here."
-            )
-            answer.points.append(left_out(analysis, lambda u: u in others) or Markup(""))
-            return answer
-        answer.lead = join(
-            f"This report holds one dataset ({', '.join(names) or 'none'}), so a judge's κ "
-            "cannot be compared across use cases here; add datasets to the sweep."
-        )
+        _one_dataset(analysis, answer)
         return answer
     by_judge: dict[Judge, list[tuple[str, Cell]]] = {}
     for stats in analysis.datasets:
@@ -233,6 +220,25 @@ def use_case(analysis: Analysis) -> Answer:
             f"({NOT_DISTINGUISHABLE})."
         )
     return answer
+
+
+def _one_dataset(analysis: Analysis, answer: Answer) -> None:
+    """Q1's answer when at most one dataset has completed cells."""
+    names = [d.name for d in analysis.datasets]
+    others = [u for u in analysis.not_analysed if u.dataset not in names]
+    note = left_out(analysis, lambda u: u in others)
+    if note is not None:
+        head = f"Only {names[0]} has completed cells" if names else "No cell completed"
+        answer.lead = join(
+            f"{head}: the cells on the other datasets failed or were stopped, so a judge's κ "
+            "cannot be compared across use cases here."
+        )
+        answer.points.append(note)
+        return
+    answer.lead = join(
+        f"This report holds one dataset ({', '.join(names) or 'none'}), so a judge's κ "
+        "cannot be compared across use cases here; add datasets to the sweep."
+    )
 
 
 def _best_sentence(analysis: Analysis, stats: DatasetStats) -> tuple[Markup, bool | None]:
@@ -380,7 +386,7 @@ def image_effect(analysis: Analysis) -> Answer:
                 "same dataset: the cells that would make this comparison failed or were "
                 "stopped, so it cannot be answered from this sweep."
             )
-            answer.points.append(left_out(analysis, lambda u: u in failed) or Markup(""))
+            answer.points.append(left_out(analysis, lambda u: u in failed) or join())
             return answer
         answer.lead = join(
             "No model ran both with and without the image on the same dataset, so this "
