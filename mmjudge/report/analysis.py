@@ -25,6 +25,7 @@ from mmjudge import metrics, scoring
 from mmjudge.report.load import CellLabels, DatasetItems, judgments_path, read_cell_labels
 from mmjudge.scoring import N_BOOT as N_BOOT
 from mmjudge.scoring import NO_INTERVAL, Interval, JudgeScore
+from mmjudge.status import ANALYSED, DRY_RUN, SKIPPED
 
 MODALITY_NAMES = {"text": "text only", "mm": "image + text", "image": "image only"}
 #: Modalities compared against text only in the "does the image help" section.
@@ -172,6 +173,15 @@ class AverageCell(NamedTuple):
     frontier: bool
 
 
+class Unfinished(NamedTuple):
+    """A cell whose run failed or was stopped, so its judgments are not analysed."""
+
+    dataset: str
+    judge: Judge
+    status: str
+    reason: str
+
+
 @dataclass
 class Analysis:
     datasets: list[DatasetStats]
@@ -181,6 +191,9 @@ class Analysis:
     n_boot: int
     ignored_runs: list[str]
     """Older runs of a cell that a newer run of the same cell replaced."""
+    not_analysed: list[Unfinished] = field(default_factory=list)
+    """Cells that failed or were stopped (and never completed in another run): left out of
+    every number and answer, and named where an answer is missing because of them."""
 
     def judge_name(self, judge: Judge) -> str:
         return judge.name(self.with_prompt)
@@ -333,8 +346,10 @@ def _scale(summary: dict[str, Any]) -> tuple[list[float], dict[str, str], float 
 
 
 def completed_cells(cells: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
-    """Completed cells, one per (dataset, model, modality, prompt): the latest run wins."""
-    done = cells[cells["status"] == "complete"]
+    """Completed cells (complete, or partial: some rows failed, see
+    :data:`mmjudge.status.ANALYSED`), one per (dataset, model, modality, prompt): the latest
+    run wins."""
+    done = cells[cells["status"].isin(ANALYSED)]
     if done.empty:
         return done, []
     ordered = done.sort_values(["finished_at", "run_id"])
@@ -342,6 +357,23 @@ def completed_cells(cells: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     latest = ordered.drop_duplicates(key, keep="last")
     ignored = sorted(set(ordered["run_dir"]) - set(latest["run_dir"]))
     return latest.sort_values(key), ignored
+
+
+def unfinished_cells(cells: pd.DataFrame, done: pd.DataFrame) -> list[Unfinished]:
+    """Judged cells that failed or were stopped and have no completed run beside them."""
+    key = ["dataset", "model", "modality", "prompt_id"]
+    finished = {tuple(row) for row in done[key].itertuples(index=False)} if len(done) else set()
+    out = []
+    for _, row in cells.sort_values(key).iterrows():
+        status = str(row["status"])
+        if status in ANALYSED or status in (SKIPPED, DRY_RUN) or row["kind"] != "single":
+            continue
+        if tuple(row[k] for k in key) in finished:
+            continue
+        judge = Judge(str(row["model"]), str(row["modality"]), str(row["prompt_id"]))
+        reason = str(row.get("status_reason") or row.get("skip_reason") or "")
+        out.append(Unfinished(str(row["dataset"]), judge, status, reason))
+    return out
 
 
 def analyse(cells: pd.DataFrame, *, n_boot: int = N_BOOT) -> Analysis:
@@ -381,6 +413,7 @@ def analyse(cells: pd.DataFrame, *, n_boot: int = N_BOOT) -> Analysis:
         _comparisons(stats, n_boot)
         datasets.append(stats)
     return Analysis(
+        not_analysed=unfinished_cells(cells, done),
         datasets=datasets,
         averages=averages(datasets),
         with_prompt=done["prompt_id"].nunique() > 1 if len(done) else False,

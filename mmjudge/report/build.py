@@ -18,7 +18,8 @@ from mmjudge.errors import MMJudgeError
 from mmjudge.report import figures, findings, spend, tables
 from mmjudge.report.analysis import MODALITY_NAMES, N_BOOT, analyse
 from mmjudge.report.browser import CAP, build_browser
-from mmjudge.report.load import cell_table, write_sweep_summary
+from mmjudge.report.load import cell_table, judged_statuses, write_sweep_summary
+from mmjudge.status import count_statuses, status_line
 
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("mmjudge", "report/templates"),
@@ -85,6 +86,8 @@ def build_report(
         rankings=spend.system_ranking_rows(cells),
         browser=browser,
         skipped=tables.skipped(cells),
+        failures=tables.failures(cells),
+        status_line=status_line(count_statuses(judged_statuses(cells))),
         provenance=tables.provenance(cells, analysis),
         modality_names=MODALITY_NAMES,
         anchors={
@@ -94,6 +97,7 @@ def build_report(
             "by_dataset": findings.TABLE_BY_DATASET,
             "image": findings.TABLE_IMAGE,
             "frontier": findings.TABLE_FRONTIER,
+            "unfinished": findings.TABLE_UNFINISHED,
         },
     )
     tmp = out / "index.html.tmp"

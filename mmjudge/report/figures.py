@@ -258,7 +258,7 @@ def kappa_by_dataset(analysis: Analysis, path: Path) -> Path:
                 ax.axvline(value, color=colour, linestyle=":", linewidth=1.0)
     ax.set_yticks(range(len(judges)))
     ax.set_yticklabels([analysis.judge_name(j) for j in judges], fontsize=8)
-    ax.set_ylim(len(judges) - 0.5, -0.5)
+    ax.set_ylim(max(len(judges), 1) - 0.5, -0.5)
     ax.set_xlabel("Cohen's κ vs human consensus (95% bootstrap interval by query)", fontsize=8)
     ax.grid(True, axis="x", alpha=0.3)
     handles = [
