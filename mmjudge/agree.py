@@ -33,7 +33,7 @@ The labels are first aligned into a matrix (judges × human pairs, ``nan`` where
 no label). Each judge's row is scored by :func:`score_labels`. A *panel* is a function from
 that matrix to one label per pair; :func:`score_alignment` scores any panels it is given
 the same way. ``--panel HOW`` (repeatable) adds a row ``panel:HOW`` that combines every run
-file given, pair by pair, with :func:`mmjudge.panels.aggregate` (majority vote with a
+file given, pair by pair, with :func:`mmjudge.agreement.aggregate.aggregate` (majority vote with a
 tie-break, or the rounded mean; a run's missing label is ignored) on the scale;
 ``majority-random`` draws its tie-breaks with ``--seed``.
 """
@@ -56,9 +56,9 @@ import numpy as np
 import numpy.typing as npt
 
 from mmjudge import metrics, scoring
+from mmjudge.agreement.aggregate import AGGREGATORS, panel
 from mmjudge.errors import MMJudgeError
 from mmjudge.label_scale import OUT_OF_SCALE, Scale, apply_scale, human_scale, parse_scale
-from mmjudge.panels import AGGREGATORS, panel
 from mmjudge.qrels import Qrels, QrelsFile, Run, load_qrels, n_judgments, read_run
 from mmjudge.scoring import Interval, JudgeScore
 

@@ -57,9 +57,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
-import json
 import logging
-import os
 import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
@@ -81,11 +79,10 @@ from mmjudge.interrupt import signal_name
 from mmjudge.providers.base import JudgeAPI
 from mmjudge.records import JudgeRequest, JudgeResponse, sha256_text
 from mmjudge.runner import Outcome, Runner, RunStats, WorkItem
+from mmjudge.runs.batches import STATE_FILE, BatchRecord, BatchState
 
 log = logging.getLogger(__name__)
 
-STATE_FILE = "batches.json"
-STATE_SCHEMA_VERSION = 1
 MODES = ("sync", "batch")
 FAILED_MODES = ("batch", "sync")
 
@@ -226,83 +223,6 @@ def _now() -> str:
 def _error_text(error: BaseException) -> str:
     text = " ".join(str(error).split()) or type(error).__name__
     return f"{type(error).__name__}: {text[:300]}"
-
-
-# --- the state file ------------------------------------------------------------------------
-
-
-@dataclass
-class BatchRecord:
-    """One submitted batch, as kept in the state file (see the module doc)."""
-
-    local_id: int
-    id: str
-    provider: str
-    base_url: str
-    model_id: str
-    attempt: int
-    items: dict[str, str]
-    n_requests: int
-    n_bytes: int
-    submitted_at: str
-    submitted_ts: float
-    state: str = "submitted"
-    status: str = ""
-    counts: dict[str, int] = field(default_factory=dict)
-    ended_at: str | None = None
-    collected_at: str | None = None
-    info: dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> BatchRecord:
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names})
-
-
-class BatchState:
-    """The batches of one run directory, saved to ``batches.json`` after every change."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.batches: list[BatchRecord] = []
-        if path.exists():
-            try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-                self.batches = [BatchRecord.from_dict(b) for b in data.get("batches", [])]
-            except (ValueError, TypeError, AttributeError) as error:
-                raise ConfigError(
-                    f"{path} cannot be read ({error}); it lists the batches this run submitted: "
-                    "repair it, or remove it to submit every unfinished item again"
-                ) from None
-
-    def outstanding(self, provider: str, base_url: str) -> list[BatchRecord]:
-        """Batches of this provider and endpoint whose results are not written yet."""
-        return [
-            b
-            for b in self.batches
-            if b.state == "submitted" and b.provider == provider and b.base_url == base_url
-        ]
-
-    def add(self, record: BatchRecord) -> None:
-        self.batches.append(record)
-        self.save()
-
-    def next_local_id(self) -> int:
-        return max((b.local_id for b in self.batches), default=0) + 1
-
-    def save(self) -> None:
-        """Write the state atomically: a kill at any moment leaves the old or the new file."""
-        data = {
-            "schema_version": STATE_SCHEMA_VERSION,
-            "batches": [dataclasses.asdict(b) for b in self.batches],
-        }
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        with tmp.open("w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=1)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, self.path)
 
 
 # --- the runner ----------------------------------------------------------------------------

@@ -12,11 +12,10 @@ from omegaconf import DictConfig
 
 class SweepReport(Callback):
     """Counts the cells in each status (a console line, ``sweep_summary.json``, and the
-    process's exit code: that of the worst cell, see :mod:`mmjudge.status`), builds the
+    process's exit code: that of the worst cell, see :mod:`mmjudge.runs.status`), builds the
     sweep's default ensembles (panels and cascades from the saved records, see
-    :func:`mmjudge.panels.build_default_ensembles`), then writes ``sweep_summary.json``
-    (skipped cells with reasons) and the sweep's report, which shows the ensembles as extra
-    points.
+    :mod:`mmjudge.agreement.default_ensembles`), then writes ``sweep_summary.json`` (skipped
+    cells with reasons) and the sweep's report, which shows the ensembles as extra points.
 
     ``ensembles=false`` (``+hydra.callbacks.sweep_report.ensembles=false`` on the command
     line) leaves the ensembles out.
@@ -26,9 +25,10 @@ class SweepReport(Callback):
         self.ensembles = ensembles
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        from mmjudge.cli.exits import note_exit
         from mmjudge.report import build_report
         from mmjudge.report.load import cell_table, judged_statuses, write_sweep_summary
-        from mmjudge.status import count_statuses, note_exit, status_line, sweep_exit_code
+        from mmjudge.runs.status import count_statuses, status_line, sweep_exit_code
         from mmjudge.sweep import _resolve_path
 
         sweep_dir = Path(config.hydra.sweep.dir)
@@ -39,12 +39,12 @@ class SweepReport(Callback):
         cells = cell_table(sweep_dir)
         statuses = judged_statuses(cells)
         if statuses:
-            # The sweep exits with the code of its most severe cell (see mmjudge.status).
+            # The sweep exits with the code of its most severe cell (see mmjudge.runs.status).
             note_exit(sweep_exit_code(statuses), replace=True)
             print(f"sweep: {status_line(count_statuses(statuses))}", file=sys.stderr)
             write_sweep_summary(sweep_dir, cells)
         if self.ensembles:
-            from mmjudge.panels import build_default_ensembles
+            from mmjudge.agreement.default_ensembles import build_default_ensembles
 
             built = build_default_ensembles(sweep_dir)
             if built:

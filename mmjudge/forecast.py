@@ -7,48 +7,13 @@ assumed to be ``runner.forecast_output_tokens`` per call.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-
 from mmjudge.config import ModelConfig
 from mmjudge.ledger import LOCAL_PROVIDERS, ModelPrice, cost_of, image_tokens
-from mmjudge.records import JudgeRequest, Usage
+from mmjudge.records import Forecast, JudgeRequest, Usage
 from mmjudge.tokens import count_tokens
 
 #: Tokens the chat format adds around the messages (role markers and separators).
 MESSAGE_OVERHEAD_TOKENS = 7
-
-
-@dataclass
-class Forecast:
-    """Expected totals for a set of calls."""
-
-    calls: int = 0
-    input_tokens: int = 0
-    """All input tokens, image tokens included."""
-    image_tokens: int = 0
-    output_tokens: int = 0
-    usd: float = 0.0
-    image_usd: float = 0.0
-    exact_text_tokens: bool = True
-    """False when text tokens were estimated (no offline tokenizer for the model)."""
-
-    def add(self, other: Forecast) -> None:
-        self.calls += other.calls
-        self.input_tokens += other.input_tokens
-        self.image_tokens += other.image_tokens
-        self.output_tokens += other.output_tokens
-        self.usd += other.usd
-        self.image_usd += other.image_usd
-        self.exact_text_tokens = self.exact_text_tokens and other.exact_text_tokens
-
-    @property
-    def usd_per_million(self) -> float:
-        return self.usd / self.calls * 1e6 if self.calls else 0.0
-
-    def to_dict(self) -> dict[str, float | int | bool]:
-        data: dict[str, float | int | bool] = asdict(self)
-        data["usd_per_million"] = self.usd_per_million
-        return data
 
 
 def forecast_call(

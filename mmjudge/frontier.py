@@ -34,8 +34,9 @@ from typing import Any
 import numpy as np
 
 from mmjudge import scoring
+from mmjudge.agreement.members import human_consensus
 from mmjudge.errors import MMJudgeError
-from mmjudge.panels import Key, SavedRun, common_keys, completed_runs, human_consensus
+from mmjudge.runs import Key, SavedRun, common_keys, completed_runs
 
 PROG = "python -m mmjudge.frontier"
 OPTIMISM_NOTE = (
@@ -136,7 +137,7 @@ def _dataset_answer(
         key=lambda c: (c["usd_per_million"], -(c["kappa"] or -2.0), c["name"]),
     )
     return {
-        "dataset": runs[0].summary.get("dataset"),
+        "dataset": runs[0].summary.cell.dataset,
         "best": {
             **_entry(best),
             "kappa": best_score.kappa.as_dict(),
@@ -168,7 +169,7 @@ def frontier_answer(
     its p-value, $ per million) and every ``candidates`` entry checked, in the same form."""
     by_dataset: dict[str, list[SavedRun]] = {}
     for run in sorted(completed_runs(Path(sweep_dir)), key=lambda r: r.name):
-        by_dataset.setdefault(str(run.summary.get("dataset")), []).append(run)
+        by_dataset.setdefault(run.summary.cell.dataset, []).append(run)
     if dataset is not None:
         by_dataset = {k: v for k, v in by_dataset.items() if k == dataset}
     out = []

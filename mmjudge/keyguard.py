@@ -492,3 +492,18 @@ def keep_run_config(task_cfg: DictConfig, run_dir: Path) -> None:
 def _plain(config: Any) -> Any:
     """A config as plain containers, interpolations kept as written (as Hydra saves it)."""
     return OmegaConf.to_container(config, resolve=False, enum_to_str=True)
+
+
+def resolved_config(cfg: Any) -> dict[str, Any]:
+    """A cell's resolved config as run records keep it (Hydra's own settings left out),
+    redacted by path and by value; ``cfg`` is a composed config or a typed one.
+
+    A config holding a key is refused before the run starts; the redaction is the second
+    line of defence, for whatever a later change lets through.
+    """
+    node = cfg if isinstance(cfg, DictConfig) else OmegaConf.structured(cfg)
+    container = OmegaConf.to_container(node, resolve=True)
+    assert isinstance(container, dict)
+    container.pop("hydra", None)
+    clean = redact(container, key_envs=key_envs_of(container))
+    return {str(k): v for k, v in clean.items()}

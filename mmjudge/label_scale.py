@@ -14,8 +14,8 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from mmjudge.agreement.aggregate import round_to_scale
 from mmjudge.errors import MMJudgeError
-from mmjudge.panels import round_to_scale
 from mmjudge.qrels import Qrels, QrelsFile
 
 OUT_OF_SCALE = ("error", "drop", "clip", "keep")

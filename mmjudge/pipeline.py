@@ -6,7 +6,6 @@ import asyncio
 import dataclasses
 import functools
 import json
-import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -17,7 +16,8 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from mmjudge import PROJECT_ROOT
-from mmjudge.batch import STATE_FILE, BatchRunner, batch_discount, check_judge, check_settings
+from mmjudge.agreement.summarise import summarise_run
+from mmjudge.batch import BatchRunner, batch_discount, check_judge, check_settings
 from mmjudge.cache import ResponseCache
 from mmjudge.config import SweepConfig
 from mmjudge.data.schema import Example, load_dataset, sampled_queries
@@ -36,16 +36,16 @@ from mmjudge.errors import (
     Interrupted,
     MMJudgeError,
 )
-from mmjudge.forecast import Forecast, forecast_call
+from mmjudge.forecast import forecast_call
 from mmjudge.images import ImageCache, ImageSettings, preprocess_image
 from mmjudge.interrupt import signal_name, signal_number_of, stop_signals
-from mmjudge.keyguard import check_config, redact_text
+from mmjudge.keyguard import check_config, redact_text, resolved_config
 from mmjudge.ledger import ModelPrice, cost_of, image_tokens, price_for
 from mmjudge.parsing import parse_grade
 from mmjudge.prompts import render
 from mmjudge.providers.base import JudgeAPI
-from mmjudge.providers.registry import judge_class
-from mmjudge.records import EncodedImage, JudgeRequest, JudgeResponse, JudgmentRecord
+from mmjudge.providers.registry import endpoint_override, judge_class
+from mmjudge.records import EncodedImage, Forecast, JudgeRequest, JudgeResponse, JudgmentRecord
 from mmjudge.runner import (
     Outcome,
     Progress,
@@ -54,10 +54,8 @@ from mmjudge.runner import (
     WorkItem,
     check_reliability_settings,
 )
-from mmjudge.summary import write_summary
-
-JUDGMENTS = "judgments.jsonl"
-SUMMARY = "summary.json"
+from mmjudge.runs import CellInfo, RunSummary, appending_rows, judgments_path, keep_finished_rows
+from mmjudge.runs.batches import STATE_FILE
 
 
 def resolve_path(value: str) -> Path:
@@ -107,7 +105,7 @@ def skip_reason(cfg: SweepConfig, judge: type[JudgeAPI]) -> str | None:
     return unserved_by_config(cfg.modality, cfg.dataset)
 
 
-def run_cell(raw_cfg: DictConfig | SweepConfig, run_dir: Path) -> dict[str, Any]:
+def run_cell(raw_cfg: DictConfig | SweepConfig, run_dir: Path) -> RunSummary | dict[str, Any]:
     """Run one cell and write ``judgments.jsonl`` and ``summary.json`` into ``run_dir``."""
     cfg = typed_config(raw_cfg)
     source = raw_cfg if isinstance(raw_cfg, DictConfig) else OmegaConf.structured(cfg)
@@ -118,12 +116,11 @@ def run_cell(raw_cfg: DictConfig | SweepConfig, run_dir: Path) -> dict[str, Any]
     run_dir.mkdir(parents=True, exist_ok=True)
     run_id = run_dir.name
     judge_cls = judge_class(cfg.model)
-    records_path = run_dir / JUDGMENTS
     examples = _ExampleStream(cfg)
     counts, reason = _survey_or_skip(cfg, judge_cls, examples)
     if reason is not None or counts is None:
-        records_path.touch()
-        return write_summary(run_dir, cfg, raw_cfg, skipped=reason)
+        judgments_path(run_dir).touch()
+        return write_cell_summary(cfg, raw_cfg, run_dir, skipped=reason)
     price = price_for(cfg.pricing, cfg.model)
     # The judge (and its key) only now: a skipped cell needs neither.
     judge = None if cfg.runner.dry_run else judge_cls(cfg.model)
@@ -151,11 +148,11 @@ def _judge_cell(
     examples: Iterable[Example],
     total: int,
     extra: dict[str, Any],
-) -> dict[str, Any]:
+) -> RunSummary:
     """Judge the cell's pending items, then write its summary, whichever way it ended."""
     cfg = context.cfg
-    records_path = run_dir / JUDGMENTS
-    done = _finished_keys(records_path)
+    records_path = judgments_path(run_dir)
+    done = keep_finished_rows(run_dir)
     progress = Progress(
         f"{cfg.dataset.name} × {cfg.model.name} × {cfg.modality.name}",
         total - len(done),
@@ -186,9 +183,48 @@ def _summary(
     n_items: int,
     stop: BaseException | None,
     extra: dict[str, Any],
-) -> dict[str, Any]:
-    extra = {**extra, "forecast": context.forecast.to_dict(), "n_items": n_items}
-    return write_summary(run_dir, context.cfg, raw_cfg, stats=stats, stop=stop, extra=extra)
+) -> RunSummary:
+    return write_cell_summary(
+        context.cfg,
+        raw_cfg,
+        run_dir,
+        stop=stop,
+        calls=stats.counts(),
+        grading=extra.get("grading"),
+        forecast=context.forecast,
+        n_items=n_items,
+    )
+
+
+def cell_info(cfg: SweepConfig) -> CellInfo:
+    """Which cell ``cfg`` runs, as its summary names it."""
+    url = endpoint_override(cfg.model)
+    return CellInfo(
+        dataset=cfg.dataset.name,
+        model=cfg.model.name,
+        model_id=cfg.model.model_id,
+        provider=cfg.model.provider,
+        endpoint=None if url is None else redact_text(url),
+        modality=cfg.modality.name,
+        prompt_id=cfg.prompt.id,
+        pricing_sheet=cfg.pricing.date,
+        grades=list(cfg.dataset.scale.grades),
+    )
+
+
+def write_cell_summary(
+    cfg: SweepConfig, raw_cfg: DictConfig | SweepConfig, run_dir: Path, **parts: Any
+) -> RunSummary:
+    """Score the cell's rows and write its ``summary.json`` (``parts``: see
+    :func:`mmjudge.agreement.summarise.summarise_run`)."""
+    return summarise_run(
+        run_dir,
+        cell_info(cfg),
+        relevant_from=cfg.dataset.scale.relevant_from,
+        config=resolved_config(raw_cfg),
+        max_error_rate=cfg.runner.max_error_rate,
+        **parts,
+    )
 
 
 def _survey_or_skip(
@@ -267,32 +303,6 @@ def _batch_forecast(context: CellContext) -> Forecast:
     factor = _batch_discount(context)
     sync = context.forecast
     return dataclasses.replace(sync, usd=sync.usd * factor, image_usd=sync.image_usd * factor)
-
-
-def _finished_keys(records_path: Path) -> set[str]:
-    """Keys already judged without error in this run directory; failed rows are retried.
-
-    A run killed mid-write can leave a partial last line: it is dropped, as are error rows,
-    and the file is rewritten with the complete rows only.
-    """
-    if not records_path.exists():
-        return set()
-    kept: list[str] = []
-    keys: set[str] = set()
-    with records_path.open(encoding="utf-8") as handle:
-        for line in handle:
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if row.get("error"):
-                continue
-            kept.append(line if line.endswith("\n") else line + "\n")
-            keys.add(f"{row['query_id']}\t{row['result_id']}")
-    tmp = records_path.with_suffix(".jsonl.tmp")
-    tmp.write_text("".join(kept), encoding="utf-8")
-    os.replace(tmp, records_path)
-    return keys
 
 
 def _work(context: CellContext, examples: Iterable[Example], done: set[str]) -> Iterator[WorkItem]:
@@ -391,13 +401,12 @@ async def _run(
     try:
         with (
             stop_signals(asyncio.get_running_loop(), _stop_handler(runner, cfg)),
-            records_path.open("a", encoding="utf-8") as out,
+            appending_rows(records_path.parent) as write,
         ):
             async for outcome in runner.run(_work(context, examples, done)):
                 record = _record(context, outcome)
-                out.write(record.to_json() + "\n")
+                write(record)
                 progress.update(0.0 if record.cached else record.cost_usd)
-                out.flush()
     finally:
         progress.close()
         await context.judge.aclose()

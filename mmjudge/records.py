@@ -1,4 +1,4 @@
-"""Record types passed between stages: requests, responses, usage, judgment rows, run summaries.
+"""Record types passed between stages: requests, responses, usage, forecasts, judgment rows.
 
 Every stage reads only what an earlier stage wrote, so these types are the contract between them.
 """
@@ -129,6 +129,44 @@ class JudgeResponse:
     """Why generation stopped (``stop``, ``length``, ``end_turn``, refusal...)."""
     batch: bool = False
     """True when the call went through a provider batch API (billed at the batch discount)."""
+
+
+@dataclass
+class Forecast:
+    """Expected totals for a set of calls."""
+
+    calls: int = 0
+    """Calls expected."""
+    input_tokens: int = 0
+    """All input tokens, image tokens included."""
+    image_tokens: int = 0
+    """Input tokens due to images."""
+    output_tokens: int = 0
+    """Output tokens (``runner.forecast_output_tokens`` per call)."""
+    usd: float = 0.0
+    """Dollars."""
+    image_usd: float = 0.0
+    """The image share of ``usd``."""
+    exact_text_tokens: bool = True
+    """False when text tokens were estimated (no offline tokenizer for the model)."""
+
+    def add(self, other: Forecast) -> None:
+        self.calls += other.calls
+        self.input_tokens += other.input_tokens
+        self.image_tokens += other.image_tokens
+        self.output_tokens += other.output_tokens
+        self.usd += other.usd
+        self.image_usd += other.image_usd
+        self.exact_text_tokens = self.exact_text_tokens and other.exact_text_tokens
+
+    @property
+    def usd_per_million(self) -> float:
+        return self.usd / self.calls * 1e6 if self.calls else 0.0
+
+    def to_dict(self) -> dict[str, float | int | bool]:
+        data: dict[str, float | int | bool] = dataclasses.asdict(self)
+        data["usd_per_million"] = self.usd_per_million
+        return data
 
 
 @dataclass

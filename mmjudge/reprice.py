@@ -31,7 +31,7 @@ from mmjudge.config import ModelConfig, PricingConfig
 from mmjudge.errors import ConfigError, MMJudgeError
 from mmjudge.ledger import LOCAL_PROVIDERS, ModelPrice, cost_of, image_tokens, price_for
 from mmjudge.records import Usage
-from mmjudge.results import JUDGMENTS, SUMMARY, iter_rows, read_summary, run_dirs
+from mmjudge.runs import JUDGMENTS, SUMMARY, RunSummary, iter_rows, read_summary, run_dirs
 
 REPRICE_SCHEMA_VERSION = 1
 SHEETS_DIR = PROJECT_ROOT / "conf" / "pricing"
@@ -94,17 +94,6 @@ def resolve_model(name: str, sheet: PricingConfig) -> ModelConfig:
     )
 
 
-def run_model(summary: dict[str, Any]) -> ModelConfig:
-    """The judge a run used, from its summary's resolved config."""
-    raw = dict((summary.get("config") or {}).get("model") or {})
-    names = {f.name for f in dataclasses.fields(ModelConfig)}
-    values = {k: v for k, v in raw.items() if k in names}
-    values.setdefault("name", summary.get("model") or "?")
-    values.setdefault("provider", summary.get("provider") or "?")
-    values.setdefault("model_id", summary.get("model_id") or values["name"])
-    return ModelConfig(**values)
-
-
 def _price(sheet: PricingConfig, model: ModelConfig) -> ModelPrice:
     key = model.price_key or model.model_id
     if model.provider not in LOCAL_PROVIDERS and key not in sheet.models:
@@ -115,9 +104,8 @@ def _price(sheet: PricingConfig, model: ModelConfig) -> ModelPrice:
     return price_for(sheet, model)
 
 
-def _image_size(summary: dict[str, Any]) -> int:
-    images = (summary.get("config") or {}).get("images") or {}
-    return int(images.get("size") or DEFAULT_IMAGE_SIZE)
+def _image_size(summary: RunSummary) -> int:
+    return int(summary.config_part("images").get("size") or DEFAULT_IMAGE_SIZE)
 
 
 # --- one run -------------------------------------------------------------------------------
@@ -149,19 +137,18 @@ def reprice_run(
     summary = read_summary(run_dir)
     if isinstance(sheet, PricingConfig):
         pricing = sheet
-    elif sheet or summary.get("pricing_sheet"):
-        pricing = load_sheet(sheet or str(summary["pricing_sheet"]))
+    elif sheet or summary.cell.pricing_sheet:
+        pricing = load_sheet(sheet or str(summary.cell.pricing_sheet))
     else:
         raise ConfigError(f"{run_dir}/{SUMMARY} names no pricing_sheet; pass --sheet")
-    original = run_model(summary)
+    original = summary.model_config()
     target = resolve_model(as_model, pricing) if as_model else original
     price = _price(pricing, target)
     key = target.price_key or target.model_id
     size = _image_size(summary)
     detail = (target if as_model and target.provider != "price-sheet" else original).image_detail
     per_image = image_tokens(price.image_rule, size, size, detail) if as_model else 0
-    runner = (summary.get("config") or {}).get("runner") or {}
-    run_batched = runner.get("mode") == "batch"
+    run_batched = summary.config_part("runner").get("mode") == "batch"
 
     n = n_usage = n_cached = n_errors = n_long = n_reestimated = n_batched = 0
     old_total = old_image = new_total = new_image = 0.0
@@ -243,18 +230,18 @@ def reprice_run(
 
     return {
         "schema_version": REPRICE_SCHEMA_VERSION,
-        "run_id": summary.get("run_id") or run_dir.name,
-        "dataset": summary.get("dataset"),
+        "run_id": summary.run_id or run_dir.name,
+        "dataset": summary.cell.dataset,
         "model": original.name,
         "model_id": original.model_id,
         "provider": original.provider,
-        "modality": summary.get("modality"),
+        "modality": summary.cell.modality,
         "n_judgments": n,
         "n_with_usage": n_usage,
         "n_cached": n_cached,
         "n_errors": n_errors,
         "original": {
-            "sheet": summary.get("pricing_sheet"),
+            "sheet": summary.cell.pricing_sheet,
             "total_usd": old_total,
             "usd_per_million": per_million(old_total),
             "image_usd_per_million": per_million(old_image),

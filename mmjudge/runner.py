@@ -31,6 +31,7 @@ from mmjudge.errors import (
 from mmjudge.interrupt import signal_name
 from mmjudge.providers.base import JudgeAPI
 from mmjudge.records import JudgeRequest, JudgeResponse
+from mmjudge.runs import CallCounts
 
 #: Seconds between looks at items another process is judging.
 CLAIM_POLL_S = 0.25
@@ -83,6 +84,23 @@ class RunStats:
     """Calls in flight that this run gave up when it stopped (resent on resume)."""
     from_other_process: int = 0
     """Items another live process was paying for; this run waited for their answers."""
+
+    def counts(self) -> CallCounts:
+        """The ``calls`` block of the run's summary."""
+        return CallCounts(
+            api_calls=self.calls,
+            cache_hits=self.cache_hits,
+            retries=self.retries,
+            failures=self.failures,
+            spent_usd=self.spent_usd,
+            stopped_by_budget=self.stopped_by_budget,
+            errors_by_kind=dict(self.errors_by_kind),
+            resent=self.resent,
+            resent_usd=self.resent_usd,
+            abandoned_in_flight=self.abandoned,
+            answered_by_another_process=self.from_other_process,
+            batch=dict(self.batch) if self.batch else None,
+        )
 
 
 class RateLimiter:

@@ -36,8 +36,9 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from mmjudge.agreement.members import human_consensus
 from mmjudge.errors import MMJudgeError
-from mmjudge.panels import SavedRun, common_keys, completed_runs, human_consensus
+from mmjudge.runs import SavedRun, common_keys, completed_runs
 
 FloatArray = npt.NDArray[np.float64]
 PROG = "python -m mmjudge.select"
@@ -79,7 +80,7 @@ def resolve_baseline(runs: Sequence[SavedRun], wanted: str | None) -> int | None
     (``model/prompt/modality``), by prompt id, or by model, whichever names exactly one.
     Without ``wanted``: the one run with prompt ``default``, if there is exactly one."""
     if wanted is None:
-        found = [i for i, r in enumerate(runs) if r.summary.get("prompt_id") == "default"]
+        found = [i for i, r in enumerate(runs) if r.summary.cell.prompt_id == "default"]
         return found[0] if len(found) == 1 else None
     for field in ("run_dir", "name", "prompt_id", "model"):
         found = [i for i, r in enumerate(runs) if _field(r, field) == wanted]
@@ -100,7 +101,7 @@ def _field(run: SavedRun, field: str) -> str:
         return run.run_dir.name
     if field == "name":
         return run.name
-    return str(run.summary.get(field))
+    return str(getattr(run.summary.cell, field))
 
 
 def selection_study(
@@ -130,7 +131,7 @@ def selection_study(
     n_queries = len(pd.unique(queries))
     if n_queries < 2:
         raise MMJudgeError(
-            f"dataset {runs[0].summary.get('dataset')}: {n_queries} query in common; "
+            f"dataset {runs[0].summary.cell.dataset}: {n_queries} query in common; "
             "splitting needs at least two"
         )
     k = len(grades)
@@ -149,7 +150,7 @@ def selection_study(
     best_b = np.nanmax(np.where(np.isnan(kappa_b), -np.inf, kappa_b), axis=1)
     regret = best_b - chosen_b
     result: dict[str, Any] = {
-        "dataset": runs[0].summary.get("dataset"),
+        "dataset": runs[0].summary.cell.dataset,
         "n_candidates": len(runs),
         "n_items": len(keys),
         "n_queries": n_queries,
@@ -215,12 +216,12 @@ def select(
     among all its real runs (or only ``model``'s)."""
     runs = completed_runs(Path(sweep_dir), include_virtual=False)
     if model is not None:
-        runs = [run for run in runs if run.summary.get("model") == model]
+        runs = [run for run in runs if run.summary.cell.model == model]
         if not runs:
             raise MMJudgeError(f"{sweep_dir}: no completed runs of model {model!r}")
     by_dataset: dict[str, list[SavedRun]] = {}
     for run in sorted(runs, key=lambda r: r.name):
-        by_dataset.setdefault(str(run.summary.get("dataset")), []).append(run)
+        by_dataset.setdefault(run.summary.cell.dataset, []).append(run)
     if dataset is not None:
         if dataset not in by_dataset:
             known = ", ".join(sorted(by_dataset)) or "none"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
@@ -11,21 +12,21 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
 from mmjudge import PROJECT_ROOT
-from mmjudge.config import register_configs
-from mmjudge.config_keys import unknown_setting
-from mmjudge.errors import MMJudgeError
-from mmjudge.interrupt import raise_on_sigterm, signal_number_of
-from mmjudge.keyguard import check_overrides, keep_run_config
-from mmjudge.run_folder import removed_unless_judged
-from mmjudge.status import (
-    EXIT_CONFIG,
-    INTERRUPTED,
+from mmjudge.cli.exits import (
     interrupted_lines,
     note_exit,
     pending_exit,
     status_note,
     stopped_between_calls,
 )
+from mmjudge.config import register_configs
+from mmjudge.config_keys import unknown_setting
+from mmjudge.errors import MMJudgeError
+from mmjudge.interrupt import raise_on_sigterm, signal_number_of
+from mmjudge.keyguard import check_overrides, keep_run_config
+from mmjudge.runs import RunSummary
+from mmjudge.runs.cleanup import removed_unless_judged
+from mmjudge.runs.status import EXIT_CONFIG, INTERRUPTED
 
 CONFIG_DIR = str(PROJECT_ROOT / "conf")
 
@@ -61,11 +62,14 @@ def _app(cfg: DictConfig) -> None:
         try:
             keep_run_config(cfg, run_dir)
             summary = run_cell(cfg, run_dir)
-            if summary.get("stopped_because"):
-                print(f"mmjudge: {summary['stopped_because']}", file=sys.stderr)
+            if not isinstance(summary, RunSummary):
+                print(one_line(summary), file=sys.stdout)
+                return
+            if summary.status.stopped_because:
+                print(f"mmjudge: {summary.status.stopped_because}", file=sys.stderr)
             print(one_line(summary), file=sys.stdout if cfg.runner.dry_run else sys.stderr)
-            code = int(summary.get("exit_code") or 0)
-            if summary.get("status") == INTERRUPTED:
+            code = summary.status.exit_code
+            if summary.status.status == INTERRUPTED:
                 where = str(hydra_cfg.sweep.dir) if multirun else str(run_dir)
                 print(interrupted_lines(summary, where, multirun=multirun), file=sys.stderr)
                 # A stopped multirun stops: the next cells are not started.
@@ -79,38 +83,42 @@ def _app(cfg: DictConfig) -> None:
             sys.exit(EXIT_CONFIG)
 
 
-def one_line(summary: dict[str, object]) -> str:
-    """The closing line of a run: what was judged, agreement and spend."""
-    cell = f"{summary['dataset']} × {summary['model']} × {summary['modality']}"
-    if summary.get("status") == "skipped":
-        return f"{cell}: skipped — {summary.get('skip_reason')}"
-    if summary.get("status") == "dry_run":
-        f = summary.get("forecast") or {}
-        assert isinstance(f, dict)
-        estimate = "" if f.get("exact_text_tokens", True) else " (text tokens estimated)"
-        batch = summary.get("forecast_batch")
-        batch_text = ""
-        if isinstance(batch, dict) and f["usd"]:
-            batch_text = (
-                f"; batch API ${batch['usd']:.4f}, ${batch['usd_per_million']:,.2f} per million"
-            )
-        return (
-            f"{cell}: forecast {f['calls']} calls, {f['input_tokens']:,} input tokens "
-            f"({f['image_tokens']:,} image), {f['output_tokens']:,} output tokens, "
-            f"sync ${f['usd']:.4f}, ${f['usd_per_million']:,.2f} per million judgments"
-            f"{batch_text}{estimate}{_cut_text(summary.get('text_cut'))}"
-        )
-    metrics = summary.get("metrics") or {}
-    cost = summary.get("cost") or {}
-    assert isinstance(metrics, dict) and isinstance(cost, dict)
-    kappa = metrics.get("kappa")
+def one_line(summary: RunSummary | dict[str, Any]) -> str:
+    """The closing line of a run: what was judged, agreement and spend (a dry run's:
+    the forecast)."""
+    if not isinstance(summary, RunSummary):
+        return forecast_line(summary)
+    c = summary.cell
+    cell = f"{c.dataset} × {c.model} × {c.modality}"
+    if summary.status.status == "skipped":
+        return f"{cell}: skipped — {summary.status.skip_reason}"
+    kappa = summary.metrics.kappa
     kappa_text = f"κ={kappa:.3f}" if isinstance(kappa, float) else "κ=n/a"
+    cost = summary.cost
     line = (
-        f"{cell}: {summary['n_judgments']} judgments, {summary['n_errors']} errors, "
-        f"{summary['n_unparseable']} unparseable, {kappa_text}, "
-        f"${cost.get('total_usd', 0.0):.4f} (${cost.get('usd_per_million', 0.0):,.2f} per million)"
+        f"{cell}: {summary.n_judgments} judgments, {summary.n_errors} errors, "
+        f"{summary.n_unparseable} unparseable, {kappa_text}, "
+        f"${cost.total_usd:.4f} (${cost.usd_per_million:,.2f} per million)"
     )
     return line + status_note(summary)
+
+
+def forecast_line(data: dict[str, Any]) -> str:
+    """The line of a dry run: the forecast at sync and batch prices."""
+    cell = f"{data['dataset']} × {data['model']} × {data['modality']}"
+    f = data["forecast"]
+    estimate = "" if f.get("exact_text_tokens", True) else " (text tokens estimated)"
+    batch = data.get("forecast_batch")
+    batch_text = ""
+    if isinstance(batch, dict) and f["usd"]:
+        usd, per_million = batch["usd"], batch["usd_per_million"]
+        batch_text = f"; batch API ${usd:.4f}, ${per_million:,.2f} per million"
+    return (
+        f"{cell}: forecast {f['calls']} calls, {f['input_tokens']:,} input tokens "
+        f"({f['image_tokens']:,} image), {f['output_tokens']:,} output tokens, "
+        f"sync ${f['usd']:.4f}, ${f['usd_per_million']:,.2f} per million judgments"
+        f"{batch_text}{estimate}{_cut_text(data.get('text_cut'))}"
+    )
 
 
 def _cut_text(cut: object) -> str:

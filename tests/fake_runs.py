@@ -8,9 +8,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from mmjudge.agreement.summarise import summarise_run
 from mmjudge.records import JudgmentRecord
-from mmjudge.results import load_judgments
-from mmjudge.summary import agreement, cost_summary
+from mmjudge.runs import CellInfo
 
 Key = tuple[str, str]
 
@@ -70,29 +70,18 @@ def make_run(
         )
         lines.append(record.to_json())
     (run_dir / "judgments.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    frame = load_judgments(run_dir / "judgments.jsonl")
-    answered = frame[frame["error"].isna()]
-    summary: dict[str, Any] = {
-        "schema_version": 1,
-        "run_id": name,
-        "status": "complete",
-        "skip_reason": None,
-        "dataset": dataset,
-        "model": model,
-        "model_id": model,
-        "provider": "fake",
-        "modality": modality,
-        "prompt_id": prompt_id,
-        "pricing_sheet": "2026-10-31",
-        "grades": list(grades),
-        "n_judgments": len(frame),
-        "n_errors": int(frame["error"].notna().sum()),
-        "n_unparseable": int((frame["error"].isna() & frame["label"].isna()).sum()),
-        "metrics": agreement(answered, list(grades), relevant_from),
-        "cost": cost_summary(frame),
-        "config": {"dataset": {"scale": {"relevant_from": relevant_from}}},
-    }
-    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    cell = CellInfo(
+        dataset=dataset,
+        model=model,
+        model_id=model,
+        provider="fake",
+        modality=modality,
+        prompt_id=prompt_id,
+        pricing_sheet="2026-10-31",
+        grades=list(grades),
+    )
+    config = {"dataset": {"scale": {"relevant_from": relevant_from}}}
+    summarise_run(run_dir, cell, relevant_from=relevant_from, config=config)
     return run_dir
 
 

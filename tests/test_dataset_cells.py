@@ -14,6 +14,7 @@ from PIL import Image
 from mmjudge.pipeline import run_cell
 from mmjudge.report import build_report
 from mmjudge.report.synthetic import FakeDataset, FakeJudge, write_sweep
+from mmjudge.runs import RunSummary
 from mmjudge.sweep import one_line
 from tests.helpers import compose_config, shared_data
 
@@ -50,7 +51,7 @@ def dataset_overrides(root: Path, name: str = "tiny") -> list[str]:
     return [f"dataset.path={root}", f"dataset.name={name}"]
 
 
-def cell(tmp_path: Path, run: str, *extra: str) -> dict[str, Any]:
+def cell(tmp_path: Path, run: str, *extra: str) -> Any:
     cfg = compose_config(overrides(tmp_path, *extra))
     return run_cell(cfg, tmp_path / "sweep" / run)
 
@@ -80,9 +81,10 @@ def test_a_modality_the_dataset_cannot_serve_is_skipped(
         *dataset_overrides(root),
         "runner.dry_run=true",
     )
-    assert summary["status"] == "skipped" and reason in summary["skip_reason"]
-    assert summary["n_judgments"] == 0
-    assert one_line(summary).endswith(summary["skip_reason"])
+    assert isinstance(summary, RunSummary)
+    assert summary.status.status == "skipped" and reason in str(summary.status.skip_reason)
+    assert summary.n_judgments == 0
+    assert one_line(summary).endswith(str(summary.status.skip_reason))
 
 
 def test_max_images_zero_is_known_before_the_dataset_is_read(tmp_path: Path) -> None:
@@ -95,8 +97,8 @@ def test_max_images_zero_is_known_before_the_dataset_is_read(tmp_path: Path) -> 
         "dataset.max_images=0",
         "runner.dry_run=true",
     )
-    assert summary["status"] == "skipped"
-    assert "dataset.max_images is 0" in summary["skip_reason"]
+    assert isinstance(summary, RunSummary) and summary.status.status == "skipped"
+    assert "dataset.max_images is 0" in str(summary.status.skip_reason)
 
 
 def test_a_partly_served_dataset_runs_and_records_the_gaps(tmp_path: Path) -> None:
@@ -127,9 +129,10 @@ def test_flickr8k_text_cells_are_skipped(tmp_path: Path) -> None:
             "dataset=flickr8k_expert",
             "runner.dry_run=true",
         )
-        assert summary["status"] == "skipped", summary
-        assert "dataset 'flickr8k_expert' has no result text" in summary["skip_reason"]
-        assert "modality 'image' judges the image alone" in summary["skip_reason"]
+        assert isinstance(summary, RunSummary) and summary.status.status == "skipped", summary
+        reason = str(summary.status.skip_reason)
+        assert "dataset 'flickr8k_expert' has no result text" in reason
+        assert "modality 'image' judges the image alone" in reason
 
 
 def test_the_report_lists_cells_skipped_for_their_dataset(tmp_path: Path) -> None:
@@ -138,11 +141,11 @@ def test_the_report_lists_cells_skipped_for_their_dataset(tmp_path: Path) -> Non
     done = cell(
         tmp_path, "shirts.lexical", "model=lexical", *dataset_overrides(with_text, "shirts")
     )
-    assert done["status"] == "complete" and done["n_judgments"] == 3
+    assert done.status.status == "complete" and done.n_judgments == 3
     skipped = cell(
         tmp_path, "photos.lexical", "model=lexical", *dataset_overrides(photos, "photos")
     )
-    assert skipped["status"] == "skipped"
+    assert skipped.status.status == "skipped"
     page = (build_report(tmp_path / "sweep", tmp_path / "reports") / "index.html").read_text()
     section = page[page.index('id="skipped"') : page.index('id="provenance"')]
     assert "photos" in section and "has no result text" in section

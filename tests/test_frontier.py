@@ -9,7 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mmjudge import frontier, metrics, panels
+from mmjudge import frontier, metrics
+from mmjudge.agreement.cascades import build_cascade
+from mmjudge.agreement.panels import build_panel
 from tests.fake_runs import make_run
 
 GRADES = [0, 1, 2]
@@ -76,17 +78,17 @@ def test_answer_is_the_cheapest_candidate_not_distinguishably_worse(tmp_path: Pa
 
 def test_panels_and_cascades_are_candidates_but_never_the_best(tmp_path: Path) -> None:
     sweep, _ = toy_sweep(tmp_path)
-    summary = panels.build_panel(
+    summary = build_panel(
         [sweep / "best", sweep / "close"], sweep / "ensembles" / "p", how="majority-max"
     )
-    assert summary["kind"] == "panel"
-    cascade = panels.build_cascade(
+    assert summary.kind == "panel"
+    cascade = build_cascade(
         sweep / "poor", sweep / "best", sweep / "ensembles" / "c", rules=["middle", "unparseable"]
     )
     (answer,) = frontier.frontier_answer(sweep, n_boot=200, seed=0)
     kinds = {c["name"]: c["kind"] for c in answer["candidates"]}
-    assert kinds[f"{summary['model']}/default/text"] == "panel"
-    assert kinds[f"{cascade['model']}/default/text"] == "cascade"
+    assert kinds[f"{summary.cell.model}/default/text"] == "panel"
+    assert kinds[f"{cascade.cell.model}/default/text"] == "cascade"
     # the best single judge is never a panel or a cascade
     assert answer["best"]["kind"] == "single"
     best_self = next(c for c in answer["candidates"] if c["name"] == answer["best"]["name"])

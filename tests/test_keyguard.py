@@ -24,9 +24,9 @@ from mmjudge.keyguard import (
     credential_variable,
     redact,
     redact_text,
+    resolved_config,
     secret_values,
 )
-from mmjudge.summary import resolved_config
 from tests.fixtures.loopback_server import Behaviour, LoopbackServer
 from tests.helpers import CONF_DIR, compose_config
 
@@ -274,7 +274,7 @@ def test_error_rows_do_not_repeat_a_key_the_server_echoes(
     run_dir = tmp_path / "run"
     summary = run_cell(cfg, run_dir)
     rows = (run_dir / "judgments.jsonl").read_text()
-    assert summary["n_errors"] == 2 and "upstream said" in rows
+    assert summary.n_errors == 2 and "upstream said" in rows
     assert live_key not in rows and live_key not in (run_dir / "summary.json").read_text()
 
 

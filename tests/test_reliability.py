@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from mmjudge.status import EXIT_FAILED, EXIT_PARTIAL, EXIT_SIGINT, EXIT_SIGTERM
+from mmjudge.runs.status import EXIT_FAILED, EXIT_PARTIAL, EXIT_SIGINT, EXIT_SIGTERM
 from tests.fixtures.loopback_server import OPENAI_PATH, BatchPlan, Behaviour, LoopbackServer
 
 pytestmark = pytest.mark.slow

@@ -21,7 +21,7 @@ from mmjudge.report.analysis import Analysis, analyse, pareto_frontier
 from mmjudge.report.findings import answers, cheapest_as_good
 from mmjudge.report.load import DatasetItems, cell_table, read_cell_labels
 from mmjudge.report.synthetic import FakeDataset, FakeJudge, write_sweep
-from mmjudge.results import load_judgments
+from mmjudge.runs import load_judgments
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = "<img src=x onerror=alert(1)>"
@@ -123,7 +123,7 @@ def test_frontier_cells_are_exactly_the_non_dominated_ones(analysis: Analysis) -
 def test_kappa_and_interval_match_the_summary_and_the_metrics(analysis: Analysis) -> None:
     for stats in analysis.datasets:
         for cell in stats.cells:
-            assert cell.kappa.estimate == pytest.approx(cell.summary["metrics"]["kappa"])
+            assert cell.kappa.estimate == pytest.approx(cell.summary.metrics.kappa)
             assert cell.kappa.low <= cell.kappa.estimate <= cell.kappa.high
         pair = stats.human_pairs[0]
         humans = stats.items.humans
@@ -142,7 +142,7 @@ def test_every_number_of_a_cell_is_the_summary_number(
     by_run = {cell["run_id"]: cell for cell in listed["cells"]}
     for stats in analysis.datasets:
         for cell in stats.cells:
-            m, score = cell.summary["metrics"], cell.score
+            m, score = cell.summary.metrics.to_json(), cell.score
             assert score is not None and score.n_items == m["n_scored"]
             assert score.kappa.as_dict() == m["intervals"]["kappa"]
             assert score.kappa_linear.as_dict() == m["intervals"]["kappa_linear"]

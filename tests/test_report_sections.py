@@ -63,7 +63,7 @@ def test_trec_sweep_report_has_spend_and_system_rankings(tmp_path: Path) -> None
 
 
 def test_report_lists_cascades_with_their_escalation_rate(tmp_path: Path) -> None:
-    from mmjudge import panels
+    from mmjudge.agreement.cascades import build_cascade
     from mmjudge.report import build_report
     from tests.fake_runs import make_run
 
@@ -81,9 +81,10 @@ def test_report_lists_cascades_with_their_escalation_rate(tmp_path: Path) -> Non
     dear = make_run(
         sweep, "dear", {k: i % 3 for i, k in enumerate(keys)}, human, model="dear", cost=0.01
     )
-    summary = panels.build_cascade(cheap, dear, sweep / "ensembles" / "c", rules=["middle"])
+    summary = build_cascade(cheap, dear, sweep / "ensembles" / "c", rules=["middle"])
     out = build_report(sweep, tmp_path / "reports", n_boot=50)
     html = (out / "index.html").read_text()
     assert "Panels and cascades" in html
-    assert f"{summary['escalation_rate']:.1%}" in html
+    assert summary.ensemble is not None
+    assert f"{summary.ensemble.escalation_rate:.1%}" in html
     assert "cheap/default (cheap), dear/default (expensive)" in html

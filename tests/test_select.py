@@ -13,7 +13,7 @@ import pytest
 from mmjudge import metrics
 from mmjudge import select as sel
 from mmjudge.errors import MMJudgeError
-from mmjudge.panels import load_run
+from mmjudge.runs import load_run
 from tests.fake_runs import make_run
 
 GRADES = [0, 1, 2]
@@ -64,7 +64,7 @@ def naive_study(runs, baseline: int, splits: int, seed: int) -> dict[str, float]
     keys = [k for k in runs[0].rows if all(k in r.rows for r in runs)]
     rows = runs[0].rows
     human = np.array(
-        [metrics.consensus({n: [v] for n, v in rows[k]["human_labels"].items()})[0] for k in keys]
+        [metrics.consensus({n: [v] for n, v in rows[k].human_labels.items()})[0] for k in keys]
     )
     queries = np.array([k[0] for k in keys])
     order = list(pd.unique(queries))
@@ -176,7 +176,7 @@ def test_cli_errors_exit_2(tmp_path: Path, capsys) -> None:
 
 
 def test_panels_are_not_candidates(tmp_path: Path) -> None:
-    from mmjudge.panels import build_panel
+    from mmjudge.agreement.panels import build_panel
 
     sweep = toy_sweep(tmp_path)
     build_panel([sweep / "good", sweep / "alt"], sweep / "ensembles" / "p")

@@ -16,16 +16,17 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from mmjudge import metrics, scoring
-from mmjudge.report.load import CellLabels, DatasetItems, judgments_path, read_cell_labels
+from mmjudge.report.load import CellLabels, DatasetItems, read_cell_labels
+from mmjudge.runs import RunSummary, judgments_path
+from mmjudge.runs.status import ANALYSED, DRY_RUN, SKIPPED
 from mmjudge.scoring import N_BOOT as N_BOOT
 from mmjudge.scoring import NO_INTERVAL, Interval, JudgeScore
-from mmjudge.status import ANALYSED, DRY_RUN, SKIPPED
 
 MODALITY_NAMES = {"text": "text only", "mm": "image + text", "image": "image only"}
 #: Modalities compared against text only in the "does the image help" section.
@@ -51,7 +52,7 @@ class Cell:
     dataset: str
     judge: Judge
     run_id: str
-    summary: dict[str, Any]
+    summary: RunSummary
     usd_per_million: float
     kappa: Interval = NO_INTERVAL
     """κ with its interval: ``score.kappa``, the one interval every view shows."""
@@ -335,10 +336,9 @@ def averages(datasets: list[DatasetStats]) -> list[AverageCell]:
 # --------------------------------------------------------------------------- whole sweep
 
 
-def _scale(summary: dict[str, Any]) -> tuple[list[float], dict[str, str], float | None]:
-    dataset_cfg = (summary.get("config") or {}).get("dataset") or {}
-    scale = dataset_cfg.get("scale") or {}
-    grades = summary.get("grades") or scale.get("grades") or [0, 1, 2]
+def _scale(summary: RunSummary) -> tuple[list[float], dict[str, str], float | None]:
+    scale = summary.scale_settings()
+    grades = summary.cell.grades or scale.get("grades") or [0, 1, 2]
     meanings = {str(k): str(v) for k, v in (scale.get("meanings") or {}).items()}
     relevant_from = scale.get("relevant_from")
     threshold = None if relevant_from is None else float(relevant_from)
@@ -347,7 +347,7 @@ def _scale(summary: dict[str, Any]) -> tuple[list[float], dict[str, str], float 
 
 def completed_cells(cells: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     """Completed cells (complete, or partial: some rows failed, see
-    :data:`mmjudge.status.ANALYSED`), one per (dataset, model, modality, prompt): the latest
+    :data:`mmjudge.runs.status.ANALYSED`), one per (dataset, model, modality, prompt): the latest
     run wins."""
     done = cells[cells["status"].isin(ANALYSED)]
     if done.empty:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from mmjudge.report.analysis import Analysis, DatasetStats
-from mmjudge.report.load import read_rows
+from mmjudge.runs import rows_at
 
 CAP = 50
 #: Disagreements are sampled first among this many items judged first (see sample_order).
@@ -138,7 +138,7 @@ def _dataset_items(
         )
         if not chosen.size:
             continue
-        rows = read_rows(labels.path, labels.offsets[chosen].tolist())
+        rows = rows_at(labels.path, labels.offsets[chosen].tolist())
         for code, row in zip(labels.items[chosen].tolist(), rows, strict=True):
             key = stats.items.keys[code]
             human = row.get("human_labels") or {}
@@ -162,26 +162,6 @@ def _dataset_items(
     return out
 
 
-def dataset_config(raw: Mapping[str, Any]) -> Any:
-    """A :class:`mmjudge.config.DatasetConfig` from the resolved config in a summary."""
-    from mmjudge.config import DatasetConfig, ScaleConfig
-
-    names = {f.name for f in dataclasses.fields(DatasetConfig)}
-    values = {k: v for k, v in raw.items() if k in names}
-    scale = dict(values.get("scale") or {})
-    meanings = {}
-    for key, text in (scale.get("meanings") or {}).items():
-        try:
-            meanings[int(key)] = str(text)
-        except (TypeError, ValueError):
-            continue
-    scale_names = {f.name for f in dataclasses.fields(ScaleConfig)}
-    scale_values = {k: v for k, v in scale.items() if k in scale_names}
-    scale_values["meanings"] = meanings
-    values["scale"] = ScaleConfig(**scale_values)
-    return DatasetConfig(**values)
-
-
 def _attach_texts(stats: DatasetStats, items: list[Item]) -> str | None:
     """Fill in query, text fields and thumbnail from the dataset; a note when it fails."""
     from mmjudge.data import load_dataset
@@ -189,14 +169,14 @@ def _attach_texts(stats: DatasetStats, items: list[Item]) -> str | None:
     needed: dict[str, list[Item]] = {}
     for item in items:
         needed.setdefault(f"{item.query_id}\t{item.result_id}", []).append(item)
-    raw = ((stats.cells[0].summary.get("config") or {}).get("dataset")) if stats.cells else None
-    if not raw:
+    config = stats.cells[0].summary.dataset_config() if stats.cells else None
+    if config is None:
         return f"{stats.name}: the run's config does not name the dataset, so no texts are shown."
     remaining = set(needed)
     try:
         # The texts as the judge read them (HTML converted, cut to the cap). The items are
         # looked up by key, so a query sample need not be drawn again.
-        cfg = dataclasses.replace(dataset_config(raw), sample_queries=None)
+        cfg = dataclasses.replace(config, sample_queries=None)
         for example in load_dataset(cfg):
             if example.key not in remaining:
                 continue

@@ -19,7 +19,7 @@ from mmjudge.report import figures, findings, spend, tables
 from mmjudge.report.analysis import MODALITY_NAMES, N_BOOT, analyse
 from mmjudge.report.browser import CAP, build_browser
 from mmjudge.report.load import cell_table, judged_statuses, write_sweep_summary
-from mmjudge.status import count_statuses, status_line
+from mmjudge.runs.status import count_statuses, status_line
 
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("mmjudge", "report/templates"),

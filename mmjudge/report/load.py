@@ -8,11 +8,9 @@ explanations are read later, only for the few rows the report shows.
 
 from __future__ import annotations
 
-import json
 import math
-import os
 from array import array
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,47 +20,50 @@ import numpy.typing as npt
 import pandas as pd
 
 from mmjudge import metrics
-from mmjudge.results import JUDGMENTS, read_summary, run_dirs
-from mmjudge.status import count_statuses, sweep_exit_code
+from mmjudge.runs import (
+    read_summaries,
+    rows_with_offsets,
+)
+from mmjudge.runs import (
+    write_sweep_summary as write_sweep_file,
+)
+from mmjudge.runs.status import count_statuses, sweep_exit_code
 
-SWEEP_SUMMARY = "sweep_summary.json"
 _NAN = math.nan
 
 
 def cell_table(root: Path) -> pd.DataFrame:
     """One row per run (sweep cell), from each run's ``summary.json``."""
     rows = []
-    for run_dir in run_dirs(root):
-        summary = read_summary(run_dir)
-        metrics_ = summary.get("metrics") or {}
-        cost = summary.get("cost") or {}
+    for run_dir, summary in read_summaries(root):
+        cell, status = summary.cell, summary.status
         rows.append(
             {
                 "run_dir": str(run_dir),
-                "run_id": summary.get("run_id", run_dir.name),
-                "status": summary.get("status", "complete"),
-                "skip_reason": summary.get("skip_reason"),
-                "dataset": str(summary.get("dataset")),
-                "model": str(summary.get("model")),
-                "model_id": summary.get("model_id"),
-                "modality": str(summary.get("modality")),
-                "prompt_id": str(summary.get("prompt_id")),
-                "kind": str(summary.get("kind") or "single"),
-                "pricing_sheet": summary.get("pricing_sheet"),
-                "finished_at": str(summary.get("finished_at") or ""),
-                "n": summary.get("n_judgments", 0),
-                "n_errors": summary.get("n_errors", 0),
-                "n_unparseable": summary.get("n_unparseable", 0),
-                "status_reason": summary.get("status_reason"),
-                "first_error": (summary.get("errors") or {}).get("first"),
-                "errors_by_kind": (summary.get("errors") or {}).get("by_kind") or {},
-                "kappa": metrics_.get("kappa"),
-                "kappa_interval": (metrics_.get("intervals") or {}).get("kappa"),
-                "alpha": metrics_.get("alpha"),
-                "n_scored": metrics_.get("n_scored"),
-                "accuracy": metrics_.get("accuracy"),
-                "usd_per_million": float(cost.get("usd_per_million") or 0.0),
-                "total_usd": float(cost.get("total_usd") or 0.0),
+                "run_id": summary.run_id or run_dir.name,
+                "status": status.status,
+                "skip_reason": status.skip_reason,
+                "dataset": cell.dataset,
+                "model": cell.model,
+                "model_id": cell.model_id,
+                "modality": cell.modality,
+                "prompt_id": cell.prompt_id,
+                "kind": summary.kind,
+                "pricing_sheet": cell.pricing_sheet,
+                "finished_at": summary.finished_at,
+                "n": summary.n_judgments,
+                "n_errors": summary.n_errors,
+                "n_unparseable": summary.n_unparseable,
+                "status_reason": status.status_reason,
+                "first_error": summary.errors.first,
+                "errors_by_kind": summary.errors.by_kind,
+                "kappa": summary.metrics.kappa,
+                "kappa_interval": summary.metrics.interval("kappa"),
+                "alpha": summary.metrics.alpha,
+                "n_scored": summary.metrics.n_scored,
+                "accuracy": summary.metrics.accuracy,
+                "usd_per_million": summary.cost.usd_per_million,
+                "total_usd": summary.cost.total_usd,
                 "summary": summary,
             }
         )
@@ -117,9 +118,7 @@ def write_sweep_summary(root: Path, cells: pd.DataFrame) -> dict[str, Any]:
             for _, row in cells.iterrows()
         ],
     }
-    tmp = root / (SWEEP_SUMMARY + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
-    os.replace(tmp, root / SWEEP_SUMMARY)
+    write_sweep_file(root, data)
     return data
 
 
@@ -252,32 +251,20 @@ def read_cell_labels(path: Path, items: DatasetItems) -> CellLabels:
     labels: array[float] = array("d")
     offsets: array[int] = array("q")
     known = items.codes
-    loads = json.loads
     n_rows = 0
-    position = 0
-    if path.is_file():
-        with path.open("rb") as handle:
-            for line in handle:
-                start = position
-                position += len(line)
-                try:
-                    row = loads(line)
-                except ValueError:
-                    continue
-                if not isinstance(row, dict):
-                    continue
-                n_rows += 1
-                if row.get("error") is not None:
-                    continue
-                query_id = str(row.get("query_id"))
-                key = f"{query_id}\t{row.get('result_id')}"
-                code = known.get(key)
-                if code is None:
-                    code = items.add(key, query_id, row.get("human_labels"))
-                codes.append(code)
-                label = row.get("label")
-                labels.append(_NAN if label is None else _grade(label))
-                offsets.append(start)
+    for start, row in rows_with_offsets(path):
+        n_rows += 1
+        if row.get("error") is not None:
+            continue
+        query_id = str(row.get("query_id"))
+        key = f"{query_id}\t{row.get('result_id')}"
+        code = known.get(key)
+        if code is None:
+            code = items.add(key, query_id, row.get("human_labels"))
+        codes.append(code)
+        label = row.get("label")
+        labels.append(_NAN if label is None else _grade(label))
+        offsets.append(start)
     item_array = np.frombuffer(codes, dtype=np.int64).copy()
     label_array = np.frombuffer(labels, dtype=np.float64).copy()
     offset_array = np.frombuffer(offsets, dtype=np.int64).copy()
@@ -291,20 +278,3 @@ def read_cell_labels(path: Path, items: DatasetItems) -> CellLabels:
                 offset_array[last],
             )
     return CellLabels(item_array, label_array, offset_array, path, n_rows)
-
-
-def read_rows(path: Path, offsets: list[int]) -> Iterator[dict[str, Any]]:
-    """The full rows at the given byte offsets of a judgments file (``{}`` for a row that
-    cannot be read)."""
-    with path.open("rb") as handle:
-        for offset in offsets:
-            handle.seek(offset)
-            try:
-                row = json.loads(handle.readline())
-            except ValueError:
-                row = None
-            yield row if isinstance(row, dict) else {}
-
-
-def judgments_path(run_dir: str | Path) -> Path:
-    return Path(run_dir) / JUDGMENTS

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from mmjudge import PROJECT_ROOT, metrics
 from mmjudge.qrels import read_run
-from mmjudge.results import JUDGMENTS, annotators, load_judgments
+from mmjudge.runs import CostFigures, Member, RunSummary, annotators, judgments_path, load_judgments
 
 
 def _money(value: float | None) -> str:
@@ -21,41 +20,44 @@ def _money(value: float | None) -> str:
     return f"${value:,.4f}"
 
 
-def _resent(cost: dict[str, Any]) -> str:
+def _resent(cost: CostFigures) -> str:
     """Requests sent again after a stop, and their estimated cost (part of what was paid)."""
-    n = int(cost.get("resent_requests") or 0)
-    return f"{n} (≈{_money(float(cost.get('resent_usd') or 0.0))})" if n else "0"
+    n = cost.resent_requests
+    return f"{n} (≈{_money(cost.resent_usd)})" if n else "0"
+
+
+def _judge(summary: RunSummary) -> str:
+    cell = summary.cell
+    return f"{cell.model} · {cell.modality} · {cell.prompt_id}"
 
 
 def spend_rows(cells: pd.DataFrame) -> list[dict[str, str]]:
     """Per completed cell: what it cost, what this run paid, and the forecast beside it."""
     rows = []
     for _, cell in cells.iterrows():
-        summary: dict[str, Any] = cell["summary"]
-        if summary.get("status") == "skipped" or summary.get("kind") not in (None, "single"):
+        summary: RunSummary = cell["summary"]
+        if summary.status.status == "skipped" or summary.kind != "single":
             continue
-        cost = summary.get("cost") or {}
-        forecast = summary.get("forecast") or {}
-        total = float(cost.get("total_usd") or 0.0)
-        expected = forecast.get("usd")
+        cost = summary.cost
+        total = cost.total_usd
+        expected = summary.forecast.usd if summary.forecast is not None else None
         ratio = "–"
         if expected:
             ratio = f"{total / float(expected) - 1:+.1%}"
         rows.append(
             {
-                "dataset": str(summary.get("dataset")),
-                "judge": f"{summary.get('model')} · {summary.get('modality')} · "
-                f"{summary.get('prompt_id')}",
-                "status": str(summary.get("status", "complete")),
-                "n": str(summary.get("n_judgments", 0)),
+                "dataset": summary.cell.dataset,
+                "judge": _judge(summary),
+                "status": summary.status.status,
+                "n": str(summary.n_judgments),
                 "total": _money(total),
-                "spent": _money(float(cost.get("spent_usd") or 0.0)),
+                "spent": _money(cost.spent_usd),
                 "resent": _resent(cost),
                 "forecast": _money(float(expected) if expected is not None else None),
                 "difference": ratio,
-                "per_million": f"{float(cost.get('usd_per_million') or 0.0):,.2f}",
-                "image_per_million": f"{float(cost.get('image_usd_per_million') or 0.0):,.2f}",
-                "text_per_million": f"{float(cost.get('text_usd_per_million') or 0.0):,.2f}",
+                "per_million": f"{cost.usd_per_million:,.2f}",
+                "image_per_million": f"{cost.image_usd_per_million:,.2f}",
+                "text_per_million": f"{cost.text_usd_per_million:,.2f}",
             }
         )
     return rows
@@ -66,17 +68,17 @@ def system_ranking_rows(cells: pd.DataFrame) -> list[dict[str, str]]:
     for every cell whose dataset lists TREC run files (``dataset.runs``)."""
     rows = []
     for _, cell in cells.iterrows():
-        summary: dict[str, Any] = cell["summary"]
-        dataset = (summary.get("config") or {}).get("dataset") or {}
+        summary: RunSummary = cell["summary"]
+        dataset = summary.config_part("dataset")
         run_files = [str(r) for r in dataset.get("runs") or []]
-        if summary.get("status") == "skipped" or not run_files:
+        if summary.status.status == "skipped" or not run_files:
             continue
         root = Path(str(dataset.get("path", ".")))
         root = root if root.is_absolute() else PROJECT_ROOT / root
         paths = [Path(p) if Path(p).is_absolute() else root / p for p in run_files]
         if not all(p.is_file() for p in paths):
             continue
-        frame = load_judgments(Path(cell["run_dir"]) / JUDGMENTS)
+        frame = load_judgments(judgments_path(cell["run_dir"]))
         names = annotators(frame)
         if frame.empty or not names:
             continue
@@ -86,7 +88,7 @@ def system_ranking_rows(cells: pd.DataFrame) -> list[dict[str, str]]:
         )
         judge = frame["label"].to_numpy(dtype=float, na_value=np.nan)
         runs = {p.stem: read_run(p) for p in paths}
-        relevant_from = int((dataset.get("scale") or {}).get("relevant_from", 2))
+        relevant_from = int(summary.scale_settings().get("relevant_from", 2))
         found = metrics.system_ranking_on_shared_items(
             frame["query_id"].to_numpy(),
             frame["result_id"].to_numpy(),
@@ -98,9 +100,8 @@ def system_ranking_rows(cells: pd.DataFrame) -> list[dict[str, str]]:
         for measure, agreement in found.items():
             rows.append(
                 {
-                    "dataset": str(summary.get("dataset")),
-                    "judge": f"{summary.get('model')} · {summary.get('modality')} · "
-                    f"{summary.get('prompt_id')}",
+                    "dataset": summary.cell.dataset,
+                    "judge": _judge(summary),
                     "measure": measure,
                     "systems": str(len(runs)),
                     "tau": f"{agreement.kendall_tau:.3f}",
@@ -115,33 +116,26 @@ def ensemble_rows(cells: pd.DataFrame) -> list[dict[str, str]]:
     """Panels and cascades built from saved records: members, rule, escalation rate, κ, cost."""
     rows = []
     for _, cell in cells.iterrows():
-        summary: dict[str, Any] = cell["summary"]
-        kind = summary.get("kind")
-        if kind not in ("panel", "cascade"):
+        summary: RunSummary = cell["summary"]
+        ensemble = summary.ensemble
+        if summary.kind not in ("panel", "cascade") or ensemble is None:
             continue
-        members = summary.get("members") or []
-        names = [_member(m) for m in members]
-        rate = summary.get("escalation_rate")
-        kappa = (summary.get("metrics") or {}).get("kappa")
-        cost = summary.get("cost") or {}
+        rate = ensemble.escalation_rate
+        kappa = summary.metrics.kappa
         rows.append(
             {
-                "dataset": str(summary.get("dataset")),
-                "kind": str(kind),
-                "judge": str(summary.get("model")),
-                "how": str(summary.get("aggregator") or "+".join(summary.get("rules") or [])),
-                "members": ", ".join(names),
+                "dataset": summary.cell.dataset,
+                "kind": summary.kind,
+                "judge": summary.cell.model,
+                "how": ensemble.how,
+                "members": ", ".join(_member(m) for m in ensemble.members),
                 "escalation": "–" if rate is None else f"{float(rate):.1%}",
                 "kappa": "–" if kappa is None else f"{float(kappa):.3f}",
-                "per_million": f"{float(cost.get('usd_per_million') or 0.0):,.2f}",
+                "per_million": f"{summary.cost.usd_per_million:,.2f}",
             }
         )
     return rows
 
 
-def _member(member: Any) -> str:
-    if not isinstance(member, dict):
-        return str(member)
-    name = f"{member.get('model')}/{member.get('prompt_id')}"
-    role = member.get("role")
-    return name if role in (None, "member") else f"{name} ({role})"
+def _member(member: Member) -> str:
+    return member.name

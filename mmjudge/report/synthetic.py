@@ -6,7 +6,7 @@ images), so the report can read its texts back like any other dataset. Each fake
 gives the human consensus grade with a chosen probability (per dataset if wanted) and a
 random other grade otherwise; its cost per judgment is fixed. Run directories hold
 ``judgments.jsonl`` rows with the fields of :class:`mmjudge.records.JudgmentRecord` and a
-``summary.json`` written by the real :func:`mmjudge.summary.write_summary`.
+``summary.json`` written by the real :func:`mmjudge.pipeline.write_cell_summary`.
 """
 
 from __future__ import annotations
@@ -275,7 +275,7 @@ def write_sweep(
     """A sweep directory with one run per dataset × judge, plus skipped cells given as
     (dataset name, judge, reason). Datasets are written under ``dataset_root`` (default:
     ``root/../datasets``)."""
-    from mmjudge.summary import write_summary
+    from mmjudge.pipeline import write_cell_summary
 
     root.mkdir(parents=True, exist_ok=True)
     data_root = dataset_root or root.parent / "datasets"
@@ -296,6 +296,6 @@ def write_sweep(
             write_judgments(run_dir / "judgments.jsonl", dataset, judge, run_id)
         else:
             (run_dir / "judgments.jsonl").write_text("", encoding="utf-8")
-        write_summary(run_dir, cfg, cfg, skipped=reason)
+        write_cell_summary(cfg, cfg, run_dir, skipped=reason)
         out.runs.append(run_dir)
     return out

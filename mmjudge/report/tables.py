@@ -19,8 +19,9 @@ from mmjudge.report.analysis import (
     Judge,
 )
 from mmjudge.report.findings import NOT_DISTINGUISHABLE, dataset_anchor, difference, interval, num
+from mmjudge.runs import RunSummary
+from mmjudge.runs.status import COMPLETE, DRY_RUN, PARTIAL, SKIPPED
 from mmjudge.scoring import JudgeScore
-from mmjudge.status import COMPLETE, DRY_RUN, PARTIAL, SKIPPED
 
 Row = dict[str, Any]
 
@@ -91,11 +92,11 @@ def _score_cells(score: JudgeScore | None) -> Row:
 
 def judge_row(analysis: Analysis, stats: DatasetStats, cell: Cell, rank: int | None) -> Row:
     summary = cell.summary
-    m = summary.get("metrics") or {}
-    cost = summary.get("cost") or {}
-    tok = summary.get("tokens") or {}
-    latency = summary.get("latency_s") or {}
-    dist = m.get("label_distribution") or {}
+    m = summary.metrics
+    cost = summary.cost
+    tok = summary.tokens
+    latency = summary.latency_s
+    dist = m.label_distribution or {}
     return {
         "kind": "judge",
         "rank": rank,
@@ -104,18 +105,18 @@ def judge_row(analysis: Analysis, stats: DatasetStats, cell: Cell, rank: int | N
         "prompt": cell.judge.prompt_id,
         "n": "0",
         **_score_cells(cell.score),
-        "unparseable": percent(m.get("unparseable_rate")),
-        "errors": f"{int(summary.get('n_errors') or 0):,}",
+        "unparseable": percent(m.unparseable_rate),
+        "errors": f"{summary.n_errors:,}",
         "dist_judge": distribution(dist.get("judge")),
         "dist_consensus": distribution(dist.get("consensus")),
-        "input_tokens": tokens(tok.get("mean_input")),
-        "output_tokens": tokens(tok.get("mean_output")),
-        "image_tokens": tokens(tok.get("mean_image")),
-        "usd": money(cost.get("usd_per_million")),
-        "usd_image": money(cost.get("image_usd_per_million")),
-        "usd_text": money(cost.get("text_usd_per_million")),
-        "p50": seconds(latency.get("p50")),
-        "p95": seconds(latency.get("p95")),
+        "input_tokens": tokens(tok.mean_input),
+        "output_tokens": tokens(tok.mean_output),
+        "image_tokens": tokens(tok.mean_image),
+        "usd": money(cost.usd_per_million),
+        "usd_image": money(cost.image_usd_per_million),
+        "usd_text": money(cost.text_usd_per_million),
+        "p50": seconds(latency.p50),
+        "p95": seconds(latency.p95),
         "frontier": cell.frontier,
     }
 
@@ -154,9 +155,9 @@ def dataset_tables(analysis: Analysis) -> list[Row]:
 
 def confusion(analysis: Analysis, stats: DatasetStats, cell: Cell) -> Row:
     """Consensus grade (rows) × judge grade (columns), shaded by the share of each row."""
-    m = cell.summary.get("metrics") or {}
-    grades = [str(g) for g in (m.get("grades") or [num(g, 0) for g in stats.grades])]
-    matrix = m.get("confusion_matrix") or []
+    m = cell.summary.metrics
+    grades = [str(g) for g in m.grades] if m.grades else [num(g, 0) for g in stats.grades]
+    matrix = m.confusion_matrix or []
     rows = []
     for i, (grade, counts) in enumerate(zip(grades, matrix, strict=False)):
         total = sum(counts) or 1
@@ -339,9 +340,9 @@ def skipped(cells: pd.DataFrame) -> list[Row]:
 def _price_rows(cells: pd.DataFrame) -> list[Row]:
     sheets: dict[str, Row] = {}
     for _, cell in cells.iterrows():
-        config = cell["summary"].get("config") or {}
-        pricing = config.get("pricing") or {}
-        model = config.get("model") or {}
+        summary: RunSummary = cell["summary"]
+        pricing = summary.config_part("pricing")
+        model = summary.config_part("model")
         date = str(pricing.get("date") or cell["pricing_sheet"] or "unknown")
         sheet = sheets.setdefault(
             date,
@@ -375,16 +376,15 @@ def _price_rows(cells: pd.DataFrame) -> list[Row]:
 
 
 def provenance(cells: pd.DataFrame, analysis: Analysis) -> Row:
-    summaries = list(cells["summary"])
-    finished = sorted(str(s.get("finished_at")) for s in summaries if s.get("finished_at"))
+    summaries: list[RunSummary] = list(cells["summary"])
+    finished = sorted(s.finished_at for s in summaries if s.finished_at)
     packages: dict[str, Row] = {}
     for s in summaries:
-        versions = s.get("packages") or {}
-        packages.setdefault(json.dumps(versions, sort_keys=True), versions)
+        packages.setdefault(json.dumps(s.packages, sort_keys=True), s.packages)
     configs = []
     for _, cell in cells.sort_values(["dataset", "model", "modality", "prompt_id"]).iterrows():
         # Summaries are written redacted; redacting again covers folders written before that.
-        config = redact(dict(cell["summary"].get("config") or {}))
+        config = redact(dict(cell["summary"].config))
         if isinstance(config.get("pricing"), Mapping):
             pricing = dict(config["pricing"])
             if "models" in pricing:
@@ -402,7 +402,7 @@ def provenance(cells: pd.DataFrame, analysis: Analysis) -> Row:
     return {
         "first_run": finished[0] if finished else "unknown",
         "last_run": finished[-1] if finished else "unknown",
-        "commits": sorted({str(s.get("git_commit") or "unknown") for s in summaries}),
+        "commits": sorted({s.git_commit or "unknown" for s in summaries}),
         "packages": list(packages.values()),
         "sheets": _price_rows(cells),
         "configs": configs,

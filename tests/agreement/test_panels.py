@@ -12,8 +12,10 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from mmjudge import metrics, panels
+from mmjudge import metrics
 from mmjudge.agree import align
+from mmjudge.agreement import aggregate, cascades, default_ensembles
+from mmjudge.agreement import panels as panel_builder
 from mmjudge.errors import MMJudgeError
 from mmjudge.qrels import read_qrels
 from tests.fake_runs import make_run, read_rows, read_summary
@@ -42,45 +44,45 @@ EXPECTED = {
 
 @pytest.mark.parametrize("how", sorted(EXPECTED))
 def test_aggregators_by_hand(how: str) -> None:
-    got = panels.aggregate(MATRIX, how, grades=[0, 1, 2])
+    got = aggregate.aggregate(MATRIX, how, grades=[0, 1, 2])
     np.testing.assert_array_equal(got, EXPECTED[how])
 
 
 def test_random_tie_break_is_seeded_and_picks_a_tied_grade() -> None:
-    got = panels.aggregate(MATRIX, "majority-random", grades=[0, 1, 2], seed=3)
+    got = aggregate.aggregate(MATRIX, "majority-random", grades=[0, 1, 2], seed=3)
     assert got[0] == 2 and got[5] == 0 and got[6] == 1 and math.isnan(got[3])
     assert got[1] in (0, 2) and got[2] in (1, 2) and got[4] in (0, 1, 2)
-    again = panels.aggregate(MATRIX, "majority-random", grades=[0, 1, 2], seed=3)
+    again = aggregate.aggregate(MATRIX, "majority-random", grades=[0, 1, 2], seed=3)
     np.testing.assert_array_equal(got, again)
     # many {0, 2} ties: both grades drawn, about half each, never the untied grade 1
     ties = np.array([[0.0] * 400, [2.0] * 400])
-    drawn = panels.aggregate(ties, "majority-random", grades=[0, 1, 2], seed=0)
+    drawn = aggregate.aggregate(ties, "majority-random", grades=[0, 1, 2], seed=0)
     assert set(drawn.tolist()) == {0.0, 2.0} and 150 < (drawn == 2).sum() < 250
-    other = panels.aggregate(ties, "majority-random", grades=[0, 1, 2], seed=1)
+    other = aggregate.aggregate(ties, "majority-random", grades=[0, 1, 2], seed=1)
     assert not np.array_equal(drawn, other)
 
 
 def test_rounding_is_half_up_onto_the_scale() -> None:
     np.testing.assert_array_equal(
-        panels.round_to_scale([0.5, 1.5, 2.4, 0.49, NAN], [0, 1, 2]), [1, 2, 2, 0, NAN]
+        aggregate.round_to_scale([0.5, 1.5, 2.4, 0.49, NAN], [0, 1, 2]), [1, 2, 2, 0, NAN]
     )
     # a scale with a gap: the nearest grade, halves upwards
-    np.testing.assert_array_equal(panels.round_to_scale([2.0, 1.9, 2.6], [0, 1, 3]), [3, 1, 3])
+    np.testing.assert_array_equal(aggregate.round_to_scale([2.0, 1.9, 2.6], [0, 1, 3]), [3, 1, 3])
     # a tie between grades 1 and 3 on that scale: mean 2, halfway, goes up
     tied = np.array([[1.0], [3.0]])
-    assert panels.aggregate(tied, "majority", grades=[0, 1, 3])[0] == 3
+    assert aggregate.aggregate(tied, "majority", grades=[0, 1, 3])[0] == 3
 
 
 def test_labels_off_the_scale_count_as_none_and_unknown_aggregator_fails() -> None:
-    got = panels.aggregate(np.array([[7.0, 1.0], [7.0, NAN]]), "majority", grades=[0, 1, 2])
+    got = aggregate.aggregate(np.array([[7.0, 1.0], [7.0, NAN]]), "majority", grades=[0, 1, 2])
     assert math.isnan(got[0]) and got[1] == 1
     with pytest.raises(ValueError, match="unknown aggregator"):
-        panels.aggregate(MATRIX, "median")
+        aggregate.aggregate(MATRIX, "median")
 
 
 def test_default_scale_is_every_whole_number_seen() -> None:
     # grades 0 and 3 tie; the scale 0..3 makes the mean 1.5 round to 2
-    assert panels.aggregate(np.array([[0.0], [3.0]]), "majority")[0] == 2
+    assert aggregate.aggregate(np.array([[0.0], [3.0]]), "majority")[0] == 2
 
 
 # --------------------------------------------------------------------------- virtual runs
@@ -133,7 +135,7 @@ def three_members(tmp_path: Path) -> list[Path]:
 def test_panel_virtual_run_labels_costs_and_summary(tmp_path: Path) -> None:
     members = three_members(tmp_path)
     out = tmp_path / "sweep" / "ensembles" / "p"
-    summary = panels.build_panel(members, out, how="majority-max")
+    summary = panel_builder.build_panel(members, out, how="majority-max").to_json()
     rows = {(r["query_id"], r["result_id"]): r for r in read_rows(out)}
     assert list(rows) == KEYS
     # votes: (2,2,1) → 2; (0,2,1) → three-way tie → max 2; (1,-,1) → 1; (-,-,absent) → none
@@ -178,7 +180,7 @@ def test_panel_of_one_model_over_prompts_is_named_by_prompt(tmp_path: Path) -> N
     labels = dict.fromkeys(KEYS, 1)
     a = make_run(tmp_path, "a", labels, HUMAN, model="gpt", prompt_id="default")
     b = make_run(tmp_path, "b", labels, HUMAN, model="gpt", prompt_id="terse")
-    summary = panels.build_panel([a, b], tmp_path / "p")
+    summary = panel_builder.build_panel([a, b], tmp_path / "p").to_json()
     assert summary["model"] == "panel:majority(gpt: default+terse)"
     assert summary["prompt_id"] == "default+terse"
 
@@ -188,7 +190,7 @@ def test_panel_where_every_member_failed_is_an_error_row(tmp_path: Path) -> None
     labels = {KEYS[0]: None, KEYS[1]: 1}
     a = make_run(tmp_path, "a", labels, HUMAN, errors=errors)
     b = make_run(tmp_path, "b", labels, HUMAN, errors=errors, model="n")
-    summary = panels.build_panel([a, b], tmp_path / "p")
+    summary = panel_builder.build_panel([a, b], tmp_path / "p").to_json()
     row = read_rows(tmp_path / "p")[0]
     assert row["label"] is None and row["error"].startswith("no member answered (timeout")
     assert summary["n_errors"] == 1 and summary["n_unparseable"] == 0
@@ -199,11 +201,11 @@ def test_members_must_share_dataset_and_scale(tmp_path: Path) -> None:
     b = make_run(tmp_path, "b", {KEYS[0]: 1}, HUMAN, dataset="other")
     c = make_run(tmp_path, "c", {KEYS[0]: 1}, HUMAN, grades=(0, 1, 2, 3))
     with pytest.raises(MMJudgeError, match="share one dataset"):
-        panels.build_panel([a, b], tmp_path / "p")
+        panel_builder.build_panel([a, b], tmp_path / "p")
     with pytest.raises(MMJudgeError, match="different grade scales"):
-        panels.build_panel([a, c], tmp_path / "p")
+        panel_builder.build_panel([a, c], tmp_path / "p")
     with pytest.raises(MMJudgeError, match="at least two"):
-        panels.build_panel([a], tmp_path / "p")
+        panel_builder.build_panel([a], tmp_path / "p")
 
 
 # --------------------------------------------------------------------------- cascades
@@ -263,7 +265,7 @@ def test_cascade_rules_costs_and_escalation_rate(
 ) -> None:
     cheap, _, dear = cascade_runs(tmp_path)
     out = tmp_path / "cascade"
-    summary = panels.build_cascade(cheap, dear, out, rules=rules)
+    summary = cascades.build_cascade(cheap, dear, out, rules=rules).to_json()
     rows = read_rows(out)
     assert [r["label"] for r in rows] == labels
     for row, up in zip(rows, escalated, strict=True):
@@ -284,7 +286,7 @@ def test_cascade_rules_costs_and_escalation_rate(
 def test_escalated_item_without_expensive_label_keeps_the_cheap_one(tmp_path: Path) -> None:
     cheap = make_run(tmp_path, "c", {KEYS[3]: 1}, HUMAN, cost=0.01)
     dear = make_run(tmp_path, "d", {KEYS[3]: None}, HUMAN, model="d", cost=1.0)
-    summary = panels.build_cascade(cheap, dear, tmp_path / "x", rules=["middle"])
+    summary = cascades.build_cascade(cheap, dear, tmp_path / "x", rules=["middle"]).to_json()
     row = read_rows(tmp_path / "x")[0]
     assert row["label"] == 1 and row["cost_usd"] == pytest.approx(1.01)
     assert summary["escalation_rate"] == 1.0
@@ -293,8 +295,10 @@ def test_escalated_item_without_expensive_label_keeps_the_cheap_one(tmp_path: Pa
 def test_disagree_rule_needs_and_uses_two_cheap_runs(tmp_path: Path) -> None:
     cheap, other, dear = cascade_runs(tmp_path)
     with pytest.raises(MMJudgeError, match="second cheap run"):
-        panels.build_cascade(cheap, dear, tmp_path / "x", rules=["disagree"])
-    summary = panels.build_cascade([cheap, other], dear, tmp_path / "y", rules=["disagree"])
+        cascades.build_cascade(cheap, dear, tmp_path / "x", rules=["disagree"])
+    summary = cascades.build_cascade(
+        [cheap, other], dear, tmp_path / "y", rules=["disagree"]
+    ).to_json()
     rows = read_rows(tmp_path / "y")
     # cheap labels (2,1), (1,1), (-,1), (0,0): only the first item has two that differ;
     # the third has no first cheap label and takes the second's
@@ -308,9 +312,9 @@ def test_disagree_rule_needs_and_uses_two_cheap_runs(tmp_path: Path) -> None:
 def test_confidence_rule_needs_stated_confidences_and_rules_are_checked(tmp_path: Path) -> None:
     _, other, dear = cascade_runs(tmp_path)
     with pytest.raises(MMJudgeError, match="prompt=confidence"):
-        panels.build_cascade(other, dear, tmp_path / "x", rules=["confidence"])
+        cascades.build_cascade(other, dear, tmp_path / "x", rules=["confidence"])
     with pytest.raises(MMJudgeError, match="unknown cascade rule"):
-        panels.build_cascade(other, dear, tmp_path / "x", rules=["bored"])
+        cascades.build_cascade(other, dear, tmp_path / "x", rules=["bored"])
 
 
 # --------------------------------------------------------------------------- after a sweep
@@ -324,7 +328,7 @@ def test_default_ensembles_of_a_sweep(tmp_path: Path) -> None:
     for model in ("m1", "m2"):
         make_run(sweep, f"{model}.terse", labels, HUMAN, model=model, prompt_id="terse")
     make_run(sweep, "m1.mm", labels, HUMAN, model="m1", modality="mm")  # alone in its group
-    built = panels.build_default_ensembles(sweep)
+    built = default_ensembles.build_default_ensembles(sweep)
     names = sorted(p.name for p in built)
     assert names == [
         "cascade.toy.text.m1-to-m2",
@@ -343,7 +347,7 @@ def test_default_ensembles_of_a_sweep(tmp_path: Path) -> None:
     assert cascade["escalation_rate"] == 0.25  # the one grade-1 item
     assert [m["run_id"] for m in cascade["members"]] == ["m1.default", "m3.default"]
     # running it again does not take the ensembles for members
-    assert sorted(p.name for p in panels.build_default_ensembles(sweep)) == names
+    assert sorted(p.name for p in default_ensembles.build_default_ensembles(sweep)) == names
 
 
 def sweep(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -410,17 +414,17 @@ def test_llmjudge_panels_of_seven_runs(llmjudge) -> None:
     grades = [0, 1, 2, 3]
     singles = [cohen_kappa_score(alignment.human, row) for row in alignment.judges]
     for how in ("majority", "majority-max", "majority-min", "mean"):
-        got = panels.aggregate(alignment.judges, how, grades)
+        got = aggregate.aggregate(alignment.judges, how, grades)
         expected = [reference_panel(list(col), how) for col in alignment.judges.T]
         np.testing.assert_array_equal(got, expected)
         kappa = metrics.cohen_kappa(alignment.human, got)
         assert kappa == pytest.approx(cohen_kappa_score(alignment.human, got))
         assert 0.2 < kappa < 0.35
-    majority = metrics.cohen_kappa(alignment.human, panels.aggregate(alignment.judges))
+    majority = metrics.cohen_kappa(alignment.human, aggregate.aggregate(alignment.judges))
     # on these files the majority of seven judges is at least as good as the best single one
     assert majority >= max(singles) - 0.01
-    drawn = panels.aggregate(alignment.judges, "majority-random", grades, seed=0)
-    low = panels.aggregate(alignment.judges, "majority-min", grades)
-    high = panels.aggregate(alignment.judges, "majority-max", grades)
+    drawn = aggregate.aggregate(alignment.judges, "majority-random", grades, seed=0)
+    low = aggregate.aggregate(alignment.judges, "majority-min", grades)
+    high = aggregate.aggregate(alignment.judges, "majority-max", grades)
     assert ((drawn >= low) & (drawn <= high)).all() and (drawn != low).any()
     assert (drawn != high).any()

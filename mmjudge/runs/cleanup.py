@@ -17,10 +17,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from mmjudge import PROJECT_ROOT
+from mmjudge.runs.batches import STATE_FILE
+from mmjudge.runs.rows import JUDGMENTS
 
 #: Written by mmjudge once something was judged or paid for: a folder with either is kept.
-_KEEP_IF_PRESENT = ("batches.json",)
-_RECORDS = "judgments.jsonl"
+_KEEP_IF_PRESENT = (STATE_FILE,)
+_RECORDS = JUDGMENTS
 
 
 def _beyond_hydra(run_dir: Path) -> list[Path]:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mmjudge import PROJECT_ROOT
-from mmjudge.run_folder import remove, removed_unless_judged
+from mmjudge.runs.cleanup import remove, removed_unless_judged
 
 
 def hydra_folder(path: Path) -> Path:

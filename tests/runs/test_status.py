@@ -8,8 +8,9 @@ import signal
 import pytest
 
 import mmjudge.sweep
-from mmjudge import status
+from mmjudge.cli.exits import resume_command
 from mmjudge.interrupt import StopSignal
+from mmjudge.runs import status
 
 
 @pytest.mark.parametrize(
@@ -50,14 +51,14 @@ def test_status_counts_read_in_a_fixed_order() -> None:
 
 def test_the_resume_command_repeats_the_arguments_and_pins_the_folder() -> None:
     argv = ["model=gpt4o", "hydra.run.dir=old", "dataset.path=/data/my set"]
-    line = status.resume_command(argv, "/runs/a b", multirun=False, program="mmj")
+    line = resume_command(argv, "/runs/a b", multirun=False, program="mmj")
     assert shlex.split(line) == [
         "mmj",
         "model=gpt4o",
         "dataset.path=/data/my set",
         "hydra.run.dir=/runs/a b",
     ]
-    sweep = status.resume_command(["-m", "model=a,b"], "/s", multirun=True, program="mmj")
+    sweep = resume_command(["-m", "model=a,b"], "/s", multirun=True, program="mmj")
     assert shlex.split(sweep) == ["mmj", "-m", "model=a,b", "hydra.sweep.dir=/s"]
 
 

@@ -24,13 +24,11 @@ budget, partial, in that order).
 
 from __future__ import annotations
 
-import shlex
 import signal
-import sys
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping
 
-from mmjudge.interrupt import signal_name
+from mmjudge.errors import BudgetExceeded, ConfigError, CredentialError, DatasetError, Interrupted
+from mmjudge.runs.blocks import CellStatus
 
 COMPLETE = "complete"
 PARTIAL = "partial"
@@ -73,6 +71,40 @@ def cell_status(n_judgments: int, n_errors: int, max_error_rate: float) -> tuple
     return PARTIAL, f"{counted}; run the same command again to retry them"
 
 
+def cell_end(
+    n_judgments: int,
+    n_errors: int,
+    max_error_rate: float,
+    *,
+    skipped: str | None = None,
+    stop: BaseException | None = None,
+) -> CellStatus:
+    """How a cell ended: skipped (with the reason), stopped early by ``stop`` (an interruption,
+    the budget, the circuit breaker, a rejected key), or, when it ran to the end, as its rows'
+    error count says."""
+    if skipped:
+        state, reason = SKIPPED, skipped
+    elif isinstance(stop, Interrupted):
+        state, reason = INTERRUPTED, str(stop)
+    elif isinstance(stop, BudgetExceeded):
+        state, reason = STOPPED_BY_BUDGET, str(stop)
+    elif stop is not None:
+        state, reason = FAILED, str(stop)
+    else:
+        state, reason = cell_status(n_judgments, n_errors, max_error_rate)
+    if isinstance(stop, ConfigError | CredentialError | DatasetError):
+        code = EXIT_CONFIG  # a setting found wrong as the calls were about to start
+    else:
+        code = exit_code(state, getattr(stop, "signal_number", None))
+    return CellStatus(
+        status=state,
+        status_reason=reason or None,
+        exit_code=code,
+        stopped_because=str(stop) if stop is not None else None,
+        skip_reason=skipped,
+    )
+
+
 def exit_code(status: str, signal_number: int | None = None) -> int:
     """The process exit code for one cell's status."""
     if status == INTERRUPTED:
@@ -103,88 +135,3 @@ def status_line(counts: Mapping[str, int]) -> str:
     total = sum(counts.values())
     parts = ", ".join(f"{n} {status.replace('_', ' ')}" for status, n in counts.items())
     return f"{total} cell{'s' if total != 1 else ''}: {parts}"
-
-
-def resume_command(
-    argv: Sequence[str], directory: str, *, multirun: bool, program: str | None = None
-) -> str:
-    """The command that picks a stopped run (or sweep) up where it stopped.
-
-    The same arguments, with the run directory pinned (``hydra.run.dir``, or
-    ``hydra.sweep.dir`` for a multirun) so finished rows are kept and only the rest is judged.
-    """
-    key = "hydra.sweep.dir" if multirun else "hydra.run.dir"
-    kept = [a for a in argv if not a.lstrip("+~").startswith(("hydra.run.dir=", key + "="))]
-    head = program or f"{_python()} -m mmjudge.sweep"
-    return " ".join([head, *(shlex.quote(a) for a in kept), shlex.quote(f"{key}={directory}")])
-
-
-def _python() -> str:
-    """How the running interpreter is named in a printed command (relative when it can be)."""
-    executable = sys.executable or "python"
-    return shlex.quote(executable)
-
-
-def summary_counts(summaries: Iterable[Mapping[str, Any]]) -> dict[str, int]:
-    """Cells per status over run summaries (a summary without a status is complete)."""
-    return count_statuses(str(s.get("status") or COMPLETE) for s in summaries)
-
-
-# --- what the command line prints and exits with --------------------------------------------
-
-_exit = {"code": 0}
-
-
-def _severity(code: int) -> int:
-    """Rank of an exit code: the same order as :func:`sweep_exit_code`."""
-    if code >= 128:
-        return 4
-    return {0: 0, EXIT_PARTIAL: 1, EXIT_BUDGET: 2, EXIT_FAILED: 3}.get(code, 3)
-
-
-def note_exit(code: int, *, replace: bool = False) -> None:
-    """Remember the exit code for the end of the process (the most severe one wins, unless
-    ``replace``: a finished multirun sets the code of the whole sweep)."""
-    if replace or _severity(code) > _severity(_exit["code"]):
-        _exit["code"] = code
-
-
-def pending_exit() -> int:
-    """The exit code noted so far (0 when every cell was fine)."""
-    return _exit["code"]
-
-
-def status_note(summary: Mapping[str, Any]) -> str:
-    """``; status partial: 2 of 16 judgments failed …`` for a cell's closing line ("" when
-    complete)."""
-    status = str(summary.get("status") or COMPLETE)
-    if status == COMPLETE:
-        return ""
-    reason = summary.get("status_reason")
-    if reason and reason != summary.get("stopped_because"):
-        return f"; status {status}: {reason}"
-    return f"; status {status}"
-
-
-def interrupted_lines(summary: Mapping[str, Any], directory: str, *, multirun: bool) -> str:
-    """What an interrupted cell prints: what was kept, and the command that resumes."""
-    kept = summary.get("n_judgments", 0)
-    total = summary.get("n_items")
-    of = f" of {total}" if isinstance(total, int) else ""
-    head = f"mmjudge: interrupted; {kept}{of} judgments of this cell are saved. " + (
-        "The sweep stops here; resume it (finished rows are kept, answers already paid "
-        "for come from the response cache) with:"
-        if multirun
-        else "Resume it (finished rows are kept) with:"
-    )
-    return f"{head}\n  {resume_command(sys.argv[1:], directory, multirun=multirun)}"
-
-
-def stopped_between_calls(signal_number: int, argv: Sequence[str]) -> str:
-    """The line for a stop outside the judging loop (reading data, writing the report)."""
-    multirun = any(a in ("-m", "--multirun") for a in argv)
-    where = "hydra.sweep.dir=<the sweep folder>" if multirun else "hydra.run.dir=<the run folder>"
-    return (
-        f"stopped by {signal_name(signal_number)}; nothing in flight was lost. Run the same "
-        f"command again with {where} to go on where it stopped"
-    )

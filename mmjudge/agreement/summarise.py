@@ -1,0 +1,105 @@
+"""A finished run's rows turned into its ``summary.json``: agreement with the annotators,
+dollars, counts and how the cell ended, for real runs and virtual ones alike."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from mmjudge import scoring
+from mmjudge.costs.figures import cost_figures
+from mmjudge.records import Forecast
+from mmjudge.runs import (
+    Agreement,
+    CallCounts,
+    CellInfo,
+    CellStatus,
+    Ensemble,
+    RunSummary,
+    annotators,
+    build_summary,
+    judgments_path,
+    load_judgments,
+    read_summary,
+    row_figures,
+    write_summary,
+)
+from mmjudge.runs.status import cell_end
+
+
+def agreement(frame: pd.DataFrame, grades: list[int], relevant_from: float) -> Agreement:
+    """The judge against the annotators' consensus (:func:`mmjudge.scoring.agreement_summary`:
+    κ with intervals, α, accuracy...), with the human–human ceiling. Answered rows only; an
+    item written twice (a resumed run) counts once, its last row, as in the report."""
+    answered = frame[frame["error"].isna()] if len(frame) else frame
+    names = annotators(answered)
+    if not names or answered.empty:
+        return Agreement(n=0)
+    answered = answered.drop_duplicates(["query_id", "result_id"], keep="last")
+    human = {
+        name: answered[f"human:{name}"].to_numpy(dtype=float, na_value=np.nan) for name in names
+    }
+    judge = answered["label"].to_numpy(dtype=float, na_value=np.nan)
+    values = scoring.agreement_summary(
+        judge,
+        human,
+        grades=grades,
+        query_ids=answered["query_id"].astype(str).to_numpy(),
+        relevant_from=relevant_from,
+    )
+    return Agreement(**values)
+
+
+def summarise_run(
+    run_dir: Path,
+    cell: CellInfo,
+    *,
+    relevant_from: float,
+    config: dict[str, Any],
+    status: CellStatus | None = None,
+    max_error_rate: float = 1.0,
+    skipped: str | None = None,
+    stop: BaseException | None = None,
+    calls: CallCounts | None = None,
+    ensemble: Ensemble | None = None,
+    grading: dict[str, Any] | None = None,
+    forecast: Forecast | None = None,
+    n_items: int | None = None,
+) -> RunSummary:
+    """Score a run folder's rows and write its ``summary.json``; returns the summary.
+
+    The cell's status is ``status`` when given (virtual runs are complete), otherwise it
+    follows from ``skipped``, ``stop`` (the error that ended the run early) or the share of
+    failed rows against ``max_error_rate``. A virtual run (``ensemble``) spent nothing: its
+    members' calls were paid for.
+    """
+    frame = load_judgments(judgments_path(run_dir))
+    figures = row_figures(frame)
+    cost = cost_figures(frame)
+    if ensemble is not None:
+        cost = dataclasses.replace(cost, spent_usd=0.0)
+    if status is None:
+        status = cell_end(
+            figures.n_judgments, figures.n_errors, max_error_rate, skipped=skipped, stop=stop
+        )
+    summary = build_summary(
+        run_dir,
+        cell,
+        figures,
+        metrics=agreement(frame, list(cell.grades), relevant_from),
+        cost=cost,
+        config=config,
+        status=status,
+        calls=calls,
+        ensemble=ensemble,
+        grading=grading,
+        forecast=forecast,
+        n_items=n_items,
+    )
+    write_summary(run_dir, summary)
+    # What the file holds (plain JSON numbers and keys), as any later reader will see it.
+    return read_summary(run_dir)

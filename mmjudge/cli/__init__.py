@@ -1,0 +1,1 @@
+"""The ``mmjudge`` command: one thin module per subcommand over the library."""

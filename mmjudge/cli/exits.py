@@ -1,0 +1,94 @@
+"""What the command line prints when a cell or a sweep ends, and the exit code it ends with.
+
+Statuses and their exit codes are defined in :mod:`mmjudge.runs.status`; this module keeps
+the code a process will exit with (the most severe cell's), and words the lines a stopped
+run prints: what was kept and the command that resumes it.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Sequence
+
+from mmjudge.interrupt import signal_name
+from mmjudge.runs import RunSummary
+from mmjudge.runs.status import COMPLETE, EXIT_BUDGET, EXIT_FAILED, EXIT_PARTIAL
+
+
+def resume_command(
+    argv: Sequence[str], directory: str, *, multirun: bool, program: str | None = None
+) -> str:
+    """The command that picks a stopped run (or sweep) up where it stopped.
+
+    The same arguments, with the run directory pinned (``hydra.run.dir``, or
+    ``hydra.sweep.dir`` for a multirun) so finished rows are kept and only the rest is judged.
+    """
+    key = "hydra.sweep.dir" if multirun else "hydra.run.dir"
+    kept = [a for a in argv if not a.lstrip("+~").startswith(("hydra.run.dir=", key + "="))]
+    head = program or f"{_python()} -m mmjudge.sweep"
+    return " ".join([head, *(shlex.quote(a) for a in kept), shlex.quote(f"{key}={directory}")])
+
+
+def _python() -> str:
+    """How the running interpreter is named in a printed command (relative when it can be)."""
+    executable = sys.executable or "python"
+    return shlex.quote(executable)
+
+
+_exit = {"code": 0}
+
+
+def _severity(code: int) -> int:
+    """Rank of an exit code: the same order as :func:`sweep_exit_code`."""
+    if code >= 128:
+        return 4
+    return {0: 0, EXIT_PARTIAL: 1, EXIT_BUDGET: 2, EXIT_FAILED: 3}.get(code, 3)
+
+
+def note_exit(code: int, *, replace: bool = False) -> None:
+    """Remember the exit code for the end of the process (the most severe one wins, unless
+    ``replace``: a finished multirun sets the code of the whole sweep)."""
+    if replace or _severity(code) > _severity(_exit["code"]):
+        _exit["code"] = code
+
+
+def pending_exit() -> int:
+    """The exit code noted so far (0 when every cell was fine)."""
+    return _exit["code"]
+
+
+def status_note(summary: RunSummary) -> str:
+    """``; status partial: 2 of 16 judgments failed …`` for a cell's closing line ("" when
+    complete)."""
+    status = summary.status.status
+    if status == COMPLETE:
+        return ""
+    reason = summary.status.status_reason
+    if reason and reason != summary.status.stopped_because:
+        return f"; status {status}: {reason}"
+    return f"; status {status}"
+
+
+def interrupted_lines(summary: RunSummary, directory: str, *, multirun: bool) -> str:
+    """What an interrupted cell prints: what was kept, and the command that resumes."""
+    kept = summary.n_judgments
+    total = summary.n_items
+    of = f" of {total}" if isinstance(total, int) else ""
+    head = f"mmjudge: interrupted; {kept}{of} judgments of this cell are saved. " + (
+        "The sweep stops here; resume it (finished rows are kept, answers already paid "
+        "for come from the response cache) with:"
+        if multirun
+        else "Resume it (finished rows are kept) with:"
+    )
+    return f"{head}\n  {resume_command(sys.argv[1:], directory, multirun=multirun)}"
+
+
+def stopped_between_calls(signal_number: int, argv: Sequence[str]) -> str:
+    """The line for a stop outside the judging loop (reading data, writing the report)."""
+    multirun = any(a in ("-m", "--multirun") for a in argv)
+    where = "hydra.sweep.dir=<the sweep folder>" if multirun else "hydra.run.dir=<the run folder>"
+    return (
+        f"stopped by {signal_name(signal_number)}; nothing in flight was lost. Run the same "
+        f"command again with {where} to go on where it stopped"
+    )

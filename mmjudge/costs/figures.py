@@ -1,0 +1,35 @@
+"""A run's dollars from its rows: what its judgments cost, what it paid, per million."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from mmjudge.runs import CostFigures
+
+
+def cost_figures(frame: pd.DataFrame) -> CostFigures:
+    """Dollars: total, spent in this run (cache hits are free), and per million judgments.
+
+    ``resent_usd`` estimates what requests lost in flight by a stopped process cost: the
+    provider billed them, and each is priced as the request sent again in its place. It is
+    part of ``spent_usd`` but not of ``total_usd`` and the per-million figures, which price
+    the judgments themselves.
+    """
+    n = len(frame)
+    if not n:
+        return CostFigures()
+    total = float(frame["cost_usd"].sum())
+    image = float(frame["image_cost_usd"].sum())
+    resent_usd = float((frame["cost_usd"] * frame["resent"]).sum())
+    spent = float(frame.loc[~frame["cached"], "cost_usd"].sum()) + resent_usd
+    per_million = total / n * 1e6
+    image_per_million = image / n * 1e6
+    return CostFigures(
+        total_usd=total,
+        spent_usd=spent,
+        usd_per_million=per_million,
+        image_usd_per_million=image_per_million,
+        text_usd_per_million=per_million - image_per_million,
+        resent_requests=int(frame["resent"].sum()),
+        resent_usd=resent_usd,
+    )

@@ -1,0 +1,95 @@
+"""``batches.json``: the provider batches a run folder has submitted (``runner.mode=batch``).
+
+Written atomically after every change, so a run killed at any moment leaves the old file or
+the new one; a run started again in the same folder reads it and collects the batches still
+marked ``submitted`` instead of submitting their items again. The layout is described in
+:mod:`mmjudge.running.batch`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mmjudge.errors import ConfigError
+
+STATE_FILE = "batches.json"
+STATE_SCHEMA_VERSION = 1
+
+
+@dataclass
+class BatchRecord:
+    """One submitted batch, as kept in the state file (see the module doc)."""
+
+    local_id: int
+    id: str
+    provider: str
+    base_url: str
+    model_id: str
+    attempt: int
+    items: dict[str, str]
+    n_requests: int
+    n_bytes: int
+    submitted_at: str
+    submitted_ts: float
+    state: str = "submitted"
+    status: str = ""
+    counts: dict[str, int] = field(default_factory=dict)
+    ended_at: str | None = None
+    collected_at: str | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> BatchRecord:
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+class BatchState:
+    """The batches of one run directory, saved to ``batches.json`` after every change."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.batches: list[BatchRecord] = []
+        if path.exists():
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+                self.batches = [BatchRecord.from_dict(b) for b in data.get("batches", [])]
+            except (ValueError, TypeError, AttributeError) as error:
+                raise ConfigError(
+                    f"{path} cannot be read ({error}); it lists the batches this run submitted: "
+                    "repair it, or remove it to submit every unfinished item again"
+                ) from None
+
+    def outstanding(self, provider: str, base_url: str) -> list[BatchRecord]:
+        """Batches of this provider and endpoint whose results are not written yet."""
+        return [
+            b
+            for b in self.batches
+            if b.state == "submitted" and b.provider == provider and b.base_url == base_url
+        ]
+
+    def add(self, record: BatchRecord) -> None:
+        self.batches.append(record)
+        self.save()
+
+    def next_local_id(self) -> int:
+        return max((b.local_id for b in self.batches), default=0) + 1
+
+    def save(self) -> None:
+        """Write the state atomically: a kill at any moment leaves the old or the new file."""
+        data = {
+            "schema_version": STATE_SCHEMA_VERSION,
+            "batches": [dataclasses.asdict(b) for b in self.batches],
+        }
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        with tmp.open("w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=1)
+            handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, self.path)
