@@ -58,6 +58,25 @@ class Cell:
     """All of the cell's numbers against the consensus, on the items it graded."""
     labels: CellLabels | None = None
     frontier: bool = False
+    """On the Pareto frontier of its dataset's judges (ensembles: of judges and ensembles)."""
+    sweep: str = ""
+    """The sweep folder the cell's run came from."""
+    kind: str = "single"
+    """``single`` for a judge's run, ``panel`` or ``cascade`` for an ensemble."""
+    run_dir: str = ""
+
+    @property
+    def ensemble(self) -> bool:
+        return self.kind != "single"
+
+    @property
+    def cost_split(self) -> tuple[float, float]:
+        """Dollars per million judgments for the images and for the text."""
+        cost = self.summary.get("cost") or {}
+        return (
+            float(cost.get("image_usd_per_million") or 0.0),
+            float(cost.get("text_usd_per_million") or 0.0),
+        )
 
 
 class HumanPair(NamedTuple):
@@ -127,7 +146,9 @@ class DatasetStats:
     relevant_from: float | None
     """Lowest relevant grade from the dataset's config (``None``: the scale's default)."""
     cells: list[Cell]
-    """Completed cells, best κ first."""
+    """Completed judges' cells (real runs), best κ first."""
+    ensembles: list[Cell] = field(default_factory=list)
+    """Panels and cascades built from the judges' saved records, best κ first."""
     human_pairs: list[HumanPair] = field(default_factory=list)
     best_vs_others: list[Comparison] = field(default_factory=list)
     """The best cell against every other cell with a κ, in rank order."""
@@ -135,6 +156,8 @@ class DatasetStats:
     """Each frontier cell (but the cheapest) against the next cheaper frontier cell."""
     modality_effects: list[Comparison] = field(default_factory=list)
     """Image + text and image only against text only, per model and prompt."""
+    ensemble_vs_best: list[Comparison] = field(default_factory=list)
+    """Each ensemble on the frontier of judges and ensembles against the best judge."""
 
     @property
     def ceiling(self) -> tuple[float, float] | None:
@@ -160,6 +183,14 @@ class DatasetStats:
             (c for c in self.cells if c.frontier), key=lambda c: (c.usd_per_million, -c.kappa[0])
         )
 
+    @property
+    def ensemble_frontier(self) -> list[Cell]:
+        """Ensembles that no judge or other ensemble matches or beats at their price."""
+        return sorted(
+            (c for c in self.ensembles if c.frontier),
+            key=lambda c: (c.usd_per_million, -c.kappa[0]),
+        )
+
 
 class AverageCell(NamedTuple):
     """A judge averaged over the datasets it ran on."""
@@ -181,6 +212,8 @@ class Analysis:
     n_boot: int
     ignored_runs: list[str]
     """Older runs of a cell that a newer run of the same cell replaced."""
+    sweeps: list[str] = field(default_factory=list)
+    """The sweep folders the report is built from, in the order given."""
 
     def judge_name(self, judge: Judge) -> str:
         return judge.name(self.with_prompt)
@@ -333,7 +366,8 @@ def _scale(summary: dict[str, Any]) -> tuple[list[float], dict[str, str], float 
 
 
 def completed_cells(cells: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
-    """Completed cells, one per (dataset, model, modality, prompt): the latest run wins."""
+    """Completed cells, one per (dataset, model, modality, prompt): the run that finished
+    last wins, whichever sweep folder holds it (a rerun or a later sweep replaces a cell)."""
     done = cells[cells["status"] == "complete"]
     if done.empty:
         return done, []
@@ -344,62 +378,161 @@ def completed_cells(cells: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     return latest.sort_values(key), ignored
 
 
-def analyse(cells: pd.DataFrame, *, n_boot: int = N_BOOT) -> Analysis:
-    """Read every completed cell's labels and compute the report's statistics."""
-    done, ignored = completed_cells(cells)
-    datasets = []
-    for dataset, group in done.groupby("dataset", sort=True):
-        first = group.iloc[0]["summary"]
-        grades, meanings, relevant_from = _scale(first)
-        items = DatasetItems(str(dataset))
-        stats_cells = []
-        for _, row in group.iterrows():
-            judge = Judge(row["model"], row["modality"], row["prompt_id"])
-            labels = read_cell_labels(judgments_path(row["run_dir"]), items)
-            stats_cells.append(
-                Cell(
-                    dataset=str(dataset),
-                    judge=judge,
-                    run_id=str(row["run_id"]),
-                    summary=row["summary"],
-                    usd_per_million=float(row["usd_per_million"]),
-                    labels=labels,
-                )
-            )
-        for cell in stats_cells:
-            assert cell.labels is not None
-            cell.score = cell_score(items, cell.labels, grades, relevant_from, n_boot)
-            cell.kappa = cell.score.kappa
-        stats_cells.sort(key=lambda c: (-c.kappa.estimate if c.kappa.known else math.inf, c.judge))
-        flags = pareto_frontier(
-            [c.usd_per_million for c in stats_cells], [c.kappa.estimate for c in stats_cells]
+def _number(value: Any) -> float:
+    return math.nan if value is None else float(value)
+
+
+def saved_score(summary: dict[str, Any], n_boot: int) -> JudgeScore | None:
+    """The cell's score as its run computed it with :func:`mmjudge.scoring.score_judge`
+    (``summary.json``'s metrics), when it was computed with the bootstrap asked for here;
+    None when the summary lacks a field or used other resamples."""
+    m = summary.get("metrics") or {}
+    boot = m.get("bootstrap") or {}
+    if (boot.get("n_boot"), boot.get("seed"), boot.get("resampled")) != (
+        n_boot,
+        scoring.SEED,
+        "queries",
+    ) or boot.get("level", scoring.LEVEL) != scoring.LEVEL:
+        return None
+    try:
+        intervals = m["intervals"]
+        kappas = [
+            Interval(*(_number(intervals[key][part]) for part in ("estimate", "low", "high")))
+            for key in ("kappa", "kappa_linear", "kappa_quadratic")
+        ]
+        return JudgeScore(
+            n_items=int(m["n_scored"]),
+            n_queries=int(m["n_queries"]),
+            n_off_scale=int(m.get("n_off_scale") or 0),
+            kappa=kappas[0],
+            kappa_linear=kappas[1],
+            kappa_quadratic=kappas[2],
+            kappa_binary=_number(m.get("kappa_binary")),
+            alpha=_number(m.get("alpha")),
+            accuracy=_number(m.get("accuracy")),
+            mae=_number(m.get("mae")),
         )
-        for cell, flag in zip(stats_cells, flags, strict=True):
-            cell.frontier = flag
-        stats = DatasetStats(str(dataset), grades, meanings, items, relevant_from, stats_cells)
-        stats.human_pairs = human_pairs(items, grades, relevant_from, n_boot)
-        _comparisons(stats, n_boot)
-        datasets.append(stats)
-    return Analysis(
-        datasets=datasets,
-        averages=averages(datasets),
-        with_prompt=done["prompt_id"].nunique() > 1 if len(done) else False,
-        n_boot=n_boot,
-        ignored_runs=ignored,
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _n_scored(items: DatasetItems, labels: CellLabels, grades: Sequence[float]) -> int:
+    scale = np.asarray(grades, dtype=float)
+    mask, _ = scoring.scored_items(scale, items.consensus[labels.items], labels.label)
+    return int(mask.sum())
+
+
+def load_labels(stats: DatasetStats, cell: Cell) -> CellLabels:
+    """The cell's labels, read on first use (ensembles are read only when compared)."""
+    if cell.labels is None:
+        cell.labels = read_cell_labels(judgments_path(cell.run_dir), stats.items)
+    return cell.labels
+
+
+def score_cell(stats: DatasetStats, cell: Cell, n_boot: int) -> None:
+    """Give the cell its score: the one its run saved when the report would compute the
+    same (same resamples, same items), else computed here with the same definition."""
+    score = saved_score(cell.summary, n_boot)
+    if (
+        cell.labels is not None
+        and score is not None
+        and _n_scored(stats.items, cell.labels, stats.grades) != score.n_items
+    ):
+        score = None
+    if score is None:
+        labels = load_labels(stats, cell)
+        score = cell_score(stats.items, labels, stats.grades, stats.relevant_from, n_boot)
+    cell.score = score
+    cell.kappa = score.kappa
+
+
+def _new_cell(row: pd.Series, dataset: str) -> Cell:
+    return Cell(
+        dataset=dataset,
+        judge=Judge(row["model"], row["modality"], row["prompt_id"]),
+        run_id=str(row["run_id"]),
+        summary=row["summary"],
+        usd_per_million=float(row["usd_per_million"]),
+        sweep=str(row.get("sweep") or ""),
+        kind=str(row.get("kind") or "single"),
+        run_dir=str(row["run_dir"]),
     )
 
 
+def _rank(cells: list[Cell]) -> None:
+    cells.sort(key=lambda c: (-c.kappa.estimate if c.kappa.known else math.inf, c.judge))
+
+
+def _dataset_stats(dataset: str, group: pd.DataFrame, n_boot: int) -> DatasetStats:
+    first = group.iloc[0]["summary"]
+    grades, meanings, relevant_from = _scale(first)
+    stats = DatasetStats(dataset, grades, meanings, DatasetItems(dataset), relevant_from, [])
+    for _, row in group.iterrows():
+        cell = _new_cell(row, dataset)
+        if cell.ensemble:
+            stats.ensembles.append(cell)
+        else:
+            load_labels(stats, cell)  # judges are all compared and browsed: read them now
+            stats.cells.append(cell)
+    for cell in [*stats.cells, *stats.ensembles]:
+        score_cell(stats, cell, n_boot)
+    _rank(stats.cells)
+    _rank(stats.ensembles)
+    flags = pareto_frontier(
+        [c.usd_per_million for c in stats.cells], [c.kappa.estimate for c in stats.cells]
+    )
+    for cell, flag in zip(stats.cells, flags, strict=True):
+        cell.frontier = flag
+    both = [*stats.cells, *stats.ensembles]
+    flags = pareto_frontier([c.usd_per_million for c in both], [c.kappa.estimate for c in both])
+    for cell, flag in zip(both[len(stats.cells) :], flags[len(stats.cells) :], strict=True):
+        cell.frontier = flag
+    stats.human_pairs = human_pairs(stats.items, grades, relevant_from, n_boot)
+    _comparisons(stats, n_boot)
+    return stats
+
+
+def analyse(cells: pd.DataFrame, *, n_boot: int = N_BOOT) -> Analysis:
+    """Read every completed cell's labels and compute the report's statistics."""
+    done, ignored = completed_cells(cells)
+    datasets = [
+        _dataset_stats(str(dataset), group, n_boot)
+        for dataset, group in done.groupby("dataset", sort=True)
+    ]
+    judges = done[done["kind"] == "single"] if len(done) else done
+    sweeps = list(dict.fromkeys(cells["sweep"])) if "sweep" in cells else []
+    return Analysis(
+        datasets=datasets,
+        averages=averages(datasets),
+        with_prompt=judges["prompt_id"].nunique() > 1 if len(judges) else False,
+        n_boot=n_boot,
+        ignored_runs=ignored,
+        sweeps=[str(s) for s in sweeps],
+    )
+
+
+def _compare_cells(stats: DatasetStats, a: Cell, b: Cell, n_boot: int) -> Comparison | None:
+    load_labels(stats, a)
+    load_labels(stats, b)
+    return compare(stats.items, stats.grades, a, b, n_boot)
+
+
 def _comparisons(stats: DatasetStats, n_boot: int) -> None:
+    """The paired comparisons the answers rest on: among judges, and each ensemble on the
+    frontier against the best judge."""
     ranked = stats.ranked
     if ranked:
         best = ranked[0]
         for other in ranked[1:]:
-            found = compare(stats.items, stats.grades, best, other, n_boot)
+            found = _compare_cells(stats, best, other, n_boot)
             if found is not None:
                 stats.best_vs_others.append(found)
-    frontier = stats.frontier_cells
-    for cheaper, dearer in itertools.pairwise(frontier):
-        found = compare(stats.items, stats.grades, dearer, cheaper, n_boot)
+        for ensemble in stats.ensemble_frontier:
+            found = _compare_cells(stats, ensemble, best, n_boot)
+            if found is not None:
+                stats.ensemble_vs_best.append(found)
+    for cheaper, dearer in itertools.pairwise(stats.frontier_cells):
+        found = _compare_cells(stats, dearer, cheaper, n_boot)
         if found is not None:
             stats.frontier_steps.append(found)
     by_model: dict[tuple[str, str], dict[str, Cell]] = {}
@@ -415,6 +548,6 @@ def _comparisons(stats: DatasetStats, n_boot: int) -> None:
             seeing = modalities.get(modality)
             if seeing is None:
                 continue
-            found = compare(stats.items, stats.grades, seeing, text, n_boot)
+            found = _compare_cells(stats, seeing, text, n_boot)
             if found is not None:
                 stats.modality_effects.append(found)

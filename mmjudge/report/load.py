@@ -12,7 +12,7 @@ import json
 import math
 import os
 from array import array
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,41 +28,60 @@ SWEEP_SUMMARY = "sweep_summary.json"
 _NAN = math.nan
 
 
-def cell_table(root: Path) -> pd.DataFrame:
-    """One row per run (sweep cell), from each run's ``summary.json``."""
+def sweep_labels(roots: Sequence[Path]) -> list[str]:
+    """A short name per sweep folder: its own name, with its parent's where two share one."""
+    names = [root.name for root in roots]
+    return [
+        f"{root.parent.name}/{root.name}" if names.count(root.name) > 1 else root.name
+        for root in roots
+    ]
+
+
+def cell_table(roots: Path | Sequence[Path]) -> pd.DataFrame:
+    """One row per run (sweep cell), from each run's ``summary.json``, for one or several
+    run or sweep folders; ``sweep`` names the folder a run was found in."""
+    folders = [Path(roots)] if isinstance(roots, str | Path) else [Path(r) for r in roots]
     rows = []
-    for run_dir in run_dirs(root):
-        summary = read_summary(run_dir)
-        metrics_ = summary.get("metrics") or {}
-        cost = summary.get("cost") or {}
-        rows.append(
-            {
-                "run_dir": str(run_dir),
-                "run_id": summary.get("run_id", run_dir.name),
-                "status": summary.get("status", "complete"),
-                "skip_reason": summary.get("skip_reason"),
-                "dataset": str(summary.get("dataset")),
-                "model": str(summary.get("model")),
-                "model_id": summary.get("model_id"),
-                "modality": str(summary.get("modality")),
-                "prompt_id": str(summary.get("prompt_id")),
-                "kind": str(summary.get("kind") or "single"),
-                "pricing_sheet": summary.get("pricing_sheet"),
-                "finished_at": str(summary.get("finished_at") or ""),
-                "n": summary.get("n_judgments", 0),
-                "n_errors": summary.get("n_errors", 0),
-                "n_unparseable": summary.get("n_unparseable", 0),
-                "kappa": metrics_.get("kappa"),
-                "kappa_interval": (metrics_.get("intervals") or {}).get("kappa"),
-                "alpha": metrics_.get("alpha"),
-                "n_scored": metrics_.get("n_scored"),
-                "accuracy": metrics_.get("accuracy"),
-                "usd_per_million": float(cost.get("usd_per_million") or 0.0),
-                "total_usd": float(cost.get("total_usd") or 0.0),
-                "summary": summary,
-            }
-        )
+    seen: set[Path] = set()
+    for root, label in zip(folders, sweep_labels(folders), strict=True):
+        for run_dir in run_dirs(root):
+            if run_dir.resolve() in seen:
+                continue
+            seen.add(run_dir.resolve())
+            rows.append(_cell_row(run_dir, label))
     return pd.DataFrame(rows)
+
+
+def _cell_row(run_dir: Path, sweep: str) -> dict[str, Any]:
+    summary = read_summary(run_dir)
+    metrics_ = summary.get("metrics") or {}
+    cost = summary.get("cost") or {}
+    return {
+        "sweep": sweep,
+        "run_dir": str(run_dir),
+        "run_id": summary.get("run_id", run_dir.name),
+        "status": summary.get("status", "complete"),
+        "skip_reason": summary.get("skip_reason"),
+        "dataset": str(summary.get("dataset")),
+        "model": str(summary.get("model")),
+        "model_id": summary.get("model_id"),
+        "modality": str(summary.get("modality")),
+        "prompt_id": str(summary.get("prompt_id")),
+        "kind": str(summary.get("kind") or "single"),
+        "pricing_sheet": summary.get("pricing_sheet"),
+        "finished_at": str(summary.get("finished_at") or ""),
+        "n": summary.get("n_judgments", 0),
+        "n_errors": summary.get("n_errors", 0),
+        "n_unparseable": summary.get("n_unparseable", 0),
+        "kappa": metrics_.get("kappa"),
+        "kappa_interval": (metrics_.get("intervals") or {}).get("kappa"),
+        "alpha": metrics_.get("alpha"),
+        "n_scored": metrics_.get("n_scored"),
+        "accuracy": metrics_.get("accuracy"),
+        "usd_per_million": float(cost.get("usd_per_million") or 0.0),
+        "total_usd": float(cost.get("total_usd") or 0.0),
+        "summary": summary,
+    }
 
 
 def write_sweep_summary(root: Path, cells: pd.DataFrame) -> dict[str, Any]:
