@@ -23,6 +23,7 @@ import pandas as pd
 
 from mmjudge import metrics, scoring
 from mmjudge.report.load import CellLabels, DatasetItems, judgments_path, read_cell_labels
+from mmjudge.report.style import Palette
 from mmjudge.scoring import N_BOOT as N_BOOT
 from mmjudge.scoring import NO_INTERVAL, Interval, JudgeScore
 
@@ -214,6 +215,8 @@ class Analysis:
     """Older runs of a cell that a newer run of the same cell replaced."""
     sweeps: list[str] = field(default_factory=list)
     """The sweep folders the report is built from, in the order given."""
+    palette: Palette = field(default_factory=Palette)
+    """Each judge model's family and colour, the same in every figure."""
 
     def judge_name(self, judge: Judge) -> str:
         return judge.name(self.with_prompt)
@@ -378,6 +381,23 @@ def completed_cells(cells: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     return latest.sort_values(key), ignored
 
 
+def recommended(stats: DatasetStats) -> Cell | None:
+    """The judge to recommend on a dataset: the cheapest judge whose paired difference from
+    the best judge contains 0 (the best itself when none is cheaper); ties go to the higher
+    κ."""
+    ranked = stats.ranked
+    if not ranked:
+        return None
+    candidates = [ranked[0]] + [c.b for c in stats.best_vs_others if not c.distinguishable]
+    return min(candidates, key=lambda c: (c.usd_per_million, -c.kappa.estimate))
+
+
+def baseline(cells: Sequence[Cell]) -> Cell | None:
+    """The best free judge, the baseline any paid judge has to beat (None if none is free)."""
+    free = [c for c in cells if c.usd_per_million == 0 and c.kappa.known]
+    return max(free, key=lambda c: c.kappa.estimate) if free else None
+
+
 def _number(value: Any) -> float:
     return math.nan if value is None else float(value)
 
@@ -508,6 +528,11 @@ def analyse(cells: pd.DataFrame, *, n_boot: int = N_BOOT) -> Analysis:
         n_boot=n_boot,
         ignored_runs=ignored,
         sweeps=[str(s) for s in sweeps],
+        palette=Palette.build(
+            (c.judge.model, c.summary.get("model_id"), c.summary.get("provider"))
+            for d in datasets
+            for c in d.cells
+        ),
     )
 
 

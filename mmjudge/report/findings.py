@@ -24,6 +24,7 @@ from mmjudge.report.analysis import (
     DatasetStats,
     Interval,
     Judge,
+    recommended,
 )
 
 FIG_COST = "fig-kappa-cost"
@@ -426,13 +427,8 @@ def frontier(analysis: Analysis) -> Answer:
 
 
 def cheapest_as_good(stats: DatasetStats) -> Cell | None:
-    """The cheapest cell whose paired difference from the best cell contains 0 (the best
-    itself when none is cheaper); ties go to the higher κ."""
-    ranked = stats.ranked
-    if not ranked:
-        return None
-    candidates = [ranked[0]] + [c.b for c in stats.best_vs_others if not c.distinguishable]
-    return min(candidates, key=lambda c: (c.usd_per_million, -c.kappa.estimate))
+    """The cheapest judge not distinguishable from the best (:func:`analysis.recommended`)."""
+    return recommended(stats)
 
 
 def _cheapest_as_good(analysis: Analysis, stats: DatasetStats) -> Markup:

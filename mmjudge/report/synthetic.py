@@ -339,7 +339,7 @@ REALISTIC_DATASETS = (
         n_queries=40,
         grades=(1, 2, 3, 4),
         annotators=("expert_1", "expert_2", "expert_3"),
-        human_agreement=0.72,
+        human_agreement=0.8,
         images=8,
         description="{colour} {garment} in a photo.",
     ),
