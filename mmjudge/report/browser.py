@@ -81,6 +81,35 @@ class Browser:
     def labels(self) -> list[str]:
         return sorted({i.label for i in self.items})
 
+    def payload(self) -> dict[str, Any]:
+        """The items for the page's script, each item's texts once however many judges
+        disagree on it: ``items`` rows are [dataset, query id, result id, query, fields,
+        thumbnail, consensus, [[annotator, grade]...]], ``rows`` are [judge number, item
+        number, judge's grade, explanation]."""
+        numbers: dict[tuple[str, str, str], int] = {}
+        judges = self.judges
+        judge_number = {name: i for i, name in enumerate(judges)}
+        items: list[list[Any]] = []
+        rows: list[list[Any]] = []
+        for item in self.items:
+            key = (item.dataset, item.query_id, item.result_id)
+            if key not in numbers:
+                numbers[key] = len(items)
+                items.append(
+                    [
+                        item.dataset,
+                        item.query_id,
+                        item.result_id,
+                        item.query,
+                        [list(pair) for pair in item.fields],
+                        item.thumbnail,
+                        item.consensus,
+                        [list(pair) for pair in item.humans],
+                    ]
+                )
+            rows.append([judge_number[item.judge], numbers[key], item.label, item.explanation])
+        return {"judges": judges, "items": items, "rows": rows}
+
 
 def _grade(value: Any) -> str:
     if value is None:

@@ -71,6 +71,7 @@ def build_report(
     out.mkdir(parents=True, exist_ok=True)
     analysis = analyse(cells, n_boot=n_boot)
     pictures = _figures(analysis, out)
+    browser = build_browser(analysis, max_disagreements, out)
     html = _ENV.get_template("report.html.j2").render(
         title=f"mmjudge report: {out.name}",
         generated=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -93,7 +94,8 @@ def build_report(
         spend=spend.spend_rows(cells),
         ensembles=spend.ensemble_rows(cells),
         rankings=spend.system_ranking_rows(cells),
-        browser=build_browser(analysis, max_disagreements, out),
+        browser=browser,
+        browser_json=interactive.script_json(browser.payload()),
         browser_budget=BUDGET,
         skipped=tables.skipped(cells),
         provenance=tables.provenance(cells, analysis),

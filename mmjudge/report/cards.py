@@ -97,7 +97,12 @@ def _ceiling(stats: DatasetStats) -> Markup:
 def _ensemble_lines(analysis: Analysis, stats: DatasetStats) -> list[Markup]:
     """Ensembles that sit on the frontier of judges and ensembles, against the best judge."""
     lines = []
-    for c in stats.ensemble_vs_best:
+    # the ensembles that match or beat the best judge first, cheapest first
+    ordered = sorted(
+        stats.ensemble_vs_best,
+        key=lambda c: (c.distinguishable and c.difference < 0, c.a.usd_per_million),
+    )
+    for c in ordered:
         ensemble = c.a
         verdict = (
             f"{NOT_DISTINGUISHABLE} from the best judge"

@@ -486,8 +486,8 @@ def image_figure(analysis: Analysis) -> Figure | None:
     axes = fig.subplots(1, len(datasets), sharey=True, squeeze=False)[0]
     for ax, stats in zip(axes, datasets, strict=True):
         for c in stats.modality_effects:
-            y = rows[(c.a.judge.model, c.a.judge.prompt_id)]
-            y += -0.17 if c.a.judge.modality == "mm" else 0.17
+            row = rows[(c.a.judge.model, c.a.judge.prompt_id)]
+            y = row + (-0.17 if c.a.judge.modality == "mm" else 0.17)
             colour = analysis.palette.of(c.a.judge.model)
             if math.isfinite(c.low) and math.isfinite(c.high):
                 ax.plot([c.low, c.high], [y, y], color=colour, linewidth=1.4)

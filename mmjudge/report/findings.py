@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from markupsafe import Markup, escape
 
@@ -101,6 +102,27 @@ def usd(value: float) -> str:
     return f"${value:,.2f} per million"
 
 
+#: Points listed under an answer at most; the rest are counted and left to the tables.
+MAX_POINTS = 12
+#: Names listed in one sentence at most.
+MAX_NAMES = 5
+
+
+def capped(names: Sequence[str], limit: int = MAX_NAMES) -> str:
+    """``a, b, c`` or, past ``limit`` names, ``a, b, c and 7 more``."""
+    if len(names) <= limit:
+        return ", ".join(names)
+    return f"{', '.join(names[:limit])} and {len(names) - limit} more"
+
+
+def _more(answer: Answer, points: list[tuple[Any, Markup]], where: str) -> None:
+    """Add the points, most important (lowest key) first, at most MAX_POINTS of them."""
+    points.sort(key=lambda p: p[0])
+    answer.points += [text for _, text in points[:MAX_POINTS]]
+    if len(points) > MAX_POINTS:
+        answer.points.append(join(f"… and {len(points) - MAX_POINTS} more: see {where}."))
+
+
 def _list(items: Iterable[object], last: str = "and") -> Markup:
     values = [join(i) for i in items]
     if len(values) <= 1:
@@ -145,6 +167,7 @@ def use_case(analysis: Analysis) -> Answer:
             by_judge.setdefault(cell.judge, []).append((stats.name, cell))
     several = {j: e for j, e in by_judge.items() if len(e) > 1}
     differs = []
+    points: list[tuple[Any, Markup]] = []
     for judge, entries in sorted(several.items()):
         high = max(entries, key=lambda e: e[1].kappa.estimate)
         low = min(entries, key=lambda e: e[1].kappa.estimate)
@@ -157,9 +180,14 @@ def use_case(analysis: Analysis) -> Answer:
         )
         if distinct:
             differs.append(judge)
-        answer.points.append(
-            join(analysis.judge_name(judge), ": κ ", "; ".join(values), " — ", verdict, ".")
+        spread = high[1].kappa.estimate - low[1].kappa.estimate
+        points.append(
+            (
+                (not distinct, -spread),
+                join(analysis.judge_name(judge), ": κ ", "; ".join(values), " — ", verdict, "."),
+            )
         )
+    _more(answer, points, "the κ by dataset table")
     ceilings = []
     for stats in analysis.datasets:
         ceiling = stats.ceiling
@@ -180,7 +208,7 @@ def use_case(analysis: Analysis) -> Answer:
             "No judge ran on more than one dataset, so this cannot be answered from this sweep."
         )
     elif differs:
-        which = ", ".join(analysis.judge_name(j) for j in differs)
+        which = capped([analysis.judge_name(j) for j in differs])
         rest = (
             f"; for the other {len(several) - len(differs)} the differences are "
             f"{NOT_DISTINGUISHABLE}"
@@ -228,7 +256,7 @@ def _best_sentence(analysis: Analysis, stats: DatasetStats) -> tuple[Markup, boo
         for c in stats.best_vs_others
         if not c.distinguishable and c.b is not runner
     ]
-    tail = f" Also {NOT_DISTINGUISHABLE} from the best: {', '.join(tied)}." if tied else ""
+    tail = f" Also {NOT_DISTINGUISHABLE} from the best: {capped(tied)}." if tied else ""
     return join(head, f", but it is {NOT_DISTINGUISHABLE} from {runner_text}: {evidence}.", tail), (
         False
     )
@@ -310,7 +338,7 @@ def one_winner(analysis: Analysis) -> Answer:
                 "Best or ",
                 NOT_DISTINGUISHABLE,
                 " from the best on every dataset: ",
-                ", ".join(names),
+                capped(names),
                 ".",
             )
         )
@@ -344,6 +372,7 @@ def image_effect(analysis: Analysis) -> Answer:
         answer.sources = []
         return answer
     counts = {"helps": 0, "hurts": 0, NOT_DISTINGUISHABLE: 0}
+    points: list[tuple[Any, Markup]] = []
     for (model, prompt, modality), entries in sorted(grouped.items()):
         parts = []
         for name, c in entries:
@@ -351,13 +380,18 @@ def image_effect(analysis: Analysis) -> Answer:
             counts[verdict.split()[-1] if c.distinguishable else NOT_DISTINGUISHABLE] += 1
             parts.append(f"on {name} {difference(c)} — {verdict}")
         label = model + (f" ({prompt})" if analysis.with_prompt else "")
-        answer.points.append(
-            join(
-                f"{label}, {MODALITY_NAMES.get(modality, modality)} vs text only: ",
-                "; ".join(parts),
-                ".",
+        clear = sum(c.distinguishable for _, c in entries)
+        points.append(
+            (
+                -clear,
+                join(
+                    f"{label}, {MODALITY_NAMES.get(modality, modality)} vs text only: ",
+                    "; ".join(parts),
+                    ".",
+                ),
             )
         )
+    _more(answer, points, "the Δκ table")
     total = sum(counts.values())
     answer.lead = join(
         f"Of {total} comparison{'s' if total != 1 else ''} of a model with and without the "

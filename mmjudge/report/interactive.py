@@ -143,11 +143,13 @@ def chart_spec(analysis: Analysis) -> dict[str, Any] | None:
         .transform_filter("ensembles || datum.kind == 'judge'")
     )
     free = axis.free_x
+    ticks = [free] + [10.0**k for k in range(axis.low_decade, axis.high_decade + 1)]
     x = alt.X(
         "x:Q",
-        scale=alt.Scale(type="log"),
+        scale=alt.Scale(type="log", domain=[axis.band[0], 10.0 ** (axis.high_decade + 0.25)]),
         axis=alt.Axis(
             title="$ per million judgments (log scale; free judges at the left)",
+            values=ticks,
             labelExpr=f"datum.value <= {free!r} ? 'free' : '$' + format(datum.value, ',~s')",
         ),
     )
@@ -191,7 +193,7 @@ def vega_bundle() -> str:
     path = CACHE / f"vega-embed-{version}.js"
     if path.is_file():
         return path.read_text(encoding="utf-8")
-    bundle = vl_convert.javascript_bundle()
+    bundle = vl_convert.javascript_bundle()  # type: ignore[call-arg]  # snippet is optional
     try:
         CACHE.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
@@ -203,8 +205,9 @@ def vega_bundle() -> str:
 
 
 def script_json(value: Any) -> str:
-    """JSON safe inside a ``<script>`` element."""
-    return json.dumps(value, ensure_ascii=False).replace("</", "<\\/")
+    """JSON safe inside a ``<script>`` element: no ``<`` at all (written ``\\u003c``), so no
+    dataset text can end the element or open a tag."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
 
 
 def inline_script(text: str) -> str:

@@ -103,7 +103,7 @@ def _drawn_texts(fig: Figure) -> list[Text]:
                 ticks.update((id(tick.label1), id(tick.label2)))
             if not (ax.get_visible() and ax.axison and axis.get_visible()):
                 continue
-            for tick in axis._update_ticks():  # the ticks the axis draws
+            for tick in axis._update_ticks():  # type: ignore[union-attr]  # the drawn ticks
                 shown += [t for t in (tick.label1, tick.label2) if t.get_visible()]
     others = [t for t in fig.findobj(Text) if id(t) not in ticks and t.get_visible()]
     return [t for t in [*others, *shown] if t.axes is None or t.axes.get_visible()]
