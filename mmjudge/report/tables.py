@@ -236,6 +236,7 @@ def _effect_row(name: str, c: Comparison) -> Row:
     return {
         "model": c.a.judge.model,
         "prompt": c.a.judge.prompt_id,
+        "modality": MODALITY_NAMES.get(c.a.judge.modality, c.a.judge.modality),
         "comparison": f"{MODALITY_NAMES.get(c.a.judge.modality, c.a.judge.modality)} − text only",
         "dataset": name,
         "kappa_a": num(c.kappa_a, 3),
