@@ -27,7 +27,6 @@ KEY = "sk-test-loopback-0123456789abcdef"
 LIMIT = 12
 MODELS = "gpt4o,gpt4o_mini"
 
-
 def installed(module: str) -> bool:
     """Whether `module` can be imported; a missing parent package counts as not installed."""
     try:
