@@ -20,7 +20,6 @@ errors), run to its summary.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import secrets
@@ -37,6 +36,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from tests.fixtures.loopback_server import Behaviour, LoopbackServer  # noqa: E402
+from tests.helpers import installed  # noqa: E402
 
 #: How many dataset items each run judges: enough for records, a summary and a report.
 LIMIT = 4
@@ -223,7 +223,7 @@ def _with_joblib(route: Route) -> Route:
 
 
 #: The multirun routes again with jobs in worker processes, when the joblib launcher is there.
-if importlib.util.find_spec("hydra_plugins.hydra_joblib_launcher") is not None:
+if installed("hydra_plugins.hydra_joblib_launcher"):
     ROUTES += tuple(_with_joblib(route) for route in ROUTES if "multirun" in route.name)
 
 

@@ -2,15 +2,53 @@
 
 The primary config is typed by :class:`SweepConfig`, so a misspelt key in any group file or on
 the command line fails at compose time, and an unknown group option lists the valid choices.
+Values are checked by each dataclass's ``validate()``; :meth:`SweepConfig.validate` runs them
+all once, where the typed config is built, before anything runs.
 """
 
 from __future__ import annotations
 
+import codecs
+import itertools
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
+
+from mmjudge.errors import ConfigError
+
+#: How raw grades are placed on the scale (see :mod:`mmjudge.data.grades`).
+GRADE_RULES = ("exact", "round", "floor", "ceil", "bins")
+
+#: ``dataset.max_text_tokens`` unless a dataset says otherwise: enough for a long product page
+#: or a passage, and a bound on what one runaway field can cost.
+DEFAULT_MAX_TEXT_TOKENS = 2000
+
+
+def _require(ok: bool, setting: str, value: object, valid: str) -> None:
+    """Refuse a setting in one line that names it, its value and the valid range."""
+    if not ok:
+        text = repr(value)
+        text = text if len(text) <= 60 else text[:59] + "…"
+        raise ConfigError(f"{setting}={text} is not allowed; {valid}")
+
+
+def _whole(value: object, minimum: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _check_whole(setting: str, value: object, minimum: int, null: str = "") -> None:
+    """A whole number of at least ``minimum``; ``null`` says what null means, if allowed."""
+    if null and value is None:
+        return
+    valid = f"use a whole number of at least {minimum}" + (f", or null {null}" if null else "")
+    _require(_whole(value, minimum), setting, value, valid)
 
 
 @dataclass
@@ -52,6 +90,27 @@ class ModelConfig:
     tokens_per_minute: float | None = None
     """Token rate limit (input + output); null for none."""
 
+    def validate(self) -> None:
+        _check_whole("model.max_concurrency", self.max_concurrency, 1)
+        _check_whole("model.max_tokens", self.max_tokens, 0)
+        _check_whole("model.context_tokens", self.context_tokens, 1)
+        if self.temperature is not None:
+            _require(
+                _finite(self.temperature) and 0 <= self.temperature <= 2,
+                "model.temperature",
+                self.temperature,
+                "use a number from 0 to 2, or null for the model's default",
+            )
+        for name in ("requests_per_minute", "tokens_per_minute"):
+            value = getattr(self, name)
+            if value is not None:
+                _require(
+                    _finite(value) and value > 0,
+                    f"model.{name}",
+                    value,
+                    "use a number above 0, or null for no limit",
+                )
+
 
 @dataclass
 class ModalityConfig:
@@ -64,6 +123,15 @@ class ModalityConfig:
     include_image: bool = False
     """Show the result's image(s)."""
 
+    def validate(self) -> None:
+        _require(
+            self.include_text or self.include_image,
+            "modality.include_text",
+            self.include_text,
+            "a modality shows the result's text, its image or both (modality.include_image is "
+            "false too)",
+        )
+
 
 @dataclass
 class ScaleConfig:
@@ -75,6 +143,41 @@ class ScaleConfig:
     """A definition per grade, shown to the judge and in the report."""
     relevant_from: int = 1
     """Binarisation: grades at or above this count as relevant."""
+
+    def validate(self) -> None:
+        grades = list(self.grades)
+        _require(
+            len(grades) >= 2,
+            "dataset.scale.grades",
+            grades,
+            "list at least two grades, in increasing relevance, e.g. [0, 1, 2]",
+        )
+        repeated = sorted({g for g in grades if grades.count(g) > 1})
+        _require(
+            not repeated,
+            "dataset.scale.grades",
+            grades,
+            f"grade {', '.join(map(str, repeated))} is listed more than once",
+        )
+        _require(
+            grades == sorted(grades),
+            "dataset.scale.grades",
+            grades,
+            "list the grades in increasing relevance, e.g. [0, 1, 2]",
+        )
+        _require(
+            self.relevant_from in grades[1:],
+            "dataset.scale.relevant_from",
+            self.relevant_from,
+            f"use one of the grades above the lowest: {', '.join(map(str, grades[1:]))}",
+        )
+        strangers = [str(k) for k in self.meanings if k not in grades]
+        _require(
+            not strangers,
+            "dataset.scale.meanings",
+            dict(self.meanings),
+            f"grade(s) {', '.join(strangers)} are not on the scale {grades}",
+        )
 
 
 @dataclass
@@ -106,9 +209,21 @@ class DatasetConfig:
     ``delimiter``. ``flickr8k_expert``: ``skip_missing_images``, ``image_dir``. ``trec``:
     ``doc_id`` (the documents' id key)."""
     encoding: str = "utf-8"
-    """Text encoding of the dataset's files."""
-    max_text_tokens: int | None = None
-    """Truncate a result's text to this many tokens (recorded on the row)."""
+    """Text encoding of the dataset's files (a UTF-8 byte-order mark is accepted)."""
+    max_text_tokens: int | None = DEFAULT_MAX_TEXT_TOKENS
+    """Cut a result's text to about this many tokens (the row is flagged ``truncated``);
+    null for no cap."""
+    html_to_text: bool = False
+    """Convert HTML in every text field to plain text before it is cut and shown."""
+    html_fields: list[str] = field(default_factory=list)
+    """Convert HTML to plain text in these text fields only."""
+    grade_rule: str = "exact"
+    """How raw grades are placed on the scale: ``exact`` (whole numbers only), ``round``
+    (halves up), ``floor``, ``ceil`` or ``bins`` (see ``grade_bins``); for labels that are
+    the mean of several raters."""
+    grade_bins: list[float] = field(default_factory=list)
+    """With ``grade_rule: bins``: one more edge than the scale has grades; a value in
+    ``[edge_i, edge_i+1)`` gets the i-th grade, the last bin includes its upper edge."""
     description: str = ""
     """One sentence on what the results are, shown to the judge when the prompt asks for it."""
     guidelines: str = ""
@@ -121,6 +236,53 @@ class DatasetConfig:
     """Images shown per result."""
     limit: int | None = None
     """Use only the first N items (for quick trials)."""
+    sample_queries: int | None = None
+    """Use every item of N queries drawn at random (seeded by ``runner.seed``)."""
+
+    def validate(self) -> None:
+        self.scale.validate()
+        _check_whole("dataset.limit", self.limit, 1, "for every item")
+        _check_whole("dataset.sample_queries", self.sample_queries, 1, "for every query")
+        _check_whole("dataset.max_images", self.max_images, 0)
+        _check_whole("dataset.max_text_tokens", self.max_text_tokens, 1, "for no cap")
+        try:
+            codecs.lookup(self.encoding)
+        except LookupError:
+            _require(False, "dataset.encoding", self.encoding, "use e.g. utf-8, latin-1, cp1252")
+        _require(
+            not (self.html_to_text and self.html_fields),
+            "dataset.html_fields",
+            list(self.html_fields),
+            "dataset.html_to_text=true already converts every field; give one or the other",
+        )
+        self.check_grade_rule()
+
+    def check_grade_rule(self) -> None:
+        """``grade_rule`` and ``grade_bins`` (also checked by the loaders' grade reader)."""
+        _require(
+            self.grade_rule in GRADE_RULES,
+            "dataset.grade_rule",
+            self.grade_rule,
+            f"use one of {', '.join(GRADE_RULES)}",
+        )
+        edges = list(self.grade_bins)
+        if self.grade_rule != "bins":
+            _require(not edges, "dataset.grade_bins", edges, "it needs dataset.grade_rule=bins")
+            return
+        n = len(self.scale.grades) + 1
+        _require(
+            len(edges) == n and all(map(_finite, edges)),
+            "dataset.grade_bins",
+            edges,
+            f"give {n} edges, one more than the scale's {n - 1} grades (for grades 1-3 of "
+            "averaged ratings, e.g. [1, 1.5, 2.5, 3])",
+        )
+        _require(
+            all(a < b for a, b in itertools.pairwise(edges)),
+            "dataset.grade_bins",
+            edges,
+            "the edges must increase from one to the next",
+        )
 
 
 @dataclass
@@ -152,6 +314,11 @@ class PromptConfig:
     """Which wording of the same design to use (0 is the standard wording); measures how
     much agreement moves with wording alone."""
 
+    def validate(self) -> None:
+        from mmjudge.prompts import check_prompt  # the rules live with the templates
+
+        check_prompt(self)
+
 
 @dataclass
 class ImageConfig:
@@ -169,6 +336,14 @@ class ImageConfig:
     """``data_url``, ``base64`` or ``url`` (pass URLs through)."""
     cache_dir: str = ".cache/images"
     """Encoded images are cached here by (source hash, settings); relative to the project root."""
+
+    def validate(self) -> None:
+        from mmjudge.images import ImageSettings  # the rules live with the preprocessor
+
+        try:
+            ImageSettings.from_config(self)
+        except ValueError as error:
+            raise ConfigError(str(error)) from None
 
 
 @dataclass
@@ -213,6 +388,38 @@ class RunnerConfig:
     report: bool = True
     """Build the report when the run or sweep ends."""
 
+    def validate(self) -> None:
+        _check_whole("runner.concurrency", self.concurrency, 1)
+        _check_whole("runner.max_retries", self.max_retries, 0)
+        for name, low, valid in (
+            ("timeout_s", 0.0, "use a number of seconds above 0"),
+            ("batch_poll_s", 0.0, "use a number of seconds above 0"),
+        ):
+            value = getattr(self, name)
+            _require(_finite(value) and value > low, f"runner.{name}", value, valid)
+        _require(
+            _finite(self.backoff_base_s) and self.backoff_base_s >= 0,
+            "runner.backoff_base_s",
+            self.backoff_base_s,
+            "use a number of seconds of at least 0",
+        )
+        _require(
+            _finite(self.backoff_max_s) and self.backoff_max_s >= self.backoff_base_s,
+            "runner.backoff_max_s",
+            self.backoff_max_s,
+            f"use a number of seconds of at least runner.backoff_base_s ({self.backoff_base_s})",
+        )
+        if self.max_cost_usd is not None:
+            _require(
+                _finite(self.max_cost_usd) and self.max_cost_usd >= 0,
+                "runner.max_cost_usd",
+                self.max_cost_usd,
+                "use a dollar amount of at least 0, or null for no cap",
+            )
+        _check_whole("runner.batch_max_requests", self.batch_max_requests, 1, "for the default")
+        _check_whole("runner.batch_max_bytes", self.batch_max_bytes, 1, "for the default")
+        _check_whole("runner.forecast_output_tokens", self.forecast_output_tokens, 0)
+
 
 @dataclass
 class PricingConfig:
@@ -232,6 +439,14 @@ class PricingConfig:
     ``input_tokens_per_s`` / ``output_tokens_per_s``) and ``utilization`` (see
     :mod:`mmjudge.ledger`)."""
 
+    def validate(self) -> None:
+        _require(
+            _finite(self.batch_discount) and 0 < self.batch_discount <= 1,
+            "pricing.batch_discount",
+            self.batch_discount,
+            "use the fraction of the list price paid, above 0 and at most 1 (0.5 = half price)",
+        )
+
 
 @dataclass
 class SweepConfig:
@@ -248,6 +463,16 @@ class SweepConfig:
     """Where runs are written, relative to the project root or absolute."""
     reports_dir: str = "reports"
     """Where reports are written, relative to the project root or absolute."""
+
+    def validate(self) -> None:
+        """Check every value that composing the config cannot check (ranges, choices)."""
+        self.model.validate()
+        self.modality.validate()
+        self.dataset.validate()
+        self.prompt.validate()
+        self.pricing.validate()
+        self.runner.validate()
+        self.images.validate()
 
 
 def register_configs() -> None:

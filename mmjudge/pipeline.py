@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import json
 import os
 from collections.abc import Iterable, Iterator
@@ -18,7 +19,14 @@ from mmjudge import PROJECT_ROOT
 from mmjudge.batch import STATE_FILE, BatchRunner, batch_discount, check_judge, check_settings
 from mmjudge.cache import ResponseCache
 from mmjudge.config import SweepConfig
-from mmjudge.data.schema import Example, load_dataset
+from mmjudge.data.schema import Example, load_dataset, sampled_queries
+from mmjudge.data.survey import (
+    DatasetSurvey,
+    check_html_fields,
+    survey,
+    unserved,
+    unserved_by_config,
+)
 from mmjudge.errors import ConfigError, ImageError, MMJudgeError
 from mmjudge.forecast import Forecast, forecast_call
 from mmjudge.images import ImageCache, ImageSettings, preprocess_image
@@ -43,10 +51,14 @@ def resolve_path(value: str) -> Path:
 
 
 def typed_config(cfg: DictConfig | SweepConfig) -> SweepConfig:
+    """The typed config, its values checked (:meth:`SweepConfig.validate`)."""
     if isinstance(cfg, SweepConfig):
-        return cfg
-    obj = OmegaConf.to_object(cfg)
-    assert isinstance(obj, SweepConfig)
+        obj = cfg
+    else:
+        typed = OmegaConf.to_object(cfg)
+        assert isinstance(typed, SweepConfig)
+        obj = typed
+    obj.validate()
     return obj
 
 
@@ -66,7 +78,8 @@ class CellContext:
 
 
 def skip_reason(cfg: SweepConfig, judge: type[JudgeAPI]) -> str | None:
-    """Why this cell cannot run (a judge that cannot see images asked to look at them)."""
+    """Why this cell cannot run, known before the dataset is read: a judge that cannot see
+    images asked to look at them, or a dataset configured to show none."""
     if cfg.modality.name not in judge.modalities:
         accepted = ", ".join(judge.modalities)
         return (
@@ -75,7 +88,7 @@ def skip_reason(cfg: SweepConfig, judge: type[JudgeAPI]) -> str | None:
         )
     if cfg.modality.include_image and not cfg.model.supports_images:
         return f"model '{cfg.model.name}' does not accept images (supports_images: false)"
-    return None
+    return unserved_by_config(cfg.modality, cfg.dataset)
 
 
 def run_cell(raw_cfg: DictConfig | SweepConfig, run_dir: Path) -> dict[str, Any]:
@@ -88,15 +101,17 @@ def run_cell(raw_cfg: DictConfig | SweepConfig, run_dir: Path) -> dict[str, Any]
     run_dir.mkdir(parents=True, exist_ok=True)
     run_id = run_dir.name
     judge_cls = judge_class(cfg.model)
-    reason = skip_reason(cfg, judge_cls)
     records_path = run_dir / JUDGMENTS
-    if reason is not None:
+    examples = _ExampleStream(cfg)
+    counts, reason = _survey_or_skip(cfg, judge_cls, examples)
+    if reason is not None or counts is None:
         records_path.touch()
         return write_summary(run_dir, cfg, raw_cfg, skipped=reason)
     price = price_for(cfg.pricing, cfg.model)
+    # The judge (and its key) only now: a skipped cell needs neither.
     judge = None if cfg.runner.dry_run else judge_cls(cfg.model)
-    if judge is not None:
-        judge.check_scale(list(cfg.dataset.scale.grades))
+    grading = judge.check_scale(list(cfg.dataset.scale.grades)) if judge is not None else None
+    extra: dict[str, Any] = {"grading": grading} if grading else {}
     context = CellContext(
         cfg=cfg,
         run_id=run_id,
@@ -106,12 +121,9 @@ def run_cell(raw_cfg: DictConfig | SweepConfig, run_dir: Path) -> dict[str, Any]
         image_cache=ImageCache(resolve_path(cfg.images.cache_dir)),
         forecast=Forecast(),
     )
-    # Validate the whole dataset before the first paid call: a bad line fails here. The
-    # examples are then streamed a second time, so memory stays flat however large it is.
-    total = sum(1 for _example in load_dataset(cfg.dataset))
-    examples = _ExampleStream(cfg)
+    total = counts.items
     if cfg.runner.dry_run:
-        return _dry_run(context, examples, run_dir)
+        return _dry_run(context, examples, run_dir, counts)
     done = _finished_keys(records_path)
     progress = Progress(
         f"{cfg.dataset.name} × {cfg.model.name} × {cfg.modality.name}",
@@ -129,22 +141,55 @@ def run_cell(raw_cfg: DictConfig | SweepConfig, run_dir: Path) -> dict[str, Any]
             raw_cfg,
             stats=stats,
             status="stopped",
-            extra={"forecast": context.forecast.to_dict(), "stopped_because": str(stop)},
+            extra={
+                **extra,
+                "forecast": context.forecast.to_dict(),
+                "stopped_because": str(stop),
+            },
         )
         raise
     return write_summary(
-        run_dir, cfg, raw_cfg, stats=stats, extra={"forecast": context.forecast.to_dict()}
+        run_dir,
+        cfg,
+        raw_cfg,
+        stats=stats,
+        extra={**extra, "forecast": context.forecast.to_dict()},
     )
 
 
+def _survey_or_skip(
+    cfg: SweepConfig, judge_cls: type[JudgeAPI], examples: Iterable[Example]
+) -> tuple[DatasetSurvey | None, str | None]:
+    """The dataset's counts, or why the cell cannot run.
+
+    The whole dataset is validated here, before the first paid call: a bad line fails, and a
+    modality the dataset cannot serve at all skips the cell. The examples are streamed again
+    for the calls, so memory stays flat however large the dataset is.
+    """
+    reason = skip_reason(cfg, judge_cls)
+    if reason is not None:
+        return None, reason
+    counts = survey(examples)
+    check_html_fields(counts, cfg.dataset)
+    return counts, unserved(counts, cfg.modality, cfg.dataset)
+
+
 class _ExampleStream:
-    """Re-iterable view of a dataset's examples, read from disk on each pass."""
+    """Re-iterable view of a dataset's examples, read from disk on each pass.
+
+    A query sample (``dataset.sample_queries``) is drawn once, on the first pass, and kept
+    for every later one.
+    """
 
     def __init__(self, cfg: SweepConfig) -> None:
         self.cfg = cfg
 
+    @functools.cached_property
+    def queries(self) -> frozenset[str] | None:
+        return sampled_queries(self.cfg.dataset, self.cfg.runner.seed)
+
     def __iter__(self) -> Iterator[Example]:
-        return load_dataset(self.cfg.dataset)
+        return load_dataset(self.cfg.dataset, seed=self.cfg.runner.seed, queries=self.queries)
 
 
 def _image_settings(cfg: SweepConfig) -> ImageSettings:
@@ -154,7 +199,9 @@ def _image_settings(cfg: SweepConfig) -> ImageSettings:
         raise ConfigError(str(error)) from None
 
 
-def _dry_run(context: CellContext, examples: Iterable[Example], run_dir: Path) -> dict[str, Any]:
+def _dry_run(
+    context: CellContext, examples: Iterable[Example], run_dir: Path, counts: DatasetSurvey
+) -> dict[str, Any]:
     """Forecast the cell without calling anything; writes ``forecast.json``."""
     for _item in _work(context, examples, set()):
         pass
@@ -170,6 +217,7 @@ def _dry_run(context: CellContext, examples: Iterable[Example], run_dir: Path) -
         "forecast": context.forecast.to_dict(),
         "batch_discount": _batch_discount(context),
         "forecast_batch": _batch_forecast(context).to_dict(),
+        "text_cut": {"max_text_tokens": cfg.dataset.max_text_tokens, **counts.cut()},
     }
     (run_dir / "forecast.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     return data

@@ -12,8 +12,10 @@ from omegaconf import DictConfig, OmegaConf
 
 from mmjudge import PROJECT_ROOT
 from mmjudge.config import register_configs
+from mmjudge.config_keys import unknown_setting
 from mmjudge.errors import MMJudgeError
 from mmjudge.keyguard import check_overrides, keep_run_config
+from mmjudge.run_folder import removed_unless_judged
 
 CONFIG_DIR = str(PROJECT_ROOT / "conf")
 
@@ -23,8 +25,16 @@ def _resolve_path(value: str) -> str:
     return str(path if path.is_absolute() else PROJECT_ROOT / path)
 
 
+def _log_level(verbose: object) -> str:
+    """The level of mmjudge's and Hydra's own loggers: INFO, or DEBUG with ``hydra.verbose=true``
+    (libraries stay at the root's WARNING unless the user turns them up; see conf/config.yaml)."""
+    return "DEBUG" if verbose is True else "INFO"
+
+
 if not OmegaConf.has_resolver("mmjudge_path"):
     OmegaConf.register_new_resolver("mmjudge_path", _resolve_path)
+if not OmegaConf.has_resolver("mmjudge_log_level"):
+    OmegaConf.register_new_resolver("mmjudge_log_level", _log_level)
 register_configs()
 
 
@@ -35,16 +45,18 @@ def _app(cfg: DictConfig) -> None:
 
     hydra_cfg = HydraConfig.get()
     run_dir = Path(hydra_cfg.runtime.output_dir)
-    try:
-        keep_run_config(cfg, run_dir)
-        summary = run_cell(cfg, run_dir)
-        print(one_line(summary), file=sys.stdout if cfg.runner.dry_run else sys.stderr)
-        if hydra_cfg.mode == RunMode.RUN and cfg.runner.report and not cfg.runner.dry_run:
-            out = build_report(run_dir, Path(_resolve_path(cfg.reports_dir)))
-            print(f"report: {out / 'index.html'}", file=sys.stderr)
-    except MMJudgeError as error:
-        print(f"mmjudge: {error}", file=sys.stderr)
-        sys.exit(2)
+    # A run that stops before judging anything leaves no folder (the error says why).
+    with removed_unless_judged(run_dir):
+        try:
+            keep_run_config(cfg, run_dir)
+            summary = run_cell(cfg, run_dir)
+            print(one_line(summary), file=sys.stdout if cfg.runner.dry_run else sys.stderr)
+            if hydra_cfg.mode == RunMode.RUN and cfg.runner.report and not cfg.runner.dry_run:
+                out = build_report(run_dir, Path(_resolve_path(cfg.reports_dir)))
+                print(f"report: {out / 'index.html'}", file=sys.stderr)
+        except MMJudgeError as error:
+            print(f"mmjudge: {error}", file=sys.stderr)
+            sys.exit(2)
 
 
 def one_line(summary: dict[str, object]) -> str:
@@ -66,7 +78,7 @@ def one_line(summary: dict[str, object]) -> str:
             f"{cell}: forecast {f['calls']} calls, {f['input_tokens']:,} input tokens "
             f"({f['image_tokens']:,} image), {f['output_tokens']:,} output tokens, "
             f"sync ${f['usd']:.4f}, ${f['usd_per_million']:,.2f} per million judgments"
-            f"{batch_text}{estimate}"
+            f"{batch_text}{estimate}{_cut_text(summary.get('text_cut'))}"
         )
     metrics = summary.get("metrics") or {}
     cost = summary.get("cost") or {}
@@ -80,8 +92,23 @@ def one_line(summary: dict[str, object]) -> str:
     )
 
 
+def _cut_text(cut: object) -> str:
+    """What ``dataset.max_text_tokens`` cuts, for the dry run's line (empty when nothing)."""
+    if not isinstance(cut, dict) or not cut.get("items"):
+        return ""
+    return (
+        f"; text cut to dataset.max_text_tokens={cut['max_text_tokens']} in {cut['items']:,} "
+        f"items (about {cut['tokens_removed']:,} tokens removed)"
+    )
+
+
 def main() -> None:
     problem = check_overrides(sys.argv[1:])
+    if problem:
+        print(f"mmjudge: {problem}", file=sys.stderr)
+        sys.exit(2)
+    # Hydra's own message for a misspelt key spans several lines and lists no valid keys.
+    problem = unknown_setting(sys.argv[1:], Path(CONFIG_DIR))
     if problem:
         print(f"mmjudge: {problem}", file=sys.stderr)
         sys.exit(2)

@@ -1,7 +1,26 @@
-"""Shared test helpers: paths to the shared real data, config composition."""
+"""Shared test helpers: paths to the shared real data, config composition, and the one way
+tests start ``python -m mmjudge.sweep`` as a user would.
+
+Starting a sweep subprocess costs seconds (a fresh interpreter, Hydra, the SDKs), so every
+test that does it must be marked ``@pytest.mark.slow``; :func:`run_sweep` and
+:func:`start_sweep` refuse to run in a test without that mark, which keeps
+``pytest -m "not slow"`` fast as tests are added. Typical use::
+
+    @pytest.mark.slow
+    def test_something(tmp_path: Path, loopback: LoopbackServer) -> None:
+        result = run_sweep(tmp_path, "model=gpt4o", f"model.base_url={loopback.openai_base_url}",
+                           env={"OPENAI_API_KEY": "sk-test"})
+        assert result.returncode == 0, result.stderr
+"""
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from contextvars import ContextVar
 from pathlib import Path
 
 import pytest
@@ -13,6 +32,18 @@ from mmjudge import PROJECT_ROOT
 
 SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"
 CONF_DIR = str(PROJECT_ROOT / "conf")
+
+#: The test item being run, set by ``tests/conftest.py`` (None outside a test).
+RUNNING_TEST: ContextVar[pytest.Item | None] = ContextVar("RUNNING_TEST", default=None)
+
+
+def installed(module: str) -> bool:
+    """Whether ``module`` can be imported; a missing parent package counts as not installed
+    (``find_spec("a.b")`` raises when ``a`` itself is absent)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
 
 
 def shared_data(name: str) -> Path:
@@ -26,3 +57,76 @@ def shared_data(name: str) -> Path:
 def compose_config(overrides: list[str] | None = None) -> DictConfig:
     with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
         return compose(config_name="config", overrides=overrides or [], return_hydra_config=False)
+
+
+# --- sweep subprocesses ------------------------------------------------------------------------
+
+
+def isolated_overrides(root: Path) -> dict[str, str]:
+    """Settings that keep everything a sweep writes under ``root``: results, reports and both
+    caches (the project's own folders are never touched)."""
+    return {
+        "results_dir": str(root / "results"),
+        "reports_dir": str(root / "reports"),
+        "runner.cache_path": str(root / "cache.sqlite"),
+        "images.cache_dir": str(root / "images"),
+    }
+
+
+def sweep_command(root: Path, *overrides: str) -> list[str]:
+    """``python -m mmjudge.sweep`` with ``overrides``, writing only under ``root``.
+
+    The isolating settings of :func:`isolated_overrides` are added for every key that
+    ``overrides`` does not set itself (a test may give its own ``results_dir``, for instance).
+    """
+    given = {item.split("=", 1)[0].lstrip("+~") for item in overrides if "=" in item}
+    isolation = [f"{k}={v}" for k, v in isolated_overrides(root).items() if k not in given]
+    return [sys.executable, "-m", "mmjudge.sweep", *overrides, *isolation]
+
+
+def sweep_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """This environment without any ``*_API_KEY`` (a developer's real keys never reach a test
+    sweep), plus ``extra``."""
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update(extra or {})
+    return env
+
+
+def run_sweep(
+    root: Path, *overrides: str, env: Mapping[str, str] | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """Run a sweep to its end from ``root`` as working directory (nothing may depend on it);
+    returns the finished process with its output as text."""
+    _require_slow_mark()
+    return subprocess.run(
+        sweep_command(root, *overrides),
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=sweep_env(env),
+        check=False,
+    )
+
+
+def start_sweep(
+    root: Path, *overrides: str, env: Mapping[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    """Start a sweep without waiting (to kill it midway); its output is discarded."""
+    _require_slow_mark()
+    return subprocess.Popen(
+        sweep_command(root, *overrides),
+        cwd=root,
+        env=sweep_env(env),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def _require_slow_mark() -> None:
+    item = RUNNING_TEST.get()
+    if item is not None and item.get_closest_marker("slow") is None:
+        raise AssertionError(
+            f"{item.nodeid} starts a sweep subprocess: mark it @pytest.mark.slow so that "
+            "pytest -m 'not slow' stays fast"
+        )

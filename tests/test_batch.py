@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -31,8 +29,10 @@ from tests.fixtures.loopback_server import (
     LoopbackServer,
     RecordedRequest,
 )
+from tests.helpers import run_sweep, start_sweep
 
 KEY = "sk-test-loopback-0123456789abcdef"
+KEYS = {"OPENAI_API_KEY": KEY, "ANTHROPIC_API_KEY": KEY}
 LIMIT = 16
 PROVIDERS = {
     # provider -> (model, extra overrides, batch-create path, synchronous path)
@@ -46,42 +46,21 @@ PROVIDERS = {
 }
 
 
-def command(tmp_path: Path, *args: str, cache: str = "cache.sqlite") -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "mmjudge.sweep",
-        *args,
+def quick(tmp_path: Path, cache: str) -> tuple[str, ...]:
+    """The first items only, retries that hardly wait, no report, and the named cache file."""
+    return (
         f"dataset.limit={LIMIT}",
-        f"results_dir={tmp_path / 'results'}",
-        f"reports_dir={tmp_path / 'reports'}",
         f"runner.cache_path={tmp_path / cache}",
-        f"images.cache_dir={tmp_path / 'images'}",
         "runner.backoff_base_s=0.01",
         "runner.backoff_max_s=0.05",
         "runner.report=false",
-    ]
-
-
-def environment() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env["OPENAI_API_KEY"] = KEY
-    env["ANTHROPIC_API_KEY"] = KEY
-    return env
+    )
 
 
 def run(
     tmp_path: Path, *args: str, cache: str = "cache.sqlite"
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        command(tmp_path, *args, cache=cache),
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=environment(),
-        check=False,
-    )
+    return run_sweep(tmp_path, *args, *quick(tmp_path, cache), env=KEYS)
 
 
 def batch_args(server: LoopbackServer, provider: str, *extra: str) -> list[str]:
@@ -142,6 +121,7 @@ def test_unreadable_state_file_fails_in_one_line(tmp_path: Path) -> None:
 # --- end to end ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("provider", sorted(PROVIDERS))
 def test_batch_sweep_completes_at_half_the_sync_price(
     provider: str, tmp_path: Path, loopback: LoopbackServer
@@ -189,19 +169,14 @@ def test_batch_sweep_completes_at_half_the_sync_price(
     assert not (cached_dir / "batches.json").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("provider", sorted(PROVIDERS))
 def test_kill_between_submit_and_collect_resumes_without_resubmitting(
     provider: str, tmp_path: Path, loopback: LoopbackServer
 ) -> None:
     loopback.script_batches(BatchPlan(in_progress_polls=10_000))
     args = batch_args(loopback, provider)
-    process = subprocess.Popen(
-        command(tmp_path, *args),
-        cwd=tmp_path,
-        env=environment(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    process = start_sweep(tmp_path, *args, *quick(tmp_path, "cache.sqlite"), env=KEYS)
     # Polls start only once the batch is recorded in the state file.
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -239,6 +214,7 @@ def test_kill_between_submit_and_collect_resumes_without_resubmitting(
     assert len(rows(killed_dir)) == LIMIT
 
 
+@pytest.mark.slow
 def test_large_inputs_are_split_by_request_count_and_by_bytes(
     tmp_path: Path, loopback: LoopbackServer
 ) -> None:
@@ -267,6 +243,7 @@ def test_large_inputs_are_split_by_request_count_and_by_bytes(
     assert sum(len(b.custom_ids) for b in loopback.batches) == LIMIT
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("provider", sorted(PROVIDERS))
 def test_failed_items_go_into_a_follow_up_batch(
     provider: str, tmp_path: Path, loopback: LoopbackServer
@@ -287,6 +264,7 @@ def test_failed_items_go_into_a_follow_up_batch(
     assert summary["calls"]["retries"] == 2 and summary["calls"]["api_calls"] == LIMIT
 
 
+@pytest.mark.slow
 def test_failed_items_can_be_called_synchronously(tmp_path: Path, loopback: LoopbackServer) -> None:
     loopback.script_batches(BatchPlan(errored=(2, 5, 7)))
     result = run(tmp_path, *batch_args(loopback, "openai", "runner.batch_failed=sync"))
@@ -298,6 +276,7 @@ def test_failed_items_can_be_called_synchronously(tmp_path: Path, loopback: Loop
     assert len(records) == LIMIT and all(r["error"] is None for r in records)
 
 
+@pytest.mark.slow
 def test_requests_the_provider_rejects_are_not_retried(
     tmp_path: Path, loopback: LoopbackServer
 ) -> None:
@@ -312,6 +291,7 @@ def test_requests_the_provider_rejects_are_not_retried(
     assert failed[0]["label"] is None and failed[0]["cost_usd"] == 0.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("provider", sorted(PROVIDERS))
 def test_expired_items_are_resubmitted_within_max_retries(
     provider: str, tmp_path: Path, loopback: LoopbackServer
@@ -352,6 +332,7 @@ def _answer(request: RecordedRequest) -> str:
     return f"{int(digest, 16) % 3}\nReason {digest[:12]}."
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("provider", sorted(PROVIDERS))
 def test_results_out_of_order_are_matched_by_custom_id(
     provider: str, tmp_path: Path, loopback: LoopbackServer
@@ -377,6 +358,7 @@ def test_results_out_of_order_are_matched_by_custom_id(
     assert len(labels) > 1
 
 
+@pytest.mark.slow
 def test_dry_run_shows_sync_and_batch_forecasts(tmp_path: Path) -> None:
     result = run(tmp_path, "model=gpt4o", "modality=mm", "runner.dry_run=true")
     assert result.returncode == 0, result.stderr
@@ -391,6 +373,7 @@ def test_dry_run_shows_sync_and_batch_forecasts(tmp_path: Path) -> None:
     assert batch["usd_per_million"] == pytest.approx(sync["usd_per_million"] / 2)
 
 
+@pytest.mark.slow
 def test_bad_mode_and_judges_without_a_batch_api_fail_before_any_call(
     tmp_path: Path, loopback: LoopbackServer
 ) -> None:
@@ -405,6 +388,7 @@ def test_bad_mode_and_judges_without_a_batch_api_fail_before_any_call(
     assert loopback.request_count == 0
 
 
+@pytest.mark.slow
 def test_a_server_without_a_batch_api_stops_in_one_line(
     tmp_path: Path, loopback: LoopbackServer
 ) -> None:

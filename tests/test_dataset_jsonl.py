@@ -97,8 +97,10 @@ def test_wrong_encoding_is_named(tmp_path: Path) -> None:
     cfg = make_dataset(tmp_path, [row()])
     path = Path(cfg.path) / "items.jsonl"
     path.write_bytes(json.dumps(row(query="café")).encode("latin-1").replace(b"\\u00e9", b"\xe9"))
-    with pytest.raises(DatasetError, match=r"items.jsonl:1: not valid UTF-8"):
+    with pytest.raises(DatasetError, match=r"items.jsonl:1: cannot be decoded as utf-8"):
         list(load_dataset(cfg))
+    cfg.encoding = "latin-1"  # the setting is honoured, as by every other loader
+    assert [example.query for example in load_dataset(cfg)] == ["café"]
 
 
 def test_empty_dataset_and_missing_file(tmp_path: Path) -> None:

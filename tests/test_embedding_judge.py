@@ -31,6 +31,7 @@ from mmjudge.records import EncodedImage, JudgeRequest
 from tests.helpers import compose_config
 
 NEEDS_EXTRA = "needs the local extra: pip install 'mmjudge[local]'"
+pytestmark = pytest.mark.needs_extra
 
 # Read by huggingface_hub when it is first imported, so it is set before sentence-transformers
 # is: nothing in this file may reach the hub.
@@ -120,12 +121,38 @@ def test_modalities_follow_the_kind() -> None:
 
 def test_shipped_configs_compose_and_pass_their_own_checks() -> None:
     minilm = EmbeddingJudge(compose_config(["model=minilm"]).model)
-    assert minilm.kind == "text" and minilm.thresholds == {"text": [0.43, 0.64]}
+    assert minilm.kind == "text" and minilm.thresholds == {}
+    assert minilm.check_scale([0, 1, 2]) == {
+        "text": {
+            "cut_points": [0.43, 0.64],
+            "source": "derived from model.options.score_span=[0.43, 0.64] for 3 grades",
+        }
+    }
     clip = EmbeddingJudge(compose_config(["model=clip"]).model)
     assert clip.kind == "clip" and clip.image_weight == 0.5
-    assert set(clip.thresholds) == {"text", "mm", "image"}
-    for judge in (minilm, clip):
-        judge.check_scale([0, 1, 2])
+    assert set(clip.check_scale([0, 1, 2])) == {"text", "mm", "image"}
+    assert clip.cut_points("image", [0, 1, 2]).values == [0.24, 0.27]
+
+
+@pytest.mark.parametrize("grades", [[0, 1], [0, 1, 2, 3], [1, 2, 3, 4, 5]])
+@pytest.mark.parametrize("name", ["minilm", "clip"])
+def test_shipped_configs_grade_on_any_scale(name: str, grades: list[int]) -> None:
+    judge = EmbeddingJudge(compose_config([f"model={name}"]).model)
+    grading = judge.check_scale(grades)
+    for modality in judge.modalities:
+        cuts = grading[modality]["cut_points"]
+        assert len(cuts) == len(grades) - 1 and cuts == sorted(cuts)
+        assert "score_span" in grading[modality]["source"]
+    low, high = judge.spans["text"][1]
+    scores = [low - 0.1, high + 0.1]
+    graded = [judge.grade(Similarity(v, "text", None, v), grades) for v in scores]
+    assert graded == [grades[0], grades[-1]]
+
+
+def test_a_four_grade_scale_splits_the_span_evenly() -> None:
+    judge = EmbeddingJudge(model_config(kind="text", thresholds=[], score_span=[0.4, 0.7]))
+    assert judge.cut_points("text", [0, 1, 2, 3]).values == pytest.approx([0.4, 0.55, 0.7])
+    assert judge.cut_points("text", [0, 1]).values == pytest.approx([0.55])
 
 
 @pytest.mark.parametrize(
@@ -141,6 +168,9 @@ def test_shipped_configs_compose_and_pass_their_own_checks() -> None:
         ({"kind": "text", "thresholds": [0.3, 0.3]}, "must increase strictly"),
         ({"kind": "text", "thresholds": ["low", "high"]}, "must be numbers"),
         ({"kind": "text", "thresholds_by_modality": {"image": [0.1, 0.2]}}, "names ['image']"),
+        ({"kind": "text", "score_span_by_modality": {"mm": [0.1, 0.2]}}, "names ['mm']"),
+        ({"kind": "text", "thresholds": [], "score_span": [0.1, 0.2, 0.3]}, "two numbers"),
+        ({"kind": "text", "thresholds": [], "score_span": [0.5, 0.2]}, "must increase"),
         ({"kind": "clip", "thresholds_by_modality": {"mm": [0.5, 0.4]}}, "must increase"),
         (
             {
@@ -157,16 +187,17 @@ def test_bad_options_fail_in_one_line(options: dict[str, Any], message: str) -> 
     assert message in str(error.value) and "\n" not in str(error.value)
 
 
-def test_check_scale_needs_one_threshold_per_grade_above_the_lowest() -> None:
+def test_given_cut_points_must_match_the_scale() -> None:
     judge = EmbeddingJudge(model_config(kind="text", thresholds=[0.3, 0.6]))
-    judge.check_scale([0, 1, 2])
-    with pytest.raises(ConfigError, match=r"needs 1; set model.thresholds"):
+    assert judge.check_scale([0, 1, 2])["text"]["source"] == "given in model.thresholds"
+    with pytest.raises(ConfigError, match=r"needs 1; give 1, or leave model.thresholds empty"):
         judge.check_scale([0, 1])
     clip = EmbeddingJudge(
         model_config(kind="clip", thresholds=[0.5], thresholds_by_modality={"image": [0.2, 0.3]})
     )
-    with pytest.raises(ConfigError, match="modality 'image'"):
+    with pytest.raises(ConfigError, match=r"thresholds_by_modality\.image") as error:
         clip.check_scale([0, 1])
+    assert "\n" not in str(error.value)
 
 
 def test_per_modality_thresholds_override_the_common_ones() -> None:
@@ -175,9 +206,25 @@ def test_per_modality_thresholds_override_the_common_ones() -> None:
             kind="clip", thresholds=[0.5, 0.8], thresholds_by_modality={"image": [0.2, 0.3]}
         )
     )
-    assert judge.thresholds == {"text": [0.5, 0.8], "mm": [0.5, 0.8], "image": [0.2, 0.3]}
+    cuts = {m: judge.cut_points(m, [0, 1, 2]).values for m in judge.modalities}
+    assert cuts == {"text": [0.5, 0.8], "mm": [0.5, 0.8], "image": [0.2, 0.3]}
     assert judge.grade(Similarity(0.25, "image", 0.25, None), (0, 1, 2)) == 1
     assert judge.grade(Similarity(0.25, "text", None, 0.25), (0, 1, 2)) == 0
+
+
+def test_per_modality_spans_override_the_common_one() -> None:
+    judge = EmbeddingJudge(
+        model_config(
+            kind="clip",
+            thresholds=[],
+            score_span=[0.5, 0.8],
+            score_span_by_modality={"image": [0.2, 0.3]},
+        )
+    )
+    four = [0, 1, 2, 3]
+    assert judge.cut_points("image", four).values == pytest.approx([0.2, 0.25, 0.3])
+    assert judge.cut_points("mm", four).values == pytest.approx([0.5, 0.65, 0.8])
+    assert "score_span_by_modality.image" in judge.cut_points("image", four).source
 
 
 @pytest.mark.parametrize(
@@ -194,10 +241,10 @@ def test_grades_follow_the_scale_not_positions() -> None:
     assert judge.grade(Similarity(0.0, "text", None, 0.0), (1, 2, 3)) == 1
 
 
-def test_without_thresholds_the_built_in_starting_points_apply() -> None:
+def test_without_thresholds_or_spans_the_built_in_spans_apply() -> None:
     judge = EmbeddingJudge(model_config(kind="clip", thresholds=[]))
-    assert judge.thresholds["image"] == [0.24, 0.27]
-    judge.check_scale([0, 1, 2])
+    assert judge.cut_points("image", [0, 1, 2]).values == [0.24, 0.27]
+    assert "built-in" in judge.check_scale([0, 1, 2, 3])["image"]["source"]
 
 
 # -- images ----------------------------------------------------------------------------------

@@ -6,12 +6,9 @@ the jobs sharing one response cache; the cache itself must take writers from sev
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import multiprocessing
-import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -22,17 +19,11 @@ from omegaconf import OmegaConf
 from mmjudge.cache import ResponseCache
 from mmjudge.records import JudgeResponse, Usage
 from tests.fixtures.loopback_server import OPENAI_PATH, LoopbackServer, RecordedRequest
+from tests.helpers import installed, run_sweep
 
 KEY = "sk-test-loopback-0123456789abcdef"
 LIMIT = 12
 MODELS = "gpt4o,gpt4o_mini"
-
-def installed(module: str) -> bool:
-    """Whether `module` can be imported; a missing parent package counts as not installed."""
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:
-        return False
 
 
 needs_joblib = pytest.mark.skipif(
@@ -67,31 +58,18 @@ def sweep(
 ) -> tuple[subprocess.CompletedProcess[str], Path]:
     """``python -m mmjudge.sweep -m`` over two judges; returns the process and its sweep dir."""
     results = tmp_path / name
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env["OPENAI_API_KEY"] = KEY
-    env["RAY_USAGE_STATS_ENABLED"] = "0"
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mmjudge.sweep",
-            "-m",
-            f"model={MODELS}",
-            "modality=text",
-            f"model.base_url={server.openai_base_url}",
-            f"dataset.limit={LIMIT}",
-            f"results_dir={results}",
-            f"reports_dir={tmp_path / 'reports'}",
-            f"runner.cache_path={tmp_path / (name + '.sqlite')}",
-            f"images.cache_dir={tmp_path / 'images'}",
-            *args,
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
+    result = run_sweep(
+        tmp_path,
+        "-m",
+        f"model={MODELS}",
+        "modality=text",
+        f"model.base_url={server.openai_base_url}",
+        f"dataset.limit={LIMIT}",
+        f"results_dir={results}",
+        f"runner.cache_path={tmp_path / (name + '.sqlite')}",
+        *args,
+        env={"OPENAI_API_KEY": KEY, "RAY_USAGE_STATS_ENABLED": "0"},
         timeout=600,
-        env=env,
-        check=False,
     )
     sweeps = sorted((results / "sweeps").iterdir()) if (results / "sweeps").is_dir() else []
     return result, (sweeps[-1] if sweeps else results)
@@ -122,6 +100,8 @@ def assert_same_report(left: Path, right: Path) -> None:
     assert None not in kappas and len(kappas) == 2  # the judges do disagree
 
 
+@pytest.mark.slow
+@pytest.mark.needs_extra
 @needs_joblib
 def test_joblib_launcher_runs_cells_in_parallel_sharing_one_cache(
     tmp_path: Path, loopback: LoopbackServer
@@ -159,6 +139,7 @@ def test_joblib_launcher_runs_cells_in_parallel_sharing_one_cache(
 
 
 @pytest.mark.slow
+@pytest.mark.needs_extra
 @needs_ray
 def test_ray_launcher_matches_the_basic_launcher(tmp_path: Path, loopback: LoopbackServer) -> None:
     loopback.responder = graded

@@ -1,6 +1,6 @@
 """Calls to the real provider APIs. Opt-in only: ``pytest -m live`` with the keys set.
 
-They are deselected by default (see ``addopts`` in pyproject.toml) and skip without a key.
+They are left out of every other selection (see ``tests/conftest.py``) and skip without a key.
 """
 
 from __future__ import annotations

@@ -638,16 +638,16 @@ def test_table_streams_a_large_file(tmp_path: Path) -> None:
 
 def test_truncate_fields() -> None:
     fields = (("title", "Red  cotton\nshirt"), ("body", "one two three four"), ("tail", "x"))
-    assert truncate_fields(fields, None) == (fields, False)
-    assert truncate_fields(fields, 100) == (fields, False)
-    # 5 tokens -> 3 words: the title fits, the rest is cut
-    cut, truncated = truncate_fields(fields, 5)
-    assert truncated
+    assert truncate_fields(fields, None) == (fields, False, 0)
+    assert truncate_fields(fields, 100) == (fields, False, 0)
+    # 5 tokens -> 3 words: the title fits, the rest (5 words, 6.5 tokens) is cut
+    cut, truncated, removed = truncate_fields(fields, 5)
+    assert truncated and removed == 7
     assert cut == (("title", "Red  cotton\nshirt"), ("body", ""), ("tail", ""))
-    cut, truncated = truncate_fields(fields, 7)  # 5 words: two of the body
+    cut, truncated, removed = truncate_fields(fields, 7)  # 5 words: two of the body
     assert cut == (("title", "Red  cotton\nshirt"), ("body", "one two"), ("tail", ""))
-    assert truncated
-    assert truncate_fields((("a", "  "),), 0) == ((("a", "  "),), False)
+    assert truncated and removed == 4  # 3 words
+    assert truncate_fields((("a", "  "),), 0) == ((("a", "  "),), False, 0)
     assert approx_tokens("ten words " * 5) == 13
     with pytest.raises(ConfigError, match="max_text_tokens"):
         truncate_fields(fields, -1)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import os
 import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from mmjudge.agree import align
 from mmjudge.errors import MMJudgeError
 from mmjudge.qrels import read_qrels
 from tests.fake_runs import make_run, read_rows, read_summary
+from tests.helpers import run_sweep
 
 NAN = math.nan
 LLMJUDGE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "llmjudge"
@@ -347,25 +347,12 @@ def test_default_ensembles_of_a_sweep(tmp_path: Path) -> None:
 
 
 def sweep(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    command = [
-        sys.executable,
-        "-m",
-        "mmjudge.sweep",
-        "-m",
-        "model=lexical",
-        "modality=text",
-        "prompt=default,terse",
-        *args,
-        f"results_dir={tmp_path / 'results'}",
-        f"reports_dir={tmp_path / 'reports'}",
-        f"runner.cache_path={tmp_path / 'cache.sqlite'}",
-        f"images.cache_dir={tmp_path / 'images'}",
-    ]
-    return subprocess.run(
-        command, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False
+    return run_sweep(
+        tmp_path, "-m", "model=lexical", "modality=text", "prompt=default,terse", *args
     )
 
 
+@pytest.mark.slow
 def test_sweep_builds_a_panel_over_its_prompts(tmp_path: Path) -> None:
     result = sweep(tmp_path)
     assert result.returncode == 0, result.stderr
@@ -378,6 +365,7 @@ def test_sweep_builds_a_panel_over_its_prompts(tmp_path: Path) -> None:
     assert "ensembles: 1" in result.stderr
 
 
+@pytest.mark.slow
 def test_sweep_ensembles_can_be_switched_off(tmp_path: Path) -> None:
     result = sweep(tmp_path, "hydra.callbacks.sweep_report.ensembles=false", "runner.report=false")
     assert result.returncode == 0, result.stderr

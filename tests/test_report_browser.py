@@ -20,10 +20,13 @@ from mmjudge.report import build_report
 from mmjudge.report.synthetic import FakeDataset, FakeJudge, write_sweep
 from tests import devtools
 
-pytestmark = pytest.mark.skipif(
-    devtools.CHROMIUM is None,
-    reason="Chromium is not installed (apt-get install -y --no-install-recommends chromium)",
-)
+pytestmark = [
+    pytest.mark.needs_extra,
+    pytest.mark.skipif(
+        devtools.CHROMIUM is None,
+        reason="Chromium is not installed (apt-get install -y --no-install-recommends chromium)",
+    ),
+]
 
 
 @pytest.fixture(scope="module")

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import random
-import subprocess
-import sys
 from pathlib import Path
+
+import pytest
+
+from tests.helpers import run_sweep
 
 
 def make_trec(root: Path, n_queries: int = 6, n_docs: int = 8, n_runs: int = 4) -> list[str]:
@@ -40,28 +42,17 @@ def make_trec(root: Path, n_queries: int = 6, n_docs: int = 8, n_runs: int = 4) 
     return names
 
 
+@pytest.mark.slow
 def test_trec_sweep_report_has_spend_and_system_rankings(tmp_path: Path) -> None:
     data = tmp_path / "trec"
     runs = make_trec(data)
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mmjudge.sweep",
-            "dataset=trec_example",
-            f"dataset.path={data}",
-            f"dataset.runs=[{','.join(runs)}]",
-            "model=lexical",
-            "model.thresholds=[0.2,0.5,0.8]",
-            f"results_dir={tmp_path / 'results'}",
-            f"reports_dir={tmp_path / 'reports'}",
-            f"images.cache_dir={tmp_path / 'images'}",
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
+    result = run_sweep(
+        tmp_path,
+        "dataset=trec_example",
+        f"dataset.path={data}",
+        f"dataset.runs=[{','.join(runs)}]",
+        "model=lexical",
+        "model.thresholds=[0.2,0.5,0.8]",
     )
     assert result.returncode == 0, result.stderr
     (report,) = list((tmp_path / "reports").iterdir())

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from mmjudge import PROJECT_ROOT
+from tests.helpers import run_sweep
 
 RECORD_FIELDS = {
     "run_id",
@@ -37,28 +35,7 @@ RECORD_FIELDS = {
 }
 
 
-def sweep(
-    tmp_path: Path, *args: str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    command = [
-        sys.executable,
-        "-m",
-        "mmjudge.sweep",
-        *args,
-        f"results_dir={tmp_path / 'results'}",
-        f"reports_dir={tmp_path / 'reports'}",
-        f"runner.cache_path={tmp_path / 'cache.sqlite'}",
-        f"images.cache_dir={tmp_path / 'images'}",
-    ]
-    return subprocess.run(
-        command,
-        cwd=tmp_path,  # nothing may depend on the working directory
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, **(env or {})},
-        check=False,
-    )
+pytestmark = pytest.mark.slow  # every test here starts python -m mmjudge.sweep
 
 
 def only(paths: list[Path]) -> Path:
@@ -67,7 +44,7 @@ def only(paths: list[Path]) -> Path:
 
 
 def test_default_run_writes_records_summary_and_report(tmp_path: Path) -> None:
-    result = sweep(tmp_path)
+    result = run_sweep(tmp_path)
     assert result.returncode == 0, result.stderr
     run_dir = only(list((tmp_path / "results" / "runs").iterdir()))
     rows = [json.loads(line) for line in (run_dir / "judgments.jsonl").read_text().splitlines()]
@@ -89,7 +66,7 @@ def test_default_run_writes_records_summary_and_report(tmp_path: Path) -> None:
 
 
 def test_multirun_skips_cells_the_judge_cannot_do(tmp_path: Path) -> None:
-    result = sweep(
+    result = run_sweep(
         tmp_path, "-m", "model=lexical", "modality=text,mm,image", "dataset=demo_fashion"
     )
     assert result.returncode == 0, result.stderr
@@ -110,14 +87,56 @@ def test_dataset_error_is_one_line_without_traceback(tmp_path: Path) -> None:
     (root / "items.jsonl").write_text(
         '{"query_id": "q", "query": "x", "result_id": "r", "labels": {"annotator_a": 7}}\n'
     )
-    result = sweep(tmp_path, f"dataset.path={root}")
+    result = run_sweep(tmp_path, f"dataset.path={root}")
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert "items.jsonl:1: field 'labels.annotator_a' is 7" in result.stderr
+    assert run_folders(tmp_path) == []
+
+
+def run_folders(tmp_path: Path) -> list[Path]:
+    runs = tmp_path / "results" / "runs"
+    return sorted(runs.iterdir()) if runs.is_dir() else []
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("model=lexical", "model.thresholds=[0.1,0.2,0.3]"), "model.thresholds=[0.1, 0.2, 0.3]"),
+        (("runner.mode=nonsense",), "runner.mode='nonsense' must be one of"),
+        # A model the sheet has no price for; the address is a closed loopback port, in case.
+        (
+            ("model=gpt5_mini", "pricing=2024-08-16", "model.base_url=http://127.0.0.1:9/v1"),
+            "has no price in the 2024-08-16 sheet",
+        ),
+    ],
+)
+def test_a_run_that_stops_before_its_first_call_leaves_no_folder(
+    tmp_path: Path, args: tuple[str, ...], message: str
+) -> None:
+    result = run_sweep(tmp_path, *args, env={"OPENAI_API_KEY": "sk-test-never-sent"})
+    assert result.returncode == 2
+    assert message in result.stderr and "Traceback" not in result.stderr
+    assert (tmp_path / "results" / "runs").is_dir()  # Hydra made it; the run's own folder is gone
+    assert run_folders(tmp_path) == []
+
+
+def test_a_failed_resume_keeps_the_folder_it_resumes(tmp_path: Path) -> None:
+    first = run_sweep(tmp_path, "dataset.limit=4", "runner.report=false")
+    assert first.returncode == 0, first.stderr
+    (run_dir,) = run_folders(tmp_path)
+    rows = (run_dir / "judgments.jsonl").read_text()
+    again = run_sweep(
+        tmp_path, "dataset.limit=4", "runner.mode=nonsense", f"hydra.run.dir={run_dir}"
+    )
+    assert again.returncode == 2
+    assert run_folders(tmp_path) == [run_dir]
+    assert (run_dir / "judgments.jsonl").read_text() == rows
+    assert (run_dir / "summary.json").is_file()
 
 
 def test_dry_run_forecasts_without_calls(tmp_path: Path) -> None:
-    result = sweep(
+    result = run_sweep(
         tmp_path,
         "model=gpt4o",
         "modality=mm",
@@ -137,7 +156,7 @@ def test_dry_run_forecasts_without_calls(tmp_path: Path) -> None:
 def test_keys_on_the_command_line_are_refused_before_anything_is_written(
     tmp_path: Path, arg: str
 ) -> None:
-    result = sweep(tmp_path, arg)
+    result = run_sweep(tmp_path, arg)
     assert result.returncode == 2
     assert "environment variable" in result.stderr
     assert not (tmp_path / "results").exists()

@@ -7,52 +7,31 @@ from __future__ import annotations
 import base64
 import io
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
+import pytest
 from PIL import Image
 
 from tests.fixtures.loopback_server import ANTHROPIC_PATH, OPENAI_PATH, Behaviour, LoopbackServer
-from tests.helpers import shared_data
+from tests.helpers import run_sweep, shared_data, start_sweep
 
 KEY = "sk-test-loopback-0123456789abcdef"
 LIMIT = 16
 
 
-def command(tmp_path: Path, *args: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "mmjudge.sweep",
-        *args,
-        f"dataset.limit={LIMIT}",
-        f"results_dir={tmp_path / 'results'}",
-        f"reports_dir={tmp_path / 'reports'}",
-        f"runner.cache_path={tmp_path / 'cache.sqlite'}",
-        f"images.cache_dir={tmp_path / 'images'}",
-        "runner.backoff_base_s=0.01",
-        "runner.backoff_max_s=0.05",
-    ]
+pytestmark = pytest.mark.slow  # every test here starts python -m mmjudge.sweep
+
+#: Small and quick: the first items of the dataset, and retries that hardly wait.
+QUICK = (f"dataset.limit={LIMIT}", "runner.backoff_base_s=0.01", "runner.backoff_max_s=0.05")
 
 
 def run(
     tmp_path: Path, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    full_env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    full_env.update(env or {})
-    return subprocess.run(
-        command(tmp_path, *args),
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=full_env,
-        check=False,
-    )
+    return run_sweep(tmp_path, *args, *QUICK, env=env)
 
 
 def rows(run_dir: Path) -> list[dict]:
@@ -218,15 +197,7 @@ def test_resume_after_sigkill_loses_nothing_and_pays_nothing_twice(
         "runner.concurrency=2",
         f"model.base_url={loopback.openai_base_url}",
     ]
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env["OPENAI_API_KEY"] = KEY
-    process = subprocess.Popen(
-        command(tmp_path, *args),
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    process = start_sweep(tmp_path, *args, *QUICK, env={"OPENAI_API_KEY": KEY})
     deadline = time.monotonic() + 60
     while loopback.request_count < 6 and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -327,3 +298,38 @@ def test_hm_sweep_with_a_label_file(tmp_path: Path, loopback: LoopbackServer) ->
     assert len(records) == 4 and all(r["image_sha256s"] for r in records)
     text = loopback.requests[0].body["messages"][-1]["content"][0]["text"]
     assert "prod_name:" in text and "colour_group_name:" in text
+
+
+def http_request_lines(result: subprocess.CompletedProcess[str]) -> list[str]:
+    """Log lines of the HTTP client, one per request (``[time][logger][INFO] - HTTP Request:``)."""
+    text = result.stdout + result.stderr
+    return [line for line in text.splitlines() if "[INFO] - HTTP Request:" in line]
+
+
+def test_console_has_no_line_per_request_unless_asked(
+    tmp_path: Path, loopback: LoopbackServer
+) -> None:
+    args = ["model=gpt4o_mini", "runner.cache=false", "runner.report=false"]
+    args.append(f"model.base_url={loopback.openai_base_url}")
+    env = {"OPENAI_API_KEY": KEY}
+
+    quiet = run(tmp_path, *args, env=env)
+    assert quiet.returncode == 0, quiet.stderr
+    assert http_request_lines(quiet) == []
+    assert "κ=" in quiet.stderr  # mmjudge's own closing line is still there
+    (run_dir,) = run_dirs(tmp_path)
+    logs = list(run_dir.glob("*.log"))
+    assert logs and all("HTTP Request:" not in log.read_text() for log in logs)
+
+    verbose = run(tmp_path, *args, "hydra.verbose=true", env=env)
+    assert verbose.returncode == 0, verbose.stderr
+    lines = http_request_lines(verbose)
+    assert len(lines) == LIMIT
+    assert "HTTP Request:" in next(iter(run_dirs(tmp_path)[-1].glob("*.log"))).read_text()
+    # "[time][logger][INFO] - HTTP Request: ...": ask for that logger alone by name
+    logger = lines[0].split("][")[1]
+    named = run(tmp_path, *args, f"hydra.verbose=[{logger}]", env=env)
+    assert named.returncode == 0, named.stderr
+    assert len(http_request_lines(named)) == LIMIT
+    assert "[openai._base_client][DEBUG]" in verbose.stdout
+    assert "[openai._base_client]" not in named.stdout  # other libraries stay quiet

@@ -29,12 +29,14 @@ from pathlib import Path
 from typing import NamedTuple
 
 from mmjudge.config import DatasetConfig
+from mmjudge.data.grades import GradeReader
 from mmjudge.data.schema import Example, dataset_root
 from mmjudge.data.validation import (
     DuplicateCheck,
     dataset_file,
-    parse_grade,
+    is_file,
     require_file,
+    shown,
     text_lines,
     where,
 )
@@ -96,7 +98,7 @@ def load(cfg: DatasetConfig) -> Iterator[Example]:
     total = skipped = 0
     for row in _read_annotations(annotations, cfg):
         total += 1
-        if not (images / row.image_file).is_file():
+        if not is_file(images / row.image_file):
             if not skip_missing:
                 raise DatasetError(
                     f"{where(annotations, row.line)}: image '{row.image_file}' is not in "
@@ -129,20 +131,20 @@ def load(cfg: DatasetConfig) -> Iterator[Example]:
                 f"{captions_path}; every judged caption needs its text there"
             )
         name = f"{image_dir}/{row.image_file}"
-        shown = cfg.max_images > 0
+        with_image = cfg.max_images > 0
         yield Example(
             query_id=row.caption_id,
             query=caption,
             result_id=row.image_file,
             fields=(),
-            images=(str((images / row.image_file).resolve()),) if shown else (),
+            images=(str((images / row.image_file).resolve()),) if with_image else (),
             labels=row.labels,
-            image_names=(name,) if shown else (),
+            image_names=(name,) if with_image else (),
         )
 
 
 def _read_annotations(path: Path, cfg: DatasetConfig) -> Iterator[_Row]:
-    grades = list(cfg.scale.grades)
+    grades = GradeReader.from_config(cfg)
     duplicates = DuplicateCheck(path)
     for line, raw in enumerate(text_lines(path, cfg.encoding), start=1):
         text = raw.rstrip("\r\n")
@@ -161,11 +163,11 @@ def _read_annotations(path: Path, cfg: DatasetConfig) -> Iterator[_Row]:
         if Path(image_file).name != image_file:
             raise DatasetError(
                 f"{where(path, line)}: field 'image_file' must be a bare file name, got "
-                f"{image_file!r}"
+                f"{shown(image_file)}"
             )
         labels: dict[str, int] = {}
         for number, (annotator, value) in enumerate(zip(RATERS, parts[2:], strict=True), 1):
-            grade = parse_grade(value, grades, path, line, f"rater{number}")
+            grade = grades.read(value, path, line, f"rater{number}")
             if grade is None:
                 raise DatasetError(f"{where(path, line)}: field 'rater{number}' is empty")
             labels[annotator] = grade

@@ -26,13 +26,15 @@ from pathlib import Path
 from typing import NamedTuple
 
 from mmjudge.config import DatasetConfig
+from mmjudge.data.grades import GradeReader
 from mmjudge.data.schema import Example, dataset_root
 from mmjudge.data.validation import (
     CsvTable,
     DuplicateCheck,
     dataset_file,
-    parse_grade,
+    is_file,
     require_file,
+    shown,
     where,
 )
 from mmjudge.errors import DatasetError
@@ -75,7 +77,7 @@ def article_id(raw: str, path: Path, line: int) -> str:
     if not text.isdigit() or len(text) > 10:
         raise DatasetError(
             f"{where(path, line)}: field 'article_id' must be an H&M article number of up to "
-            f"10 digits, got {raw!r}"
+            f"10 digits, got {shown(raw)}"
         )
     return text.zfill(10)
 
@@ -120,7 +122,7 @@ def load(cfg: DatasetConfig) -> Iterator[Example]:
         fields = articles[label.article_id].fields
         name = image_name(label.article_id)
         image = (root / name).resolve()
-        has_image = cfg.max_images > 0 and image.is_file()
+        has_image = cfg.max_images > 0 and is_file(image)
         yield Example(
             query_id=label.query_id,
             query=label.query,
@@ -145,7 +147,7 @@ def _read_labels(path: Path, cfg: DatasetConfig) -> Iterator[_Label]:
             f"{where(path, 1)}: the label file has no grade columns; add one column per "
             f"annotator beside {', '.join(LABEL_KEYS)}"
         )
-    grades = list(cfg.scale.grades)
+    grades = GradeReader.from_config(cfg)
     duplicates = DuplicateCheck(path)
     for line, row in table.rows():
         for key in ("query_id", "query"):
@@ -154,7 +156,7 @@ def _read_labels(path: Path, cfg: DatasetConfig) -> Iterator[_Label]:
         article = article_id(row["article_id"], path, line)
         labels: dict[str, int] = {}
         for annotator in annotators:
-            grade = parse_grade(row[annotator], grades, path, line, annotator)
+            grade = grades.read(row[annotator], path, line, annotator)
             if grade is not None:
                 labels[annotator] = grade
         if not labels:

@@ -7,14 +7,21 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from mmjudge.config import DatasetConfig
+from mmjudge.data.grades import GradeReader
 from mmjudge.data.schema import Example, dataset_root
-from mmjudge.data.validation import DuplicateCheck, check_grade, resolve_image, where
+from mmjudge.data.validation import (
+    DuplicateCheck,
+    json_line,
+    resolve_image,
+    shown,
+    text_lines,
+    where,
+)
 from mmjudge.errors import DatasetError
 
 REQUIRED = ("query_id", "query", "result_id", "labels")
@@ -28,31 +35,18 @@ def load(cfg: DatasetConfig) -> Iterator[Example]:
             f"{path}: dataset '{cfg.name}' has no items file here; check dataset.path and "
             "dataset.items"
         )
-    grades = list(cfg.scale.grades)
+    reader = GradeReader.from_config(cfg)
     known_annotators = set(cfg.annotators)
     duplicates = DuplicateCheck(path)
     count = 0
-    with path.open("rb") as handle:
-        for line_no, raw_line in enumerate(handle, start=1):
-            try:
-                text = raw_line.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise DatasetError(
-                    f"{where(path, line_no)}: not valid UTF-8 (byte {exc.start}); "
-                    "re-save the file as UTF-8"
-                ) from None
-            if not text.strip():
-                continue
-            try:
-                row = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise DatasetError(
-                    f"{where(path, line_no)}: not valid JSON ({exc.msg} at column {exc.colno})"
-                ) from None
-            example = _example(row, root, path, line_no, grades, known_annotators, cfg.max_images)
-            duplicates.add(example.query_id, example.result_id, line_no)
-            count += 1
-            yield example
+    for line_no, text in enumerate(text_lines(path, cfg.encoding), start=1):
+        if not text.strip():
+            continue
+        row = json_line(text, path, line_no)
+        example = _example(row, root, path, line_no, reader, known_annotators, cfg.max_images)
+        duplicates.add(example.query_id, example.result_id, line_no)
+        count += 1
+        yield example
     if count == 0:
         raise DatasetError(f"{path}: dataset '{cfg.name}' has no items")
 
@@ -74,7 +68,7 @@ def _example(
     root: Path,
     path: Path,
     line: int,
-    grades: list[int],
+    reader: GradeReader,
     known_annotators: set[str],
     max_images: int,
 ) -> Example:
@@ -93,7 +87,7 @@ def _example(
             value = ""
         if not isinstance(value, str | int | float):
             raise DatasetError(
-                f"{where(path, line)}: field 'fields.{name}' must be text, got {value!r}"
+                f"{where(path, line)}: field 'fields.{name}' must be text, got {shown(value)}"
             )
         fields.append((str(name), str(value)))
 
@@ -118,7 +112,13 @@ def _example(
                 f"{where(path, line)}: field 'labels.{annotator}' names an unknown annotator; "
                 f"dataset.annotators lists {sorted(known_annotators)}"
             )
-        labels[str(annotator)] = check_grade(value, grades, path, line, annotator)
+        grade = reader.read(value, path, line, f"labels.{annotator}")
+        if grade is None:
+            raise DatasetError(
+                f"{where(path, line)}: field 'labels.{annotator}' is empty; give a grade or "
+                "leave the annotator out"
+            )
+        labels[str(annotator)] = grade
 
     return Example(
         query_id=query_id,

@@ -6,7 +6,7 @@ raises :class:`~mmjudge.errors.DatasetError` naming the file, line and field on 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -35,6 +35,8 @@ class Example:
     """Image paths as written in the dataset (relative to its root), for records and reports."""
     truncated: bool = False
     """True when the text fields were cut to ``dataset.max_text_tokens``."""
+    tokens_removed: int = 0
+    """Approximate tokens cut from the text fields (0 when nothing was cut)."""
 
     @property
     def key(self) -> str:
@@ -46,11 +48,42 @@ def dataset_root(cfg: DatasetConfig) -> Path:
     return root if root.is_absolute() else PROJECT_ROOT / root
 
 
-def load_dataset(cfg: DatasetConfig) -> Iterator[Example]:
-    """Stream a dataset's examples, validated, in file order."""
+def load_dataset(
+    cfg: DatasetConfig, *, seed: int = 0, queries: frozenset[str] | None = None
+) -> Iterator[Example]:
+    """Stream a dataset's examples, validated and prepared, in file order.
+
+    ``dataset.sample_queries`` keeps every item of a seeded sample of queries (``seed``; pass
+    ``queries``, from :func:`sampled_queries`, to skip drawing it again); ``dataset.limit``
+    then keeps the first N items. Each item's HTML is converted where the config asks, then
+    its text is cut to ``dataset.max_text_tokens``.
+    """
+    loader = _loader(cfg)
+    if queries is None:
+        queries = sampled_queries(cfg, seed)
+    count = 0
+    for example in loader(cfg):
+        if queries is not None and example.query_id not in queries:
+            continue
+        if cfg.limit is not None and count >= cfg.limit:
+            return
+        count += 1
+        yield _prepared(example, cfg)
+
+
+def sampled_queries(cfg: DatasetConfig, seed: int) -> frozenset[str] | None:
+    """The query ids ``dataset.sample_queries`` keeps, or ``None`` when it is not set."""
+    if cfg.sample_queries is None:
+        return None
+    from mmjudge.data.sample import sample_query_ids
+
+    return sample_query_ids(_loader(cfg)(cfg), cfg.sample_queries, seed)
+
+
+def _loader(cfg: DatasetConfig) -> Callable[[DatasetConfig], Iterator[Example]]:
     from mmjudge.data import flickr8k, hm, jsonl, table, trec
 
-    loaders = {
+    loaders: dict[str, Callable[[DatasetConfig], Iterator[Example]]] = {
         "jsonl": jsonl.load,
         "hm": hm.load,
         "flickr8k_expert": flickr8k.load,
@@ -63,13 +96,21 @@ def load_dataset(cfg: DatasetConfig) -> Iterator[Example]:
             f"dataset.loader='{cfg.loader}' is unknown for dataset '{cfg.name}'; "
             f"choose one of: {', '.join(sorted(loaders))}"
         )
+    return loader
+
+
+def _prepared(example: Example, cfg: DatasetConfig) -> Example:
+    """HTML converted to text where asked, then the text cut to the budget."""
+    from mmjudge.data.html import clean_fields, html_columns
     from mmjudge.data.validation import truncate_fields
 
-    for count, example in enumerate(loader(cfg)):
-        if cfg.limit is not None and count >= cfg.limit:
-            return
-        if cfg.max_text_tokens is not None:
-            fields, truncated = truncate_fields(example.fields, cfg.max_text_tokens)
-            if truncated:
-                example = replace(example, fields=tuple(fields), truncated=True)
-        yield example
+    fields = example.fields
+    columns = html_columns(cfg)
+    if columns is not None:
+        fields = clean_fields(fields, columns)
+    cut = truncate_fields(fields, cfg.max_text_tokens)
+    if cut.fields == example.fields:
+        return example
+    return replace(
+        example, fields=cut.fields, truncated=cut.truncated, tokens_removed=cut.tokens_removed
+    )

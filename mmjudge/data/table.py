@@ -12,6 +12,7 @@ The file is ``dataset.items`` under the dataset root; its extension picks the re
       image: image_path                 # optional: a path under the dataset root, or a URL
       annotators: {crowd: median}       # required: annotator name -> grade column
       grade_map: {1: 0, 2: 1, 3: 2}     # optional: raw grade -> grade on dataset.scale
+                                        #   (after dataset.grade_rule rounds it, if set)
       delimiter: ";"                    # optional: CSV separator (default by extension)
 
 The table is streamed row by row, so its size does not matter; only the (query_id, result_id)
@@ -21,21 +22,20 @@ annotator did not grade the pair; a row needs at least one grade.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mmjudge.config import DatasetConfig
+from mmjudge.data.grades import GradeReader
 from mmjudge.data.schema import Example, dataset_root
 from mmjudge.data.validation import (
     CsvTable,
     DuplicateCheck,
     cell_text,
     dataset_file,
-    grade_key,
-    parse_grade,
+    json_line,
     require_file,
     resolve_image,
     text_lines,
@@ -60,8 +60,8 @@ class ColumnMapping:
     image: str | None
     annotators: dict[str, str]
     """Annotator name -> the column holding that annotator's grade."""
-    grade_map: dict[str, int] | None
-    """Raw grade (canonical text, see :func:`grade_key`) -> grade on the scale."""
+    grades: GradeReader
+    """Reads grade cells: ``grade_map`` and ``dataset.grade_rule`` applied."""
     delimiter: str | None
 
     def required(self) -> list[str]:
@@ -117,7 +117,7 @@ def column_mapping(cfg: DatasetConfig) -> ColumnMapping:
                 f"{', '.join(strangers)}; dataset.annotators lists {', '.join(cfg.annotators)}"
             )
 
-    grade_map = _grade_map(columns.get("grade_map"), list(cfg.scale.grades))
+    grades = GradeReader.from_config(cfg, columns.get("grade_map"))
     delimiter = columns.get("delimiter")
     if delimiter is not None and (not isinstance(delimiter, str) or len(delimiter) != 1):
         raise ConfigError(f"dataset.columns.delimiter must be one character, got {delimiter!r}")
@@ -128,28 +128,9 @@ def column_mapping(cfg: DatasetConfig) -> ColumnMapping:
         text_fields=text_fields,
         image=name("image", False),
         annotators=annotators,
-        grade_map=grade_map,
+        grades=grades,
         delimiter=delimiter,
     )
-
-
-def _grade_map(raw: Any, grades: list[int]) -> dict[str, int] | None:
-    if raw is None:
-        return None
-    if not isinstance(raw, Mapping) or not raw:
-        raise ConfigError(
-            f"dataset.columns.grade_map must map raw grades to grades on the scale {grades}, "
-            f"e.g. {{1: 0, 2: 1}}; got {raw!r}"
-        )
-    out: dict[str, int] = {}
-    for source, target in raw.items():
-        if isinstance(target, bool) or not isinstance(target, int) or target not in grades:
-            raise ConfigError(
-                f"dataset.columns.grade_map maps {source!r} to {target!r}, which is not on the "
-                f"scale {grades} (dataset.scale.grades)"
-            )
-        out[grade_key(source)] = target
-    return out
 
 
 def load(cfg: DatasetConfig) -> Iterator[Example]:
@@ -169,11 +150,10 @@ def load(cfg: DatasetConfig) -> Iterator[Example]:
             f"{path}: the table loader reads .csv, .tsv and .jsonl files (by extension); "
             "convert the file or point dataset.items at one of those"
         )
-    grades = list(cfg.scale.grades)
     duplicates = DuplicateCheck(path)
     count = 0
     for line, row in rows:
-        example = _example(row, mapping, root, path, line, grades, cfg)
+        example = _example(row, mapping, root, path, line, cfg)
         duplicates.add(example.query_id, example.result_id, line)
         count += 1
         yield example
@@ -188,12 +168,7 @@ def _jsonl_rows(
     for line_no, text in enumerate(text_lines(path, encoding), start=1):
         if not text.strip():
             continue
-        try:
-            row = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(
-                f"{where(path, line_no)}: not valid JSON ({exc.msg} at column {exc.colno})"
-            ) from None
+        row = json_line(text, path, line_no)
         if not isinstance(row, dict):
             raise DatasetError(
                 f"{where(path, line_no)}: expected a JSON object, got {type(row).__name__}"
@@ -213,7 +188,6 @@ def _example(
     root: Path,
     path: Path,
     line: int,
-    grades: list[int],
     cfg: DatasetConfig,
 ) -> Example:
     def required_text(column: str) -> str:
@@ -237,7 +211,7 @@ def _example(
 
     labels: dict[str, int] = {}
     for annotator, column in mapping.annotators.items():
-        grade = parse_grade(row.get(column), grades, path, line, column, mapping.grade_map)
+        grade = mapping.grades.read(row.get(column), path, line, column)
         if grade is not None:
             labels[annotator] = grade
     if not labels:

@@ -18,18 +18,18 @@ stops once everything it looks for has been found. Examples come out in qrels or
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
 from mmjudge.config import DatasetConfig
+from mmjudge.data.grades import GradeReader
 from mmjudge.data.schema import Example, dataset_root
 from mmjudge.data.validation import (
     DuplicateCheck,
     cell_text,
     dataset_file,
-    parse_grade,
+    json_line,
     require_file,
     text_lines,
     where,
@@ -62,7 +62,7 @@ def run_paths(cfg: DatasetConfig) -> list[Path]:
     return paths
 
 
-def read_qrels(path: Path, encoding: str, grades: list[int]) -> Iterator[Judgment]:
+def read_qrels(path: Path, encoding: str, grades: GradeReader) -> Iterator[Judgment]:
     """Parse a qrels file, checking each grade against the scale and rejecting duplicates."""
     duplicates = DuplicateCheck(path)
     for line, raw in enumerate(text_lines(path, encoding), start=1):
@@ -75,7 +75,7 @@ def read_qrels(path: Path, encoding: str, grades: list[int]) -> Iterator[Judgmen
                 f"got {len(parts)}"
             )
         query_id, _iteration, doc_id, raw_grade = parts
-        grade = parse_grade(raw_grade, grades, path, line, "grade")
+        grade = grades.read(raw_grade, path, line, "grade")
         assert grade is not None  # split() never yields an empty value
         duplicates.add(query_id, doc_id, line)
         yield Judgment(line, query_id, doc_id, grade)
@@ -111,7 +111,7 @@ def load(cfg: DatasetConfig) -> Iterator[Example]:
         dataset_file(root, cfg.items), "the documents file (JSONL)", "dataset.items"
     )
     annotator = cfg.annotators[0] if cfg.annotators else DEFAULT_ANNOTATOR
-    judgments = list(read_qrels(qrels_path, cfg.encoding, list(cfg.scale.grades)))
+    judgments = list(read_qrels(qrels_path, cfg.encoding, GradeReader.from_config(cfg)))
     if not judgments:
         raise DatasetError(f"{qrels_path}: dataset '{cfg.name}' has no qrels lines")
 
@@ -172,12 +172,7 @@ def _read_documents(
     for line, raw in enumerate(text_lines(path, encoding), start=1):
         if not raw.strip():
             continue
-        try:
-            row = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(
-                f"{where(path, line)}: not valid JSON ({exc.msg} at column {exc.colno})"
-            ) from None
+        row = json_line(raw, path, line)
         if not isinstance(row, dict):
             raise DatasetError(
                 f"{where(path, line)}: expected a JSON object, got {type(row).__name__}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import json
 import math
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -17,26 +18,19 @@ def where(path: Path, line: int | None = None) -> str:
     return f"{path}:{line}" if line is not None else str(path)
 
 
-def check_grade(value: object, grades: list[int], path: Path, line: int, annotator: str) -> int:
-    """A human grade must be an integer on the declared scale."""
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise DatasetError(
-            f"{where(path, line)}: field 'labels.{annotator}' must be a number on the scale "
-            f"{grades}, got {value!r}"
-        )
+def shown(value: object, limit: int = 40) -> str:
+    """A value as an error message shows it: its repr, cut to about ``limit`` characters.
+
+    Integers too long to print (Python refuses to convert ones over 4,300 digits to text) are
+    described by their size instead.
+    """
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 256:
+        return f"an integer of about {int(value.bit_length() * math.log10(2)) + 1} digits"
     try:
-        number = float(value)
-    except ValueError:
-        raise DatasetError(
-            f"{where(path, line)}: field 'labels.{annotator}' must be a number on the scale "
-            f"{grades}, got {value!r}"
-        ) from None
-    if not number.is_integer() or int(number) not in grades:
-        raise DatasetError(
-            f"{where(path, line)}: field 'labels.{annotator}' is {value!r}, outside the "
-            f"declared scale {grades}; fix the label or the dataset's scale.grades"
-        )
-    return int(number)
+        text = repr(value)
+    except (RecursionError, ValueError):  # nested too deeply, or an integer too long to print
+        return f"a {type(value).__name__} too large to show"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def resolve_image(raw: object, root: Path, path: Path, line: int) -> tuple[str, str]:
@@ -46,25 +40,40 @@ def resolve_image(raw: object, root: Path, path: Path, line: int) -> tuple[str, 
     """
     if not isinstance(raw, str) or not raw.strip():
         raise DatasetError(
-            f"{where(path, line)}: field 'images' must hold non-empty path strings, got {raw!r}"
+            f"{where(path, line)}: field 'images' must hold non-empty path strings, got "
+            f"{shown(raw)}"
         )
     if raw.startswith(("http://", "https://")):
         return raw, raw
+    if "\x00" in raw:  # no file system allows it, and the OS calls raise on it
+        raise DatasetError(
+            f"{where(path, line)}: field 'images' holds {shown(raw)}, which contains a NUL "
+            "byte; give a plain relative path"
+        )
     candidate = Path(raw)
     if candidate.is_absolute():
         raise DatasetError(
-            f"{where(path, line)}: field 'images' has absolute path '{raw}'; "
+            f"{where(path, line)}: field 'images' has absolute path {shown(raw)}; "
             "use a path relative to the dataset root"
         )
-    resolved = (root / candidate).resolve()
-    if not resolved.is_relative_to(root.resolve()):
+    try:
+        resolved = (root / candidate).resolve()
+        inside = resolved.is_relative_to(root.resolve())
+        exists = inside and resolved.is_file()
+    except OSError as error:  # a name too long for the file system, a loop of links...
         raise DatasetError(
-            f"{where(path, line)}: field 'images' path '{raw}' escapes the dataset root {root}; "
-            "keep images inside the dataset folder"
+            f"{where(path, line)}: field 'images' path {shown(raw)} cannot be used "
+            f"({error.strerror or error}); give a plain relative path"
+        ) from None
+    if not inside:
+        raise DatasetError(
+            f"{where(path, line)}: field 'images' path {shown(raw)} escapes the dataset root "
+            f"{root}; keep images inside the dataset folder"
         )
-    if not resolved.is_file():
+    if not exists:
         raise DatasetError(
-            f"{where(path, line)}: field 'images' names '{raw}', which does not exist under {root}"
+            f"{where(path, line)}: field 'images' names {shown(raw)}, which does not exist "
+            f"under {root}"
         )
     return str(resolved), raw
 
@@ -135,6 +144,40 @@ def _decode_error_message(path: Path, encoding: str, codec: str) -> str:
     )
 
 
+#: Longest CSV field read (the largest value every platform's C ``long`` holds).
+CSV_FIELD_LIMIT = 2**31 - 1
+
+
+def json_line(text: str, path: Path, line: int) -> Any:
+    """One JSON value from one line of a file; any way it fails to parse is one line of error."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DatasetError(
+            f"{where(path, line)}: not valid JSON ({exc.msg} at column {exc.colno})"
+        ) from None
+    except RecursionError:
+        raise DatasetError(
+            f"{where(path, line)}: JSON nested too deeply to read; a dataset line holds one "
+            "flat object"
+        ) from None
+    except ValueError as exc:  # an integer with more digits than Python converts
+        detail = (
+            "a number has more digits than can be read"
+            if "integer string conversion" in str(exc)
+            else shown(str(exc), 120)
+        )
+        raise DatasetError(f"{where(path, line)}: not valid JSON ({detail})") from None
+
+
+def is_file(path: Path) -> bool:
+    """``path.is_file()``, False also for names the OS refuses (too long, a NUL byte)."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
 class CsvRow(NamedTuple):
     line: int
     """Line number (1-based) where the row starts."""
@@ -150,6 +193,9 @@ class CsvTable:
     """
 
     def __init__(self, path: Path, encoding: str, delimiter: str = ",") -> None:
+        # The csv module refuses fields over 131,072 characters by default; a long product
+        # description must instead reach dataset.max_text_tokens and be cut there.
+        csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
         self.path = path
         self.delimiter = delimiter
         self._reader = csv.reader(text_lines(path, encoding), delimiter=delimiter)
@@ -220,15 +266,24 @@ def require_file(path: Path, what: str, setting: str) -> Path:
 
 # --- Text budget -----------------------------------------------------------------------------
 
-#: Tokens per whitespace-separated word: a rough average for English text in BPE tokenizers.
+#: Tokens per word: a rough average for English text in BPE tokenizers.
 TOKENS_PER_WORD = 1.3
 
-_WORD = re.compile(r"\S+")
+#: Letters of scripts written without spaces (CJK, kana, hangul): each counts as a word.
+_UNSPACED = "\u3001-\u9fff\uac00-\ud7af\uf900-\ufaff"
+#: A word: one letter of an unspaced script, or up to 12 other non-space characters. Longer
+#: runs (URLs, base64 blobs, minified code) count as several words, so that text without
+#: spaces cannot slip past the budget as a single "word".
+_WORD = re.compile(f"[{_UNSPACED}]|[^\\s{_UNSPACED}]{{1,12}}")
 
 
 def approx_tokens(text: str) -> int:
-    """Approximate token count: whitespace words × :data:`TOKENS_PER_WORD`, rounded up."""
-    return math.ceil(round(len(_WORD.findall(text)) * TOKENS_PER_WORD, 6))
+    """Approximate token count: words (see :data:`_WORD`) × :data:`TOKENS_PER_WORD`, rounded up."""
+    return _tokens(sum(1 for _match in _WORD.finditer(text)))
+
+
+def _tokens(words: int) -> int:
+    return math.ceil(round(words * TOKENS_PER_WORD, 6))
 
 
 class TruncatedFields(NamedTuple):
@@ -236,15 +291,18 @@ class TruncatedFields(NamedTuple):
     """The fields, cut to the budget (fields past it are kept, empty)."""
     truncated: bool
     """True when any text was removed."""
+    tokens_removed: int = 0
+    """Approximate tokens of the text removed (see :func:`approx_tokens`)."""
 
 
 def truncate_fields(fields: Iterable[tuple[str, str]], max_tokens: int | None) -> TruncatedFields:
     """Cut a result's text fields so their text together stays within ``max_tokens``.
 
-    Tokens are approximated from whitespace words (see :func:`approx_tokens`), which needs no
-    tokenizer and treats every provider alike. Fields are kept in order; the field that crosses
-    the budget is cut after its last whole word that fits, with its own whitespace preserved,
-    and every later field becomes empty. ``None`` means no budget.
+    Tokens are approximated from words (see :func:`approx_tokens`), which needs no tokenizer
+    and treats every provider alike. Fields are kept in order; the field that crosses the
+    budget is cut after its last whole word that fits, with its own whitespace preserved, and
+    every later field becomes empty. ``None`` means no budget. Memory stays flat however long
+    a field is.
     """
     items = tuple(fields)
     if max_tokens is None:
@@ -253,74 +311,25 @@ def truncate_fields(fields: Iterable[tuple[str, str]], max_tokens: int | None) -
         raise ConfigError(f"dataset.max_text_tokens={max_tokens} must be zero or positive")
     words_left = math.floor(round(max_tokens / TOKENS_PER_WORD, 6))
     out: list[tuple[str, str]] = []
-    truncated = False
+    removed = 0
     for name, value in items:
-        words = list(_WORD.finditer(value))
-        if len(words) <= words_left:
-            out.append((name, value))
-            words_left -= len(words)
-            continue
-        truncated = True
-        out.append((name, value[: words[words_left - 1].end()] if words_left else ""))
-        words_left = 0
-    return TruncatedFields(tuple(out), truncated)
+        kept, used, cut = _cut_after(value, words_left)
+        out.append((name, kept))
+        words_left = 0 if cut else words_left - used
+        removed += cut
+    return TruncatedFields(tuple(out), removed > 0, _tokens(removed))
 
 
-# --- Grades from table cells -----------------------------------------------------------------
-
-
-def grade_key(raw: object) -> str:
-    """Canonical text of a raw grade, so ``2``, ``2.0`` and ``" 2 "`` look up alike."""
-    text = str(raw).strip()
-    try:
-        number = float(text)
-    except ValueError:
-        return text
-    return str(int(number)) if number.is_integer() else text
-
-
-def parse_grade(
-    raw: object,
-    grades: list[int],
-    path: Path,
-    line: int,
-    column: str,
-    grade_map: dict[str, int] | None = None,
-) -> int | None:
-    """A grade from one cell, or ``None`` for an empty cell (that annotator gave no grade).
-
-    With ``grade_map`` the raw value is looked up there (raw grade -> grade on the scale);
-    without it the value itself must be an integer on the scale.
-    """
-    if raw is None or (isinstance(raw, str) and not raw.strip()):
-        return None
-    if isinstance(raw, bool) or not isinstance(raw, int | float | str):
-        raise DatasetError(
-            f"{where(path, line)}: field '{column}' must be a grade on the scale {grades}, "
-            f"got {raw!r}"
-        )
-    if grade_map is not None:
-        key = grade_key(raw)
-        if key not in grade_map:
-            raise DatasetError(
-                f"{where(path, line)}: field '{column}' is {raw!r}, which "
-                f"dataset.columns.grade_map does not map; it maps {', '.join(grade_map)}"
-            )
-        return grade_map[key]
-    try:
-        number = float(raw)
-    except ValueError:
-        raise DatasetError(
-            f"{where(path, line)}: field '{column}' must be a number on the scale {grades}, "
-            f"got {raw!r}"
-        ) from None
-    if not number.is_integer() or int(number) not in grades:
-        raise DatasetError(
-            f"{where(path, line)}: field '{column}' is {raw!r}, outside the declared scale "
-            f"{grades}; fix the label, the dataset's scale.grades, or map raw grades with "
-            "dataset.columns.grade_map"
-        )
-    return int(number)
+def _cut_after(value: str, words: int) -> tuple[str, int, int]:
+    """``value`` cut after its first ``words`` words; the words kept and the words cut off."""
+    matches = _WORD.finditer(value)
+    used = end = 0
+    for match in matches:
+        if used == words:
+            return value[:end], used, 1 + sum(1 for _rest in matches)
+        used += 1
+        end = match.end()
+    return value, used, 0
 
 
 def cell_text(row: Mapping[str, Any], key: str, path: Path, line: int) -> str:
@@ -332,4 +341,4 @@ def cell_text(row: Mapping[str, Any], key: str, path: Path, line: int) -> str:
         return value
     if isinstance(value, int | float) and not isinstance(value, bool):
         return str(value)
-    raise DatasetError(f"{where(path, line)}: field '{key}' must be text, got {value!r}")
+    raise DatasetError(f"{where(path, line)}: field '{key}' must be text, got {shown(value)}")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import abc
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from mmjudge.config import ModelConfig
 from mmjudge.records import JudgeRequest, JudgeResponse
@@ -41,8 +41,13 @@ class JudgeAPI(abc.ABC):
         """Seconds the server asked us to wait before retrying, when it said."""
         return None
 
-    def check_scale(self, grades: list[int]) -> None:
-        """Raise :class:`~mmjudge.errors.ConfigError` when the judge cannot grade on ``grades``."""
+    def check_scale(self, grades: list[int]) -> dict[str, Any] | None:
+        """Raise :class:`~mmjudge.errors.ConfigError` when the judge cannot grade on ``grades``.
+
+        A judge that turns a score into grades itself (the local ones) returns how it does so
+        on this scale (per modality: cut points and where they came from), which goes into
+        ``summary.json`` as ``grading``; a judge that is asked for the grade returns None.
+        """
         return None
 
     def describe(self) -> str:

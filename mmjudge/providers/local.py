@@ -5,12 +5,25 @@ from __future__ import annotations
 import re
 import time
 from collections import Counter
+from collections.abc import Sequence
+from typing import Any
 
 from mmjudge.config import ModelConfig
 from mmjudge.errors import ConfigError
 from mmjudge.providers.base import JudgeAPI
+from mmjudge.providers.cut_points import (
+    CutPoints,
+    check_increasing,
+    check_span,
+    derived,
+    given,
+    grade_for,
+)
 from mmjudge.records import JudgeRequest, JudgeResponse
 
+#: Scores below the first value get the lowest grade, from the second up the highest.
+DEFAULT_SPAN = (0.3, 0.7)
+_OPTIONS = frozenset({"k1", "b", "avg_length", "score_span"})
 _TOKEN = re.compile(r"[a-z0-9]+")
 _STOPWORDS = frozenset(
     [
@@ -74,7 +87,14 @@ def bm25_overlap(query: str, document: str, k1: float, b: float, avg_length: flo
 
 
 class LexicalJudge(JudgeAPI):
-    """Grades by BM25-style term overlap between the query and the result's text fields."""
+    """Grades by BM25-style term overlap between the query and the result's text fields.
+
+    The overlap (0 to 1) becomes a grade through cut points (see
+    :mod:`mmjudge.providers.cut_points`): ``model.thresholds`` when given, otherwise spread
+    over ``model.options.score_span`` (default ``[0.3, 0.7]``: below 0.3 few query terms occur
+    in the result, from 0.7 up nearly all of them do, repeatedly or in a short text), so the
+    judge grades on any scale a dataset declares.
+    """
 
     provider = "lexical"
     supports_images = False
@@ -83,32 +103,38 @@ class LexicalJudge(JudgeAPI):
 
     def __init__(self, model: ModelConfig) -> None:
         self.name = model.name
-        self.thresholds = [float(t) for t in model.thresholds] or [0.3, 0.7]
-        if any(b <= a for a, b in zip(self.thresholds, self.thresholds[1:], strict=False)):
+        options = dict(model.options or {})
+        unknown = sorted(set(options) - _OPTIONS)
+        if unknown:
             raise ConfigError(
-                f"model.thresholds={self.thresholds} for '{model.name}' must increase strictly"
+                f"model.options {unknown} for '{model.name}' are not lexical options; "
+                f"use: {', '.join(sorted(_OPTIONS))}"
             )
-        self.k1 = float(model.options.get("k1", 1.2))
-        self.b = float(model.options.get("b", 0.75))
-        self.avg_length = float(model.options.get("avg_length", 20))
+        self.thresholds = check_increasing(model.name, "model.thresholds", model.thresholds)
+        self.score_span = check_span(
+            model.name, "model.options.score_span", options.get("score_span", DEFAULT_SPAN)
+        )
+        self.k1 = float(options.get("k1", 1.2))
+        self.b = float(options.get("b", 0.75))
+        self.avg_length = float(options.get("avg_length", 20))
 
     def describe(self) -> str:
         return f"local judge '{self.name}' (lexical, text only)"
 
-    def check_scale(self, grades: list[int]) -> None:
-        if len(self.thresholds) != len(grades) - 1:
-            raise ConfigError(
-                f"model.thresholds for '{self.name}' has {len(self.thresholds)} values but the "
-                f"dataset's scale {grades} needs {len(grades) - 1}; set model.thresholds"
-            )
+    def cut_points(self, grades: Sequence[int]) -> CutPoints:
+        """The cut points for a scale: the given thresholds (checked), else derived ones."""
+        if self.thresholds:
+            return given(self.name, "model.thresholds", self.thresholds, grades)
+        return derived("model.options.score_span", self.score_span, grades)
+
+    def check_scale(self, grades: list[int]) -> dict[str, Any]:
+        return {"text": self.cut_points(grades).to_dict()}
 
     async def generate(self, request: JudgeRequest) -> JudgeResponse:
         started = time.perf_counter()
         document = "\n".join(value for _, value in request.fields)
         score = bm25_overlap(request.query, document, self.k1, self.b, self.avg_length)
-        grades = sorted(request.grades)
-        position = sum(score >= t for t in self.thresholds)
-        grade = grades[min(position, len(grades) - 1)]
+        grade = grade_for(score, self.cut_points(request.grades).values, request.grades)
         text = f"{grade}\nQuery-term overlap with the result text is {score:.2f}."
         return JudgeResponse(
             text=text,

@@ -242,7 +242,10 @@ def _attach_texts(stats: DatasetStats, items: list[Item], out: Path | None) -> s
         return f"{stats.name}: the run's config does not name the dataset, so no texts are shown."
     remaining = set(needed)
     try:
-        for example in load_dataset(dataset_config(raw)):
+        # The texts as the judge read them (HTML converted, cut to the cap). The items are
+        # looked up by key, so a query sample need not be drawn again.
+        cfg = dataclasses.replace(dataset_config(raw), sample_queries=None)
+        for example in load_dataset(cfg):
             if example.key not in remaining:
                 continue
             remaining.discard(example.key)

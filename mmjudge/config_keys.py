@@ -1,0 +1,189 @@
+"""Unknown settings, caught before Hydra composes the config and answered in one line.
+
+Hydra reports a misspelt key in several lines and without the keys that would have been
+right. :func:`unknown_setting` checks the command line's overrides and the group files they
+select against the structured config (:class:`~mmjudge.config.SweepConfig`) first, and names
+the bad key with the valid settings of its node:
+
+    unknown setting 'dataset.limt'; valid settings of dataset: name, loader, path, ...
+
+Anything it cannot judge (Hydra's own settings, other config directories, sweeps over globs or
+ranges, syntax errors) it leaves to Hydra.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import typing
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from mmjudge.config import SweepConfig
+
+#: Flags that make Hydra print something and stop instead of running.
+_INFO_FLAGS = (
+    "--help",
+    "-h",
+    "--hydra-help",
+    "--version",
+    "--info",
+    "-i",
+    "--shell-completion",
+    "-sc",
+)
+
+#: Keys of a config file that are Hydra's, not settings.
+_FILE_DIRECTIVES = ("defaults", "hydra")
+
+
+def unknown_setting(argv: list[str], conf_dir: Path) -> str | None:
+    """A one-line message for the first unknown setting or group option, else ``None``."""
+    overrides = _parse(argv)
+    if overrides is None:
+        return None
+    groups = sorted(p.name for p in conf_dir.iterdir() if p.is_dir())
+    chosen = _default_choices(conf_dir, groups)
+    for override in overrides:
+        key = override.key_or_group
+        if key.split(".")[0].split("/")[0] == "hydra" or override.package is not None:
+            continue
+        if override.is_delete():
+            continue
+        if key in groups:
+            options = _options(override)
+            if options is None:
+                chosen.pop(key, None)
+                continue
+            for option in options:
+                problem = _unknown_option(conf_dir, key, option)
+                if problem:
+                    return problem
+            chosen[key] = options
+            continue
+        problem = _check_path(key.split("."), where="")
+        if problem:
+            return problem
+    for group, options in chosen.items():
+        for option in options:
+            problem = _check_file(conf_dir, group, option)
+            if problem:
+                return problem
+    return _check_yaml(conf_dir / "config.yaml", [])
+
+
+def _parse(argv: list[str]) -> list[Any] | None:
+    """Hydra's own parse of the command line; ``None`` when Hydra should answer instead."""
+    from hydra._internal.utils import get_args_parser
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
+    if any(arg.split("=")[0] in _INFO_FLAGS for arg in argv):
+        return None  # help, version and the like: Hydra answers them
+    parser = get_args_parser()
+    parser.exit_on_error = False
+    try:
+        args, _unknown = parser.parse_known_args(argv)
+    except argparse.ArgumentError:
+        return None  # Hydra reports it
+    if args.config_path or args.config_dir or args.config_name or args.experimental_rerun:
+        return None
+    try:
+        overrides = OverridesParser.create().parse_overrides(args.overrides)
+    except HydraException:
+        return None
+    if any(o.key_or_group in ("hydra.searchpath", "hydra/searchpath") for o in overrides):
+        return None
+    return list(overrides)
+
+
+def _options(override: Any) -> list[str] | None:
+    """The group options an override selects; ``None`` for sweeps it cannot list (globs)."""
+    if override.is_sweep_override():
+        kind = override.value_type.name if override.value_type is not None else ""
+        if kind not in ("CHOICE_SWEEP", "SIMPLE_CHOICE_SWEEP"):
+            return None
+        return [str(option) for option in override.sweep_string_iterator()]
+    value = override.get_value_element_as_str()
+    return None if value in ("null", "None") else [value]
+
+
+def _default_choices(conf_dir: Path, groups: list[str]) -> dict[str, list[str]]:
+    """The group options the primary config's defaults list selects."""
+    data = yaml.safe_load((conf_dir / "config.yaml").read_text(encoding="utf-8")) or {}
+    chosen: dict[str, list[str]] = {}
+    for entry in data.get("defaults") or []:
+        if isinstance(entry, Mapping):
+            for group, option in entry.items():
+                if group in groups and option is not None:
+                    chosen[str(group)] = [str(option)]
+    return chosen
+
+
+def _unknown_option(conf_dir: Path, group: str, option: str) -> str | None:
+    if (conf_dir / group / f"{option}.yaml").is_file():
+        return None
+    valid = sorted(path.stem for path in (conf_dir / group).glob("*.yaml"))
+    return f"unknown option '{option}' for {group}; valid options: {', '.join(valid)}"
+
+
+def _check_file(conf_dir: Path, group: str, option: str) -> str | None:
+    """Keys of a selected group file that its node does not have."""
+    if group not in (_fields(SweepConfig) or {}):
+        return None  # a group placed elsewhere (an experiment file, say): Hydra checks it
+    return _check_yaml(conf_dir / group / f"{option}.yaml", [group])
+
+
+def _check_yaml(path: Path, prefix: list[str]) -> str | None:
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = yaml.safe_load(text)
+    except (OSError, yaml.YAMLError):
+        return None  # Hydra names the file and the syntax error
+    if not isinstance(data, Mapping) or "@package" in text:
+        return None
+    for key in _leaf_keys(data):
+        if key[0] in _FILE_DIRECTIVES:
+            continue
+        problem = _check_path([*prefix, *key], where=f"{path}: ")
+        if problem:
+            return problem
+    return None
+
+
+def _leaf_keys(data: Mapping[Any, Any], prefix: tuple[str, ...] = ()) -> Iterator[list[str]]:
+    for key, value in data.items():
+        path = (*prefix, str(key))
+        if isinstance(value, Mapping) and value:
+            yield from _leaf_keys(value, path)
+        else:
+            yield list(path)
+
+
+def _check_path(parts: list[str], where: str) -> str | None:
+    """Walk ``parts`` down the structured config; the first name a node lacks is reported."""
+    node: Any = SweepConfig
+    for depth, part in enumerate(parts):
+        fields = _fields(node)
+        if fields is None:
+            return None  # a free-form mapping, a list or a value: anything below is Hydra's
+        if part not in fields:
+            owner = ".".join(parts[:depth])
+            of = f"of {owner}" if owner else "at the top level"
+            return (
+                f"{where}unknown setting '{'.'.join(parts[: depth + 1])}'; valid settings {of}: "
+                f"{', '.join(fields)}"
+            )
+        node = fields[part]
+    return None
+
+
+def _fields(node: Any) -> dict[str, Any] | None:
+    """A dataclass's settings and their types; ``None`` for anything else."""
+    if not (isinstance(node, type) and dataclasses.is_dataclass(node)):
+        return None
+    hints = typing.get_type_hints(node)
+    return {field.name: hints[field.name] for field in dataclasses.fields(node)}

@@ -1,0 +1,92 @@
+"""What a dataset can serve, counted while it is validated (no extra pass over the data).
+
+The validation pass before the first call reads every example anyway; :func:`survey` counts
+on the way what decides whether a cell can run at all (are there result texts? images?) and
+what the text cap cuts, for the dry run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from mmjudge.config import DatasetConfig, ModalityConfig
+from mmjudge.data.schema import Example
+from mmjudge.errors import ConfigError
+
+
+@dataclass
+class DatasetSurvey:
+    """Counts over a dataset's examples, as loaded (HTML converted, text cut)."""
+
+    items: int = 0
+    with_text: int = 0
+    """Items with at least one non-empty text field."""
+    with_images: int = 0
+    """Items with at least one image."""
+    truncated: int = 0
+    """Items whose text was cut to ``dataset.max_text_tokens``."""
+    tokens_removed: int = 0
+    """Approximate tokens cut from those items."""
+    field_names: set[str] = field(default_factory=set)
+    """Names of the text fields seen."""
+
+    def add(self, example: Example) -> None:
+        self.items += 1
+        self.with_text += any(value.strip() for _name, value in example.fields)
+        self.with_images += bool(example.images)
+        self.truncated += example.truncated
+        self.tokens_removed += example.tokens_removed
+        self.field_names.update(name for name, _value in example.fields)
+
+    def cut(self) -> dict[str, int]:
+        """What the text cap cuts, as the dry run and the summary report it."""
+        return {"items": self.truncated, "tokens_removed": self.tokens_removed}
+
+
+def survey(examples: Iterable[Example]) -> DatasetSurvey:
+    counts = DatasetSurvey()
+    for example in examples:
+        counts.add(example)
+    return counts
+
+
+def check_html_fields(counts: DatasetSurvey, dataset: DatasetConfig) -> None:
+    """A field named in ``dataset.html_fields`` that no item has is a typo: refuse it."""
+    unknown = [name for name in dataset.html_fields if name not in counts.field_names]
+    if unknown and counts.items:
+        raise ConfigError(
+            f"dataset.html_fields names {', '.join(map(repr, unknown))}, which no item of "
+            f"dataset '{dataset.name}' has; its text fields are: "
+            f"{', '.join(sorted(counts.field_names)) or '(none)'}"
+        )
+
+
+def unserved(counts: DatasetSurvey, modality: ModalityConfig, dataset: DatasetConfig) -> str | None:
+    """Why the dataset cannot serve this modality at all, or ``None`` when it can.
+
+    A dataset that serves some items only (a few results lack an image) is served: those
+    items become error rows, as any other per-item failure.
+    """
+    if modality.include_image and not counts.with_images:
+        return (
+            f"dataset '{dataset.name}' has no images: none of its {counts.items} items has one "
+            f"(modality '{modality.name}' shows the result's image)"
+        )
+    if modality.include_text and not counts.with_text:
+        instead = "; modality 'image' judges the image alone" if counts.with_images else ""
+        return (
+            f"dataset '{dataset.name}' has no result text: none of its {counts.items} items has "
+            f"a non-empty text field (modality '{modality.name}' shows the result's text){instead}"
+        )
+    return None
+
+
+def unserved_by_config(modality: ModalityConfig, dataset: DatasetConfig) -> str | None:
+    """What the config alone rules out, before the dataset is read."""
+    if modality.include_image and dataset.max_images == 0:
+        return (
+            f"dataset '{dataset.name}' shows no images (dataset.max_images is 0; modality "
+            f"'{modality.name}' shows the result's image)"
+        )
+    return None

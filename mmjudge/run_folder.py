@@ -1,0 +1,70 @@
+"""A run that stops before it has judged anything leaves no run folder behind.
+
+Hydra creates the run folder, with its config copies (``.hydra/``) and the job's log file,
+before mmjudge sees the config, so a bad setting, a missing price or a dataset error would
+otherwise leave a folder with nothing in it worth keeping; the one-line error on the console
+says why the run stopped. A folder that held anything else when the run started (a run being
+resumed with ``hydra.run.dir=…``) is never removed, nor one in which the run wrote a judged
+row or submitted a provider batch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+from mmjudge import PROJECT_ROOT
+
+#: Written by mmjudge once something was judged or paid for: a folder with either is kept.
+_KEEP_IF_PRESENT = ("batches.json",)
+_RECORDS = "judgments.jsonl"
+
+
+def _beyond_hydra(run_dir: Path) -> list[Path]:
+    """Entries of ``run_dir`` other than Hydra's own (``.hydra/`` and the job's ``*.log``)."""
+    if not run_dir.is_dir():
+        return []
+    return [
+        entry
+        for entry in run_dir.iterdir()
+        if entry.name != ".hydra" and not (entry.is_file() and entry.suffix == ".log")
+    ]
+
+
+def _judged_anything(run_dir: Path) -> bool:
+    records = run_dir / _RECORDS
+    if records.is_file() and records.stat().st_size > 0:
+        return True
+    return any((run_dir / name).exists() for name in _KEEP_IF_PRESENT)
+
+
+@contextlib.contextmanager
+def removed_unless_judged(run_dir: Path) -> Iterator[None]:
+    """Remove ``run_dir`` if the block fails (any exception, ``SystemExit`` included) before a
+    row was judged, provided the folder held nothing but Hydra's files when it started."""
+    fresh = not _beyond_hydra(run_dir)
+    try:
+        yield
+    except BaseException:
+        if fresh and not _judged_anything(run_dir):
+            remove(run_dir)
+        raise
+
+
+def remove(run_dir: Path) -> None:
+    """Close log handlers writing into ``run_dir`` and delete it (never the working directory
+    or the project folder, which a ``hydra.run.dir`` could name)."""
+    target = run_dir.resolve()
+    for protected in (Path.cwd().resolve(), PROJECT_ROOT.resolve()):
+        if target == protected or target in protected.parents:
+            return
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        filename = getattr(handler, "baseFilename", None)
+        if filename and Path(filename).resolve().is_relative_to(target):
+            root.removeHandler(handler)
+            handler.close()
+    shutil.rmtree(target, ignore_errors=True)

@@ -1,0 +1,327 @@
+"""Every command in the README's ``bash`` blocks runs as written.
+
+Each command runs with ``bash`` in a temporary copy of the project (so nothing is written into
+the checkout), in README order, with tiny stand-in data files where the README or a dataset
+config says a user puts theirs, placeholders such as ``results/sweeps/<time>`` filled from what
+an earlier command wrote, and a loopback server wherever a command points at a local server.
+
+Left out, each for a reason:
+
+- commands that need an API key (``…_API_KEY=…``): no key is spent here. A sweep among them is
+  still checked as a dry run (key assignment dropped, ``runner.dry_run=true`` added), which
+  composes its config, prices it and reads its dataset without building a client;
+- installation steps (``python3 -m venv``, ``pip install``): they need the package registry and
+  minutes; ``.ci/run`` runs the set-up command exactly as written (``test_ci_script.py`` checks
+  that it does) and installs the extras the README's way before its second pass;
+- the commands listed in :data:`EXCLUDED`, with their reasons.
+
+A command that needs an optional extra (the local embedding judges, a launcher plugin) skips
+with the reason when the extra is absent, and is marked ``needs_extra`` for CI's second pass.
+"""
+
+from __future__ import annotations
+
+import csv
+import random
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+from _pytest.mark.structures import ParameterSet
+from PIL import Image
+
+from mmjudge import PROJECT_ROOT
+from tests.fixtures.loopback_server import LoopbackServer
+from tests.helpers import installed, sweep_env
+
+README = PROJECT_ROOT / "README.md"
+
+#: Commands not run here, by their exact text in the README, with the reason.
+EXCLUDED = {
+    ".venv/bin/python -m pytest": "the test suite itself; .ci/run runs it exactly as written",
+    '.venv/bin/python -m pytest -m "not slow"': "the test suite itself (the fast loop)",
+    ".venv/bin/ruff check . && .venv/bin/ruff format --check . && .venv/bin/mypy mmjudge": (
+        "the linters, which .ci/run runs on every change"
+    ),
+    "'runner.cache_path=.cache/responses/${dataset.name}.${model.name}.${modality.name}"
+    ".${prompt.id}.sqlite'": "a setting to add to a sweep command, not a command",
+}
+_KEY = re.compile(r"(?:^|\s)[A-Z][A-Z0-9_]*_API_KEY=\S*")
+_INSTALL = re.compile(r"^(?:python3? -m venv|(?:\.venv/bin/)?pip install)\b")
+_COMMENT = re.compile(r"\s+#\s.*$")
+_LOCAL_URL = re.compile(r"http://127\.0\.0\.1:(\d+)")
+#: What some commands need beyond the test extra: (pattern, module, extra named in the reason).
+_NEEDS = (
+    (re.compile(r"\bmodel=\S*\b(?:minilm|clip)\b"), "sentence_transformers", "local"),
+    (re.compile(r"hydra/launcher=joblib"), "hydra_plugins.hydra_joblib_launcher", "joblib"),
+    (re.compile(r"hydra/launcher=ray"), "hydra_plugins.hydra_ray_launcher", "ray"),
+)
+
+
+class Command(NamedTuple):
+    """One command of the README: its text (continued lines joined) and first line number."""
+
+    text: str
+    line: int
+
+
+def readme_commands(text: str) -> list[Command]:
+    """The commands in the ``bash`` blocks of a Markdown text, in order (comment-only and
+    blank lines dropped; a line ending in a backslash continues on the next)."""
+    commands: list[Command] = []
+    in_block = False
+    pending: list[str] = []
+    start = 0
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if line.startswith("```"):
+            in_block = line == "```bash" if not in_block else False
+            continue
+        if not in_block or (not pending and (not line or line.startswith("#"))):
+            continue
+        if not pending:
+            start = number
+        if line.endswith("\\"):
+            pending.append(line[:-1].strip())
+            continue
+        commands.append(Command(" ".join([*pending, line]), start))
+        pending = []
+    return commands
+
+
+def without_installs(text: str) -> str:
+    """The command with its installation steps (``&&``-joined parts) left out."""
+    return " && ".join(part for part in text.split(" && ") if not _INSTALL.match(part.strip()))
+
+
+def dry_run_of(text: str) -> str:
+    """A key-needing sweep as a dry run: no key assignment, no comment, ``runner.dry_run=true``."""
+    command = _KEY.sub(" ", _COMMENT.sub("", text)).strip()
+    return f"{command} runner.dry_run=true"
+
+
+def _param(command: Command, text: str) -> ParameterSet:
+    marks: list[pytest.MarkDecorator] = [pytest.mark.slow]
+    for pattern, module, extra in _NEEDS:
+        if pattern.search(text):
+            marks.append(pytest.mark.needs_extra)
+            if not installed(module):
+                reason = f"needs the {extra} extra: .venv/bin/pip install -e '.[{extra}]'"
+                marks.append(pytest.mark.skip(reason=reason))
+    slug = re.sub(r"[^\w=,.-]+", " ", text.replace(".venv/bin/python -m ", ""))[:60].strip()
+    return pytest.param(text, id=f"README:{command.line} {slug}", marks=marks)
+
+
+def planned() -> tuple[list[ParameterSet], list[ParameterSet]]:
+    """(commands run as written, key-needing sweeps checked as dry runs) as test parameters."""
+    run: list[ParameterSet] = []
+    dry: list[ParameterSet] = []
+    for command in readme_commands(README.read_text(encoding="utf-8")):
+        if command.text in EXCLUDED:
+            continue
+        if _KEY.search(command.text):
+            if "-m mmjudge.sweep" in command.text:
+                dry.append(_param(command, dry_run_of(command.text)))
+            continue
+        text = without_installs(command.text)
+        if text:
+            run.append(_param(command, text))
+    return run, dry
+
+
+RUN, DRY = planned()
+
+
+# --- the project copy and its stand-in data ------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the project (code, configs, the demo dataset) with the venv linked in and
+    stand-in data files where the README and the dataset configs put a user's own."""
+    root = tmp_path_factory.mktemp("readme") / "mmjudge"
+    ignore = shutil.ignore_patterns(
+        ".git", ".venv", "__pycache__", "*.egg-info", ".*_cache", ".cache", "results", "reports"
+    )
+    for name in ("mmjudge", "conf", "tests", "benchmarks", "pyproject.toml", "README.md"):
+        source = PROJECT_ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, root / name, ignore=ignore)
+        elif source.exists():
+            shutil.copy2(source, root / name)
+    # only the shipped demo: a developer's own datasets/ must not leak into the copy
+    shutil.copytree(PROJECT_ROOT / "datasets" / "demo_fashion", root / "datasets" / "demo_fashion")
+    (root / ".venv").symlink_to(Path(sys.prefix), target_is_directory=True)
+    write_crowdflower(root / "datasets" / "crowdflower" / "train.csv")
+    write_flickr8k(root / "datasets" / "flickr8k_expert")
+    write_qrels(root)
+    where = subprocess.run(
+        [".venv/bin/python", "-c", "import mmjudge; print(mmjudge.PROJECT_ROOT)"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert Path(where.stdout.strip()) == root, "the copy must run its own code, not the checkout's"
+    return root
+
+
+COLUMNS = ["id", "query", "product_title", "product_description", "median_relevance"]
+
+
+def write_crowdflower(path: Path) -> None:
+    """A CrowdFlower-shaped train.csv (the columns the config reads): HTML in descriptions,
+    grades 1-4."""
+    path.parent.mkdir(parents=True)
+    rng = random.Random(11)
+    products = ["Red summer dress", "Brown leather boots", "Garden hose 30 m", "USB-C cable"]
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(COLUMNS)
+        for i, (query, title) in enumerate(
+            (q, t) for q in ("red dress", "leather boots", "garden hose") for t in products
+        ):
+            grade = 4 if query.split()[-1] in title.lower() else rng.randint(1, 2)
+            writer.writerow([i + 1, query, title, f"<p>{title}, in stock.</p>", grade])
+
+
+def write_flickr8k(root: Path) -> None:
+    """Flickr8k-Expert-shaped files: expert ratings, captions and small photos."""
+    (root / "images").mkdir(parents=True)
+    photos = [f"{n}_photo.jpg" for n in range(3)]
+    for n, name in enumerate(photos):
+        Image.new("RGB", (60, 40), (80 * n, 120, 200 - 60 * n)).save(root / "images" / name)
+    captions = ["A dog runs on the beach .", "Two children play football .", "A red car ."]
+    (root / "Flickr8k.token.txt").write_text(
+        "".join(f"{photo}#0\t{text}\n" for photo, text in zip(photos, captions, strict=True))
+    )
+    ratings = [
+        f"{image}\t{caption}#0\t{1 + (i + j) % 4}\t{1 + (i + 2 * j) % 4}\t2\n"
+        for i, image in enumerate(photos)
+        for j, caption in enumerate(photos)
+    ]
+    (root / "ExpertAnnotations.txt").write_text("".join(ratings))
+
+
+def write_qrels(root: Path) -> None:
+    """The label files the agreement examples name: human grades and two judges' (0-3), and a
+    ``runs/`` folder of three TREC runs over the same documents."""
+    rng = random.Random(5)
+    files: dict[str, list[str]] = {"human_qrels.txt": [], "judge_a.txt": [], "judge_b.txt": []}
+    for q in range(8):
+        for d in range(6):
+            human = rng.randint(0, 3)
+            near = min(3, max(0, human + rng.choice([-1, 0, 0, 1])))
+            for name, grade in zip(files, (human, near, rng.randint(0, 3)), strict=True):
+                files[name].append(f"q{q} 0 q{q}d{d} {grade}\n")
+    for name, lines in files.items():
+        (root / name).write_text("".join(lines))
+    (root / "runs").mkdir()
+    for system in range(3):
+        lines = []
+        for q in range(8):
+            order = sorted(range(6), key=lambda d, s=system: (d * (s + 1) + q) % 7)
+            lines += [
+                f"q{q} Q0 q{q}d{d} {r + 1} {6 - r} sys{system}\n" for r, d in enumerate(order)
+            ]
+        (root / "runs" / f"sys{system}.txt").write_text("".join(lines))
+
+
+# --- running --------------------------------------------------------------------------------
+
+
+def fill_placeholders(text: str, root: Path) -> str:
+    """``results/sweeps/<time>``: the newest finished sweep; ``results/runs/<that run>``: the
+    newest run folder — both written by commands earlier in the README."""
+    if "<time>" in text:
+        sweeps = sorted((root / "results" / "sweeps").glob("*/sweep_summary.json"))
+        assert sweeps, f"no earlier README command left a finished sweep for: {text}"
+        text = text.replace("<time>", sweeps[-1].parent.name)
+    if "<that run>" in text:
+        runs = sorted(p for p in (root / "results" / "runs").iterdir() if p.is_dir())
+        assert runs, f"no earlier README command left a run folder for: {text}"
+        text = text.replace("<that run>", runs[-1].name)
+    assert "<" not in text.replace("<<", ""), f"a placeholder the test cannot fill: {text}"
+    return text
+
+
+@pytest.fixture
+def local_servers(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A loopback server on each 127.0.0.1 port the command points at (skip if one is taken)."""
+    text: str = request.node.callspec.params["text"]
+    servers = []
+    try:
+        for port in sorted({int(p) for p in _LOCAL_URL.findall(text)}):
+            try:
+                servers.append(LoopbackServer(port=port).start())
+            except OSError as error:
+                pytest.skip(f"port {port} on 127.0.0.1 is taken ({error}); this command needs it")
+        yield
+    finally:
+        for server in servers:
+            server.stop()
+
+
+def run_as_written(text: str, root: Path) -> subprocess.CompletedProcess[str]:
+    env = sweep_env({"HF_HUB_OFFLINE": "1", "RAY_USAGE_STATS_ENABLED": "0"})
+    return subprocess.run(
+        ["bash", "-c", fill_placeholders(text, root)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("text", RUN)
+def test_readme_command_runs_as_written(text: str, project: Path, local_servers: None) -> None:
+    result = run_as_written(text, project)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, f"{text}\n{output[-3000:]}"
+    assert "Traceback" not in output, output[-3000:]
+
+
+@pytest.mark.parametrize("text", DRY)
+def test_readme_key_command_composes_as_a_dry_run(text: str, project: Path) -> None:
+    result = run_as_written(text, project)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, f"{text}\n{output[-3000:]}"
+    assert "forecast" in output and "Traceback" not in output, output[-3000:]
+
+
+# --- the plan itself (fast) -----------------------------------------------------------------
+
+
+def test_the_readme_commands_are_all_accounted_for() -> None:
+    commands = readme_commands(README.read_text(encoding="utf-8"))
+    texts = [command.text for command in commands]
+    stale = [text for text in EXCLUDED if text not in texts]
+    assert not stale, f"excluded commands no longer in the README: {stale}"
+    assert len(RUN) + len(DRY) + len(EXCLUDED) <= len(commands)
+    # the default sweep of the set-up command runs here; its installs are CI's
+    assert ".venv/bin/python -m mmjudge.sweep" in [p.values[0] for p in RUN]
+
+
+def test_the_parser_joins_continued_lines_and_skips_comments() -> None:
+    text = (
+        "prose\n```bash\n# a comment\nA=1 cmd one \\\n    two\n\ncmd three  # note\n```\n"
+        '```json\n{"not": "bash"}\n```\n  ```bash\n  indented\n  ```\n'
+    )
+    assert readme_commands(text) == [
+        Command("A=1 cmd one two", 4),
+        Command("cmd three  # note", 7),
+        Command("indented", 13),
+    ]
+    assert dry_run_of("OPENAI_API_KEY=… x -m mmjudge.sweep a=b   # c") == (
+        "x -m mmjudge.sweep a=b runner.dry_run=true"
+    )
+    assert (
+        without_installs('python3 -m venv .venv && .venv/bin/pip install -e ".[test]" && b') == "b"
+    )
