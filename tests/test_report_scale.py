@@ -120,7 +120,7 @@ def test_the_page_is_small_and_leads_with_the_answer(report: Path) -> None:
     assert html.index('class="card"') < html.index('id="chart"') < html.index('id="answers"')
     assert html.count('<section class="card"') == 3
     for name in ("captions", "docs", "fashion"):
-        assert f'<h3><a href="#dataset-' in html and f">{name}</a></h3>" in html
+        assert '<h3><a href="#dataset-' in html and f">{name}</a></h3>" in html
     # ensembles have their own section, figure and CSV
     section = html[html.index('id="ensembles"') : html.index('id="spend"')]
     assert "ensembles_vs_cost.png" in section and "reaches κ" in section
