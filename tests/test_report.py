@@ -17,7 +17,7 @@ import pytest
 from mmjudge import PROJECT_ROOT, metrics
 from mmjudge.records import JudgmentRecord
 from mmjudge.report import build_report
-from mmjudge.report.analysis import Analysis, analyse, pareto_frontier
+from mmjudge.report.analysis import Analysis, analyse, pareto_frontier, saved_score
 from mmjudge.report.browser import BUDGET, MIN_PER_JUDGE, per_judge_cap
 from mmjudge.report.findings import answers, cheapest_as_good
 from mmjudge.report.load import DatasetItems, cell_table, read_cell_labels
@@ -469,3 +469,26 @@ def test_load_judgments_pads_annotators_seen_late(tmp_path: Path) -> None:
     assert frame["human:a"].dropna().tolist() == [1, 0]
     assert frame["human:b"].isna().tolist() == [True, False, False]
     assert frame["human:b"].dropna().tolist() == [2, 1]
+
+
+def test_a_saved_score_is_reused_only_where_the_report_would_compute_the_same(
+    sweep: Path, analysis: Analysis, tmp_path: Path
+) -> None:
+    summary = next(c for d in analysis.datasets for c in d.cells).summary
+    assert saved_score(summary, 1000) is not None
+    assert saved_score(summary, 200) is None  # other resamples: computed again
+    assert saved_score({"metrics": {"bootstrap": summary["metrics"]["bootstrap"]}}, 1000) is None
+    # a summary that does not match its records (edited, or from an older version) is not
+    # trusted: the cell is scored from its labels
+    copy = tmp_path / "copy"
+    shutil.copytree(sweep, copy)
+    path = copy / "shop.cheap.text.default" / "summary.json"
+    edited = json.loads(path.read_text())
+    edited["metrics"]["n_scored"] += 1
+    edited["metrics"]["intervals"]["kappa"] = {"estimate": 0.99, "low": 0.98, "high": 1.0}
+    path.write_text(json.dumps(edited))
+    again = analyse(cell_table(copy))
+    cheap = next(c for c in again.datasets[1].cells if c.judge.model == "cheap")
+    original = next(c for c in analysis.datasets[1].cells if c.judge.model == "cheap")
+    assert again.datasets[1].name == "shop"
+    assert cheap.kappa == original.kappa != (0.99, 0.98, 1.0)

@@ -370,11 +370,13 @@ def _scale(summary: dict[str, Any]) -> tuple[list[float], dict[str, str], float 
 
 def completed_cells(cells: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     """Completed cells, one per (dataset, model, modality, prompt): the run that finished
-    last wins, whichever sweep folder holds it (a rerun or a later sweep replaces a cell)."""
+    last wins, whichever sweep folder holds it (a rerun or a later sweep replaces a cell);
+    returns them with the run folders they replaced."""
     done = cells[cells["status"] == "complete"]
     if done.empty:
         return done, []
-    ordered = done.sort_values(["finished_at", "run_id"])
+    # stable: on a tie, the folder given later wins (cells are read in the folders' order)
+    ordered = done.sort_values(["finished_at", "run_id"], kind="stable")
     key = ["dataset", "model", "modality", "prompt_id"]
     latest = ordered.drop_duplicates(key, keep="last")
     ignored = sorted(set(ordered["run_dir"]) - set(latest["run_dir"]))

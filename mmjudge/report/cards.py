@@ -13,7 +13,14 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup
 
-from mmjudge.report.analysis import Analysis, Cell, DatasetStats, baseline, recommended
+from mmjudge.report.analysis import (
+    MODALITY_NAMES,
+    Analysis,
+    Cell,
+    DatasetStats,
+    baseline,
+    recommended,
+)
 from mmjudge.report.findings import (
     NOT_DISTINGUISHABLE,
     dataset_anchor,
@@ -114,7 +121,8 @@ def _ensemble_lines(analysis: Analysis, stats: DatasetStats) -> list[Markup]:
         lines.append(
             join(
                 f"{'A panel' if ensemble.kind == 'panel' else 'A cascade'} of "
-                f"{ensemble_label(ensemble.judge.model)} ({ensemble.judge.modality}) reaches "
+                f"{ensemble_label(ensemble.judge.model)} "
+                f"({MODALITY_NAMES.get(ensemble.judge.modality, ensemble.judge.modality)}) reaches "
                 f"κ {interval(ensemble.kappa)} at {usd(ensemble.usd_per_million)}: {verdict} "
                 f"({difference(c)})."
             )

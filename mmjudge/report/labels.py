@@ -1,7 +1,7 @@
 """Point labels placed by a rule, so that no two overlap and none leaves its plot.
 
 Each label tries positions around its point, nearest first (eight directions at growing
-distances, with a thin leader line once it stands off); it takes the first position whose
+distances, with a thin leader line unless it touches its point); it takes the first position whose
 text box lies inside its axes and clear of every label placed before it and of every
 labelled point. A label with no free position is left off (the legend still identifies the
 point by colour and marker); :func:`collisions` checks a drawn figure.
@@ -69,7 +69,7 @@ def place_labels(fig: Figure, labels: Iterable[Label]) -> list[Annotation]:
         others = [box for box in taken if box is not own]
         for radius, (dx, dy) in itertools.product(RADII, DIRECTIONS):
             ha, va = _alignment(dx, dy)
-            far = radius > RADII[1]
+            far = radius > RADII[0]
             annotation = label.ax.annotate(
                 label.text,
                 (label.x, label.y),
@@ -81,7 +81,11 @@ def place_labels(fig: Figure, labels: Iterable[Label]) -> list[Annotation]:
                 color="0.1",
                 zorder=6,
                 bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.85},
-                arrowprops={"arrowstyle": "-", "color": "0.3", "lw": 0.8} if far else None,
+                arrowprops=(
+                    {"arrowstyle": "-", "color": "0.3", "lw": 0.7, "shrinkA": 0, "shrinkB": 3}
+                    if far
+                    else None
+                ),
             )
             annotation.update_positions(renderer)
             box = Text.get_window_extent(annotation, renderer).padded(1.5)
