@@ -69,7 +69,7 @@ def test_the_page_says_where_each_point_came_from(
     assert out.name == "october+november"
     html = (out / "index.html").read_text(encoding="utf-8")
     assert "This report joins 2 sweeps" in html and "the run that finished last is used" in html
-    row = re.search(r'<tr[^>]*data-model="newcomer"[^>]*>(.*?)</tr>', html)
+    row = re.search(r'<tr[^>]*data-dataset="shop" data-model="newcomer"[^>]*>(.*?)</tr>', html)
     assert row and '<td class="l">november</td>' in row.group(1)
     assert '"sweep":"october"' in html and '"sweep":"november"' in html  # the chart's tooltips
     assert "shop.cheap.text.default" in html[html.index('id="provenance"') :]
