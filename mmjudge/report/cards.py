@@ -63,6 +63,8 @@ def _short(text: str) -> str:
 
 def _why(stats: DatasetStats, chosen: Cell) -> Markup:
     best = stats.ranked[0]
+    if len(stats.ranked) == 1:
+        return join("The only judge with a κ on this dataset.")
     if chosen is best:
         cheaper = [c for c in stats.best_vs_others if c.b.usd_per_million < best.usd_per_million]
         if not cheaper:

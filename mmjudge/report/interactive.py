@@ -124,24 +124,33 @@ def chart_spec(analysis: Analysis) -> dict[str, Any] | None:
     if not rows:
         return None
     names = list(dict.fromkeys(r["dataset"] for r in rows))
-    dataset = alt.param(
-        name="dataset", value=names[0], bind=alt.binding_select(options=names, name="dataset ")
-    )
-    ensembles = alt.param(
-        name="ensembles",
-        value=False,
-        bind=alt.binding_checkbox(name="show panels and cascades "),
-    )
+    params: list[Any] = [
+        alt.param(
+            name="dataset",
+            value=names[0],
+            bind=alt.binding_select(options=names, name="dataset "),
+        )
+    ]
+    base = alt.Chart(alt.Data(values=rows)).transform_filter("datum.dataset == dataset")
+    if any(r["kind"] != "judge" for r in rows):
+        params.append(
+            alt.param(
+                name="ensembles",
+                value=False,
+                bind=alt.binding_checkbox(name="show panels and cascades "),
+            )
+        )
+        base = base.transform_filter("ensembles || datum.kind == 'judge'")
+    else:
+        base = base.transform_filter("datum.kind == 'judge'")
     zoom = alt.selection_interval(bind="scales", name="zoom")
+    used = {r["colour"] for r in rows}
     palette = analysis.palette
-    domain = [*palette.colour, *ENSEMBLE_COLOURS]
-    colours = [*palette.colour.values(), *ENSEMBLE_COLOURS.values()]
-    modalities = [MODALITY_NAMES.get(m, m) for m in SHAPES]
-    base = (
-        alt.Chart(alt.Data(values=rows))
-        .transform_filter("datum.dataset == dataset")
-        .transform_filter("ensembles || datum.kind == 'judge'")
-    )
+    colours = {**palette.colour, **ENSEMBLE_COLOURS}
+    domain = [key for key in colours if key in used]
+    shown = {r["modality"] for r in rows}
+    shapes = {MODALITY_NAMES.get(m, m): shape for m, shape in SHAPES.items()}
+    modalities = [m for m in shapes if m in shown]
     free = axis.free_x
     ticks = [free] + [10.0**k for k in range(axis.low_decade, axis.high_decade + 1)]
     x = alt.X(
@@ -157,7 +166,7 @@ def chart_spec(analysis: Analysis) -> dict[str, Any] | None:
     colour = alt.Color(
         "colour:N",
         title="model / ensemble",
-        scale=alt.Scale(domain=domain, range=colours),
+        scale=alt.Scale(domain=domain, range=[colours[k] for k in domain]),
         legend=alt.Legend(columns=2, symbolLimit=0, labelLimit=160),
     )
     bars = base.mark_rule(opacity=0.45).encode(x=x, y="low:Q", y2="high:Q", color=colour)
@@ -169,18 +178,14 @@ def chart_spec(analysis: Analysis) -> dict[str, Any] | None:
             color=colour,
             shape=alt.Shape(
                 "modality:N",
-                scale=alt.Scale(domain=modalities, range=list(SHAPES.values())),
+                scale=alt.Scale(domain=modalities, range=[shapes[m] for m in modalities]),
                 title="modality",
             ),
             tooltip=TOOLTIP,
         )
         .add_params(zoom)
     )
-    chart = (
-        alt.layer(bars, points)
-        .add_params(dataset, ensembles)
-        .properties(width="container", height=460)
-    )
+    chart = alt.layer(bars, points).add_params(*params).properties(width="container", height=460)
     spec: dict[str, Any] = chart.to_dict()
     return spec
 
