@@ -157,7 +157,7 @@ def chart_spec(analysis: Analysis) -> dict[str, Any] | None:
         "x:Q",
         scale=alt.Scale(type="log", domain=[axis.band[0], 10.0 ** (axis.high_decade + 0.25)]),
         axis=alt.Axis(
-            title="$ per million judgments (log scale; free judges at the left)",
+            title="$ per million judgments (log scale)",
             values=ticks,
             labelExpr=f"datum.value <= {free!r} ? 'free' : '$' + format(datum.value, ',~s')",
         ),
