@@ -227,6 +227,3 @@ def embed(analysis: Analysis) -> dict[str, str] | None:
         return None
     return {"library": inline_script(vega_bundle()), "spec": script_json(spec)}
 
-
-def spec_path(out: Path) -> Path:
-    return out / "kappa_vs_cost.vl.json"

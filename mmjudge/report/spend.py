@@ -12,6 +12,7 @@ import pandas as pd
 
 from mmjudge import PROJECT_ROOT, metrics
 from mmjudge.qrels import read_run
+from mmjudge.report.analysis import MODALITY_NAMES
 from mmjudge.results import JUDGMENTS, annotators, load_judgments
 
 
@@ -40,6 +41,9 @@ def spend_rows(cells: pd.DataFrame) -> list[dict[str, str]]:
                 "dataset": str(summary.get("dataset")),
                 "judge": f"{summary.get('model')} · {summary.get('modality')} · "
                 f"{summary.get('prompt_id')}",
+                "model": str(summary.get("model")),
+                "modality": MODALITY_NAMES.get(str(summary.get("modality")), ""),
+                "prompt": str(summary.get("prompt_id")),
                 "status": str(summary.get("status", "complete")),
                 "n": str(summary.get("n_judgments", 0)),
                 "total": _money(total),
