@@ -225,4 +225,3 @@ def embed(analysis: Analysis) -> dict[str, str] | None:
     if spec is None:
         return None
     return {"library": inline_script(vega_bundle()), "spec": script_json(spec)}
-

@@ -1,5 +1,8 @@
-"""Synthetic sweeps with known properties, for trying the report without calling any model,
-for its tests and for its scale benchmark.
+"""Synthetic run folders with known properties, for trying the report without calling any
+model, for the tests and for the benchmarks: whole sweeps of judges that agree with the
+assessors with a chosen probability (:func:`write_sweep`), or one run with exactly the labels
+a test gives (:func:`write_run`). Both write rows of :class:`mmjudge.records.JudgmentRecord`
+and the summary of the real :func:`mmjudge.summary.write_summary`.
 
 A synthetic dataset is written in mmjudge's canonical JSONL layout (with small generated
 images), so the report can read its texts back like any other dataset. Each fake judge
@@ -11,7 +14,6 @@ random other grade otherwise; its cost per judgment is fixed. Run directories ho
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import zlib
 from collections.abc import Mapping, Sequence
@@ -223,8 +225,14 @@ def write_judgments(path: Path, dataset: FakeDataset, judge: FakeJudge, run_id: 
     return int(labels.size)
 
 
-def sweep_config(dataset: FakeDataset, dataset_dir: Path, judge: FakeJudge) -> Any:
-    """A :class:`mmjudge.config.SweepConfig` for one synthetic cell."""
+def sweep_config(
+    dataset: FakeDataset,
+    dataset_dir: Path,
+    judge: FakeJudge,
+    relevant_from: int | None = None,
+) -> Any:
+    """A :class:`mmjudge.config.SweepConfig` for one synthetic cell (``relevant_from``:
+    default, the middle grade of the scale)."""
     from mmjudge.config import (
         DatasetConfig,
         ModalityConfig,
@@ -257,7 +265,9 @@ def sweep_config(dataset: FakeDataset, dataset_dir: Path, judge: FakeJudge) -> A
             scale=ScaleConfig(
                 grades=list(dataset.grades),
                 meanings={g: f"grade {g}" for g in dataset.grades},
-                relevant_from=dataset.grades[len(dataset.grades) // 2],
+                relevant_from=dataset.grades[len(dataset.grades) // 2]
+                if relevant_from is None
+                else relevant_from,
             ),
             annotators=list(dataset.annotators),
         ),
@@ -308,197 +318,73 @@ def write_sweep(
     return out
 
 
-# --------------------------------------------------------------------------- a realistic sweep
+Key = tuple[str, str]
 
 
-@dataclass(frozen=True)
-class ModelProfile:
-    """A judge model of the realistic sweep: what it costs and how well it grades."""
-
-    name: str
-    model_id: str
-    provider: str
-    modalities: tuple[str, ...]
-    text_accuracy: Mapping[str, float]
-    """Chance of giving the consensus grade from the text alone, per dataset."""
-    usd_text: float = 0.0
-    """Dollars per judgment for the prompt and the item's text (and the answer)."""
-    usd_image: float = 0.0
-    """Dollars per judgment for one image, on top of the text."""
-    vision: float = 1.0
-    """How much of a dataset's image effect the model gets (0: none, 1: all)."""
-
-
-#: Three use cases where the image matters differently: a fashion catalogue (the photo helps),
-#: captioned photos (the caption alone says little; the image is the result) and product
-#: documents (the text says it all; the image alone misleads).
-REALISTIC_DATASETS = (
-    FakeDataset("fashion", n_queries=40, human_agreement=0.85, images=8),
-    FakeDataset(
-        "captions",
-        n_queries=40,
-        grades=(1, 2, 3, 4),
-        annotators=("expert_1", "expert_2", "expert_3"),
-        human_agreement=0.8,
-        images=8,
-        description="{colour} {garment} in a photo.",
-    ),
-    FakeDataset("docs", n_queries=40, grades=(0, 1, 2, 3), human_agreement=0.9, images=4),
-)
-#: Change in the chance of the consensus grade when the model also sees the image (``mm``)
-#: or sees only the image (``image``), per dataset.
-IMAGE_EFFECT = {
-    "fashion": {"mm": 0.06, "image": -0.08},
-    "captions": {"mm": 0.22, "image": 0.18},
-    "docs": {"mm": -0.01, "image": -0.25},
-}
-PROMPT_EFFECT = {"default": 0.0, "aspects": 0.02, "terse": -0.03}
-VISION = ("text", "mm", "image")
-
-
-def _acc(fashion: float, captions: float, docs: float) -> dict[str, float]:
-    return {"fashion": fashion, "captions": captions, "docs": docs}
-
-
-#: Ten judges over four orders of magnitude of price: two free local baselines, an open model
-#: on rented GPUs, and seven API models of three families (prices per judgment from token
-#: counts typical of a short relevance prompt at the providers' list prices).
-REALISTIC_MODELS = (
-    ModelProfile("lexical", "lexical-bm25", "lexical", ("text",), _acc(0.5, 0.45, 0.55)),
-    ModelProfile(
-        "clip", "clip-ViT-B-32", "embedding", ("mm", "image"), _acc(0.55, 0.5, 0.45), vision=0.7
-    ),
-    ModelProfile(
-        "llama3_70b",
-        "meta-llama/Meta-Llama-3-70B-Instruct",
-        "openai_compatible",
-        ("text",),
-        _acc(0.68, 0.52, 0.74),
-        usd_text=0.00009,
-    ),
-    ModelProfile(
-        "gpt4o_mini",
-        "gpt-4o-mini-2024-07-18",
-        "openai",
-        VISION,
-        _acc(0.7, 0.5, 0.72),
-        usd_text=0.000105,
-        usd_image=0.000425,
-        vision=0.8,
-    ),
-    ModelProfile(
-        "gpt4o", "gpt-4o-2024-05-13", "openai", VISION, _acc(0.78, 0.55, 0.8), 0.00175, 0.000212
-    ),
-    ModelProfile(
-        "gpt41", "gpt-4.1-2025-04-14", "openai", VISION, _acc(0.8, 0.56, 0.82), 0.0014, 0.00017
-    ),
-    ModelProfile(
-        "gpt5_mini",
-        "gpt-5-mini-2025-08-07",
-        "openai",
-        VISION,
-        _acc(0.76, 0.54, 0.79),
-        0.000225,
-        0.000021,
-        vision=0.9,
-    ),
-    ModelProfile(
-        "claude_sonnet45",
-        "claude-sonnet-4-5-20250929",
-        "anthropic",
-        VISION,
-        _acc(0.81, 0.57, 0.83),
-        0.00225,
-        0.00105,
-    ),
-    ModelProfile(
-        "claude_haiku45",
-        "claude-haiku-4-5-20251001",
-        "anthropic",
-        VISION,
-        _acc(0.72, 0.52, 0.76),
-        0.00075,
-        0.00035,
-        vision=0.85,
-    ),
-    ModelProfile(
-        "gemini25_flash",
-        "gemini-2.5-flash",
-        "openai_compatible",
-        VISION,
-        _acc(0.74, 0.54, 0.77),
-        0.000275,
-        0.000077,
-        vision=0.95,
-    ),
-)
-
-
-def realistic_judge(profile: ModelProfile, modality: str, prompt: str) -> FakeJudge:
-    """One cell's judge: the model's text accuracy moved by the image and the prompt."""
-    accuracy = {
-        name: min(
-            0.97,
-            max(
-                0.3,
-                base
-                + profile.vision * IMAGE_EFFECT[name].get(modality, 0.0)
-                + PROMPT_EFFECT.get(prompt, 0.0),
-            ),
-        )
-        for name, base in profile.text_accuracy.items()
-    }
-    text = profile.usd_text * (0.6 if modality == "image" else 1.0)
-    image = profile.usd_image if modality != "text" else 0.0
-    total = text + image
-    return FakeJudge(
-        profile.name,
-        modality=modality,
-        accuracy=accuracy,
-        usd_per_judgment=total,
-        image_share=image / total if total else 0.0,
-        prompt_id=prompt,
-        unparseable=0.0 if total == 0 else 0.01,
-        image_tokens=85 if modality != "text" else 0,
-        model_id=profile.model_id,
-        provider=profile.provider,
-    )
-
-
-def write_realistic_sweep(
+def write_run(
     root: Path,
+    name: str,
+    labels: Mapping[Key, int | None],
+    human: Mapping[Key, Mapping[str, int]],
     *,
-    n_queries: int | None = None,
-    models: Sequence[ModelProfile] = REALISTIC_MODELS,
-    prompts: Sequence[str] = tuple(PROMPT_EFFECT),
-    ensembles: bool = True,
-    dataset_root: Path | None = None,
-) -> SyntheticSweep:
-    """The sweep of ``models × {text, mm, image} × prompts × REALISTIC_DATASETS`` (270 cells
-    with the defaults; cells a model cannot serve are written as skipped, as a real sweep
-    writes them), plus the ensembles a real multirun builds at its end
-    (:func:`mmjudge.panels.build_default_ensembles`) when ``ensembles`` is true."""
-    datasets = [
-        d if n_queries is None else dataclasses.replace(d, n_queries=n_queries)
-        for d in REALISTIC_DATASETS
-    ]
-    judges, skipped = [], []
-    for profile in models:
-        for modality in VISION:
-            for prompt in prompts:
-                judge = realistic_judge(profile, modality, prompt)
-                if modality in profile.modalities:
-                    judges.append(judge)
-                    continue
-                accepts = ", ".join(profile.modalities)
-                reason = (
-                    f"judge '{profile.name}' ({profile.provider}) does not accept modality "
-                    f"'{modality}' (accepts: {accepts})"
-                )
-                skipped += [(d.name, judge, reason) for d in datasets]
-    sweep = write_sweep(root, datasets, judges, skipped=skipped, dataset_root=dataset_root)
-    if ensembles:
-        from mmjudge.panels import build_default_ensembles
+    dataset: str = "toy",
+    model: str = "m",
+    prompt_id: str = "default",
+    modality: str = "text",
+    cost: float | Mapping[Key, float] = 0.0,
+    image_cost: float | Mapping[Key, float] = 0.0,
+    latency: float = 0.5,
+    grades: tuple[int, ...] = (0, 1, 2),
+    relevant_from: int = 1,
+    raw_output: Mapping[Key, str] | None = None,
+    errors: Mapping[Key, str] | None = None,
+    image_hashes: Mapping[Key, list[str]] | None = None,
+) -> Path:
+    """A completed run ``root/name`` judging exactly ``labels`` (None: unparseable) of the
+    (query id, result id) items whose assessors' grades ``human`` gives; per-item cost, image
+    cost, raw output, error and image hashes where given."""
+    from mmjudge.records import JudgmentRecord
+    from mmjudge.summary import write_summary
 
-        sweep.runs += build_default_ensembles(root)
-    return sweep
+    run_dir = root / name
+    run_dir.mkdir(parents=True)
+    lines = []
+    for key, label in labels.items():
+        error = (errors or {}).get(key)
+        record = JudgmentRecord(
+            run_id=name,
+            dataset=dataset,
+            query_id=key[0],
+            result_id=key[1],
+            modality=modality,
+            provider="fake",
+            model=model,
+            prompt_id=prompt_id,
+            prompt_hash="h",
+            image_sha256s=list((image_hashes or {}).get(key, [])),
+            raw_output=(raw_output or {}).get(key, None if label is None else str(label)),
+            label=label,
+            explanation=None,
+            parse_error=None if label is not None or error else "no grade found",
+            human_labels=dict(human[key]),
+            input_tokens=100,
+            output_tokens=10,
+            cost_usd=cost[key] if isinstance(cost, Mapping) else cost,
+            latency_s=latency,
+            cached=False,
+            error=error,
+            timestamp="2026-01-01T00:00:00+00:00",
+            usage={"input_tokens": 100, "output_tokens": 10, "image_tokens": 5},
+            image_cost_usd=image_cost[key] if isinstance(image_cost, Mapping) else image_cost,
+        )
+        lines.append(record.to_json())
+    (run_dir / "judgments.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assessors = tuple(sorted({a for grades_of in human.values() for a in grades_of}))
+    cfg = sweep_config(
+        FakeDataset(dataset, grades=grades, annotators=assessors, images=0),
+        root / "datasets" / dataset,
+        FakeJudge(model, modality=modality, prompt_id=prompt_id, model_id=model, provider="fake"),
+        relevant_from=relevant_from,
+    )
+    write_summary(run_dir, cfg, cfg)
+    return run_dir
