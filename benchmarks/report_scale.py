@@ -79,7 +79,7 @@ def describe_report(sweep: Path, report: Path) -> None:
     in the figures (drawn again here, as the report draws them)."""
     from PIL import Image
 
-    from mmjudge.report import figures
+    from mmjudge.report import figures, forest
     from mmjudge.report.analysis import analyse
     from mmjudge.report.labels import collisions
     from mmjudge.report.load import cell_table
@@ -97,8 +97,8 @@ def describe_report(sweep: Path, report: Path) -> None:
     for draw in (
         figures.cost_figure,
         figures.ensemble_figure,
-        figures.by_dataset_figure,
-        figures.image_figure,
+        forest.by_dataset_figure,
+        forest.image_figure,
     ):
         fig = draw(analysis)
         if fig is not None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mmjudge.report import build_report, figures
+from mmjudge.report import build_report, figures, forest
 from mmjudge.report.analysis import Analysis, analyse, baseline, recommended
 from mmjudge.report.findings import MAX_POINTS, answers
 from mmjudge.report.labels import collisions, text_boxes
@@ -64,8 +64,8 @@ def test_the_grid_has_270_cells_and_its_ensembles(grid: Path, analysis: Analysis
     [
         figures.cost_figure,
         figures.ensemble_figure,
-        figures.by_dataset_figure,
-        figures.image_figure,
+        forest.by_dataset_figure,
+        forest.image_figure,
     ],
 )
 def test_no_text_overlaps_or_leaves_a_figure(analysis: Analysis, draw: object) -> None:
@@ -97,9 +97,9 @@ def test_the_cost_figure_labels_what_a_reader_needs(analysis: Analysis) -> None:
 
 
 def test_kappa_by_dataset_shows_the_best_judges_only(analysis: Analysis) -> None:
-    shown, total = figures.shown_judges(analysis)
-    assert total == 75 and len(shown) == figures.MAX_ROWS
-    fig = figures.by_dataset_figure(analysis)
+    shown, total = forest.shown_judges(analysis)
+    assert total == 75 and len(shown) == forest.MAX_ROWS
+    fig = forest.by_dataset_figure(analysis)
     assert fig.get_size_inches()[1] * figures.DPI < 1400  # fits a screen or two, not 1,900 px
     assert not any(figures.is_ensemble(j.model) for j in shown)
 

@@ -23,9 +23,18 @@ import pandas as pd
 
 from mmjudge import metrics, scoring
 from mmjudge.report.load import CellLabels, DatasetItems, judgments_path, read_cell_labels
+from mmjudge.report.scores import (
+    HumanPair,
+    human_pairs,
+    mean_interval,
+    pareto_frontier,
+    saved_score,
+)
 from mmjudge.report.style import Palette
 from mmjudge.scoring import N_BOOT as N_BOOT
 from mmjudge.scoring import NO_INTERVAL, Interval, JudgeScore
+
+__all__ = ["HumanPair", "pareto_frontier", "saved_score"]  # from scores, used from here too
 
 MODALITY_NAMES = {"text": "text only", "mm": "image + text", "image": "image only"}
 #: Modalities compared against text only in the "does the image help" section.
@@ -78,21 +87,6 @@ class Cell:
             float(cost.get("image_usd_per_million") or 0.0),
             float(cost.get("text_usd_per_million") or 0.0),
         )
-
-
-class HumanPair(NamedTuple):
-    """Agreement between two annotators on the items both graded (scored like a judge,
-    annotator ``b`` against annotator ``a``)."""
-
-    a: str
-    b: str
-    score: JudgeScore
-    distribution_a: dict[float, int]
-    distribution_b: dict[float, int]
-
-    @property
-    def kappa(self) -> Interval:
-        return self.score.kappa
 
 
 class Comparison(NamedTuple):
@@ -229,30 +223,6 @@ class Analysis:
         )
 
 
-# --------------------------------------------------------------------------- frontier
-
-
-def pareto_frontier(costs: Sequence[float], kappas: Sequence[float]) -> list[bool]:
-    """Which points are not dominated: no other point costs the same or less with a κ at
-    least as high, and is strictly better on one of the two. Points without a κ are never
-    on the frontier; exact duplicates are both kept."""
-    out = []
-    for i, (cost, kappa) in enumerate(zip(costs, kappas, strict=True)):
-        if not math.isfinite(kappa):
-            out.append(False)
-            continue
-        dominated = any(
-            j != i
-            and math.isfinite(other_kappa)
-            and other_cost <= cost
-            and other_kappa >= kappa
-            and (other_cost < cost or other_kappa > kappa)
-            for j, (other_cost, other_kappa) in enumerate(zip(costs, kappas, strict=True))
-        )
-        out.append(not dominated)
-    return out
-
-
 # --------------------------------------------------------------------------- statistics
 
 
@@ -272,33 +242,6 @@ def cell_score(
         relevant_from=relevant_from,
         n_boot=n_boot,
     )
-
-
-def human_pairs(
-    items: DatasetItems, grades: Sequence[float], relevant_from: float | None, n_boot: int
-) -> list[HumanPair]:
-    humans = items.humans
-    names = sorted(humans)
-    out = []
-    for i, a in enumerate(names):
-        for b in names[i + 1 :]:
-            x, y = humans[a], humans[b]
-            score = scoring.score_judge(
-                items.query_rank, x, y, grades, relevant_from=relevant_from, n_boot=n_boot
-            )
-            if score.n_items == 0:
-                continue
-            both = ~(np.isnan(x) | np.isnan(y))
-            out.append(
-                HumanPair(
-                    a=a,
-                    b=b,
-                    score=score,
-                    distribution_a=metrics.label_distribution(x[both], grades),
-                    distribution_b=metrics.label_distribution(y[both], grades),
-                )
-            )
-    return out
 
 
 def compare(
@@ -321,20 +264,6 @@ def compare(
     return None if paired is None else Comparison(a, b, paired)
 
 
-def _mean_interval(intervals: list[Interval]) -> Interval:
-    """Mean of independent estimates; its interval from the per-estimate intervals read as
-    normal (half-width / 1.96 as the standard error). The mean of one estimate is that
-    estimate, shown with its own bootstrap interval: a κ has one interval on a page."""
-    if len(intervals) == 1:
-        return intervals[0]
-    estimate = float(np.mean([i.estimate for i in intervals]))
-    if not all(math.isfinite(i.low) and math.isfinite(i.high) for i in intervals):
-        return Interval(estimate, math.nan, math.nan)
-    z = 1.959963984540054
-    se = math.sqrt(sum(((i.high - i.low) / (2 * z)) ** 2 for i in intervals)) / len(intervals)
-    return Interval(estimate, estimate - z * se, estimate + z * se)
-
-
 def averages(datasets: list[DatasetStats]) -> list[AverageCell]:
     """Each judge's mean κ and mean cost over the datasets where it has a κ."""
     by_judge: dict[Judge, list[tuple[str, Cell]]] = {}
@@ -347,7 +276,7 @@ def averages(datasets: list[DatasetStats]) -> list[AverageCell]:
             (
                 judge,
                 [name for name, _ in entries],
-                _mean_interval([cell.kappa for _, cell in entries]),
+                mean_interval([cell.kappa for _, cell in entries]),
                 float(np.mean([cell.usd_per_million for _, cell in entries])),
             )
         )
@@ -398,44 +327,6 @@ def baseline(cells: Sequence[Cell]) -> Cell | None:
     """The best free judge, the baseline any paid judge has to beat (None if none is free)."""
     free = [c for c in cells if c.usd_per_million == 0 and c.kappa.known]
     return max(free, key=lambda c: c.kappa.estimate) if free else None
-
-
-def _number(value: Any) -> float:
-    return math.nan if value is None else float(value)
-
-
-def saved_score(summary: dict[str, Any], n_boot: int) -> JudgeScore | None:
-    """The cell's score as its run computed it with :func:`mmjudge.scoring.score_judge`
-    (``summary.json``'s metrics), when it was computed with the bootstrap asked for here;
-    None when the summary lacks a field or used other resamples."""
-    m = summary.get("metrics") or {}
-    boot = m.get("bootstrap") or {}
-    if (boot.get("n_boot"), boot.get("seed"), boot.get("resampled")) != (
-        n_boot,
-        scoring.SEED,
-        "queries",
-    ) or boot.get("level", scoring.LEVEL) != scoring.LEVEL:
-        return None
-    try:
-        intervals = m["intervals"]
-        kappas = [
-            Interval(*(_number(intervals[key][part]) for part in ("estimate", "low", "high")))
-            for key in ("kappa", "kappa_linear", "kappa_quadratic")
-        ]
-        return JudgeScore(
-            n_items=int(m["n_scored"]),
-            n_queries=int(m["n_queries"]),
-            n_off_scale=int(m.get("n_off_scale") or 0),
-            kappa=kappas[0],
-            kappa_linear=kappas[1],
-            kappa_quadratic=kappas[2],
-            kappa_binary=_number(m.get("kappa_binary")),
-            alpha=_number(m.get("alpha")),
-            accuracy=_number(m.get("accuracy")),
-            mae=_number(m.get("mae")),
-        )
-    except (KeyError, TypeError, ValueError):
-        return None
 
 
 def _n_scored(items: DatasetItems, labels: CellLabels, grades: Sequence[float]) -> int:

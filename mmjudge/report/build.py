@@ -17,7 +17,7 @@ from pathlib import Path
 import jinja2
 
 from mmjudge.errors import MMJudgeError
-from mmjudge.report import cards, exports, figures, findings, interactive, spend, tables
+from mmjudge.report import cards, exports, figures, findings, forest, interactive, spend, tables
 from mmjudge.report.analysis import MODALITY_NAMES, N_BOOT, Analysis, analyse
 from mmjudge.report.browser import BUDGET, CAP, build_browser
 from mmjudge.report.load import cell_table, write_sweep_summary
@@ -88,7 +88,7 @@ def build_report(
         figures=pictures,
         average_panel=len(analysis.datasets) > 1,
         by_dataset=tables.kappa_by_dataset(analysis),
-        shown_judges=len(figures.shown_judges(analysis)[0]),
+        shown_judges=len(forest.shown_judges(analysis)[0]),
         effects=tables.image_effects(analysis),
         frontier=tables.frontier_rows(analysis),
         spend=spend.spend_rows(cells),
@@ -124,8 +124,8 @@ def _figures(analysis: Analysis, out: Path) -> dict[str, str | None]:
     drawn = {
         "cost": figures.kappa_vs_cost(analysis, out / KAPPA_VS_COST),
         "ensembles": figures.ensembles_vs_cost(analysis, out / ENSEMBLES_VS_COST),
-        "by_dataset": figures.kappa_by_dataset(analysis, out / KAPPA_BY_DATASET),
-        "image": figures.image_vs_text(analysis, out / IMAGE_VS_TEXT),
+        "by_dataset": forest.kappa_by_dataset(analysis, out / KAPPA_BY_DATASET),
+        "image": forest.image_vs_text(analysis, out / IMAGE_VS_TEXT),
     }
     for key, name in (("ensembles", ENSEMBLES_VS_COST), ("image", IMAGE_VS_TEXT)):
         if drawn[key] is None:

@@ -1,5 +1,5 @@
-"""Figures: κ against dollars per million judgments (judges, and ensembles apart), κ by
-dataset, and what the image changes.
+"""Figures of κ against dollars per million judgments: the judges, and the ensembles apart
+(the forest plots, κ by dataset and the image's effect, are in :mod:`mmjudge.report.forest`).
 
 Every figure is drawn for a 1,400-pixel-wide page: 12.5 inches at 110 dpi. The model family
 is the colour and the modality the marker in all of them (:mod:`mmjudge.report.style`).
@@ -40,8 +40,6 @@ from mmjudge.report.style import MARKERS, Palette, ensemble_label
 DPI = 110
 WIDTH = 12.5
 """Inches: 1,375 pixels at DPI, the width of the page's content."""
-MAX_ROWS = 40
-"""Judges shown in the κ-by-dataset figure at most (the best by mean κ; all are in the table)."""
 ENSEMBLE_COLOURS = {"panel": "#1b7f79", "cascade": "#b5541c"}
 
 
@@ -259,7 +257,7 @@ def judge_panels(analysis: Analysis) -> list[tuple[str, list[Point], tuple[float
     return panels
 
 
-def _legend(
+def legend(
     fig: Figure, palette: Palette, modalities: Sequence[str], extra: list[Line2D | Patch]
 ) -> None:
     handles: list[Line2D | Patch] = [
@@ -318,7 +316,7 @@ def cost_figure(analysis: Analysis) -> Figure:
     labels: list[Label] = []
     for ax, (title, points, ceiling) in zip(axes, panels, strict=True):
         labels += _cost_panel(ax, title, points, ceiling, axis)
-    _legend(
+    legend(
         fig,
         analysis.palette,
         modalities,
@@ -363,7 +361,7 @@ def ensemble_figure(analysis: Analysis) -> Figure | None:
     labels: list[Label] = []
     for ax, (title, points, ceiling, judges) in zip(axes, panels, strict=True):
         labels += _cost_panel(ax, title, points, ceiling, axis, background=judges)
-    _legend(
+    legend(
         fig,
         Palette(),
         modalities,
@@ -384,151 +382,9 @@ def ensembles_vs_cost(analysis: Analysis, path: Path) -> Path | None:
     return None if fig is None else save(fig, path)
 
 
-# --------------------------------------------------------------------------- by dataset
-
-
-def _mean_kappa(analysis: Analysis, judge: Judge) -> float:
-    values = [c.kappa.estimate for d in analysis.datasets for c in d.ranked if c.judge == judge]
-    return sum(values) / len(values) if values else -math.inf
-
-
-def shown_judges(analysis: Analysis) -> tuple[list[Judge], int]:
-    """The judges of the κ-by-dataset figure (best mean κ first, at most MAX_ROWS) and how
-    many judges there are in all."""
-    judges = sorted(
-        {c.judge for d in analysis.datasets for c in d.ranked},
-        key=lambda j: (-_mean_kappa(analysis, j), j),
-    )
-    return judges[:MAX_ROWS], len(judges)
-
-
-def by_dataset_figure(analysis: Analysis) -> Figure:
-    """A forest plot per dataset: each judge's κ with its interval (rows shared), the
-    dataset's human–human range shaded."""
-    judges, total = shown_judges(analysis)
-    datasets = analysis.datasets or []
-    columns = max(1, len(datasets))
-    fig = plt.figure(
-        dpi=DPI, figsize=(WIDTH, 1.5 + 0.2 * max(len(judges), 3)), layout="constrained"
-    )
-    axes = fig.subplots(1, columns, sharey=True, squeeze=False)[0]
-    rows = {judge: i for i, judge in enumerate(judges)}
-    for ax, stats in zip(axes, datasets, strict=False):
-        if stats.ceiling is not None:
-            ax.axvspan(*stats.ceiling, color="tab:green", alpha=0.15, linewidth=0)
-            for value in set(stats.ceiling):
-                ax.axvline(value, color="tab:green", linewidth=0.8, alpha=0.7)
-        for cell in stats.ranked:
-            y = rows.get(cell.judge)
-            if y is None:
-                continue
-            colour = analysis.palette.of(cell.judge.model)
-            if math.isfinite(cell.kappa.low) and math.isfinite(cell.kappa.high):
-                ax.plot([cell.kappa.low, cell.kappa.high], [y, y], color=colour, linewidth=1.4)
-            ax.scatter(
-                cell.kappa.estimate,
-                y,
-                color=colour,
-                marker=MARKERS.get(cell.judge.modality, "D"),
-                edgecolor="black",
-                linewidth=0.3,
-                s=28,
-                zorder=3,
-            )
-        ax.set_title(stats.name, fontsize=10)
-        ax.grid(True, axis="x", alpha=0.3)
-        ax.tick_params(axis="x", labelsize=8)
-        ax.set_xlabel("Cohen's κ (95% interval)", fontsize=8)
-    axes[0].set_yticks(range(len(judges)))
-    axes[0].set_yticklabels([analysis.judge_name(j) for j in judges], fontsize=7.5)
-    axes[0].set_ylim(len(judges) - 0.5, -0.5)
-    if total > len(judges):
-        fig.suptitle(
-            f"The {len(judges)} judges with the highest mean κ, of {total} (all are in the tables)",
-            fontsize=9,
-        )
-    modalities = sorted({j.modality for j in judges})
-    _legend(
-        fig,
-        _used(analysis.palette, {j.model for j in judges}),
-        modalities,
-        [Patch(color="tab:green", alpha=0.3, label="human–human κ (min–max)")],
-    )
-    return fig
-
-
-def _used(palette: Palette, models: set[str]) -> Palette:
+def used(palette: Palette, models: set[str]) -> Palette:
+    """The palette restricted to ``models`` (for a legend of the models drawn)."""
     return Palette(
         {m: f for m, f in palette.family.items() if m in models},
         {m: c for m, c in palette.colour.items() if m in models},
     )
-
-
-def kappa_by_dataset(analysis: Analysis, path: Path) -> Path:
-    return save(by_dataset_figure(analysis), path)
-
-
-# --------------------------------------------------------------------------- the image
-
-
-def image_figure(analysis: Analysis) -> Figure | None:
-    """Δκ of image + text and of image only against text only, per model (and prompt) and
-    dataset, with paired intervals; hollow where the interval contains 0. None when no
-    model ran with and without the image."""
-    datasets = [d for d in analysis.datasets if d.modality_effects]
-    if not datasets:
-        return None
-    keys = sorted(
-        {(c.a.judge.model, c.a.judge.prompt_id) for d in datasets for c in d.modality_effects}
-    )
-    rows = {key: i for i, key in enumerate(keys)}
-    fig = plt.figure(dpi=DPI, figsize=(WIDTH, 1.6 + 0.22 * max(len(keys), 3)), layout="constrained")
-    axes = fig.subplots(1, len(datasets), sharey=True, squeeze=False)[0]
-    for ax, stats in zip(axes, datasets, strict=True):
-        for c in stats.modality_effects:
-            row = rows[(c.a.judge.model, c.a.judge.prompt_id)]
-            y = row + (-0.17 if c.a.judge.modality == "mm" else 0.17)
-            colour = analysis.palette.of(c.a.judge.model)
-            if math.isfinite(c.low) and math.isfinite(c.high):
-                ax.plot([c.low, c.high], [y, y], color=colour, linewidth=1.4)
-            ax.scatter(
-                c.difference,
-                y,
-                color=colour if c.distinguishable else "white",
-                edgecolor=colour if not c.distinguishable else "black",
-                linewidth=1.2 if not c.distinguishable else 0.3,
-                marker=MARKERS.get(c.a.judge.modality, "D"),
-                s=34,
-                zorder=3,
-            )
-        ax.axvline(0.0, color="black", linewidth=0.8)
-        ax.set_title(stats.name, fontsize=10)
-        ax.grid(True, axis="x", alpha=0.3)
-        ax.tick_params(axis="x", labelsize=8)
-        ax.set_xlabel("Δκ vs text only (paired 95% interval)", fontsize=8)
-    names = [f"{m} · {p}" if analysis.with_prompt else m for m, p in keys]
-    axes[0].set_yticks(range(len(keys)))
-    axes[0].set_yticklabels(names, fontsize=7.5)
-    axes[0].set_ylim(len(keys) - 0.5, -0.5)
-    _legend(
-        fig,
-        _used(analysis.palette, {m for m, _ in keys}),
-        ["mm", "image"],
-        [
-            Line2D(
-                [],
-                [],
-                marker="o",
-                linestyle="",
-                markerfacecolor="white",
-                color="0.4",
-                label="hollow: interval contains 0",
-            ),
-        ],
-    )
-    return fig
-
-
-def image_vs_text(analysis: Analysis, path: Path) -> Path | None:
-    fig = image_figure(analysis)
-    return None if fig is None else save(fig, path)
