@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import jinja2
+import pandas as pd
 
 from mmjudge.errors import MMJudgeError
 from mmjudge.report import cards, exports, figures, findings, forest, interactive, spend, tables
@@ -63,10 +64,7 @@ def build_report(
     if cells.empty:
         where = ", ".join(str(r) for r in roots)
         raise MMJudgeError(f"{where}: no runs found (no summary.json below it)")
-    for folder in roots:
-        own = cells[cells["run_dir"].map(lambda d, f=folder: Path(d).is_relative_to(f))]
-        if len(own) > 1 or not (folder / "summary.json").is_file():
-            write_sweep_summary(folder, own)
+    _sweep_summaries(roots, cells)
     out = Path(reports_dir) / (name or "+".join(r.name for r in roots))
     out.mkdir(parents=True, exist_ok=True)
     analysis = analyse(cells, n_boot=n_boot)
@@ -78,7 +76,6 @@ def build_report(
         sources=[str(r) for r in roots],
         sweeps=analysis.sweeps,
         n_cells=len(cells),
-        n_done=sum(len(d.cells) + len(d.ensembles) for d in analysis.datasets),
         n_judges=sum(len(d.cells) for d in analysis.datasets),
         n_ensembles=sum(len(d.ensembles) for d in analysis.datasets),
         n_boot=analysis.n_boot,
@@ -116,6 +113,14 @@ def build_report(
     tmp.write_text(html, encoding="utf-8")
     os.replace(tmp, out / "index.html")
     return out
+
+
+def _sweep_summaries(roots: list[Path], cells: pd.DataFrame) -> None:
+    """``sweep_summary.json`` in each sweep folder, listing that folder's own cells."""
+    for folder in roots:
+        own = cells[cells["run_dir"].map(lambda d, f=folder: Path(d).is_relative_to(f))]
+        if len(own) > 1 or not (folder / "summary.json").is_file():
+            write_sweep_summary(folder, own)
 
 
 def _figures(analysis: Analysis, out: Path) -> dict[str, str | None]:

@@ -146,6 +146,26 @@ def _anchor(analysis: Analysis, stats: DatasetStats) -> str:
     return dataset_anchor(analysis.datasets.index(stats), stats.name)
 
 
+def _ceiling_point(analysis: Analysis) -> list[Markup]:
+    """The human–human κ of every dataset, as one point (none without assessor pairs)."""
+    ceilings = []
+    for stats in analysis.datasets:
+        ceiling = stats.ceiling
+        if ceiling is not None:
+            text = num(ceiling[0]) if ceiling[0] == ceiling[1] else f"{num(ceiling[0])}–"
+            text = text if ceiling[0] == ceiling[1] else text + num(ceiling[1])
+            ceilings.append(join(link(_anchor(analysis, stats), stats.name), " ", text))
+    if not ceilings:
+        return []
+    return [
+        join(
+            "The human–human κ (the ceiling a judge is held to) is ",
+            _list(ceilings),
+            "; a dataset where humans agree less leaves less room for any judge.",
+        )
+    ]
+
+
 def use_case(analysis: Analysis) -> Answer:
     """Q1: does a judge's agreement depend on the dataset?"""
     answer = Answer(
@@ -188,21 +208,7 @@ def use_case(analysis: Analysis) -> Answer:
             )
         )
     _more(answer, points, "the κ by dataset table")
-    ceilings = []
-    for stats in analysis.datasets:
-        ceiling = stats.ceiling
-        if ceiling is not None:
-            text = num(ceiling[0]) if ceiling[0] == ceiling[1] else f"{num(ceiling[0])}–"
-            text = text if ceiling[0] == ceiling[1] else text + num(ceiling[1])
-            ceilings.append(join(link(_anchor(analysis, stats), stats.name), " ", text))
-    if ceilings:
-        answer.points.append(
-            join(
-                "The human–human κ (the ceiling a judge is held to) is ",
-                _list(ceilings),
-                "; a dataset where humans agree less leaves less room for any judge.",
-            )
-        )
+    answer.points += _ceiling_point(analysis)
     if not several:
         answer.lead = join(
             "No judge ran on more than one dataset, so this cannot be answered from this sweep."

@@ -115,13 +115,9 @@ TOOLTIP = [
 ]
 
 
-def chart_spec(analysis: Analysis) -> dict[str, Any] | None:
-    """The Vega-Lite spec (a dict), or None when no judge has a κ."""
-    costs = [c.usd_per_million for d in analysis.datasets for c in [*d.cells, *d.ensembles]]
-    axis = CostAxis.fit(costs)
-    rows = chart_rows(analysis, axis)
-    if not rows:
-        return None
+def _controls(rows: list[dict[str, Any]]) -> tuple[list[Any], alt.Chart]:
+    """The dataset menu and, when there are ensembles, the box that shows them; the data
+    filtered by both."""
     names = list(dict.fromkeys(r["dataset"] for r in rows))
     params: list[Any] = [
         alt.param(
@@ -142,6 +138,17 @@ def chart_spec(analysis: Analysis) -> dict[str, Any] | None:
         base = base.transform_filter("ensembles || datum.kind == 'judge'")
     else:
         base = base.transform_filter("datum.kind == 'judge'")
+    return params, base
+
+
+def chart_spec(analysis: Analysis) -> dict[str, Any] | None:
+    """The Vega-Lite spec (a dict), or None when no judge has a κ."""
+    costs = [c.usd_per_million for d in analysis.datasets for c in [*d.cells, *d.ensembles]]
+    axis = CostAxis.fit(costs)
+    rows = chart_rows(analysis, axis)
+    if not rows:
+        return None
+    params, base = _controls(rows)
     zoom = alt.selection_interval(bind="scales", name="zoom")
     used = {r["colour"] for r in rows}
     palette = analysis.palette

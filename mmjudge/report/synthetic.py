@@ -343,41 +343,22 @@ def write_run(
     """A completed run ``root/name`` judging exactly ``labels`` (None: unparseable) of the
     (query id, result id) items whose assessors' grades ``human`` gives; per-item cost, image
     cost, raw output, error and image hashes where given."""
-    from mmjudge.records import JudgmentRecord
     from mmjudge.summary import write_summary
 
+    given = {
+        "cost": cost,
+        "image_cost": image_cost,
+        "latency": latency,
+        "raw_output": raw_output or {},
+        "errors": errors or {},
+        "image_hashes": image_hashes or {},
+    }
     run_dir = root / name
     run_dir.mkdir(parents=True)
-    lines = []
-    for key, label in labels.items():
-        error = (errors or {}).get(key)
-        record = JudgmentRecord(
-            run_id=name,
-            dataset=dataset,
-            query_id=key[0],
-            result_id=key[1],
-            modality=modality,
-            provider="fake",
-            model=model,
-            prompt_id=prompt_id,
-            prompt_hash="h",
-            image_sha256s=list((image_hashes or {}).get(key, [])),
-            raw_output=(raw_output or {}).get(key, None if label is None else str(label)),
-            label=label,
-            explanation=None,
-            parse_error=None if label is not None or error else "no grade found",
-            human_labels=dict(human[key]),
-            input_tokens=100,
-            output_tokens=10,
-            cost_usd=cost[key] if isinstance(cost, Mapping) else cost,
-            latency_s=latency,
-            cached=False,
-            error=error,
-            timestamp="2026-01-01T00:00:00+00:00",
-            usage={"input_tokens": 100, "output_tokens": 10, "image_tokens": 5},
-            image_cost_usd=image_cost[key] if isinstance(image_cost, Mapping) else image_cost,
-        )
-        lines.append(record.to_json())
+    lines = [
+        _record(name, dataset, model, prompt_id, modality, key, label, human[key], given).to_json()
+        for key, label in labels.items()
+    ]
     (run_dir / "judgments.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     assessors = tuple(sorted({a for grades_of in human.values() for a in grades_of}))
     cfg = sweep_config(
@@ -388,3 +369,47 @@ def write_run(
     )
     write_summary(run_dir, cfg, cfg)
     return run_dir
+
+
+def _record(
+    run_id: str,
+    dataset: str,
+    model: str,
+    prompt_id: str,
+    modality: str,
+    key: Key,
+    label: int | None,
+    human: Mapping[str, int],
+    given: Mapping[str, Any],
+) -> Any:
+    """One row of :func:`write_run`, as a :class:`mmjudge.records.JudgmentRecord`."""
+    from mmjudge.records import JudgmentRecord
+
+    error = given["errors"].get(key)
+    cost, image_cost = given["cost"], given["image_cost"]
+    return JudgmentRecord(
+        run_id=run_id,
+        dataset=dataset,
+        query_id=key[0],
+        result_id=key[1],
+        modality=modality,
+        provider="fake",
+        model=model,
+        prompt_id=prompt_id,
+        prompt_hash="h",
+        image_sha256s=list(given["image_hashes"].get(key, [])),
+        raw_output=given["raw_output"].get(key, None if label is None else str(label)),
+        label=label,
+        explanation=None,
+        parse_error=None if label is not None or error else "no grade found",
+        human_labels=dict(human),
+        input_tokens=100,
+        output_tokens=10,
+        cost_usd=cost[key] if isinstance(cost, Mapping) else cost,
+        latency_s=given["latency"],
+        cached=False,
+        error=error,
+        timestamp="2026-01-01T00:00:00+00:00",
+        usage={"input_tokens": 100, "output_tokens": 10, "image_tokens": 5},
+        image_cost_usd=image_cost[key] if isinstance(image_cost, Mapping) else image_cost,
+    )
