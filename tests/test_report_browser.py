@@ -130,6 +130,11 @@ async def _interact(page: devtools.Page) -> dict[str, Any]:
         "'table.explore tbody tr[data-model]:not([hidden])'),"
         " function (r) { return [r.dataset.model, r.dataset.modality]; })"
     )
+    await page.evaluate("document.querySelector('#kappa-chart input[type=checkbox]').click()")
+    out["with_ensembles"] = await page.wait_for(
+        "(function () { var n = document.querySelectorAll("
+        "'#kappa-chart .mark-symbol.role-mark path').length; return n > 4 ? n : 0; })()"
+    )
     await page.evaluate("document.getElementById('clear-filters').click()")
     first = "document.querySelector('section[id^=dataset-] table.explore')"
     await page.evaluate(f"{first}.querySelectorAll('th[data-sort]')[1].click()")
@@ -145,6 +150,7 @@ def test_chart_hover_click_and_table_sorting(page: Path) -> None:
     seen = devtools.run(page.as_uri(), _interact)
     assert not seen["errors"]
     assert seen["points"] == 4  # the four judges of the first dataset; ensembles hidden
+    assert seen["with_ensembles"] > 4  # the box adds the cascades
     tooltip = seen["tooltip"]
     for part in ("vision · image + text", "κ [95% CI]", "image part", "text part", "n items"):
         assert part in tooltip, (part, tooltip)

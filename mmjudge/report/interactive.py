@@ -53,7 +53,7 @@ def _row(analysis: Analysis, cell: Cell, axis: CostAxis) -> dict[str, Any]:
         "usd": _dollars(cell.usd_per_million),
         "image_usd": _dollars(image),
         "text_usd": _dollars(text),
-        "n": score.n_items if score is not None else 0,
+        "n": f"{score.n_items:,}" if score is not None else "–",
         "sweep": cell.sweep,
         "frontier": "yes" if cell.frontier else "no",
     }
@@ -92,7 +92,7 @@ def chart_rows(analysis: Analysis, axis: CostAxis) -> list[dict[str, Any]]:
                     "usd": _dollars(a.usd_per_million),
                     "image_usd": "–",
                     "text_usd": "–",
-                    "n": 0,
+                    "n": f"mean over {len(a.datasets)} datasets",
                     "sweep": "",
                     "frontier": "yes" if a.frontier else "no",
                 }
@@ -109,7 +109,7 @@ TOOLTIP = [
     alt.Tooltip("usd:N", title="$ per million"),
     alt.Tooltip("image_usd:N", title="  image part"),
     alt.Tooltip("text_usd:N", title="  text part"),
-    alt.Tooltip("n:Q", title="n items"),
+    alt.Tooltip("n:N", title="n items"),
     alt.Tooltip("sweep:N", title="sweep"),
     alt.Tooltip("frontier:N", title="on the frontier"),
 ]
