@@ -70,7 +70,14 @@ from typing import Any, Protocol, runtime_checkable
 
 from mmjudge.cache import ResponseCache, request_key
 from mmjudge.config import ModelConfig, RunnerConfig
-from mmjudge.errors import BudgetExceeded, ConfigError, CredentialError, FatalProviderError
+from mmjudge.errors import (
+    BudgetExceeded,
+    ConfigError,
+    CredentialError,
+    FatalProviderError,
+    Interrupted,
+)
+from mmjudge.interrupt import signal_name
 from mmjudge.providers.base import JudgeAPI
 from mmjudge.records import JudgeRequest, JudgeResponse, sha256_text
 from mmjudge.runner import Outcome, Runner, RunStats, WorkItem
@@ -397,6 +404,38 @@ class BatchRunner:
         self.counts = BatchCounts()
         self._committed_usd = 0.0
         self._rng = random.Random(settings.seed)
+        self._stop_signal: int | None = None
+        self._halt = asyncio.Event()
+        self._waiting = 0
+        self._sync_runner: Runner | None = None
+
+    # -- stopping ---------------------------------------------------------------------------
+
+    @property
+    def in_flight(self) -> int:
+        """Items waiting in submitted batches."""
+        return self._waiting
+
+    def request_stop(self, signal_number: int) -> bool:
+        """Stop submitting and polling (Ctrl-C, SIGTERM). Submitted batches stay with the
+        provider and in the state file; a resumed run collects them. True the first time."""
+        first = self._stop_signal is None
+        if first:
+            self._stop_signal = signal_number
+        self._halt.set()
+        if self._sync_runner is not None:
+            self._sync_runner.request_stop(signal_number)
+        return first
+
+    async def _pause(self, seconds: float) -> None:
+        """Wait between polls, waking at once when the run is stopping."""
+        if self._halt.is_set():
+            return
+        sleeper = asyncio.ensure_future(self.sleep(seconds))
+        halted = asyncio.ensure_future(self._halt.wait())
+        await asyncio.wait({sleeper, halted}, return_when=asyncio.FIRST_COMPLETED)
+        for task in (sleeper, halted):
+            task.cancel()
 
     # -- the flow ---------------------------------------------------------------------------
 
@@ -426,6 +465,8 @@ class BatchRunner:
         chunk = _Chunk(self.limits)
         submitted_now = False
         for item in items:
+            if self._stop_signal is not None:
+                break
             if item.request is None:
                 yield Outcome(item, None, item.error, False, 0, 0.0)
                 continue
@@ -460,6 +501,13 @@ class BatchRunner:
         async for outcome in self._collect_all(pending, wait_first=submitted_now):
             yield outcome
         self.stats.batch = dataclasses.asdict(self.counts)
+        if self._stop_signal is not None:
+            raise Interrupted(
+                f"stopped by {signal_name(self._stop_signal)}: {len(pending)} item(s) wait in "
+                f"submitted batches, which the provider keeps running; {STATE_FILE} lists them "
+                "and a resumed run collects them without submitting them again",
+                self._stop_signal,
+            )
         if self.stats.stopped_by_budget:
             raise BudgetExceeded(
                 f"stopped before passing runner.max_cost_usd={self.settings.max_cost_usd}: "
@@ -474,10 +522,13 @@ class BatchRunner:
         wait = wait_first
         while True:
             active = self.state.outstanding(self.provider, self.base_url)
-            if not active:
+            self._waiting = len(pending)
+            if not active or self._stop_signal is not None:
                 break
             if wait:
-                await self.sleep(self.settings.batch_poll_s)
+                await self._pause(self.settings.batch_poll_s)
+                if self._stop_signal is not None:
+                    break
             wait = True
             changed = False
             for record in active:
@@ -510,6 +561,8 @@ class BatchRunner:
                         yield outcome
             if changed:
                 self.state.save()
+        if self._stop_signal is not None:
+            return
         for cid, waiting in list(pending.items()):
             # Defensive: an item whose batch vanished from the state (edited by hand).
             del pending[cid]
@@ -642,23 +695,30 @@ class BatchRunner:
             self.settings,
             cache=self.cache,
             cost_of_response=self.cost_of_response,
+            claims=self.cache.claims(self.settings.claim_ttl_s) if self.cache else None,
         )
         # The runner keeps its own stats (a budget stop of the first pass must not stop it
         # before it starts); they are added to this runner's when it finishes.
         runner.stats.spent_usd = self.stats.spent_usd
         spent_before = self.stats.spent_usd
+        self._sync_runner = runner
+        if self._stop_signal is not None:
+            runner.request_stop(self._stop_signal)
         try:
             async for outcome in runner.run(items):
                 yield outcome
         except BudgetExceeded:
             # Items it did not reach get no row, so the next run picks them up.
             self.stats.stopped_by_budget = True
+        except Interrupted:
+            pass  # this runner raises its own Interrupted when the flow ends
         finally:
+            self._sync_runner = None
             sync = runner.stats
-            self.stats.calls += sync.calls
-            self.stats.cache_hits += sync.cache_hits
-            self.stats.retries += sync.retries
-            self.stats.failures += sync.failures
+            for name in ("calls", "cache_hits", "retries", "failures", "resent", "abandoned"):
+                setattr(self.stats, name, getattr(self.stats, name) + getattr(sync, name))
+            self.stats.from_other_process += sync.from_other_process
+            self.stats.resent_usd += sync.resent_usd
             self.stats.spent_usd += sync.spent_usd - spent_before
             for kind, n in sync.errors_by_kind.items():
                 self.stats.errors_by_kind[kind] = self.stats.errors_by_kind.get(kind, 0) + n

@@ -4,13 +4,27 @@ Keys hash the canonical request (provider, model, endpoint, rendered prompt, ima
 generation parameters) and leave out anything that cannot change the answer (timeouts,
 retries). The database runs in WAL mode so a reader never blocks the writer and a run killed
 mid-write leaves a consistent file; several processes may share one file.
+
+Beside the answers the file keeps **claims** (:class:`ItemClaims`): before a process pays for
+a call it claims the request's key, with its owner (host, pid, process start time) and an
+expiry that the owner keeps pushing forward while it lives. Another process that meets a
+live claim waits for the answer instead of paying for it again; a claim whose owner died
+(SIGKILL included) is taken over once it expires, or at once when the owner ran on this host
+and its process is gone. A claim marked *in flight* whose owner died records a request that
+was sent and never answered: the provider billed it, and the process that sends it again
+counts it as resent (a claim keeps the count of such lost sends of its request).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import socket
 import sqlite3
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -70,24 +84,240 @@ class ResponseCache:
         )
 
     def put(self, key: str, response: JudgeResponse) -> None:
-        payload = json.dumps(
-            {
-                "text": response.text,
-                "usage": response.usage.to_dict(),
-                "raw_usage": response.raw_usage,
-                "latency_s": response.latency_s,
-                "model": response.model,
-                "stop_reason": response.stop_reason,
-                "batch": response.batch,
-            }
-        )
         self._db.execute(
             "INSERT OR REPLACE INTO responses (key, response, created) VALUES (?, ?, ?)",
-            (key, payload, time.time()),
+            (key, _payload(response), time.time()),
         )
+
+    def claims(self, ttl_s: float, owner: Owner | None = None) -> ItemClaims:
+        """Claims on request keys in this file, held by ``owner`` (this process by default)."""
+        return ItemClaims(self, owner or Owner.this_process(), ttl_s)
 
     def __len__(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
 
     def close(self) -> None:
         self._db.close()
+
+
+def _payload(response: JudgeResponse) -> str:
+    return json.dumps(
+        {
+            "text": response.text,
+            "usage": response.usage.to_dict(),
+            "raw_usage": response.raw_usage,
+            "latency_s": response.latency_s,
+            "model": response.model,
+            "stop_reason": response.stop_reason,
+            "batch": response.batch,
+        }
+    )
+
+
+# --- claims ---------------------------------------------------------------------------------
+
+
+def _process_start(pid: int) -> str:
+    """The process's start time in clock ticks since boot (Linux), or "" when unknown.
+
+    With the pid it names one process for good: a pid reused by a later process has
+    another start time.
+    """
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return ""
+    fields = stat.rsplit(")", 1)[-1].split()
+    return fields[19] if len(fields) > 19 else ""
+
+
+def _process_state(pid: int) -> str | None:
+    """The process's state letter from /proc (``Z`` for a zombie), "" when there is no such
+    process, None on a system without /proc."""
+    if not Path("/proc/self/stat").exists():
+        return None
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return ""
+    fields = stat.rsplit(")", 1)[-1].split()
+    return fields[0] if fields else ""
+
+
+@dataclass(frozen=True)
+class Owner:
+    """Who holds a claim: a process on a host."""
+
+    host: str
+    pid: int
+    started: str
+    """The process's start time (see :func:`_process_start`); "" where it cannot be read."""
+
+    @classmethod
+    def this_process(cls) -> Owner:
+        pid = os.getpid()
+        return cls(socket.gethostname(), pid, _process_start(pid))
+
+    def is_gone(self) -> bool:
+        """True only when this owner ran on this host and its process has ended.
+
+        A zombie (killed, not yet reaped) counts as ended; so does a pid now used by a
+        process with another start time. Owners on other hosts are never known to be gone;
+        their claims end when they expire.
+        """
+        if self.host != socket.gethostname():
+            return False
+        state = _process_state(self.pid)
+        if state in ("", "Z"):
+            return True
+        if state is None:
+            try:
+                os.kill(self.pid, 0)
+            except ProcessLookupError:
+                return True
+            except PermissionError:
+                return False
+            return False
+        return bool(self.started) and _process_start(self.pid) not in ("", self.started)
+
+
+@dataclass
+class Claim:
+    """What :meth:`ItemClaims.claim` found."""
+
+    state: str
+    """``claimed`` (ours now), ``cached`` (answered already) or ``busy`` (a live process
+    holds it)."""
+    response: JudgeResponse | None = None
+    """The answer, when ``cached``."""
+    resent: int = 0
+    """When ``claimed``: how many earlier sends of this request were lost (an owner sent it
+    and stopped before its answer arrived); calling again sends it once more."""
+    holder: str = ""
+    """When ``busy``: who holds it (``host:pid``)."""
+
+
+class ItemClaims:
+    """Claims on request keys, stored beside the answers in the response cache's file."""
+
+    def __init__(self, cache: ResponseCache, owner: Owner, ttl_s: float) -> None:
+        self.cache = cache
+        self.owner = owner
+        self.ttl_s = float(ttl_s)
+        self._db = cache._db
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS claims ("
+            " key TEXT PRIMARY KEY, host TEXT NOT NULL, pid INTEGER NOT NULL,"
+            " started TEXT NOT NULL, claimed REAL NOT NULL, expires REAL NOT NULL,"
+            " in_flight INTEGER NOT NULL DEFAULT 0, lost INTEGER NOT NULL DEFAULT 0)"
+        )
+        self._mine = (owner.host, owner.pid, owner.started)
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def _row(self, key: str) -> tuple[str, int, str, float, int, int] | None:
+        row = self._db.execute(
+            "SELECT host, pid, started, expires, in_flight, lost FROM claims WHERE key = ?",
+            (key,),
+        ).fetchone()
+        if row is None:
+            return None
+        return str(row[0]), int(row[1]), str(row[2]), float(row[3]), int(row[4]), int(row[5])
+
+    def _live_elsewhere(self, row: tuple[str, int, str, float, int, int] | None) -> bool:
+        if row is None or row[:3] == self._mine:
+            return False
+        if row[3] <= time.time():
+            return False
+        return not Owner(row[0], row[1], row[2]).is_gone()
+
+    def claim(self, key: str) -> Claim:
+        """Claim ``key`` unless it is answered already or a live process holds it."""
+        response = self.cache.get(key)
+        if response is not None:
+            return Claim("cached", response)
+        row = self._row(key)
+        if self._live_elsewhere(row):
+            assert row is not None
+            return Claim("busy", holder=f"{row[0]}:{row[1]}")
+        with self._transaction():
+            response = self.cache.get(key)
+            if response is not None:
+                return Claim("cached", response)
+            row = self._row(key)
+            if self._live_elsewhere(row):
+                assert row is not None
+                return Claim("busy", holder=f"{row[0]}:{row[1]}")
+            lost = 0
+            if row is not None:
+                lost = row[5] + (1 if row[4] and row[:3] != self._mine else 0)
+            now = time.time()
+            self._db.execute(
+                "INSERT OR REPLACE INTO claims (key, host, pid, started, claimed, expires, "
+                "in_flight, lost) VALUES (?, ?, ?, ?, ?, ?, 0, ?)",
+                (key, *self._mine, now, now + self.ttl_s, lost),
+            )
+        return Claim("claimed", resent=lost)
+
+    def sending(self, key: str, in_flight: bool = True) -> None:
+        """Mark our claim as having a request on the wire (or not any more)."""
+        self._db.execute(
+            "UPDATE claims SET in_flight = ?, expires = ? "
+            "WHERE key = ? AND host = ? AND pid = ? AND started = ?",
+            (int(in_flight), time.time() + self.ttl_s, key, *self._mine),
+        )
+
+    def complete(self, key: str, response: JudgeResponse) -> None:
+        """Store the answer and drop the claim, in one transaction."""
+        with self._transaction():
+            self.cache.put(key, response)
+            self._db.execute("DELETE FROM claims WHERE key = ?", (key,))
+
+    def release(self, key: str) -> None:
+        """Drop our claim without an answer (the call failed, or was never sent)."""
+        self._db.execute(
+            "DELETE FROM claims WHERE key = ? AND host = ? AND pid = ? AND started = ?",
+            (key, *self._mine),
+        )
+
+    def abandon(self, key: str) -> None:
+        """Give up a claim whose request is on the wire (the run is stopping): it expires
+        now and stays marked in flight, so whoever sends it again counts it as resent."""
+        self._db.execute(
+            "UPDATE claims SET expires = 0, in_flight = 1 "
+            "WHERE key = ? AND host = ? AND pid = ? AND started = ?",
+            (key, *self._mine),
+        )
+
+    def renew(self) -> None:
+        """Push the expiry of every claim we hold forward (the owner's heartbeat)."""
+        self._db.execute(
+            "UPDATE claims SET expires = ? WHERE host = ? AND pid = ? AND started = ? "
+            "AND expires > 0",
+            (time.time() + self.ttl_s, *self._mine),
+        )
+
+    def release_all(self) -> None:
+        """At the end of a run: drop our claims with nothing in flight, expire the others."""
+        with self._transaction():
+            self._db.execute(
+                "DELETE FROM claims WHERE host = ? AND pid = ? AND started = ? AND in_flight = 0",
+                self._mine,
+            )
+            self._db.execute(
+                "UPDATE claims SET expires = 0 WHERE host = ? AND pid = ? AND started = ?",
+                self._mine,
+            )
+
+    def held(self) -> int:
+        """Claims held by live owners other than us (for tests and the chaos script)."""
+        rows = self._db.execute("SELECT host, pid, started, expires, in_flight, lost FROM claims")
+        return sum(self._live_elsewhere(tuple(r)) for r in rows)

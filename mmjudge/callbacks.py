@@ -11,7 +11,9 @@ from omegaconf import DictConfig
 
 
 class SweepReport(Callback):
-    """Builds the sweep's default ensembles (panels and cascades from the saved records, see
+    """Counts the cells in each status (a console line, ``sweep_summary.json``, and the
+    process's exit code: that of the worst cell, see :mod:`mmjudge.status`), builds the
+    sweep's default ensembles (panels and cascades from the saved records, see
     :func:`mmjudge.panels.build_default_ensembles`), then writes ``sweep_summary.json``
     (skipped cells with reasons) and the sweep's report, which shows the ensembles as extra
     points.
@@ -25,6 +27,8 @@ class SweepReport(Callback):
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         from mmjudge.report import build_report
+        from mmjudge.report.load import cell_table, judged_statuses, write_sweep_summary
+        from mmjudge.status import count_statuses, note_exit, status_line, sweep_exit_code
         from mmjudge.sweep import _resolve_path
 
         sweep_dir = Path(config.hydra.sweep.dir)
@@ -32,6 +36,13 @@ class SweepReport(Callback):
             return
         if config.get("runner", {}).get("dry_run"):
             return
+        cells = cell_table(sweep_dir)
+        statuses = judged_statuses(cells)
+        if statuses:
+            # The sweep exits with the code of its most severe cell (see mmjudge.status).
+            note_exit(sweep_exit_code(statuses), replace=True)
+            print(f"sweep: {status_line(count_statuses(statuses))}", file=sys.stderr)
+            write_sweep_summary(sweep_dir, cells)
         if self.ensembles:
             from mmjudge.panels import build_default_ensembles
 

@@ -387,6 +387,17 @@ class RunnerConfig:
     """Seed for anything random (bootstrap, tie-breaks)."""
     report: bool = True
     """Build the report when the run or sweep ends."""
+    max_error_rate: float = 0.1
+    """A cell whose share of failed judgments is above this (or in which every judgment
+    failed) ends ``failed``; with fewer failures it ends ``partial``."""
+    breaker_failures: int = 10
+    """Failed calls of one kind in a row (connection refused, DNS, TLS, 5xx, timeouts), with
+    no success in between, that stop a cell: its endpoint cannot work."""
+    grace_s: float = 5.0
+    """After Ctrl-C or SIGTERM, seconds to wait for answers already in flight."""
+    claim_ttl_s: float = 30.0
+    """Seconds a claim on an item lasts unless its owner renews it; a killed owner's items
+    are taken over after this (at once when it ran on this host)."""
 
     def validate(self) -> None:
         _check_whole("runner.concurrency", self.concurrency, 1)

@@ -27,3 +27,11 @@ class FatalProviderError(MMJudgeError):
 
 class BudgetExceeded(MMJudgeError):
     """The configured spending cap would be passed by the next call."""
+
+
+class Interrupted(MMJudgeError):
+    """Ctrl-C or SIGTERM stopped the run; what was judged is kept and the run can resume."""
+
+    def __init__(self, message: str, signal_number: int) -> None:
+        super().__init__(message)
+        self.signal_number = signal_number

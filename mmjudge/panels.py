@@ -233,11 +233,14 @@ def load_run(run_dir: Path) -> SavedRun:
 
 
 def completed_runs(root: Path, *, include_virtual: bool = True) -> list[SavedRun]:
-    """Completed runs with judgments at or below ``root``, real ones first found."""
+    """Completed runs (complete or partial, see :data:`mmjudge.status.ANALYSED`) with
+    judgments at or below ``root``, real ones first found."""
+    from mmjudge.status import ANALYSED
+
     out = []
     for run_dir in run_dirs(Path(root)):
         summary = read_summary(run_dir)
-        if summary.get("status", "complete") != "complete" or not summary.get("n_judgments"):
+        if summary.get("status", "complete") not in ANALYSED or not summary.get("n_judgments"):
             continue
         if not include_virtual and summary.get("kind", "single") != "single":
             continue

@@ -7,7 +7,8 @@ import dataclasses
 import functools
 import json
 import os
-from collections.abc import Iterable, Iterator
+import sys
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,9 +28,17 @@ from mmjudge.data.survey import (
     unserved,
     unserved_by_config,
 )
-from mmjudge.errors import ConfigError, ImageError, MMJudgeError
+from mmjudge.errors import (
+    BudgetExceeded,
+    ConfigError,
+    FatalProviderError,
+    ImageError,
+    Interrupted,
+    MMJudgeError,
+)
 from mmjudge.forecast import Forecast, forecast_call
 from mmjudge.images import ImageCache, ImageSettings, preprocess_image
+from mmjudge.interrupt import signal_name, signal_number_of, stop_signals
 from mmjudge.keyguard import check_config, redact_text
 from mmjudge.ledger import ModelPrice, cost_of, image_tokens, price_for
 from mmjudge.parsing import parse_grade
@@ -37,7 +46,14 @@ from mmjudge.prompts import render
 from mmjudge.providers.base import JudgeAPI
 from mmjudge.providers.registry import judge_class
 from mmjudge.records import EncodedImage, JudgeRequest, JudgeResponse, JudgmentRecord
-from mmjudge.runner import Outcome, Progress, Runner, RunStats, WorkItem
+from mmjudge.runner import (
+    Outcome,
+    Progress,
+    Runner,
+    RunStats,
+    WorkItem,
+    check_reliability_settings,
+)
 from mmjudge.summary import write_summary
 
 JUDGMENTS = "judgments.jsonl"
@@ -98,6 +114,7 @@ def run_cell(raw_cfg: DictConfig | SweepConfig, run_dir: Path) -> dict[str, Any]
     problem = check_config(source)
     if problem:
         raise ConfigError(problem)
+    check_reliability_settings(cfg.runner)
     run_dir.mkdir(parents=True, exist_ok=True)
     run_id = run_dir.name
     judge_cls = judge_class(cfg.model)
@@ -124,6 +141,20 @@ def run_cell(raw_cfg: DictConfig | SweepConfig, run_dir: Path) -> dict[str, Any]
     total = counts.items
     if cfg.runner.dry_run:
         return _dry_run(context, examples, run_dir, counts)
+    return _judge_cell(context, raw_cfg, run_dir, examples, total, extra)
+
+
+def _judge_cell(
+    context: CellContext,
+    raw_cfg: DictConfig | SweepConfig,
+    run_dir: Path,
+    examples: Iterable[Example],
+    total: int,
+    extra: dict[str, Any],
+) -> dict[str, Any]:
+    """Judge the cell's pending items, then write its summary, whichever way it ended."""
+    cfg = context.cfg
+    records_path = run_dir / JUDGMENTS
     done = _finished_keys(records_path)
     progress = Progress(
         f"{cfg.dataset.name} × {cfg.model.name} × {cfg.modality.name}",
@@ -131,30 +162,33 @@ def run_cell(raw_cfg: DictConfig | SweepConfig, run_dir: Path) -> dict[str, Any]
         cfg.runner.progress,
     )
     stats = RunStats()
+    stop: MMJudgeError | None = None
     try:
         asyncio.run(_run(context, examples, done, records_path, progress, stats))
-    except MMJudgeError as stop:
-        # A budget cap or a fatal provider error: keep what was judged, then report the stop.
-        write_summary(
-            run_dir,
-            cfg,
-            raw_cfg,
-            stats=stats,
-            status="stopped",
-            extra={
-                **extra,
-                "forecast": context.forecast.to_dict(),
-                "stopped_because": str(stop),
-            },
-        )
+    except (BudgetExceeded, FatalProviderError, Interrupted) as error:
+        # The cell stopped after calls began: keep what was judged and say why it stopped.
+        stop = error
+    except KeyboardInterrupt as error:
+        number = signal_number_of(error)
+        stop = Interrupted(f"stopped by {signal_name(number)}", number)
+    except MMJudgeError as error:
+        # A setting or key found wrong as the calls were about to start.
+        _summary(context, raw_cfg, run_dir, stats, total, error, extra)
         raise
-    return write_summary(
-        run_dir,
-        cfg,
-        raw_cfg,
-        stats=stats,
-        extra={**extra, "forecast": context.forecast.to_dict()},
-    )
+    return _summary(context, raw_cfg, run_dir, stats, total, stop, extra)
+
+
+def _summary(
+    context: CellContext,
+    raw_cfg: DictConfig | SweepConfig,
+    run_dir: Path,
+    stats: RunStats,
+    n_items: int,
+    stop: BaseException | None,
+    extra: dict[str, Any],
+) -> dict[str, Any]:
+    extra = {**extra, "forecast": context.forecast.to_dict(), "n_items": n_items}
+    return write_summary(run_dir, context.cfg, raw_cfg, stats=stats, stop=stop, extra=extra)
 
 
 def _survey_or_skip(
@@ -351,9 +385,14 @@ async def _run(
             cache=cache,
             cost_of_response=lambda response: _cost(context, response)[0],
             stats=stats,
+            claims=cache.claims(cfg.runner.claim_ttl_s) if cache is not None else None,
         )
+
     try:
-        with records_path.open("a", encoding="utf-8") as out:
+        with (
+            stop_signals(asyncio.get_running_loop(), _stop_handler(runner, cfg)),
+            records_path.open("a", encoding="utf-8") as out,
+        ):
             async for outcome in runner.run(_work(context, examples, done)):
                 record = _record(context, outcome)
                 out.write(record.to_json() + "\n")
@@ -367,6 +406,24 @@ async def _run(
         if cfg.runner.mode == "batch":
             # The summary's forecast is then at batch prices, like the calls it forecasts.
             context.forecast = _batch_forecast(context)
+
+
+def _stop_handler(runner: Runner | BatchRunner, cfg: SweepConfig) -> Callable[[int], None]:
+    """What Ctrl-C and SIGTERM do while the cell is judging: tell the runner, say so once."""
+
+    def on_stop(number: int) -> None:
+        if not runner.request_stop(number):
+            return
+        if cfg.runner.mode == "batch":
+            what = "no new batches; submitted ones keep running at the provider"
+        else:
+            what = (
+                f"no new calls; waiting up to {cfg.runner.grace_s:g} s (runner.grace_s) for "
+                f"the {runner.in_flight} in flight; press Ctrl-C again to stop at once"
+            )
+        print(f"\nmmjudge: {signal_name(number)}: {what}", file=sys.stderr)
+
+    return on_stop
 
 
 def _batch_runner(
@@ -475,4 +532,5 @@ def _record(context: CellContext, outcome: Outcome) -> JudgmentRecord:
         image_cost_usd=image_cost,
         truncated=example.truncated,
         batch=bool(response is not None and response.batch),
+        resent=outcome.resent,
     )

@@ -187,6 +187,10 @@ class JudgmentRecord:
     """True when the result text was cut to the dataset's token budget."""
     batch: bool = False
     """True when the answer came through a provider batch API (billed at the batch price)."""
+    resent: int = 0
+    """How many earlier sends of this request were lost (a process stopped while it was on
+    the wire, and it was sent again): the provider billed each, estimated at this row's
+    ``cost_usd``."""
     schema_version: int = SCHEMA_VERSION
     """Version of this row's layout."""
 

@@ -35,6 +35,7 @@ COLUMNS = (
     "latency_s",
     "cached",
     "truncated",
+    "resent",
 )
 
 
@@ -80,6 +81,7 @@ def load_judgments(path: Path) -> pd.DataFrame:
         frame[name] = frame[name].fillna(0.0).astype(np.float64)
     frame["cached"] = frame["cached"].fillna(False).astype(bool)
     frame["truncated"] = frame["truncated"].fillna(False).astype(bool)
+    frame["resent"] = frame["resent"].fillna(0).astype(np.int64)
     return frame
 
 

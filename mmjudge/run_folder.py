@@ -5,12 +5,14 @@ before mmjudge sees the config, so a bad setting, a missing price or a dataset e
 otherwise leave a folder with nothing in it worth keeping; the one-line error on the console
 says why the run stopped. A folder that held anything else when the run started (a run being
 resumed with ``hydra.run.dir=…``) is never removed, nor one in which the run wrote a judged
-row or submitted a provider batch.
+row, submitted a provider batch, or sent a request that was never answered (a run stopped by
+a signal while calls were in flight keeps its summary, which counts them).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import shutil
 from collections.abc import Iterator
@@ -21,6 +23,7 @@ from mmjudge import PROJECT_ROOT
 #: Written by mmjudge once something was judged or paid for: a folder with either is kept.
 _KEEP_IF_PRESENT = ("batches.json",)
 _RECORDS = "judgments.jsonl"
+_SUMMARY = "summary.json"
 
 
 def _beyond_hydra(run_dir: Path) -> list[Path]:
@@ -38,7 +41,20 @@ def _judged_anything(run_dir: Path) -> bool:
     records = run_dir / _RECORDS
     if records.is_file() and records.stat().st_size > 0:
         return True
-    return any((run_dir / name).exists() for name in _KEEP_IF_PRESENT)
+    if any((run_dir / name).exists() for name in _KEEP_IF_PRESENT):
+        return True
+    return _sent_anything(run_dir / _SUMMARY)
+
+
+def _sent_anything(summary_path: Path) -> bool:
+    """Whether the run's summary records a request that left the machine (answered, failed or
+    abandoned in flight by a stop): the provider may bill it, so the folder is evidence."""
+    try:
+        calls = json.loads(summary_path.read_text(encoding="utf-8")).get("calls") or {}
+    except (OSError, ValueError, AttributeError):
+        return False
+    sent = ("api_calls", "failures", "abandoned_in_flight")
+    return any(isinstance(calls.get(name), int) and calls[name] > 0 for name in sent)
 
 
 @contextlib.contextmanager

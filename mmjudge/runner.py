@@ -8,6 +8,9 @@ judgments a run makes.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
+import math
 import random
 import sys
 import time
@@ -15,11 +18,22 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from mmjudge.cache import ResponseCache, request_key
+from mmjudge.breaker import Breaker, causes
+from mmjudge.cache import ItemClaims, ResponseCache, request_key
 from mmjudge.config import ModelConfig, RunnerConfig
-from mmjudge.errors import BudgetExceeded, CredentialError, FatalProviderError
+from mmjudge.errors import (
+    BudgetExceeded,
+    ConfigError,
+    CredentialError,
+    FatalProviderError,
+    Interrupted,
+)
+from mmjudge.interrupt import signal_name
 from mmjudge.providers.base import JudgeAPI
 from mmjudge.records import JudgeRequest, JudgeResponse
+
+#: Seconds between looks at items another process is judging.
+CLAIM_POLL_S = 0.25
 
 
 @dataclass
@@ -45,6 +59,9 @@ class Outcome:
     cached: bool
     attempts: int
     latency_s: float
+    resent: int = 0
+    """Earlier sends of this request that were lost (a process sent it and stopped before
+    its answer arrived)."""
 
 
 @dataclass
@@ -58,6 +75,14 @@ class RunStats:
     errors_by_kind: dict[str, int] = field(default_factory=dict)
     batch: dict[str, int] = field(default_factory=dict)
     """Batch-mode counts (batches submitted, resumed, follow-ups); empty in sync mode."""
+    resent: int = 0
+    """Requests sent again because a stopped process had sent them and got no answer."""
+    resent_usd: float = 0.0
+    """Estimated cost of those lost first sends (each priced as its resend); in ``spent_usd``."""
+    abandoned: int = 0
+    """Calls in flight that this run gave up when it stopped (resent on resume)."""
+    from_other_process: int = 0
+    """Items another live process was paying for; this run waited for their answers."""
 
 
 class RateLimiter:
@@ -121,13 +146,78 @@ class Progress:
             sys.stderr.flush()
 
 
-def _error_text(error: BaseException) -> str:
+def error_text(error: BaseException) -> str:
+    """One line for a row: the error's type and message, and the root cause behind it.
+
+    SDK errors often say only "Connection error." or "Request timed out."; the root cause
+    (``ConnectionRefusedError: ... 127.0.0.1:9``) is what tells a user what went wrong.
+    """
     text = " ".join(str(error).split()) or type(error).__name__
-    return f"{type(error).__name__}: {text[:300]}"
+    line = f"{type(error).__name__}: {text[:300]}"
+    if isinstance(getattr(error, "status_code", None), int):
+        return line  # the provider's status and message say it all
+    inner = [e for e in causes(error) if not isinstance(e, asyncio.CancelledError)]
+    root = inner[-1] if inner else error
+    if root is not error:
+        detail = " ".join(str(root).split())
+        if detail and detail not in text:
+            line += f" (cause: {type(root).__name__}: {detail[:200]})"
+    return line
+
+
+class CallTimeout(TimeoutError):
+    """The runner's own per-call limit (``runner.timeout_s``) ran out."""
+
+
+def endpoint_of(judge: JudgeAPI, model: ModelConfig) -> str:
+    """Where a judge's calls go, for messages."""
+    url = getattr(judge, "base_url", None) or model.base_url
+    return str(url) if url else f"the {model.provider} API"
+
+
+def check_reliability_settings(settings: RunnerConfig) -> None:
+    """Raise :class:`ConfigError` for a failure-handling setting that cannot work."""
+    if not 0.0 <= settings.max_error_rate <= 1.0:
+        raise ConfigError(
+            f"runner.max_error_rate={settings.max_error_rate} must be between 0 and 1 "
+            "(the share of failed judgments above which a cell counts as failed)"
+        )
+    if settings.breaker_failures < 1:
+        raise ConfigError(
+            f"runner.breaker_failures={settings.breaker_failures} must be at least 1 "
+            "(failed calls in a row that stop a cell)"
+        )
+    if settings.grace_s < 0:
+        raise ConfigError(f"runner.grace_s={settings.grace_s} must be 0 or more")
+    if settings.claim_ttl_s <= 0:
+        raise ConfigError(f"runner.claim_ttl_s={settings.claim_ttl_s} must be above 0")
+
+
+@dataclass
+class _Job:
+    """A work item on its way to the judge."""
+
+    item: WorkItem
+    key: str
+    """The request's cache key."""
+    resent: int = 0
+    """Earlier sends lost by stopped processes (see :class:`mmjudge.cache.Claim`)."""
+    started: bool = False
+    """Whether its task began (a task cancelled before that runs none of its clean-up)."""
 
 
 class Runner:
-    """Runs work items through one judge, yielding outcomes as they complete."""
+    """Runs work items through one judge, yielding outcomes as they complete.
+
+    Besides concurrency, rate limits, retries, the cache and the budget, the runner:
+
+    - claims each request in the response cache before paying for it (``claims``), so two
+      processes running the same cell never pay twice: an item another live process holds
+      is set aside and its answer taken from the cache when it arrives;
+    - trips a circuit breaker (:mod:`mmjudge.breaker`) when the endpoint cannot work;
+    - stops cleanly on :meth:`request_stop` (Ctrl-C, SIGTERM): nothing new is scheduled,
+      answers that arrive within ``runner.grace_s`` are yielded, the rest are cancelled.
+    """
 
     def __init__(
         self,
@@ -137,70 +227,228 @@ class Runner:
         cache: ResponseCache | None = None,
         cost_of_response: Callable[[JudgeResponse], float] | None = None,
         stats: RunStats | None = None,
+        claims: ItemClaims | None = None,
     ) -> None:
         self.judge = judge
         self.model = model
         self.settings = settings
-        self.cache = cache
+        usable = settings.cache and judge.cacheable
+        self.cache = cache if usable else None
+        self.claims = claims if usable and cache is not None else None
         self.cost_of_response = cost_of_response or (lambda _r: 0.0)
         self.stats = stats if stats is not None else RunStats()
         concurrency = max(1, min(settings.concurrency, model.max_concurrency))
         self.concurrency = concurrency
         self.requests = RateLimiter(model.requests_per_minute)
         self.tokens = RateLimiter(model.tokens_per_minute)
+        self.breaker = Breaker(settings.breaker_failures, endpoint_of(judge, model), model.name)
         self._in_flight_forecast = 0.0
         self._fatal: BaseException | None = None
         self._rng = random.Random(settings.seed)
+        self._stop_signal: int | None = None
+        self._stop_deadline = math.inf
+        self._halt = asyncio.Event()
+        self._queue: asyncio.Queue[Outcome | None] = asyncio.Queue()
+        self._slots = asyncio.Semaphore(concurrency)
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._pending = 0
+        """Jobs started whose outcome is not in the queue yet."""
+        self._dropped = 0
+
+    # -- stopping --------------------------------------------------------------------------
+
+    @property
+    def in_flight(self) -> int:
+        """Calls under way."""
+        return self._pending
+
+    def request_stop(self, signal_number: int) -> bool:
+        """Stop scheduling; in-flight answers that arrive within ``runner.grace_s`` are still
+        yielded. A second request cancels them at once. Returns True the first time."""
+        first = self._stop_signal is None
+        now = time.monotonic()
+        if first:
+            self._stop_signal = signal_number
+            self._stop_deadline = now + max(self.settings.grace_s, 0.0)
+        else:
+            self._stop_deadline = now
+        self._halt.set()
+        self._queue.put_nowait(None)  # wake the loop if it is waiting for an outcome
+        return first
+
+    def _may_schedule(self) -> bool:
+        return (
+            self._fatal is None and self._stop_signal is None and not self.stats.stopped_by_budget
+        )
+
+    def _fail_fast(self, error: BaseException) -> None:
+        self._fatal = self._fatal or error
+        self._halt.set()
+
+    async def _cancel_all(self) -> None:
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    # -- the loop --------------------------------------------------------------------------
 
     async def run(self, items: Iterable[WorkItem]) -> AsyncIterator[Outcome]:
-        """Yield an outcome per item; stops early on a fatal error or the budget cap."""
-        queue: asyncio.Queue[Outcome] = asyncio.Queue()
-        slots = asyncio.Semaphore(self.concurrency)
-        tasks: set[asyncio.Task[None]] = set()
-        pending = 0
-
-        async def worker(item: WorkItem) -> None:
-            try:
-                outcome = await self._judge_one(item)
-                await queue.put(outcome)
-            finally:
-                slots.release()
-
+        """Yield an outcome per item; stops early on a fatal error, the breaker, the budget
+        cap or a stop request, and then raises the matching error."""
+        waiting: list[WorkItem] = []
         iterator = iter(items)
         exhausted = False
-        while True:
-            while not exhausted and self._fatal is None and not self.stats.stopped_by_budget:
-                if slots.locked() and not queue.empty():
-                    break
-                item = next(iterator, None)
-                if item is None:
-                    exhausted = True
-                    break
-                if item.request is None:
-                    yield Outcome(item, None, item.error, False, 0, 0.0)
-                    continue
-                cached = self._from_cache(item)
-                if cached is not None:
-                    yield cached
-                    continue
-                if self._would_pass_budget(item):
-                    self.stats.stopped_by_budget = True
-                    break
-                await slots.acquire()
-                self._in_flight_forecast += item.forecast_usd
-                task = asyncio.create_task(worker(item))
-                tasks.add(task)
-                task.add_done_callback(tasks.discard)
-                pending += 1
-            if pending == 0:
+        next_poll = 0.0
+        heartbeat = asyncio.create_task(self._heartbeat()) if self.claims is not None else None
+        try:
+            while True:
+                # A full set of slots is waited for in _next_outcome, which a stop wakes.
+                while not exhausted and self._may_schedule() and not self._slots.locked():
+                    item = next(iterator, None)
+                    if item is None:
+                        exhausted = True
+                        break
+                    ready = self._admit(item, waiting)
+                    if isinstance(ready, Outcome):
+                        yield ready
+                    elif ready is not None:
+                        await self._start(ready)
+                if waiting and self._may_schedule() and time.monotonic() >= next_poll:
+                    next_poll = time.monotonic() + CLAIM_POLL_S
+                    async for ready_outcome in self._poll_waiting(waiting):
+                        yield ready_outcome
+                if not self._pending and self._queue.empty():
+                    if not self._may_schedule() or (exhausted and not waiting):
+                        break
+                    if not waiting:
+                        continue
+                finished = await self._next_outcome(polling=bool(waiting))
+                if finished is not None:
+                    yield finished
+        finally:
+            await self._cancel_all()
+            if heartbeat is not None:
+                heartbeat.cancel()
+            if self.claims is not None:
+                self.claims.release_all()
+        self._dropped += len(waiting)
+        self._raise_stop(exhausted)
+
+    def _admit(self, item: WorkItem, waiting: list[WorkItem]) -> Outcome | _Job | None:
+        """An item's immediate outcome, the job to run for it, or None (set aside, or the
+        budget stopped scheduling)."""
+        if item.request is None:
+            return Outcome(item, None, item.error, False, 0, 0.0)
+        key = request_key(self.model, item.request) if self.cache is not None else ""
+        cached = self._from_cache(item, key)
+        if cached is not None:
+            return cached
+        if self._would_pass_budget(item):
+            self.stats.stopped_by_budget = True
+            return None
+        if self.claims is None:
+            return _Job(item, key)
+        claim = self.claims.claim(key)
+        if claim.state == "cached":
+            assert claim.response is not None
+            self.stats.cache_hits += 1
+            return Outcome(item, claim.response, None, True, 0, claim.response.latency_s)
+        if claim.state == "busy":
+            waiting.append(item)
+            return None
+        return _Job(item, key, resent=claim.resent)
+
+    async def _poll_waiting(self, waiting: list[WorkItem]) -> AsyncIterator[Outcome]:
+        """Items another live process holds: take their answers when they are in the cache,
+        or call them ourselves when their claims were released or expired."""
+        assert self.claims is not None
+        still: list[WorkItem] = []
+        for index, item in enumerate(waiting):
+            if not self._may_schedule() or self._slots.locked():
+                still.extend(waiting[index:])
                 break
-            outcome = await queue.get()
-            pending -= 1
-            yield outcome
+            assert item.request is not None
+            before = self.stats.cache_hits
+            ready = self._admit(item, still)
+            if isinstance(ready, Outcome):
+                self.stats.from_other_process += self.stats.cache_hits - before
+                yield ready
+            elif isinstance(ready, _Job):
+                await self._start(ready)
+        waiting[:] = still
+
+    async def _start(self, job: _Job) -> None:
+        await self._slots.acquire()
+        self._in_flight_forecast += job.item.forecast_usd
+        self._pending += 1
+        task = asyncio.create_task(self._worker(job))
+        self._tasks.add(task)
+        task.add_done_callback(functools.partial(self._finished, job))
+
+    def _finished(self, job: _Job, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if job.started:
+            return
+        # Cancelled before it ran: the worker's own clean-up never happened.
+        self._pending -= 1
+        self._dropped += 1
+        self._slots.release()
+        self._in_flight_forecast -= job.item.forecast_usd
+        self._release(job)
+
+    async def _worker(self, job: _Job) -> None:
+        job.started = True
+        try:
+            outcome = await self._judge_one(job)
+            if outcome is None:
+                self._dropped += 1
+            self._queue.put_nowait(outcome)
+        except asyncio.CancelledError:
+            self._dropped += 1
+            raise
+        finally:
+            self._pending -= 1
+            self._slots.release()
+
+    async def _next_outcome(self, *, polling: bool) -> Outcome | None:
+        """The next finished outcome; None when woken without one (a stop, a poll due)."""
         if self._fatal is not None:
-            for task in list(tasks):
-                task.cancel()
+            await self._cancel_all()
+            return None if self._queue.empty() else self._queue.get_nowait()
+        timeout: float | None = None
+        if self._stop_signal is not None:
+            timeout = self._stop_deadline - time.monotonic()
+            if timeout <= 0:
+                await self._cancel_all()
+                return None if self._queue.empty() else self._queue.get_nowait()
+        if polling:
+            timeout = CLAIM_POLL_S if timeout is None else min(timeout, CLAIM_POLL_S)
+        if timeout is None:
+            return await self._queue.get()
+        try:
+            return await asyncio.wait_for(self._queue.get(), timeout)
+        except TimeoutError:
+            return None
+
+    async def _heartbeat(self) -> None:
+        assert self.claims is not None
+        while True:
+            await asyncio.sleep(self.claims.ttl_s / 3)
+            self.claims.renew()
+
+    def _raise_stop(self, exhausted: bool) -> None:
+        if self._fatal is not None:
             raise self._fatal
+        cut_short = not exhausted or self._dropped > 0
+        if self._stop_signal is not None and cut_short:
+            name = signal_name(self._stop_signal)
+            raise Interrupted(
+                f"stopped by {name}: {self._dropped} call(s) in flight were given up and will "
+                "be sent again on resume",
+                self._stop_signal,
+            )
         if self.stats.stopped_by_budget:
             raise BudgetExceeded(
                 f"stopped before passing runner.max_cost_usd={self.settings.max_cost_usd}: "
@@ -208,11 +456,12 @@ class Runner:
                 "and run the same command again to resume (finished calls come from the cache)"
             )
 
-    def _from_cache(self, item: WorkItem) -> Outcome | None:
-        if self.cache is None or not self.settings.cache or not self.judge.cacheable:
+    # -- one item --------------------------------------------------------------------------
+
+    def _from_cache(self, item: WorkItem, key: str) -> Outcome | None:
+        if self.cache is None:
             return None
-        assert item.request is not None
-        response = self.cache.get(request_key(self.model, item.request))
+        response = self.cache.get(key)
         if response is None:
             return None
         self.stats.cache_hits += 1
@@ -224,50 +473,134 @@ class Runner:
             return False
         return self.stats.spent_usd + self._in_flight_forecast + item.forecast_usd > cap
 
-    async def _judge_one(self, item: WorkItem) -> Outcome:
+    async def _judge_one(self, job: _Job) -> Outcome | None:
+        """Call the judge for one job, with retries; None when the run stopped first."""
+        item = job.item
         request = item.request
         assert request is not None
         attempts = 0
         started = time.perf_counter()
+        sent = False
         try:
             while True:
                 attempts += 1
                 await self.requests.acquire(1.0)
                 await self.tokens.acquire(_token_estimate(request, self.model.max_tokens))
-                if self._fatal is not None:
-                    return Outcome(item, None, "run stopped", False, attempts, 0.0)
+                if self._stopping():
+                    self._release(job)
+                    return None
+                self._mark_sending(job, attempts)
+                sent = True
                 try:
-                    response = await asyncio.wait_for(
-                        self.judge.generate(request), timeout=self.settings.timeout_s
-                    )
+                    response = await self._call(request)
                 except (FatalProviderError, CredentialError) as error:
-                    self._fatal = self._fatal or error
-                    return Outcome(item, None, _error_text(error), False, attempts, 0.0)
+                    sent = False
+                    self._fail_fast(error)
+                    self._release(job)
+                    return Outcome(item, None, error_text(error), False, attempts, 0.0, job.resent)
                 except Exception as error:
-                    retryable = isinstance(error, TimeoutError) or self.judge.is_retryable(error)
-                    if not retryable or attempts > self.settings.max_retries:
-                        self.stats.failures += 1
-                        kind = type(error).__name__
-                        self.stats.errors_by_kind[kind] = self.stats.errors_by_kind.get(kind, 0) + 1
-                        return Outcome(
-                            item,
-                            None,
-                            _error_text(error),
-                            False,
-                            attempts,
-                            time.perf_counter() - started,
-                        )
-                    self.stats.retries += 1
-                    await asyncio.sleep(self._backoff(attempts, self.judge.retry_after(error)))
+                    sent = False
+                    retry, failed = self._failed_attempt(job, error, attempts, started)
+                    if not retry:
+                        return failed
+                    await self._pause(self._backoff(attempts, self.judge.retry_after(error)))
                     continue
-                self.stats.calls += 1
-                usd = self.cost_of_response(response)
-                self.stats.spent_usd += usd
-                if self.cache is not None and self.settings.cache and self.judge.cacheable:
-                    self.cache.put(request_key(self.model, request), response)
-                return Outcome(item, response, None, False, attempts, response.latency_s)
+                sent = False
+                return self._answered(job, response, attempts)
+        except asyncio.CancelledError:
+            if self.claims is not None:
+                if sent:
+                    self.stats.abandoned += 1
+                    self.claims.abandon(job.key)
+                else:
+                    self.claims.release(job.key)
+            raise
         finally:
             self._in_flight_forecast -= item.forecast_usd
+
+    def _stopping(self) -> bool:
+        return self._stop_signal is not None or self._fatal is not None
+
+    def _mark_sending(self, job: _Job, attempts: int) -> None:
+        if attempts == 1:
+            self.stats.resent += job.resent
+        if self.claims is not None:
+            self.claims.sending(job.key)
+
+    async def _call(self, request: JudgeRequest) -> JudgeResponse:
+        """One attempt, under the runner's own time limit."""
+        limit = self.settings.timeout_s
+        deadline = asyncio.timeout(limit)
+        try:
+            async with deadline:
+                return await self.judge.generate(request)
+        except TimeoutError:
+            if not deadline.expired():
+                raise
+            raise CallTimeout(
+                f"no answer within {limit:g} s (runner.timeout_s, the runner's limit on each "
+                "call; raise it for a slow model)"
+            ) from None
+
+    def _failed_attempt(
+        self, job: _Job, error: Exception, attempts: int, started: float
+    ) -> tuple[bool, Outcome | None]:
+        """After a failed attempt: ``(True, None)`` to try again, else ``(False, outcome)``
+        with the item's error outcome, or None when the run is stopping (no row)."""
+        text = error_text(error)
+        retryable = isinstance(error, TimeoutError) or self.judge.is_retryable(error)
+        will_retry = retryable and attempts <= self.settings.max_retries
+        # The breaker counts failures that no retry has fixed: a failed retry, or a failure
+        # that will not be retried. A burst of first attempts failing together (stale
+        # keep-alive connections dropped at once) does not count until retries fail too.
+        if attempts > 1 or not will_retry:
+            trip = self.breaker.failure(error, text)
+            if trip is not None:
+                self._fail_fast(trip)
+                self._release(job)
+                return False, None
+        if will_retry and not self._stopping():
+            self.stats.retries += 1
+            if self.claims is not None:
+                self.claims.sending(job.key, False)
+            return True, None
+        if retryable and self._stopping():
+            self._release(job)
+            return False, None
+        self.stats.failures += 1
+        kind = type(error).__name__
+        self.stats.errors_by_kind[kind] = self.stats.errors_by_kind.get(kind, 0) + 1
+        self._release(job)
+        if attempts > 1:
+            text = f"{text} (after {attempts} attempts)"
+        elapsed = time.perf_counter() - started
+        return False, Outcome(job.item, None, text, False, attempts, elapsed, job.resent)
+
+    def _answered(self, job: _Job, response: JudgeResponse, attempts: int) -> Outcome:
+        self.breaker.success()
+        self.stats.calls += 1
+        usd = self.cost_of_response(response)
+        self.stats.spent_usd += usd
+        if job.resent:
+            # The lost sends were billed too; each is priced as this one.
+            self.stats.resent_usd += usd * job.resent
+            self.stats.spent_usd += usd * job.resent
+        if self.claims is not None:
+            self.claims.complete(job.key, response)
+        elif self.cache is not None:
+            self.cache.put(job.key, response)
+        return Outcome(job.item, response, None, False, attempts, response.latency_s, job.resent)
+
+    def _release(self, job: _Job) -> None:
+        if self.claims is not None:
+            self.claims.release(job.key)
+
+    async def _pause(self, seconds: float) -> None:
+        """Back off, but wake at once when the run is stopping."""
+        if self._halt.is_set():
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._halt.wait(), seconds)
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         """Exponential backoff with full jitter, never shorter than the server's retry-after."""

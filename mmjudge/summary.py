@@ -16,9 +16,25 @@ from omegaconf import DictConfig, OmegaConf
 
 from mmjudge import PROJECT_ROOT, __version__
 from mmjudge.config import SweepConfig
+from mmjudge.errors import (
+    BudgetExceeded,
+    ConfigError,
+    CredentialError,
+    DatasetError,
+    Interrupted,
+)
 from mmjudge.keyguard import key_envs_of, redact, redact_text
 from mmjudge.providers.registry import endpoint_override
 from mmjudge.results import JUDGMENTS, SUMMARY, annotators, load_judgments
+from mmjudge.status import (
+    EXIT_CONFIG,
+    FAILED,
+    INTERRUPTED,
+    SKIPPED,
+    STOPPED_BY_BUDGET,
+    cell_status,
+    exit_code,
+)
 
 SUMMARY_SCHEMA_VERSION = 1
 PACKAGES = ("mmjudge", "hydra-core", "openai", "anthropic", "pillow", "pandas", "numpy", "tiktoken")
@@ -70,21 +86,97 @@ def endpoint(cfg: SweepConfig) -> str | None:
     return None if url is None else redact_text(url)
 
 
-def cost_summary(frame: pd.DataFrame) -> dict[str, float]:
-    """Dollars: total, spent in this run (cache hits are free), and per million judgments."""
+def cost_summary(frame: pd.DataFrame) -> dict[str, Any]:
+    """Dollars: total, spent in this run (cache hits are free), and per million judgments.
+
+    ``resent_usd`` estimates what requests lost in flight by a stopped process cost: the
+    provider billed them, and each is priced as the request sent again in its place. It is
+    part of ``spent_usd`` but not of ``total_usd`` and the per-million figures, which price
+    the judgments themselves.
+    """
     n = len(frame)
-    total = float(frame["cost_usd"].sum()) if n else 0.0
-    image = float(frame["image_cost_usd"].sum()) if n else 0.0
-    spent = float(frame.loc[~frame["cached"], "cost_usd"].sum()) if n else 0.0
-    per_million = total / n * 1e6 if n else 0.0
-    image_per_million = image / n * 1e6 if n else 0.0
+    if not n:
+        return dict.fromkeys(COST_KEYS, 0.0) | {"resent_requests": 0}
+    total = float(frame["cost_usd"].sum())
+    image = float(frame["image_cost_usd"].sum())
+    resent_usd = float((frame["cost_usd"] * frame["resent"]).sum())
+    spent = float(frame.loc[~frame["cached"], "cost_usd"].sum()) + resent_usd
+    per_million = total / n * 1e6
+    image_per_million = image / n * 1e6
     return {
         "total_usd": total,
         "spent_usd": spent,
         "usd_per_million": per_million,
         "image_usd_per_million": image_per_million,
         "text_usd_per_million": per_million - image_per_million,
+        "resent_requests": int(frame["resent"].sum()),
+        "resent_usd": resent_usd,
     }
+
+
+COST_KEYS = (
+    "total_usd",
+    "spent_usd",
+    "usd_per_million",
+    "image_usd_per_million",
+    "text_usd_per_million",
+    "resent_usd",
+)
+
+
+def error_summary(frame: pd.DataFrame) -> dict[str, Any]:
+    """Failed rows by kind (the error's leading name) and the first error message."""
+    if frame.empty:
+        return {"by_kind": {}, "first": None}
+    errors = frame["error"].dropna().astype(str)
+    kinds = errors.map(lambda text: text.split(":", 1)[0].strip() or "error")
+    counts = {str(k): int(v) for k, v in kinds.value_counts().sort_index().items()}
+    return {"by_kind": counts, "first": errors.iloc[0] if len(errors) else None}
+
+
+def _status_fields(
+    cfg: SweepConfig,
+    n: int,
+    n_errors: int,
+    skipped: str | None,
+    status: str | None,
+    stop: BaseException | None,
+) -> dict[str, Any]:
+    state, reason = _status(cfg, n, n_errors, skipped, status, stop)
+    return {
+        "status": state,
+        "status_reason": reason or None,
+        "exit_code": _exit_code(state, stop),
+        "stopped_because": str(stop) if stop is not None else None,
+    }
+
+
+def _exit_code(state: str, stop: BaseException | None) -> int:
+    if isinstance(stop, (ConfigError, CredentialError, DatasetError)):
+        return EXIT_CONFIG  # a setting found wrong as the calls were about to start
+    return exit_code(state, getattr(stop, "signal_number", None))
+
+
+def _status(
+    cfg: SweepConfig,
+    n: int,
+    n_errors: int,
+    skipped: str | None,
+    status: str | None,
+    stop: BaseException | None,
+) -> tuple[str, str]:
+    """The cell's status and why (see :mod:`mmjudge.status`)."""
+    if skipped:
+        return SKIPPED, skipped
+    if status:
+        return status, str(stop or "")
+    if isinstance(stop, Interrupted):
+        return INTERRUPTED, str(stop)
+    if isinstance(stop, BudgetExceeded):
+        return STOPPED_BY_BUDGET, str(stop)
+    if stop is not None:
+        return FAILED, str(stop)
+    return cell_status(n, n_errors, cfg.runner.max_error_rate)
 
 
 def agreement(frame: pd.DataFrame, grades: list[int], relevant_from: int) -> dict[str, Any]:
@@ -116,9 +208,14 @@ def write_summary(
     stats: Any = None,
     skipped: str | None = None,
     status: str | None = None,
+    stop: BaseException | None = None,
     extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Compute the run's summary from its saved records and write ``summary.json``."""
+    """Compute the run's summary from its saved records and write ``summary.json``.
+
+    ``stop`` is the error that ended the run early (an interruption, the budget, the
+    circuit breaker, a rejected key); without one the status follows from the rows.
+    """
     frame = load_judgments(run_dir / JUDGMENTS)
     grades = list(cfg.dataset.scale.grades)
     n = len(frame)
@@ -128,7 +225,7 @@ def write_summary(
     summary: dict[str, Any] = {
         "schema_version": SUMMARY_SCHEMA_VERSION,
         "run_id": run_dir.name,
-        "status": status or ("skipped" if skipped else "complete"),
+        **_status_fields(cfg, n, n_errors, skipped, status, stop),
         "skip_reason": skipped,
         "dataset": cfg.dataset.name,
         "model": cfg.model.name,
@@ -144,6 +241,7 @@ def write_summary(
         "n_errors": n_errors,
         "n_unparseable": n_unparseable,
         "n_truncated": int(frame["truncated"].sum()) if n else 0,
+        "errors": error_summary(frame),
         "metrics": agreement(answered, grades, cfg.dataset.scale.relevant_from),
         "cost": cost_summary(frame),
         "tokens": {
@@ -179,6 +277,10 @@ def _stats(stats: Any) -> dict[str, Any]:
         "spent_usd": stats.spent_usd,
         "stopped_by_budget": stats.stopped_by_budget,
         "errors_by_kind": dict(stats.errors_by_kind),
+        "resent": stats.resent,
+        "resent_usd": stats.resent_usd,
+        "abandoned_in_flight": stats.abandoned,
+        "answered_by_another_process": stats.from_other_process,
         **({"batch": dict(stats.batch)} if stats.batch else {}),
     }
 

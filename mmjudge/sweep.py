@@ -14,8 +14,18 @@ from mmjudge import PROJECT_ROOT
 from mmjudge.config import register_configs
 from mmjudge.config_keys import unknown_setting
 from mmjudge.errors import MMJudgeError
+from mmjudge.interrupt import raise_on_sigterm, signal_number_of
 from mmjudge.keyguard import check_overrides, keep_run_config
 from mmjudge.run_folder import removed_unless_judged
+from mmjudge.status import (
+    EXIT_CONFIG,
+    INTERRUPTED,
+    interrupted_lines,
+    note_exit,
+    pending_exit,
+    status_note,
+    stopped_between_calls,
+)
 
 CONFIG_DIR = str(PROJECT_ROOT / "conf")
 
@@ -45,18 +55,28 @@ def _app(cfg: DictConfig) -> None:
 
     hydra_cfg = HydraConfig.get()
     run_dir = Path(hydra_cfg.runtime.output_dir)
+    multirun = hydra_cfg.mode == RunMode.MULTIRUN
     # A run that stops before judging anything leaves no folder (the error says why).
     with removed_unless_judged(run_dir):
         try:
             keep_run_config(cfg, run_dir)
             summary = run_cell(cfg, run_dir)
+            if summary.get("stopped_because"):
+                print(f"mmjudge: {summary['stopped_because']}", file=sys.stderr)
             print(one_line(summary), file=sys.stdout if cfg.runner.dry_run else sys.stderr)
-            if hydra_cfg.mode == RunMode.RUN and cfg.runner.report and not cfg.runner.dry_run:
+            code = int(summary.get("exit_code") or 0)
+            if summary.get("status") == INTERRUPTED:
+                where = str(hydra_cfg.sweep.dir) if multirun else str(run_dir)
+                print(interrupted_lines(summary, where, multirun=multirun), file=sys.stderr)
+                # A stopped multirun stops: the next cells are not started.
+                raise SystemExit(code)
+            note_exit(code)
+            if not multirun and cfg.runner.report and not cfg.runner.dry_run:
                 out = build_report(run_dir, Path(_resolve_path(cfg.reports_dir)))
                 print(f"report: {out / 'index.html'}", file=sys.stderr)
         except MMJudgeError as error:
             print(f"mmjudge: {error}", file=sys.stderr)
-            sys.exit(2)
+            sys.exit(EXIT_CONFIG)
 
 
 def one_line(summary: dict[str, object]) -> str:
@@ -85,11 +105,12 @@ def one_line(summary: dict[str, object]) -> str:
     assert isinstance(metrics, dict) and isinstance(cost, dict)
     kappa = metrics.get("kappa")
     kappa_text = f"κ={kappa:.3f}" if isinstance(kappa, float) else "κ=n/a"
-    return (
+    line = (
         f"{cell}: {summary['n_judgments']} judgments, {summary['n_errors']} errors, "
         f"{summary['n_unparseable']} unparseable, {kappa_text}, "
         f"${cost.get('total_usd', 0.0):.4f} (${cost.get('usd_per_million', 0.0):,.2f} per million)"
     )
+    return line + status_note(summary)
 
 
 def _cut_text(cut: object) -> str:
@@ -112,7 +133,14 @@ def main() -> None:
     if problem:
         print(f"mmjudge: {problem}", file=sys.stderr)
         sys.exit(2)
-    _app()
+    raise_on_sigterm()
+    try:
+        _app()
+    except KeyboardInterrupt as error:
+        number = signal_number_of(error)
+        print(f"\nmmjudge: {stopped_between_calls(number, sys.argv[1:])}", file=sys.stderr)
+        sys.exit(128 + number)
+    sys.exit(pending_exit())
 
 
 if __name__ == "__main__":

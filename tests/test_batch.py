@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from mmjudge.batch import CUSTOM_ID_PREFIX, BatchState, custom_id
+from mmjudge.status import EXIT_FAILED, EXIT_PARTIAL
 from tests.fixtures.loopback_server import (
     ANTHROPIC_BATCHES_PATH,
     ANTHROPIC_PATH,
@@ -282,9 +283,10 @@ def test_requests_the_provider_rejects_are_not_retried(
 ) -> None:
     loopback.script_batches(BatchPlan(errored=(1,), error_status=400, error_message="bad image"))
     result = run(tmp_path, *batch_args(loopback, "anthropic"))
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT_PARTIAL, result.stderr  # 1 failed row of 16: partial
     assert len(loopback.batches) == 1
     (run_dir,) = run_dirs(tmp_path)
+    assert json.loads((run_dir / "summary.json").read_text())["status"] == "partial"
     failed = [r for r in rows(run_dir) if r["error"]]
     assert len(failed) == 1
     assert "invalid_request_error" in failed[0]["error"] and "bad image" in failed[0]["error"]
@@ -300,7 +302,9 @@ def test_expired_items_are_resubmitted_within_max_retries(
         BatchPlan(expire=True, expire_after=6), BatchPlan(expire=True, expire_after=4)
     )
     result = run(tmp_path, *batch_args(loopback, provider, "runner.max_retries=1"))
-    assert result.returncode == 0, result.stderr
+    # Batch mode ends with the statuses sync mode has: 6 failed rows of 16 fail the cell.
+    assert result.returncode == EXIT_FAILED, result.stderr
+    assert "more than runner.max_error_rate=0.1" in result.stderr
     sizes = [len(b.custom_ids) for b in loopback.batches]
     assert sizes == [LIMIT, LIMIT - 6]  # one follow-up only: max_retries=1
     (run_dir,) = run_dirs(tmp_path)
@@ -394,6 +398,6 @@ def test_a_server_without_a_batch_api_stops_in_one_line(
 ) -> None:
     loopback.script(Behaviour.error(404, message="Not found"), path=OPENAI_FILES_PATH)
     result = run(tmp_path, *batch_args(loopback, "openai"))
-    assert result.returncode == 2
+    assert result.returncode == EXIT_FAILED
     assert "runner.mode=sync" in result.stderr and "Traceback" not in result.stderr
     assert creates(loopback, "openai") == 0

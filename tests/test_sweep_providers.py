@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from mmjudge.status import EXIT_BUDGET, EXIT_FAILED, EXIT_PARTIAL
 from tests.fixtures.loopback_server import ANTHROPIC_PATH, OPENAI_PATH, Behaviour, LoopbackServer
 from tests.helpers import run_sweep, shared_data, start_sweep
 
@@ -155,9 +156,11 @@ def test_rejected_key_stops_the_run_at_the_first_call(
         f"model.base_url={loopback.openai_base_url}",
         env={"OPENAI_API_KEY": KEY},
     )
-    assert result.returncode == 2
+    assert result.returncode == EXIT_FAILED
     assert "OPENAI_API_KEY" in result.stderr and "Traceback" not in result.stderr
     assert loopback.request_count == 1
+    summary = json.loads((run_dirs(tmp_path)[0] / "summary.json").read_text())
+    assert summary["status"] == "failed" and "401" in summary["stopped_because"]
 
 
 def test_transient_failures_are_retried_and_recorded(
@@ -172,10 +175,14 @@ def test_transient_failures_are_retried_and_recorded(
         "model=gpt4o",
         "runner.concurrency=1",
         "runner.max_retries=2",
+        # Twenty 503s in a row would trip the breaker and 7 failures of 16 fail the cell;
+        # this test is about retries, so both limits are raised.
+        "runner.breaker_failures=50",
+        "runner.max_error_rate=0.5",
         f"model.base_url={loopback.openai_base_url}",
         env={"OPENAI_API_KEY": KEY},
     )
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == EXIT_PARTIAL, result.stderr
     records = rows(run_dirs(tmp_path)[0])
     failed = [r for r in records if r["error"]]
     assert len(records) == LIMIT
@@ -186,6 +193,11 @@ def test_transient_failures_are_retried_and_recorded(
     assert all(r["label"] is None for r in failed)
     summary = json.loads((run_dirs(tmp_path)[0] / "summary.json").read_text())
     assert summary["n_errors"] == 7 and summary["calls"]["retries"] == 2 * 7 + 2
+    assert summary["status"] == "partial" and summary["exit_code"] == EXIT_PARTIAL
+    assert summary["errors"]["by_kind"] == {"InternalServerError": 6, "APIConnectionError": 1} or (
+        sum(summary["errors"]["by_kind"].values()) == 7
+    )
+    assert "(after 3 attempts)" in summary["errors"]["first"]
 
 
 def test_resume_after_sigkill_loses_nothing_and_pays_nothing_twice(
@@ -228,11 +240,11 @@ def test_budget_cap_stops_writes_what_it_has_and_resumes(
     args = ["model=gpt4o", "modality=mm", "runner.concurrency=1"]
     args.append(f"model.base_url={loopback.openai_base_url}")
     stopped = run(tmp_path, *args, "runner.max_cost_usd=0.01", env={"OPENAI_API_KEY": KEY})
-    assert stopped.returncode == 2
+    assert stopped.returncode == EXIT_BUDGET
     assert "runner.max_cost_usd=0.01" in stopped.stderr and "Traceback" not in stopped.stderr
     (run_dir,) = run_dirs(tmp_path)
     summary = json.loads((run_dir / "summary.json").read_text())
-    assert summary["status"] == "stopped"
+    assert summary["status"] == "stopped_by_budget"
     assert 0 < summary["n_judgments"] < LIMIT
     assert summary["cost"]["total_usd"] <= 0.01
     assert summary["n_judgments"] == loopback.request_count

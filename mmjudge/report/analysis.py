@@ -27,12 +27,14 @@ from mmjudge.report.scores import (
     HumanPair,
     human_pairs,
     mean_interval,
+    n_scored,
     pareto_frontier,
     saved_score,
 )
 from mmjudge.report.style import Palette
 from mmjudge.scoring import N_BOOT as N_BOOT
 from mmjudge.scoring import NO_INTERVAL, Interval, JudgeScore
+from mmjudge.status import ANALYSED, DRY_RUN, SKIPPED
 
 __all__ = ["HumanPair", "pareto_frontier", "saved_score"]  # from scores, used from here too
 
@@ -198,6 +200,15 @@ class AverageCell(NamedTuple):
     frontier: bool
 
 
+class Unfinished(NamedTuple):
+    """A cell whose run failed or was stopped, so its judgments are not analysed."""
+
+    dataset: str
+    judge: Judge
+    status: str
+    reason: str
+
+
 @dataclass
 class Analysis:
     datasets: list[DatasetStats]
@@ -211,6 +222,9 @@ class Analysis:
     """The sweep folders the report is built from, in the order given."""
     palette: Palette = field(default_factory=Palette)
     """Each judge model's family and colour, the same in every figure."""
+    not_analysed: list[Unfinished] = field(default_factory=list)
+    """Cells that failed or were stopped (and never completed in another run): left out of
+    every number and answer, and named where an answer is missing because of them."""
 
     def judge_name(self, judge: Judge) -> str:
         return judge.name(self.with_prompt)
@@ -298,10 +312,11 @@ def _scale(summary: dict[str, Any]) -> tuple[list[float], dict[str, str], float 
 
 
 def completed_cells(cells: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
-    """Completed cells, one per (dataset, model, modality, prompt): the run that finished
-    last wins, whichever sweep folder holds it (a rerun or a later sweep replaces a cell);
-    returns them with the run folders they replaced."""
-    done = cells[cells["status"] == "complete"]
+    """Completed cells (complete, or partial: some rows failed, see
+    :data:`mmjudge.status.ANALYSED`), one per (dataset, model, modality, prompt): the run
+    that finished last wins, whichever sweep folder holds it (a rerun or a later sweep
+    replaces a cell); returns them with the run folders they replaced."""
+    done = cells[cells["status"].isin(ANALYSED)]
     if done.empty:
         return done, []
     # stable: on a tie, the folder given later wins (cells are read in the folders' order)
@@ -310,6 +325,23 @@ def completed_cells(cells: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     latest = ordered.drop_duplicates(key, keep="last")
     ignored = sorted(set(ordered["run_dir"]) - set(latest["run_dir"]))
     return latest.sort_values(key), ignored
+
+
+def unfinished_cells(cells: pd.DataFrame, done: pd.DataFrame) -> list[Unfinished]:
+    """Judged cells that failed or were stopped and have no completed run beside them."""
+    key = ["dataset", "model", "modality", "prompt_id"]
+    finished = {tuple(row) for row in done[key].itertuples(index=False)} if len(done) else set()
+    out = []
+    for _, row in cells.sort_values(key).iterrows():
+        status = str(row["status"])
+        if status in ANALYSED or status in (SKIPPED, DRY_RUN) or row["kind"] != "single":
+            continue
+        if tuple(row[k] for k in key) in finished:
+            continue
+        judge = Judge(str(row["model"]), str(row["modality"]), str(row["prompt_id"]))
+        reason = str(row.get("status_reason") or row.get("skip_reason") or "")
+        out.append(Unfinished(str(row["dataset"]), judge, status, reason))
+    return out
 
 
 def recommended(stats: DatasetStats) -> Cell | None:
@@ -329,12 +361,6 @@ def baseline(cells: Sequence[Cell]) -> Cell | None:
     return max(free, key=lambda c: c.kappa.estimate) if free else None
 
 
-def _n_scored(items: DatasetItems, labels: CellLabels, grades: Sequence[float]) -> int:
-    scale = np.asarray(grades, dtype=float)
-    mask, _ = scoring.scored_items(scale, items.consensus[labels.items], labels.label)
-    return int(mask.sum())
-
-
 def load_labels(stats: DatasetStats, cell: Cell) -> CellLabels:
     """The cell's labels, read on first use (ensembles are read only when compared)."""
     if cell.labels is None:
@@ -349,7 +375,7 @@ def score_cell(stats: DatasetStats, cell: Cell, n_boot: int) -> None:
     if (
         cell.labels is not None
         and score is not None
-        and _n_scored(stats.items, cell.labels, stats.grades) != score.n_items
+        and n_scored(stats.items, cell.labels, stats.grades) != score.n_items
     ):
         score = None
     if score is None:
@@ -415,6 +441,7 @@ def analyse(cells: pd.DataFrame, *, n_boot: int = N_BOOT) -> Analysis:
     judges = done[done["kind"] == "single"] if len(done) else done
     sweeps = list(dict.fromkeys(cells["sweep"])) if "sweep" in cells else []
     return Analysis(
+        not_analysed=unfinished_cells(cells, done),
         datasets=datasets,
         averages=averages(datasets),
         with_prompt=judges["prompt_id"].nunique() > 1 if len(judges) else False,

@@ -21,7 +21,8 @@ from mmjudge.errors import MMJudgeError
 from mmjudge.report import cards, exports, figures, findings, forest, interactive, spend, tables
 from mmjudge.report.analysis import MODALITY_NAMES, N_BOOT, Analysis, analyse
 from mmjudge.report.browser import BUDGET, CAP, build_browser
-from mmjudge.report.load import cell_table, write_sweep_summary
+from mmjudge.report.load import cell_table, judged_statuses, write_sweep_summary
+from mmjudge.status import count_statuses, status_line
 
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("mmjudge", "report/templates"),
@@ -95,6 +96,8 @@ def build_report(
         browser_json=interactive.script_json(browser.payload()),
         browser_budget=BUDGET,
         skipped=tables.skipped(cells),
+        failures=tables.failures(cells),
+        status_line=status_line(count_statuses(judged_statuses(cells))),
         provenance=tables.provenance(cells, analysis),
         csv=exports.write_csvs(analysis, out),
         chart=interactive.embed(analysis),
@@ -107,6 +110,7 @@ def build_report(
             "by_dataset": findings.TABLE_BY_DATASET,
             "image": findings.TABLE_IMAGE,
             "frontier": findings.TABLE_FRONTIER,
+            "unfinished": findings.TABLE_UNFINISHED,
         },
     )
     tmp = out / "index.html.tmp"

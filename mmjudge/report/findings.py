@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from markupsafe import Markup, escape
 
 from mmjudge.report.analysis import (
+    IMAGE_MODALITIES,
     MODALITY_NAMES,
     Analysis,
     Cell,
@@ -25,6 +26,7 @@ from mmjudge.report.analysis import (
     DatasetStats,
     Interval,
     Judge,
+    Unfinished,
     recommended,
 )
 
@@ -34,6 +36,7 @@ FIG_IMAGE = "fig-image-vs-text"
 TABLE_BY_DATASET = "kappa-by-dataset"
 TABLE_IMAGE = "image-vs-text"
 TABLE_FRONTIER = "frontier"
+TABLE_UNFINISHED = "unfinished"
 NOT_DISTINGUISHABLE = "not distinguishable"
 
 
@@ -134,12 +137,38 @@ def _list(items: Iterable[object], last: str = "and") -> Markup:
 
 
 def answers(analysis: Analysis) -> list[Answer]:
-    return [
+    found = [
         use_case(analysis),
         one_winner(analysis),
         image_effect(analysis),
         frontier(analysis),
     ]
+    for answer in (found[1], found[3]):
+        note = left_out(analysis, lambda u: True)
+        if note is not None:
+            answer.points.append(note)
+    return found
+
+
+def _cells_text(analysis: Analysis, cells: list[Unfinished]) -> str:
+    shown = [
+        f"{analysis.judge_name(u.judge)} on {u.dataset} ({u.status.replace('_', ' ')})"
+        for u in cells[:6]
+    ]
+    more = f" and {len(cells) - 6} more" if len(cells) > 6 else ""
+    return "; ".join(shown) + more
+
+
+def left_out(analysis: Analysis, wanted: Callable[[Unfinished], bool]) -> Markup | None:
+    """A point naming the cells that failed or were stopped, when there are any."""
+    cells = [u for u in analysis.not_analysed if wanted(u)]
+    if not cells:
+        return None
+    return join(
+        f"Left out because they failed or were stopped: {_cells_text(analysis, cells)} (see ",
+        link(TABLE_UNFINISHED, "cells that failed or were stopped"),
+        ").",
+    )
 
 
 def _anchor(analysis: Analysis, stats: DatasetStats) -> str:
@@ -175,11 +204,7 @@ def use_case(analysis: Analysis) -> Answer:
         sources=[link(FIG_BY_DATASET, "κ by dataset figure"), link(TABLE_BY_DATASET, "table")],
     )
     if len(analysis.datasets) < 2:
-        names = [d.name for d in analysis.datasets]
-        answer.lead = join(
-            f"This report holds one dataset ({', '.join(names) or 'none'}), so a judge's κ "
-            "cannot be compared across use cases here; add datasets to the sweep."
-        )
+        _one_dataset(analysis, answer)
         return answer
     by_judge: dict[Judge, list[tuple[str, Cell]]] = {}
     for stats in analysis.datasets:
@@ -232,6 +257,25 @@ def use_case(analysis: Analysis) -> Answer:
             f"({NOT_DISTINGUISHABLE})."
         )
     return answer
+
+
+def _one_dataset(analysis: Analysis, answer: Answer) -> None:
+    """Q1's answer when at most one dataset has completed cells."""
+    names = [d.name for d in analysis.datasets]
+    others = [u for u in analysis.not_analysed if u.dataset not in names]
+    note = left_out(analysis, lambda u: u in others)
+    if note is not None:
+        head = f"Only {names[0]} has completed cells" if names else "No cell completed"
+        answer.lead = join(
+            f"{head}: the cells on the other datasets failed or were stopped, so a judge's κ "
+            "cannot be compared across use cases here."
+        )
+        answer.points.append(note)
+        return
+    answer.lead = join(
+        f"This report holds one dataset ({', '.join(names) or 'none'}), so a judge's κ "
+        "cannot be compared across use cases here; add datasets to the sweep."
+    )
 
 
 def _best_sentence(analysis: Analysis, stats: DatasetStats) -> tuple[Markup, bool | None]:
@@ -370,12 +414,21 @@ def image_effect(analysis: Analysis) -> Answer:
         for c in stats.modality_effects:
             key = (c.a.judge.model, c.a.judge.prompt_id, c.a.judge.modality)
             grouped.setdefault(key, []).append((stats.name, c))
+    failed = [u for u in analysis.not_analysed if _would_pair(analysis, u)]
     if not grouped:
+        answer.sources = []
+        if failed:
+            answer.lead = join(
+                "No model completed both a text-only cell and a cell with the image on the "
+                "same dataset: the cells that would make this comparison failed or were "
+                "stopped, so it cannot be answered from this sweep."
+            )
+            answer.points.append(left_out(analysis, lambda u: u in failed) or join())
+            return answer
         answer.lead = join(
             "No model ran both with and without the image on the same dataset, so this "
             "cannot be answered here; sweep a vision model over modality=text,mm,image."
         )
-        answer.sources = []
         return answer
     counts = {"helps": 0, "hurts": 0, NOT_DISTINGUISHABLE: 0}
     points: list[tuple[Any, Markup]] = []
@@ -398,6 +451,9 @@ def image_effect(analysis: Analysis) -> Answer:
             )
         )
     _more(answer, points, "the Δκ table")
+    note = left_out(analysis, lambda u: u in failed)
+    if note is not None:
+        answer.points.append(note)
     total = sum(counts.values())
     answer.lead = join(
         f"Of {total} comparison{'s' if total != 1 else ''} of a model with and without the "
@@ -406,6 +462,27 @@ def image_effect(analysis: Analysis) -> Answer:
         f"{counts[NOT_DISTINGUISHABLE]}."
     )
     return answer
+
+
+def _would_pair(analysis: Analysis, cell: Unfinished) -> bool:
+    """Whether an unfinished cell was one side of a with/without-image comparison: the same
+    model and prompt was also run (or tried) on the same dataset with the other kind of
+    input."""
+    tried = {
+        (stats.name, c.judge.model, c.judge.prompt_id, c.judge.modality)
+        for stats in analysis.datasets
+        for c in stats.cells
+    }
+    tried |= {
+        (u.dataset, u.judge.model, u.judge.prompt_id, u.judge.modality)
+        for u in analysis.not_analysed
+    }
+    sees_image = cell.judge.modality in IMAGE_MODALITIES
+    wanted = ("text",) if sees_image else IMAGE_MODALITIES
+    return any(
+        (cell.dataset, cell.judge.model, cell.judge.prompt_id, modality) in tried
+        for modality in wanted
+    )
 
 
 def _frontier_text(analysis: Analysis, stats: DatasetStats) -> Markup:

@@ -73,7 +73,7 @@ def by_dataset_figure(analysis: Analysis) -> Figure:
         ax.set_xlabel("Cohen's κ (95% interval)", fontsize=8)
     axes[0].set_yticks(range(len(judges)))
     axes[0].set_yticklabels([analysis.judge_name(j) for j in judges], fontsize=7.5)
-    axes[0].set_ylim(len(judges) - 0.5, -0.5)
+    axes[0].set_ylim(max(len(judges), 1) - 0.5, -0.5)
     if total > len(judges):
         fig.suptitle(
             f"The {len(judges)} judges with the highest mean κ, of {total} (all are in the tables)",

@@ -23,6 +23,7 @@ import pandas as pd
 
 from mmjudge import metrics
 from mmjudge.results import JUDGMENTS, read_summary, run_dirs
+from mmjudge.status import count_statuses, sweep_exit_code
 
 SWEEP_SUMMARY = "sweep_summary.json"
 _NAN = math.nan
@@ -73,6 +74,9 @@ def _cell_row(run_dir: Path, sweep: str) -> dict[str, Any]:
         "n": summary.get("n_judgments", 0),
         "n_errors": summary.get("n_errors", 0),
         "n_unparseable": summary.get("n_unparseable", 0),
+        "status_reason": summary.get("status_reason"),
+        "first_error": (summary.get("errors") or {}).get("first"),
+        "errors_by_kind": (summary.get("errors") or {}).get("by_kind") or {},
         "kappa": metrics_.get("kappa"),
         "kappa_interval": (metrics_.get("intervals") or {}).get("kappa"),
         "alpha": metrics_.get("alpha"),
@@ -84,15 +88,26 @@ def _cell_row(run_dir: Path, sweep: str) -> dict[str, Any]:
     }
 
 
+def judged_statuses(cells: pd.DataFrame) -> list[str]:
+    """The status of every judged cell (panels and cascades built from them left out)."""
+    if cells.empty:
+        return []
+    return [str(s) for s in cells.loc[cells["kind"] == "single", "status"]]
+
+
 def write_sweep_summary(root: Path, cells: pd.DataFrame) -> dict[str, Any]:
-    """``sweep_summary.json`` in a sweep directory: every cell, skipped ones with reasons.
+    """``sweep_summary.json`` in a sweep directory: every cell with its status (skipped ones
+    with reasons, failed ones with their error counts and first error), and cells per status.
 
     A cell's κ, its interval, α and the number of items they are on are copied from its
     ``summary.json`` (:func:`mmjudge.scoring.agreement_summary`), not recomputed."""
+    statuses = judged_statuses(cells)
     data: dict[str, Any] = {
         "schema_version": 1,
         "n_cells": len(cells),
         "n_skipped": int((cells["status"] == "skipped").sum()) if len(cells) else 0,
+        "by_status": count_statuses(statuses),
+        "exit_code": sweep_exit_code(statuses),
         "cells": [
             {
                 key: (None if pd.isna(row[key]) else row[key])
@@ -109,6 +124,9 @@ def write_sweep_summary(root: Path, cells: pd.DataFrame) -> dict[str, Any]:
                     "kind",
                     "n",
                     "n_scored",
+                    "n_errors",
+                    "status_reason",
+                    "first_error",
                     "kappa",
                     "kappa_interval",
                     "alpha",

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mmjudge import metrics, scoring
-from mmjudge.report.load import DatasetItems
+from mmjudge.report.load import CellLabels, DatasetItems
 from mmjudge.scoring import Interval, JudgeScore
 
 
@@ -128,3 +128,10 @@ def human_pairs(
                 )
             )
     return out
+
+
+def n_scored(items: DatasetItems, labels: CellLabels, grades: Sequence[float]) -> int:
+    """How many of the cell's items it and the consensus both graded on the scale."""
+    scale = np.asarray(grades, dtype=float)
+    mask, _ = scoring.scored_items(scale, items.consensus[labels.items], labels.label)
+    return int(mask.sum())

@@ -22,6 +22,12 @@ def _money(value: float | None) -> str:
     return f"${value:,.4f}"
 
 
+def _resent(cost: dict[str, Any]) -> str:
+    """Requests sent again after a stop, and their estimated cost (part of what was paid)."""
+    n = int(cost.get("resent_requests") or 0)
+    return f"{n} (≈{_money(float(cost.get('resent_usd') or 0.0))})" if n else "0"
+
+
 def spend_rows(cells: pd.DataFrame) -> list[dict[str, str]]:
     """Per completed cell: what it cost, what this run paid, and the forecast beside it."""
     rows = []
@@ -48,6 +54,7 @@ def spend_rows(cells: pd.DataFrame) -> list[dict[str, str]]:
                 "n": str(summary.get("n_judgments", 0)),
                 "total": _money(total),
                 "spent": _money(float(cost.get("spent_usd") or 0.0)),
+                "resent": _resent(cost),
                 "forecast": _money(float(expected) if expected is not None else None),
                 "difference": ratio,
                 "per_million": f"{float(cost.get('usd_per_million') or 0.0):,.2f}",

@@ -20,6 +20,7 @@ from mmjudge.report.analysis import (
 )
 from mmjudge.report.findings import NOT_DISTINGUISHABLE, dataset_anchor, difference, interval, num
 from mmjudge.scoring import JudgeScore
+from mmjudge.status import COMPLETE, DRY_RUN, PARTIAL, SKIPPED
 
 Row = dict[str, Any]
 
@@ -311,8 +312,34 @@ def frontier_rows(analysis: Analysis) -> list[Row]:
 # --------------------------------------------------------------------------- the rest
 
 
+def failures(cells: pd.DataFrame) -> list[Row]:
+    """Cells with failed judgments or an early stop: partial ones (analysed without their
+    failed rows), and failed, interrupted and budget-stopped ones (not analysed)."""
+    wanted = ~cells["status"].isin([COMPLETE, SKIPPED, DRY_RUN]) & (cells["kind"] == "single")
+    rows = []
+    for _, cell in cells[wanted].sort_values(["dataset", "model", "modality"]).iterrows():
+        n = int(cell["n"] or 0)
+        errors = int(cell["n_errors"] or 0)
+        kinds = cell["errors_by_kind"] or {}
+        rows.append(
+            {
+                "dataset": str(cell["dataset"]),
+                "model": str(cell["model"]),
+                "modality": MODALITY_NAMES.get(str(cell["modality"]), str(cell["modality"])),
+                "prompt": str(cell["prompt_id"]),
+                "status": str(cell["status"]).replace("_", " "),
+                "analysed": "yes, without its failed rows" if cell["status"] == PARTIAL else "no",
+                "errors": f"{errors:,} of {n:,}" if n else "–",
+                "kinds": ", ".join(f"{k} {v:,}" for k, v in kinds.items()) or "–",
+                "first_error": str(cell["first_error"] or "–"),
+                "reason": str(cell["status_reason"] or "–"),
+            }
+        )
+    return rows
+
+
 def skipped(cells: pd.DataFrame) -> list[Row]:
-    rows = cells[cells["status"] != "complete"]
+    rows = cells[cells["status"] == SKIPPED]
     return [
         {
             "dataset": str(cell["dataset"]),

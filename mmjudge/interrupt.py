@@ -1,0 +1,79 @@
+"""Ctrl-C and SIGTERM: stop scheduling, keep what arrives within the grace period, resume later.
+
+While a cell is judging, both signals go to the runner (:func:`stop_signals`): it schedules
+nothing new, writes the answers of calls in flight that arrive within ``runner.grace_s``
+seconds, and the cell's summary says ``interrupted``. A second signal stops at once. Outside
+the judging loop (reading the dataset, writing the report) Ctrl-C raises
+``KeyboardInterrupt`` as usual, and :func:`raise_on_sigterm` makes SIGTERM — what job
+schedulers such as SLURM send before they kill a job — do the same instead of ending the
+process silently, so the command line can write a summary and print how to resume.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from types import FrameType
+from typing import Any
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class StopSignal(KeyboardInterrupt):
+    """SIGTERM (or another stop signal) raised like Ctrl-C's ``KeyboardInterrupt``."""
+
+    def __init__(self, signal_number: int) -> None:
+        super().__init__(signal_name(signal_number))
+        self.signal_number = signal_number
+
+
+def signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def signal_number_of(error: BaseException) -> int:
+    """The signal behind an interruption (Ctrl-C's ``KeyboardInterrupt`` is SIGINT)."""
+    number = getattr(error, "signal_number", None)
+    return int(number) if isinstance(number, int) else int(signal.SIGINT)
+
+
+def _raise_stop(number: int, _frame: FrameType | None) -> None:
+    raise StopSignal(number)
+
+
+def raise_on_sigterm() -> None:
+    """Make SIGTERM raise :class:`StopSignal` in the main thread rather than end the process."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _raise_stop)
+
+
+@contextlib.contextmanager
+def stop_signals(loop: asyncio.AbstractEventLoop, on_stop: Callable[[int], None]) -> Iterator[bool]:
+    """Send SIGINT and SIGTERM to ``on_stop(signal_number)`` while the block runs.
+
+    Yields whether the handlers could be installed (only the main thread can install them;
+    elsewhere, e.g. in a launcher's worker thread, the process's own handling stays). The
+    handlers in place before are restored afterwards.
+    """
+    installed: list[tuple[int, Any]] = []
+    for sig in SIGNALS:
+        previous = signal.getsignal(sig)
+        try:
+            loop.add_signal_handler(sig, on_stop, int(sig))
+        except (ValueError, RuntimeError, NotImplementedError):
+            continue
+        installed.append((int(sig), previous))
+    try:
+        yield bool(installed)
+    finally:
+        for number, previous in installed:
+            loop.remove_signal_handler(number)
+            if previous is not None:
+                with contextlib.suppress(ValueError, TypeError):
+                    signal.signal(number, previous)
