@@ -1,8 +1,17 @@
 """Wall time and peak memory of building the report from a large sweep.
 
-Writes a synthetic sweep (``mmjudge.report.synthetic``) into a temporary directory: one
-dataset of ROWS / JUDGES items in the canonical JSONL layout with a few shared images, and
-JUDGES cells over it (free and paid text judges, and an image + text judge), each with a
+Two sweeps, both synthetic (``mmjudge.report.synthetic``, ``synthetic_grid``; no calls):
+
+- ``--grid``: the size practitioners run, 10 models × 3 modalities × 3 prompts × 3 datasets
+  (270 cells, those a model cannot serve written as skipped) plus the panels and cascades a
+  multirun builds at its end; 400 items per dataset (``--queries`` × 10). Besides the build
+  time it prints the page's size, each figure's size in bytes and pixels, and how many of
+  the figures' texts overlap or leave the image. Targets: under 30 s and under 5 MB.
+- the default: many rows.
+
+For the default, it writes a synthetic sweep into a temporary directory: one dataset of
+ROWS / JUDGES items in the canonical JSONL layout with a few shared images, and JUDGES cells
+over it (free and paid text judges, and an image + text judge), each with a
 ``summary.json`` from the real summary code. Then runs the report exactly as a user does,
 
     python -m mmjudge.report SWEEP_DIR --out OUT
@@ -13,6 +22,7 @@ in under a minute and under 2 GB.
 
     python benchmarks/report_scale.py                     # 1,000,000 rows, 4 judges, 3 runs
     python benchmarks/report_scale.py --rows 200000 --runs 1
+    python benchmarks/report_scale.py --grid              # 270 cells + ensembles, 3 runs
 """
 
 from __future__ import annotations
@@ -30,6 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from mmjudge.report.synthetic import FakeDataset, FakeJudge, write_sweep  # noqa: E402
+from mmjudge.report.synthetic_grid import write_realistic_sweep  # noqa: E402
 
 RESULTS_PER_QUERY = 20
 JUDGES = [
@@ -56,6 +67,47 @@ def synthesise(root: Path, rows: int, judges: int) -> Path:
     return sweep.root
 
 
+def synthesise_grid(root: Path, queries: int) -> Path:
+    sweep = write_realistic_sweep(
+        root / "sweeps" / "grid", n_queries=queries, dataset_root=root / "datasets"
+    )
+    return sweep.root
+
+
+def describe_report(sweep: Path, report: Path) -> None:
+    """The page's size, each figure's bytes and pixels, and overlapping or clipped texts
+    in the figures (drawn again here, as the report draws them)."""
+    from PIL import Image
+
+    from mmjudge.report import figures, forest
+    from mmjudge.report.analysis import analyse
+    from mmjudge.report.labels import collisions
+    from mmjudge.report.load import cell_table
+
+    page = report / "index.html"
+    print(f"index.html: {page.stat().st_size / 2**20:.2f} MiB")
+    for png in sorted(report.glob("*.png")):
+        with Image.open(png) as image:
+            width, height = image.size
+        print(f"  {png.name}: {png.stat().st_size / 1024:,.0f} KiB, {width}×{height} px")
+    beside = sum(p.stat().st_size for p in report.rglob("*") if p.is_file()) - page.stat().st_size
+    print(f"  files beside the page (figures, CSV, thumbnails): {beside / 2**20:.2f} MiB")
+    analysis = analyse(cell_table(sweep))
+    problems = []
+    for draw in (
+        figures.cost_figure,
+        figures.ensemble_figure,
+        forest.by_dataset_figure,
+        forest.image_figure,
+    ):
+        fig = draw(analysis)
+        if fig is not None:
+            problems += collisions(fig)
+    print(f"overlapping or clipped texts in the figures: {len(problems)}")
+    for problem in problems[:10]:
+        print(f"  {problem}")
+
+
 def run_once(sweep: Path, out: Path) -> tuple[float, float]:
     """(wall seconds, peak RSS in MiB) of one report build in a fresh process."""
     command = [sys.executable, "-m", "mmjudge.report", str(sweep), "--out", str(out)]
@@ -77,10 +129,22 @@ def main() -> None:
     parser.add_argument("--judges", type=int, default=4, choices=range(1, len(JUDGES) + 1))
     parser.add_argument("--runs", type=int, default=3, help="report builds to time")
     parser.add_argument("--keep", type=Path, help="write the sweep and report here and keep them")
+    parser.add_argument(
+        "--grid",
+        action="store_true",
+        help="the 270-cell sweep (10 models × 3 modalities × 3 prompts × 3 datasets) "
+        "with its ensembles, instead of --rows",
+    )
+    parser.add_argument(
+        "--queries", type=int, default=40, help="--grid: queries per dataset (10 items each)"
+    )
     args = parser.parse_args()
     print(f"command: python benchmarks/report_scale.py {' '.join(sys.argv[1:])}".rstrip())
     with tempfile.TemporaryDirectory(prefix="mmjudge-report-scale-") as tmp:
         base = args.keep or Path(tmp)
+        if args.grid:
+            grid(base, args.queries, args.runs)
+            return
         start = time.perf_counter()
         sweep = synthesise(base, args.rows, args.judges)
         size = sum(p.stat().st_size for p in sweep.rglob("judgments.jsonl"))
@@ -100,6 +164,24 @@ def main() -> None:
             f"report build: median {statistics.median(walls):.1f} s over {args.runs} run(s), "
             f"peak RSS {max(peaks):,.0f} MiB; index.html {report.stat().st_size / 2**20:.1f} MiB"
         )
+
+
+def grid(base: Path, queries: int, runs: int) -> None:
+    start = time.perf_counter()
+    sweep = synthesise_grid(base, queries)
+    cells = sum(1 for _ in sweep.glob("*/summary.json"))
+    ensembles = sum(1 for _ in (sweep / "ensembles").glob("*/summary.json"))
+    print(
+        f"synthesised {cells} cells and {ensembles} panels and cascades "
+        f"({queries * 10} items per dataset) in {time.perf_counter() - start:.0f} s"
+    )
+    walls = []
+    for run in range(runs):
+        wall, peak = run_once(sweep, base / "reports")
+        walls.append(wall)
+        print(f"run {run + 1}: {wall:.1f} s, peak RSS {peak:,.0f} MiB")
+    print(f"report build: median {statistics.median(walls):.1f} s over {runs} run(s)")
+    describe_report(sweep, base / "reports" / sweep.name)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ the text the judge read."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -206,6 +207,10 @@ def test_the_report_shows_the_cleaned_text(tmp_path: Path) -> None:
         summary["config"]["dataset"]["html_to_text"] = True
         path.write_text(json.dumps(summary))
     page = (build_report(sweep.root, tmp_path / "reports") / "index.html").read_text()
-    browser = page[page.index('class="item"') :]
-    assert "color:red" not in browser and "&lt;b&gt;" not in browser
+    # the disagreement browser's items, as the page's script reads them
+    found = re.search(r'<script type="application/json" id="browser-data">(.*?)</script>', page)
+    assert found
+    items = json.loads(found.group(1))["items"]
+    browser = " ".join(value for item in items for _, value in item[4])
+    assert browser and "color:red" not in browser and "<b>" not in browser
     assert "A red" in browser or "A blue" in browser or "A green" in browser

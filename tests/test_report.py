@@ -17,11 +17,12 @@ import pytest
 from mmjudge import PROJECT_ROOT, metrics
 from mmjudge.records import JudgmentRecord
 from mmjudge.report import build_report
-from mmjudge.report.analysis import Analysis, analyse, pareto_frontier
+from mmjudge.report.analysis import Analysis, analyse, pareto_frontier, saved_score
+from mmjudge.report.browser import BUDGET, MIN_PER_JUDGE, per_judge_cap
 from mmjudge.report.findings import answers, cheapest_as_good
 from mmjudge.report.load import DatasetItems, cell_table, read_cell_labels
 from mmjudge.report.synthetic import FakeDataset, FakeJudge, write_sweep
-from mmjudge.runs import load_judgments
+from mmjudge.runs import Agreement, load_judgments
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = "<img src=x onerror=alert(1)>"
@@ -291,25 +292,50 @@ def test_image_effect_is_paired_with_an_interval(analysis: Analysis, html: str) 
 # --------------------------------------------------------------------------- the page
 
 
+def _markup(html: str) -> str:
+    """The page without the contents of its script elements."""
+    return re.sub(r"(<script\b[^>]*>).*?(</script>)", r"\1\2", html, flags=re.S)
+
+
+def browser_payload(html: str) -> dict:
+    """The disagreement browser's items, as the page's script reads them."""
+    found = re.search(r'<script type="application/json" id="browser-data">(.*?)</script>', html)
+    assert found
+    return dict(json.loads(found.group(1)))
+
+
 def test_files_are_written_and_self_contained(report: Path, html: str) -> None:
-    for name in ("kappa_vs_cost.png", "kappa_by_dataset.png", "image_vs_text.png"):
+    for name in (
+        "kappa_vs_cost.png",
+        "kappa_by_dataset.png",
+        "image_vs_text.png",
+        "judges.csv",
+    ):
         data = (report / name).read_bytes()
-        assert data.startswith(b"\x89PNG") and len(data) > 5000, name
+        assert len(data) > 1000, name
     assert len(html) > 20_000
-    sources = re.findall(r'\bsrc="([^"]*)"', html)
+    markup = _markup(html)
+    sources = re.findall(r'\bsrc="([^"]*)"', markup)
     assert sources and all(s.startswith("data:image/") for s in sources)
-    assert "<link" not in html and "http://" not in html and "https://" not in html
-    assert html.count("<script>") == 1  # the filter script; no other script tags
+    assert "<link" not in markup and "http://" not in markup and "https://" not in markup
+    assert not re.search(r"<script[^>]*\bsrc=", html)  # every script is inline
+    assert "vegaEmbed(" in html and '"$schema"' in html  # the chart's library and spec
+    thumbs = {item[5] for item in browser_payload(html)["items"] if item[5]}
+    assert thumbs and all(t.startswith("thumbs/") and (report / t).is_file() for t in thumbs)
     for anchor in ("q1", "q2", "q3", "q4", "fig-kappa-cost", "kappa-by-dataset", "frontier"):
         assert f'id="{anchor}"' in html
-    for href in set(re.findall(r'href="#([^"]+)"', html)):
+    for href in set(re.findall(r'href="#([^"]+)"', markup)):
         assert f'id="{href}"' in html, href
 
 
 def test_dataset_text_is_escaped(html: str) -> None:
+    """Dataset texts reach the page only escaped: as HTML entities in the markup, and inside
+    script data with every ``<`` written ``\\u003c`` (the browser test checks the DOM)."""
     assert SCRIPT not in html and IMG not in html
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
-    assert "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert "\\u003cscript>alert(1)\\u003c/script>" in html
+    assert "\\u003cimg src=x onerror=alert(1)>" in html
+    payload = browser_payload(html)
+    assert any(SCRIPT in field for item in payload["items"] for _, field in item[4])
 
 
 def test_tables_hold_the_requested_columns(html: str) -> None:
@@ -331,16 +357,18 @@ def test_skipped_cells_are_listed(html: str) -> None:
 def test_provenance_lists_config_prices_and_versions(html: str) -> None:
     section = html[html.index('id="provenance"') :]
     assert "Price sheet dated 2026-10-31" in section and "strong-synthetic" in section
-    assert "<details>" in section and "&#34;dataset&#34;" in section
+    assert "<details>" in section and "<code>dataset</code>" in section
+    assert "&#34;loader&#34;: &#34;jsonl&#34;" in section
     assert "numpy" in section and "Git commit" in section
 
 
 def test_disagreement_browser_caps_and_counts(tmp_path: Path, sweep: Path) -> None:
     out = build_report(sweep, tmp_path, "capped", max_disagreements=3)
     page = (out / "index.html").read_text(encoding="utf-8")
-    items = re.findall(r'<div class="item" data-judge="([^"]*)" data-dataset="([^"]*)"', page)
+    payload = browser_payload(page)
     per_cell: dict[tuple[str, str], int] = {}
-    for key in items:
+    for judge, item, _, _ in payload["rows"]:
+        key = (payload["judges"][judge], payload["items"][item][0])
         per_cell[key] = per_cell.get(key, 0) + 1
     assert per_cell and max(per_cell.values()) <= 3
     assert per_cell[("free · text only", "shop")] == 3
@@ -350,7 +378,19 @@ def test_disagreement_browser_caps_and_counts(tmp_path: Path, sweep: Path) -> No
         page,
     )
     assert counts and int(counts.group(1)) > 3
-    assert "data:image/jpeg;base64," in page  # thumbnails from the shop dataset's images
+    # an item's texts are stored once, however many judges disagree on it
+    keys = [tuple(item[:3]) for item in payload["items"]]
+    assert len(keys) == len(set(keys)) < len(payload["rows"])
+    shop = [item for item in payload["items"] if item[0] == "shop"]
+    assert all(item[5] and (out / item[5]).is_file() for item in shop)  # thumbnails beside
+    assert "data:image/jpeg" not in page
+
+
+def test_the_browser_shares_its_budget_on_a_large_sweep() -> None:
+    assert per_judge_cap(50, 10) == 50
+    assert per_judge_cap(50, 225) == BUDGET // 225 < 50
+    assert per_judge_cap(50, 10_000) == MIN_PER_JUDGE
+    assert per_judge_cap(2, 10_000) == 2
 
 
 def test_browser_survives_a_missing_dataset(tmp_path: Path) -> None:
@@ -429,3 +469,27 @@ def test_load_judgments_pads_annotators_seen_late(tmp_path: Path) -> None:
     assert frame["human:a"].dropna().tolist() == [1, 0]
     assert frame["human:b"].isna().tolist() == [True, False, False]
     assert frame["human:b"].dropna().tolist() == [2, 1]
+
+
+def test_a_saved_score_is_reused_only_where_the_report_would_compute_the_same(
+    sweep: Path, analysis: Analysis, tmp_path: Path
+) -> None:
+    summary = next(c for d in analysis.datasets for c in d.cells).summary
+    assert saved_score(summary, 1000) is not None
+    assert saved_score(summary, 200) is None  # other resamples: computed again
+    bare = Agreement(n=summary.metrics.n, bootstrap=summary.metrics.bootstrap)
+    assert saved_score(dataclasses.replace(summary, metrics=bare), 1000) is None
+    # a summary that does not match its records (edited, or from an older version) is not
+    # trusted: the cell is scored from its labels
+    copy = tmp_path / "copy"
+    shutil.copytree(sweep, copy)
+    path = copy / "shop.cheap.text.default" / "summary.json"
+    edited = json.loads(path.read_text())
+    edited["metrics"]["n_scored"] += 1
+    edited["metrics"]["intervals"]["kappa"] = {"estimate": 0.99, "low": 0.98, "high": 1.0}
+    path.write_text(json.dumps(edited))
+    again = analyse(cell_table(copy))
+    cheap = next(c for c in again.datasets[1].cells if c.judge.model == "cheap")
+    original = next(c for c in analysis.datasets[1].cells if c.judge.model == "cheap")
+    assert again.datasets[1].name == "shop"
+    assert cheap.kappa == original.kappa != (0.99, 0.98, 1.0)

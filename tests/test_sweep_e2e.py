@@ -63,6 +63,11 @@ def test_default_run_writes_records_summary_and_report(tmp_path: Path) -> None:
     assert (report / "index.html").stat().st_size > 1000
     assert (report / "kappa_vs_cost.png").stat().st_size > 1000
     assert "κ=" in result.stderr
+    # the page leads with its answer: a card naming the judge to use on the demo dataset
+    html = (report / "index.html").read_text(encoding="utf-8")
+    card = html[html.index('<section class="card"') : html.index('id="chart"')]
+    assert ">demo_fashion</a>" in card and "<b>lexical · text only</b>" in card
+    assert html.index('<section class="card"') < html.index('id="answers"')
 
 
 def test_multirun_skips_cells_the_judge_cannot_do(tmp_path: Path) -> None:

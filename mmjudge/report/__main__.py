@@ -1,4 +1,5 @@
-"""``python -m mmjudge.report RUN_OR_SWEEP_DIR``: rebuild a report from saved records."""
+"""``python -m mmjudge.report DIR [DIR ...]``: build a report from saved records of one or
+several runs or sweeps (a later sweep's cells join an earlier sweep's in one report)."""
 
 from __future__ import annotations
 
@@ -16,16 +17,26 @@ from mmjudge.report.build import build_report
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m mmjudge.report",
-        description="Build an HTML + PNG report from a run or sweep directory's saved records.",
+        description="Build an HTML + PNG report from the saved records of one or more run or "
+        "sweep directories. Where two directories hold the same cell (dataset, model, modality, "
+        "prompt), the run that finished last is used.",
     )
-    parser.add_argument("directory", type=Path, help="a run or sweep directory under results/")
+    parser.add_argument(
+        "directories",
+        type=Path,
+        nargs="+",
+        metavar="directory",
+        help="run or sweep directories under results/",
+    )
     parser.add_argument(
         "--out",
         type=Path,
         default=PROJECT_ROOT / "reports",
         help="folder the report goes in (default: reports/)",
     )
-    parser.add_argument("--name", help="report name (default: the directory's name)")
+    parser.add_argument(
+        "--name", help="report name (default: the directory's name; names joined by + for several)"
+    )
     parser.add_argument(
         "--n-boot",
         type=int,
@@ -45,12 +56,13 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    if not args.directory.is_dir():
-        print(f"mmjudge: {args.directory} is not a directory", file=sys.stderr)
-        return 2
+    for directory in args.directories:
+        if not directory.is_dir():
+            print(f"mmjudge: {directory} is not a directory", file=sys.stderr)
+            return 2
     try:
         out = build_report(
-            args.directory,
+            args.directories,
             args.out,
             args.name,
             n_boot=args.n_boot,

@@ -23,10 +23,21 @@ import pandas as pd
 
 from mmjudge import metrics, scoring
 from mmjudge.report.load import CellLabels, DatasetItems, read_cell_labels
+from mmjudge.report.scores import (
+    HumanPair,
+    human_pairs,
+    mean_interval,
+    n_scored,
+    pareto_frontier,
+    saved_score,
+)
+from mmjudge.report.style import Palette
 from mmjudge.runs import RunSummary, judgments_path
 from mmjudge.runs.status import ANALYSED, DRY_RUN, SKIPPED
 from mmjudge.scoring import N_BOOT as N_BOOT
 from mmjudge.scoring import NO_INTERVAL, Interval, JudgeScore
+
+__all__ = ["HumanPair", "pareto_frontier", "saved_score"]  # from scores, used from here too
 
 MODALITY_NAMES = {"text": "text only", "mm": "image + text", "image": "image only"}
 #: Modalities compared against text only in the "does the image help" section.
@@ -60,21 +71,22 @@ class Cell:
     """All of the cell's numbers against the consensus, on the items it graded."""
     labels: CellLabels | None = None
     frontier: bool = False
-
-
-class HumanPair(NamedTuple):
-    """Agreement between two annotators on the items both graded (scored like a judge,
-    annotator ``b`` against annotator ``a``)."""
-
-    a: str
-    b: str
-    score: JudgeScore
-    distribution_a: dict[float, int]
-    distribution_b: dict[float, int]
+    """On the Pareto frontier of its dataset's judges (ensembles: of judges and ensembles)."""
+    sweep: str = ""
+    """The sweep folder the cell's run came from."""
+    kind: str = "single"
+    """``single`` for a judge's run, ``panel`` or ``cascade`` for an ensemble."""
+    run_dir: str = ""
 
     @property
-    def kappa(self) -> Interval:
-        return self.score.kappa
+    def ensemble(self) -> bool:
+        return self.kind != "single"
+
+    @property
+    def cost_split(self) -> tuple[float, float]:
+        """Dollars per million judgments for the images and for the text."""
+        cost = self.summary.cost
+        return (cost.image_usd_per_million, cost.text_usd_per_million)
 
 
 class Comparison(NamedTuple):
@@ -129,7 +141,9 @@ class DatasetStats:
     relevant_from: float | None
     """Lowest relevant grade from the dataset's config (``None``: the scale's default)."""
     cells: list[Cell]
-    """Completed cells, best κ first."""
+    """Completed judges' cells (real runs), best κ first."""
+    ensembles: list[Cell] = field(default_factory=list)
+    """Panels and cascades built from the judges' saved records, best κ first."""
     human_pairs: list[HumanPair] = field(default_factory=list)
     best_vs_others: list[Comparison] = field(default_factory=list)
     """The best cell against every other cell with a κ, in rank order."""
@@ -137,6 +151,8 @@ class DatasetStats:
     """Each frontier cell (but the cheapest) against the next cheaper frontier cell."""
     modality_effects: list[Comparison] = field(default_factory=list)
     """Image + text and image only against text only, per model and prompt."""
+    ensemble_vs_best: list[Comparison] = field(default_factory=list)
+    """Each ensemble on the frontier of judges and ensembles against the best judge."""
 
     @property
     def ceiling(self) -> tuple[float, float] | None:
@@ -160,6 +176,14 @@ class DatasetStats:
     def frontier_cells(self) -> list[Cell]:
         return sorted(
             (c for c in self.cells if c.frontier), key=lambda c: (c.usd_per_million, -c.kappa[0])
+        )
+
+    @property
+    def ensemble_frontier(self) -> list[Cell]:
+        """Ensembles that no judge or other ensemble matches or beats at their price."""
+        return sorted(
+            (c for c in self.ensembles if c.frontier),
+            key=lambda c: (c.usd_per_million, -c.kappa[0]),
         )
 
 
@@ -192,6 +216,10 @@ class Analysis:
     n_boot: int
     ignored_runs: list[str]
     """Older runs of a cell that a newer run of the same cell replaced."""
+    sweeps: list[str] = field(default_factory=list)
+    """The sweep folders the report is built from, in the order given."""
+    palette: Palette = field(default_factory=Palette)
+    """Each judge model's family and colour, the same in every figure."""
     not_analysed: list[Unfinished] = field(default_factory=list)
     """Cells that failed or were stopped (and never completed in another run): left out of
     every number and answer, and named where an answer is missing because of them."""
@@ -205,30 +233,6 @@ class Analysis:
             (a for a in self.averages if a.frontier),
             key=lambda a: (a.usd_per_million, -a.kappa.estimate),
         )
-
-
-# --------------------------------------------------------------------------- frontier
-
-
-def pareto_frontier(costs: Sequence[float], kappas: Sequence[float]) -> list[bool]:
-    """Which points are not dominated: no other point costs the same or less with a κ at
-    least as high, and is strictly better on one of the two. Points without a κ are never
-    on the frontier; exact duplicates are both kept."""
-    out = []
-    for i, (cost, kappa) in enumerate(zip(costs, kappas, strict=True)):
-        if not math.isfinite(kappa):
-            out.append(False)
-            continue
-        dominated = any(
-            j != i
-            and math.isfinite(other_kappa)
-            and other_cost <= cost
-            and other_kappa >= kappa
-            and (other_cost < cost or other_kappa > kappa)
-            for j, (other_cost, other_kappa) in enumerate(zip(costs, kappas, strict=True))
-        )
-        out.append(not dominated)
-    return out
 
 
 # --------------------------------------------------------------------------- statistics
@@ -252,33 +256,6 @@ def cell_score(
     )
 
 
-def human_pairs(
-    items: DatasetItems, grades: Sequence[float], relevant_from: float | None, n_boot: int
-) -> list[HumanPair]:
-    humans = items.humans
-    names = sorted(humans)
-    out = []
-    for i, a in enumerate(names):
-        for b in names[i + 1 :]:
-            x, y = humans[a], humans[b]
-            score = scoring.score_judge(
-                items.query_rank, x, y, grades, relevant_from=relevant_from, n_boot=n_boot
-            )
-            if score.n_items == 0:
-                continue
-            both = ~(np.isnan(x) | np.isnan(y))
-            out.append(
-                HumanPair(
-                    a=a,
-                    b=b,
-                    score=score,
-                    distribution_a=metrics.label_distribution(x[both], grades),
-                    distribution_b=metrics.label_distribution(y[both], grades),
-                )
-            )
-    return out
-
-
 def compare(
     items: DatasetItems, grades: Sequence[float], a: Cell, b: Cell, n_boot: int
 ) -> Comparison | None:
@@ -299,20 +276,6 @@ def compare(
     return None if paired is None else Comparison(a, b, paired)
 
 
-def _mean_interval(intervals: list[Interval]) -> Interval:
-    """Mean of independent estimates; its interval from the per-estimate intervals read as
-    normal (half-width / 1.96 as the standard error). The mean of one estimate is that
-    estimate, shown with its own bootstrap interval: a κ has one interval on a page."""
-    if len(intervals) == 1:
-        return intervals[0]
-    estimate = float(np.mean([i.estimate for i in intervals]))
-    if not all(math.isfinite(i.low) and math.isfinite(i.high) for i in intervals):
-        return Interval(estimate, math.nan, math.nan)
-    z = 1.959963984540054
-    se = math.sqrt(sum(((i.high - i.low) / (2 * z)) ** 2 for i in intervals)) / len(intervals)
-    return Interval(estimate, estimate - z * se, estimate + z * se)
-
-
 def averages(datasets: list[DatasetStats]) -> list[AverageCell]:
     """Each judge's mean κ and mean cost over the datasets where it has a κ."""
     by_judge: dict[Judge, list[tuple[str, Cell]]] = {}
@@ -325,7 +288,7 @@ def averages(datasets: list[DatasetStats]) -> list[AverageCell]:
             (
                 judge,
                 [name for name, _ in entries],
-                _mean_interval([cell.kappa for _, cell in entries]),
+                mean_interval([cell.kappa for _, cell in entries]),
                 float(np.mean([cell.usd_per_million for _, cell in entries])),
             )
         )
@@ -347,12 +310,14 @@ def _scale(summary: RunSummary) -> tuple[list[float], dict[str, str], float | No
 
 def completed_cells(cells: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     """Completed cells (complete, or partial: some rows failed, see
-    :data:`mmjudge.runs.status.ANALYSED`), one per (dataset, model, modality, prompt): the latest
-    run wins."""
+    :data:`mmjudge.runs.status.ANALYSED`), one per (dataset, model, modality, prompt): the run
+    that finished last wins, whichever sweep folder holds it (a rerun or a later sweep
+    replaces a cell); returns them with the run folders they replaced."""
     done = cells[cells["status"].isin(ANALYSED)]
     if done.empty:
         return done, []
-    ordered = done.sort_values(["finished_at", "run_id"])
+    # stable: on a tie, the folder given later wins (cells are read in the folders' order)
+    ordered = done.sort_values(["finished_at", "run_id"], kind="stable")
     key = ["dataset", "model", "modality", "prompt_id"]
     latest = ordered.drop_duplicates(key, keep="last")
     ignored = sorted(set(ordered["run_dir"]) - set(latest["run_dir"]))
@@ -376,63 +341,140 @@ def unfinished_cells(cells: pd.DataFrame, done: pd.DataFrame) -> list[Unfinished
     return out
 
 
+def recommended(stats: DatasetStats) -> Cell | None:
+    """The judge to recommend on a dataset: the cheapest judge whose paired difference from
+    the best judge contains 0 (the best itself when none is cheaper); ties go to the higher
+    κ."""
+    ranked = stats.ranked
+    if not ranked:
+        return None
+    candidates = [ranked[0]] + [c.b for c in stats.best_vs_others if not c.distinguishable]
+    return min(candidates, key=lambda c: (c.usd_per_million, -c.kappa.estimate))
+
+
+def baseline(cells: Sequence[Cell]) -> Cell | None:
+    """The best free judge, the baseline any paid judge has to beat (None if none is free)."""
+    free = [c for c in cells if c.usd_per_million == 0 and c.kappa.known]
+    return max(free, key=lambda c: c.kappa.estimate) if free else None
+
+
+def load_labels(stats: DatasetStats, cell: Cell) -> CellLabels:
+    """The cell's labels, read on first use (ensembles are read only when compared)."""
+    if cell.labels is None:
+        cell.labels = read_cell_labels(judgments_path(cell.run_dir), stats.items)
+    return cell.labels
+
+
+def score_cell(stats: DatasetStats, cell: Cell, n_boot: int) -> None:
+    """Give the cell its score: the one its run saved when the report would compute the
+    same (same resamples, same items), else computed here with the same definition."""
+    score = saved_score(cell.summary, n_boot)
+    if (
+        cell.labels is not None
+        and score is not None
+        and n_scored(stats.items, cell.labels, stats.grades) != score.n_items
+    ):
+        score = None
+    if score is None:
+        labels = load_labels(stats, cell)
+        score = cell_score(stats.items, labels, stats.grades, stats.relevant_from, n_boot)
+    cell.score = score
+    cell.kappa = score.kappa
+
+
+def _new_cell(row: pd.Series, dataset: str) -> Cell:
+    return Cell(
+        dataset=dataset,
+        judge=Judge(row["model"], row["modality"], row["prompt_id"]),
+        run_id=str(row["run_id"]),
+        summary=row["summary"],
+        usd_per_million=float(row["usd_per_million"]),
+        sweep=str(row.get("sweep") or ""),
+        kind=str(row.get("kind") or "single"),
+        run_dir=str(row["run_dir"]),
+    )
+
+
+def _rank(cells: list[Cell]) -> None:
+    cells.sort(key=lambda c: (-c.kappa.estimate if c.kappa.known else math.inf, c.judge))
+
+
+def _dataset_stats(dataset: str, group: pd.DataFrame, n_boot: int) -> DatasetStats:
+    first = group.iloc[0]["summary"]
+    grades, meanings, relevant_from = _scale(first)
+    stats = DatasetStats(dataset, grades, meanings, DatasetItems(dataset), relevant_from, [])
+    for _, row in group.iterrows():
+        cell = _new_cell(row, dataset)
+        if cell.ensemble:
+            stats.ensembles.append(cell)
+        else:
+            load_labels(stats, cell)  # judges are all compared and browsed: read them now
+            stats.cells.append(cell)
+    for cell in [*stats.cells, *stats.ensembles]:
+        score_cell(stats, cell, n_boot)
+    _rank(stats.cells)
+    _rank(stats.ensembles)
+    flags = pareto_frontier(
+        [c.usd_per_million for c in stats.cells], [c.kappa.estimate for c in stats.cells]
+    )
+    for cell, flag in zip(stats.cells, flags, strict=True):
+        cell.frontier = flag
+    both = [*stats.cells, *stats.ensembles]
+    flags = pareto_frontier([c.usd_per_million for c in both], [c.kappa.estimate for c in both])
+    for cell, flag in zip(both[len(stats.cells) :], flags[len(stats.cells) :], strict=True):
+        cell.frontier = flag
+    stats.human_pairs = human_pairs(stats.items, grades, relevant_from, n_boot)
+    _comparisons(stats, n_boot)
+    return stats
+
+
 def analyse(cells: pd.DataFrame, *, n_boot: int = N_BOOT) -> Analysis:
     """Read every completed cell's labels and compute the report's statistics."""
     done, ignored = completed_cells(cells)
-    datasets = []
-    for dataset, group in done.groupby("dataset", sort=True):
-        first = group.iloc[0]["summary"]
-        grades, meanings, relevant_from = _scale(first)
-        items = DatasetItems(str(dataset))
-        stats_cells = []
-        for _, row in group.iterrows():
-            judge = Judge(row["model"], row["modality"], row["prompt_id"])
-            labels = read_cell_labels(judgments_path(row["run_dir"]), items)
-            stats_cells.append(
-                Cell(
-                    dataset=str(dataset),
-                    judge=judge,
-                    run_id=str(row["run_id"]),
-                    summary=row["summary"],
-                    usd_per_million=float(row["usd_per_million"]),
-                    labels=labels,
-                )
-            )
-        for cell in stats_cells:
-            assert cell.labels is not None
-            cell.score = cell_score(items, cell.labels, grades, relevant_from, n_boot)
-            cell.kappa = cell.score.kappa
-        stats_cells.sort(key=lambda c: (-c.kappa.estimate if c.kappa.known else math.inf, c.judge))
-        flags = pareto_frontier(
-            [c.usd_per_million for c in stats_cells], [c.kappa.estimate for c in stats_cells]
-        )
-        for cell, flag in zip(stats_cells, flags, strict=True):
-            cell.frontier = flag
-        stats = DatasetStats(str(dataset), grades, meanings, items, relevant_from, stats_cells)
-        stats.human_pairs = human_pairs(items, grades, relevant_from, n_boot)
-        _comparisons(stats, n_boot)
-        datasets.append(stats)
+    datasets = [
+        _dataset_stats(str(dataset), group, n_boot)
+        for dataset, group in done.groupby("dataset", sort=True)
+    ]
+    judges = done[done["kind"] == "single"] if len(done) else done
+    sweeps = list(dict.fromkeys(cells["sweep"])) if "sweep" in cells else []
     return Analysis(
         not_analysed=unfinished_cells(cells, done),
         datasets=datasets,
         averages=averages(datasets),
-        with_prompt=done["prompt_id"].nunique() > 1 if len(done) else False,
+        with_prompt=judges["prompt_id"].nunique() > 1 if len(judges) else False,
         n_boot=n_boot,
         ignored_runs=ignored,
+        sweeps=[str(s) for s in sweeps],
+        palette=Palette.build(
+            (c.judge.model, c.summary.cell.model_id, c.summary.cell.provider)
+            for d in datasets
+            for c in d.cells
+        ),
     )
 
 
+def _compare_cells(stats: DatasetStats, a: Cell, b: Cell, n_boot: int) -> Comparison | None:
+    load_labels(stats, a)
+    load_labels(stats, b)
+    return compare(stats.items, stats.grades, a, b, n_boot)
+
+
 def _comparisons(stats: DatasetStats, n_boot: int) -> None:
+    """The paired comparisons the answers rest on: among judges, and each ensemble on the
+    frontier against the best judge."""
     ranked = stats.ranked
     if ranked:
         best = ranked[0]
         for other in ranked[1:]:
-            found = compare(stats.items, stats.grades, best, other, n_boot)
+            found = _compare_cells(stats, best, other, n_boot)
             if found is not None:
                 stats.best_vs_others.append(found)
-    frontier = stats.frontier_cells
-    for cheaper, dearer in itertools.pairwise(frontier):
-        found = compare(stats.items, stats.grades, dearer, cheaper, n_boot)
+        for ensemble in stats.ensemble_frontier:
+            found = _compare_cells(stats, ensemble, best, n_boot)
+            if found is not None:
+                stats.ensemble_vs_best.append(found)
+    for cheaper, dearer in itertools.pairwise(stats.frontier_cells):
+        found = _compare_cells(stats, dearer, cheaper, n_boot)
         if found is not None:
             stats.frontier_steps.append(found)
     by_model: dict[tuple[str, str], dict[str, Cell]] = {}
@@ -448,6 +490,6 @@ def _comparisons(stats: DatasetStats, n_boot: int) -> None:
             seeing = modalities.get(modality)
             if seeing is None:
                 continue
-            found = compare(stats.items, stats.grades, seeing, text, n_boot)
+            found = _compare_cells(stats, seeing, text, n_boot)
             if found is not None:
                 stats.modality_effects.append(found)

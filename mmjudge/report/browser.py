@@ -8,11 +8,12 @@ config; when it cannot be read the browser shows ids only and says why.
 
 from __future__ import annotations
 
-import base64
 import dataclasses
-import io
+import hashlib
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,6 +22,11 @@ from mmjudge.report.analysis import Analysis, DatasetStats
 from mmjudge.runs import rows_at
 
 CAP = 50
+#: Items shown in all at most: on a large sweep each judge gets a share of it (at least
+#: MIN_PER_JUDGE), so the page stays small.
+BUDGET = 1500
+MIN_PER_JUDGE = 3
+THUMBS = "thumbs"
 #: Disagreements are sampled first among this many items judged first (see sample_order).
 WINDOW = 5000
 THUMBNAIL_PX = 112
@@ -60,6 +66,8 @@ class Browser:
     """Why texts or images are missing for a dataset, if they are."""
     cap: int
     window: int = WINDOW
+    requested: int = CAP
+    """The cap asked for; ``cap`` is lower when the sweep has too many judges for it."""
 
     @property
     def judges(self) -> list[str]:
@@ -72,6 +80,35 @@ class Browser:
     @property
     def labels(self) -> list[str]:
         return sorted({i.label for i in self.items})
+
+    def payload(self) -> dict[str, Any]:
+        """The items for the page's script, each item's texts once however many judges
+        disagree on it: ``items`` rows are [dataset, query id, result id, query, fields,
+        thumbnail, consensus, [[annotator, grade]...]], ``rows`` are [judge number, item
+        number, judge's grade, explanation]."""
+        numbers: dict[tuple[str, str, str], int] = {}
+        judges = self.judges
+        judge_number = {name: i for i, name in enumerate(judges)}
+        items: list[list[Any]] = []
+        rows: list[list[Any]] = []
+        for item in self.items:
+            key = (item.dataset, item.query_id, item.result_id)
+            if key not in numbers:
+                numbers[key] = len(items)
+                items.append(
+                    [
+                        item.dataset,
+                        item.query_id,
+                        item.result_id,
+                        item.query,
+                        [list(pair) for pair in item.fields],
+                        item.thumbnail,
+                        item.consensus,
+                        [list(pair) for pair in item.humans],
+                    ]
+                )
+            rows.append([judge_number[item.judge], numbers[key], item.label, item.explanation])
+        return {"judges": judges, "items": items, "rows": rows}
 
 
 def _grade(value: Any) -> str:
@@ -96,18 +133,29 @@ def sample_order(n_items: int, window: int = WINDOW) -> np.ndarray:
     return np.asarray(shuffled + np.where(codes >= window, n_items, 0))
 
 
-def build_browser(analysis: Analysis, cap: int = CAP) -> Browser:
+def per_judge_cap(cap: int, n_judges: int, budget: int = BUDGET) -> int:
+    """Items per judge and dataset: ``cap``, or less when the judges would exceed the
+    budget together (never below MIN_PER_JUDGE, never above ``cap``)."""
+    if n_judges == 0:
+        return cap
+    return min(cap, max(MIN_PER_JUDGE, budget // n_judges))
+
+
+def build_browser(analysis: Analysis, cap: int = CAP, out: Path | None = None) -> Browser:
+    """The browser's items (judges only, not ensembles); thumbnails are written to
+    ``out/thumbs/`` (none without ``out``)."""
     items: list[Item] = []
     counts: list[Count] = []
     notes: list[str] = []
+    shown = per_judge_cap(cap, sum(len(d.cells) for d in analysis.datasets))
     for stats in analysis.datasets:
-        found = _dataset_items(analysis, stats, cap, counts)
+        found = _dataset_items(analysis, stats, shown, counts)
         if found:
-            note = _attach_texts(stats, found)
+            note = _attach_texts(stats, found, out)
             if note:
                 notes.append(note)
         items.extend(found)
-    return Browser(items, counts, notes, cap)
+    return Browser(items, counts, notes, shown, requested=cap)
 
 
 def _dataset_items(
@@ -162,7 +210,7 @@ def _dataset_items(
     return out
 
 
-def _attach_texts(stats: DatasetStats, items: list[Item]) -> str | None:
+def _attach_texts(stats: DatasetStats, items: list[Item], out: Path | None) -> str | None:
     """Fill in query, text fields and thumbnail from the dataset; a note when it fails."""
     from mmjudge.data import load_dataset
 
@@ -183,7 +231,7 @@ def _attach_texts(stats: DatasetStats, items: list[Item]) -> str | None:
             remaining.discard(example.key)
             fields = [(name, _cut(value, MAX_FIELD_CHARS)) for name, value in example.fields]
             image = example.images[0] if example.images else None
-            thumb = thumbnail(image) if image else None
+            thumb = thumbnail(image, out) if image and out is not None else None
             for item in needed[example.key]:
                 item.query = example.query
                 item.fields = fields
@@ -197,24 +245,37 @@ def _attach_texts(stats: DatasetStats, items: list[Item]) -> str | None:
     return None
 
 
-def thumbnail(source: str) -> str | None:
-    """A small JPEG of a local image as a ``data:`` URL; None for URLs or unreadable files."""
+def thumbnail(source: str, out: Path) -> str | None:
+    """A small JPEG of a local image, written once to ``out/thumbs/`` under a name from the
+    image's path, size and time; returns its path relative to ``out``, or None for URLs and
+    unreadable files."""
     if "://" in source:
         return None
     try:
-        from PIL import Image, ImageOps
-
-        with Image.open(source) as img:
-            img.draft("RGB", (THUMBNAIL_PX * 2, THUMBNAIL_PX * 2))
-            small = ImageOps.exif_transpose(img)
-            small.thumbnail((THUMBNAIL_PX, THUMBNAIL_PX))
-            if small.mode != "RGB":
-                background = Image.new("RGB", small.size, (255, 255, 255))
-                rgba = small.convert("RGBA")
-                background.paste(rgba, mask=rgba.getchannel("A"))
-                small = background
-            buffer = io.BytesIO()
-            small.save(buffer, "JPEG", quality=78)
+        info = os.stat(source)
+        key = f"{Path(source).resolve()}\x1f{info.st_size}\x1f{info.st_mtime_ns}"
+        name = f"{THUMBS}/{hashlib.sha256(key.encode()).hexdigest()[:24]}.jpg"
+        path = out / name
+        if not path.is_file():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _write_thumbnail(source, path)
     except Exception:
         return None
-    return "data:image/jpeg;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+    return name
+
+
+def _write_thumbnail(source: str, path: Path) -> None:
+    from PIL import Image, ImageOps
+
+    with Image.open(source) as img:
+        img.draft("RGB", (THUMBNAIL_PX * 2, THUMBNAIL_PX * 2))
+        small = ImageOps.exif_transpose(img)
+        small.thumbnail((THUMBNAIL_PX, THUMBNAIL_PX))
+        if small.mode != "RGB":
+            background = Image.new("RGB", small.size, (255, 255, 255))
+            rgba = small.convert("RGBA")
+            background.paste(rgba, mask=rgba.getchannel("A"))
+            small = background
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        small.save(tmp, "JPEG", quality=78)
+    os.replace(tmp, path)

@@ -1,23 +1,26 @@
-"""Build ``reports/<name>/index.html`` and its figures from a run or sweep directory.
+"""Build ``reports/<name>/index.html`` and its files from one or several run or sweep folders.
 
-The page is self-contained (styles, figures and thumbnails inline; a few lines of script
-for the disagreement filters), so it opens from disk and can be mailed around. The PNGs
-are also written beside it. Nothing here calls a model: only saved records are read.
+The page opens from disk with no network: styles, scripts (the interactive chart's library
+included) and figures are inline. Beside it: the PNG figures, CSV files of the tables and the
+disagreement browser's thumbnails (``thumbs/``), which the page loads lazily. Nothing here
+calls a model: only saved records are read.
 """
 
 from __future__ import annotations
 
 import base64
 import os
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
 import jinja2
+import pandas as pd
 
 from mmjudge.errors import MMJudgeError
-from mmjudge.report import figures, findings, spend, tables
-from mmjudge.report.analysis import MODALITY_NAMES, N_BOOT, analyse
-from mmjudge.report.browser import CAP, build_browser
+from mmjudge.report import cards, exports, figures, findings, forest, interactive, spend, tables
+from mmjudge.report.analysis import MODALITY_NAMES, N_BOOT, Analysis, analyse
+from mmjudge.report.browser import BUDGET, CAP, build_browser
 from mmjudge.report.load import cell_table, judged_statuses, write_sweep_summary
 from mmjudge.runs.status import count_statuses, status_line
 
@@ -30,65 +33,75 @@ _ENV = jinja2.Environment(
 )
 
 KAPPA_VS_COST = "kappa_vs_cost.png"
+ENSEMBLES_VS_COST = "ensembles_vs_cost.png"
 KAPPA_BY_DATASET = "kappa_by_dataset.png"
 IMAGE_VS_TEXT = "image_vs_text.png"
 
 
+def _roots(root: Path | Sequence[Path]) -> list[Path]:
+    folders = [root] if isinstance(root, str | Path) else list(root)
+    if not folders:
+        raise MMJudgeError("no run or sweep folder given")
+    return [Path(f).resolve() for f in folders]
+
+
 def build_report(
-    root: Path,
+    root: Path | Sequence[Path],
     reports_dir: Path,
     name: str | None = None,
     *,
     n_boot: int = N_BOOT,
     max_disagreements: int = CAP,
 ) -> Path:
-    """Write the report for every run under ``root``; returns the report directory.
+    """Write the report for every run under ``root`` (one folder, or several sweeps to be
+    shown as one); returns the report directory.
 
-    ``n_boot`` resamples go into every interval; the disagreement browser shows at most
-    ``max_disagreements`` items per judge and dataset.
+    Where two folders hold the same cell (dataset, model, modality, prompt), the run that
+    finished last is used. ``n_boot`` resamples go into every interval; the disagreement
+    browser shows at most ``max_disagreements`` items per judge and dataset.
     """
-    root = Path(root).resolve()
-    cells = cell_table(root)
+    roots = _roots(root)
+    cells = cell_table(roots)
     if cells.empty:
-        raise MMJudgeError(f"{root}: no runs found (no summary.json below it)")
-    if len(cells) > 1 or not (root / "summary.json").is_file():
-        write_sweep_summary(root, cells)
-    out = Path(reports_dir) / (name or root.name)
+        where = ", ".join(str(r) for r in roots)
+        raise MMJudgeError(f"{where}: no runs found (no summary.json below it)")
+    _sweep_summaries(roots, cells)
+    out = Path(reports_dir) / (name or "+".join(r.name for r in roots))
     out.mkdir(parents=True, exist_ok=True)
-
     analysis = analyse(cells, n_boot=n_boot)
-    cost_png = figures.kappa_vs_cost(analysis, out / KAPPA_VS_COST)
-    by_dataset_png = figures.kappa_by_dataset(analysis, out / KAPPA_BY_DATASET)
-    image_png = figures.image_vs_text(analysis, out / IMAGE_VS_TEXT)
-    if image_png is None:
-        (out / IMAGE_VS_TEXT).unlink(missing_ok=True)
-    browser = build_browser(analysis, max_disagreements)
-
-    n_done = sum(len(d.cells) for d in analysis.datasets)
+    pictures = _figures(analysis, out)
+    browser = build_browser(analysis, max_disagreements, out)
     html = _ENV.get_template("report.html.j2").render(
-        title=f"mmjudge report: {root.name}",
+        title=f"mmjudge report: {out.name}",
         generated=datetime.now(UTC).isoformat(timespec="seconds"),
-        source=str(root),
+        sources=[str(r) for r in roots],
+        sweeps=analysis.sweeps,
         n_cells=len(cells),
-        n_done=n_done,
+        n_judges=sum(len(d.cells) for d in analysis.datasets),
+        n_ensembles=sum(len(d.ensembles) for d in analysis.datasets),
         n_boot=analysis.n_boot,
+        cards=cards.cards(analysis),
         datasets=tables.dataset_tables(analysis),
         answers=findings.answers(analysis),
-        figure_cost=_data_url(cost_png),
-        figure_by_dataset=_data_url(by_dataset_png),
-        figure_image=_data_url(image_png) if image_png else None,
+        figures=pictures,
         average_panel=len(analysis.datasets) > 1,
         by_dataset=tables.kappa_by_dataset(analysis),
+        shown_judges=len(forest.shown_judges(analysis)[0]),
         effects=tables.image_effects(analysis),
         frontier=tables.frontier_rows(analysis),
         spend=spend.spend_rows(cells),
         ensembles=spend.ensemble_rows(cells),
         rankings=spend.system_ranking_rows(cells),
         browser=browser,
+        browser_json=interactive.script_json(browser.payload()),
+        browser_budget=BUDGET,
         skipped=tables.skipped(cells),
         failures=tables.failures(cells),
         status_line=status_line(count_statuses(judged_statuses(cells))),
         provenance=tables.provenance(cells, analysis),
+        csv=exports.write_csvs(analysis, out),
+        chart=interactive.embed(analysis),
+        filters=_filters(analysis),
         modality_names=MODALITY_NAMES,
         anchors={
             "fig_cost": findings.FIG_COST,
@@ -104,6 +117,43 @@ def build_report(
     tmp.write_text(html, encoding="utf-8")
     os.replace(tmp, out / "index.html")
     return out
+
+
+def _sweep_summaries(roots: list[Path], cells: pd.DataFrame) -> None:
+    """``sweep_summary.json`` in each sweep folder, listing that folder's own cells."""
+    for folder in roots:
+        own = cells[cells["run_dir"].map(lambda d, f=folder: Path(d).is_relative_to(f))]
+        if len(own) > 1 or not (folder / "summary.json").is_file():
+            write_sweep_summary(folder, own)
+
+
+def _figures(analysis: Analysis, out: Path) -> dict[str, str | None]:
+    """Draw every figure beside the page; the page gets each as a data URL (None: not drawn,
+    and any older file of that name removed)."""
+    drawn = {
+        "cost": figures.kappa_vs_cost(analysis, out / KAPPA_VS_COST),
+        "ensembles": figures.ensembles_vs_cost(analysis, out / ENSEMBLES_VS_COST),
+        "by_dataset": forest.kappa_by_dataset(analysis, out / KAPPA_BY_DATASET),
+        "image": forest.image_vs_text(analysis, out / IMAGE_VS_TEXT),
+    }
+    for key, name in (("ensembles", ENSEMBLES_VS_COST), ("image", IMAGE_VS_TEXT)):
+        if drawn[key] is None:
+            (out / name).unlink(missing_ok=True)
+    return {key: _data_url(path) if path else None for key, path in drawn.items()}
+
+
+def _filters(analysis: Analysis) -> dict[str, list[str]]:
+    """The values the table filters offer."""
+    cells = [c for d in analysis.datasets for c in d.cells]
+    return {
+        "dataset": [d.name for d in analysis.datasets],
+        "model": sorted({c.judge.model for c in cells}),
+        "modality": [
+            MODALITY_NAMES.get(m, m)
+            for m in sorted({c.judge.modality for c in cells}, key=lambda m: (m != "text", m))
+        ],
+        "prompt": sorted({c.judge.prompt_id for c in cells}),
+    }
 
 
 def _data_url(path: Path) -> str:

@@ -1,8 +1,16 @@
-"""Figures: κ against dollars per million judgments, κ by dataset, and the image's effect."""
+"""Figures of κ against dollars per million judgments: the judges, and the ensembles apart
+(the forest plots, κ by dataset and the image's effect, are in :mod:`mmjudge.report.forest`).
+
+Every figure is drawn for a 1,400-pixel-wide page: 12.5 inches at 110 dpi. The model family
+is the colour and the modality the marker in all of them (:mod:`mmjudge.report.style`).
+Only the points a reader needs carry a label, placed by :mod:`mmjudge.report.labels` where
+it overlaps nothing; the legend sits inside the image, under the plots.
+"""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -11,14 +19,28 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
+from matplotlib.colors import to_rgba
+from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, NullLocator
 
-from mmjudge.report.analysis import MODALITY_NAMES, Analysis, Interval, Judge
+from mmjudge.report.analysis import (
+    MODALITY_NAMES,
+    Analysis,
+    Cell,
+    Interval,
+    Judge,
+    baseline,
+    recommended,
+)
+from mmjudge.report.labels import Label, place_labels
+from mmjudge.report.style import MARKERS, Palette, ensemble_label
 
-MARKERS = {"text": "o", "mm": "s", "image": "^"}
 DPI = 110
+WIDTH = 12.5
+"""Inches: 1,375 pixels at DPI, the width of the page's content."""
+ENSEMBLE_COLOURS = {"panel": "#1b7f79", "cascade": "#b5541c"}
 
 
 class Point(NamedTuple):
@@ -26,20 +48,17 @@ class Point(NamedTuple):
     cost: float
     kappa: Interval
     frontier: bool
-
-
-def _colours(analysis: Analysis) -> dict[str, tuple[float, float, float, float]]:
-    models = sorted({c.judge.model for d in analysis.datasets for c in d.cells})
-    cmap = plt.get_cmap("tab10")
-    return {m: cmap(i % 10) for i, m in enumerate(models)}
+    colour: str
+    label: str = ""
+    """Text shown beside the point; empty for points identified by the legend only."""
 
 
 def is_ensemble(model: str) -> bool:
-    """Panels and cascades are virtual judges built from saved records (``mmjudge.panels``)."""
+    """Panels and cascades are virtual judges built from saved records (``mmjudge.agreement``)."""
     return model.startswith(("panel:", "cascade:"))
 
 
-def _save(fig: plt.Figure, path: Path) -> Path:
+def save(fig: Figure, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=DPI)
     plt.close(fig)
@@ -67,16 +86,16 @@ class CostAxis(NamedTuple):
 
     def apply(self, ax: Axes) -> None:
         ax.set_xscale("log")
-        ax.axvspan(*self.band, color="0.92", zorder=0)
+        ax.axvspan(*self.band, color="0.93", zorder=0)
         ax.axvline(self.band[1], color="0.6", linestyle=":", linewidth=0.8, zorder=1)
         ticks = [self.free_x] + [10.0**k for k in range(self.low_decade, self.high_decade + 1)]
         ax.xaxis.set_major_locator(FixedLocator(ticks))
         ax.xaxis.set_minor_locator(NullLocator())
-        ax.set_xticklabels(["free"] + [_money(t) for t in ticks[1:]], fontsize=8)
-        ax.set_xlim(self.band[0], 10.0 ** (self.high_decade + 0.3))
+        ax.set_xticklabels(["free"] + [money(t) for t in ticks[1:]], fontsize=8)
+        ax.set_xlim(self.band[0], 10.0 ** (self.high_decade + 0.25))
 
 
-def _money(value: float) -> str:
+def money(value: float) -> str:
     if value >= 1e6:
         return f"${value / 1e6:g}M"
     if value >= 1e3:
@@ -84,232 +103,288 @@ def _money(value: float) -> str:
     return f"${value:g}"
 
 
-def _panel(
-    ax: Axes,
-    title: str,
-    points: list[Point],
-    ceiling: tuple[float, float] | None,
-    axis: CostAxis,
-    colours: dict[str, tuple[float, float, float, float]],
+def _kappa_limits(
+    points: Sequence[Point], ceiling: tuple[float, float] | None
+) -> tuple[float, float]:
+    values = [v for p in points for v in (p.kappa.low, p.kappa.high, p.kappa.estimate)]
+    values = [v for v in values if math.isfinite(v)] + list(ceiling or ())
+    if not values:
+        return -0.05, 1.0
+    low, high = min(values), max(values)
+    pad = max(0.04, 0.08 * (high - low))
+    return low - pad, min(1.02, high + 2 * pad)
+
+
+def _draw_points(
+    ax: Axes, points: Sequence[Point], axis: CostAxis, marker_of: dict[str, str]
 ) -> None:
-    axis.apply(ax)
-    if ceiling is not None:
-        ax.axhspan(ceiling[0], ceiling[1], color="tab:green", alpha=0.15, zorder=0)
-        for value in set(ceiling):
-            ax.axhline(value, color="tab:green", linewidth=0.8, alpha=0.7, zorder=1)
+    """Interval bars and markers, one collection per marker and emphasis (a collection per
+    point would take seconds on a large sweep)."""
+    groups: dict[tuple[str, bool], list[Point]] = {}
     for p in points:
-        if not p.kappa.known:
-            continue
-        x, y = axis.x(p.cost), p.kappa.estimate
-        colour = colours.get(p.judge.model, (0.3, 0.3, 0.3, 1.0))
-        if math.isfinite(p.kappa.low) and math.isfinite(p.kappa.high):
-            ax.errorbar(
-                x,
-                y,
-                yerr=[[y - p.kappa.low], [p.kappa.high - y]],
-                fmt="none",
-                ecolor=colour,
-                elinewidth=1.0,
-                capsize=2.5,
-                alpha=0.8,
+        if p.kappa.known:
+            groups.setdefault((marker_of.get(p.judge.modality, "D"), bool(p.label)), []).append(p)
+    for (marker, strong), group in sorted(groups.items()):
+        bars = [p for p in group if math.isfinite(p.kappa.low) and math.isfinite(p.kappa.high)]
+        if bars:
+            ax.vlines(
+                [axis.x(p.cost) for p in bars],
+                [p.kappa.low for p in bars],
+                [p.kappa.high for p in bars],
+                colors=[to_rgba(p.colour, 0.9 if strong else 0.3) for p in bars],
+                linewidth=1.2 if strong else 0.8,
                 zorder=2,
             )
         ax.scatter(
-            x,
-            y,
-            marker=MARKERS.get(p.judge.modality, "D"),
-            color=colour,
-            s=55,
-            edgecolor="black",
-            linewidth=1.6 if p.frontier else 0.4,
-            zorder=4,
+            [axis.x(p.cost) for p in group],
+            [p.kappa.estimate for p in group],
+            marker=marker,
+            c=[to_rgba(p.colour, 1.0 if strong or p.frontier else 0.75) for p in group],
+            s=46 if strong else 26,
+            edgecolors="black",
+            linewidths=[1.3 if p.frontier else 0.3 for p in group],
+            zorder=5 if strong else 4,
         )
-        if is_ensemble(p.judge.model):
-            ax.scatter(x, y, marker="o", s=170, facecolors="none", edgecolors=colour, zorder=4)
-        ax.annotate(
-            p.judge.model,
-            (x, y),
-            textcoords="offset points",
-            xytext=(6, 3),
-            fontsize=7,
-            color="0.25",
-        )
+
+
+def _frontier_line(ax: Axes, points: Sequence[Point], axis: CostAxis, **style: object) -> None:
     front = sorted((p for p in points if p.frontier), key=lambda p: (p.cost, p.kappa.estimate))
     if front:
         ax.plot(
             [axis.x(p.cost) for p in front],
             [p.kappa.estimate for p in front],
-            color="black",
-            linestyle="--",
-            linewidth=1.0,
             drawstyle="steps-post",
             zorder=3,
+            **style,  # type: ignore[arg-type]
         )
+
+
+def _cost_panel(
+    ax: Axes,
+    title: str,
+    points: list[Point],
+    ceiling: tuple[float, float] | None,
+    axis: CostAxis,
+    background: Sequence[Point] = (),
+) -> list[Label]:
+    """One dataset's panel; returns the labels to place once the layout is fixed."""
+    axis.apply(ax)
+    if ceiling is not None:
+        ax.axhspan(ceiling[0], ceiling[1], color="tab:green", alpha=0.15, zorder=0)
+        for value in set(ceiling):
+            ax.axhline(value, color="tab:green", linewidth=0.8, alpha=0.7, zorder=1)
+    known = [p for p in background if p.kappa.known]
+    if known:
+        ax.scatter(
+            [axis.x(p.cost) for p in known],
+            [p.kappa.estimate for p in known],
+            s=10,
+            color="0.75",
+            zorder=2,
+            linewidth=0,
+        )
+    _frontier_line(ax, background, axis, color="0.55", linestyle=":", linewidth=1.0)
+    _draw_points(ax, points, axis, MARKERS)
+    _frontier_line(ax, points, axis, color="black", linestyle="--", linewidth=1.0)
+    ax.set_ylim(*_kappa_limits([*points, *background], ceiling))
     ax.set_title(title, fontsize=10)
-    ax.set_xlabel("$ per million judgments", fontsize=8)
+    ax.set_xlabel("$ per million judgments (log scale)", fontsize=8)
+    ax.set_ylabel("Cohen's κ vs human consensus", fontsize=8)
     ax.grid(True, alpha=0.3)
     ax.tick_params(axis="y", labelsize=8)
-
-
-def kappa_vs_cost(analysis: Analysis, path: Path) -> Path:
-    """κ (y, 95% bootstrap interval) against $ per million judgments (x, log; free judges
-    in a band at the left), one point per judge, the Pareto frontier dashed, the human–human
-    range as a green band; a panel per dataset and one averaged over datasets."""
-    colours = _colours(analysis)
-    panels: list[tuple[str, list[Point], tuple[float, float] | None]] = [
-        (
-            stats.name,
-            [Point(c.judge, c.usd_per_million, c.kappa, c.frontier) for c in stats.cells],
-            stats.ceiling,
-        )
-        for stats in analysis.datasets
+    return [
+        Label(ax, p.label, axis.x(p.cost), p.kappa.estimate)
+        for p in points
+        if p.label and p.kappa.known
     ]
-    if len(analysis.datasets) > 1:
-        panels.append(
-            (
-                "average over datasets",
-                [Point(a.judge, a.usd_per_million, a.kappa, a.frontier) for a in analysis.averages],
-                None,
+
+
+def judge_label(analysis: Analysis, judge: Judge, role: str = "") -> str:
+    """A labelled point's text: the model (and prompt, when the report has several); the
+    modality is the marker."""
+    text = f"{judge.model} · {judge.prompt_id}" if analysis.with_prompt else judge.model
+    return f"{text} ({role})" if role else text
+
+
+def _roles(cells: Sequence[Cell], best: Cell | None, chosen: Cell | None) -> dict[int, str]:
+    roles: dict[int, str] = {}
+    free = baseline(cells)
+    if free is not None:
+        roles[id(free)] = "free baseline"
+    if chosen is not None:
+        roles[id(chosen)] = "recommended"
+    if best is not None:
+        roles[id(best)] = "best" if best is not chosen else "best, recommended"
+    return roles
+
+
+def judge_panels(analysis: Analysis) -> list[tuple[str, list[Point], tuple[float, float] | None]]:
+    """(title, points, human ceiling) per dataset, then the average over datasets."""
+    palette = analysis.palette
+    panels = []
+    for stats in analysis.datasets:
+        best = stats.ranked[0] if stats.ranked else None
+        roles = _roles(stats.cells, best, recommended(stats))
+        points = [
+            Point(
+                c.judge,
+                c.usd_per_million,
+                c.kappa,
+                c.frontier,
+                palette.of(c.judge.model),
+                judge_label(analysis, c.judge, roles.get(id(c), ""))
+                if c.frontier or id(c) in roles
+                else "",
             )
-        )
-    if not panels:
-        panels.append(("(no completed runs)", [], None))
-    axis = CostAxis.fit([p.cost for _, points, _ in panels for p in points])
-    columns = min(len(panels), 3)
-    rows = math.ceil(len(panels) / columns)
-    width = max(6.4, 4.8 * columns)
-    fig, axes = plt.subplots(
-        rows, columns, figsize=(width, 3.9 * rows + 0.9), squeeze=False, sharey=True
-    )
-    for index, (title, points, ceiling) in enumerate(panels):
-        ax = axes[index // columns][index % columns]
-        _panel(ax, title, points, ceiling, axis, colours)
-        if index % columns == 0:
-            ax.set_ylabel("Cohen's κ vs human consensus", fontsize=8)
-    for index in range(len(panels), rows * columns):
-        axes[index // columns][index % columns].axis("off")
-    modalities = sorted({p.judge.modality for _, points, _ in panels for p in points})
+            for c in stats.cells
+        ]
+        panels.append((stats.name, points, stats.ceiling))
+    if len(analysis.datasets) > 1:
+        ranked = [a for a in analysis.averages if a.kappa.known]
+        top = max(ranked, key=lambda a: a.kappa.estimate) if ranked else None
+        points = [
+            Point(
+                a.judge,
+                a.usd_per_million,
+                a.kappa,
+                a.frontier,
+                palette.of(a.judge.model),
+                judge_label(analysis, a.judge, "best" if a is top else "") if a.frontier else "",
+            )
+            for a in analysis.averages
+        ]
+        panels.append(("average over datasets", points, None))
+    return panels
+
+
+def legend(
+    fig: Figure, palette: Palette, modalities: Sequence[str], extra: list[Line2D | Patch]
+) -> None:
     handles: list[Line2D | Patch] = [
         Line2D(
             [],
             [],
             marker=MARKERS.get(m, "D"),
             linestyle="",
-            color="0.5",
+            color="0.55",
             markeredgecolor="black",
             label=MODALITY_NAMES.get(m, m),
         )
         for m in modalities
     ]
-    handles += [Patch(color=colour, label=model) for model, colour in colours.items()]
-    if any(is_ensemble(p.judge.model) for _, points, _ in panels for p in points):
-        handles.append(
-            Line2D(
-                [],
-                [],
-                marker="o",
-                markersize=10,
-                markerfacecolor="none",
-                linestyle="",
-                color="0.3",
-                label="panel or cascade (ringed)",
-            )
-        )
-    handles.append(Line2D([], [], color="black", linestyle="--", label="Pareto frontier"))
-    handles.append(Patch(color="tab:green", alpha=0.3, label="human–human κ (min–max)"))
-    ncol = max(1, min(len(handles), int(width / 1.75)))
-    fig.legend(handles=handles, loc="lower center", ncol=ncol, fontsize=8, frameon=False)
-    legend_rows = math.ceil(len(handles) / ncol)
-    legend_height = (0.22 * legend_rows + 0.15) / (3.9 * rows + 0.9)
-    fig.tight_layout(rect=(0, min(0.4, legend_height), 1, 1))
-    return _save(fig, path)
-
-
-def kappa_by_dataset(analysis: Analysis, path: Path) -> Path:
-    """A forest plot: each judge's κ with its interval, one colour per dataset, and each
-    dataset's human–human range as dotted lines."""
-    judges = sorted(
-        {c.judge for d in analysis.datasets for c in d.ranked},
-        key=lambda j: (-_mean_kappa(analysis, j), j),
+    for family, models in palette.families.items():
+        handles += [Patch(color=palette.of(m), label=f"{m} ({family})") for m in models]
+    handles += extra
+    ncol = 5 if len(handles) > 8 else len(handles)
+    fig.legend(
+        handles=handles, loc="outside lower center", ncol=max(1, ncol), fontsize=8, frameon=False
     )
-    n = max(len(judges), 1)
-    fig, ax = plt.subplots(figsize=(8.5, 1.2 + 0.42 * n * max(1, len(analysis.datasets)) ** 0.5))
-    cmap = plt.get_cmap("Dark2")
-    k = max(len(analysis.datasets), 1)
-    for d_index, stats in enumerate(analysis.datasets):
-        colour = cmap(d_index % 8)
-        offset = (d_index - (k - 1) / 2) * (0.7 / k)
-        for cell in stats.ranked:
-            y = judges.index(cell.judge) + offset
-            lo, hi = cell.kappa.low, cell.kappa.high
-            if math.isfinite(lo) and math.isfinite(hi):
-                ax.plot([lo, hi], [y, y], color=colour, linewidth=1.4)
-            ax.scatter(
-                cell.kappa.estimate,
-                y,
-                color=colour,
-                marker=MARKERS.get(cell.judge.modality, "D"),
-                s=32,
-                zorder=3,
-            )
-        ceiling = stats.ceiling
-        if ceiling is not None:
-            for value in set(ceiling):
-                ax.axvline(value, color=colour, linestyle=":", linewidth=1.0)
-    ax.set_yticks(range(len(judges)))
-    ax.set_yticklabels([analysis.judge_name(j) for j in judges], fontsize=8)
-    ax.set_ylim(max(len(judges), 1) - 0.5, -0.5)
-    ax.set_xlabel("Cohen's κ vs human consensus (95% bootstrap interval by query)", fontsize=8)
-    ax.grid(True, axis="x", alpha=0.3)
-    handles = [
-        Line2D([], [], color=cmap(i % 8), marker="o", label=s.name)
-        for i, s in enumerate(analysis.datasets)
-    ]
-    if handles:
-        ax.legend(handles=handles, fontsize=8, loc="best", title="dataset", title_fontsize=8)
-    fig.tight_layout()
-    return _save(fig, path)
 
 
-def _mean_kappa(analysis: Analysis, judge: Judge) -> float:
-    values = [c.kappa.estimate for d in analysis.datasets for c in d.ranked if c.judge == judge]
-    return sum(values) / len(values) if values else -math.inf
+def _grid(n_panels: int, row_height: float, legend_rows: int) -> tuple[Figure, list[Axes]]:
+    columns = 1 if n_panels == 1 else 2
+    rows = math.ceil(n_panels / columns)
+    fig = plt.figure(
+        dpi=DPI,
+        figsize=(WIDTH, row_height * rows + 0.3 + 0.22 * legend_rows),
+        layout="constrained",
+    )
+    axes = fig.subplots(rows, columns, squeeze=False).ravel().tolist()
+    for ax in axes[n_panels:]:
+        ax.axis("off")
+    return fig, axes[:n_panels]
 
 
-def image_vs_text(analysis: Analysis, path: Path) -> Path | None:
-    """Δκ (image + text or image only, minus text only) per model and dataset, with the
-    paired bootstrap interval; None when no model ran with and without the image."""
-    rows = [(d.name, c) for d in analysis.datasets for c in d.modality_effects]
-    if not rows:
-        return None
-    fig, ax = plt.subplots(figsize=(8.5, 1.2 + 0.38 * len(rows)))
-    for y, (_, c) in enumerate(rows):
-        colour = "tab:blue" if c.distinguishable else "0.55"
-        if math.isfinite(c.low) and math.isfinite(c.high):
-            ax.plot([c.low, c.high], [y, y], color=colour, linewidth=1.6)
-        ax.scatter(
-            c.difference,
-            y,
-            color=colour if c.distinguishable else "white",
-            edgecolor=colour,
-            marker=MARKERS.get(c.a.judge.modality, "D"),
-            s=40,
-            zorder=3,
-        )
-    ax.axvline(0.0, color="black", linewidth=0.8)
-    ax.set_yticks(range(len(rows)))
-    ax.set_yticklabels(
+def _finish(fig: Figure, labels: list[Label]) -> Figure:
+    """Fix the layout, then place the labels where they overlap nothing."""
+    fig.canvas.draw()
+    fig.set_layout_engine("none")
+    place_labels(fig, labels)
+    return fig
+
+
+def cost_figure(analysis: Analysis) -> Figure:
+    """κ (y, 95% bootstrap interval) against $ per million judgments (x, log; free judges in
+    a band at the left), one point per judge; a panel per dataset and one averaged over the
+    datasets. Labelled: the Pareto frontier (dashed), the best judge, the recommended one
+    (cheapest not distinguishable from the best) and the free baseline."""
+    panels = judge_panels(analysis) or [("(no completed runs)", [], None)]
+    axis = CostAxis.fit([p.cost for _, points, _ in panels for p in points])
+    modalities = sorted({p.judge.modality for _, points, _ in panels for p in points})
+    n_legend = len(modalities) + len(analysis.palette.colour) + 2
+    fig, axes = _grid(len(panels), 4.6 if len(panels) > 1 else 5.2, math.ceil(n_legend / 5))
+    labels: list[Label] = []
+    for ax, (title, points, ceiling) in zip(axes, panels, strict=True):
+        labels += _cost_panel(ax, title, points, ceiling, axis)
+    legend(
+        fig,
+        analysis.palette,
+        modalities,
         [
-            f"{c.a.judge.model}: {MODALITY_NAMES.get(c.a.judge.modality, c.a.judge.modality)}"
-            f" − text only · {name}"
-            for name, c in rows
+            Line2D([], [], color="black", linestyle="--", label="Pareto frontier (outlined)"),
+            Patch(color="tab:green", alpha=0.3, label="human–human κ (min–max)"),
         ],
-        fontsize=8,
     )
-    ax.set_ylim(len(rows) - 0.5, -0.5)
-    ax.set_xlabel(
-        "Δκ vs text only (paired bootstrap 95% interval; hollow: interval contains 0)", fontsize=8
+    return _finish(fig, labels)
+
+
+def kappa_vs_cost(analysis: Analysis, path: Path) -> Path:
+    return save(cost_figure(analysis), path)
+
+
+def ensemble_figure(analysis: Analysis) -> Figure | None:
+    """Panels and cascades against cost, per dataset, over the judges in grey (their
+    frontier dotted); the ensembles on the frontier of judges and ensembles are labelled."""
+    datasets = [d for d in analysis.datasets if d.ensembles]
+    if not datasets:
+        return None
+    panels = []
+    for stats in datasets:
+        points = [
+            Point(
+                c.judge,
+                c.usd_per_million,
+                c.kappa,
+                c.frontier,
+                ENSEMBLE_COLOURS.get(c.kind, "0.3"),
+                ensemble_label(c.judge.model) if c.frontier else "",
+            )
+            for c in stats.ensembles
+        ]
+        judges = [
+            Point(c.judge, c.usd_per_million, c.kappa, c.frontier, "0.7") for c in stats.cells
+        ]
+        panels.append((stats.name, points, stats.ceiling, judges))
+    axis = CostAxis.fit([p.cost for _, pts, _, js in panels for p in [*pts, *js]])
+    modalities = sorted({p.judge.modality for _, pts, _, _ in panels for p in pts})
+    fig, axes = _grid(len(panels), 4.6 if len(panels) > 1 else 5.2, 2)
+    labels: list[Label] = []
+    for ax, (title, points, ceiling, judges) in zip(axes, panels, strict=True):
+        labels += _cost_panel(ax, title, points, ceiling, axis, background=judges)
+    legend(
+        fig,
+        Palette(),
+        modalities,
+        [
+            Patch(color=ENSEMBLE_COLOURS["panel"], label="panel"),
+            Patch(color=ENSEMBLE_COLOURS["cascade"], label="cascade"),
+            Line2D([], [], color="black", linestyle="--", label="frontier with ensembles"),
+            Line2D(
+                [], [], color="0.55", linestyle=":", marker="o", markersize=3, label="judges alone"
+            ),
+        ],
     )
-    ax.grid(True, axis="x", alpha=0.3)
-    fig.tight_layout()
-    return _save(fig, path)
+    return _finish(fig, labels)
+
+
+def ensembles_vs_cost(analysis: Analysis, path: Path) -> Path | None:
+    fig = ensemble_figure(analysis)
+    return None if fig is None else save(fig, path)
+
+
+def used(palette: Palette, models: set[str]) -> Palette:
+    """The palette restricted to ``models`` (for a legend of the models drawn)."""
+    return Palette(
+        {m: f for m, f in palette.family.items() if m in models},
+        {m: c for m, c in palette.colour.items() if m in models},
+    )

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from markupsafe import Markup, escape
 
@@ -26,6 +27,7 @@ from mmjudge.report.analysis import (
     Interval,
     Judge,
     Unfinished,
+    recommended,
 )
 
 FIG_COST = "fig-kappa-cost"
@@ -103,6 +105,27 @@ def usd(value: float) -> str:
     return f"${value:,.2f} per million"
 
 
+#: Points listed under an answer at most; the rest are counted and left to the tables.
+MAX_POINTS = 12
+#: Names listed in one sentence at most.
+MAX_NAMES = 5
+
+
+def capped(names: Sequence[str], limit: int = MAX_NAMES) -> str:
+    """``a, b, c`` or, past ``limit`` names, ``a, b, c and 7 more``."""
+    if len(names) <= limit:
+        return ", ".join(names)
+    return f"{', '.join(names[:limit])} and {len(names) - limit} more"
+
+
+def _more(answer: Answer, points: list[tuple[Any, Markup]], where: str) -> None:
+    """Add the points, most important (lowest key) first, at most MAX_POINTS of them."""
+    points.sort(key=lambda p: p[0])
+    answer.points += [text for _, text in points[:MAX_POINTS]]
+    if len(points) > MAX_POINTS:
+        answer.points.append(join(f"… and {len(points) - MAX_POINTS} more: see {where}."))
+
+
 def _list(items: Iterable[object], last: str = "and") -> Markup:
     values = [join(i) for i in items]
     if len(values) <= 1:
@@ -152,6 +175,26 @@ def _anchor(analysis: Analysis, stats: DatasetStats) -> str:
     return dataset_anchor(analysis.datasets.index(stats), stats.name)
 
 
+def _ceiling_point(analysis: Analysis) -> list[Markup]:
+    """The human–human κ of every dataset, as one point (none without assessor pairs)."""
+    ceilings = []
+    for stats in analysis.datasets:
+        ceiling = stats.ceiling
+        if ceiling is not None:
+            text = num(ceiling[0]) if ceiling[0] == ceiling[1] else f"{num(ceiling[0])}–"
+            text = text if ceiling[0] == ceiling[1] else text + num(ceiling[1])
+            ceilings.append(join(link(_anchor(analysis, stats), stats.name), " ", text))
+    if not ceilings:
+        return []
+    return [
+        join(
+            "The human–human κ (the ceiling a judge is held to) is ",
+            _list(ceilings),
+            "; a dataset where humans agree less leaves less room for any judge.",
+        )
+    ]
+
+
 def use_case(analysis: Analysis) -> Answer:
     """Q1: does a judge's agreement depend on the dataset?"""
     answer = Answer(
@@ -169,6 +212,7 @@ def use_case(analysis: Analysis) -> Answer:
             by_judge.setdefault(cell.judge, []).append((stats.name, cell))
     several = {j: e for j, e in by_judge.items() if len(e) > 1}
     differs = []
+    points: list[tuple[Any, Markup]] = []
     for judge, entries in sorted(several.items()):
         high = max(entries, key=lambda e: e[1].kappa.estimate)
         low = min(entries, key=lambda e: e[1].kappa.estimate)
@@ -181,30 +225,21 @@ def use_case(analysis: Analysis) -> Answer:
         )
         if distinct:
             differs.append(judge)
-        answer.points.append(
-            join(analysis.judge_name(judge), ": κ ", "; ".join(values), " — ", verdict, ".")
-        )
-    ceilings = []
-    for stats in analysis.datasets:
-        ceiling = stats.ceiling
-        if ceiling is not None:
-            text = num(ceiling[0]) if ceiling[0] == ceiling[1] else f"{num(ceiling[0])}–"
-            text = text if ceiling[0] == ceiling[1] else text + num(ceiling[1])
-            ceilings.append(join(link(_anchor(analysis, stats), stats.name), " ", text))
-    if ceilings:
-        answer.points.append(
-            join(
-                "The human–human κ (the ceiling a judge is held to) is ",
-                _list(ceilings),
-                "; a dataset where humans agree less leaves less room for any judge.",
+        spread = high[1].kappa.estimate - low[1].kappa.estimate
+        points.append(
+            (
+                (not distinct, -spread),
+                join(analysis.judge_name(judge), ": κ ", "; ".join(values), " — ", verdict, "."),
             )
         )
+    _more(answer, points, "the κ by dataset table")
+    answer.points += _ceiling_point(analysis)
     if not several:
         answer.lead = join(
             "No judge ran on more than one dataset, so this cannot be answered from this sweep."
         )
     elif differs:
-        which = ", ".join(analysis.judge_name(j) for j in differs)
+        which = capped([analysis.judge_name(j) for j in differs])
         rest = (
             f"; for the other {len(several) - len(differs)} the differences are "
             f"{NOT_DISTINGUISHABLE}"
@@ -271,7 +306,7 @@ def _best_sentence(analysis: Analysis, stats: DatasetStats) -> tuple[Markup, boo
         for c in stats.best_vs_others
         if not c.distinguishable and c.b is not runner
     ]
-    tail = f" Also {NOT_DISTINGUISHABLE} from the best: {', '.join(tied)}." if tied else ""
+    tail = f" Also {NOT_DISTINGUISHABLE} from the best: {capped(tied)}." if tied else ""
     return join(head, f", but it is {NOT_DISTINGUISHABLE} from {runner_text}: {evidence}.", tail), (
         False
     )
@@ -353,7 +388,7 @@ def one_winner(analysis: Analysis) -> Answer:
                 "Best or ",
                 NOT_DISTINGUISHABLE,
                 " from the best on every dataset: ",
-                ", ".join(names),
+                capped(names),
                 ".",
             )
         )
@@ -396,6 +431,7 @@ def image_effect(analysis: Analysis) -> Answer:
         )
         return answer
     counts = {"helps": 0, "hurts": 0, NOT_DISTINGUISHABLE: 0}
+    points: list[tuple[Any, Markup]] = []
     for (model, prompt, modality), entries in sorted(grouped.items()):
         parts = []
         for name, c in entries:
@@ -403,13 +439,18 @@ def image_effect(analysis: Analysis) -> Answer:
             counts[verdict.split()[-1] if c.distinguishable else NOT_DISTINGUISHABLE] += 1
             parts.append(f"on {name} {difference(c)} — {verdict}")
         label = model + (f" ({prompt})" if analysis.with_prompt else "")
-        answer.points.append(
-            join(
-                f"{label}, {MODALITY_NAMES.get(modality, modality)} vs text only: ",
-                "; ".join(parts),
-                ".",
+        clear = sum(c.distinguishable for _, c in entries)
+        points.append(
+            (
+                -clear,
+                join(
+                    f"{label}, {MODALITY_NAMES.get(modality, modality)} vs text only: ",
+                    "; ".join(parts),
+                    ".",
+                ),
             )
         )
+    _more(answer, points, "the Δκ table")
     note = left_out(analysis, lambda u: u in failed)
     if note is not None:
         answer.points.append(note)
@@ -503,13 +544,8 @@ def frontier(analysis: Analysis) -> Answer:
 
 
 def cheapest_as_good(stats: DatasetStats) -> Cell | None:
-    """The cheapest cell whose paired difference from the best cell contains 0 (the best
-    itself when none is cheaper); ties go to the higher κ."""
-    ranked = stats.ranked
-    if not ranked:
-        return None
-    candidates = [ranked[0]] + [c.b for c in stats.best_vs_others if not c.distinguishable]
-    return min(candidates, key=lambda c: (c.usd_per_million, -c.kappa.estimate))
+    """The cheapest judge not distinguishable from the best (:func:`analysis.recommended`)."""
+    return recommended(stats)
 
 
 def _cheapest_as_good(analysis: Analysis, stats: DatasetStats) -> Markup:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ import pandas as pd
 
 from mmjudge import metrics
 from mmjudge.runs import (
+    RunSummary,
     read_summaries,
     rows_with_offsets,
 )
@@ -32,42 +33,61 @@ from mmjudge.runs.status import count_statuses, sweep_exit_code
 _NAN = math.nan
 
 
-def cell_table(root: Path) -> pd.DataFrame:
-    """One row per run (sweep cell), from each run's ``summary.json``."""
+def sweep_labels(roots: Sequence[Path]) -> list[str]:
+    """A short name per sweep folder: its own name, with its parent's where two share one."""
+    names = [root.name for root in roots]
+    return [
+        f"{root.parent.name}/{root.name}" if names.count(root.name) > 1 else root.name
+        for root in roots
+    ]
+
+
+def cell_table(roots: Path | Sequence[Path]) -> pd.DataFrame:
+    """One row per run (sweep cell), from each run's ``summary.json``, for one or several
+    run or sweep folders; ``sweep`` names the folder a run was found in."""
+    folders = [Path(roots)] if isinstance(roots, str | Path) else [Path(r) for r in roots]
     rows = []
-    for run_dir, summary in read_summaries(root):
-        cell, status = summary.cell, summary.status
-        rows.append(
-            {
-                "run_dir": str(run_dir),
-                "run_id": summary.run_id or run_dir.name,
-                "status": status.status,
-                "skip_reason": status.skip_reason,
-                "dataset": cell.dataset,
-                "model": cell.model,
-                "model_id": cell.model_id,
-                "modality": cell.modality,
-                "prompt_id": cell.prompt_id,
-                "kind": summary.kind,
-                "pricing_sheet": cell.pricing_sheet,
-                "finished_at": summary.finished_at,
-                "n": summary.n_judgments,
-                "n_errors": summary.n_errors,
-                "n_unparseable": summary.n_unparseable,
-                "status_reason": status.status_reason,
-                "first_error": summary.errors.first,
-                "errors_by_kind": summary.errors.by_kind,
-                "kappa": summary.metrics.kappa,
-                "kappa_interval": summary.metrics.interval("kappa"),
-                "alpha": summary.metrics.alpha,
-                "n_scored": summary.metrics.n_scored,
-                "accuracy": summary.metrics.accuracy,
-                "usd_per_million": summary.cost.usd_per_million,
-                "total_usd": summary.cost.total_usd,
-                "summary": summary,
-            }
-        )
+    seen: set[Path] = set()
+    for root, label in zip(folders, sweep_labels(folders), strict=True):
+        for run_dir, summary in read_summaries(root):
+            if run_dir.resolve() in seen:
+                continue
+            seen.add(run_dir.resolve())
+            rows.append(_cell_row(run_dir, summary, label))
     return pd.DataFrame(rows)
+
+
+def _cell_row(run_dir: Path, summary: RunSummary, sweep: str) -> dict[str, Any]:
+    cell, status = summary.cell, summary.status
+    return {
+        "sweep": sweep,
+        "run_dir": str(run_dir),
+        "run_id": summary.run_id or run_dir.name,
+        "status": status.status,
+        "skip_reason": status.skip_reason,
+        "dataset": cell.dataset,
+        "model": cell.model,
+        "model_id": cell.model_id,
+        "modality": cell.modality,
+        "prompt_id": cell.prompt_id,
+        "kind": summary.kind,
+        "pricing_sheet": cell.pricing_sheet,
+        "finished_at": summary.finished_at,
+        "n": summary.n_judgments,
+        "n_errors": summary.n_errors,
+        "n_unparseable": summary.n_unparseable,
+        "status_reason": status.status_reason,
+        "first_error": summary.errors.first,
+        "errors_by_kind": summary.errors.by_kind,
+        "kappa": summary.metrics.kappa,
+        "kappa_interval": summary.metrics.interval("kappa"),
+        "alpha": summary.metrics.alpha,
+        "n_scored": summary.metrics.n_scored,
+        "accuracy": summary.metrics.accuracy,
+        "usd_per_million": summary.cost.usd_per_million,
+        "total_usd": summary.cost.total_usd,
+        "summary": summary,
+    }
 
 
 def judged_statuses(cells: pd.DataFrame) -> list[str]:

@@ -11,6 +11,7 @@ import pandas as pd
 
 from mmjudge import PROJECT_ROOT, metrics
 from mmjudge.qrels import read_run
+from mmjudge.report.analysis import MODALITY_NAMES
 from mmjudge.runs import CostFigures, Member, RunSummary, annotators, judgments_path, load_judgments
 
 
@@ -48,6 +49,9 @@ def spend_rows(cells: pd.DataFrame) -> list[dict[str, str]]:
             {
                 "dataset": summary.cell.dataset,
                 "judge": _judge(summary),
+                "model": summary.cell.model,
+                "modality": MODALITY_NAMES.get(summary.cell.modality, ""),
+                "prompt": summary.cell.prompt_id,
                 "status": summary.status.status,
                 "n": str(summary.n_judgments),
                 "total": _money(total),

@@ -1,5 +1,8 @@
-"""Synthetic sweeps with known properties, for trying the report without calling any model,
-for its tests and for its scale benchmark.
+"""Synthetic run folders with known properties, for trying the report without calling any
+model, for the tests and for the benchmarks: whole sweeps of judges that agree with the
+assessors with a chosen probability (:func:`write_sweep`), or one run with exactly the labels
+a test gives (:func:`write_run`). Both write rows of :class:`mmjudge.records.JudgmentRecord`
+and the summary of the real :func:`mmjudge.pipeline.write_cell_summary`.
 
 A synthetic dataset is written in mmjudge's canonical JSONL layout (with small generated
 images), so the report can read its texts back like any other dataset. Each fake judge
@@ -62,6 +65,9 @@ class FakeJudge:
     input_tokens: int = 300
     output_tokens: int = 30
     image_tokens: int = 0
+    model_id: str | None = None
+    """The provider's model name (default: ``<model>-synthetic``)."""
+    provider: str = "synthetic"
 
     def accuracy_on(self, dataset: str) -> float:
         if isinstance(self.accuracy, Mapping):
@@ -151,7 +157,10 @@ def judge_labels(dataset: FakeDataset, judge: FakeJudge) -> np.ndarray:
 
     reference = consensus(human_grades(dataset))
     grades = np.asarray(dataset.grades, dtype=float)
-    rng = np.random.default_rng(_seed("judge", dataset.name, judge.model, judge.modality))
+    parts: tuple[str, ...] = ("judge", dataset.name, judge.model, judge.modality)
+    if judge.prompt_id != "default":  # another prompt is another draw of the same judge
+        parts += (judge.prompt_id,)
+    rng = np.random.default_rng(_seed(*parts))
     right = rng.random(reference.size) < judge.accuracy_on(dataset.name)
     shift = rng.integers(1, grades.size, size=reference.size)
     position = np.searchsorted(grades, reference)
@@ -183,7 +192,7 @@ def write_judgments(path: Path, dataset: FakeDataset, judge: FakeJudge, run_id: 
                 "query_id": f"q{i // k:05d}",
                 "result_id": f"r{i:07d}",
                 "modality": judge.modality,
-                "provider": "synthetic",
+                "provider": judge.provider,
                 "model": judge.model,
                 "prompt_id": judge.prompt_id,
                 "prompt_hash": None,
@@ -216,8 +225,14 @@ def write_judgments(path: Path, dataset: FakeDataset, judge: FakeJudge, run_id: 
     return int(labels.size)
 
 
-def sweep_config(dataset: FakeDataset, dataset_dir: Path, judge: FakeJudge) -> Any:
-    """A :class:`mmjudge.config.SweepConfig` for one synthetic cell."""
+def sweep_config(
+    dataset: FakeDataset,
+    dataset_dir: Path,
+    judge: FakeJudge,
+    relevant_from: int | None = None,
+) -> Any:
+    """A :class:`mmjudge.config.SweepConfig` for one synthetic cell (``relevant_from``:
+    default, the middle grade of the scale)."""
     from mmjudge.config import (
         DatasetConfig,
         ModalityConfig,
@@ -229,11 +244,11 @@ def sweep_config(dataset: FakeDataset, dataset_dir: Path, judge: FakeJudge) -> A
         SweepConfig,
     )
 
-    model_id = f"{judge.model}-synthetic"
+    model_id = judge.model_id or f"{judge.model}-synthetic"
     return SweepConfig(
         model=ModelConfig(
             name=judge.model,
-            provider="synthetic",
+            provider=judge.provider,
             model_id=model_id,
             supports_images=True,
         ),
@@ -250,7 +265,9 @@ def sweep_config(dataset: FakeDataset, dataset_dir: Path, judge: FakeJudge) -> A
             scale=ScaleConfig(
                 grades=list(dataset.grades),
                 meanings={g: f"grade {g}" for g in dataset.grades},
-                relevant_from=dataset.grades[len(dataset.grades) // 2],
+                relevant_from=dataset.grades[len(dataset.grades) // 2]
+                if relevant_from is None
+                else relevant_from,
             ),
             annotators=list(dataset.annotators),
         ),
@@ -299,3 +316,100 @@ def write_sweep(
         write_cell_summary(cfg, cfg, run_dir, skipped=reason)
         out.runs.append(run_dir)
     return out
+
+
+Key = tuple[str, str]
+
+
+def write_run(
+    root: Path,
+    name: str,
+    labels: Mapping[Key, int | None],
+    human: Mapping[Key, Mapping[str, int]],
+    *,
+    dataset: str = "toy",
+    model: str = "m",
+    prompt_id: str = "default",
+    modality: str = "text",
+    cost: float | Mapping[Key, float] = 0.0,
+    image_cost: float | Mapping[Key, float] = 0.0,
+    latency: float = 0.5,
+    grades: tuple[int, ...] = (0, 1, 2),
+    relevant_from: int = 1,
+    raw_output: Mapping[Key, str] | None = None,
+    errors: Mapping[Key, str] | None = None,
+    image_hashes: Mapping[Key, list[str]] | None = None,
+) -> Path:
+    """A completed run ``root/name`` judging exactly ``labels`` (None: unparseable) of the
+    (query id, result id) items whose assessors' grades ``human`` gives; per-item cost, image
+    cost, raw output, error and image hashes where given."""
+    from mmjudge.pipeline import write_cell_summary
+
+    given = {
+        "cost": cost,
+        "image_cost": image_cost,
+        "latency": latency,
+        "raw_output": raw_output or {},
+        "errors": errors or {},
+        "image_hashes": image_hashes or {},
+    }
+    run_dir = root / name
+    run_dir.mkdir(parents=True)
+    lines = [
+        _record(name, dataset, model, prompt_id, modality, key, label, human[key], given).to_json()
+        for key, label in labels.items()
+    ]
+    (run_dir / "judgments.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assessors = tuple(sorted({a for grades_of in human.values() for a in grades_of}))
+    cfg = sweep_config(
+        FakeDataset(dataset, grades=grades, annotators=assessors, images=0),
+        root / "datasets" / dataset,
+        FakeJudge(model, modality=modality, prompt_id=prompt_id, model_id=model, provider="fake"),
+        relevant_from=relevant_from,
+    )
+    write_cell_summary(cfg, cfg, run_dir)
+    return run_dir
+
+
+def _record(
+    run_id: str,
+    dataset: str,
+    model: str,
+    prompt_id: str,
+    modality: str,
+    key: Key,
+    label: int | None,
+    human: Mapping[str, int],
+    given: Mapping[str, Any],
+) -> Any:
+    """One row of :func:`write_run`, as a :class:`mmjudge.records.JudgmentRecord`."""
+    from mmjudge.records import JudgmentRecord
+
+    error = given["errors"].get(key)
+    cost, image_cost = given["cost"], given["image_cost"]
+    return JudgmentRecord(
+        run_id=run_id,
+        dataset=dataset,
+        query_id=key[0],
+        result_id=key[1],
+        modality=modality,
+        provider="fake",
+        model=model,
+        prompt_id=prompt_id,
+        prompt_hash="h",
+        image_sha256s=list(given["image_hashes"].get(key, [])),
+        raw_output=given["raw_output"].get(key, None if label is None else str(label)),
+        label=label,
+        explanation=None,
+        parse_error=None if label is not None or error else "no grade found",
+        human_labels=dict(human),
+        input_tokens=100,
+        output_tokens=10,
+        cost_usd=cost[key] if isinstance(cost, Mapping) else cost,
+        latency_s=given["latency"],
+        cached=False,
+        error=error,
+        timestamp="2026-01-01T00:00:00+00:00",
+        usage={"input_tokens": 100, "output_tokens": 10, "image_tokens": 5},
+        image_cost_usd=image_cost[key] if isinstance(image_cost, Mapping) else image_cost,
+    )

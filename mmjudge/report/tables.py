@@ -100,6 +100,8 @@ def judge_row(analysis: Analysis, stats: DatasetStats, cell: Cell, rank: int | N
     return {
         "kind": "judge",
         "rank": rank,
+        "dataset": cell.dataset,
+        "sweep": cell.sweep,
         "model": cell.judge.model,
         "modality": MODALITY_NAMES.get(cell.judge.modality, cell.judge.modality),
         "prompt": cell.judge.prompt_id,
@@ -201,6 +203,9 @@ def kappa_by_dataset(analysis: Analysis) -> Row:
         rows.append(
             {
                 "judge": analysis.judge_name(judge),
+                "model": judge.model,
+                "modality": MODALITY_NAMES.get(judge.modality, judge.modality),
+                "prompt": judge.prompt_id,
                 "kappas": [interval(cells[n].kappa) if n in cells else "not run" for n in names],
                 "mean": interval(average.kappa) if average else "–",
                 "usd": money(average.usd_per_million) if average else "–",
@@ -233,6 +238,7 @@ def _effect_row(name: str, c: Comparison) -> Row:
     return {
         "model": c.a.judge.model,
         "prompt": c.a.judge.prompt_id,
+        "modality": MODALITY_NAMES.get(c.a.judge.modality, c.a.judge.modality),
         "comparison": f"{MODALITY_NAMES.get(c.a.judge.modality, c.a.judge.modality)} − text only",
         "dataset": name,
         "kappa_a": num(c.kappa_a, 3),
@@ -250,6 +256,15 @@ def image_effects(analysis: Analysis) -> list[Row]:
     return sorted(rows, key=lambda r: (r["model"], r["prompt"], r["comparison"], r["dataset"]))
 
 
+def _judge_fields(judge: Judge) -> Row:
+    """What the table filters match a row on."""
+    return {
+        "model": judge.model,
+        "modality": MODALITY_NAMES.get(judge.modality, judge.modality),
+        "prompt": judge.prompt_id,
+    }
+
+
 def frontier_rows(analysis: Analysis) -> list[Row]:
     rows = []
     for stats in analysis.datasets:
@@ -260,6 +275,7 @@ def frontier_rows(analysis: Analysis) -> list[Row]:
                 {
                     "dataset": stats.name,
                     "judge": analysis.judge_name(cell.judge),
+                    **_judge_fields(cell.judge),
                     "usd": money(cell.usd_per_million),
                     "kappa": interval(cell.kappa),
                     "step": (
@@ -284,6 +300,7 @@ def frontier_rows(analysis: Analysis) -> list[Row]:
                 {
                     "dataset": "average over datasets",
                     "judge": analysis.judge_name(a.judge),
+                    **_judge_fields(a.judge),
                     "usd": money(a.usd_per_million),
                     "kappa": interval(a.kappa),
                     "step": f"mean over {len(a.datasets)} dataset(s): {', '.join(a.datasets)}",
@@ -375,13 +392,11 @@ def _price_rows(cells: pd.DataFrame) -> list[Row]:
     return out
 
 
-def provenance(cells: pd.DataFrame, analysis: Analysis) -> Row:
-    summaries: list[RunSummary] = list(cells["summary"])
-    finished = sorted(s.finished_at for s in summaries if s.finished_at)
-    packages: dict[str, Row] = {}
-    for s in summaries:
-        packages.setdefault(json.dumps(s.packages, sort_keys=True), s.packages)
-    configs = []
+def _config_parts(cells: pd.DataFrame) -> tuple[list[Row], list[Row]]:
+    """The runs' resolved configs, each part (``model``, ``dataset``, ``runner``...) listed
+    once per distinct value with the cells that used it, and one line per cell."""
+    parts: dict[tuple[str, str], Row] = {}
+    listed = []
     for _, cell in cells.sort_values(["dataset", "model", "modality", "prompt_id"]).iterrows():
         # Summaries are written redacted; redacting again covers folders written before that.
         config = redact(dict(cell["summary"].config))
@@ -390,21 +405,40 @@ def provenance(cells: pd.DataFrame, analysis: Analysis) -> Row:
             if "models" in pricing:
                 pricing["models"] = "(see the price sheet above)"
             config["pricing"] = pricing
-        configs.append(
+        name = f"{cell['dataset']} × {cell['model']} × {cell['modality']} × {cell['prompt_id']}"
+        for key in sorted(config):
+            text = json.dumps(config[key], indent=2, sort_keys=True, default=str)
+            part = parts.setdefault(
+                (key, text), {"key": key, "json": text, "cells": 0, "example": name}
+            )
+            part["cells"] += 1
+        listed.append(
             {
-                "name": f"{cell['dataset']} × {cell['model']} × {cell['modality']} × "
-                f"{cell['prompt_id']}",
+                "name": name,
                 "run_id": str(cell["run_id"]),
+                "sweep": str(cell.get("sweep") or ""),
                 "status": str(cell["status"]),
-                "json": json.dumps(config, indent=2, sort_keys=True, default=str),
             }
         )
+    ordered = sorted(parts.values(), key=lambda p: (p["key"], -p["cells"], p["example"]))
+    return ordered, listed
+
+
+def provenance(cells: pd.DataFrame, analysis: Analysis) -> Row:
+    summaries: list[RunSummary] = list(cells["summary"])
+    finished = sorted(s.finished_at for s in summaries if s.finished_at)
+    packages: dict[str, Row] = {}
+    for s in summaries:
+        packages.setdefault(json.dumps(s.packages, sort_keys=True), s.packages)
+    parts, listed = _config_parts(cells)
     return {
         "first_run": finished[0] if finished else "unknown",
         "last_run": finished[-1] if finished else "unknown",
         "commits": sorted({s.git_commit or "unknown" for s in summaries}),
         "packages": list(packages.values()),
         "sheets": _price_rows(cells),
-        "configs": configs,
+        "parts": parts,
+        "cells": listed,
         "ignored": analysis.ignored_runs,
+        "sweeps": analysis.sweeps,
     }

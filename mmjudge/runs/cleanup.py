@@ -5,7 +5,8 @@ before mmjudge sees the config, so a bad setting, a missing price or a dataset e
 otherwise leave a folder with nothing in it worth keeping; the one-line error on the console
 says why the run stopped. A folder that held anything else when the run started (a run being
 resumed with ``hydra.run.dir=…``) is never removed, nor one in which the run wrote a judged
-row or submitted a provider batch.
+row, submitted a provider batch, or sent a request that was never answered (a run stopped by
+a signal while calls were in flight keeps its summary, which counts them).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 from mmjudge import PROJECT_ROOT
 from mmjudge.runs.batches import STATE_FILE
 from mmjudge.runs.rows import JUDGMENTS
+from mmjudge.runs.summary import read_summary
 
 #: Written by mmjudge once something was judged or paid for: a folder with either is kept.
 _KEEP_IF_PRESENT = (STATE_FILE,)
@@ -40,7 +42,21 @@ def _judged_anything(run_dir: Path) -> bool:
     records = run_dir / _RECORDS
     if records.is_file() and records.stat().st_size > 0:
         return True
-    return any((run_dir / name).exists() for name in _KEEP_IF_PRESENT)
+    if any((run_dir / name).exists() for name in _KEEP_IF_PRESENT):
+        return True
+    return _sent_anything(run_dir)
+
+
+def _sent_anything(run_dir: Path) -> bool:
+    """Whether the run's summary records a request that left the machine (answered, failed or
+    abandoned in flight by a stop): the provider may bill it, so the folder is evidence."""
+    try:
+        calls = read_summary(run_dir).calls
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return False
+    if calls is None:
+        return False
+    return any(n > 0 for n in (calls.api_calls, calls.failures, calls.abandoned_in_flight))
 
 
 @contextlib.contextmanager

@@ -214,6 +214,7 @@ class RunSummary:
                 **known_fields(CellInfo, data),
                 **{k: str(data.get(k)) for k in ("dataset", "model", "modality", "prompt_id")},
                 "model_id": str(data.get("model_id") or data.get("model")),
+                "pricing_sheet": data.get("pricing_sheet"),
                 "provider": str(data.get("provider") or kind),
                 "grades": [int(g) for g in data.get("grades") or []],
                 "kind": kind,

@@ -40,13 +40,27 @@ def test_a_failure_before_any_row_removes_the_folder_and_its_log_handler(tmp_pat
         logging.getLogger().removeHandler(handler)
 
 
-@pytest.mark.parametrize("written", [{"judgments.jsonl": '{"label": 1}\n'}, {"batches.json": "{}"}])
+@pytest.mark.parametrize(
+    "written",
+    [
+        {"judgments.jsonl": '{"label": 1}\n'},
+        {"batches.json": "{}"},
+        # stopped by a signal with calls in flight: the summary counts what may be billed
+        {"summary.json": '{"calls": {"api_calls": 0, "abandoned_in_flight": 3}}'},
+    ],
+)
 def test_a_failure_after_a_row_or_a_batch_keeps_the_folder(
     tmp_path: Path, written: dict[str, str]
 ) -> None:
     run_dir = hydra_folder(tmp_path / "run")
     fail(run_dir, written)
     assert run_dir.is_dir()
+
+
+def test_a_summary_that_sent_nothing_does_not_keep_the_folder(tmp_path: Path) -> None:
+    run_dir = hydra_folder(tmp_path / "run")
+    fail(run_dir, {"summary.json": '{"calls": {"api_calls": 0, "abandoned_in_flight": 0}}'})
+    assert not run_dir.exists()
 
 
 def test_a_folder_that_held_a_run_before_is_kept(tmp_path: Path) -> None:

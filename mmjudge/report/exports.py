@@ -1,0 +1,122 @@
+"""CSV files written beside the page, so the tables can be taken into a spreadsheet or a
+notebook: every judge on every dataset, and every panel and cascade. The numbers are the
+cells' scores as the page shows them, unrounded."""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+from typing import Any
+
+from mmjudge.report.analysis import Analysis, Cell, DatasetStats, recommended
+from mmjudge.runs import Ensemble
+
+JUDGES_CSV = "judges.csv"
+ENSEMBLES_CSV = "ensembles.csv"
+_SCORE = ("kappa", "kappa_low", "kappa_high", "kappa_linear", "kappa_quadratic", "alpha")
+
+
+def _value(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return ""
+    return value
+
+
+def _score(cell: Cell) -> dict[str, Any]:
+    score = cell.score
+    if score is None:
+        return dict.fromkeys((*_SCORE, "accuracy", "n_scored"), "")
+    return {
+        "kappa": score.kappa.estimate,
+        "kappa_low": score.kappa.low,
+        "kappa_high": score.kappa.high,
+        "kappa_linear": score.kappa_linear.estimate,
+        "kappa_quadratic": score.kappa_quadratic.estimate,
+        "alpha": score.alpha,
+        "accuracy": score.accuracy,
+        "n_scored": score.n_items,
+    }
+
+
+def _cost(cell: Cell) -> dict[str, Any]:
+    image, text = cell.cost_split
+    return {
+        "usd_per_million": cell.usd_per_million,
+        "image_usd_per_million": image,
+        "text_usd_per_million": text,
+    }
+
+
+def judge_rows(analysis: Analysis, stats: DatasetStats) -> list[dict[str, Any]]:
+    best = stats.ranked[0] if stats.ranked else None
+    chosen = recommended(stats)
+    return [
+        {
+            "sweep": cell.sweep,
+            "dataset": stats.name,
+            "model": cell.judge.model,
+            "family": analysis.palette.family.get(cell.judge.model, ""),
+            "modality": cell.judge.modality,
+            "prompt": cell.judge.prompt_id,
+            **_score(cell),
+            **_cost(cell),
+            "frontier": cell.frontier,
+            "best": cell is best,
+            "recommended": cell is chosen,
+            "run_id": cell.run_id,
+        }
+        for cell in stats.cells
+    ]
+
+
+def ensemble_rows(stats: DatasetStats) -> list[dict[str, Any]]:
+    rows = []
+    for cell in stats.ensembles:
+        ensemble = cell.summary.ensemble
+        rows.append(
+            {
+                "sweep": cell.sweep,
+                "dataset": stats.name,
+                "kind": cell.kind,
+                "name": cell.judge.model,
+                "modality": cell.judge.modality,
+                "members": "; ".join(f"{m.model}/{m.prompt_id}" for m in ensemble.members)
+                if ensemble
+                else "",
+                "escalation_rate": _escalation(ensemble),
+                **_score(cell),
+                **_cost(cell),
+                "frontier_with_judges": cell.frontier,
+                "run_id": cell.run_id,
+            }
+        )
+    return rows
+
+
+def _write(path: Path, rows: list[dict[str, Any]]) -> Path | None:
+    if not rows:
+        path.unlink(missing_ok=True)
+        return None
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows({k: _value(v) for k, v in row.items()} for row in rows)
+    return path
+
+
+def write_csvs(analysis: Analysis, out: Path) -> dict[str, str | None]:
+    """Write the CSV files; returns their names (None for a file with no rows)."""
+    judges = [r for stats in analysis.datasets for r in judge_rows(analysis, stats)]
+    ensembles = [r for stats in analysis.datasets for r in ensemble_rows(stats)]
+    written = {
+        "judges": _write(out / JUDGES_CSV, judges),
+        "ensembles": _write(out / ENSEMBLES_CSV, ensembles),
+    }
+    return {key: path.name if path else None for key, path in written.items()}
+
+
+def _escalation(ensemble: Ensemble | None) -> float | str:
+    """A cascade's escalation rate ("" for a panel)."""
+    rate = ensemble.escalation_rate if ensemble is not None else None
+    return "" if rate is None else rate
