@@ -60,11 +60,11 @@ import functools
 import logging
 import random
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from mmjudge.cache import ResponseCache, request_key
 from mmjudge.config import ModelConfig, RunnerConfig
@@ -76,9 +76,16 @@ from mmjudge.errors import (
     Interrupted,
 )
 from mmjudge.interrupt import signal_name
-from mmjudge.providers.base import JudgeAPI
-from mmjudge.records import JudgeRequest, JudgeResponse, sha256_text
-from mmjudge.runner import Outcome, Runner, RunStats, WorkItem
+from mmjudge.judges.base import (
+    BatchItemResult,
+    BatchJudge,
+    BatchLimits,
+    BatchPoll,
+    JudgeAPI,
+    check_batch_judge,
+)
+from mmjudge.records import JudgeResponse, sha256_text
+from mmjudge.runner import Outcome, Runner, RunStats, WorkItem, classify
 from mmjudge.runs.batches import STATE_FILE, BatchRecord, BatchState
 
 log = logging.getLogger(__name__)
@@ -91,87 +98,6 @@ CUSTOM_ID_PREFIX = "mmj-"
 
 #: Bytes kept free under a byte limit for the envelope around the request lines.
 ENVELOPE_BYTES = 1024
-
-
-@dataclass(frozen=True)
-class BatchLimits:
-    """The most one batch may hold."""
-
-    max_requests: int
-    """Requests per batch."""
-    max_bytes: int
-    """Bytes of request lines per batch (the input file, or the create request's body)."""
-
-
-@dataclass
-class SubmittedBatch:
-    """What the provider said when it accepted a batch."""
-
-    id: str
-    """The provider's batch id."""
-    status: str
-    """Its status right after creation."""
-    info: dict[str, Any] = field(default_factory=dict)
-    """Provider-specific ids worth keeping (OpenAI: the input file)."""
-
-
-@dataclass
-class BatchPoll:
-    """One look at a submitted batch."""
-
-    status: str
-    """The provider's status word."""
-    ended: bool
-    """True once no item will change any more (completed, expired, cancelled, failed)."""
-    counts: dict[str, int] = field(default_factory=dict)
-    """The provider's request counts."""
-    info: dict[str, Any] = field(default_factory=dict)
-    """Provider-specific ids needed to read the results (OpenAI: output and error files)."""
-    failure: str | None = None
-    """Why the whole batch failed, when it did; items without a result get this message."""
-    failure_retryable: bool = True
-    """Whether items of a failed batch are worth submitting again."""
-
-
-@dataclass
-class BatchItemResult:
-    """The result of one item of a batch."""
-
-    custom_id: str
-    """The id the item was submitted under."""
-    response: JudgeResponse | None
-    """The answer, or None when the item failed."""
-    error: str | None = None
-    """Why the item failed (one line)."""
-    retryable: bool = False
-    """Whether submitting the item again could succeed (expired, server error, rate limit)."""
-    kind: str = ""
-    """A short name for the failure, counted in the summary's ``errors_by_kind``."""
-
-
-@runtime_checkable
-class BatchJudge(Protocol):
-    """What a judge implements to be used in batch mode."""
-
-    batch_limits: BatchLimits
-
-    def batch_entry(self, custom_id: str, request: JudgeRequest) -> bytes:
-        """One request in the provider's batch format, JSON-encoded on one line."""
-        ...
-
-    async def batch_submit(self, entries: Sequence[bytes]) -> SubmittedBatch:
-        """Create a batch from ``batch_entry`` lines."""
-        ...
-
-    async def batch_poll(self, batch_id: str) -> BatchPoll:
-        """The batch's current status."""
-        ...
-
-    def batch_results(
-        self, batch_id: str, poll: BatchPoll, latency_s: float
-    ) -> AsyncIterator[BatchItemResult]:
-        """The results of an ended batch, in whatever order the provider gives them."""
-        ...
 
 
 def custom_id(item_key: str, request_cache_key: str) -> str:
@@ -205,15 +131,6 @@ def check_settings(settings: RunnerConfig) -> None:
         value = getattr(settings, name)
         if value is not None and value < 1:
             raise ConfigError(f"runner.{name}={value} must be at least 1 (or null)")
-
-
-def check_judge(judge: JudgeAPI, model: ModelConfig) -> None:
-    """Raise :class:`ConfigError` when ``judge`` has no batch API."""
-    if not isinstance(judge, BatchJudge):
-        raise ConfigError(
-            f"model '{model.name}' (provider {model.provider}) has no batch API in mmjudge; "
-            "use runner.mode=sync"
-        )
 
 
 def _now() -> str:
@@ -300,7 +217,7 @@ class BatchRunner:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         check_settings(settings)
-        check_judge(judge, model)
+        check_batch_judge(judge, model)
         assert isinstance(judge, BatchJudge)
         self.judge = judge
         self.api: BatchJudge = judge
@@ -722,15 +639,17 @@ class BatchRunner:
             except (FatalProviderError, CredentialError, ConfigError):
                 raise
             except Exception as error:
-                retryable = isinstance(error, TimeoutError) or self.judge.is_retryable(error)
-                if not retryable or attempts > self.settings.max_retries:
+                verdict = classify(self.judge, error)
+                if verdict.fatal is not None:
+                    raise verdict.fatal from error
+                if not verdict.retryable or attempts > self.settings.max_retries:
                     raise FatalProviderError(
                         f"model '{self.model.name}': could not {what} ({_error_text(error)}); "
                         "submitted batches are kept in the run directory's "
                         f"{STATE_FILE}: run the same command with hydra.run.dir=<that "
                         "directory> to resume"
                     ) from error
-                await self.sleep(self._backoff(attempts, self.judge.retry_after(error)))
+                await self.sleep(self._backoff(attempts, verdict.retry_after))
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         ceiling = min(

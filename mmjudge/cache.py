@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from mmjudge.config import ModelConfig
-from mmjudge.providers.registry import endpoint_override
+from mmjudge.judges.registry import endpoint_override
 from mmjudge.records import JudgeRequest, JudgeResponse, Usage, canonical_json, sha256_text
 
 

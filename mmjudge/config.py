@@ -73,8 +73,6 @@ class ModelConfig:
     """Name of the environment variable that holds the API key (never the key itself)."""
     image_detail: str = "low"
     """OpenAI ``detail`` sent with every image: ``low``, ``high`` or ``auto``."""
-    image_transport: str = "base64"
-    """``base64`` sends image bytes; ``url`` passes dataset URLs through when there are any."""
     price_key: str | None = None
     """Key into the price sheet; defaults to ``model_id``."""
     context_tokens: int = 128000

@@ -8,7 +8,7 @@ assumed to be ``runner.forecast_output_tokens`` per call.
 from __future__ import annotations
 
 from mmjudge.config import ModelConfig
-from mmjudge.ledger import LOCAL_PROVIDERS, ModelPrice, cost_of, image_tokens
+from mmjudge.ledger import FREE, ModelPrice, cost_of, image_tokens
 from mmjudge.records import Forecast, JudgeRequest, Usage
 from mmjudge.tokens import count_tokens
 
@@ -26,7 +26,7 @@ def forecast_call(
     batch_discount: float = 0.5,
 ) -> Forecast:
     """Expected usage and cost of one call."""
-    if model.provider in LOCAL_PROVIDERS:
+    if price is FREE:  # a free judge (see price_for)
         return Forecast(calls=1)
     text = (request.system or "") + "\n" + request.prompt
     counted = count_tokens(text, model.model_id, model.provider)

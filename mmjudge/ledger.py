@@ -23,9 +23,9 @@ from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from mmjudge.config import ModelConfig, PricingConfig
 from mmjudge.errors import ConfigError
+from mmjudge.judges.registry import is_free
 from mmjudge.records import Usage
 
-LOCAL_PROVIDERS = frozenset({"lexical", "embedding"})
 PER_MILLION = 1_000_000
 SECONDS_PER_HOUR = 3600
 
@@ -186,11 +186,13 @@ def gpu_hour_price(
 
 
 def price_for(sheet: PricingConfig, model: ModelConfig) -> ModelPrice:
-    """The model's prices in the sheet; local judges are free. Fails before any call."""
-    if model.provider in LOCAL_PROVIDERS:
-        return FREE
+    """The model's prices in the sheet; a judge that says it is free (a local one) and is not
+    in the sheet costs nothing. Fails before any call. (The sheet is read first, so pricing a
+    provider's model never imports its SDK.)"""
     key = model.price_key or model.model_id
     entry = sheet.models.get(key)
+    if entry is None and is_free(model):
+        return FREE
     if entry is None:
         raise ConfigError(
             f"model '{model.name}' ({key}) has no price in the {sheet.date} sheet; add it to "

@@ -17,7 +17,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from mmjudge import PROJECT_ROOT
 from mmjudge.agreement.summarise import summarise_run
-from mmjudge.batch import BatchRunner, batch_discount, check_judge, check_settings
+from mmjudge.batch import BatchRunner, batch_discount, check_settings
 from mmjudge.cache import ResponseCache
 from mmjudge.config import SweepConfig
 from mmjudge.data.schema import Example, load_dataset, sampled_queries
@@ -39,12 +39,12 @@ from mmjudge.errors import (
 from mmjudge.forecast import forecast_call
 from mmjudge.images import ImageCache, ImageSettings, preprocess_image
 from mmjudge.interrupt import signal_name, signal_number_of, stop_signals
+from mmjudge.judges.base import JudgeAPI, check_batch_judge
+from mmjudge.judges.registry import endpoint_override, judge_class
 from mmjudge.keyguard import check_config, redact_text, resolved_config
 from mmjudge.ledger import ModelPrice, cost_of, image_tokens, price_for
 from mmjudge.parsing import parse_grade
 from mmjudge.prompts import render
-from mmjudge.providers.base import JudgeAPI
-from mmjudge.providers.registry import endpoint_override, judge_class
 from mmjudge.records import EncodedImage, Forecast, JudgeRequest, JudgeResponse, JudgmentRecord
 from mmjudge.runner import (
     Outcome,
@@ -94,14 +94,9 @@ class CellContext:
 def skip_reason(cfg: SweepConfig, judge: type[JudgeAPI]) -> str | None:
     """Why this cell cannot run, known before the dataset is read: a judge that cannot see
     images asked to look at them, or a dataset configured to show none."""
-    if cfg.modality.name not in judge.modalities:
-        accepted = ", ".join(judge.modalities)
-        return (
-            f"judge '{cfg.model.name}' ({cfg.model.provider}) does not accept modality "
-            f"'{cfg.modality.name}' (accepts: {accepted})"
-        )
-    if cfg.modality.include_image and not cfg.model.supports_images:
-        return f"model '{cfg.model.name}' does not accept images (supports_images: false)"
+    refusal = judge.refusal(cfg.model, cfg.modality.name, cfg.modality.include_image)
+    if refusal is not None:
+        return refusal
     return unserved_by_config(cfg.modality, cfg.dataset)
 
 
@@ -380,7 +375,7 @@ async def _run(
     records_path.touch()
     check_settings(cfg.runner)
     if cfg.runner.mode == "batch":
-        check_judge(context.judge, cfg.model)
+        check_batch_judge(context.judge, cfg.model)
     if cfg.runner.cache and context.judge.cacheable:
         cache = ResponseCache(resolve_path(cfg.runner.cache_path))
     runner: Runner | BatchRunner

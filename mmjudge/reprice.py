@@ -29,7 +29,8 @@ from omegaconf.errors import OmegaConfBaseException
 from mmjudge import PROJECT_ROOT
 from mmjudge.config import ModelConfig, PricingConfig
 from mmjudge.errors import ConfigError, MMJudgeError
-from mmjudge.ledger import LOCAL_PROVIDERS, ModelPrice, cost_of, image_tokens, price_for
+from mmjudge.judges.registry import is_free
+from mmjudge.ledger import ModelPrice, cost_of, image_tokens, price_for
 from mmjudge.records import Usage
 from mmjudge.runs import JUDGMENTS, SUMMARY, RunSummary, iter_rows, read_summary, run_dirs
 
@@ -96,7 +97,7 @@ def resolve_model(name: str, sheet: PricingConfig) -> ModelConfig:
 
 def _price(sheet: PricingConfig, model: ModelConfig) -> ModelPrice:
     key = model.price_key or model.model_id
-    if model.provider not in LOCAL_PROVIDERS and key not in sheet.models:
+    if key not in sheet.models and not is_free(model):
         raise ConfigError(
             f"model '{model.name}' ({key}) has no price in the {sheet.date} sheet; priced "
             f"there: {', '.join(sorted(sheet.models))}"

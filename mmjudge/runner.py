@@ -29,7 +29,7 @@ from mmjudge.errors import (
     Interrupted,
 )
 from mmjudge.interrupt import signal_name
-from mmjudge.providers.base import JudgeAPI
+from mmjudge.judges.base import ErrorVerdict, JudgeAPI
 from mmjudge.records import JudgeRequest, JudgeResponse
 from mmjudge.runs import CallCounts
 
@@ -181,6 +181,18 @@ def error_text(error: BaseException) -> str:
         if detail and detail not in text:
             line += f" (cause: {type(root).__name__}: {detail[:200]})"
     return line
+
+
+def classify(judge: JudgeAPI, error: Exception) -> ErrorVerdict:
+    """The judge's verdict on a failed call (:meth:`JudgeAPI.classify_error`), with the fatal
+    error chained to its cause; a call the runner's own time limit cut off is retryable."""
+    verdict = judge.classify_error(error)
+    if verdict.fatal is not None:
+        verdict.fatal.__cause__ = error
+        return verdict
+    if isinstance(error, TimeoutError) and not verdict.retryable:
+        return verdict._replace(retryable=True)
+    return verdict
 
 
 class CallTimeout(TimeoutError):
@@ -518,10 +530,18 @@ class Runner:
                     return Outcome(item, None, error_text(error), False, attempts, 0.0, job.resent)
                 except Exception as error:
                     sent = False
-                    retry, failed = self._failed_attempt(job, error, attempts, started)
+                    verdict = classify(self.judge, error)
+                    if verdict.fatal is not None:
+                        self._fail_fast(verdict.fatal)
+                        self._release(job)
+                        text = error_text(verdict.fatal)
+                        return Outcome(item, None, text, False, attempts, 0.0, job.resent)
+                    retry, failed = self._failed_attempt(
+                        job, error, verdict.retryable, attempts, started
+                    )
                     if not retry:
                         return failed
-                    await self._pause(self._backoff(attempts, self.judge.retry_after(error)))
+                    await self._pause(self._backoff(attempts, verdict.retry_after))
                     continue
                 sent = False
                 return self._answered(job, response, attempts)
@@ -561,12 +581,11 @@ class Runner:
             ) from None
 
     def _failed_attempt(
-        self, job: _Job, error: Exception, attempts: int, started: float
+        self, job: _Job, error: Exception, retryable: bool, attempts: int, started: float
     ) -> tuple[bool, Outcome | None]:
         """After a failed attempt: ``(True, None)`` to try again, else ``(False, outcome)``
         with the item's error outcome, or None when the run is stopping (no row)."""
         text = error_text(error)
-        retryable = isinstance(error, TimeoutError) or self.judge.is_retryable(error)
         will_retry = retryable and attempts <= self.settings.max_retries
         # The breaker counts failures that no retry has fixed: a failed retry, or a failure
         # that will not be retried. A burst of first attempts failing together (stale

@@ -63,11 +63,11 @@ def _app(cfg: DictConfig) -> None:
             keep_run_config(cfg, run_dir)
             summary = run_cell(cfg, run_dir)
             if not isinstance(summary, RunSummary):
-                print(one_line(summary), file=sys.stdout)
+                print(cell_line(summary), file=sys.stdout)
                 return
             if summary.status.stopped_because:
                 print(f"mmjudge: {summary.status.stopped_because}", file=sys.stderr)
-            print(one_line(summary), file=sys.stdout if cfg.runner.dry_run else sys.stderr)
+            print(cell_line(summary), file=sys.stdout if cfg.runner.dry_run else sys.stderr)
             code = summary.status.exit_code
             if summary.status.status == INTERRUPTED:
                 where = str(hydra_cfg.sweep.dir) if multirun else str(run_dir)
@@ -83,7 +83,7 @@ def _app(cfg: DictConfig) -> None:
             sys.exit(EXIT_CONFIG)
 
 
-def one_line(summary: RunSummary | dict[str, Any]) -> str:
+def cell_line(summary: RunSummary | dict[str, Any]) -> str:
     """The closing line of a run: what was judged, agreement and spend (a dry run's:
     the forecast)."""
     if not isinstance(summary, RunSummary):

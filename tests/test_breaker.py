@@ -11,6 +11,7 @@ import ssl
 import pytest
 
 from mmjudge.breaker import Breaker, EndpointDown, failure_kind
+from mmjudge.judges.base import ErrorVerdict
 from mmjudge.records import JudgeRequest, JudgeResponse, Usage
 from mmjudge.runner import Runner, error_text
 from tests.test_runner import MODEL, FakeJudge, collect, items, settings
@@ -133,8 +134,8 @@ class Unreachable(FakeJudge):
         error.__cause__ = ConnectionRefusedError(111, "Connect call failed ('127.0.0.1', 9)")
         raise error
 
-    def is_retryable(self, error: Exception) -> bool:
-        return True
+    def classify_error(self, error: Exception) -> ErrorVerdict:
+        return ErrorVerdict(retryable=True)
 
 
 def test_an_unreachable_endpoint_stops_the_cell_after_n_calls() -> None:
@@ -157,8 +158,8 @@ class Dropped(FakeJudge):
             raise chained(APIConnectionError("Connection error."), ServerDisconnectedError())
         return JudgeResponse(text="2\nok", usage=Usage(input_tokens=1, output_tokens=1))
 
-    def is_retryable(self, error: Exception) -> bool:
-        return True
+    def classify_error(self, error: Exception) -> ErrorVerdict:
+        return ErrorVerdict(retryable=True)
 
 
 def test_a_burst_of_failures_that_retries_fix_does_not_trip_the_breaker() -> None:

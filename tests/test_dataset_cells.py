@@ -16,7 +16,7 @@ from mmjudge.pipeline import run_cell
 from mmjudge.report import build_report
 from mmjudge.report.synthetic import FakeDataset, FakeJudge, write_sweep
 from mmjudge.runs import RunSummary
-from mmjudge.sweep import one_line
+from mmjudge.sweep import cell_line
 from tests.helpers import compose_config, shared_data
 
 
@@ -85,7 +85,7 @@ def test_a_modality_the_dataset_cannot_serve_is_skipped(
     assert isinstance(summary, RunSummary)
     assert summary.status.status == "skipped" and reason in str(summary.status.skip_reason)
     assert summary.n_judgments == 0
-    assert one_line(summary).endswith(str(summary.status.skip_reason))
+    assert cell_line(summary).endswith(str(summary.status.skip_reason))
 
 
 def test_max_images_zero_is_known_before_the_dataset_is_read(tmp_path: Path) -> None:
@@ -164,7 +164,7 @@ def test_the_dry_run_shows_what_the_text_cap_cuts(tmp_path: Path) -> None:
     # the cap keeps 1,538 words (2,000 tokens at 1.3 per word): 3,464 words go
     assert cut == {"max_text_tokens": 2000, "items": 1, "tokens_removed": 4504}
     assert "text cut to dataset.max_text_tokens=2000 in 1 items (about 4,504 tokens removed)" in (
-        one_line(summary)
+        cell_line(summary)
     )
     forecast = json.loads((tmp_path / "sweep" / "run" / "forecast.json").read_text())
     assert forecast["text_cut"] == cut

@@ -18,13 +18,13 @@ import pytest
 from mmjudge.cache import request_key
 from mmjudge.config import ModelConfig
 from mmjudge.errors import ConfigError
+from mmjudge.judges import anthropic as anthropic_provider
+from mmjudge.judges import openai as openai_provider
+from mmjudge.judges.anthropic import AnthropicJudge
+from mmjudge.judges.base import JudgeAPI
+from mmjudge.judges.openai import OpenAIJudge
+from mmjudge.judges.registry import endpoint_override
 from mmjudge.keyguard import REDACTED
-from mmjudge.providers import anthropic as anthropic_provider
-from mmjudge.providers import openai as openai_provider
-from mmjudge.providers.anthropic import AnthropicJudge
-from mmjudge.providers.base import JudgeAPI
-from mmjudge.providers.openai import OpenAIJudge
-from mmjudge.providers.registry import endpoint_override
 from mmjudge.records import JudgeRequest
 from tests.fixtures.loopback_server import ANTHROPIC_PATH, OPENAI_PATH, LoopbackServer
 

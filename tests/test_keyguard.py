@@ -247,7 +247,7 @@ def test_log_records_are_redacted(live_key: str) -> None:
 
 
 def test_provider_messages_are_redacted(live_key: str) -> None:
-    from mmjudge.providers._common import provider_message
+    from mmjudge.judges.http import provider_message
 
     echo = Exception("400")
     echo.body = {"error": {"message": f"invalid key {live_key} from Bearer {live_key}"}}  # type: ignore[attr-defined]

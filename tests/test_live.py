@@ -12,8 +12,8 @@ import pytest
 from omegaconf import OmegaConf
 
 from mmjudge.config import SweepConfig
+from mmjudge.judges.registry import create_judge
 from mmjudge.parsing import parse_grade
-from mmjudge.providers.registry import create_judge
 from mmjudge.records import JudgeRequest
 from tests.helpers import compose_config
 

@@ -10,7 +10,7 @@ import pytest
 from mmjudge.cache import ResponseCache
 from mmjudge.config import ModelConfig, RunnerConfig
 from mmjudge.errors import BudgetExceeded, FatalProviderError
-from mmjudge.providers.base import JudgeAPI
+from mmjudge.judges.base import ErrorVerdict, JudgeAPI
 from mmjudge.records import JudgeRequest, JudgeResponse, Usage
 from mmjudge.runner import Outcome, Runner, WorkItem
 
@@ -42,11 +42,8 @@ class FakeJudge(JudgeAPI):
         finally:
             self.in_flight -= 1
 
-    def is_retryable(self, error: Exception) -> bool:
-        return isinstance(error, Flaky)
-
-    def retry_after(self, error: Exception) -> float | None:
-        return 0.0
+    def classify_error(self, error: Exception) -> ErrorVerdict:
+        return ErrorVerdict(retryable=isinstance(error, Flaky), retry_after=0.0)
 
 
 MODEL = ModelConfig(name="fake", provider="fake", model_id="fake-1", max_concurrency=64)

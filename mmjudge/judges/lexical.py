@@ -1,4 +1,5 @@
-"""Judges that run on this machine and need no key: free, deterministic baselines."""
+"""The lexical judge: query-term overlap (BM25-weighted) cut into grades; runs on this machine,
+needs no key, costs nothing and always gives the same answer."""
 
 from __future__ import annotations
 
@@ -6,12 +7,12 @@ import re
 import time
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from mmjudge.config import ModelConfig
-from mmjudge.errors import ConfigError
-from mmjudge.providers.base import JudgeAPI
-from mmjudge.providers.cut_points import (
+from mmjudge.judges.base import JudgeAPI
+from mmjudge.judges.cut_points import (
     CutPoints,
     check_increasing,
     check_span,
@@ -19,11 +20,28 @@ from mmjudge.providers.cut_points import (
     given,
     grade_for,
 )
+from mmjudge.judges.options import JudgeOptions
 from mmjudge.records import JudgeRequest, JudgeResponse
 
 #: Scores below the first value get the lowest grade, from the second up the highest.
 DEFAULT_SPAN = (0.3, 0.7)
-_OPTIONS = frozenset({"k1", "b", "avg_length", "score_span"})
+
+
+@dataclass(frozen=True)
+class LexicalOptions(JudgeOptions):
+    """``model.options`` of the lexical judge."""
+
+    family: ClassVar[str] = "lexical"
+    k1: float = 1.2
+    """BM25's term-frequency saturation."""
+    b: float = 0.75
+    """BM25's length normalisation."""
+    avg_length: float = 20
+    """The result length (in terms) taken as average."""
+    score_span: Any = DEFAULT_SPAN
+    """``[low, high]`` of the score the cut points are derived from."""
+
+
 _TOKEN = re.compile(r"[a-z0-9]+")
 _STOPWORDS = frozenset(
     [
@@ -90,7 +108,7 @@ class LexicalJudge(JudgeAPI):
     """Grades by BM25-style term overlap between the query and the result's text fields.
 
     The overlap (0 to 1) becomes a grade through cut points (see
-    :mod:`mmjudge.providers.cut_points`): ``model.thresholds`` when given, otherwise spread
+    :mod:`mmjudge.judges.cut_points`): ``model.thresholds`` when given, otherwise spread
     over ``model.options.score_span`` (default ``[0.3, 0.7]``: below 0.3 few query terms occur
     in the result, from 0.7 up nearly all of them do, repeatedly or in a short text), so the
     judge grades on any scale a dataset declares.
@@ -100,23 +118,20 @@ class LexicalJudge(JudgeAPI):
     supports_images = False
     modalities = ("text",)
     cacheable = False
+    free = True
+    Options = LexicalOptions
+    options: LexicalOptions
 
     def __init__(self, model: ModelConfig) -> None:
+        super().__init__(model)
         self.name = model.name
-        options = dict(model.options or {})
-        unknown = sorted(set(options) - _OPTIONS)
-        if unknown:
-            raise ConfigError(
-                f"model.options {unknown} for '{model.name}' are not lexical options; "
-                f"use: {', '.join(sorted(_OPTIONS))}"
-            )
         self.thresholds = check_increasing(model.name, "model.thresholds", model.thresholds)
         self.score_span = check_span(
-            model.name, "model.options.score_span", options.get("score_span", DEFAULT_SPAN)
+            model.name, "model.options.score_span", self.options.score_span
         )
-        self.k1 = float(options.get("k1", 1.2))
-        self.b = float(options.get("b", 0.75))
-        self.avg_length = float(options.get("avg_length", 20))
+        self.k1 = self.options.k1
+        self.b = self.options.b
+        self.avg_length = self.options.avg_length
 
     def describe(self) -> str:
         return f"local judge '{self.name}' (lexical, text only)"

@@ -11,9 +11,9 @@ import pytest
 
 from mmjudge.config import ModelConfig
 from mmjudge.errors import ConfigError
+from mmjudge.judges.cut_points import spread
+from mmjudge.judges.lexical import LexicalJudge, bm25_overlap
 from mmjudge.pipeline import run_cell
-from mmjudge.providers.cut_points import spread
-from mmjudge.providers.local import LexicalJudge, bm25_overlap
 from mmjudge.records import JudgeRequest
 from tests.helpers import compose_config
 

@@ -24,9 +24,9 @@ from PIL import Image
 
 from mmjudge.config import ModelConfig
 from mmjudge.errors import ConfigError, FatalProviderError, ImageError
+from mmjudge.judges.registry import judge_class
 from mmjudge.parsing import parse_grade
 from mmjudge.pipeline import run_cell
-from mmjudge.providers.registry import judge_class
 from mmjudge.records import EncodedImage, JudgeRequest
 from tests.helpers import compose_config
 
@@ -38,7 +38,7 @@ pytestmark = pytest.mark.needs_extra
 os.environ["HF_HUB_OFFLINE"] = "1"
 pytest.importorskip("sentence_transformers", reason=NEEDS_EXTRA)
 
-from mmjudge.providers.embedding import (  # noqa: E402  (after the skip)
+from mmjudge.judges.embedding import (  # noqa: E402  (after the skip)
     EmbeddingJudge,
     Similarity,
     decode_image,
@@ -105,7 +105,7 @@ def test_a_missing_extra_names_the_install_command(monkeypatch: pytest.MonkeyPat
         return None if name == "sentence_transformers" else real_find_spec(name, *args)
 
     monkeypatch.setattr(importlib.util, "find_spec", without_sentence_transformers)
-    monkeypatch.delitem(sys.modules, "mmjudge.providers.embedding")
+    monkeypatch.delitem(sys.modules, "mmjudge.judges.embedding")
     with pytest.raises(ConfigError, match=r"install it with: pip install 'mmjudge\[local\]'"):
         judge_class(model_config(kind="text"))
 

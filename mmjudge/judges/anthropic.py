@@ -1,7 +1,7 @@
 """Anthropic Messages API judges (Claude).
 
 The SDK's own retries are off (``max_retries=0``): the runner retries, using
-:meth:`AnthropicJudge.is_retryable` and :meth:`AnthropicJudge.retry_after`.
+:meth:`AnthropicJudge.classify_error`.
 """
 
 from __future__ import annotations
@@ -15,14 +15,11 @@ from typing import Any
 import anthropic
 from anthropic.types import Message
 
-from mmjudge.batch import BatchItemResult, BatchLimits, BatchPoll, SubmittedBatch
 from mmjudge.config import ModelConfig
-from mmjudge.errors import ConfigError
-from mmjudge.keyguard import redact_text
-from mmjudge.providers._common import (
+from mmjudge.judges.base import BatchItemResult, BatchLimits, BatchPoll, SubmittedBatch
+from mmjudge.judges.http import (
     DEFAULT_TIMEOUT_S,
     MalformedResponseError,
-    ProviderResponse,
     SDKJudge,
     count,
     http_client,
@@ -32,8 +29,9 @@ from mmjudge.providers._common import (
     read_api_key,
     usage_dict,
 )
-from mmjudge.providers.registry import endpoint_override
-from mmjudge.records import JudgeRequest, Usage
+from mmjudge.judges.registry import endpoint_override
+from mmjudge.keyguard import redact_text
+from mmjudge.records import JudgeRequest, JudgeResponse, Usage
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +84,7 @@ class AnthropicJudge(SDKJudge):
             base_url=endpoint,
             max_retries=0,
             timeout=DEFAULT_TIMEOUT_S if timeout is None else timeout,
-            http_client=http_client(anthropic, model),
+            http_client=http_client(anthropic, model, self.options.http_client),
         )
 
     def describe(self) -> str:
@@ -96,11 +94,7 @@ class AnthropicJudge(SDKJudge):
 
     def request_body(self, request: JudgeRequest, *, redact: bool = False) -> dict[str, Any]:
         """The JSON body sent to ``/v1/messages``; ``redact`` swaps images for hashes."""
-        if request.images and not self.supports_images:
-            raise ConfigError(
-                f"model '{self.name}' has supports_images=false but was given "
-                f"{len(request.images)} image(s)"
-            )
+        self.check_images(request)
         content: list[dict[str, Any]] = []
         for image in request.images:
             source: dict[str, Any]
@@ -130,7 +124,7 @@ class AnthropicJudge(SDKJudge):
 
     # -- the call --------------------------------------------------------------------------
 
-    async def generate(self, request: JudgeRequest) -> ProviderResponse:
+    async def generate(self, request: JudgeRequest) -> JudgeResponse:
         body = self.request_body(request)
         if log.isEnabledFor(logging.DEBUG):
             log.debug("%s request %s", self.name, json.dumps(self.redacted_request(request)))
@@ -144,15 +138,10 @@ class AnthropicJudge(SDKJudge):
             raise MalformedResponseError(
                 f"{self.base_url} answered with a body that is not valid JSON ({exc.msg})"
             ) from exc
-        except anthropic.APIStatusError as exc:
-            fatal = self.classify_fatal(exc)
-            if fatal is not None:
-                raise fatal from exc
-            raise
         latency = time.perf_counter() - started
         return self._response(message, latency)
 
-    def _response(self, message: Any, latency: float) -> ProviderResponse:
+    def _response(self, message: Any, latency: float) -> JudgeResponse:
         blocks = getattr(message, "content", None)
         if not isinstance(blocks, list):
             shown = type(message).__name__
@@ -167,14 +156,13 @@ class AnthropicJudge(SDKJudge):
         )
         stop_reason = getattr(message, "stop_reason", None)
         raw_usage = usage_dict(getattr(message, "usage", None))
-        return ProviderResponse(
+        return JudgeResponse(
             text=text,
             usage=usage_from_anthropic(raw_usage),
             raw_usage=raw_usage,
             latency_s=latency,
             model=str(getattr(message, "model", None) or self.model_id),
             stop_reason=stop_reason,
-            refusal=(text or None) if stop_reason == "refusal" else None,
         )
 
     # -- Message Batches -------------------------------------------------------------------

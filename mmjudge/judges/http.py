@@ -17,9 +17,10 @@ from typing import Any, ClassVar
 
 from mmjudge.config import ModelConfig
 from mmjudge.errors import ConfigError, CredentialError, FatalProviderError
+from mmjudge.judges.base import ErrorVerdict, JudgeAPI
+from mmjudge.judges.options import JudgeOptions
 from mmjudge.keyguard import redact_text
-from mmjudge.providers.base import JudgeAPI
-from mmjudge.records import EncodedImage, JudgeResponse
+from mmjudge.records import EncodedImage
 
 #: SDK-level timeout (seconds) when the caller gives none. The runner's own per-call timeout
 #: (``runner.timeout_s``) is normally the shorter one; this is only a backstop.
@@ -53,14 +54,6 @@ class MalformedResponseError(Exception):
     Treated as retryable: a garbled or truncated body is usually a proxy or load-balancer
     hiccup that the next attempt does not hit, and the runner bounds the retries.
     """
-
-
-@dataclass
-class ProviderResponse(JudgeResponse):
-    """A :class:`JudgeResponse` that also keeps what the model said when it refused."""
-
-    refusal: str | None = None
-    """The refusal message when the provider reported one separately from the answer text."""
 
 
 def read_api_key(model_name: str, env_name: str) -> str:
@@ -288,7 +281,15 @@ def count(data: Any, *path: str) -> int:
 HTTP_CLIENTS = ("aiohttp", "httpx")
 
 
-def http_client(sdk: Any, model: ModelConfig) -> Any:
+@dataclass(frozen=True)
+class HTTPOptions(JudgeOptions):
+    """``model.options`` every judge behind an SDK reads."""
+
+    http_client: str = "aiohttp"
+    """The SDK's HTTP transport: ``aiohttp`` (its aiohttp client) or ``httpx`` (its default)."""
+
+
+def http_client(sdk: Any, model: ModelConfig, choice: str) -> Any:
     """The SDK's HTTP client: its aiohttp transport by default, else its httpx default.
 
     Both SDKs ship an aiohttp-based client (``DefaultAioHttpClient``, installed with their
@@ -296,7 +297,6 @@ def http_client(sdk: Any, model: ModelConfig) -> Any:
     where the default httpx pool spends about a millisecond of CPU per request scanning its
     connections. ``model.options.http_client=httpx`` selects the SDK's default client.
     """
-    choice = str((model.options or {}).get("http_client", "aiohttp"))
     if choice not in HTTP_CLIENTS:
         raise ConfigError(
             f"model.options.http_client='{choice}' for model '{model.name}' must be one of: "
@@ -330,6 +330,8 @@ class SDKJudge(JudgeAPI):
     ``name``, ``model_id``, ``base_url`` and ``key_env`` name the model in error messages.
     """
 
+    Options: ClassVar[type[JudgeOptions]] = HTTPOptions
+    options: HTTPOptions
     connection_error: ClassVar[type[Exception]]
     status_error: ClassVar[type[Exception]]
     batch_api_name: ClassVar[str] = "batch API"
@@ -340,17 +342,20 @@ class SDKJudge(JudgeAPI):
     key_env: str | None
     _client: Any
 
-    def is_retryable(self, error: Exception) -> bool:
-        return is_retryable_error(
+    def classify_error(self, error: Exception) -> ErrorVerdict:
+        """Fatal (bad key, billing, unknown model, bad settings), retryable (see
+        :func:`is_retryable_error`, with the server's ``Retry-After``), or an item failure."""
+        fatal = self._fatal(error)
+        if fatal is not None:
+            return ErrorVerdict(fatal=fatal)
+        retryable = is_retryable_error(
             error,
             connection_errors=(self.connection_error,),
             status_errors=(self.status_error,),
         )
+        return ErrorVerdict(retryable, retry_after_seconds(error) if retryable else None)
 
-    def retry_after(self, error: Exception) -> float | None:
-        return retry_after_seconds(error)
-
-    def classify_fatal(self, error: Exception) -> FatalProviderError | None:
+    def _fatal(self, error: Exception) -> FatalProviderError | None:
         """The run-stopping error for ``error`` (bad key, unknown model, bad settings), or None."""
         if not isinstance(error, self.status_error):
             return None
@@ -371,7 +376,7 @@ class SDKJudge(JudgeAPI):
                 f"{self.batch_api_name}, or the batch belongs to another key: use "
                 "runner.mode=sync, or check the key"
             )
-        return self.classify_fatal(error)
+        return self._fatal(error)
 
     async def aclose(self) -> None:
         await self._client.close()

@@ -2,8 +2,7 @@
 
 ``provider: openai`` and ``provider: openai_compatible`` share this class; a compatible service
 is only a ``base_url`` and an ``api_key_env``. The SDK's own retries are off
-(``max_retries=0``): the runner retries, using :meth:`OpenAIJudge.is_retryable` and
-:meth:`OpenAIJudge.retry_after`.
+(``max_retries=0``): the runner retries, using :meth:`OpenAIJudge.classify_error`.
 """
 
 from __future__ import annotations
@@ -12,19 +11,19 @@ import json
 import logging
 import time
 from collections.abc import AsyncIterator, Sequence
-from typing import Any, Final
+from dataclasses import dataclass
+from typing import Any, ClassVar, Final
 
 import openai
 from openai.types.chat import ChatCompletion
 
-from mmjudge.batch import BatchItemResult, BatchLimits, BatchPoll, SubmittedBatch
 from mmjudge.config import ModelConfig
 from mmjudge.errors import ConfigError
-from mmjudge.keyguard import redact_text
-from mmjudge.providers._common import (
+from mmjudge.judges.base import BatchItemResult, BatchLimits, BatchPoll, SubmittedBatch
+from mmjudge.judges.http import (
     DEFAULT_TIMEOUT_S,
+    HTTPOptions,
     MalformedResponseError,
-    ProviderResponse,
     SDKJudge,
     count,
     http_client,
@@ -34,8 +33,9 @@ from mmjudge.providers._common import (
     read_api_key,
     usage_dict,
 )
-from mmjudge.providers.registry import BASE_URL_ENVS, endpoint_override
-from mmjudge.records import JudgeRequest, Usage
+from mmjudge.judges.registry import BASE_URL_ENVS, endpoint_override
+from mmjudge.keyguard import redact_text
+from mmjudge.records import JudgeRequest, JudgeResponse, Usage
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +65,17 @@ def default_max_tokens_param(model_id: str) -> str:
     return "max_completion_tokens" if name.startswith(REASONING_PREFIXES) else "max_tokens"
 
 
+@dataclass(frozen=True)
+class OpenAIOptions(HTTPOptions):
+    """``model.options`` of an OpenAI (or OpenAI-compatible) judge."""
+
+    family: ClassVar[str] = "openai"
+    max_tokens_param: str | None = None
+    """``max_tokens`` or ``max_completion_tokens`` (default: what the model id needs)."""
+    reasoning_effort: str | None = None
+    """Sent as ``reasoning_effort`` only when set."""
+
+
 class OpenAIJudge(SDKJudge):
     """A judge behind the Chat Completions API.
 
@@ -73,6 +84,8 @@ class OpenAIJudge(SDKJudge):
     """
 
     provider = "openai"
+    Options = OpenAIOptions
+    options: OpenAIOptions
     connection_error = openai.APIConnectionError
     status_error = openai.APIStatusError
     batch_api_name = "Batch API"
@@ -90,16 +103,14 @@ class OpenAIJudge(SDKJudge):
         self.temperature = None if model.temperature is None else float(model.temperature)
         self.max_tokens = int(model.max_tokens)
         self.image_detail = str(model.image_detail or "low")
-        options = dict(model.options or {})
-        param = options.get("max_tokens_param") or default_max_tokens_param(self.model_id)
+        param = self.options.max_tokens_param or default_max_tokens_param(self.model_id)
         if param not in MAX_TOKENS_PARAMS:
             raise ConfigError(
                 f"model.options.max_tokens_param='{param}' for model '{self.name}' must be one "
                 f"of: {', '.join(MAX_TOKENS_PARAMS)}"
             )
         self.max_tokens_param = str(param)
-        effort = options.get("reasoning_effort")
-        self.reasoning_effort = None if effort is None else str(effort)
+        self.reasoning_effort = self.options.reasoning_effort
 
         compatible = self.provider_name != "openai"
         endpoint = endpoint_override(model)
@@ -119,7 +130,7 @@ class OpenAIJudge(SDKJudge):
             base_url=endpoint,
             max_retries=0,
             timeout=DEFAULT_TIMEOUT_S if timeout is None else timeout,
-            http_client=http_client(openai, model),
+            http_client=http_client(openai, model, self.options.http_client),
         )
 
     def describe(self) -> str:
@@ -129,11 +140,7 @@ class OpenAIJudge(SDKJudge):
 
     def request_body(self, request: JudgeRequest, *, redact: bool = False) -> dict[str, Any]:
         """The JSON body sent to ``/chat/completions``; ``redact`` swaps images for hashes."""
-        if request.images and not self.supports_images:
-            raise ConfigError(
-                f"model '{self.name}' has supports_images=false but was given "
-                f"{len(request.images)} image(s)"
-            )
+        self.check_images(request)
         messages: list[dict[str, Any]] = []
         if request.system:
             messages.append({"role": "system", "content": request.system})
@@ -165,7 +172,7 @@ class OpenAIJudge(SDKJudge):
 
     # -- the call --------------------------------------------------------------------------
 
-    async def generate(self, request: JudgeRequest) -> ProviderResponse:
+    async def generate(self, request: JudgeRequest) -> JudgeResponse:
         body = self.request_body(request)
         if log.isEnabledFor(logging.DEBUG):
             log.debug("%s request %s", self.name, json.dumps(self.redacted_request(request)))
@@ -182,15 +189,10 @@ class OpenAIJudge(SDKJudge):
             raise MalformedResponseError(
                 f"{self.base_url} answered with a body that is not valid JSON ({exc.msg})"
             ) from exc
-        except openai.APIStatusError as exc:
-            fatal = self.classify_fatal(exc)
-            if fatal is not None:
-                raise fatal from exc
-            raise
         latency = time.perf_counter() - started
         return self._response(completion, latency)
 
-    def _response(self, completion: Any, latency: float) -> ProviderResponse:
+    def _response(self, completion: Any, latency: float) -> JudgeResponse:
         choices = getattr(completion, "choices", None)
         if not choices:
             shown = type(completion).__name__
@@ -205,14 +207,13 @@ class OpenAIJudge(SDKJudge):
         if refusal and not text:
             stop_reason = "refusal"
         raw_usage = usage_dict(getattr(completion, "usage", None))
-        return ProviderResponse(
+        return JudgeResponse(
             text=text or "",
             usage=usage_from_openai(raw_usage),
             raw_usage=raw_usage,
             latency_s=latency,
             model=str(getattr(completion, "model", None) or self.model_id),
             stop_reason=stop_reason,
-            refusal=refusal or None,
         )
 
     # -- the Batch API ---------------------------------------------------------------------

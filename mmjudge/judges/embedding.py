@@ -14,7 +14,7 @@ Needs the ``local`` extra (``pip install 'mmjudge[local]'``). Two kinds, picked 
     ``w = options.image_weight`` (default 0.5); a result without text falls back to the image
     alone. With several images the best-matching one counts.
 
-The similarity becomes a grade through cut points (see :mod:`mmjudge.providers.cut_points`):
+The similarity becomes a grade through cut points (see :mod:`mmjudge.judges.cut_points`):
 given ones (``model.thresholds``, or ``options.thresholds_by_modality``) must match the dataset's
 scale; otherwise they are derived for the scale from a score span ``[low, high]``
 (``options.score_span``, ``options.score_span_by_modality``, else the built-in spans below),
@@ -59,8 +59,9 @@ import io
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, NamedTuple, TypeVar
+from typing import Any, ClassVar, Generic, NamedTuple, TypeVar
 
 import numpy as np
 from PIL import Image, UnidentifiedImageError
@@ -68,8 +69,8 @@ from PIL import Image, UnidentifiedImageError
 from mmjudge import PROJECT_ROOT
 from mmjudge.config import ModelConfig
 from mmjudge.errors import ConfigError, FatalProviderError, ImageError
-from mmjudge.providers.base import MODALITIES, JudgeAPI
-from mmjudge.providers.cut_points import (
+from mmjudge.judges.base import MODALITIES, JudgeAPI
+from mmjudge.judges.cut_points import (
     CutPoints,
     check_increasing,
     check_span,
@@ -77,6 +78,7 @@ from mmjudge.providers.cut_points import (
     given,
     grade_for,
 )
+from mmjudge.judges.options import JudgeOptions
 from mmjudge.records import EncodedImage, JudgeRequest, JudgeResponse
 
 if importlib.util.find_spec("sentence_transformers") is None:
@@ -98,18 +100,29 @@ DEFAULT_SPANS: dict[str, dict[str, tuple[float, float]]] = {
     "text": {"text": (0.43, 0.64)},
     "clip": {"text": (0.75, 0.85), "mm": (0.5, 0.56), "image": (0.24, 0.27)},
 }
-_OPTIONS = frozenset(
-    {
-        "kind",
-        "model_name_or_path",
-        "image_weight",
-        "thresholds_by_modality",
-        "score_span",
-        "score_span_by_modality",
-        "device",
-        "batch_size",
-    }
-)
+
+
+@dataclass(frozen=True)
+class EmbeddingOptions(JudgeOptions):
+    """``model.options`` of an embedding judge (see the module's docstring for each)."""
+
+    family: ClassVar[str] = "embedding"
+    kind: str = "text"
+    """``text`` or ``clip``."""
+    model_name_or_path: str | None = None
+    """A sentence-transformers model name or a local directory (default: per kind)."""
+    image_weight: float = 0.5
+    """Weight of the image similarity in ``mm``."""
+    thresholds_by_modality: Any = None
+    """``{modality: [cut points]}``."""
+    score_span: Any = None
+    """``[low, high]`` to derive cut points from, for every modality."""
+    score_span_by_modality: Any = None
+    """``{modality: [low, high]}``."""
+    device: str | None = None
+    """``cpu``, ``cuda``…; by default sentence-transformers picks one."""
+    batch_size: float = 32
+    """Most requests encoded together."""
 
 
 #: A request and its decoded pictures, as the batcher hands them to the encoder.
@@ -230,18 +243,15 @@ class EmbeddingJudge(JudgeAPI):
     supports_images = True
     modalities: tuple[str, ...] = MODALITIES
     cacheable = False
+    free = True
+    Options = EmbeddingOptions
+    options: EmbeddingOptions
 
     def __init__(self, model: ModelConfig) -> None:
         super().__init__(model)
         self.name = model.name
-        options = dict(model.options or {})
-        unknown = sorted(set(options) - _OPTIONS)
-        if unknown:
-            raise ConfigError(
-                f"model.options {unknown} for '{model.name}' are not embedding options; "
-                f"use: {', '.join(sorted(_OPTIONS))}"
-            )
-        self.kind = str(options.get("kind", "text")).lower()
+        options = self.options
+        self.kind = options.kind.lower()
         if self.kind not in KINDS:
             raise ConfigError(
                 f"model.options.kind='{self.kind}' for '{model.name}' is unknown; "
@@ -258,39 +268,28 @@ class EmbeddingJudge(JudgeAPI):
         else:
             self.modalities = MODALITIES
             self.supports_images = bool(model.supports_images)
-        self.model_name_or_path = str(
-            options.get("model_name_or_path") or DEFAULT_MODELS[self.kind]
-        )
-        self.image_weight = self._number(options, "image_weight", 0.5)
+        self.model_name_or_path = str(options.model_name_or_path or DEFAULT_MODELS[self.kind])
+        self.image_weight = options.image_weight
         if not 0.0 <= self.image_weight <= 1.0:
             raise ConfigError(
                 f"model.options.image_weight={self.image_weight} for '{model.name}' must be "
                 "between 0 and 1"
             )
-        batch_size = self._number(options, "batch_size", 32)
+        batch_size = options.batch_size
         if batch_size < 1 or batch_size != int(batch_size):
             raise ConfigError(
                 f"model.options.batch_size={batch_size} for '{model.name}' must be a whole "
                 "number of at least 1"
             )
         self.batch_size = int(batch_size)
-        self.device = options.get("device")
-        self.thresholds = self._given_cut_points(model, options.get("thresholds_by_modality"))
+        self.device = options.device
+        self.thresholds = self._given_cut_points(model, options.thresholds_by_modality)
         self.spans = self._spans(options)
         self._model: Any = None
         self._load_error: FatalProviderError | None = None
         self._loading: asyncio.Task[Any] | None = None
         self._lock = threading.RLock()
         self._batcher: _Batcher[_Job, Similarity] = _Batcher(self._similarities, self.batch_size)
-
-    def _number(self, options: dict[str, Any], key: str, default: float) -> float:
-        value = options.get(key, default)
-        try:
-            return float(value)
-        except (TypeError, ValueError):
-            raise ConfigError(
-                f"model.options.{key}={value!r} for '{self.name}' must be a number"
-            ) from None
 
     def _by_modality(self, where: str, value: Any) -> dict[str, Any]:
         """A per-modality option, checked to name only modalities this judge accepts."""
@@ -326,11 +325,11 @@ class EmbeddingJudge(JudgeAPI):
                 result[modality] = ("model.thresholds", common)
         return result
 
-    def _spans(self, options: dict[str, Any]) -> dict[str, tuple[str, tuple[float, float]]]:
+    def _spans(self, options: EmbeddingOptions) -> dict[str, tuple[str, tuple[float, float]]]:
         """Per modality: the span cut points are derived from, and the setting it came from."""
         where = "model.options.score_span_by_modality"
-        overrides = self._by_modality(where, options.get("score_span_by_modality"))
-        common = options.get("score_span")
+        overrides = self._by_modality(where, options.score_span_by_modality)
+        common = options.score_span
         result = {}
         for modality in self.modalities:
             if modality in overrides:

@@ -8,15 +8,15 @@ from collections.abc import Callable
 
 from mmjudge.config import ModelConfig
 from mmjudge.errors import ConfigError
-from mmjudge.providers.base import JudgeAPI
+from mmjudge.judges.base import JudgeAPI
 
 #: provider name -> "module:Class"; the class is built as ``Class(model_config)``.
 _PROVIDERS: dict[str, str] = {
-    "lexical": "mmjudge.providers.local:LexicalJudge",
-    "openai": "mmjudge.providers.openai:OpenAIJudge",
-    "openai_compatible": "mmjudge.providers.openai:OpenAIJudge",
-    "anthropic": "mmjudge.providers.anthropic:AnthropicJudge",
-    "embedding": "mmjudge.providers.embedding:EmbeddingJudge",
+    "lexical": "mmjudge.judges.lexical:LexicalJudge",
+    "openai": "mmjudge.judges.openai:OpenAIJudge",
+    "openai_compatible": "mmjudge.judges.openai:OpenAIJudge",
+    "anthropic": "mmjudge.judges.anthropic:AnthropicJudge",
+    "embedding": "mmjudge.judges.embedding:EmbeddingJudge",
 }
 
 #: Which optional extra to install when a provider's import fails.
@@ -75,6 +75,14 @@ def judge_class(model: ModelConfig) -> type[JudgeAPI]:
         ) from exc
     cls: type[JudgeAPI] = getattr(module, class_name)
     return cls
+
+
+def is_free(model: ModelConfig) -> bool:
+    """Whether the model's judge says it runs at no charge (:attr:`JudgeAPI.free`); False for
+    a provider nobody registered, whose cell fails with its own error."""
+    if model.provider not in _PROVIDERS:
+        return False
+    return judge_class(model).free
 
 
 def create_judge(model: ModelConfig) -> JudgeAPI:
