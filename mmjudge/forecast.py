@@ -21,9 +21,6 @@ def forecast_call(
     model: ModelConfig,
     price: ModelPrice,
     output_tokens: int,
-    *,
-    batch: bool = False,
-    batch_discount: float = 0.5,
 ) -> Forecast:
     """Expected usage and cost of one call."""
     if price is FREE:  # a free judge (see price_for)
@@ -39,7 +36,7 @@ def forecast_call(
         output_tokens=output_tokens,
         image_tokens=images,
     )
-    cost = cost_of(usage, price, batch=batch, sheet_batch_discount=batch_discount)
+    cost = cost_of(usage, price)
     return Forecast(
         calls=1,
         input_tokens=usage.input_tokens,

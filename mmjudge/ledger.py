@@ -370,10 +370,16 @@ def cost_of(
     ) / PER_MILLION
     image = min(usage.image_tokens, usage.input_tokens) * price.input / PER_MILLION
     if batch:
-        factor = price.batch_discount if price.batch_discount is not None else sheet_batch_discount
+        factor = batch_factor(price, sheet_batch_discount)
         total *= factor
         image *= factor
     return Cost(total, image)
+
+
+def batch_factor(price: ModelPrice, sheet_batch_discount: float) -> float:
+    """The fraction of the list price paid through a batch API: the model's own
+    ``batch_discount`` when its sheet entry gives one, else the sheet's."""
+    return price.batch_discount if price.batch_discount is not None else sheet_batch_discount
 
 
 def _first(*values: float | None) -> float:

@@ -51,8 +51,8 @@ register_configs()
 
 @hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="config")
 def _app(cfg: DictConfig) -> None:
-    from mmjudge.pipeline import run_cell
     from mmjudge.report import build_report
+    from mmjudge.running.cell import run_cell
 
     hydra_cfg = HydraConfig.get()
     run_dir = Path(hydra_cfg.runtime.output_dir)

@@ -16,7 +16,7 @@ from mmjudge import PROJECT_ROOT
 from mmjudge.config import SweepConfig
 from mmjudge.config_keys import unknown_setting
 from mmjudge.errors import ConfigError
-from mmjudge.pipeline import run_cell, typed_config
+from mmjudge.running.cell import run_cell, typed_config
 from tests.helpers import compose_config
 
 CONF = PROJECT_ROOT / "conf"

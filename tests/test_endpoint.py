@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from mmjudge.cache import request_key
 from mmjudge.config import ModelConfig
 from mmjudge.errors import ConfigError
 from mmjudge.judges import anthropic as anthropic_provider
@@ -26,6 +25,7 @@ from mmjudge.judges.openai import OpenAIJudge
 from mmjudge.judges.registry import endpoint_override
 from mmjudge.keyguard import REDACTED
 from mmjudge.records import JudgeRequest
+from mmjudge.running.cache import request_key
 from tests.fixtures.loopback_server import ANTHROPIC_PATH, OPENAI_PATH, LoopbackServer
 
 KEY = "test-key-for-the-loopback-server"

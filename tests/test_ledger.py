@@ -197,11 +197,10 @@ def test_forecast_records_and_reprice_count_claude_images_alike(tmp_path) -> Non
     """A 512-px image is 350 tokens for Claude 3.x in the ledger, the dry-run forecast, the
     estimate written on records and ``reprice --as-model``; two images are 700."""
     import json
-    from types import SimpleNamespace
 
+    from mmjudge.costs.calls import CallPricer
     from mmjudge.forecast import forecast_call
-    from mmjudge.pipeline import _estimated_image_tokens
-    from mmjudge.records import EncodedImage, JudgeRequest
+    from mmjudge.records import EncodedImage, JudgeRequest, JudgeResponse, Usage
     from mmjudge.reprice import reprice_run
 
     claude = ModelConfig(
@@ -216,8 +215,8 @@ def test_forecast_records_and_reprice_count_claude_images_alike(tmp_path) -> Non
     request = JudgeRequest(item_key="k", prompt="grade it", images=(image, image))
     assert forecast_call(request, claude, price, 10).image_tokens == 700
 
-    context = SimpleNamespace(price=price, cfg=SimpleNamespace(model=claude))
-    assert _estimated_image_tokens(context, (image, image)) == 700  # type: ignore[arg-type]
+    answer = JudgeResponse(text="1", usage=Usage(input_tokens=900, output_tokens=5))
+    assert CallPricer(price, claude)(request, answer).usage.image_tokens == 700
 
     run_dir = tmp_path / "run"
     run_dir.mkdir()

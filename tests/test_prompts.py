@@ -14,8 +14,8 @@ from mmjudge.config import DatasetConfig, ModalityConfig, PromptConfig
 from mmjudge.data.schema import Example, load_dataset
 from mmjudge.errors import ConfigError
 from mmjudge.parsing import parse_confidence, parse_grade
-from mmjudge.pipeline import typed_config
 from mmjudge.prompts import N_WORDINGS, render
+from mmjudge.running.cell import typed_config
 from tests.helpers import compose_config
 
 PROMPTS = sorted(p.stem for p in (PROJECT_ROOT / "conf" / "prompt").glob("*.yaml"))

@@ -408,7 +408,7 @@ def test_rebuild_imports_no_provider(sweep: Path, tmp_path: Path) -> None:
         "from mmjudge.report.__main__ import main\n"
         f"assert main([{str(sweep)!r}, '--out', {str(tmp_path)!r}, '--name', 'again']) == 0\n"
         "bad = [m for m in sys.modules if m.startswith('mmjudge.judges')"
-        " or m == 'mmjudge.runner' or m.split('.')[0] in ('openai', 'anthropic')]\n"
+        " or m == 'mmjudge.running.sync' or m.split('.')[0] in ('openai', 'anthropic')]\n"
         "assert not bad, bad\n"
     )
     result = subprocess.run(

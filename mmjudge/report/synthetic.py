@@ -2,14 +2,14 @@
 model, for the tests and for the benchmarks: whole sweeps of judges that agree with the
 assessors with a chosen probability (:func:`write_sweep`), or one run with exactly the labels
 a test gives (:func:`write_run`). Both write rows of :class:`mmjudge.records.JudgmentRecord`
-and the summary of the real :func:`mmjudge.pipeline.write_cell_summary`.
+and the summary of the real :func:`mmjudge.running.cell.write_cell_summary`.
 
 A synthetic dataset is written in mmjudge's canonical JSONL layout (with small generated
 images), so the report can read its texts back like any other dataset. Each fake judge
 gives the human consensus grade with a chosen probability (per dataset if wanted) and a
 random other grade otherwise; its cost per judgment is fixed. Run directories hold
 ``judgments.jsonl`` rows with the fields of :class:`mmjudge.records.JudgmentRecord` and a
-``summary.json`` written by the real :func:`mmjudge.pipeline.write_cell_summary`.
+``summary.json`` written by the real :func:`mmjudge.running.cell.write_cell_summary`.
 """
 
 from __future__ import annotations
@@ -292,7 +292,7 @@ def write_sweep(
     """A sweep directory with one run per dataset × judge, plus skipped cells given as
     (dataset name, judge, reason). Datasets are written under ``dataset_root`` (default:
     ``root/../datasets``)."""
-    from mmjudge.pipeline import write_cell_summary
+    from mmjudge.running.cell import write_cell_summary
 
     root.mkdir(parents=True, exist_ok=True)
     data_root = dataset_root or root.parent / "datasets"
@@ -343,7 +343,7 @@ def write_run(
     """A completed run ``root/name`` judging exactly ``labels`` (None: unparseable) of the
     (query id, result id) items whose assessors' grades ``human`` gives; per-item cost, image
     cost, raw output, error and image hashes where given."""
-    from mmjudge.pipeline import write_cell_summary
+    from mmjudge.running.cell import write_cell_summary
 
     given = {
         "cost": cost,

@@ -26,8 +26,8 @@ from mmjudge.config import ModelConfig
 from mmjudge.errors import ConfigError, FatalProviderError, ImageError
 from mmjudge.judges.registry import judge_class
 from mmjudge.parsing import parse_grade
-from mmjudge.pipeline import run_cell
 from mmjudge.records import EncodedImage, JudgeRequest
+from mmjudge.running.cell import run_cell
 from tests.helpers import compose_config
 
 NEEDS_EXTRA = "needs the local extra: pip install 'mmjudge[local]'"

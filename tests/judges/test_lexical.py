@@ -13,8 +13,8 @@ from mmjudge.config import ModelConfig
 from mmjudge.errors import ConfigError
 from mmjudge.judges.cut_points import spread
 from mmjudge.judges.lexical import LexicalJudge, bm25_overlap
-from mmjudge.pipeline import run_cell
 from mmjudge.records import JudgeRequest
+from mmjudge.running.cell import run_cell
 from tests.helpers import compose_config
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from mmjudge.judges import registry
-from mmjudge.pipeline import run_cell
+from mmjudge.running.cell import run_cell
 from tests.helpers import compose_config
 
 MODULE = '''

@@ -22,7 +22,7 @@ from mmjudge.judges.http import MalformedResponseError, retry_after_seconds
 from mmjudge.judges.openai import OpenAIJudge, default_max_tokens_param
 from mmjudge.judges.registry import create_judge
 from mmjudge.records import EncodedImage, JudgeRequest, JudgeResponse
-from mmjudge.runner import classify
+from mmjudge.running.policy import classify
 from tests.fixtures.loopback_server import (
     ANTHROPIC_PATH,
     OPENAI_PATH,

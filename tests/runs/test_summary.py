@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from mmjudge.pipeline import run_cell
+from mmjudge.running.cell import run_cell
 from mmjudge.runs import RunSummary, read_summary
 from mmjudge.runs.summary import SUMMARY_SCHEMA_VERSION
 from tests.helpers import compose_config

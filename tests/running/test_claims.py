@@ -12,11 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from mmjudge.cache import ItemClaims, Owner, ResponseCache
+from mmjudge.costs.calls import PricedCall
 from mmjudge.errors import Interrupted
 from mmjudge.records import JudgeRequest, JudgeResponse, Usage
-from mmjudge.runner import Outcome, Runner
-from tests.test_runner import MODEL, FakeJudge, collect, items, settings
+from mmjudge.running.cache import ItemClaims, Owner, ResponseCache
+from mmjudge.running.policy import Outcome
+from mmjudge.running.sync import Runner
+from tests.running.test_sync import MODEL, FakeJudge, collect, items, settings
 
 ANSWER = JudgeResponse(text="1\nok", usage=Usage(input_tokens=10, output_tokens=2))
 ELSEWHERE = Owner("another-host", 4242, "1")
@@ -142,7 +144,7 @@ def test_a_resent_request_is_counted_and_its_lost_first_send_priced(tmp_path: Pa
         settings(),
         cache=cache,
         claims=cache.claims(30.0),
-        cost_of_response=lambda r: 0.25,
+        price=lambda _request, response: PricedCall(response.usage, 0.25, 0.0),
     )
     outcomes = {o.item.key: o for o in collect(runner, items(3))}
     assert outcomes["k1"].resent and not outcomes["k0"].resent
@@ -152,7 +154,7 @@ def test_a_resent_request_is_counted_and_its_lost_first_send_priced(tmp_path: Pa
 
 
 def request_key_of(key: str) -> str:
-    from mmjudge.cache import request_key
+    from mmjudge.running.cache import request_key
 
     return request_key(MODEL, JudgeRequest(item_key=key, prompt=f"p{key[1:]}"))
 

@@ -58,15 +58,13 @@ import asyncio
 import dataclasses
 import functools
 import logging
-import random
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from mmjudge.cache import ResponseCache, request_key
 from mmjudge.config import ModelConfig, RunnerConfig
 from mmjudge.errors import (
     BudgetExceeded,
@@ -85,7 +83,17 @@ from mmjudge.judges.base import (
     check_batch_judge,
 )
 from mmjudge.records import JudgeResponse, sha256_text
-from mmjudge.runner import Outcome, Runner, RunStats, WorkItem, classify
+from mmjudge.running.cache import ResponseCache, request_key
+from mmjudge.running.policy import (
+    CallPolicy,
+    Outcome,
+    Pricer,
+    RunStats,
+    WorkItem,
+    WorkSource,
+    classify,
+)
+from mmjudge.running.sync import Runner
 from mmjudge.runs.batches import STATE_FILE, BatchRecord, BatchState
 
 log = logging.getLogger(__name__)
@@ -107,11 +115,6 @@ def custom_id(item_key: str, request_cache_key: str) -> str:
     hashed; the mapping back is kept in the state file.
     """
     return CUSTOM_ID_PREFIX + sha256_text(f"{item_key}\n{request_cache_key}")[:40]
-
-
-def batch_discount(price_discount: float | None, sheet_discount: float) -> float:
-    """The fraction of the list price paid in batch mode (the model's own, else the sheet's)."""
-    return price_discount if price_discount is not None else sheet_discount
 
 
 def check_settings(settings: RunnerConfig) -> None:
@@ -193,12 +196,13 @@ class _Chunk:
 class BatchRunner:
     """Runs work items through a judge's batch API, yielding outcomes as batches finish.
 
-    The interface matches :class:`mmjudge.runner.Runner`: ``run(items)`` yields one
+    The interface matches :class:`mmjudge.running.sync.Runner`: ``run(items)`` yields one
     :class:`Outcome` per item and ``stats`` tells what happened.
 
-    ``rebuild`` turns a set of item keys back into full work items (images included); it is
-    used to resubmit failed items, because items waiting for a batch are kept in memory only
-    in the slimmer form ``shrink`` gives them.
+    Items waiting for a batch are kept without their image data
+    (:func:`without_image_data`); to resubmit failed ones, ``run`` builds them again from its
+    :class:`~mmjudge.running.policy.WorkSource`. Cache, budget, backoff, pricing and the
+    error tally are the shared :class:`~mmjudge.running.policy.CallPolicy`.
     """
 
     def __init__(
@@ -208,11 +212,9 @@ class BatchRunner:
         settings: RunnerConfig,
         *,
         state_path: Path,
-        rebuild: Callable[[set[str]], Iterable[WorkItem]],
         cache: ResponseCache | None = None,
-        cost_of_response: Callable[[JudgeResponse], float] | None = None,
+        price: Pricer | None = None,
         discount: float = 0.5,
-        shrink: Callable[[WorkItem], WorkItem] | None = None,
         stats: RunStats | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
@@ -224,10 +226,7 @@ class BatchRunner:
         self.model = model
         self.settings = settings
         self.cache = cache if settings.cache and judge.cacheable else None
-        self.cost_of_response = cost_of_response or (lambda _r: 0.0)
         self.discount = discount
-        self.rebuild = rebuild
-        self.shrink = shrink or (lambda item: item)
         self.sleep = sleep
         provider_limits = judge.batch_limits
         self.limits = BatchLimits(
@@ -238,9 +237,10 @@ class BatchRunner:
         self.base_url = str(getattr(judge, "base_url", "") or model.base_url or "")
         self.state = BatchState(state_path)
         self.stats = stats if stats is not None else RunStats()
+        self.policy = CallPolicy(settings, self.stats, self.cache, price, discount)
         self.counts = BatchCounts()
         self._committed_usd = 0.0
-        self._rng = random.Random(settings.seed)
+        self._source: WorkSource | None = None
         self._stop_signal: int | None = None
         self._halt = asyncio.Event()
         self._waiting = 0
@@ -276,8 +276,9 @@ class BatchRunner:
 
     # -- the flow ---------------------------------------------------------------------------
 
-    async def run(self, items: Iterable[WorkItem]) -> AsyncIterator[Outcome]:
+    async def run(self, items: WorkSource) -> AsyncIterator[Outcome]:
         """Yield an outcome per item; raises BudgetExceeded at the end if the cap stopped it."""
+        self._source = items
         resumed = self.state.outstanding(self.provider, self.base_url)
         self.counts.batches_resumed = len(resumed)
         elsewhere = [b for b in self.state.batches if b.state == "submitted" and b not in resumed]
@@ -304,21 +305,23 @@ class BatchRunner:
         for item in items:
             if self._stop_signal is not None:
                 break
+            self.policy.drawn(item)
             if item.request is None:
                 yield Outcome(item, None, item.error, False, 0, 0.0)
                 continue
             key = request_key(self.model, item.request)
-            cached = self._from_cache(item, key)
+            cached = self.policy.from_cache(item, key)
             if cached is not None:
                 yield cached
                 continue
             cid = custom_id(item.key, key)
             if cid in holder:
                 record = holder[cid]
-                pending[cid] = _Waiting(self.shrink(item), key, record.attempt, record.local_id)
+                slim = without_image_data(item)
+                pending[cid] = _Waiting(slim, key, record.attempt, record.local_id)
                 self._committed_usd += item.forecast_usd * self.discount
                 continue
-            if self._would_pass_budget(item):
+            if self.policy.over_budget(item, self._committed_usd):
                 self.stats.stopped_by_budget = True
                 break
             entry = self.api.batch_entry(cid, item.request)
@@ -330,7 +333,7 @@ class BatchRunner:
                 submitted_now = True
                 chunk = _Chunk(self.limits)
             chunk.add(cid, item.key, entry)
-            pending[cid] = _Waiting(self.shrink(item), key, 1, 0)
+            pending[cid] = _Waiting(without_image_data(item), key, 1, 0)
             self._committed_usd += item.forecast_usd * self.discount
         if chunk.entries:
             await self._submit(chunk, 1, pending)
@@ -455,11 +458,9 @@ class BatchRunner:
     def _success(self, waiting: _Waiting, response: JudgeResponse, latency: float) -> Outcome:
         response.batch = True
         response.latency_s = latency
-        self.stats.calls += 1
-        self.stats.spent_usd += self.cost_of_response(response)
         if self.cache is not None:
             self.cache.put(waiting.cache_key, response)
-        return Outcome(waiting.item, response, None, False, waiting.attempt, latency)
+        return self.policy.answered(waiting.item, response, waiting.attempt, latency, 0)
 
     def _failed(
         self,
@@ -480,9 +481,7 @@ class BatchRunner:
         return self._failure(waiting, message, kind)
 
     def _failure(self, waiting: _Waiting, message: str, kind: str) -> Outcome:
-        self.stats.failures += 1
-        self.stats.errors_by_kind[kind] = self.stats.errors_by_kind.get(kind, 0) + 1
-        return Outcome(waiting.item, None, f"batch: {message}", False, waiting.attempt, 0.0)
+        return self.policy.failed(waiting.item, kind, f"batch: {message}", waiting.attempt, 0.0)
 
     async def _retry(
         self, retry: list[tuple[str, _Waiting]], pending: dict[str, _Waiting]
@@ -490,7 +489,8 @@ class BatchRunner:
         """Resubmit failed items in follow-up batches, or call them one by one."""
         by_key = {waiting.item.key: (cid, waiting) for cid, waiting in retry}
         self.stats.retries += len(retry)
-        rebuilt = [item for item in self.rebuild(set(by_key)) if item.key in by_key]
+        assert self._source is not None
+        rebuilt = [item for item in self._source.only(set(by_key)) if item.key in by_key]
         found = {item.key for item in rebuilt}
         for key, (cid, waiting) in by_key.items():
             if key not in found:
@@ -531,7 +531,7 @@ class BatchRunner:
             self.model,
             self.settings,
             cache=self.cache,
-            cost_of_response=self.cost_of_response,
+            price=self.policy.price,
             claims=self.cache.claims(self.settings.claim_ttl_s) if self.cache else None,
         )
         # The runner keeps its own stats (a budget stop of the first pass must not stop it
@@ -603,31 +603,12 @@ class BatchRunner:
 
     # -- helpers ----------------------------------------------------------------------------
 
-    def _from_cache(self, item: WorkItem, key: str) -> Outcome | None:
-        if self.cache is None:
-            return None
-        response = self.cache.get(key)
-        if response is None:
-            return None
-        self.stats.cache_hits += 1
-        return Outcome(item, response, None, True, 0, response.latency_s)
-
-    def _would_pass_budget(self, item: WorkItem) -> bool:
-        cap = self.settings.max_cost_usd
-        if cap is None:
-            return False
-        expected = item.forecast_usd * self.discount
-        return self.stats.spent_usd + self._committed_usd + expected > cap
-
     def _too_large(self, item: WorkItem, size: int) -> Outcome:
-        self.stats.failures += 1
-        kind = "BatchRequestTooLarge"
-        self.stats.errors_by_kind[kind] = self.stats.errors_by_kind.get(kind, 0) + 1
         error = (
             f"batch: the request is {size:,} bytes, more than a batch may hold "
             f"({self.limits.max_bytes:,}; runner.batch_max_bytes); run it with runner.mode=sync"
         )
-        return Outcome(item, None, error, False, 0, 0.0)
+        return self.policy.failed(item, "BatchRequestTooLarge", error, 0, 0.0)
 
     async def _call(self, what: str, make: Callable[[], Awaitable[Any]]) -> Any:
         """Await ``make()``, retrying transient errors with backoff; one-line error otherwise."""
@@ -649,15 +630,21 @@ class BatchRunner:
                         f"{STATE_FILE}: run the same command with hydra.run.dir=<that "
                         "directory> to resume"
                     ) from error
-                await self.sleep(self._backoff(attempts, verdict.retry_after))
-
-    def _backoff(self, attempt: int, retry_after: float | None) -> float:
-        ceiling = min(
-            self.settings.backoff_max_s, self.settings.backoff_base_s * 2 ** (attempt - 1)
-        )
-        delay = self._rng.uniform(ceiling / 2, ceiling)
-        return max(delay, retry_after) if retry_after is not None else delay
+                await self.sleep(self.policy.backoff(attempts, verdict.retry_after))
 
 
 async def _gather(results: AsyncIterator[BatchItemResult]) -> list[BatchItemResult]:
     return [result async for result in results]
+
+
+def without_image_data(item: WorkItem) -> WorkItem:
+    """An item kept while its batch runs: images keep their hash and size, not their bytes.
+
+    Records need only an image's hash and dimensions, so items waiting on a batch hold no
+    encoded images, and memory does not grow with the images of every submitted request.
+    """
+    request = item.request
+    if request is None or not request.images:
+        return item
+    images = tuple(dataclasses.replace(image, data="") for image in request.images)
+    return dataclasses.replace(item, request=dataclasses.replace(request, images=images))

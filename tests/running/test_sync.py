@@ -7,12 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from mmjudge.cache import ResponseCache
 from mmjudge.config import ModelConfig, RunnerConfig
+from mmjudge.costs.calls import PricedCall
 from mmjudge.errors import BudgetExceeded, FatalProviderError
 from mmjudge.judges.base import ErrorVerdict, JudgeAPI
-from mmjudge.records import JudgeRequest, JudgeResponse, Usage
-from mmjudge.runner import Outcome, Runner, WorkItem
+from mmjudge.records import Forecast, JudgeRequest, JudgeResponse, Usage
+from mmjudge.running.cache import ResponseCache
+from mmjudge.running.policy import Outcome, WorkItem
+from mmjudge.running.sync import Runner
 
 
 class Flaky(Exception):
@@ -61,7 +63,7 @@ def items(n: int, forecast: float = 0.0) -> list[WorkItem]:
         WorkItem(
             key=f"k{i}",
             request=JudgeRequest(item_key=f"k{i}", prompt=f"p{i}"),
-            forecast_usd=forecast,
+            forecast=Forecast(usd=forecast),
         )
         for i in range(n)
     ]
@@ -141,7 +143,7 @@ def test_budget_stops_scheduling_before_the_cap() -> None:
         judge,
         MODEL,
         settings(concurrency=1, max_cost_usd=0.35),
-        cost_of_response=lambda r: 0.1,
+        price=lambda _request, response: PricedCall(response.usage, 0.1, 0.0),
     )
     seen: list[Outcome] = []
 

@@ -17,9 +17,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from mmjudge import PROJECT_ROOT
 from mmjudge.agreement.summarise import summarise_run
-from mmjudge.batch import BatchRunner, batch_discount, check_settings
-from mmjudge.cache import ResponseCache
 from mmjudge.config import SweepConfig
+from mmjudge.costs.calls import CallPricer
 from mmjudge.data.schema import Example, load_dataset, sampled_queries
 from mmjudge.data.survey import (
     DatasetSurvey,
@@ -42,18 +41,15 @@ from mmjudge.interrupt import signal_name, signal_number_of, stop_signals
 from mmjudge.judges.base import JudgeAPI, check_batch_judge
 from mmjudge.judges.registry import endpoint_override, judge_class
 from mmjudge.keyguard import check_config, redact_text, resolved_config
-from mmjudge.ledger import ModelPrice, cost_of, image_tokens, price_for
+from mmjudge.ledger import ModelPrice, batch_factor, price_for
 from mmjudge.parsing import parse_grade
 from mmjudge.prompts import render
-from mmjudge.records import EncodedImage, Forecast, JudgeRequest, JudgeResponse, JudgmentRecord
-from mmjudge.runner import (
-    Outcome,
-    Progress,
-    Runner,
-    RunStats,
-    WorkItem,
-    check_reliability_settings,
-)
+from mmjudge.records import EncodedImage, Forecast, JudgeRequest, JudgmentRecord
+from mmjudge.running.batch import BatchRunner, check_settings
+from mmjudge.running.cache import ResponseCache
+from mmjudge.running.policy import Outcome, RunStats, WorkItem, check_reliability_settings
+from mmjudge.running.progress import Progress
+from mmjudge.running.sync import Runner
 from mmjudge.runs import CellInfo, RunSummary, appending_rows, judgments_path, keep_finished_rows
 from mmjudge.runs.batches import STATE_FILE
 
@@ -87,8 +83,6 @@ class CellContext:
     price: ModelPrice
     image_settings: ImageSettings
     image_cache: ImageCache
-    forecast: Forecast
-    """Accumulates the expected usage of every item as its request is built."""
 
 
 def skip_reason(cfg: SweepConfig, judge: type[JudgeAPI]) -> str | None:
@@ -128,7 +122,6 @@ def run_cell(raw_cfg: DictConfig | SweepConfig, run_dir: Path) -> RunSummary | d
         price=price,
         image_settings=_image_settings(cfg),
         image_cache=ImageCache(resolve_path(cfg.images.cache_dir)),
-        forecast=Forecast(),
     )
     total = counts.items
     if cfg.runner.dry_run:
@@ -179,6 +172,10 @@ def _summary(
     stop: BaseException | None,
     extra: dict[str, Any],
 ) -> RunSummary:
+    forecast = stats.forecast
+    if context.cfg.runner.mode == "batch":
+        # At batch prices, like the calls it forecasts.
+        forecast = _batch_forecast(forecast, _batch_discount(context))
     return write_cell_summary(
         context.cfg,
         raw_cfg,
@@ -186,7 +183,7 @@ def _summary(
         stop=stop,
         calls=stats.counts(),
         grading=extra.get("grading"),
-        forecast=context.forecast,
+        forecast=forecast,
         n_items=n_items,
     )
 
@@ -268,8 +265,9 @@ def _dry_run(
     context: CellContext, examples: Iterable[Example], run_dir: Path, counts: DatasetSurvey
 ) -> dict[str, Any]:
     """Forecast the cell without calling anything; writes ``forecast.json``."""
-    for _item in _work(context, examples, set()):
-        pass
+    forecast = Forecast()
+    for item in _work(context, examples, set()):
+        forecast.add(item.forecast)
     cfg = context.cfg
     data = {
         "status": "dry_run",
@@ -279,9 +277,9 @@ def _dry_run(
         "modality": cfg.modality.name,
         "prompt_id": cfg.prompt.id,
         "pricing_sheet": cfg.pricing.date,
-        "forecast": context.forecast.to_dict(),
+        "forecast": forecast.to_dict(),
         "batch_discount": _batch_discount(context),
-        "forecast_batch": _batch_forecast(context).to_dict(),
+        "forecast_batch": _batch_forecast(forecast, _batch_discount(context)).to_dict(),
         "text_cut": {"max_text_tokens": cfg.dataset.max_text_tokens, **counts.cut()},
     }
     (run_dir / "forecast.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
@@ -290,17 +288,35 @@ def _dry_run(
 
 def _batch_discount(context: CellContext) -> float:
     """The fraction of the list price this model costs through a batch API."""
-    return batch_discount(context.price.batch_discount, context.cfg.pricing.batch_discount)
+    return batch_factor(context.price, context.cfg.pricing.batch_discount)
 
 
-def _batch_forecast(context: CellContext) -> Forecast:
-    """The cell's forecast at batch prices (the discount scales every bucket alike)."""
-    factor = _batch_discount(context)
-    sync = context.forecast
-    return dataclasses.replace(sync, usd=sync.usd * factor, image_usd=sync.image_usd * factor)
+def _batch_forecast(forecast: Forecast, factor: float) -> Forecast:
+    """A forecast at batch prices (the discount scales every bucket alike)."""
+    return dataclasses.replace(
+        forecast, usd=forecast.usd * factor, image_usd=forecast.image_usd * factor
+    )
+
+
+@dataclass
+class _Requests:
+    """The cell's work items, built from its examples (see :func:`_work`); the batch runner
+    builds some again by key to resubmit them."""
+
+    context: CellContext
+    examples: Iterable[Example]
+    done: set[str]
+
+    def __iter__(self) -> Iterator[WorkItem]:
+        return _work(self.context, self.examples, self.done)
+
+    def only(self, keys: set[str]) -> Iterator[WorkItem]:
+        return _work(self.context, (e for e in self.examples if e.key in keys), set())
 
 
 def _work(context: CellContext, examples: Iterable[Example], done: set[str]) -> Iterator[WorkItem]:
+    """A work item per example not in ``done``: its request (prompt and images) and the
+    call's forecast, or the error that keeps it from being sent. No side effects."""
     cfg = context.cfg
     grades = tuple(cfg.dataset.scale.grades)
     for example in examples:
@@ -339,23 +355,17 @@ def _work(context: CellContext, examples: Iterable[Example], done: set[str]) -> 
             fields=rendered.fields,
             grades=grades,
         )
-        expected = 0.0
+        expected = Forecast()
         if error is None:
-            item_forecast = forecast_call(
-                request,
-                cfg.model,
-                context.price,
-                cfg.runner.forecast_output_tokens,
-                batch_discount=cfg.pricing.batch_discount,
+            expected = forecast_call(
+                request, cfg.model, context.price, cfg.runner.forecast_output_tokens
             )
-            context.forecast.add(item_forecast)
-            expected = item_forecast.usd
         yield WorkItem(
             key=example.key,
             request=None if error else request,
             error=error,
-            forecast_usd=expected,
-            context=(example, request),
+            forecast=expected,
+            context=(example, tuple(image.sha256 for image in images)),
         )
 
 
@@ -381,14 +391,14 @@ async def _run(
     runner: Runner | BatchRunner
     if cfg.runner.mode == "batch":
         state_path = records_path.parent / STATE_FILE
-        runner = _batch_runner(context, examples, state_path, cache, stats)
+        runner = _batch_runner(context, state_path, cache, stats)
     else:
         runner = Runner(
             context.judge,
             cfg.model,
             cfg.runner,
             cache=cache,
-            cost_of_response=lambda response: _cost(context, response)[0],
+            price=_pricer(context),
             stats=stats,
             claims=cache.claims(cfg.runner.claim_ttl_s) if cache is not None else None,
         )
@@ -398,7 +408,7 @@ async def _run(
             stop_signals(asyncio.get_running_loop(), _stop_handler(runner, cfg)),
             appending_rows(records_path.parent) as write,
         ):
-            async for outcome in runner.run(_work(context, examples, done)):
+            async for outcome in runner.run(_Requests(context, examples, done)):
                 record = _record(context, outcome)
                 write(record)
                 progress.update(0.0 if record.cached else record.cost_usd)
@@ -407,9 +417,6 @@ async def _run(
         await context.judge.aclose()
         if cache is not None:
             cache.close()
-        if cfg.runner.mode == "batch":
-            # The summary's forecast is then at batch prices, like the calls it forecasts.
-            context.forecast = _batch_forecast(context)
 
 
 def _stop_handler(runner: Runner | BatchRunner, cfg: SweepConfig) -> Callable[[int], None]:
@@ -431,70 +438,32 @@ def _stop_handler(runner: Runner | BatchRunner, cfg: SweepConfig) -> Callable[[i
 
 
 def _batch_runner(
-    context: CellContext,
-    examples: Iterable[Example],
-    state_path: Path,
-    cache: ResponseCache | None,
-    stats: RunStats,
+    context: CellContext, state_path: Path, cache: ResponseCache | None, stats: RunStats
 ) -> BatchRunner:
     """The runner for ``runner.mode=batch``; its state lives next to the records."""
     assert context.judge is not None
     cfg = context.cfg
-    # Rebuilding items to resubmit must not count them in the cell's forecast a second time.
-    quiet = dataclasses.replace(context, forecast=Forecast())
-
-    def rebuild(keys: set[str]) -> Iterator[WorkItem]:
-        return _work(quiet, (example for example in examples if example.key in keys), set())
-
     return BatchRunner(
         context.judge,
         cfg.model,
         cfg.runner,
         state_path=state_path,
-        rebuild=rebuild,
         cache=cache,
-        cost_of_response=lambda response: _cost(context, response)[0],
+        price=_pricer(context),
         discount=_batch_discount(context),
-        shrink=_without_image_data,
         stats=stats,
     )
 
 
-def _without_image_data(item: WorkItem) -> WorkItem:
-    """An item kept while its batch runs: images keep their hash and size, not their bytes.
-
-    Records need only an image's hash and dimensions, so items waiting on a batch hold no
-    encoded images, and memory does not grow with the images of every submitted request.
-    """
-    request = item.request
-    if request is None or not request.images:
-        return item
-    images = tuple(dataclasses.replace(image, data="") for image in request.images)
-    slim = dataclasses.replace(request, images=images)
-    example, _request = item.context
-    return dataclasses.replace(item, request=slim, context=(example, slim))
-
-
-def _cost(context: CellContext, response: JudgeResponse) -> tuple[float, float]:
-    sheet = context.cfg.pricing
-    total, image = cost_of(
-        response.usage,
-        context.price,
-        batch=response.batch,
-        sheet_batch_discount=sheet.batch_discount,
-    )
-    return total, image
-
-
-def _estimated_image_tokens(context: CellContext, images: tuple[EncodedImage, ...]) -> int:
-    rule = context.price.image_rule
-    detail = context.cfg.model.image_detail
-    return sum(image_tokens(rule, img.width, img.height, detail) for img in images)
+def _pricer(context: CellContext) -> CallPricer:
+    """Prices each answer once, for the runner's spend and the answer's row."""
+    return CallPricer(context.price, context.cfg.model, context.cfg.pricing.batch_discount)
 
 
 def _record(context: CellContext, outcome: Outcome) -> JudgmentRecord:
     cfg = context.cfg
-    example, request = outcome.item.context
+    example, image_hashes = outcome.item.context
+    request = outcome.item.request
     response = outcome.response
     label = explanation = parse_error = None
     usage: dict[str, int] = {}
@@ -504,10 +473,9 @@ def _record(context: CellContext, outcome: Outcome) -> JudgmentRecord:
         label, explanation, parse_error = parsed
         if response.stop_reason == "refusal" and label is None:
             parse_error = "the model refused to answer"
-        if not response.usage.image_tokens and request.images:
-            response.usage.image_tokens = _estimated_image_tokens(context, request.images)
-        usage = response.usage.to_dict()
-        cost, image_cost = _cost(context, response)
+        priced = outcome.priced
+        usage = priced.usage.to_dict()
+        cost, image_cost = priced.total_usd, priced.image_usd
     return JudgmentRecord(
         run_id=context.run_id,
         dataset=cfg.dataset.name,
@@ -517,8 +485,8 @@ def _record(context: CellContext, outcome: Outcome) -> JudgmentRecord:
         provider=cfg.model.provider,
         model=cfg.model.name,
         prompt_id=cfg.prompt.id,
-        prompt_hash=request.prompt_hash() if outcome.item.request is not None else None,
-        image_sha256s=[image.sha256 for image in request.images],
+        prompt_hash=None if request is None else request.prompt_hash(),
+        image_sha256s=list(image_hashes),
         raw_output=response.text if response is not None else None,
         label=label,
         explanation=explanation,

@@ -10,11 +10,12 @@ import ssl
 
 import pytest
 
-from mmjudge.breaker import Breaker, EndpointDown, failure_kind
 from mmjudge.judges.base import ErrorVerdict
 from mmjudge.records import JudgeRequest, JudgeResponse, Usage
-from mmjudge.runner import Runner, error_text
-from tests.test_runner import MODEL, FakeJudge, collect, items, settings
+from mmjudge.running.breaker import Breaker, EndpointDown, failure_kind
+from mmjudge.running.policy import error_text
+from mmjudge.running.sync import Runner
+from tests.running.test_sync import MODEL, FakeJudge, collect, items, settings
 
 
 def chained(outer: Exception, *inner: BaseException) -> Exception:

@@ -1,4 +1,6 @@
-"""Async scheduling of judge calls: concurrency and rate limits, retries, cache, budget.
+"""The sync runner: one call per item, under concurrency and rate limits, with retries,
+the response cache, claims and the budget decided by the shared policy
+(:mod:`mmjudge.running.policy`).
 
 Providers only know how to make one call; everything generic happens here, once.
 Records are streamed to the caller as they finish, so memory stays flat however many
@@ -11,216 +13,32 @@ import asyncio
 import contextlib
 import functools
 import math
-import random
-import sys
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass
 
-from mmjudge.breaker import Breaker, causes
-from mmjudge.cache import ItemClaims, ResponseCache, request_key
 from mmjudge.config import ModelConfig, RunnerConfig
-from mmjudge.errors import (
-    BudgetExceeded,
-    ConfigError,
-    CredentialError,
-    FatalProviderError,
-    Interrupted,
-)
+from mmjudge.errors import BudgetExceeded, CredentialError, FatalProviderError, Interrupted
 from mmjudge.interrupt import signal_name
-from mmjudge.judges.base import ErrorVerdict, JudgeAPI
+from mmjudge.judges.base import JudgeAPI
 from mmjudge.records import JudgeRequest, JudgeResponse
-from mmjudge.runs import CallCounts
+from mmjudge.running.breaker import Breaker
+from mmjudge.running.cache import ItemClaims, ResponseCache, request_key
+from mmjudge.running.limits import RateLimiter
+from mmjudge.running.policy import (
+    CallPolicy,
+    CallTimeout,
+    Outcome,
+    Pricer,
+    RunStats,
+    WorkItem,
+    classify,
+    endpoint_of,
+    error_text,
+)
 
 #: Seconds between looks at items another process is judging.
 CLAIM_POLL_S = 0.25
-
-
-@dataclass
-class WorkItem:
-    """One judgment to make; ``error`` set means it failed before any call (e.g. bad image)."""
-
-    key: str
-    request: JudgeRequest | None
-    error: str | None = None
-    forecast_usd: float = 0.0
-    """Expected cost of the call, used by the budget."""
-    context: Any = None
-    """Whatever the caller needs to turn the outcome into a record."""
-
-
-@dataclass
-class Outcome:
-    """What happened to one work item."""
-
-    item: WorkItem
-    response: JudgeResponse | None
-    error: str | None
-    cached: bool
-    attempts: int
-    latency_s: float
-    resent: int = 0
-    """Earlier sends of this request that were lost (a process sent it and stopped before
-    its answer arrived)."""
-
-
-@dataclass
-class RunStats:
-    calls: int = 0
-    cache_hits: int = 0
-    retries: int = 0
-    failures: int = 0
-    stopped_by_budget: bool = False
-    spent_usd: float = 0.0
-    errors_by_kind: dict[str, int] = field(default_factory=dict)
-    batch: dict[str, int] = field(default_factory=dict)
-    """Batch-mode counts (batches submitted, resumed, follow-ups); empty in sync mode."""
-    resent: int = 0
-    """Requests sent again because a stopped process had sent them and got no answer."""
-    resent_usd: float = 0.0
-    """Estimated cost of those lost first sends (each priced as its resend); in ``spent_usd``."""
-    abandoned: int = 0
-    """Calls in flight that this run gave up when it stopped (resent on resume)."""
-    from_other_process: int = 0
-    """Items another live process was paying for; this run waited for their answers."""
-
-    def counts(self) -> CallCounts:
-        """The ``calls`` block of the run's summary."""
-        return CallCounts(
-            api_calls=self.calls,
-            cache_hits=self.cache_hits,
-            retries=self.retries,
-            failures=self.failures,
-            spent_usd=self.spent_usd,
-            stopped_by_budget=self.stopped_by_budget,
-            errors_by_kind=dict(self.errors_by_kind),
-            resent=self.resent,
-            resent_usd=self.resent_usd,
-            abandoned_in_flight=self.abandoned,
-            answered_by_another_process=self.from_other_process,
-            batch=dict(self.batch) if self.batch else None,
-        )
-
-
-class RateLimiter:
-    """A token bucket refilled continuously; ``rate`` units per minute, ``None`` for no limit."""
-
-    def __init__(self, per_minute: float | None) -> None:
-        self.rate = per_minute / 60.0 if per_minute else None
-        self.capacity = per_minute or 0.0
-        self.level = self.capacity
-        self.updated = time.monotonic()
-        self._lock = asyncio.Lock()
-
-    async def acquire(self, amount: float = 1.0) -> None:
-        if self.rate is None:
-            return
-        amount = min(amount, self.capacity)
-        async with self._lock:
-            while True:
-                now = time.monotonic()
-                self.level = min(self.capacity, self.level + (now - self.updated) * self.rate)
-                self.updated = now
-                if self.level >= amount:
-                    self.level -= amount
-                    return
-                await asyncio.sleep((amount - self.level) / self.rate)
-
-
-class Progress:
-    """A one-line progress display on stderr: done/total, rate, ETA and dollars so far."""
-
-    def __init__(self, label: str, total: int | None, enabled: bool) -> None:
-        self.label = label
-        self.total = total
-        self.enabled = enabled and sys.stderr.isatty()
-        self.done = 0
-        self.usd = 0.0
-        self.started = time.monotonic()
-        self._last = 0.0
-
-    def update(self, usd: float) -> None:
-        self.done += 1
-        self.usd += usd
-        now = time.monotonic()
-        if self.enabled and now - self._last > 0.2:
-            self._last = now
-            sys.stderr.write("\r" + self.line() + "\x1b[K")
-            sys.stderr.flush()
-
-    def line(self) -> str:
-        elapsed = max(time.monotonic() - self.started, 1e-9)
-        rate = self.done / elapsed
-        total = f"/{self.total}" if self.total is not None else ""
-        eta = ""
-        if self.total and rate > 0:
-            eta = f" ETA {max(self.total - self.done, 0) / rate:.0f}s"
-        return f"{self.label} {self.done}{total} {rate:.1f}/s{eta} ${self.usd:.4f}"
-
-    def close(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\r" + self.line() + "\x1b[K\n")
-            sys.stderr.flush()
-
-
-def error_text(error: BaseException) -> str:
-    """One line for a row: the error's type and message, and the root cause behind it.
-
-    SDK errors often say only "Connection error." or "Request timed out."; the root cause
-    (``ConnectionRefusedError: ... 127.0.0.1:9``) is what tells a user what went wrong.
-    """
-    text = " ".join(str(error).split()) or type(error).__name__
-    line = f"{type(error).__name__}: {text[:300]}"
-    if isinstance(getattr(error, "status_code", None), int):
-        return line  # the provider's status and message say it all
-    inner = [e for e in causes(error) if not isinstance(e, asyncio.CancelledError)]
-    root = inner[-1] if inner else error
-    if root is not error:
-        detail = " ".join(str(root).split())
-        if detail and detail not in text:
-            line += f" (cause: {type(root).__name__}: {detail[:200]})"
-    return line
-
-
-def classify(judge: JudgeAPI, error: Exception) -> ErrorVerdict:
-    """The judge's verdict on a failed call (:meth:`JudgeAPI.classify_error`), with the fatal
-    error chained to its cause; a call the runner's own time limit cut off is retryable."""
-    verdict = judge.classify_error(error)
-    if verdict.fatal is not None:
-        verdict.fatal.__cause__ = error
-        return verdict
-    if isinstance(error, TimeoutError) and not verdict.retryable:
-        return verdict._replace(retryable=True)
-    return verdict
-
-
-class CallTimeout(TimeoutError):
-    """The runner's own per-call limit (``runner.timeout_s``) ran out."""
-
-
-def endpoint_of(judge: JudgeAPI, model: ModelConfig) -> str:
-    """Where a judge's calls go, for messages."""
-    url = getattr(judge, "base_url", None) or model.base_url
-    return str(url) if url else f"the {model.provider} API"
-
-
-def check_reliability_settings(settings: RunnerConfig) -> None:
-    """Raise :class:`ConfigError` for a failure-handling setting that cannot work."""
-    if not 0.0 <= settings.max_error_rate <= 1.0:
-        raise ConfigError(
-            f"runner.max_error_rate={settings.max_error_rate} must be between 0 and 1 "
-            "(the share of failed judgments above which a cell counts as failed)"
-        )
-    if settings.breaker_failures < 1:
-        raise ConfigError(
-            f"runner.breaker_failures={settings.breaker_failures} must be at least 1 "
-            "(failed calls in a row that stop a cell)"
-        )
-    if settings.grace_s < 0:
-        raise ConfigError(f"runner.grace_s={settings.grace_s} must be 0 or more")
-    if settings.claim_ttl_s <= 0:
-        raise ConfigError(f"runner.claim_ttl_s={settings.claim_ttl_s} must be above 0")
 
 
 @dataclass
@@ -231,7 +49,7 @@ class _Job:
     key: str
     """The request's cache key."""
     resent: int = 0
-    """Earlier sends lost by stopped processes (see :class:`mmjudge.cache.Claim`)."""
+    """Earlier sends lost by stopped processes (see :class:`mmjudge.running.cache.Claim`)."""
     started: bool = False
     """Whether its task began (a task cancelled before that runs none of its clean-up)."""
 
@@ -244,7 +62,7 @@ class Runner:
     - claims each request in the response cache before paying for it (``claims``), so two
       processes running the same cell never pay twice: an item another live process holds
       is set aside and its answer taken from the cache when it arrives;
-    - trips a circuit breaker (:mod:`mmjudge.breaker`) when the endpoint cannot work;
+    - trips a circuit breaker (:mod:`mmjudge.running.breaker`) when the endpoint cannot work;
     - stops cleanly on :meth:`request_stop` (Ctrl-C, SIGTERM): nothing new is scheduled,
       answers that arrive within ``runner.grace_s`` are yielded, the rest are cancelled.
     """
@@ -255,7 +73,7 @@ class Runner:
         model: ModelConfig,
         settings: RunnerConfig,
         cache: ResponseCache | None = None,
-        cost_of_response: Callable[[JudgeResponse], float] | None = None,
+        price: Pricer | None = None,
         stats: RunStats | None = None,
         claims: ItemClaims | None = None,
     ) -> None:
@@ -265,8 +83,8 @@ class Runner:
         usable = settings.cache and judge.cacheable
         self.cache = cache if usable else None
         self.claims = claims if usable and cache is not None else None
-        self.cost_of_response = cost_of_response or (lambda _r: 0.0)
         self.stats = stats if stats is not None else RunStats()
+        self.policy = CallPolicy(settings, self.stats, self.cache, price)
         concurrency = max(1, min(settings.concurrency, model.max_concurrency))
         self.concurrency = concurrency
         self.requests = RateLimiter(model.requests_per_minute)
@@ -274,7 +92,6 @@ class Runner:
         self.breaker = Breaker(settings.breaker_failures, endpoint_of(judge, model), model.name)
         self._in_flight_forecast = 0.0
         self._fatal: BaseException | None = None
-        self._rng = random.Random(settings.seed)
         self._stop_signal: int | None = None
         self._stop_deadline = math.inf
         self._halt = asyncio.Event()
@@ -340,6 +157,7 @@ class Runner:
                     if item is None:
                         exhausted = True
                         break
+                    self.policy.drawn(item)
                     ready = self._admit(item, waiting)
                     if isinstance(ready, Outcome):
                         yield ready
@@ -372,10 +190,10 @@ class Runner:
         if item.request is None:
             return Outcome(item, None, item.error, False, 0, 0.0)
         key = request_key(self.model, item.request) if self.cache is not None else ""
-        cached = self._from_cache(item, key)
+        cached = self.policy.from_cache(item, key)
         if cached is not None:
             return cached
-        if self._would_pass_budget(item):
+        if self.policy.over_budget(item, self._in_flight_forecast):
             self.stats.stopped_by_budget = True
             return None
         if self.claims is None:
@@ -383,8 +201,7 @@ class Runner:
         claim = self.claims.claim(key)
         if claim.state == "cached":
             assert claim.response is not None
-            self.stats.cache_hits += 1
-            return Outcome(item, claim.response, None, True, 0, claim.response.latency_s)
+            return self.policy.hit(item, claim.response)
         if claim.state == "busy":
             waiting.append(item)
             return None
@@ -488,21 +305,6 @@ class Runner:
 
     # -- one item --------------------------------------------------------------------------
 
-    def _from_cache(self, item: WorkItem, key: str) -> Outcome | None:
-        if self.cache is None:
-            return None
-        response = self.cache.get(key)
-        if response is None:
-            return None
-        self.stats.cache_hits += 1
-        return Outcome(item, response, None, True, 0, response.latency_s)
-
-    def _would_pass_budget(self, item: WorkItem) -> bool:
-        cap = self.settings.max_cost_usd
-        if cap is None:
-            return False
-        return self.stats.spent_usd + self._in_flight_forecast + item.forecast_usd > cap
-
     async def _judge_one(self, job: _Job) -> Outcome | None:
         """Call the judge for one job, with retries; None when the run stopped first."""
         item = job.item
@@ -541,7 +343,7 @@ class Runner:
                     )
                     if not retry:
                         return failed
-                    await self._pause(self._backoff(attempts, verdict.retry_after))
+                    await self._pause(self.policy.backoff(attempts, verdict.retry_after))
                     continue
                 sent = False
                 return self._answered(job, response, attempts)
@@ -604,29 +406,21 @@ class Runner:
         if retryable and self._stopping():
             self._release(job)
             return False, None
-        self.stats.failures += 1
-        kind = type(error).__name__
-        self.stats.errors_by_kind[kind] = self.stats.errors_by_kind.get(kind, 0) + 1
         self._release(job)
         if attempts > 1:
             text = f"{text} (after {attempts} attempts)"
         elapsed = time.perf_counter() - started
-        return False, Outcome(job.item, None, text, False, attempts, elapsed, job.resent)
+        kind = type(error).__name__
+        return False, self.policy.failed(job.item, kind, text, attempts, elapsed, job.resent)
 
     def _answered(self, job: _Job, response: JudgeResponse, attempts: int) -> Outcome:
         self.breaker.success()
-        self.stats.calls += 1
-        usd = self.cost_of_response(response)
-        self.stats.spent_usd += usd
-        if job.resent:
-            # The lost sends were billed too; each is priced as this one.
-            self.stats.resent_usd += usd * job.resent
-            self.stats.spent_usd += usd * job.resent
         if self.claims is not None:
             self.claims.complete(job.key, response)
         elif self.cache is not None:
             self.cache.put(job.key, response)
-        return Outcome(job.item, response, None, False, attempts, response.latency_s, job.resent)
+        # The lost sends were billed too; each is priced as this one.
+        return self.policy.answered(job.item, response, attempts, response.latency_s, job.resent)
 
     def _release(self, job: _Job) -> None:
         if self.claims is not None:
@@ -638,16 +432,6 @@ class Runner:
             return
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._halt.wait(), seconds)
-
-    def _backoff(self, attempt: int, retry_after: float | None) -> float:
-        """Exponential backoff with full jitter, never shorter than the server's retry-after."""
-        ceiling = min(
-            self.settings.backoff_max_s, self.settings.backoff_base_s * 2 ** (attempt - 1)
-        )
-        delay = self._rng.uniform(ceiling / 2, ceiling)
-        if retry_after is not None:
-            delay = max(delay, retry_after)
-        return min(delay, max(self.settings.backoff_max_s, retry_after or 0.0))
 
 
 def _token_estimate(request: JudgeRequest, max_tokens: int) -> float:

@@ -1,0 +1,256 @@
+"""The policy both runners follow: what a cached answer, the budget, a failed call and an
+answer mean, decided once for the sync runner (:mod:`~mmjudge.running.sync`) and the batch
+runner (:mod:`~mmjudge.running.batch`).
+
+:class:`CallPolicy` holds it: the response cache lookup, the budget check, the one backoff
+rule, the error tally, and pricing each answer once (the cost travels with its
+:class:`Outcome`). The work items and outcomes the runners pass around live here too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from mmjudge.config import ModelConfig, RunnerConfig
+from mmjudge.costs.calls import UNPRICED, PricedCall
+from mmjudge.errors import ConfigError
+from mmjudge.judges.base import ErrorVerdict, JudgeAPI
+from mmjudge.records import Forecast, JudgeRequest, JudgeResponse
+from mmjudge.running.breaker import causes
+from mmjudge.running.cache import ResponseCache
+from mmjudge.runs import CallCounts
+
+#: Prices one answer (see :class:`mmjudge.costs.calls.CallPricer`).
+Pricer = Callable[[JudgeRequest, JudgeResponse], PricedCall]
+
+
+@dataclass
+class WorkItem:
+    """One judgment to make; ``error`` set means it failed before any call (e.g. bad image)."""
+
+    key: str
+    request: JudgeRequest | None
+    error: str | None = None
+    forecast: Forecast = field(default_factory=Forecast)
+    """Expected usage and cost of the call (the budget reads its dollars)."""
+    context: Any = None
+    """Whatever the caller needs to turn the outcome into a record."""
+
+    @property
+    def forecast_usd(self) -> float:
+        """Expected dollars of the call at list prices."""
+        return self.forecast.usd
+
+
+@dataclass
+class Outcome:
+    """What happened to one work item."""
+
+    item: WorkItem
+    response: JudgeResponse | None
+    error: str | None
+    cached: bool
+    attempts: int
+    latency_s: float
+    resent: int = 0
+    """Earlier sends of this request that were lost (a process sent it and stopped before
+    its answer arrived)."""
+    priced: PricedCall = UNPRICED
+    """The answer's usage and cost, priced once when it arrived (or came from the cache)."""
+
+
+@dataclass
+class RunStats:
+    calls: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    failures: int = 0
+    stopped_by_budget: bool = False
+    spent_usd: float = 0.0
+    errors_by_kind: dict[str, int] = field(default_factory=dict)
+    batch: dict[str, int] = field(default_factory=dict)
+    """Batch-mode counts (batches submitted, resumed, follow-ups); empty in sync mode."""
+    resent: int = 0
+    """Requests sent again because a stopped process had sent them and got no answer."""
+    resent_usd: float = 0.0
+    """Estimated cost of those lost first sends (each priced as its resend); in ``spent_usd``."""
+    abandoned: int = 0
+    """Calls in flight that this run gave up when it stopped (resent on resume)."""
+    from_other_process: int = 0
+    """Items another live process was paying for; this run waited for their answers."""
+    forecast: Forecast = field(default_factory=Forecast)
+    """Expected usage of every item the run drew, at list prices."""
+
+    def counts(self) -> CallCounts:
+        """The ``calls`` block of the run's summary."""
+        return CallCounts(
+            api_calls=self.calls,
+            cache_hits=self.cache_hits,
+            retries=self.retries,
+            failures=self.failures,
+            spent_usd=self.spent_usd,
+            stopped_by_budget=self.stopped_by_budget,
+            errors_by_kind=dict(self.errors_by_kind),
+            resent=self.resent,
+            resent_usd=self.resent_usd,
+            abandoned_in_flight=self.abandoned,
+            answered_by_another_process=self.from_other_process,
+            batch=dict(self.batch) if self.batch else None,
+        )
+
+
+class WorkSource(Protocol):
+    """A run's work items, which can be built again for some keys (the batch runner rebuilds
+    the items it resubmits, having kept them without their image data while they waited)."""
+
+    def __iter__(self) -> Iterator[WorkItem]: ...
+
+    def only(self, keys: set[str]) -> Iterable[WorkItem]:
+        """The items of ``keys``, built again."""
+        ...
+
+
+def error_text(error: BaseException) -> str:
+    """One line for a row: the error's type and message, and the root cause behind it.
+
+    SDK errors often say only "Connection error." or "Request timed out."; the root cause
+    (``ConnectionRefusedError: ... 127.0.0.1:9``) is what tells a user what went wrong.
+    """
+    text = " ".join(str(error).split()) or type(error).__name__
+    line = f"{type(error).__name__}: {text[:300]}"
+    if isinstance(getattr(error, "status_code", None), int):
+        return line  # the provider's status and message say it all
+    inner = [e for e in causes(error) if not isinstance(e, asyncio.CancelledError)]
+    root = inner[-1] if inner else error
+    if root is not error:
+        detail = " ".join(str(root).split())
+        if detail and detail not in text:
+            line += f" (cause: {type(root).__name__}: {detail[:200]})"
+    return line
+
+
+def classify(judge: JudgeAPI, error: Exception) -> ErrorVerdict:
+    """The judge's verdict on a failed call (:meth:`JudgeAPI.classify_error`), with the fatal
+    error chained to its cause; a call the runner's own time limit cut off is retryable."""
+    verdict = judge.classify_error(error)
+    if verdict.fatal is not None:
+        verdict.fatal.__cause__ = error
+        return verdict
+    if isinstance(error, TimeoutError) and not verdict.retryable:
+        return verdict._replace(retryable=True)
+    return verdict
+
+
+class CallTimeout(TimeoutError):
+    """The runner's own per-call limit (``runner.timeout_s``) ran out."""
+
+
+def endpoint_of(judge: JudgeAPI, model: ModelConfig) -> str:
+    """Where a judge's calls go, for messages."""
+    url = getattr(judge, "base_url", None) or model.base_url
+    return str(url) if url else f"the {model.provider} API"
+
+
+def check_reliability_settings(settings: RunnerConfig) -> None:
+    """Raise :class:`ConfigError` for a failure-handling setting that cannot work."""
+    if not 0.0 <= settings.max_error_rate <= 1.0:
+        raise ConfigError(
+            f"runner.max_error_rate={settings.max_error_rate} must be between 0 and 1 "
+            "(the share of failed judgments above which a cell counts as failed)"
+        )
+    if settings.breaker_failures < 1:
+        raise ConfigError(
+            f"runner.breaker_failures={settings.breaker_failures} must be at least 1 "
+            "(failed calls in a row that stop a cell)"
+        )
+    if settings.grace_s < 0:
+        raise ConfigError(f"runner.grace_s={settings.grace_s} must be 0 or more")
+    if settings.claim_ttl_s <= 0:
+        raise ConfigError(f"runner.claim_ttl_s={settings.claim_ttl_s} must be above 0")
+
+
+class CallPolicy:
+    """The decisions the sync and batch runners share, and the tally they keep in ``stats``.
+
+    ``discount`` is the share of the list price the calls are paid at (a batch API's
+    discount), so the budget compares like with like.
+    """
+
+    def __init__(
+        self,
+        settings: RunnerConfig,
+        stats: RunStats,
+        cache: ResponseCache | None = None,
+        price: Pricer | None = None,
+        discount: float = 1.0,
+    ) -> None:
+        self.settings = settings
+        self.stats = stats
+        self.cache = cache
+        self.price: Pricer = price or (lambda _request, _response: UNPRICED)
+        self.discount = discount
+        self._rng = random.Random(settings.seed)
+
+    def drawn(self, item: WorkItem) -> None:
+        """Count an item taken from the run's work in the run's forecast."""
+        self.stats.forecast.add(item.forecast)
+
+    def from_cache(self, item: WorkItem, key: str) -> Outcome | None:
+        """The cached answer for ``key`` as the item's outcome, or None."""
+        if self.cache is None:
+            return None
+        response = self.cache.get(key)
+        return None if response is None else self.hit(item, response)
+
+    def hit(self, item: WorkItem, response: JudgeResponse) -> Outcome:
+        """An answer this run did not pay for (the response cache): priced for its row."""
+        self.stats.cache_hits += 1
+        priced = self._price(item, response)
+        return Outcome(item, response, None, True, 0, response.latency_s, priced=priced)
+
+    def over_budget(self, item: WorkItem, committed_usd: float) -> bool:
+        """Whether calling ``item`` could pass ``runner.max_cost_usd``, with what was spent
+        and ``committed_usd`` expected from calls already under way."""
+        cap = self.settings.max_cost_usd
+        if cap is None:
+            return False
+        expected = item.forecast_usd * self.discount
+        return self.stats.spent_usd + committed_usd + expected > cap
+
+    def answered(
+        self, item: WorkItem, response: JudgeResponse, attempts: int, latency: float, resent: int
+    ) -> Outcome:
+        """A paid answer: priced once, added to the spend (with the lost sends before it,
+        each priced as this one)."""
+        self.stats.calls += 1
+        priced = self._price(item, response)
+        self.stats.spent_usd += priced.total_usd * (1 + resent)
+        self.stats.resent_usd += priced.total_usd * resent
+        return Outcome(item, response, None, False, attempts, latency, resent, priced)
+
+    def failed(
+        self, item: WorkItem, kind: str, text: str, attempts: int, latency: float, resent: int = 0
+    ) -> Outcome:
+        """An item no attempt answered: counted by kind, its error on its row."""
+        self.stats.failures += 1
+        self.stats.errors_by_kind[kind] = self.stats.errors_by_kind.get(kind, 0) + 1
+        return Outcome(item, None, text, False, attempts, latency, resent)
+
+    def backoff(self, attempt: int, retry_after: float | None) -> float:
+        """Exponential backoff with jitter (``runner.backoff_base_s`` doubling, capped at
+        ``runner.backoff_max_s``), never shorter than the server's retry-after."""
+        ceiling = min(
+            self.settings.backoff_max_s, self.settings.backoff_base_s * 2 ** (attempt - 1)
+        )
+        delay = self._rng.uniform(ceiling / 2, ceiling)
+        if retry_after is not None:
+            delay = max(delay, retry_after)
+        return min(delay, max(self.settings.backoff_max_s, retry_after or 0.0))
+
+    def _price(self, item: WorkItem, response: JudgeResponse) -> PricedCall:
+        assert item.request is not None
+        return self.price(item.request, response)
