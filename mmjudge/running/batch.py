@@ -16,40 +16,14 @@ answers that may take up to a day. A cell in batch mode:
    server error) in a follow-up batch, at most ``runner.max_retries`` times, or calls them one by
    one with ``runner.batch_failed=sync``. Other failures become error rows, as in sync mode.
 
-The state file, ``batches.json`` in the run directory, is rewritten atomically after every
-change::
+The state file, ``batches.json`` in the run directory (layout: :mod:`mmjudge.runs.batches`),
+is rewritten atomically after every change. A run started again in the same directory
+(``hydra.run.dir=...``) reads it, polls the batches still marked ``submitted`` and never
+submits their items again. A ``custom_id`` is a hash of the item key and of the request's
+cache key (:func:`mmjudge.running.batching.custom_id`), so it fits every provider's rules
+and an item whose prompt changed since it was submitted is not mistaken for the old one.
 
-    {
-      "schema_version": 1,
-      "batches": [
-        {
-          "local_id": 1,                   # order of submission in this run directory
-          "id": "batch_abc",               # the provider's batch id
-          "provider": "openai",
-          "base_url": "https://api.openai.com/v1",
-          "model_id": "gpt-4o-2024-08-06",
-          "attempt": 1,                    # 1 for first submissions, 2+ for follow-ups
-          "state": "submitted",            # "submitted" until the results are written
-          "status": "in_progress",         # the provider's last reported status
-          "counts": {...},                 # the provider's last reported request counts
-          "n_requests": 5, "n_bytes": 5120,
-          "submitted_at": "2026-01-01T12:00:00+00:00", "submitted_ts": 1767268800.0,
-          "ended_at": null, "collected_at": null,
-          "info": {"input_file_id": "file-..."},   # provider-specific ids
-          "items": {"mmj-3f2a...": "q01\\tp017"}   # custom_id -> item key (query \\t result)
-        }
-      ]
-    }
-
-A run started again in the same directory (``hydra.run.dir=...``) reads it, polls the batches
-still marked ``submitted`` and never submits their items again. A ``custom_id`` is a hash of
-the item key and of the request's cache key (see :func:`custom_id`), so it fits every
-provider's rules (Anthropic: ``^[a-zA-Z0-9_-]{1,64}$``) and an item whose prompt changed since
-it was submitted is not mistaken for the old one.
-
-Providers take part through the small :class:`BatchJudge` protocol: build one request line,
-submit lines, poll, and read results. Splitting, state, polling, retries and the cache live
-here, once.
+Providers take part through the small :class:`~mmjudge.judges.base.BatchJudge` protocol.
 """
 
 from __future__ import annotations
@@ -60,8 +34,6 @@ import functools
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +54,20 @@ from mmjudge.judges.base import (
     JudgeAPI,
     check_batch_judge,
 )
-from mmjudge.records import JudgeResponse, sha256_text
+from mmjudge.records import JudgeResponse
+from mmjudge.running.batching import (
+    ENVELOPE_BYTES,
+    BatchCounts,
+    Chunk,
+    Waiting,
+    check_settings,
+    custom_id,
+    error_line,
+    now,
+    resumed_batches,
+    too_large,
+    without_image_data,
+)
 from mmjudge.running.cache import ResponseCache, request_key
 from mmjudge.running.policy import (
     CallPolicy,
@@ -97,100 +82,6 @@ from mmjudge.running.sync import Runner
 from mmjudge.runs.batches import STATE_FILE, BatchRecord, BatchState
 
 log = logging.getLogger(__name__)
-
-MODES = ("sync", "batch")
-FAILED_MODES = ("batch", "sync")
-
-#: Prefix of every ``custom_id`` (the rest is 40 hex digits: 44 characters in all).
-CUSTOM_ID_PREFIX = "mmj-"
-
-#: Bytes kept free under a byte limit for the envelope around the request lines.
-ENVELOPE_BYTES = 1024
-
-
-def custom_id(item_key: str, request_cache_key: str) -> str:
-    """The id an item is submitted under: a hash of its key and of its request's cache key.
-
-    Item keys hold tabs and arbitrary dataset ids, which providers do not accept, so they are
-    hashed; the mapping back is kept in the state file.
-    """
-    return CUSTOM_ID_PREFIX + sha256_text(f"{item_key}\n{request_cache_key}")[:40]
-
-
-def check_settings(settings: RunnerConfig) -> None:
-    """Raise :class:`ConfigError` for a mode or batch setting that cannot work."""
-    if settings.mode not in MODES:
-        raise ConfigError(f"runner.mode='{settings.mode}' must be one of: {', '.join(MODES)}")
-    if settings.mode != "batch":
-        return
-    if settings.batch_failed not in FAILED_MODES:
-        raise ConfigError(
-            f"runner.batch_failed='{settings.batch_failed}' must be one of: "
-            f"{', '.join(FAILED_MODES)}"
-        )
-    if settings.batch_poll_s <= 0:
-        raise ConfigError(f"runner.batch_poll_s={settings.batch_poll_s} must be above 0")
-    for name in ("batch_max_requests", "batch_max_bytes"):
-        value = getattr(settings, name)
-        if value is not None and value < 1:
-            raise ConfigError(f"runner.{name}={value} must be at least 1 (or null)")
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def _error_text(error: BaseException) -> str:
-    text = " ".join(str(error).split()) or type(error).__name__
-    return f"{type(error).__name__}: {text[:300]}"
-
-
-# --- the runner ----------------------------------------------------------------------------
-
-
-@dataclass
-class BatchCounts:
-    """What batch mode did, besides the :class:`RunStats` every runner keeps."""
-
-    batches_submitted: int = 0
-    """Batches submitted by this process (follow-ups included)."""
-    batches_resumed: int = 0
-    """Batches found outstanding in the state file when the run started."""
-    followup_batches: int = 0
-    """Batches that resubmitted failed items."""
-
-
-@dataclass
-class _Waiting:
-    """An item whose answer is expected from a batch."""
-
-    item: WorkItem
-    cache_key: str
-    attempt: int
-    batch: int
-    """``local_id`` of the batch that holds it."""
-
-
-@dataclass
-class _Chunk:
-    """Request lines collected for one batch."""
-
-    limits: BatchLimits
-    entries: list[bytes] = field(default_factory=list)
-    items: dict[str, str] = field(default_factory=dict)
-    size: int = 0
-
-    def fits(self, entry: bytes) -> bool:
-        if not self.entries:
-            return True
-        if len(self.entries) >= self.limits.max_requests:
-            return False
-        return self.size + len(entry) + 1 + ENVELOPE_BYTES <= self.limits.max_bytes
-
-    def add(self, cid: str, key: str, entry: bytes) -> None:
-        self.entries.append(entry)
-        self.items[cid] = key
-        self.size += len(entry) + 1
 
 
 class BatchRunner:
@@ -279,28 +170,11 @@ class BatchRunner:
     async def run(self, items: WorkSource) -> AsyncIterator[Outcome]:
         """Yield an outcome per item; raises BudgetExceeded at the end if the cap stopped it."""
         self._source = items
-        resumed = self.state.outstanding(self.provider, self.base_url)
+        resumed = resumed_batches(self.state, self.provider, self.base_url)
         self.counts.batches_resumed = len(resumed)
-        elsewhere = [b for b in self.state.batches if b.state == "submitted" and b not in resumed]
-        if elsewhere:
-            log.warning(
-                "%d submitted batch(es) in %s belong to another provider or base URL and are "
-                "left alone; their items are submitted again here",
-                len(elsewhere),
-                self.state.path,
-            )
-        holder: dict[str, BatchRecord] = {}
-        for record in resumed:
-            for cid in record.items:
-                holder[cid] = record
-        if resumed:
-            log.info(
-                "resuming %d submitted batch(es) of %d requests",
-                len(resumed),
-                sum(b.n_requests for b in resumed),
-            )
-        pending: dict[str, _Waiting] = {}
-        chunk = _Chunk(self.limits)
+        holder = {cid: record for record in resumed for cid in record.items}
+        pending: dict[str, Waiting] = {}
+        chunk = Chunk(self.limits)
         submitted_now = False
         for item in items:
             if self._stop_signal is not None:
@@ -318,7 +192,7 @@ class BatchRunner:
             if cid in holder:
                 record = holder[cid]
                 slim = without_image_data(item)
-                pending[cid] = _Waiting(slim, key, record.attempt, record.local_id)
+                pending[cid] = Waiting(slim, key, record.attempt, record.local_id)
                 self._committed_usd += item.forecast_usd * self.discount
                 continue
             if self.policy.over_budget(item, self._committed_usd):
@@ -326,14 +200,15 @@ class BatchRunner:
                 break
             entry = self.api.batch_entry(cid, item.request)
             if len(entry) + 1 + ENVELOPE_BYTES > self.limits.max_bytes:
-                yield self._too_large(item, len(entry))
+                error = too_large(len(entry), self.limits.max_bytes)
+                yield self.policy.failed(item, "BatchRequestTooLarge", error, 0, 0.0)
                 continue
             if not chunk.fits(entry):
                 await self._submit(chunk, 1, pending)
                 submitted_now = True
-                chunk = _Chunk(self.limits)
+                chunk = Chunk(self.limits)
             chunk.add(cid, item.key, entry)
-            pending[cid] = _Waiting(without_image_data(item), key, 1, 0)
+            pending[cid] = Waiting(without_image_data(item), key, 1, 0)
             self._committed_usd += item.forecast_usd * self.discount
         if chunk.entries:
             await self._submit(chunk, 1, pending)
@@ -341,9 +216,13 @@ class BatchRunner:
         async for outcome in self._collect_all(pending, wait_first=submitted_now):
             yield outcome
         self.stats.batch = dataclasses.asdict(self.counts)
+        self._raise_stop(len(pending))
+
+    def _raise_stop(self, n_waiting: int) -> None:
+        """The error that says why the run ended early, if it did."""
         if self._stop_signal is not None:
             raise Interrupted(
-                f"stopped by {signal_name(self._stop_signal)}: {len(pending)} item(s) wait in "
+                f"stopped by {signal_name(self._stop_signal)}: {n_waiting} item(s) wait in "
                 f"submitted batches, which the provider keeps running; {STATE_FILE} lists them "
                 "and a resumed run collects them without submitting them again",
                 self._stop_signal,
@@ -357,7 +236,7 @@ class BatchRunner:
             )
 
     async def _collect_all(
-        self, pending: dict[str, _Waiting], *, wait_first: bool
+        self, pending: dict[str, Waiting], *, wait_first: bool
     ) -> AsyncIterator[Outcome]:
         wait = wait_first
         while True:
@@ -380,12 +259,12 @@ class BatchRunner:
                     changed = True
                 if not poll.ended:
                     continue
-                record.ended_at = record.ended_at or _now()
-                retry: list[tuple[str, _Waiting]] = []
+                record.ended_at = record.ended_at or now()
+                retry: list[tuple[str, Waiting]] = []
                 async for outcome in self._collect(record, poll, pending, retry):
                     yield outcome
                 record.state = "collected"
-                record.collected_at = _now()
+                record.collected_at = now()
                 record.info.update(poll.info)
                 self.state.save()
                 changed = False
@@ -412,8 +291,8 @@ class BatchRunner:
         self,
         record: BatchRecord,
         poll: BatchPoll,
-        pending: dict[str, _Waiting],
-        retry: list[tuple[str, _Waiting]],
+        pending: dict[str, Waiting],
+        retry: list[tuple[str, Waiting]],
     ) -> AsyncIterator[Outcome]:
         latency = max(time.time() - record.submitted_ts, 0.0)
         results = await self._call(
@@ -455,7 +334,7 @@ class BatchRunner:
             if outcome is not None:
                 yield outcome
 
-    def _success(self, waiting: _Waiting, response: JudgeResponse, latency: float) -> Outcome:
+    def _success(self, waiting: Waiting, response: JudgeResponse, latency: float) -> Outcome:
         response.batch = True
         response.latency_s = latency
         if self.cache is not None:
@@ -465,12 +344,12 @@ class BatchRunner:
     def _failed(
         self,
         cid: str,
-        waiting: _Waiting,
+        waiting: Waiting,
         message: str,
         retryable: bool,
         kind: str,
-        pending: dict[str, _Waiting],
-        retry: list[tuple[str, _Waiting]],
+        pending: dict[str, Waiting],
+        retry: list[tuple[str, Waiting]],
     ) -> Outcome | None:
         """Queue a failed item for another try, or give its final error outcome."""
         sync_fallback = self.settings.batch_failed == "sync"
@@ -480,11 +359,11 @@ class BatchRunner:
         del pending[cid]
         return self._failure(waiting, message, kind)
 
-    def _failure(self, waiting: _Waiting, message: str, kind: str) -> Outcome:
+    def _failure(self, waiting: Waiting, message: str, kind: str) -> Outcome:
         return self.policy.failed(waiting.item, kind, f"batch: {message}", waiting.attempt, 0.0)
 
     async def _retry(
-        self, retry: list[tuple[str, _Waiting]], pending: dict[str, _Waiting]
+        self, retry: list[tuple[str, Waiting]], pending: dict[str, Waiting]
     ) -> AsyncIterator[Outcome]:
         """Resubmit failed items in follow-up batches, or call them one by one."""
         by_key = {waiting.item.key: (cid, waiting) for cid, waiting in retry}
@@ -502,7 +381,7 @@ class BatchRunner:
             async for outcome in self._sync(rebuilt):
                 yield outcome
             return
-        chunks: dict[int, _Chunk] = {}
+        chunks: dict[int, Chunk] = {}
         for item in rebuilt:
             old_cid, waiting = by_key[item.key]
             if item.request is None:
@@ -512,10 +391,10 @@ class BatchRunner:
             cid = custom_id(item.key, waiting.cache_key)
             entry = self.api.batch_entry(cid, item.request)
             attempt = waiting.attempt + 1
-            chunk = chunks.setdefault(attempt, _Chunk(self.limits))
+            chunk = chunks.setdefault(attempt, Chunk(self.limits))
             if not chunk.fits(entry):
                 await self._submit(chunk, attempt, pending, followup=True)
-                chunk = chunks[attempt] = _Chunk(self.limits)
+                chunk = chunks[attempt] = Chunk(self.limits)
             chunk.add(cid, item.key, entry)
             if cid != old_cid:
                 del pending[old_cid]
@@ -551,20 +430,13 @@ class BatchRunner:
             pass  # this runner raises its own Interrupted when the flow ends
         finally:
             self._sync_runner = None
-            sync = runner.stats
-            for name in ("calls", "cache_hits", "retries", "failures", "resent", "abandoned"):
-                setattr(self.stats, name, getattr(self.stats, name) + getattr(sync, name))
-            self.stats.from_other_process += sync.from_other_process
-            self.stats.resent_usd += sync.resent_usd
-            self.stats.spent_usd += sync.spent_usd - spent_before
-            for kind, n in sync.errors_by_kind.items():
-                self.stats.errors_by_kind[kind] = self.stats.errors_by_kind.get(kind, 0) + n
+            self.stats.absorb(runner.stats, spent_before)
 
     async def _submit(
         self,
-        chunk: _Chunk,
+        chunk: Chunk,
         attempt: int,
-        pending: dict[str, _Waiting],
+        pending: dict[str, Waiting],
         *,
         followup: bool = False,
     ) -> None:
@@ -572,21 +444,8 @@ class BatchRunner:
         submitted = await self._call(
             f"submit a batch of {len(entries)} requests", lambda: self.api.batch_submit(entries)
         )
-        record = BatchRecord(
-            local_id=self.state.next_local_id(),
-            id=submitted.id,
-            provider=self.provider,
-            base_url=self.base_url,
-            model_id=self.model.model_id,
-            attempt=attempt,
-            items=dict(chunk.items),
-            n_requests=len(entries),
-            n_bytes=chunk.size,
-            submitted_at=_now(),
-            submitted_ts=time.time(),
-            status=submitted.status,
-            info=dict(submitted.info),
-        )
+        where = (self.provider, self.base_url, self.model.model_id)
+        record = chunk.record(self.state.next_local_id(), submitted, where, attempt)
         self.state.add(record)
         for cid in chunk.items:
             if cid in pending:
@@ -600,15 +459,6 @@ class BatchRunner:
             chunk.size / 1e6,
             f" (attempt {attempt})" if attempt > 1 else "",
         )
-
-    # -- helpers ----------------------------------------------------------------------------
-
-    def _too_large(self, item: WorkItem, size: int) -> Outcome:
-        error = (
-            f"batch: the request is {size:,} bytes, more than a batch may hold "
-            f"({self.limits.max_bytes:,}; runner.batch_max_bytes); run it with runner.mode=sync"
-        )
-        return self.policy.failed(item, "BatchRequestTooLarge", error, 0, 0.0)
 
     async def _call(self, what: str, make: Callable[[], Awaitable[Any]]) -> Any:
         """Await ``make()``, retrying transient errors with backoff; one-line error otherwise."""
@@ -625,7 +475,7 @@ class BatchRunner:
                     raise verdict.fatal from error
                 if not verdict.retryable or attempts > self.settings.max_retries:
                     raise FatalProviderError(
-                        f"model '{self.model.name}': could not {what} ({_error_text(error)}); "
+                        f"model '{self.model.name}': could not {what} ({error_line(error)}); "
                         "submitted batches are kept in the run directory's "
                         f"{STATE_FILE}: run the same command with hydra.run.dir=<that "
                         "directory> to resume"
@@ -635,16 +485,3 @@ class BatchRunner:
 
 async def _gather(results: AsyncIterator[BatchItemResult]) -> list[BatchItemResult]:
     return [result async for result in results]
-
-
-def without_image_data(item: WorkItem) -> WorkItem:
-    """An item kept while its batch runs: images keep their hash and size, not their bytes.
-
-    Records need only an image's hash and dimensions, so items waiting on a batch hold no
-    encoded images, and memory does not grow with the images of every submitted request.
-    """
-    request = item.request
-    if request is None or not request.images:
-        return item
-    images = tuple(dataclasses.replace(image, data="") for image in request.images)
-    return dataclasses.replace(item, request=dataclasses.replace(request, images=images))

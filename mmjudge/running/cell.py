@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import functools
 import json
 import sys
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -19,7 +17,7 @@ from mmjudge import PROJECT_ROOT
 from mmjudge.agreement.summarise import summarise_run
 from mmjudge.config import SweepConfig
 from mmjudge.costs.calls import CallPricer
-from mmjudge.data.schema import Example, load_dataset, sampled_queries
+from mmjudge.data.schema import Example
 from mmjudge.data.survey import (
     DatasetSurvey,
     check_html_fields,
@@ -31,25 +29,24 @@ from mmjudge.errors import (
     BudgetExceeded,
     ConfigError,
     FatalProviderError,
-    ImageError,
     Interrupted,
     MMJudgeError,
 )
-from mmjudge.forecast import forecast_call
-from mmjudge.images import ImageCache, ImageSettings, preprocess_image
+from mmjudge.images import ImageCache, ImageSettings
 from mmjudge.interrupt import signal_name, signal_number_of, stop_signals
 from mmjudge.judges.base import JudgeAPI, check_batch_judge
 from mmjudge.judges.registry import endpoint_override, judge_class
 from mmjudge.keyguard import check_config, redact_text, resolved_config
-from mmjudge.ledger import ModelPrice, batch_factor, price_for
+from mmjudge.ledger import batch_factor, price_for
 from mmjudge.parsing import parse_grade
-from mmjudge.prompts import render
-from mmjudge.records import EncodedImage, Forecast, JudgeRequest, JudgmentRecord
-from mmjudge.running.batch import BatchRunner, check_settings
+from mmjudge.records import Forecast, JudgmentRecord
+from mmjudge.running.batch import BatchRunner
+from mmjudge.running.batching import check_settings
 from mmjudge.running.cache import ResponseCache
-from mmjudge.running.policy import Outcome, RunStats, WorkItem, check_reliability_settings
+from mmjudge.running.policy import Outcome, RunStats, check_reliability_settings
 from mmjudge.running.progress import Progress
 from mmjudge.running.sync import Runner
+from mmjudge.running.work import CellContext, ExampleStream, Requests, build_work
 from mmjudge.runs import CellInfo, RunSummary, appending_rows, judgments_path, keep_finished_rows
 from mmjudge.runs.batches import STATE_FILE
 
@@ -72,19 +69,6 @@ def typed_config(cfg: DictConfig | SweepConfig) -> SweepConfig:
     return obj
 
 
-@dataclass
-class CellContext:
-    """Everything one cell needs, built once before any example is read."""
-
-    cfg: SweepConfig
-    run_id: str
-    judge: JudgeAPI | None
-    """None in a dry run, which needs no key."""
-    price: ModelPrice
-    image_settings: ImageSettings
-    image_cache: ImageCache
-
-
 def skip_reason(cfg: SweepConfig, judge: type[JudgeAPI]) -> str | None:
     """Why this cell cannot run, known before the dataset is read: a judge that cannot see
     images asked to look at them, or a dataset configured to show none."""
@@ -105,7 +89,7 @@ def run_cell(raw_cfg: DictConfig | SweepConfig, run_dir: Path) -> RunSummary | d
     run_dir.mkdir(parents=True, exist_ok=True)
     run_id = run_dir.name
     judge_cls = judge_class(cfg.model)
-    examples = _ExampleStream(cfg)
+    examples = ExampleStream(cfg)
     counts, reason = _survey_or_skip(cfg, judge_cls, examples)
     if reason is not None or counts is None:
         judgments_path(run_dir).touch()
@@ -236,24 +220,6 @@ def _survey_or_skip(
     return counts, unserved(counts, cfg.modality, cfg.dataset)
 
 
-class _ExampleStream:
-    """Re-iterable view of a dataset's examples, read from disk on each pass.
-
-    A query sample (``dataset.sample_queries``) is drawn once, on the first pass, and kept
-    for every later one.
-    """
-
-    def __init__(self, cfg: SweepConfig) -> None:
-        self.cfg = cfg
-
-    @functools.cached_property
-    def queries(self) -> frozenset[str] | None:
-        return sampled_queries(self.cfg.dataset, self.cfg.runner.seed)
-
-    def __iter__(self) -> Iterator[Example]:
-        return load_dataset(self.cfg.dataset, seed=self.cfg.runner.seed, queries=self.queries)
-
-
 def _image_settings(cfg: SweepConfig) -> ImageSettings:
     try:
         return ImageSettings.from_config(cfg.images)
@@ -266,7 +232,7 @@ def _dry_run(
 ) -> dict[str, Any]:
     """Forecast the cell without calling anything; writes ``forecast.json``."""
     forecast = Forecast()
-    for item in _work(context, examples, set()):
+    for item in build_work(context, examples, set()):
         forecast.add(item.forecast)
     cfg = context.cfg
     data = {
@@ -296,77 +262,6 @@ def _batch_forecast(forecast: Forecast, factor: float) -> Forecast:
     return dataclasses.replace(
         forecast, usd=forecast.usd * factor, image_usd=forecast.image_usd * factor
     )
-
-
-@dataclass
-class _Requests:
-    """The cell's work items, built from its examples (see :func:`_work`); the batch runner
-    builds some again by key to resubmit them."""
-
-    context: CellContext
-    examples: Iterable[Example]
-    done: set[str]
-
-    def __iter__(self) -> Iterator[WorkItem]:
-        return _work(self.context, self.examples, self.done)
-
-    def only(self, keys: set[str]) -> Iterator[WorkItem]:
-        return _work(self.context, (e for e in self.examples if e.key in keys), set())
-
-
-def _work(context: CellContext, examples: Iterable[Example], done: set[str]) -> Iterator[WorkItem]:
-    """A work item per example not in ``done``: its request (prompt and images) and the
-    call's forecast, or the error that keeps it from being sent. No side effects."""
-    cfg = context.cfg
-    grades = tuple(cfg.dataset.scale.grades)
-    for example in examples:
-        if example.key in done:
-            continue
-        images: list[EncodedImage] = []
-        error = None
-        if cfg.modality.include_image:
-            if not example.images:
-                error = (
-                    f"result '{example.result_id}' has no image for modality '{cfg.modality.name}'"
-                )
-            for path, name in zip(example.images, example.image_names, strict=True):
-                try:
-                    images.append(
-                        preprocess_image(
-                            path,
-                            context.image_settings,
-                            context.image_cache,
-                            display_source=name,
-                        )
-                    )
-                except ImageError as exc:
-                    error = str(exc)
-                    break
-        rendered = render(example, cfg.modality, cfg.prompt, cfg.dataset, n_images=len(images))
-        text_only = cfg.modality.include_text and not cfg.modality.include_image
-        if error is None and text_only and not rendered.fields:
-            error = f"result '{example.result_id}' has no text fields for modality 'text'"
-        request = JudgeRequest(
-            item_key=example.key,
-            prompt=rendered.text,
-            system=rendered.system,
-            images=tuple(images),
-            query=example.query,
-            fields=rendered.fields,
-            grades=grades,
-        )
-        expected = Forecast()
-        if error is None:
-            expected = forecast_call(
-                request, cfg.model, context.price, cfg.runner.forecast_output_tokens
-            )
-        yield WorkItem(
-            key=example.key,
-            request=None if error else request,
-            error=error,
-            forecast=expected,
-            context=(example, tuple(image.sha256 for image in images)),
-        )
 
 
 async def _run(
@@ -408,7 +303,7 @@ async def _run(
             stop_signals(asyncio.get_running_loop(), _stop_handler(runner, cfg)),
             appending_rows(records_path.parent) as write,
         ):
-            async for outcome in runner.run(_Requests(context, examples, done)):
+            async for outcome in runner.run(Requests(context, examples, done)):
                 record = _record(context, outcome)
                 write(record)
                 progress.update(0.0 if record.cached else record.cost_usd)

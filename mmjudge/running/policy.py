@@ -85,6 +85,17 @@ class RunStats:
     forecast: Forecast = field(default_factory=Forecast)
     """Expected usage of every item the run drew, at list prices."""
 
+    def absorb(self, other: RunStats, spent_before: float) -> None:
+        """Add the counts of a runner that started with ``spent_before`` already spent (the
+        batch runner's sync fallback) to these."""
+        for name in ("calls", "cache_hits", "retries", "failures", "resent", "abandoned"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.from_other_process += other.from_other_process
+        self.resent_usd += other.resent_usd
+        self.spent_usd += other.spent_usd - spent_before
+        for kind, n in other.errors_by_kind.items():
+            self.errors_by_kind[kind] = self.errors_by_kind.get(kind, 0) + n
+
     def counts(self) -> CallCounts:
         """The ``calls`` block of the run's summary."""
         return CallCounts(

@@ -2,8 +2,31 @@
 
 Written atomically after every change, so a run killed at any moment leaves the old file or
 the new one; a run started again in the same folder reads it and collects the batches still
-marked ``submitted`` instead of submitting their items again. The layout is described in
-:mod:`mmjudge.running.batch`.
+marked ``submitted`` instead of submitting their items again.
+
+The layout::
+
+    {
+      "schema_version": 1,
+      "batches": [
+        {
+          "local_id": 1,                   # order of submission in this run directory
+          "id": "batch_abc",               # the provider's batch id
+          "provider": "openai",
+          "base_url": "https://api.openai.com/v1",
+          "model_id": "gpt-4o-2024-08-06",
+          "attempt": 1,                    # 1 for first submissions, 2+ for follow-ups
+          "state": "submitted",            # "submitted" until the results are written
+          "status": "in_progress",         # the provider's last reported status
+          "counts": {...},                 # the provider's last reported request counts
+          "n_requests": 5, "n_bytes": 5120,
+          "submitted_at": "2026-01-01T12:00:00+00:00", "submitted_ts": 1767268800.0,
+          "ended_at": null, "collected_at": null,
+          "info": {"input_file_id": "file-..."},   # provider-specific ids
+          "items": {"mmj-3f2a...": "q01\\tp017"}   # custom_id -> item key (query \\t result)
+        }
+      ]
+    }
 """
 
 from __future__ import annotations

@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from mmjudge.running.batch import CUSTOM_ID_PREFIX, BatchState, custom_id
+from mmjudge.running.batching import CUSTOM_ID_PREFIX, custom_id
+from mmjudge.runs.batches import BatchState
 from mmjudge.runs.status import EXIT_FAILED, EXIT_PARTIAL
 from tests.fixtures.loopback_server import (
     ANTHROPIC_BATCHES_PATH,

@@ -1,0 +1,124 @@
+"""A cell's work: a work item per example, with its request (prompt and images) and the
+call's forecast, built without side effects, and built again by key when the batch runner
+resubmits some."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from mmjudge.config import SweepConfig
+from mmjudge.data.schema import Example, load_dataset, sampled_queries
+from mmjudge.errors import ImageError
+from mmjudge.forecast import forecast_call
+from mmjudge.images import ImageCache, ImageSettings, preprocess_image
+from mmjudge.judges.base import JudgeAPI
+from mmjudge.ledger import ModelPrice
+from mmjudge.prompts import render
+from mmjudge.records import EncodedImage, Forecast, JudgeRequest
+from mmjudge.running.policy import WorkItem
+
+
+@dataclass
+class CellContext:
+    """Everything one cell needs, built once before any example is read."""
+
+    cfg: SweepConfig
+    run_id: str
+    judge: JudgeAPI | None
+    """None in a dry run, which needs no key."""
+    price: ModelPrice
+    image_settings: ImageSettings
+    image_cache: ImageCache
+
+
+class ExampleStream:
+    """Re-iterable view of a dataset's examples, read from disk on each pass.
+
+    A query sample (``dataset.sample_queries``) is drawn once, on the first pass, and kept
+    for every later one.
+    """
+
+    def __init__(self, cfg: SweepConfig) -> None:
+        self.cfg = cfg
+
+    @functools.cached_property
+    def queries(self) -> frozenset[str] | None:
+        return sampled_queries(self.cfg.dataset, self.cfg.runner.seed)
+
+    def __iter__(self) -> Iterator[Example]:
+        return load_dataset(self.cfg.dataset, seed=self.cfg.runner.seed, queries=self.queries)
+
+
+@dataclass
+class Requests:
+    """The cell's work items, built from its examples (see :func:`_work`); the batch runner
+    builds some again by key to resubmit them."""
+
+    context: CellContext
+    examples: Iterable[Example]
+    done: set[str]
+
+    def __iter__(self) -> Iterator[WorkItem]:
+        return build_work(self.context, self.examples, self.done)
+
+    def only(self, keys: set[str]) -> Iterator[WorkItem]:
+        return build_work(self.context, (e for e in self.examples if e.key in keys), set())
+
+
+def build_work(
+    context: CellContext, examples: Iterable[Example], done: set[str]
+) -> Iterator[WorkItem]:
+    """A work item per example not in ``done``: its request (prompt and images) and the
+    call's forecast, or the error that keeps it from being sent. No side effects."""
+    cfg = context.cfg
+    grades = tuple(cfg.dataset.scale.grades)
+    for example in examples:
+        if example.key in done:
+            continue
+        images: list[EncodedImage] = []
+        error = None
+        if cfg.modality.include_image:
+            if not example.images:
+                error = (
+                    f"result '{example.result_id}' has no image for modality '{cfg.modality.name}'"
+                )
+            for path, name in zip(example.images, example.image_names, strict=True):
+                try:
+                    images.append(
+                        preprocess_image(
+                            path,
+                            context.image_settings,
+                            context.image_cache,
+                            display_source=name,
+                        )
+                    )
+                except ImageError as exc:
+                    error = str(exc)
+                    break
+        rendered = render(example, cfg.modality, cfg.prompt, cfg.dataset, n_images=len(images))
+        text_only = cfg.modality.include_text and not cfg.modality.include_image
+        if error is None and text_only and not rendered.fields:
+            error = f"result '{example.result_id}' has no text fields for modality 'text'"
+        request = JudgeRequest(
+            item_key=example.key,
+            prompt=rendered.text,
+            system=rendered.system,
+            images=tuple(images),
+            query=example.query,
+            fields=rendered.fields,
+            grades=grades,
+        )
+        expected = Forecast()
+        if error is None:
+            expected = forecast_call(
+                request, cfg.model, context.price, cfg.runner.forecast_output_tokens
+            )
+        yield WorkItem(
+            key=example.key,
+            request=None if error else request,
+            error=error,
+            forecast=expected,
+            context=(example, tuple(image.sha256 for image in images)),
+        )
