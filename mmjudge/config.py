@@ -446,7 +446,7 @@ class PricingConfig:
     ``cache_read``, ``batch_discount``, long-context ``tiers`` and the ``image_rule``; or, for a
     self-hosted judge, ``gpu_hour``, ``gpus``, a throughput (``throughput_tokens_per_s`` or
     ``input_tokens_per_s`` / ``output_tokens_per_s``) and ``utilization`` (see
-    :mod:`mmjudge.ledger`)."""
+    :mod:`mmjudge.costs`)."""
 
     def validate(self) -> None:
         _require(

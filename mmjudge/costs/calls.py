@@ -11,7 +11,9 @@ import dataclasses
 from typing import NamedTuple
 
 from mmjudge.config import ModelConfig
-from mmjudge.ledger import ModelPrice, cost_of, image_tokens
+from mmjudge.costs.image_tokens import image_tokens
+from mmjudge.costs.ledger import cost_of
+from mmjudge.costs.sheets import ModelPrice
 from mmjudge.records import JudgeRequest, JudgeResponse, Usage
 
 

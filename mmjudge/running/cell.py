@@ -17,6 +17,8 @@ from mmjudge import PROJECT_ROOT
 from mmjudge.agreement.summarise import summarise_run
 from mmjudge.config import SweepConfig
 from mmjudge.costs.calls import CallPricer
+from mmjudge.costs.ledger import batch_factor
+from mmjudge.costs.sheets import price_for
 from mmjudge.data.schema import Example
 from mmjudge.data.survey import (
     DatasetSurvey,
@@ -37,7 +39,6 @@ from mmjudge.interrupt import signal_name, signal_number_of, stop_signals
 from mmjudge.judges.base import JudgeAPI, check_batch_judge
 from mmjudge.judges.registry import endpoint_override, judge_class
 from mmjudge.keyguard import check_config, redact_text, resolved_config
-from mmjudge.ledger import batch_factor, price_for
 from mmjudge.parsing import parse_grade
 from mmjudge.records import Forecast, JudgmentRecord
 from mmjudge.running.batch import BatchRunner

@@ -9,12 +9,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from mmjudge.config import SweepConfig
+from mmjudge.costs.forecast import forecast_call
+from mmjudge.costs.sheets import ModelPrice
 from mmjudge.data.schema import Example, load_dataset, sampled_queries
 from mmjudge.errors import ImageError
-from mmjudge.forecast import forecast_call
 from mmjudge.images import ImageCache, ImageSettings, preprocess_image
 from mmjudge.judges.base import JudgeAPI
-from mmjudge.ledger import ModelPrice
 from mmjudge.prompts import render
 from mmjudge.records import EncodedImage, Forecast, JudgeRequest
 from mmjudge.running.policy import WorkItem

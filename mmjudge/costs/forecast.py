@@ -1,16 +1,18 @@
 """Forecasts: calls, tokens and dollars of a cell before any call is made.
 
 Text tokens are counted with tiktoken (exact for OpenAI models, estimated for others; see
-:mod:`mmjudge.tokens`), image tokens with the price sheet's image rule, and output tokens are
+:mod:`mmjudge.costs.tokens`), image tokens with the price sheet's image rule, and output tokens are
 assumed to be ``runner.forecast_output_tokens`` per call.
 """
 
 from __future__ import annotations
 
 from mmjudge.config import ModelConfig
-from mmjudge.ledger import FREE, ModelPrice, cost_of, image_tokens
+from mmjudge.costs.image_tokens import image_tokens
+from mmjudge.costs.ledger import cost_of
+from mmjudge.costs.sheets import FREE, ModelPrice
+from mmjudge.costs.tokens import count_tokens
 from mmjudge.records import Forecast, JudgeRequest, Usage
-from mmjudge.tokens import count_tokens
 
 #: Tokens the chat format adds around the messages (role markers and separators).
 MESSAGE_OVERHEAD_TOKENS = 7

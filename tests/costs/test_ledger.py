@@ -7,17 +7,17 @@ import pytest
 from omegaconf import OmegaConf
 
 from mmjudge.config import ModelConfig, PricingConfig, SweepConfig
-from mmjudge.errors import ConfigError
-from mmjudge.ledger import (
+from mmjudge.costs.image_tokens import (
     anthropic_2024_tokens,
     anthropic_patch_tokens,
-    cost_of,
     gemini_tokens,
     image_tokens,
     openai_patch_tokens,
     openai_tile_tokens,
-    price_for,
 )
+from mmjudge.costs.ledger import cost_of
+from mmjudge.costs.sheets import price_for
+from mmjudge.errors import ConfigError
 from mmjudge.records import Usage
 from tests.helpers import compose_config
 
@@ -199,9 +199,9 @@ def test_forecast_records_and_reprice_count_claude_images_alike(tmp_path) -> Non
     import json
 
     from mmjudge.costs.calls import CallPricer
-    from mmjudge.forecast import forecast_call
+    from mmjudge.costs.forecast import forecast_call
+    from mmjudge.costs.reprice import reprice_run
     from mmjudge.records import EncodedImage, JudgeRequest, JudgeResponse, Usage
-    from mmjudge.reprice import reprice_run
 
     claude = ModelConfig(
         name="claude35_sonnet",

@@ -18,7 +18,8 @@ import pytest
 from omegaconf import OmegaConf
 
 from mmjudge import PROJECT_ROOT
-from mmjudge.ledger import ModelPrice, cost_of, price_from_entry
+from mmjudge.costs.ledger import cost_of
+from mmjudge.costs.sheets import ModelPrice, price_from_entry
 from mmjudge.records import Usage
 
 genai_prices = pytest.importorskip(

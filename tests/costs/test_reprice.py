@@ -13,10 +13,11 @@ from typing import Any
 import pytest
 
 from mmjudge import PROJECT_ROOT
+from mmjudge.costs.ledger import cost_of
+from mmjudge.costs.reprice import load_sheet, main, output_name, reprice_run, write_repriced
+from mmjudge.costs.sheets import gpu_hour_price, price_from_entry
 from mmjudge.errors import ConfigError
-from mmjudge.ledger import cost_of, gpu_hour_price, price_from_entry
 from mmjudge.records import Usage
-from mmjudge.reprice import load_sheet, main, output_name, reprice_run, write_repriced
 
 # --- a run directory written by hand ---------------------------------------------------------
 #
@@ -310,7 +311,7 @@ def test_module_entry_point_imports_no_provider_sdk(run: Path) -> None:
         "import sys, runpy\n"
         f"sys.argv = ['reprice', {str(run)!r}, '--sheet', '2026-10-31']\n"
         "try:\n"
-        "    runpy.run_module('mmjudge.reprice', run_name='__main__')\n"
+        "    runpy.run_module('mmjudge.costs.reprice', run_name='__main__')\n"
         "except SystemExit as stop:\n"
         "    assert stop.code == 0, stop.code\n"
         "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('openai', 'anthropic'))\n"

@@ -1,4 +1,4 @@
-"""``python -m mmjudge.reprice RUN_OR_SWEEP_DIR``: what finished runs would have cost under
+"""``python -m mmjudge.costs.reprice RUN_OR_SWEEP_DIR``: what finished runs would have cost under
 another price sheet, in batch mode, or at another model's prices.
 
 Re-pricing reads each row's saved ``usage`` and the run's ``summary.json``, never calls a
@@ -28,9 +28,11 @@ from omegaconf.errors import OmegaConfBaseException
 
 from mmjudge import PROJECT_ROOT
 from mmjudge.config import ModelConfig, PricingConfig
+from mmjudge.costs.image_tokens import image_tokens
+from mmjudge.costs.ledger import batch_factor, cost_of
+from mmjudge.costs.sheets import ModelPrice, price_for
 from mmjudge.errors import ConfigError, MMJudgeError
 from mmjudge.judges.registry import is_free
-from mmjudge.ledger import ModelPrice, cost_of, image_tokens, price_for
 from mmjudge.records import Usage
 from mmjudge.runs import JUDGMENTS, SUMMARY, RunSummary, iter_rows, read_summary, run_dirs
 
@@ -186,7 +188,7 @@ def reprice_run(
     def per_million(total: float) -> float:
         return total / n * 1e6 if n else 0.0
 
-    factor = price.batch_discount if price.batch_discount is not None else pricing.batch_discount
+    factor = batch_factor(price, pricing.batch_discount)
     notes = ["priced from each row's saved usage; no provider was called"]
     if n_cached:
         notes.append(
@@ -322,7 +324,7 @@ def format_table(results: list[tuple[str, dict[str, Any]]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m mmjudge.reprice",
+        prog="python -m mmjudge.costs.reprice",
         description=(
             "Re-price finished runs from their saved usage under another price sheet, in "
             "batch mode, or at another model's prices. No provider is called."

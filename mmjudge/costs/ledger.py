@@ -1,0 +1,61 @@
+"""The cost ledger: what one usage record costs under a model's prices.
+
+A pure function of usage and prices (:mod:`mmjudge.costs.sheets`), so a finished run can be
+re-priced under any sheet without calling a provider. The batch discount is applied here and
+nowhere else (:func:`batch_factor`).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from mmjudge.costs.sheets import PER_MILLION, ModelPrice
+from mmjudge.records import Usage
+
+
+class Cost(NamedTuple):
+    total_usd: float
+    image_usd: float
+
+
+def cost_of(
+    usage: Usage, price: ModelPrice, *, batch: bool = False, sheet_batch_discount: float = 0.5
+) -> Cost:
+    """Dollars for one usage record, bucket by bucket.
+
+    ``usage.input_tokens`` already includes cached, cache-write and image tokens (providers
+    count images inside input), so nothing is added on top; the image share is reported
+    separately for the report's split of fixed and variable costs. A call whose input passes
+    a long-context tier's threshold is billed entirely at that tier's prices.
+    """
+    price = price.at(usage.input_tokens)
+    cached = usage.cached_input_tokens
+    written = usage.cache_write_tokens
+    plain = max(usage.input_tokens - cached - written, 0)
+    cached_price = _first(price.cache_read, price.cached_input, price.input)
+    write_price = _first(price.cache_write, price.input)
+    total = (
+        plain * price.input
+        + cached * cached_price
+        + written * write_price
+        + usage.output_tokens * price.output
+    ) / PER_MILLION
+    image = min(usage.image_tokens, usage.input_tokens) * price.input / PER_MILLION
+    if batch:
+        factor = batch_factor(price, sheet_batch_discount)
+        total *= factor
+        image *= factor
+    return Cost(total, image)
+
+
+def batch_factor(price: ModelPrice, sheet_batch_discount: float) -> float:
+    """The fraction of the list price paid through a batch API: the model's own
+    ``batch_discount`` when its sheet entry gives one, else the sheet's."""
+    return price.batch_discount if price.batch_discount is not None else sheet_batch_discount
+
+
+def _first(*values: float | None) -> float:
+    for value in values:
+        if value is not None:
+            return float(value)
+    return 0.0
