@@ -7,7 +7,7 @@
                             [--runs DIR [--measure nDCG@10 ...]]
 
 Each RUN_QRELS file (a judge's labels in TREC qrels form) is scored against the human file
-with :func:`mmjudge.scoring.score_judge`, the definition ``summary.json`` and the report
+with :func:`mmjudge.agreement.scoring.score_judge`, the definition ``summary.json`` and the report
 use, on the (query, doc) pairs both contain: n (those pairs), missing (human pairs the run
 lacks), Cohen's κ unweighted, linear and quadratic, each with a 95% bootstrap interval that
 resamples queries (1000 resamples, seed 0 unless told), κ on labels binarised at
@@ -27,7 +27,7 @@ system is scored under the human labels and under each judge's labels with ir_me
 (``--measure``, repeatable; default nDCG@10 and P@10 counting grades ≥ ``--relevant-from``
 as relevant), and the two orderings of the systems are compared by Kendall's τ-b,
 Spearman's ρ and rank-biased overlap. Both sets of labels are restricted to the pairs both
-graded, as in the sweep report (:func:`mmjudge.metrics.system_ranking_on_shared_items`).
+graded, as in the sweep report (:func:`mmjudge.agreement.metrics.system_ranking_on_shared_items`).
 
 The labels are first aligned into a matrix (judges × human pairs, ``nan`` where a judge has
 no label). Each judge's row is scored by :func:`score_labels`. A *panel* is a function from
@@ -55,12 +55,12 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from mmjudge import metrics, scoring
+from mmjudge.agreement import metrics, scoring
 from mmjudge.agreement.aggregate import AGGREGATORS, panel
+from mmjudge.agreement.scoring import Interval, JudgeScore
 from mmjudge.errors import MMJudgeError
 from mmjudge.label_scale import OUT_OF_SCALE, Scale, apply_scale, human_scale, parse_scale
 from mmjudge.qrels import Qrels, QrelsFile, Run, load_qrels, n_judgments, read_run
-from mmjudge.scoring import Interval, JudgeScore
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -161,7 +161,7 @@ def score_labels(
     level: float = scoring.LEVEL,
 ) -> JudgeAgreement:
     """Agreement of one judge's labels (``nan`` = none) with aligned human labels, by
-    :func:`mmjudge.scoring.score_judge`. ``n_boot=0`` skips the bootstrap."""
+    :func:`mmjudge.agreement.scoring.score_judge`. ``n_boot=0`` skips the bootstrap."""
     h, j = metrics.as_labels(human), metrics.as_labels(judge)
     score = scoring.score_judge(
         query_ids,

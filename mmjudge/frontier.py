@@ -9,10 +9,10 @@ For each dataset under SWEEP_DIR:
    Cohen's κ against the annotators' consensus on the items it graded, printed with its
    interval and its α exactly as the report and ``summary.json`` give them;
 2. every candidate (real runs, panels and cascades, the best included) is compared with it
-   on the items both graded, by :func:`mmjudge.scoring.compare_judges`, the function behind
-   the report's comparisons: κ of both on those shared items, Δκ = κ(best) − κ(candidate)
-   with its paired query-bootstrap interval and p-value. A candidate whose interval reaches
-   0 or below is *not distinguishably worse* than the best;
+   on the items both graded, by :func:`~mmjudge.agreement.scoring.compare_judges`, the
+   function behind the report's comparisons: κ of both on those shared items,
+   Δκ = κ(best) − κ(candidate) with its paired query-bootstrap interval and p-value. A
+   candidate whose interval reaches 0 or below is *not distinguishably worse* than the best;
 3. the answer is the cheapest such candidate by $ per million judgments (ties: the higher
    κ, then the name). The best judge always qualifies, so there is always an answer.
 
@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from mmjudge import scoring
+from mmjudge.agreement import scoring
 from mmjudge.agreement.members import human_consensus
 from mmjudge.errors import MMJudgeError
 from mmjudge.runs import Key, SavedRun, common_keys, completed_runs

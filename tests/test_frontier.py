@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mmjudge import frontier, metrics
+from mmjudge import frontier
+from mmjudge.agreement import metrics
 from mmjudge.agreement.cascades import build_cascade
 from mmjudge.agreement.panels import build_panel
 from tests.fake_runs import make_run

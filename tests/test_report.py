@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mmjudge import PROJECT_ROOT, metrics
+from mmjudge import PROJECT_ROOT
+from mmjudge.agreement import metrics
 from mmjudge.records import JudgmentRecord
 from mmjudge.report import build_report
 from mmjudge.report.analysis import Analysis, analyse, pareto_frontier, saved_score

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mmjudge import metrics
 from mmjudge import select as sel
+from mmjudge.agreement import metrics
 from mmjudge.errors import MMJudgeError
 from mmjudge.runs import load_run
 from tests.fake_runs import make_run

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from mmjudge.agreement.metrics import consensus
 from mmjudge.errors import MMJudgeError
-from mmjudge.metrics import consensus
 from mmjudge.runs import Key, SavedRun
 
 FloatArray = npt.NDArray[np.float64]

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mmjudge import scoring
+from mmjudge.agreement import scoring
 from mmjudge.costs.figures import cost_figures
 from mmjudge.records import Forecast
 from mmjudge.runs import (
@@ -32,9 +32,10 @@ from mmjudge.runs.status import cell_end
 
 
 def agreement(frame: pd.DataFrame, grades: list[int], relevant_from: float) -> Agreement:
-    """The judge against the annotators' consensus (:func:`mmjudge.scoring.agreement_summary`:
-    κ with intervals, α, accuracy...), with the human–human ceiling. Answered rows only; an
-    item written twice (a resumed run) counts once, its last row, as in the report."""
+    """The judge against the annotators' consensus
+    (:func:`~mmjudge.agreement.scoring.agreement_summary`: κ with intervals, α, accuracy...),
+    with the human–human ceiling. Answered rows only; an item written twice (a resumed run)
+    counts once, its last row, as in the report."""
     answered = frame[frame["error"].isna()] if len(frame) else frame
     names = annotators(answered)
     if not names or answered.empty:

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from mmjudge.agreement.members import joined
+from mmjudge.agreement.metrics import default_relevant_from
 from mmjudge.agreement.summarise import summarise_run
-from mmjudge.metrics import default_relevant_from
 from mmjudge.records import SCHEMA_VERSION, JudgmentRecord
 from mmjudge.runs import (
     CellInfo,

@@ -2,11 +2,11 @@
 paired comparisons between judges, and the cost–agreement frontier.
 
 Everything here is computed from saved labels (see :mod:`mmjudge.report.load`) with the
-definitions of :mod:`mmjudge.scoring`, the same as ``summary.json``, ``mmjudge.agree`` and
-``mmjudge.frontier``: a cell is scored once (:func:`~mmjudge.scoring.score_judge`: κ with
+definitions of :mod:`mmjudge.agreement.scoring`, the same as ``summary.json``, ``mmjudge.agree`` and
+``mmjudge.frontier``: a cell is scored once (:func:`~mmjudge.agreement.scoring.score_judge`: κ with
 its interval, weighted κ, α, accuracy on the items it graded) and every table, figure and
 answer shows that one result. Two judges of a dataset are compared on the items both graded
-with :func:`~mmjudge.scoring.compare_judges`; judges on different datasets (independent
+with :func:`~mmjudge.agreement.scoring.compare_judges`; judges on different datasets (independent
 samples) by whether their intervals overlap.
 """
 
@@ -21,7 +21,9 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from mmjudge import metrics, scoring
+from mmjudge.agreement import metrics, scoring
+from mmjudge.agreement.scoring import N_BOOT as N_BOOT
+from mmjudge.agreement.scoring import NO_INTERVAL, Interval, JudgeScore
 from mmjudge.report.load import CellLabels, DatasetItems, read_cell_labels
 from mmjudge.report.scores import (
     HumanPair,
@@ -34,8 +36,6 @@ from mmjudge.report.scores import (
 from mmjudge.report.style import Palette
 from mmjudge.runs import RunSummary, judgments_path
 from mmjudge.runs.status import ANALYSED, DRY_RUN, SKIPPED
-from mmjudge.scoring import N_BOOT as N_BOOT
-from mmjudge.scoring import NO_INTERVAL, Interval, JudgeScore
 
 __all__ = ["HumanPair", "pareto_frontier", "saved_score"]  # from scores, used from here too
 
@@ -91,7 +91,7 @@ class Cell:
 
 class Comparison(NamedTuple):
     """Two cells of one dataset compared on the items both answered
-    (:func:`mmjudge.scoring.compare_judges`)."""
+    (:func:`mmjudge.agreement.scoring.compare_judges`)."""
 
     a: Cell
     b: Cell

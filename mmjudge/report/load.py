@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from mmjudge import metrics
+from mmjudge.agreement import metrics
 from mmjudge.runs import (
     RunSummary,
     read_summaries,
@@ -102,7 +102,7 @@ def write_sweep_summary(root: Path, cells: pd.DataFrame) -> dict[str, Any]:
     with reasons, failed ones with their error counts and first error), and cells per status.
 
     A cell's κ, its interval, α and the number of items they are on are copied from its
-    ``summary.json`` (:func:`mmjudge.scoring.agreement_summary`), not recomputed."""
+    ``summary.json`` (:func:`mmjudge.agreement.scoring.agreement_summary`), not recomputed."""
     statuses = judged_statuses(cells)
     data: dict[str, Any] = {
         "schema_version": 1,
@@ -225,7 +225,7 @@ class DatasetItems:
 
     @property
     def consensus(self) -> FloatArray:
-        """The human consensus grade of each item (see :func:`mmjudge.metrics.consensus`)."""
+        """The human consensus grade of each item (:func:`~mmjudge.agreement.metrics.consensus`)."""
         if "consensus" not in self._frozen:
             humans = self.humans
             self._frozen["consensus"] = (

@@ -10,10 +10,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from mmjudge import metrics, scoring
+from mmjudge.agreement import metrics, scoring
+from mmjudge.agreement.scoring import Interval, JudgeScore
 from mmjudge.report.load import CellLabels, DatasetItems
 from mmjudge.runs import RunSummary
-from mmjudge.scoring import Interval, JudgeScore
 
 
 def pareto_frontier(costs: Sequence[float], kappas: Sequence[float]) -> list[bool]:
@@ -56,7 +56,7 @@ def _number(value: Any) -> float:
 
 
 def saved_score(summary: RunSummary, n_boot: int) -> JudgeScore | None:
-    """The cell's score as its run computed it with :func:`mmjudge.scoring.score_judge`
+    """The cell's score as its run computed it with :func:`mmjudge.agreement.scoring.score_judge`
     (``summary.json``'s metrics), when it was computed with the bootstrap asked for here;
     None when the summary lacks a field or used other resamples."""
     m = summary.metrics

@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from mmjudge import PROJECT_ROOT, metrics
+from mmjudge import PROJECT_ROOT
+from mmjudge.agreement import metrics
 from mmjudge.qrels import read_run
 from mmjudge.report.analysis import MODALITY_NAMES
 from mmjudge.runs import CostFigures, Member, RunSummary, annotators, judgments_path, load_judgments

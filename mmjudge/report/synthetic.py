@@ -153,7 +153,7 @@ def write_dataset(directory: Path, dataset: FakeDataset) -> Path:
 
 def judge_labels(dataset: FakeDataset, judge: FakeJudge) -> np.ndarray:
     """The fake judge's grades (``nan`` where it gave none)."""
-    from mmjudge.metrics import consensus
+    from mmjudge.agreement.metrics import consensus
 
     reference = consensus(human_grades(dataset))
     grades = np.asarray(dataset.grades, dtype=float)

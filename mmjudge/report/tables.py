@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from mmjudge.agreement.scoring import JudgeScore
 from mmjudge.keyguard import redact
 from mmjudge.report.analysis import (
     MODALITY_NAMES,
@@ -21,7 +22,6 @@ from mmjudge.report.analysis import (
 from mmjudge.report.findings import NOT_DISTINGUISHABLE, dataset_anchor, difference, interval, num
 from mmjudge.runs import RunSummary
 from mmjudge.runs.status import COMPLETE, DRY_RUN, PARTIAL, SKIPPED
-from mmjudge.scoring import JudgeScore
 
 Row = dict[str, Any]
 

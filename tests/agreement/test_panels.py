@@ -12,9 +12,8 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from mmjudge import metrics
 from mmjudge.agree import align
-from mmjudge.agreement import aggregate, cascades, default_ensembles
+from mmjudge.agreement import aggregate, cascades, default_ensembles, metrics
 from mmjudge.agreement import panels as panel_builder
 from mmjudge.errors import MMJudgeError
 from mmjudge.qrels import read_qrels

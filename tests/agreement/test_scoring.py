@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from mmjudge import metrics, scoring
+from mmjudge.agreement import metrics, scoring
 
 
 def sk_kappa(a, b, **kwargs) -> float:

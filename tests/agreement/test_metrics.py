@@ -15,7 +15,7 @@ import pytest
 from scipy import stats
 from sklearn import metrics as sk
 
-from mmjudge import metrics as m
+from mmjudge.agreement import metrics as m
 
 WEIGHTS = [None, "linear", "quadratic"]
 

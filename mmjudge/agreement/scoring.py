@@ -9,7 +9,7 @@ Definitions
 
 - **Items.** A judge is scored on the items that have both a judge grade and a human
   reference grade on the scale. The reference is the annotators' consensus (their lower
-  median, :func:`mmjudge.metrics.consensus`) in a sweep, or the human file in ``agree``.
+  median, :func:`mmjudge.agreement.metrics.consensus`) in a sweep, or the human file in ``agree``.
   Unparseable answers and failed calls are not items; callers count them beside the scores.
   A grade outside the scale leaves its item out too, and is counted (``n_off_scale``).
 - **κ** unweighted, linear and quadratic: Cohen's κ of reference against judge with the
@@ -39,8 +39,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from mmjudge import metrics
-from mmjudge.metrics import FloatArray, as_labels
+from mmjudge.agreement import metrics
+from mmjudge.agreement.metrics import FloatArray, as_labels
 
 N_BOOT = 1000
 """Bootstrap resamples behind every interval unless a caller asks for another number."""

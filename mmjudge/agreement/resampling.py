@@ -1,0 +1,398 @@
+"""Bootstrap intervals that resample queries, not rows (results of one query share its
+difficulty), for one metric, several at once, and the paired difference of two judges."""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from mmjudge.agreement.kappa import (
+    _kappa_from_tables,
+    accuracy,
+    binarise,
+    binary_kappa,
+    cohen_kappa,
+    mean_absolute_error,
+)
+from mmjudge.agreement.labels import (
+    FloatArray,
+    LabelSet,
+    Weights,
+    _label_set,
+    _query_codes,
+    _tables,
+    as_labels,
+)
+from mmjudge.agreement.pairwise import (
+    _pair_counts,
+    _pairwise_from_counts,
+    pairwise_preference_agreement,
+)
+
+
+class BootstrapResult(NamedTuple):
+    """A point estimate with a percentile interval from resampling queries."""
+
+    estimate: float
+    """The metric on all the data."""
+    low: float
+    """Lower end of the interval."""
+    high: float
+    """Upper end of the interval."""
+    level: float
+    """Coverage of the interval, e.g. 0.95."""
+    n_boot: int
+    """Number of resamples drawn."""
+    n_queries: int
+    """Number of queries (clusters) resampled."""
+    n_undefined: int
+    """Resamples where the metric was undefined (``nan``); left out of the interval."""
+
+
+class PairedBootstrapResult(NamedTuple):
+    """Difference metric(judge_a) − metric(judge_b) on the same items and resamples."""
+
+    difference: float
+    """estimate_a − estimate_b on all the data."""
+    low: float
+    """Lower end of the interval for the difference."""
+    high: float
+    """Upper end of the interval for the difference."""
+    p_value: float
+    """Two-sided: twice the fraction of resamples whose difference is zero or of the other
+    sign, capped at 1."""
+    estimate_a: float
+    """The metric for judge_a."""
+    estimate_b: float
+    """The metric for judge_b."""
+    level: float
+    """Coverage of the interval."""
+    n_boot: int
+    """Number of resamples drawn."""
+    n_queries: int
+    """Number of queries (clusters) resampled."""
+
+
+class _Additive(NamedTuple):
+    """A metric that is a function of per-query statistics summed over queries."""
+
+    stats: Callable[[npt.NDArray[np.intp], int, tuple[FloatArray, ...]], FloatArray]
+    """(query codes, number of queries, label arrays) → per-query statistics (Q, m)."""
+    finish: Callable[[FloatArray], FloatArray]
+    """Summed statistics (B, m) → metric values (B,)."""
+
+
+def _table_metric(
+    finish_tables: Callable[[FloatArray, FloatArray], FloatArray],
+    labels: LabelSet | None = None,
+    transform: Callable[[FloatArray], FloatArray] | None = None,
+) -> _Additive:
+    """A metric of the contingency table: per-query tables are the statistics. The label
+    set is taken from the full data when ``stats`` runs, and kept for every resample."""
+    state: dict[str, FloatArray] = {}
+
+    def stats(
+        groups: npt.NDArray[np.intp], n_groups: int, arrays: tuple[FloatArray, ...]
+    ) -> FloatArray:
+        if len(arrays) != 2:
+            raise ValueError(f"this metric takes two label arrays, got {len(arrays)}")
+        a, b = arrays
+        if transform is not None:
+            a, b = transform(a), transform(b)
+        both = ~(np.isnan(a) | np.isnan(b))
+        label_set = _label_set(labels, a[both], b[both])
+        state["labels"] = label_set
+        k = label_set.size
+        return _tables(a, b, label_set, groups, n_groups).reshape(n_groups, k * k)
+
+    def finish(summed: FloatArray) -> FloatArray:
+        label_set = state["labels"]
+        k = label_set.size
+        if k == 0:
+            return np.full(summed.shape[0], math.nan)
+        return finish_tables(summed.reshape(-1, k, k), label_set)
+
+    return _Additive(stats, finish)
+
+
+def _kappa_form(
+    labels: LabelSet | None = None, weights: Weights = None, undefined: float = math.nan
+) -> _Additive:
+    return _table_metric(lambda t, _: _kappa_from_tables(t, weights, undefined), labels)
+
+
+def _binary_kappa_form(relevant_from: float, undefined: float = math.nan) -> _Additive:
+    return _table_metric(
+        lambda t, _: _kappa_from_tables(t, None, undefined),
+        [0.0, 1.0],
+        lambda x: binarise(x, relevant_from),
+    )
+
+
+def _accuracy_tables(t: FloatArray, _: FloatArray) -> FloatArray:
+    n = t.sum(axis=(-2, -1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(n > 0, np.trace(t, axis1=-2, axis2=-1) / n, math.nan)
+
+
+def _mae_tables(t: FloatArray, labels: FloatArray) -> FloatArray:
+    n = t.sum(axis=(-2, -1))
+    gap = np.abs(labels[:, None] - labels[None, :])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(n > 0, (t * gap).sum(axis=(-2, -1)) / n, math.nan)
+
+
+def _pairwise_form() -> _Additive:
+    def stats(
+        groups: npt.NDArray[np.intp], n_groups: int, arrays: tuple[FloatArray, ...]
+    ) -> FloatArray:
+        if len(arrays) != 2:
+            raise ValueError("pairwise_preference_agreement takes (human, judge) arrays here")
+        return _pair_counts(groups, n_groups, arrays[0], arrays[1])
+
+    return _Additive(stats, _pairwise_from_counts)
+
+
+#: Metrics whose resamples are computed from summed per-query statistics (fast path).
+#: ``functools.partial`` objects over them with keyword arguments are recognised too.
+_ADDITIVE: dict[Callable[..., Any], Callable[..., _Additive]] = {
+    cohen_kappa: _kappa_form,
+    binary_kappa: _binary_kappa_form,
+    accuracy: lambda: _table_metric(_accuracy_tables),
+    mean_absolute_error: lambda: _table_metric(_mae_tables),
+    pairwise_preference_agreement: _pairwise_form,
+}
+
+
+def _additive_form(metric_fn: Callable[..., Any]) -> _Additive | None:
+    fn, kwargs = metric_fn, {}
+    if isinstance(metric_fn, functools.partial):
+        if metric_fn.args:
+            return None
+        fn, kwargs = metric_fn.func, dict(metric_fn.keywords)
+    build = _ADDITIVE.get(fn)
+    if build is None:
+        return None
+    return build(**kwargs)
+
+
+def _resamples(
+    rng: np.random.Generator, n_groups: int, n_boot: int
+) -> Iterator[npt.NDArray[np.intp]]:
+    """Blocks of resamples, each row n_groups query codes drawn with replacement."""
+    block = max(1, min(n_boot, 4_000_000 // max(n_groups, 1)))
+    for start in range(0, n_boot, block):
+        yield rng.integers(0, n_groups, size=(min(block, n_boot - start), n_groups))
+
+
+def _resample_counts(draws: npt.NDArray[np.intp], n_groups: int) -> FloatArray:
+    """How often each query was drawn in each resample: (B, Q)."""
+    b = draws.shape[0]
+    offset = (np.arange(b) * n_groups)[:, None]
+    counts = np.bincount((draws + offset).ravel(), minlength=b * n_groups)
+    return counts.reshape(b, n_groups).astype(np.float64)
+
+
+def _expand(
+    draws: npt.NDArray[np.intp], starts: npt.NDArray[np.intp], lengths: npt.NDArray[np.intp]
+) -> npt.NDArray[np.intp]:
+    """Row positions (into query-sorted rows) of the queries in one resample."""
+    size = lengths[draws]
+    total = int(size.sum())
+    begin = np.repeat(starts[draws], size)
+    within = np.arange(total) - np.repeat(np.cumsum(size) - size, size)
+    return begin + within
+
+
+def _generic_values(
+    metric_fn: Callable[..., Any],
+    groups: npt.NDArray[np.intp],
+    n_groups: int,
+    arrays: tuple[FloatArray, ...],
+    rng: np.random.Generator,
+    n_boot: int,
+) -> FloatArray:
+    order = np.argsort(groups, kind="stable")
+    sorted_arrays = tuple(a[order] for a in arrays)
+    lengths = np.bincount(groups, minlength=n_groups)
+    starts = np.cumsum(lengths) - lengths
+    values = []
+    for block in _resamples(rng, n_groups, n_boot):
+        for draws in block:
+            rows = _expand(draws, starts, lengths)
+            values.append(float(metric_fn(*(a[rows] for a in sorted_arrays))))
+    return np.asarray(values)
+
+
+def _interval(values: FloatArray, level: float) -> tuple[float, float, int]:
+    finite = values[np.isfinite(values)]
+    undefined = int(values.size - finite.size)
+    if finite.size == 0:
+        return math.nan, math.nan, undefined
+    tail = (1.0 - level) / 2.0 * 100.0
+    low, high = np.percentile(finite, [tail, 100.0 - tail])
+    return float(low), float(high), undefined
+
+
+def _check_level(level: float, n_boot: int) -> None:
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must lie between 0 and 1, got {level}")
+    if n_boot < 1:
+        raise ValueError(f"n_boot must be at least 1, got {n_boot}")
+
+
+def bootstrap_ci(
+    metric_fn: Callable[..., Any],
+    query_ids: Any,
+    *arrays: Any,
+    n_boot: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> BootstrapResult:
+    """Percentile interval for ``metric_fn(*arrays)``, resampling whole queries.
+
+    Each resample draws as many queries as there are, with replacement, and keeps all rows
+    of each drawn query (a query drawn twice counts twice). The same ``seed`` always gives
+    the same interval.
+
+    ``cohen_kappa``, ``binary_kappa``, ``accuracy``, ``mean_absolute_error`` and
+    ``pairwise_preference_agreement`` (also wrapped in ``functools.partial`` with keyword
+    arguments, e.g. ``partial(cohen_kappa, weights="linear")``) take a fast path: per-query
+    statistics are computed once and every resample is a weighted sum of them. Their label
+    set is fixed from the full data, so each resample weighs grade distances alike. Any
+    other callable is evaluated on each resample's rows (slower, same resamples).
+    ``pairwise_preference_agreement`` gets the query ids itself: pass only (human, judge).
+    Resamples where the metric is undefined are left out of the interval and counted.
+    """
+    _check_level(level, n_boot)
+    labels = tuple(as_labels(a) for a in arrays)
+    n = labels[0].size if labels else 0
+    if any(a.size != n for a in labels):
+        raise ValueError("label arrays differ in length")
+    groups, n_groups = _query_codes(query_ids, n)
+    rng = np.random.default_rng(seed)
+    form = _additive_form(metric_fn)
+    if form is not None:
+        stats = form.stats(groups, n_groups, labels)
+        estimate = float(form.finish(stats.sum(axis=0)[None, :])[0])
+        values = np.concatenate(
+            [
+                form.finish(_resample_counts(block, n_groups) @ stats)
+                for block in _resamples(rng, n_groups, n_boot)
+            ]
+        )
+    else:
+        estimate = float(metric_fn(*labels))
+        values = _generic_values(metric_fn, groups, n_groups, labels, rng, n_boot)
+    low, high, undefined = _interval(values, level)
+    return BootstrapResult(estimate, low, high, level, n_boot, n_groups, undefined)
+
+
+def bootstrap_ci_many(
+    metric_fns: Sequence[Callable[..., Any]],
+    query_ids: Any,
+    *arrays: Any,
+    n_boot: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> list[BootstrapResult]:
+    """:func:`bootstrap_ci` for several metrics of the same arrays, on the same resamples.
+
+    Each result equals ``bootstrap_ci(fn, query_ids, *arrays, n_boot=…, seed=…)``; when
+    every metric takes the fast path, the resamples are drawn and counted once for all of
+    them (κ unweighted, linear and quadratic cost little more than κ alone).
+    """
+    forms = [_additive_form(fn) for fn in metric_fns]
+    if any(form is None for form in forms):
+        return [
+            bootstrap_ci(fn, query_ids, *arrays, n_boot=n_boot, seed=seed, level=level)
+            for fn in metric_fns
+        ]
+    _check_level(level, n_boot)
+    labels = tuple(as_labels(a) for a in arrays)
+    n = labels[0].size if labels else 0
+    if any(a.size != n for a in labels):
+        raise ValueError("label arrays differ in length")
+    groups, n_groups = _query_codes(query_ids, n)
+    rng = np.random.default_rng(seed)
+    ready = [form for form in forms if form is not None]
+    stats = [form.stats(groups, n_groups, labels) for form in ready]
+    parts: list[list[FloatArray]] = [[] for _ in ready]
+    for block in _resamples(rng, n_groups, n_boot):
+        counts = _resample_counts(block, n_groups)
+        for part, form, stat in zip(parts, ready, stats, strict=True):
+            part.append(form.finish(counts @ stat))
+    out = []
+    for form, stat, part in zip(ready, stats, parts, strict=True):
+        estimate = float(form.finish(stat.sum(axis=0)[None, :])[0])
+        low, high, undefined = _interval(np.concatenate(part), level)
+        out.append(BootstrapResult(estimate, low, high, level, n_boot, n_groups, undefined))
+    return out
+
+
+def paired_bootstrap(
+    metric_fn: Callable[..., Any],
+    query_ids: Any,
+    human: Any,
+    judge_a: Any,
+    judge_b: Any,
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> PairedBootstrapResult:
+    """Is judge_a better than judge_b? metric(human, a) − metric(human, b) with a query
+    bootstrap interval and a two-sided p-value.
+
+    Both judges are scored on the same items (rows where the human or either judge label is
+    missing are dropped for both) and on the same resamples. The p-value is twice the
+    fraction of resamples whose difference is zero or has the sign opposite to the observed
+    one, capped at 1 (so identical judges get 1).
+    """
+    _check_level(level, n_boot)
+    h, a, b = as_labels(human), as_labels(judge_a), as_labels(judge_b)
+    if not h.size == a.size == b.size:
+        raise ValueError("label arrays differ in length")
+    dropped = np.isnan(h) | np.isnan(a) | np.isnan(b)
+    h = np.where(dropped, np.nan, h)
+    groups, n_groups = _query_codes(query_ids, h.size)
+    rng = np.random.default_rng(seed)
+    form = _additive_form(metric_fn)
+    if form is not None:
+        form_b = _additive_form(metric_fn)
+        assert form_b is not None
+        stats_a = form.stats(groups, n_groups, (h, a))
+        stats_b = form_b.stats(groups, n_groups, (h, b))
+        est_a = float(form.finish(stats_a.sum(axis=0)[None, :])[0])
+        est_b = float(form_b.finish(stats_b.sum(axis=0)[None, :])[0])
+        parts = []
+        for block in _resamples(rng, n_groups, n_boot):
+            counts = _resample_counts(block, n_groups)
+            parts.append(form.finish(counts @ stats_a) - form_b.finish(counts @ stats_b))
+        diffs = np.concatenate(parts)
+    else:
+        est_a, est_b = float(metric_fn(h, a)), float(metric_fn(h, b))
+        diffs = _generic_values(
+            lambda hh, aa, bb: float(metric_fn(hh, aa)) - float(metric_fn(hh, bb)),
+            groups,
+            n_groups,
+            (h, a, b),
+            rng,
+            n_boot,
+        )
+    difference = est_a - est_b
+    low, high, _ = _interval(diffs, level)
+    finite = diffs[np.isfinite(diffs)]
+    if finite.size == 0 or not math.isfinite(difference) or difference == 0:
+        p_value = 1.0
+    else:
+        flipped = finite <= 0 if difference > 0 else finite >= 0
+        p_value = min(1.0, 2.0 * float(np.mean(flipped)))
+    return PairedBootstrapResult(
+        difference, low, high, p_value, est_a, est_b, level, n_boot, n_groups
+    )
