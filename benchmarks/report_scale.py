@@ -14,7 +14,7 @@ ROWS / JUDGES items in the canonical JSONL layout with a few shared images, and 
 over it (free and paid text judges, and an image + text judge), each with a
 ``summary.json`` from the real summary code. Then runs the report exactly as a user does,
 
-    python -m mmjudge.report SWEEP_DIR --out OUT
+    mmjudge report SWEEP_DIR --out OUT
 
 in a fresh process each time, and prints the median wall time over the runs and the peak
 RSS of the largest run (``wait4`` rusage of that process alone). Targets: 1,000,000 rows
@@ -110,7 +110,7 @@ def describe_report(sweep: Path, report: Path) -> None:
 
 def run_once(sweep: Path, out: Path) -> tuple[float, float]:
     """(wall seconds, peak RSS in MiB) of one report build in a fresh process."""
-    command = [sys.executable, "-m", "mmjudge.report", str(sweep), "--out", str(out)]
+    command = [sys.executable, "-m", "mmjudge", "report", str(sweep), "--out", str(out)]
     start = time.perf_counter()
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL)
     _, status, usage = os.wait4(process.pid, 0)

@@ -1,5 +1,5 @@
-"""``python -m mmjudge`` runs the default sweep cell."""
+"""``python -m mmjudge <subcommand> …``: the same as the ``mmjudge`` command."""
 
-from mmjudge.sweep import main
+from mmjudge.cli.main import run
 
-main()
+run()

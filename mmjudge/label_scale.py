@@ -1,4 +1,4 @@
-"""A label file's grades checked against a grade scale (for ``python -m mmjudge.agree``).
+"""A label file's grades checked against a grade scale (for ``mmjudge agree``).
 
 The scale is given (``--scale 0,1,2,3`` or ``0-3``) or inferred from the human file as every
 whole number from its lowest to its highest grade. A judge's grade off the scale is refused

@@ -13,6 +13,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from mmjudge import PROJECT_ROOT
 from mmjudge.cli.exits import (
+    fail,
     interrupted_lines,
     note_exit,
     pending_exit,
@@ -134,13 +135,11 @@ def _cut_text(cut: object) -> str:
 def main() -> None:
     problem = check_overrides(sys.argv[1:])
     if problem:
-        print(f"mmjudge: {problem}", file=sys.stderr)
-        sys.exit(2)
+        sys.exit(fail("mmjudge", problem))
     # Hydra's own message for a misspelt key spans several lines and lists no valid keys.
     problem = unknown_setting(sys.argv[1:], Path(CONFIG_DIR))
     if problem:
-        print(f"mmjudge: {problem}", file=sys.stderr)
-        sys.exit(2)
+        sys.exit(fail("mmjudge", problem))
     raise_on_sigterm()
     try:
         _app()

@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 from sklearn.metrics import accuracy_score, cohen_kappa_score
 
-from mmjudge import agree
+from mmjudge.agreement import judge_files
+from mmjudge.cli import agree
 from mmjudge.qrels import read_qrels
 
 LLMJUDGE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "llmjudge"
@@ -193,13 +194,13 @@ def test_same_stem_runs_are_told_apart(files, capsys, tmp_path) -> None:
 
 
 def test_panels_are_scored_like_runs(files) -> None:
-    alignment = agree.align(
+    alignment = judge_files.align(
         read_qrels(files["human"]),
         {"a": read_qrels(files["judge_a"]), "b": read_qrels(files["judge_b"])},
     )
     assert alignment.judges.shape == (2, 10)
     assert int(np.isnan(alignment.judges[1]).sum()) == 2
-    rows = agree.score_alignment(
+    rows = judge_files.score_alignment(
         alignment, panels={"first": lambda matrix: matrix[0]}, n_boot=100, seed=1
     )
     assert [row.name for row in rows] == ["a", "b", "panel:first"]

@@ -113,7 +113,8 @@ def _param(command: Command, text: str) -> ParameterSet:
             if not installed(module):
                 reason = f"needs the {extra} extra: .venv/bin/pip install -e '.[{extra}]'"
                 marks.append(pytest.mark.skip(reason=reason))
-    slug = re.sub(r"[^\w=,.-]+", " ", text.replace(".venv/bin/python -m ", ""))[:60].strip()
+    short = text.replace(".venv/bin/python -m ", "").replace(".venv/bin/", "")
+    slug = re.sub(r"[^\w=,.-]+", " ", short)[:60].strip()
     return pytest.param(text, id=f"README:{command.line} {slug}", marks=marks)
 
 
@@ -267,10 +268,17 @@ def local_servers(request: pytest.FixtureRequest) -> Iterator[None]:
             server.stop()
 
 
+def in_the_copy(text: str) -> str:
+    """The command as it runs in the project copy: the ``mmjudge`` console script imports the
+    installed checkout, so its documented equivalent ``python -m mmjudge`` (which imports the
+    code of the folder it runs in) stands in for it."""
+    return text.replace(".venv/bin/mmjudge ", ".venv/bin/python -m mmjudge ")
+
+
 def run_as_written(text: str, root: Path) -> subprocess.CompletedProcess[str]:
     env = sweep_env({"HF_HUB_OFFLINE": "1", "RAY_USAGE_STATS_ENABLED": "0"})
     return subprocess.run(
-        ["bash", "-c", fill_placeholders(text, root)],
+        ["bash", "-c", fill_placeholders(in_the_copy(text), root)],
         cwd=root,
         capture_output=True,
         text=True,

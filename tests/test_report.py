@@ -406,7 +406,7 @@ def test_browser_survives_a_missing_dataset(tmp_path: Path) -> None:
 def test_rebuild_imports_no_provider(sweep: Path, tmp_path: Path) -> None:
     code = (
         "import sys\n"
-        "from mmjudge.report.__main__ import main\n"
+        "from mmjudge.cli.report import main\n"
         f"assert main([{str(sweep)!r}, '--out', {str(tmp_path)!r}, '--name', 'again']) == 0\n"
         "bad = [m for m in sys.modules if m.startswith('mmjudge.judges')"
         " or m == 'mmjudge.running.sync' or m.split('.')[0] in ('openai', 'anthropic')]\n"

@@ -1,4 +1,4 @@
-"""The report and ``python -m mmjudge.agree`` agree on every number they share.
+"""The report and ``mmjudge agree`` agree on every number they share.
 
 A sweep report is built from saved records; the same labels are exported as TREC qrels (the
 annotators' consensus as the human file, each judge's answered items as its file) and scored
@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mmjudge import agree
+from mmjudge.cli import agree
 from mmjudge.qrels import write_qrels
 from mmjudge.report import build_report
 from mmjudge.report.analysis import analyse

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from mmjudge.cli.report import main
 from mmjudge.report import build_report
-from mmjudge.report.__main__ import main
 from mmjudge.report.analysis import analyse
 from mmjudge.report.load import cell_table
 from mmjudge.report.synthetic import FakeDataset, FakeJudge, write_sweep

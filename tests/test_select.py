@@ -10,8 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mmjudge import select as sel
 from mmjudge.agreement import metrics
+from mmjudge.agreement import selection as sel
+from mmjudge.cli import select as select_command
 from mmjudge.errors import MMJudgeError
 from mmjudge.runs import load_run
 from tests.fake_runs import make_run
@@ -150,12 +151,14 @@ def test_baseline_resolution(tmp_path: Path) -> None:
 
 def test_cli_table_and_json(tmp_path: Path, capsys) -> None:
     sweep = toy_sweep(tmp_path)
-    assert sel.main([str(sweep), "--splits", "50", "--baseline", "m/default/text"]) == 0
+    assert select_command.main([str(sweep), "--splits", "50", "--baseline", "m/default/text"]) == 0
     table = capsys.readouterr().out
     assert "toy: 4 candidates, 12 queries" in table
     assert "held-out κ of the chosen candidate" in table and "optimism" in table
     assert "beats the baseline m/default/text" in table
-    assert sel.main([str(sweep), "--splits", "50", "--format", "json", "--model", "m"]) == 0
+    assert (
+        select_command.main([str(sweep), "--splits", "50", "--format", "json", "--model", "m"]) == 0
+    )
     data = json.loads(capsys.readouterr().out)["datasets"][0]
     assert data["n_candidates"] == 3 and data["splits"] == 50
     assert data["baseline"]["name"] == "m/default/text"
@@ -168,11 +171,11 @@ def test_cli_table_and_json(tmp_path: Path, capsys) -> None:
 
 def test_cli_errors_exit_2(tmp_path: Path, capsys) -> None:
     sweep = toy_sweep(tmp_path)
-    assert sel.main([str(sweep), "--dataset", "nope"]) == 2
+    assert select_command.main([str(sweep), "--dataset", "nope"]) == 2
     assert "no completed runs on dataset 'nope'" in capsys.readouterr().err
-    assert sel.main([str(sweep), "--baseline", "default"]) == 2
+    assert select_command.main([str(sweep), "--baseline", "default"]) == 2
     assert "matches 2 candidates" in capsys.readouterr().err
-    assert sel.main([str(tmp_path / "empty")]) == 2
+    assert select_command.main([str(tmp_path / "empty")]) == 2
 
 
 def test_panels_are_not_candidates(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """A judge's labels scored against human labels: one definition for every view.
 
-``summary.json``, the report, ``python -m mmjudge.agree`` and ``python -m mmjudge.frontier``
+``summary.json``, the report, ``mmjudge agree`` and ``mmjudge frontier``
 all score through the functions here, so one judge on one set of items gets the same
 numbers, intervals included, wherever they are shown.
 

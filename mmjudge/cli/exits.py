@@ -36,6 +36,17 @@ def _python() -> str:
     return shlex.quote(executable)
 
 
+#: The exit status of a command given input it cannot use (a bad file, flag or directory).
+EXIT_USAGE = 2
+
+
+def fail(prog: str, problem: object) -> int:
+    """Say what is wrong in one line on stderr (``<prog>: <problem>``) and return the exit
+    status for unusable input: every ``mmjudge`` subcommand ends a bad invocation this way."""
+    print(f"{prog}: {problem}", file=sys.stderr)
+    return EXIT_USAGE
+
+
 _exit = {"code": 0}
 
 

@@ -1,12 +1,12 @@
-"""``python -m mmjudge.costs.reprice RUN_OR_SWEEP_DIR``: what finished runs would have cost under
+"""Re-pricing: what finished runs would have cost under
 another price sheet, in batch mode, or at another model's prices.
 
 Re-pricing reads each row's saved ``usage`` and the run's ``summary.json``, never calls a
 provider and never rewrites ``judgments.jsonl``; the result goes into
-``repriced_<sheet>[_batch|_sync][_as-<model>].json`` next to it (or under ``--out``).
+``repriced_<sheet>[_batch|_sync][_as-<model>].json`` next to it (or elsewhere).
 
-Calls are priced as they were made (through a batch API or not) unless ``--batch`` or
-``--sync`` prices every call one way.
+Calls are priced as they were made (through a batch API or not) unless asked to price every
+call one way.
 
 Cache hits count like any other row: the figure is the cost of a judgment, not what this
 particular run spent.
@@ -14,11 +14,9 @@ particular run spent.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import re
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -31,22 +29,22 @@ from mmjudge.config import ModelConfig, PricingConfig
 from mmjudge.costs.image_tokens import image_tokens
 from mmjudge.costs.ledger import batch_factor, cost_of
 from mmjudge.costs.sheets import ModelPrice, price_for
-from mmjudge.errors import ConfigError, MMJudgeError
+from mmjudge.errors import ConfigError
 from mmjudge.judges.registry import is_free
 from mmjudge.records import Usage
-from mmjudge.runs import JUDGMENTS, SUMMARY, RunSummary, iter_rows, read_summary, run_dirs
+from mmjudge.runs import JUDGMENTS, SUMMARY, RunSummary, iter_rows, read_summary
 
 REPRICE_SCHEMA_VERSION = 1
+
 SHEETS_DIR = PROJECT_ROOT / "conf" / "pricing"
+
 MODELS_DIR = PROJECT_ROOT / "conf" / "model"
+
 DEFAULT_IMAGE_SIZE = 512
 
 
 class UnknownModelError(ConfigError):
     """``--as-model`` names neither a sheet key nor a model config."""
-
-
-# --- sheets and models ---------------------------------------------------------------------
 
 
 def available_sheets() -> list[str]:
@@ -109,9 +107,6 @@ def _price(sheet: PricingConfig, model: ModelConfig) -> ModelPrice:
 
 def _image_size(summary: RunSummary) -> int:
     return int(summary.config_part("images").get("size") or DEFAULT_IMAGE_SIZE)
-
-
-# --- one run -------------------------------------------------------------------------------
 
 
 def reprice_run(
@@ -299,115 +294,3 @@ def write_repriced(run_dir: Path, result: dict[str, Any], out: Path | None = Non
     )
     path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     return path
-
-
-# --- command line --------------------------------------------------------------------------
-
-
-def format_table(results: list[tuple[str, dict[str, Any]]]) -> str:
-    """One line per run: old → new USD per million judgments, the total and the split."""
-    header = (
-        f"{'model':<20} {'modality':<8} {'n':>7} {'old $/M':>12}   {'new $/M':>12} "
-        f"{'new total $':>12} {'image $/M':>11} {'text $/M':>11}  run"
-    )
-    lines = [header, "-" * len(header)]
-    for label, result in results:
-        old, new = result["original"], result["repriced"]
-        lines.append(
-            f"{result['model']:<20.20} {result['modality'] or '?':<8.8} {result['n_judgments']:>7} "
-            f"{old['usd_per_million']:>12,.2f} → {new['usd_per_million']:>12,.2f} "
-            f"{new['total_usd']:>12,.6f} {new['image_usd_per_million']:>11,.2f} "
-            f"{new['text_usd_per_million']:>11,.2f}  {label}"
-        )
-    return "\n".join(lines)
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m mmjudge.costs.reprice",
-        description=(
-            "Re-price finished runs from their saved usage under another price sheet, in "
-            "batch mode, or at another model's prices. No provider is called."
-        ),
-    )
-    parser.add_argument("directory", type=Path, help="a run or sweep directory under results/")
-    parser.add_argument(
-        "--sheet",
-        help=f"price sheet in conf/pricing/ ({', '.join(available_sheets())}); "
-        "default: the sheet each run was priced with",
-    )
-    mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--batch", action="store_true", help="bill every call at batch prices")
-    mode.add_argument(
-        "--sync",
-        action="store_true",
-        help="bill every call at list prices (default: each call the way it was made)",
-    )
-    parser.add_argument(
-        "--as-model",
-        dest="as_model",
-        help="price at this model's prices: a sheet key (gpt-4o-mini-2024-07-18) or a "
-        "conf/model name (gpt4o_mini)",
-    )
-    parser.add_argument(
-        "--out", type=Path, help="write results to OUT/<run_id>/ instead of each run directory"
-    )
-    args = parser.parse_args(argv)
-    if not args.directory.is_dir():
-        print(f"mmjudge: {args.directory} is not a directory", file=sys.stderr)
-        return 2
-    try:
-        sheet = load_sheet(args.sheet) if args.sheet else None
-        if sheet is not None and args.as_model:
-            resolve_model(args.as_model, sheet)
-        runs = run_dirs(args.directory)
-        if not runs:
-            raise ConfigError(f"no runs ({SUMMARY}) under {args.directory}")
-        done: list[tuple[str, dict[str, Any]]] = []
-        skipped: list[str] = []
-        written: list[Path] = []
-        for run in runs:
-            label = str(run.relative_to(args.directory)) if run != args.directory else run.name
-            try:
-                result = reprice_run(
-                    run, sheet, batch=args.batch, as_model=args.as_model, sync=args.sync
-                )
-            except UnknownModelError:
-                raise
-            except ConfigError as error:
-                if len(runs) == 1:
-                    raise
-                skipped.append(f"{label}: {error}")
-                continue
-            written.append(write_repriced(run, result, args.out))
-            done.append((label, result))
-        if not done:
-            raise ConfigError(f"no run could be re-priced; {skipped[0]}")
-    except MMJudgeError as error:
-        print(f"mmjudge: {error}", file=sys.stderr)
-        return 2
-    sheets = sorted({result["repriced"]["sheet"] for _, result in done})
-    title = f"Re-priced under sheet {', '.join(sheets)}"
-    if args.batch:
-        title += ", batch"
-    elif args.sync:
-        title += ", list prices"
-    if args.as_model:
-        title += f", at {done[0][1]['repriced']['price_key']}'s prices"
-    print(title + " (USD per million judgments)")
-    print(format_table(done))
-    notes: list[str] = []
-    for _, result in done:
-        for note in result["notes"]:
-            if note not in notes:
-                notes.append(note)
-    for note in notes:
-        print(f"note: {note}")
-    for line in skipped:
-        print(f"skipped {line}")
-    print(f"wrote {len(written)} file(s) named {written[0].name}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

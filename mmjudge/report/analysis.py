@@ -2,8 +2,8 @@
 paired comparisons between judges, and the cost–agreement frontier.
 
 Everything here is computed from saved labels (see :mod:`mmjudge.report.load`) with the
-definitions of :mod:`mmjudge.agreement.scoring`, the same as ``summary.json``, ``mmjudge.agree`` and
-``mmjudge.frontier``: a cell is scored once (:func:`~mmjudge.agreement.scoring.score_judge`: κ with
+definitions of :mod:`mmjudge.agreement.scoring`, the same as ``summary.json``, ``mmjudge agree`` and
+``mmjudge frontier``: a cell is scored once (:func:`~mmjudge.agreement.scoring.score_judge`: κ with
 its interval, weighted κ, α, accuracy on the items it graded) and every table, figure and
 answer shows that one result. Two judges of a dataset are compared on the items both graded
 with :func:`~mmjudge.agreement.scoring.compare_judges`; judges on different datasets (independent

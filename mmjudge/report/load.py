@@ -200,7 +200,7 @@ class DatasetItems:
     def query_rank(self) -> IntArray:
         """Each item's query, numbered in the sorted order of query ids: what the bootstrap
         resamples, so that intervals match those computed from the ids themselves
-        (``mmjudge.agree``, ``mmjudge.frontier``) whatever order the rows came in."""
+        (``mmjudge agree``, ``mmjudge frontier``) whatever order the rows came in."""
         if "rank" not in self._frozen:
             ids = list(self.query_codes)  # in code order
             rank = np.empty(len(ids), dtype=np.int64)

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from mmjudge.agree import align
 from mmjudge.agreement import aggregate, cascades, default_ensembles, metrics
 from mmjudge.agreement import panels as panel_builder
+from mmjudge.agreement.judge_files import align
 from mmjudge.errors import MMJudgeError
 from mmjudge.qrels import read_qrels
 from tests.fake_runs import make_run, read_rows, read_summary

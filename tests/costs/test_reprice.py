@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from mmjudge import PROJECT_ROOT
+from mmjudge.cli.reprice import main
 from mmjudge.costs.ledger import cost_of
-from mmjudge.costs.reprice import load_sheet, main, output_name, reprice_run, write_repriced
+from mmjudge.costs.reprice import load_sheet, output_name, reprice_run, write_repriced
 from mmjudge.costs.sheets import gpu_hour_price, price_from_entry
 from mmjudge.errors import ConfigError
 from mmjudge.records import Usage
@@ -288,7 +289,7 @@ def test_cli_errors_are_one_line_with_exit_code_2(
     for extra, named in cases:
         assert main([str(run), *extra]) == 2
         err = capsys.readouterr().err.strip()
-        assert err.startswith("mmjudge: ") and "\n" not in err and named in err
+        assert err.startswith("mmjudge reprice: ") and "\n" not in err and named in err
     assert main([str(run / "nowhere")]) == 2
     assert "is not a directory" in capsys.readouterr().err
 
@@ -309,9 +310,9 @@ def test_cli_reports_a_run_it_cannot_price(
 def test_module_entry_point_imports_no_provider_sdk(run: Path) -> None:
     code = (
         "import sys, runpy\n"
-        f"sys.argv = ['reprice', {str(run)!r}, '--sheet', '2026-10-31']\n"
+        f"sys.argv = ['mmjudge', 'reprice', {str(run)!r}, '--sheet', '2026-10-31']\n"
         "try:\n"
-        "    runpy.run_module('mmjudge.costs.reprice', run_name='__main__')\n"
+        "    runpy.run_module('mmjudge', run_name='__main__')\n"
         "except SystemExit as stop:\n"
         "    assert stop.code == 0, stop.code\n"
         "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('openai', 'anthropic'))\n"

@@ -1,22 +1,24 @@
-"""``python -m mmjudge.report DIR [DIR ...]``: build a report from saved records of one or
+"""``mmjudge report DIR [DIR ...]``: build a report from saved records of one or
 several runs or sweeps (a later sweep's cells join an earlier sweep's in one report)."""
 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from mmjudge import PROJECT_ROOT
+from mmjudge.cli.exits import fail
 from mmjudge.errors import MMJudgeError
 from mmjudge.report.analysis import N_BOOT
 from mmjudge.report.browser import CAP
 from mmjudge.report.build import build_report
 
+PROG = "mmjudge report"
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m mmjudge.report",
+        prog=PROG,
         description="Build an HTML + PNG report from the saved records of one or more run or "
         "sweep directories. Where two directories hold the same cell (dataset, model, modality, "
         "prompt), the run that finished last is used.",
@@ -51,15 +53,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.n_boot < 1 or args.max_disagreements < 0:
-        print(
-            "mmjudge: --n-boot must be at least 1 and --max-disagreements 0 or more",
-            file=sys.stderr,
-        )
-        return 2
+        return fail(PROG, "--n-boot must be at least 1 and --max-disagreements 0 or more")
     for directory in args.directories:
         if not directory.is_dir():
-            print(f"mmjudge: {directory} is not a directory", file=sys.stderr)
-            return 2
+            return fail(PROG, f"{directory} is not a directory")
     try:
         out = build_report(
             args.directories,
@@ -69,11 +66,6 @@ def main(argv: list[str] | None = None) -> int:
             max_disagreements=args.max_disagreements,
         )
     except MMJudgeError as error:
-        print(f"mmjudge: {error}", file=sys.stderr)
-        return 2
+        return fail(PROG, error)
     print(out / "index.html")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,10 +1,10 @@
 """How well do judges' qrels agree with human qrels?
 
-    python -m mmjudge.agree HUMAN_QRELS RUN_QRELS... [--format table|csv|json]
-                            [--scale 0,1,2,3] [--out-of-scale error|drop|clip|keep]
-                            [--n-boot N] [--seed S] [--relevant-from 2]
-                            [--panel majority|mean|majority-max|majority-min|majority-random]
-                            [--runs DIR [--measure nDCG@10 ...]]
+    mmjudge agree HUMAN_QRELS RUN_QRELS... [--format table|csv|json]
+                  [--scale 0,1,2,3] [--out-of-scale error|drop|clip|keep]
+                  [--n-boot N] [--seed S] [--relevant-from 2]
+                  [--panel majority|mean|majority-max|majority-min|majority-random]
+                  [--runs DIR [--measure nDCG@10 ...]]
 
 Each RUN_QRELS file (a judge's labels in TREC qrels form) is scored against the human file
 with :func:`mmjudge.agreement.scoring.score_judge`, the definition ``summary.json`` and the report
@@ -42,227 +42,34 @@ from __future__ import annotations
 
 import argparse
 import csv
-import dataclasses
 import io
 import json
 import math
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
-import numpy.typing as npt
 
-from mmjudge.agreement import metrics, scoring
+from mmjudge.agreement import scoring
 from mmjudge.agreement.aggregate import AGGREGATORS, panel
-from mmjudge.agreement.scoring import Interval, JudgeScore
+from mmjudge.agreement.judge_files import (
+    INTERVALS,
+    SCALARS,
+    JudgeAgreement,
+    align,
+    parse_measures,
+    read_systems,
+    run_names,
+    score_alignment,
+)
+from mmjudge.agreement.scoring import Interval
+from mmjudge.cli.exits import fail
 from mmjudge.errors import MMJudgeError
 from mmjudge.label_scale import OUT_OF_SCALE, Scale, apply_scale, human_scale, parse_scale
-from mmjudge.qrels import Qrels, QrelsFile, Run, load_qrels, n_judgments, read_run
+from mmjudge.qrels import Qrels, QrelsFile, Run, load_qrels, n_judgments
 
-FloatArray = npt.NDArray[np.float64]
-
-#: Combines the aligned judge matrix (judges × pairs, ``nan`` = no label) into one label
-#: per pair (``nan`` where the panel gives none).
-Panel = Callable[[FloatArray], FloatArray]
-
-PROG = "python -m mmjudge.agree"
-
-
-class Alignment(NamedTuple):
-    """Human labels and every judge's labels on the human file's (query, doc) pairs."""
-
-    query_ids: npt.NDArray[np.object_]
-    """Query of each human pair, in human-file order."""
-    doc_ids: npt.NDArray[np.object_]
-    """Document of each human pair."""
-    human: FloatArray
-    """Human grade of each pair."""
-    judges: FloatArray
-    """Judges × pairs; ``nan`` where a judge did not label the pair."""
-    names: list[str]
-    """Judge names, one per row of ``judges``."""
-
-
-def align(human: Qrels, judges: Mapping[str, Qrels]) -> Alignment:
-    """Line every judge's labels up with the human pairs (pairs only a judge has are
-    ignored: there is nothing to compare them with)."""
-    pairs = [(query, doc, grade) for query, docs in human.items() for doc, grade in docs.items()]
-    query_ids = np.array([p[0] for p in pairs], dtype=object)
-    doc_ids = np.array([p[1] for p in pairs], dtype=object)
-    labels = np.array([p[2] for p in pairs], dtype=np.float64)
-    matrix = np.full((len(judges), len(pairs)), np.nan)
-    for row, qrels in enumerate(judges.values()):
-        matrix[row] = [qrels.get(query, {}).get(doc, math.nan) for query, doc, _ in pairs]
-    return Alignment(query_ids, doc_ids, labels, matrix, list(judges))
-
-
-@dataclass(frozen=True)
-class JudgeAgreement:
-    """One judge's agreement with the human labels."""
-
-    name: str
-    """Judge (file stem, or ``panel:<name>``)."""
-    missing: int
-    """Human pairs the judge has no label for."""
-    score: JudgeScore
-    """κ with intervals, α, accuracy... on the pairs both label."""
-    off_scale: int = 0
-    """Grades in the judge's file outside the scale (refused, dropped, clipped or kept)."""
-    rankings: Mapping[str, metrics.RankingAgreement] | None = None
-    """System-ranking agreement per measure (with ``--runs``)."""
-
-    @property
-    def n(self) -> int:
-        """Pairs both the human file and the judge label (on the scale)."""
-        return self.score.n_items
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready: intervals as objects, undefined values as ``None``."""
-        score = self.score.as_dict()
-        out: dict[str, Any] = {
-            "name": self.name,
-            "n": self.n,
-            "n_queries": score["n_queries"],
-            "missing": self.missing,
-            "off_scale": self.off_scale,
-            **{key: score[key] for key in (*_INTERVALS, *_SCALARS)},
-        }
-        if self.rankings is not None:
-            out["rankings"] = {
-                measure: {
-                    "kendall_tau": _json_number(r.kendall_tau),
-                    "spearman_rho": _json_number(r.spearman_rho),
-                    "rbo": _json_number(r.rbo),
-                    "human_scores": r.human_scores,
-                    "judge_scores": r.judge_scores,
-                }
-                for measure, r in self.rankings.items()
-            }
-        return out
-
-
-def _json_number(value: float) -> float | None:
-    return None if math.isnan(value) else value
-
-
-def score_labels(
-    name: str,
-    query_ids: Any,
-    human: Any,
-    judge: Any,
-    *,
-    grades: Sequence[float] | None = None,
-    relevant_from: float | None = None,
-    n_boot: int = scoring.N_BOOT,
-    seed: int = scoring.SEED,
-    level: float = scoring.LEVEL,
-) -> JudgeAgreement:
-    """Agreement of one judge's labels (``nan`` = none) with aligned human labels, by
-    :func:`mmjudge.agreement.scoring.score_judge`. ``n_boot=0`` skips the bootstrap."""
-    h, j = metrics.as_labels(human), metrics.as_labels(judge)
-    score = scoring.score_judge(
-        query_ids,
-        h,
-        j,
-        grades,
-        relevant_from=relevant_from,
-        n_boot=n_boot,
-        seed=seed,
-        level=level,
-    )
-    return JudgeAgreement(name, int((~np.isnan(h) & np.isnan(j)).sum()), score)
-
-
-def score_alignment(
-    alignment: Alignment,
-    *,
-    panels: Mapping[str, Panel] | None = None,
-    grades: Sequence[float] | None = None,
-    relevant_from: float | None = None,
-    n_boot: int = scoring.N_BOOT,
-    seed: int = scoring.SEED,
-    level: float = scoring.LEVEL,
-    off_scale: Mapping[str, int] | None = None,
-    systems: Mapping[str, Run] | None = None,
-    measures: Sequence[Any] | None = None,
-) -> list[JudgeAgreement]:
-    """Score every judge row of ``alignment``, then every panel's combined labels; with
-    ``systems`` (TREC runs by name), also the system-ranking agreement of each."""
-    scale = list(grades) if grades is not None else _whole_scale(alignment)
-    threshold = scoring.relevance_threshold(np.asarray(scale, dtype=float), relevant_from)
-    rows = [(name, alignment.judges[i]) for i, name in enumerate(alignment.names)]
-    rows += [(f"panel:{name}", panel(alignment.judges)) for name, panel in (panels or {}).items()]
-    out = []
-    for name, labels in rows:
-        row = score_labels(
-            name,
-            alignment.query_ids,
-            alignment.human,
-            labels,
-            grades=scale,
-            relevant_from=threshold,
-            n_boot=n_boot,
-            seed=seed,
-            level=level,
-        )
-        rankings = None
-        if systems is not None:
-            rankings = metrics.system_ranking_on_shared_items(
-                alignment.query_ids,
-                alignment.doc_ids,
-                alignment.human,
-                labels,
-                systems,
-                measures=measures,
-                relevant_from=math.ceil(threshold),
-            )
-        out.append(
-            dataclasses.replace(row, off_scale=(off_scale or {}).get(name, 0), rankings=rankings)
-        )
-    return out
-
-
-# --------------------------------------------------------------------------- system runs
-
-
-def read_systems(directory: str | Path) -> dict[str, Run]:
-    """Every TREC run file in ``directory`` (not hidden), by file stem."""
-    root = Path(directory)
-    if not root.is_dir():
-        raise MMJudgeError(f"--runs {root}: not a directory of TREC run files")
-    paths = sorted(p for p in root.iterdir() if p.is_file() and not p.name.startswith("."))
-    if len(paths) < 2:
-        raise MMJudgeError(
-            f"--runs {root}: {len(paths)} run file(s); ranking systems needs at least two"
-        )
-    return {name: read_run(path) for name, path in zip(_names(paths), paths, strict=True)}
-
-
-def parse_measures(texts: Sequence[str], relevant_from: float) -> list[Any]:
-    """ir_measures measures from their names; default nDCG@10 and P@10 at ``relevant_from``."""
-    import ir_measures
-
-    if not texts:
-        return [ir_measures.nDCG @ 10, ir_measures.P(rel=math.ceil(relevant_from)) @ 10]
-    out = []
-    for text in texts:
-        try:
-            out.append(ir_measures.parse_measure(text))
-        except (ValueError, NameError, TypeError, SyntaxError):
-            raise MMJudgeError(
-                f"--measure {text!r} is not an ir_measures measure "
-                "(e.g. nDCG@10, P(rel=2)@10, AP(rel=2), RR(rel=2))"
-            ) from None
-    return out
-
-
-# --------------------------------------------------------------------------- output
-
-_INTERVALS = ("kappa", "kappa_linear", "kappa_quadratic")
-_SCALARS = ("kappa_binary", "alpha", "accuracy")
+PROG = "mmjudge agree"
 
 
 def _fmt(value: float) -> str:
@@ -310,8 +117,8 @@ def format_table(rows: Sequence[JudgeAgreement], level: float = scoring.LEVEL) -
             str(row.n),
             str(row.missing),
             str(row.off_scale),
-            *(_fmt_interval(getattr(row.score, key)) for key in _INTERVALS),
-            *(_fmt(getattr(row.score, key)) for key in _SCALARS),
+            *(_fmt_interval(getattr(row.score, key)) for key in INTERVALS),
+            *(_fmt(getattr(row.score, key)) for key in SCALARS),
         ]
         for row in rows
     ]
@@ -332,9 +139,9 @@ def format_csv(rows: Sequence[JudgeAgreement]) -> str:
     """CSV with one column per number (system-ranking columns named after their measure);
     undefined values are empty cells."""
     header = ["run", "n", "missing", "off_scale"]
-    for key in _INTERVALS:
+    for key in INTERVALS:
         header += [key, f"{key}_low", f"{key}_high"]
-    header += list(_SCALARS)
+    header += list(SCALARS)
     measures = list(dict.fromkeys(m for row in rows for m in row.rankings or {}))
     for measure in measures:
         header += [f"{measure} tau", f"{measure} rho", f"{measure} rbo"]
@@ -343,9 +150,9 @@ def format_csv(rows: Sequence[JudgeAgreement]) -> str:
     writer.writerow(header)
     for row in rows:
         cells: list[Any] = [row.name, row.n, row.missing, row.off_scale]
-        for key in _INTERVALS:
+        for key in INTERVALS:
             cells += list(getattr(row.score, key))
-        cells += [getattr(row.score, key) for key in _SCALARS]
+        cells += [getattr(row.score, key) for key in SCALARS]
         for measure in measures:
             found = (row.rankings or {}).get(measure)
             cells += [math.nan] * 3 if found is None else list(found[1:4])
@@ -356,15 +163,6 @@ def format_csv(rows: Sequence[JudgeAgreement]) -> str:
 def format_json(rows: Sequence[JudgeAgreement], settings: Mapping[str, Any]) -> str:
     """A JSON object: the settings used and one entry per judge (``null`` = undefined)."""
     return json.dumps({**settings, "runs": [row.as_dict() for row in rows]}, indent=2) + "\n"
-
-
-# --------------------------------------------------------------------------- command line
-
-
-def _names(paths: Sequence[str | Path]) -> list[str]:
-    """Judge names: file stems, or the paths as given where two files share a stem."""
-    stems = [Path(p).stem for p in paths]
-    return [s if stems.count(s) == 1 else str(p) for s, p in zip(stems, paths, strict=True)]
 
 
 def _non_negative(text: str) -> int:
@@ -443,15 +241,6 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def _whole_scale(alignment: Alignment) -> list[float]:
-    """Every whole number from the lowest to the highest grade in the human and run files."""
-    values = np.concatenate([alignment.human, alignment.judges.ravel()])
-    values = values[~np.isnan(values)]
-    if values.size == 0:
-        return []
-    return [float(g) for g in range(int(values.min()), int(values.max()) + 1)]
-
-
 class Inputs(NamedTuple):
     """The command's files, read and checked."""
 
@@ -470,7 +259,7 @@ def read_inputs(args: argparse.Namespace) -> Inputs:
         raise MMJudgeError(f"{args.human}: no judgments in the file")
     scale = human_scale(human, args.scale)
     judges, off_scale = {}, {}
-    for name, path in zip(_names(args.runs), args.runs, strict=True):
+    for name, path in zip(run_names(args.runs), args.runs, strict=True):
         judges[name], off_scale[name] = apply_scale(load_qrels(path), scale, args.out_of_scale)
     systems = read_systems(args.systems) if args.systems else None
     return Inputs(human, scale, judges, off_scale, systems)
@@ -504,8 +293,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             measures=measures,
         )
     except MMJudgeError as error:
-        print(f"{PROG}: {error}", file=sys.stderr)
-        return 2
+        return fail(PROG, error)
     if args.format == "csv":
         text = format_csv(rows)
     elif args.format == "json":
@@ -531,7 +319,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     sys.stdout.write(text)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

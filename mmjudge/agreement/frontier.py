@@ -1,0 +1,157 @@
+"""The cheapest judge that is as good as the best one, per dataset: the best single judge, every
+candidate (real runs, panels, cascades) compared with it on the items both graded
+(:func:`~mmjudge.agreement.scoring.compare_judges`), and the cheapest candidate not
+distinguishably worse. The command is :mod:`mmjudge.cli.frontier`."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mmjudge.agreement import scoring
+from mmjudge.agreement.members import human_consensus
+from mmjudge.runs import Key, SavedRun, common_keys, completed_runs
+
+OPTIMISM_NOTE = (
+    "the best judge is picked on the items it is scored on, so its κ is optimistic; "
+    "see mmjudge select for held-out estimates"
+)
+
+
+def _queries(keys: Sequence[Key]) -> np.ndarray:
+    return np.array([key[0] for key in keys], dtype=object)
+
+
+def own_score(run: SavedRun, *, n_boot: int, seed: int, level: float) -> scoring.JudgeScore:
+    """A run against the consensus on the items it graded (as in its summary and the
+    report)."""
+    keys = list(run.rows)
+    return scoring.score_judge(
+        _queries(keys),
+        human_consensus([run], keys),
+        run.labels(keys),
+        run.grades,
+        relevant_from=run.relevant_from,
+        n_boot=n_boot,
+        seed=seed,
+        level=level,
+    )
+
+
+def compare_runs(
+    best: SavedRun, other: SavedRun, *, n_boot: int, seed: int, level: float
+) -> scoring.PairedComparison | None:
+    """``best`` against ``other`` on the items both graded (``None`` without any)."""
+    keys = common_keys([best, other])
+    return scoring.compare_judges(
+        _queries(keys),
+        human_consensus([best, other], keys),
+        best.labels(keys),
+        other.labels(keys),
+        best.grades,
+        n_boot=n_boot,
+        seed=seed,
+        level=level,
+    )
+
+
+def _comparison_entry(found: scoring.PairedComparison | None) -> dict[str, Any]:
+    if found is None:
+        return {"n_items": 0, "n_queries": 0, "kappa_best": None, "kappa": None, "difference": None}
+    values = found.as_dict()
+    return {
+        "n_items": found.n_items,
+        "n_queries": found.n_queries,
+        "kappa_best": values["kappa_a"],
+        "kappa": values["kappa_b"],
+        "difference": {
+            "estimate": values["difference"],
+            "low": values["low"],
+            "high": values["high"],
+            "p_value": values["p_value"],
+        },
+    }
+
+
+def _entry(run: SavedRun) -> dict[str, Any]:
+    return {
+        "name": run.name,
+        "kind": run.kind,
+        "run_dir": str(run.run_dir),
+        "usd_per_million": run.usd_per_million,
+    }
+
+
+def _dataset_answer(
+    runs: Sequence[SavedRun], *, n_boot: int, seed: int, level: float
+) -> dict[str, Any] | None:
+    singles = [run for run in runs if run.kind == "single"]
+    scored = []
+    for run in singles:
+        value = own_score(run, n_boot=0, seed=seed, level=level).kappa.estimate
+        if not math.isnan(value):
+            scored.append((value, run))
+    if not scored:
+        return None
+    _, best = max(scored, key=lambda pair: (pair[0], -pair[1].usd_per_million))
+    best_score = own_score(best, n_boot=n_boot, seed=seed, level=level)
+    candidates = []
+    for run in runs:
+        comparison = _comparison_entry(
+            compare_runs(best, run, n_boot=n_boot, seed=seed, level=level)
+        )
+        difference = comparison.get("difference")
+        low = None if difference is None else difference.get("low")
+        qualifies = run is best or (low is not None and low <= 0.0)
+        candidates.append({**_entry(run), **comparison, "qualifies": qualifies})
+    qualifying = [c for c in candidates if c["qualifies"]]
+    answer = min(
+        qualifying,
+        key=lambda c: (c["usd_per_million"], -(c["kappa"] or -2.0), c["name"]),
+    )
+    return {
+        "dataset": runs[0].summary.cell.dataset,
+        "best": {
+            **_entry(best),
+            "kappa": best_score.kappa.as_dict(),
+            "alpha": scoring.none_if_nan(best_score.alpha),
+            "n_items": best_score.n_items,
+            "n_queries": best_score.n_queries,
+        },
+        "answer": answer,
+        "candidates": sorted(candidates, key=lambda c: (c["usd_per_million"], c["name"])),
+        "n_boot": n_boot,
+        "seed": seed,
+        "level": level,
+        "note": OPTIMISM_NOTE,
+    }
+
+
+def frontier_answer(
+    sweep_dir: Path,
+    *,
+    n_boot: int = scoring.N_BOOT,
+    seed: int = scoring.SEED,
+    level: float = scoring.LEVEL,
+    dataset: str | None = None,
+) -> list[dict[str, Any]]:
+    """Per dataset: the best single judge and the cheapest judge, panel or cascade not
+    distinguishably worse (see the module docstring). One dict per dataset with ``best``
+    (κ with its interval on its ``n_items`` items), ``answer`` (κ of both on the
+    ``n_items`` items it shares with the best, the paired interval of the difference and
+    its p-value, $ per million) and every ``candidates`` entry checked, in the same form."""
+    by_dataset: dict[str, list[SavedRun]] = {}
+    for run in sorted(completed_runs(Path(sweep_dir)), key=lambda r: r.name):
+        by_dataset.setdefault(run.summary.cell.dataset, []).append(run)
+    if dataset is not None:
+        by_dataset = {k: v for k, v in by_dataset.items() if k == dataset}
+    out = []
+    for name in sorted(by_dataset):
+        found = _dataset_answer(by_dataset[name], n_boot=n_boot, seed=seed, level=level)
+        if found is not None:
+            out.append(found)
+    return out

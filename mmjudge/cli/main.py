@@ -1,0 +1,57 @@
+"""``mmjudge <subcommand> …``: the one command line of the project.
+
+Each subcommand is a thin module of :mod:`mmjudge.cli` over the library, imported only when
+it is asked for (``mmjudge reprice`` never loads Hydra or a provider SDK). ``mmjudge sweep``
+is the Hydra app of :mod:`mmjudge.sweep` (``python -m mmjudge.sweep`` is the same);
+``python -m mmjudge`` is the same as ``mmjudge``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Sequence
+
+from mmjudge.cli.exits import EXIT_USAGE, fail
+
+#: Subcommand -> (module of mmjudge.cli, what it does).
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "sweep": ("sweep", "judge one cell or a sweep of cells (Hydra overrides; -m for a sweep)"),
+    "report": ("report", "build the HTML report of run or sweep folders"),
+    "agree": ("agree", "score judges' qrels files against human qrels"),
+    "reprice": ("reprice", "price finished runs under another sheet, batch mode or model"),
+    "frontier": ("frontier", "the cheapest judge not distinguishably worse than the best"),
+    "select": ("select", "what choosing a prompt costs, on held-out queries"),
+}
+
+
+def usage() -> str:
+    """The help text listing the subcommands."""
+    width = max(map(len, SUBCOMMANDS))
+    lines = [f"  {name:<{width}}  {text}" for name, (_, text) in SUBCOMMANDS.items()]
+    return (
+        "usage: mmjudge <subcommand> [arguments]\n\nsubcommands:\n"
+        + "\n".join(lines)
+        + "\n\n`mmjudge <subcommand> --help` describes each one."
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the subcommand named first in ``argv`` (default: the process's arguments)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help"):
+        print(usage())
+        return 0 if args else EXIT_USAGE
+    name, rest = args[0], args[1:]
+    if name not in SUBCOMMANDS:
+        return fail(
+            "mmjudge", f"unknown subcommand '{name}'; choose one of: {', '.join(SUBCOMMANDS)}"
+        )
+    module = importlib.import_module(f"mmjudge.cli.{SUBCOMMANDS[name][0]}")
+    status: int = module.main(rest)
+    return status
+
+
+def run() -> None:
+    """The ``mmjudge`` console script."""
+    sys.exit(main())
