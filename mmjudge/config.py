@@ -12,12 +12,17 @@ import codecs
 import itertools
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
 from mmjudge.errors import ConfigError
+from mmjudge.images import ImageSettings  # the image rules live with the preprocessor
+
+#: Wordings shipped with the prompt templates (``mmjudge/prompts/_wording<N>.j2``).
+N_WORDINGS = len(list((Path(__file__).parent / "prompts").glob("_wording*.j2")))
 
 #: How raw grades are placed on the scale (see :mod:`mmjudge.data.grades`).
 GRADE_RULES = ("exact", "round", "floor", "ceil", "bins")
@@ -313,9 +318,14 @@ class PromptConfig:
     much agreement moves with wording alone."""
 
     def validate(self) -> None:
-        from mmjudge.prompts import check_prompt  # the rules live with the templates
-
-        check_prompt(self)
+        """Fail with a one-line fix when the prompt asks for something not shipped."""
+        if not 0 <= self.paraphrase < N_WORDINGS:
+            raise ConfigError(
+                f"prompt.paraphrase={self.paraphrase} is not a shipped wording; "
+                f"use 0 to {N_WORDINGS - 1}"
+            )
+        if self.raters < 1:
+            raise ConfigError(f"prompt.raters={self.raters}: use 1 (one grade) or more")
 
 
 @dataclass
@@ -336,8 +346,6 @@ class ImageConfig:
     """Encoded images are cached here by (source hash, settings); relative to the project root."""
 
     def validate(self) -> None:
-        from mmjudge.images import ImageSettings  # the rules live with the preprocessor
-
         try:
             ImageSettings.from_config(self)
         except ValueError as error:

@@ -15,8 +15,9 @@ from PIL import Image
 
 from mmjudge.config import DEFAULT_MAX_TEXT_TOKENS, DatasetConfig, ScaleConfig, SweepConfig
 from mmjudge.data import load_dataset
+from mmjudge.data.loading import sampled_queries
 from mmjudge.data.sample import draw_rank, sample_query_ids
-from mmjudge.data.schema import Example, sampled_queries
+from mmjudge.data.schema import Example
 from mmjudge.data.survey import check_html_fields, survey
 from mmjudge.data.validation import approx_tokens
 from mmjudge.errors import ConfigError, DatasetError

@@ -651,3 +651,11 @@ def test_truncate_fields() -> None:
     assert approx_tokens("ten words " * 5) == 13
     with pytest.raises(ConfigError, match="max_text_tokens"):
         truncate_fields(fields, -1)
+
+
+def test_a_loader_name_can_be_registered_once() -> None:
+    from mmjudge.data.registry import LOADERS, register
+
+    with pytest.raises(ValueError, match="'jsonl' is already registered"):
+        register("jsonl", LOADERS["table"])
+    assert LOADERS["jsonl"] is not LOADERS["table"]

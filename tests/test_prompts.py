@@ -10,11 +10,12 @@ from typing import Any
 import pytest
 
 from mmjudge import PROJECT_ROOT
-from mmjudge.config import DatasetConfig, ModalityConfig, PromptConfig
-from mmjudge.data.schema import Example, load_dataset
+from mmjudge.config import N_WORDINGS, DatasetConfig, ModalityConfig, PromptConfig
+from mmjudge.data.loading import load_dataset
+from mmjudge.data.schema import Example
 from mmjudge.errors import ConfigError
 from mmjudge.parsing import parse_confidence, parse_grade
-from mmjudge.prompts import N_WORDINGS, render
+from mmjudge.prompts import render
 from mmjudge.running.cell import typed_config
 from tests.helpers import compose_config
 

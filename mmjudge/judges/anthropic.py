@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -66,6 +65,8 @@ class AnthropicJudge(SDKJudge):
     supports_images = True
     modalities: tuple[str, ...] = ("text", "mm", "image")
     batch_limits = BATCH_LIMITS
+    api_path = "/v1/messages"
+    response_type = Message
 
     def __init__(self, model: ModelConfig, *, timeout: float | None = None) -> None:
         super().__init__(model)
@@ -117,29 +118,6 @@ class AnthropicJudge(SDKJudge):
         if self.temperature is not None:
             body["temperature"] = self.temperature
         return body
-
-    def redacted_request(self, request: JudgeRequest) -> dict[str, Any]:
-        """The request body for logs: each image is ``sha256:<hash>``; no headers, no key."""
-        return self.request_body(request, redact=True)
-
-    # -- the call --------------------------------------------------------------------------
-
-    async def generate(self, request: JudgeRequest) -> JudgeResponse:
-        body = self.request_body(request)
-        if log.isEnabledFor(logging.DEBUG):
-            log.debug("%s request %s", self.name, json.dumps(self.redacted_request(request)))
-        started = time.perf_counter()
-        try:
-            # The body is already in wire format: the SDK's generic ``post`` sends it with the
-            # same client, auth, errors and parsing, without re-transforming keyword arguments
-            # (recent SDKs also dropped sampling keywords that the API still reads).
-            message = await self._client.post("/v1/messages", body=body, cast_to=Message)
-        except json.JSONDecodeError as exc:
-            raise MalformedResponseError(
-                f"{self.base_url} answered with a body that is not valid JSON ({exc.msg})"
-            ) from exc
-        latency = time.perf_counter() - started
-        return self._response(message, latency)
 
     def _response(self, message: Any, latency: float) -> JudgeResponse:
         blocks = getattr(message, "content", None)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final
@@ -92,6 +91,8 @@ class OpenAIJudge(SDKJudge):
     supports_images = True
     modalities: tuple[str, ...] = ("text", "mm", "image")
     batch_limits = BATCH_LIMITS
+    api_path = "/chat/completions"
+    response_type = ChatCompletion
 
     def __init__(self, model: ModelConfig, *, timeout: float | None = None) -> None:
         super().__init__(model)
@@ -165,32 +166,6 @@ class OpenAIJudge(SDKJudge):
         if self.reasoning_effort is not None:
             body["reasoning_effort"] = self.reasoning_effort
         return body
-
-    def redacted_request(self, request: JudgeRequest) -> dict[str, Any]:
-        """The request body for logs: each image is ``sha256:<hash>``; no headers, no key."""
-        return self.request_body(request, redact=True)
-
-    # -- the call --------------------------------------------------------------------------
-
-    async def generate(self, request: JudgeRequest) -> JudgeResponse:
-        body = self.request_body(request)
-        if log.isEnabledFor(logging.DEBUG):
-            log.debug("%s request %s", self.name, json.dumps(self.redacted_request(request)))
-        started = time.perf_counter()
-        try:
-            # The body is already in wire format, so it goes through the SDK's generic ``post``
-            # (same client, auth, errors and parsing) and skips the keyword-argument
-            # transformation of ``chat.completions.create``, which costs about a millisecond of
-            # CPU per call and would dominate the harness at high concurrency.
-            completion = await self._client.post(
-                "/chat/completions", body=body, cast_to=ChatCompletion
-            )
-        except json.JSONDecodeError as exc:
-            raise MalformedResponseError(
-                f"{self.base_url} answered with a body that is not valid JSON ({exc.msg})"
-            ) from exc
-        latency = time.perf_counter() - started
-        return self._response(completion, latency)
 
     def _response(self, completion: Any, latency: float) -> JudgeResponse:
         choices = getattr(completion, "choices", None)

@@ -27,8 +27,6 @@ _ENV = jinja2.Environment(
 
 SYSTEM_PROMPT = "You grade search results for relevance. Answer in the format you are asked for."
 
-#: Number of wordings shipped (``_wording0.j2`` ... ``_wording{N-1}.j2``).
-N_WORDINGS = 3
 
 DEFAULT_MEANINGS = {
     0: "not relevant: the result does not match what the query asks for",
@@ -74,7 +72,7 @@ def render(
         if modality.include_text
         else ()
     )
-    check_prompt(prompt)
+    prompt.validate()
     template_name = f"{prompt.template}_{modality.name}.j2"
     try:
         template = _ENV.get_template(template_name)
@@ -105,17 +103,6 @@ def render(
         confidence=prompt.confidence,
     )
     return RenderedPrompt(system=SYSTEM_PROMPT, text=_tidy(text), fields=fields)
-
-
-def check_prompt(prompt: PromptConfig) -> None:
-    """Fail with a one-line fix when the prompt config asks for something not shipped."""
-    if not 0 <= prompt.paraphrase < N_WORDINGS:
-        raise ConfigError(
-            f"prompt.paraphrase={prompt.paraphrase} is not a shipped wording; "
-            f"use 0 to {N_WORDINGS - 1}"
-        )
-    if prompt.raters < 1:
-        raise ConfigError(f"prompt.raters={prompt.raters}: use 1 (one grade) or more")
 
 
 def _tidy(text: str) -> str:

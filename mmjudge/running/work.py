@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from mmjudge.config import SweepConfig
 from mmjudge.costs.forecast import forecast_call
 from mmjudge.costs.sheets import ModelPrice
-from mmjudge.data.schema import Example, load_dataset, sampled_queries
+from mmjudge.data.loading import load_dataset, sampled_queries
+from mmjudge.data.schema import Example
 from mmjudge.errors import ImageError
 from mmjudge.images import ImageCache, ImageSettings, preprocess_image
 from mmjudge.judges.base import JudgeAPI
