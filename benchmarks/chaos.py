@@ -85,10 +85,10 @@ class Harness:
             "model=gpt4o",
             f"model.base_url={base_url or self.server.openai_base_url}",
             f"dataset.limit={items or self.items}",
-            f"results_dir={self.work / 'results'}",
-            f"reports_dir={self.work / 'reports'}",
-            f"runner.cache_path={self.work / 'cache' / (cache or name)}.sqlite",
-            f"images.cache_dir={self.work / 'images'}",
+            f"paths.results={self.work / 'results'}",
+            f"paths.reports={self.work / 'reports'}",
+            f"paths.response_cache={self.work / 'cache' / (cache or name)}.sqlite",
+            f"paths.image_cache={self.work / 'images'}",
             f"hydra.run.dir={self.run_dir(name)}",
             "runner.progress=false",
             *args,
@@ -221,7 +221,7 @@ def fail_fast(h: Harness) -> dict[str, dict[str, Any]]:
     out = {}
     h.server.reset()
     h.server.responder = lambda _request: DEFAULT_TEXT
-    code, baseline, _ = h.run("baseline", "runner.report=false", items=1)
+    code, baseline, _ = h.run("baseline", "report.build=false", items=1)
     out["one call that works (start-up and exit)"] = {"exit": code, "seconds": baseline}
     url = f"http://127.0.0.1:{closed_port()}/v1"
     code, seconds, stderr = h.run("refused", base_url=url)

@@ -278,10 +278,10 @@ def run_route(route: Route, server: LoopbackServer) -> RouteResult:
             "mmjudge.sweep",
             *arguments,
             f"dataset.limit={LIMIT}",
-            f"results_dir={workdir / 'results'}",
-            f"reports_dir={workdir / 'reports'}",
-            f"runner.cache_path={workdir / 'cache.sqlite'}",
-            f"images.cache_dir={workdir / 'images'}",
+            f"paths.results={workdir / 'results'}",
+            f"paths.reports={workdir / 'reports'}",
+            f"paths.response_cache={workdir / 'cache.sqlite'}",
+            f"paths.image_cache={workdir / 'images'}",
             "runner.progress=false",
         ]
         done = subprocess.run(

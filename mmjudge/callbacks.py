@@ -49,7 +49,7 @@ class SweepReport(Callback):
             built = build_default_ensembles(sweep_dir)
             if built:
                 print(f"ensembles: {len(built)} under {sweep_dir / 'ensembles'}", file=sys.stderr)
-        if not config.get("runner", {}).get("report", True):
+        if not config.report.build:
             return
-        out = build_report(sweep_dir, Path(_resolve_path(config.reports_dir)))
+        out = build_report(sweep_dir, Path(_resolve_path(config.paths.reports)))
         print(f"report: {out / 'index.html'}", file=sys.stderr)

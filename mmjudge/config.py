@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import codecs
 import itertools
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
+from mmjudge.config_values import _check_whole, _finite, _require
 from mmjudge.errors import ConfigError
 from mmjudge.images import ImageSettings  # the image rules live with the preprocessor
 
@@ -30,30 +30,6 @@ GRADE_RULES = ("exact", "round", "floor", "ceil", "bins")
 #: ``dataset.max_text_tokens`` unless a dataset says otherwise: enough for a long product page
 #: or a passage, and a bound on what one runaway field can cost.
 DEFAULT_MAX_TEXT_TOKENS = 2000
-
-
-def _require(ok: bool, setting: str, value: object, valid: str) -> None:
-    """Refuse a setting in one line that names it, its value and the valid range."""
-    if not ok:
-        text = repr(value)
-        text = text if len(text) <= 60 else text[:59] + "…"
-        raise ConfigError(f"{setting}={text} is not allowed; {valid}")
-
-
-def _whole(value: object, minimum: int) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
-
-
-def _finite(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _check_whole(setting: str, value: object, minimum: int, null: str = "") -> None:
-    """A whole number of at least ``minimum``; ``null`` says what null means, if allowed."""
-    if null and value is None:
-        return
-    valid = f"use a whole number of at least {minimum}" + (f", or null {null}" if null else "")
-    _require(_whole(value, minimum), setting, value, valid)
 
 
 @dataclass
@@ -240,7 +216,7 @@ class DatasetConfig:
     limit: int | None = None
     """Use only the first N items (for quick trials)."""
     sample_queries: int | None = None
-    """Use every item of N queries drawn at random (seeded by ``runner.seed``)."""
+    """Use every item of N queries drawn at random (seeded by ``seed``)."""
 
     def validate(self) -> None:
         self.scale.validate()
@@ -342,8 +318,6 @@ class ImageConfig:
     """JPEG quality."""
     encoding: str = "data_url"
     """``data_url``, ``base64`` or ``url`` (pass URLs through)."""
-    cache_dir: str = ".cache/images"
-    """Encoded images are cached here by (source hash, settings); relative to the project root."""
 
     def validate(self) -> None:
         try:
@@ -368,8 +342,6 @@ class RunnerConfig:
     """Longest backoff between attempts."""
     cache: bool = True
     """Reuse identical earlier answers from the response cache."""
-    cache_path: str = ".cache/responses.sqlite"
-    """Response cache file, relative to the project root."""
     dry_run: bool = False
     """Forecast calls, tokens and dollars without calling anything."""
     max_cost_usd: float | None = None
@@ -389,10 +361,6 @@ class RunnerConfig:
     """Output tokens per call assumed by forecasts (a grade and a short explanation)."""
     progress: bool = True
     """Show a progress bar on stderr."""
-    seed: int = 0
-    """Seed for anything random (bootstrap, tie-breaks)."""
-    report: bool = True
-    """Build the report when the run or sweep ends."""
     max_error_rate: float = 0.1
     """A cell whose share of failed judgments is above this (or in which every judgment
     failed) ends ``failed``; with fewer failures it ends ``partial``."""
@@ -466,6 +434,29 @@ class PricingConfig:
 
 
 @dataclass
+class PathsConfig:
+    """Every location mmjudge reads or writes (``conf/paths/``); relative paths are relative
+    to the project root."""
+
+    results: str = "results"
+    """Where runs and sweeps are written."""
+    reports: str = "reports"
+    """Where reports are written."""
+    response_cache: str = ".cache/responses.sqlite"
+    """The response cache file."""
+    image_cache: str = ".cache/images"
+    """Encoded images, cached by (source hash, settings)."""
+
+
+@dataclass
+class ReportConfig:
+    """The report built when a run or sweep ends (``conf/report/``)."""
+
+    build: bool = True
+    """Build it (``report.build=false`` leaves it to ``mmjudge report``)."""
+
+
+@dataclass
 class SweepConfig:
     """The primary config: one cell of a sweep."""
 
@@ -475,11 +466,11 @@ class SweepConfig:
     prompt: PromptConfig = MISSING
     pricing: PricingConfig = MISSING
     runner: RunnerConfig = MISSING
+    paths: PathsConfig = MISSING
+    report: ReportConfig = MISSING
     images: ImageConfig = field(default_factory=ImageConfig)
-    results_dir: str = "results"
-    """Where runs are written, relative to the project root or absolute."""
-    reports_dir: str = "reports"
-    """Where reports are written, relative to the project root or absolute."""
+    seed: int = 0
+    """Seed for anything random (query samples, bootstrap, tie-breaks, backoff jitter)."""
 
     def validate(self) -> None:
         """Check every value that composing the config cannot check (ranges, choices)."""

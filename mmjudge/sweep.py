@@ -76,8 +76,8 @@ def _app(cfg: DictConfig) -> None:
                 # A stopped multirun stops: the next cells are not started.
                 raise SystemExit(code)
             note_exit(code)
-            if not multirun and cfg.runner.report and not cfg.runner.dry_run:
-                out = build_report(run_dir, Path(_resolve_path(cfg.reports_dir)))
+            if not multirun and cfg.report.build and not cfg.runner.dry_run:
+                out = build_report(run_dir, Path(_resolve_path(cfg.paths.reports)))
                 print(f"report: {out / 'index.html'}", file=sys.stderr)
         except MMJudgeError as error:
             print(f"mmjudge: {error}", file=sys.stderr)

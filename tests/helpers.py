@@ -66,10 +66,10 @@ def isolated_overrides(root: Path) -> dict[str, str]:
     """Settings that keep everything a sweep writes under ``root``: results, reports and both
     caches (the project's own folders are never touched)."""
     return {
-        "results_dir": str(root / "results"),
-        "reports_dir": str(root / "reports"),
-        "runner.cache_path": str(root / "cache.sqlite"),
-        "images.cache_dir": str(root / "images"),
+        "paths.results": str(root / "results"),
+        "paths.reports": str(root / "reports"),
+        "paths.response_cache": str(root / "cache.sqlite"),
+        "paths.image_cache": str(root / "images"),
     }
 
 
@@ -77,7 +77,7 @@ def sweep_command(root: Path, *overrides: str) -> list[str]:
     """``python -m mmjudge.sweep`` with ``overrides``, writing only under ``root``.
 
     The isolating settings of :func:`isolated_overrides` are added for every key that
-    ``overrides`` does not set itself (a test may give its own ``results_dir``, for instance).
+    ``overrides`` does not set itself (a test may give its own ``paths.results``, for instance).
     """
     given = {item.split("=", 1)[0].lstrip("+~") for item in overrides if "=" in item}
     isolation = [f"{k}={v}" for k, v in isolated_overrides(root).items() if k not in given]

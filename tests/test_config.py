@@ -94,3 +94,41 @@ def test_config_values_holding_keys_are_refused() -> None:
     assert problem is not None and "model.base_url" in problem
     assert "abcdefghijklmnop" not in problem
     assert check_config(OmegaConf.to_container(compose_config())) is None
+
+
+def test_the_reference_study_is_one_experiment_file() -> None:
+    """``+experiment=reference_study``: the study's five models × three modalities at its
+    prices, as the sweeper's grid."""
+    from hydra import compose, initialize_config_dir
+
+    from tests.helpers import CONF_DIR
+
+    with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
+        cfg = compose(
+            config_name="config",
+            overrides=["+experiment=reference_study"],
+            return_hydra_config=True,
+        )
+    grid = cfg.hydra.sweeper.params
+    assert cfg.pricing.date == "2024-08-16"
+    assert grid.model.split(",") == [
+        "gpt4v",
+        "gpt4o",
+        "gpt4o_mini",
+        "claude35_sonnet",
+        "claude3_haiku",
+    ]
+    assert grid.modality.split(",") == ["text", "mm", "image"]
+    for model in grid.model.split(","):  # every model of the grid is priced in the sheet
+        typed = OmegaConf.to_object(compose_config([f"model={model}", "pricing=2024-08-16"]))
+        assert isinstance(typed, SweepConfig)
+        assert typed.model.model_id in typed.pricing.models
+
+
+def test_locations_seed_and_report_have_their_own_nodes() -> None:
+    typed = OmegaConf.to_object(
+        compose_config(["paths.results=/tmp/x", "seed=3", "report.build=false"])
+    )
+    assert isinstance(typed, SweepConfig)
+    assert typed.paths.results == "/tmp/x" and typed.paths.response_cache.endswith(".sqlite")
+    assert typed.seed == 3 and typed.report.build is False

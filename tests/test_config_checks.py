@@ -165,7 +165,7 @@ def test_unknown_settings_name_the_valid_ones(argv: list[str], expected: str) ->
         ["-m", "model=lexical,gpt4o", "modality=text,mm", "dataset.limit=5"],
         ["+model.options.k1=1.5", "dataset.columns.anything=1", "dataset.scale.meanings.0=x"],
         ["hydra.verbose=true", "hydra/launcher=basic", "~dataset.limit", "model=glob(gpt*)"],
-        ["--cfg", "job", "images.size=256", "results_dir=/tmp/x", "pricing=2024-08-16"],
+        ["--cfg", "job", "images.size=256", "paths.results=/tmp/x", "pricing=2024-08-16"],
         ["--help"],
         ["--version"],
         ["--cfg", "bogus", "dataset.limt=1"],  # Hydra's own parse error comes first
@@ -197,7 +197,7 @@ def test_the_command_line_prints_one_line_and_exits_2(tmp_path: Path) -> None:
         (["runner.timeout_s=-1"], "mmjudge: runner.timeout_s=-1.0 is not allowed"),
     ):
         result = subprocess.run(
-            [sys.executable, "-m", "mmjudge.sweep", *args, f"results_dir={tmp_path}"],
+            [sys.executable, "-m", "mmjudge.sweep", *args, f"paths.results={tmp_path}"],
             cwd=tmp_path,
             capture_output=True,
             text=True,

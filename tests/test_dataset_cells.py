@@ -1,5 +1,5 @@
 """A cell and its dataset: cells a dataset cannot serve are skipped before any call, the dry
-run shows what the text cap cuts, a query sample follows runner.seed, and the report shows
+run shows what the text cap cuts, a query sample follows seed, and the report shows
 the text the judge read."""
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from tests.helpers import compose_config, shared_data
 def overrides(tmp_path: Path, *extra: str) -> list[str]:
     return [
         *extra,
-        f"runner.cache_path={tmp_path / 'cache.sqlite'}",
-        f"images.cache_dir={tmp_path / 'images'}",
+        f"paths.response_cache={tmp_path / 'cache.sqlite'}",
+        f"paths.image_cache={tmp_path / 'images'}",
         "runner.progress=false",
     ]
 
@@ -182,7 +182,7 @@ def test_the_query_sample_follows_runner_seed(tmp_path: Path) -> None:
             run,
             *dataset_overrides(root),
             "dataset.sample_queries=4",
-            f"runner.seed={seed}",
+            f"seed={seed}",
         )
         lines = (tmp_path / "sweep" / run / "judgments.jsonl").read_text().splitlines()
         rows = [json.loads(line) for line in lines]

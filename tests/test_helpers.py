@@ -10,11 +10,11 @@ from tests.helpers import run_sweep, start_sweep, sweep_command, sweep_env
 
 
 def test_sweep_command_writes_under_the_test_folder_unless_told_otherwise(tmp_path: Path) -> None:
-    command = sweep_command(tmp_path, "-m", "model=lexical", f"results_dir={tmp_path / 'x'}")
+    command = sweep_command(tmp_path, "-m", "model=lexical", f"paths.results={tmp_path / 'x'}")
     assert command[1:3] == ["-m", "mmjudge.sweep"]
-    assert f"results_dir={tmp_path / 'x'}" in command
-    assert f"results_dir={tmp_path / 'results'}" not in command  # the test's own value wins
-    for setting in ("reports_dir", "runner.cache_path", "images.cache_dir"):
+    assert f"paths.results={tmp_path / 'x'}" in command
+    assert f"paths.results={tmp_path / 'results'}" not in command  # the test's own value wins
+    for setting in ("paths.reports", "paths.response_cache", "paths.image_cache"):
         (value,) = [item for item in command if item.startswith(f"{setting}=")]
         assert value.split("=", 1)[1].startswith(str(tmp_path))
 

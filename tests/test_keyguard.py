@@ -267,8 +267,8 @@ def test_error_rows_do_not_repeat_a_key_the_server_echoes(
             "dataset.limit=2",
             "runner.max_retries=0",
             "runner.progress=false",
-            f"runner.cache_path={tmp_path / 'cache.sqlite'}",
-            f"images.cache_dir={tmp_path / 'images'}",
+            f"paths.response_cache={tmp_path / 'cache.sqlite'}",
+            f"paths.image_cache={tmp_path / 'images'}",
         ]
     )
     run_dir = tmp_path / "run"

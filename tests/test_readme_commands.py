@@ -48,7 +48,7 @@ EXCLUDED = {
     ".venv/bin/ruff check . && .venv/bin/ruff format --check . && .venv/bin/mypy mmjudge": (
         "the linters, which .ci/run runs on every change"
     ),
-    "'runner.cache_path=.cache/responses/${dataset.name}.${model.name}.${modality.name}"
+    "'paths.response_cache=.cache/responses/${dataset.name}.${model.name}.${modality.name}"
     ".${prompt.id}.sqlite'": "a setting to add to a sweep command, not a command",
 }
 _KEY = re.compile(r"(?:^|\s)[A-Z][A-Z0-9_]*_API_KEY=\S*")

@@ -127,7 +127,7 @@ def test_a_run_that_stops_before_its_first_call_leaves_no_folder(
 
 
 def test_a_failed_resume_keeps_the_folder_it_resumes(tmp_path: Path) -> None:
-    first = run_sweep(tmp_path, "dataset.limit=4", "runner.report=false")
+    first = run_sweep(tmp_path, "dataset.limit=4", "report.build=false")
     assert first.returncode == 0, first.stderr
     (run_dir,) = run_folders(tmp_path)
     rows = (run_dir / "judgments.jsonl").read_text()

@@ -321,7 +321,7 @@ def http_request_lines(result: subprocess.CompletedProcess[str]) -> list[str]:
 def test_console_has_no_line_per_request_unless_asked(
     tmp_path: Path, loopback: LoopbackServer
 ) -> None:
-    args = ["model=gpt4o_mini", "runner.cache=false", "runner.report=false"]
+    args = ["model=gpt4o_mini", "runner.cache=false", "report.build=false"]
     args.append(f"model.base_url={loopback.openai_base_url}")
     env = {"OPENAI_API_KEY": KEY}
 

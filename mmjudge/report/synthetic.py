@@ -237,8 +237,10 @@ def sweep_config(
         DatasetConfig,
         ModalityConfig,
         ModelConfig,
+        PathsConfig,
         PricingConfig,
         PromptConfig,
+        ReportConfig,
         RunnerConfig,
         ScaleConfig,
         SweepConfig,
@@ -277,7 +279,9 @@ def sweep_config(
             sources=["synthetic prices"],
             models={model_id: {"input": 1.0, "output": 4.0}},
         ),
-        runner=RunnerConfig(progress=False, report=False),
+        runner=RunnerConfig(progress=False),
+        paths=PathsConfig(),
+        report=ReportConfig(build=False),
     )
 
 

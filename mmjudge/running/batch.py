@@ -108,6 +108,7 @@ class BatchRunner:
         discount: float = 0.5,
         stats: RunStats | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        seed: int = 0,
     ) -> None:
         check_settings(settings)
         check_batch_judge(judge, model)
@@ -128,7 +129,7 @@ class BatchRunner:
         self.base_url = str(getattr(judge, "base_url", "") or model.base_url or "")
         self.state = BatchState(state_path)
         self.stats = stats if stats is not None else RunStats()
-        self.policy = CallPolicy(settings, self.stats, self.cache, price, discount)
+        self.policy = CallPolicy(settings, self.stats, self.cache, price, discount, seed)
         self.counts = BatchCounts()
         self._committed_usd = 0.0
         self._source: WorkSource | None = None
@@ -412,6 +413,7 @@ class BatchRunner:
             cache=self.cache,
             price=self.policy.price,
             claims=self.cache.claims(self.settings.claim_ttl_s) if self.cache else None,
+            seed=self.policy.seed,
         )
         # The runner keeps its own stats (a budget stop of the first pass must not stop it
         # before it starts); they are added to this runner's when it finishes.

@@ -106,7 +106,7 @@ def run_cell(raw_cfg: DictConfig | SweepConfig, run_dir: Path) -> RunSummary | d
         judge=judge,
         price=price,
         image_settings=_image_settings(cfg),
-        image_cache=ImageCache(resolve_path(cfg.images.cache_dir)),
+        image_cache=ImageCache(resolve_path(cfg.paths.image_cache)),
     )
     total = counts.items
     if cfg.runner.dry_run:
@@ -283,7 +283,7 @@ async def _run(
     if cfg.runner.mode == "batch":
         check_batch_judge(context.judge, cfg.model)
     if cfg.runner.cache and context.judge.cacheable:
-        cache = ResponseCache(resolve_path(cfg.runner.cache_path))
+        cache = ResponseCache(resolve_path(cfg.paths.response_cache))
     runner: Runner | BatchRunner
     if cfg.runner.mode == "batch":
         state_path = records_path.parent / STATE_FILE
@@ -297,6 +297,7 @@ async def _run(
             price=_pricer(context),
             stats=stats,
             claims=cache.claims(cfg.runner.claim_ttl_s) if cache is not None else None,
+            seed=cfg.seed,
         )
 
     try:
@@ -348,6 +349,7 @@ def _batch_runner(
         price=_pricer(context),
         discount=_batch_discount(context),
         stats=stats,
+        seed=cfg.seed,
     )
 
 

@@ -198,13 +198,15 @@ class CallPolicy:
         cache: ResponseCache | None = None,
         price: Pricer | None = None,
         discount: float = 1.0,
+        seed: int = 0,
     ) -> None:
         self.settings = settings
         self.stats = stats
         self.cache = cache
         self.price: Pricer = price or (lambda _request, _response: UNPRICED)
         self.discount = discount
-        self._rng = random.Random(settings.seed)
+        self.seed = seed
+        self._rng = random.Random(seed)
 
     def drawn(self, item: WorkItem) -> None:
         """Count an item taken from the run's work in the run's forecast."""

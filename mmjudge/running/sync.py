@@ -76,6 +76,7 @@ class Runner:
         price: Pricer | None = None,
         stats: RunStats | None = None,
         claims: ItemClaims | None = None,
+        seed: int = 0,
     ) -> None:
         self.judge = judge
         self.model = model
@@ -84,7 +85,7 @@ class Runner:
         self.cache = cache if usable else None
         self.claims = claims if usable and cache is not None else None
         self.stats = stats if stats is not None else RunStats()
-        self.policy = CallPolicy(settings, self.stats, self.cache, price)
+        self.policy = CallPolicy(settings, self.stats, self.cache, price, seed=seed)
         concurrency = max(1, min(settings.concurrency, model.max_concurrency))
         self.concurrency = concurrency
         self.requests = RateLimiter(model.requests_per_minute)

@@ -46,10 +46,10 @@ class ExampleStream:
 
     @functools.cached_property
     def queries(self) -> frozenset[str] | None:
-        return sampled_queries(self.cfg.dataset, self.cfg.runner.seed)
+        return sampled_queries(self.cfg.dataset, self.cfg.seed)
 
     def __iter__(self) -> Iterator[Example]:
-        return load_dataset(self.cfg.dataset, seed=self.cfg.runner.seed, queries=self.queries)
+        return load_dataset(self.cfg.dataset, seed=self.cfg.seed, queries=self.queries)
 
 
 @dataclass

@@ -370,7 +370,7 @@ def test_sweep_builds_a_panel_over_its_prompts(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_sweep_ensembles_can_be_switched_off(tmp_path: Path) -> None:
-    result = sweep(tmp_path, "hydra.callbacks.sweep_report.ensembles=false", "runner.report=false")
+    result = sweep(tmp_path, "hydra.callbacks.sweep_report.ensembles=false", "report.build=false")
     assert result.returncode == 0, result.stderr
     (sweep_dir,) = (tmp_path / "results" / "sweeps").iterdir()
     assert not (sweep_dir / "ensembles").exists()

@@ -444,10 +444,10 @@ def run_overrides(tmp_path: Path, *overrides: str) -> list[str]:
     return [
         *overrides,
         "dataset.limit=8",
-        f"results_dir={tmp_path / 'results'}",
-        f"reports_dir={tmp_path / 'reports'}",
-        f"runner.cache_path={tmp_path / 'cache.sqlite'}",
-        f"images.cache_dir={tmp_path / 'images'}",
+        f"paths.results={tmp_path / 'results'}",
+        f"paths.reports={tmp_path / 'reports'}",
+        f"paths.response_cache={tmp_path / 'cache.sqlite'}",
+        f"paths.image_cache={tmp_path / 'images'}",
         "runner.progress=false",
     ]
 

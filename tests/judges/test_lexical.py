@@ -107,7 +107,7 @@ def test_a_four_grade_dataset_runs_without_overrides(tmp_path: Path) -> None:
             "dataset=trec_example",
             f"dataset.path={data}",
             "model=lexical",
-            f"results_dir={tmp_path / 'results'}",
+            f"paths.results={tmp_path / 'results'}",
             "runner.progress=false",
         ]
     )

@@ -70,7 +70,7 @@ def test_a_registered_module_and_a_config_file_make_a_working_judge(
         [
             f"hydra.searchpath=[file://{constant_provider}]",
             "model=constant",
-            f"results_dir={tmp_path / 'results'}",
+            f"paths.results={tmp_path / 'results'}",
             "runner.progress=false",
         ]
     )
@@ -91,7 +91,7 @@ def test_an_option_the_judge_does_not_declare_fails_in_one_line(
             f"hydra.searchpath=[file://{constant_provider}]",
             "model=constant",
             "+model.options.grde=2",
-            f"results_dir={tmp_path / 'results'}",
+            f"paths.results={tmp_path / 'results'}",
         ]
     )
     with pytest.raises(ConfigError, match=r"\['grde'\] for 'constant' are not constant options"):

@@ -52,10 +52,10 @@ def quick(tmp_path: Path, cache: str) -> tuple[str, ...]:
     """The first items only, retries that hardly wait, no report, and the named cache file."""
     return (
         f"dataset.limit={LIMIT}",
-        f"runner.cache_path={tmp_path / cache}",
+        f"paths.response_cache={tmp_path / cache}",
         "runner.backoff_base_s=0.01",
         "runner.backoff_max_s=0.05",
-        "runner.report=false",
+        "report.build=false",
     )
 
 

@@ -99,7 +99,7 @@ def test_a_summary_written_now_keeps_the_fields_of_version_1(tmp_path: Path) -> 
     cfg = compose_config(
         [
             "dataset.limit=12",
-            f"results_dir={tmp_path}",
+            f"paths.results={tmp_path}",
             "runner.progress=false",
         ]
     )
