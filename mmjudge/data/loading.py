@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from mmjudge.config import DatasetConfig
-from mmjudge.data.html import clean_fields, html_columns
+from mmjudge.data.page_text import clean_fields, html_columns
 from mmjudge.data.registry import loader_for
 from mmjudge.data.sample import sample_query_ids
 from mmjudge.data.schema import Example

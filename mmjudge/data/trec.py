@@ -62,7 +62,7 @@ def run_paths(cfg: DatasetConfig) -> list[Path]:
     return paths
 
 
-def read_qrels(path: Path, encoding: str, grades: GradeReader) -> Iterator[Judgment]:
+def qrels_judgments(path: Path, encoding: str, grades: GradeReader) -> Iterator[Judgment]:
     """Parse a qrels file, checking each grade against the scale and rejecting duplicates."""
     duplicates = DuplicateCheck(path)
     for line, raw in enumerate(text_lines(path, encoding), start=1):
@@ -111,7 +111,7 @@ def load(cfg: DatasetConfig) -> Iterator[Example]:
         dataset_file(root, cfg.items), "the documents file (JSONL)", "dataset.items"
     )
     annotator = cfg.annotators[0] if cfg.annotators else DEFAULT_ANNOTATOR
-    judgments = list(read_qrels(qrels_path, cfg.encoding, GradeReader.from_config(cfg)))
+    judgments = list(qrels_judgments(qrels_path, cfg.encoding, GradeReader.from_config(cfg)))
     if not judgments:
         raise DatasetError(f"{qrels_path}: dataset '{cfg.name}' has no qrels lines")
 
