@@ -91,7 +91,7 @@ def run_qrels(run: SavedRun, labels: str = "judge", binarise_at: float | None = 
             grade = 1.0 if grade >= binarise_at else 0.0
         query_id = _checked_id("query id", query, run.run_dir)
         doc_id = _checked_id("result id", doc, run.run_dir)
-        out.setdefault(query_id, {})[doc_id] = int(round(grade))
+        out.setdefault(query_id, {})[doc_id] = round(grade)
     return out
 
 

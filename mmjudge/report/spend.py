@@ -4,16 +4,12 @@ and, for datasets that come with system runs, how the judge's labels rank those 
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from mmjudge import PROJECT_ROOT, metrics
-from mmjudge.qrels import read_run
 from mmjudge.report.analysis import MODALITY_NAMES
-from mmjudge.results import JUDGMENTS, annotators, load_judgments
+from mmjudge.report.leaderboard import CellRanking
 
 
 def _money(value: float | None) -> str:
@@ -65,54 +61,21 @@ def spend_rows(cells: pd.DataFrame) -> list[dict[str, str]]:
     return rows
 
 
-def system_ranking_rows(cells: pd.DataFrame) -> list[dict[str, str]]:
+def system_ranking_rows(rankings: list[CellRanking]) -> list[dict[str, str]]:
     """Kendall's τ, Spearman's ρ and RBO between system rankings under human and judge labels,
     for every cell whose dataset lists TREC run files (``dataset.runs``)."""
-    rows = []
-    for _, cell in cells.iterrows():
-        summary: dict[str, Any] = cell["summary"]
-        dataset = (summary.get("config") or {}).get("dataset") or {}
-        run_files = [str(r) for r in dataset.get("runs") or []]
-        if summary.get("status") == "skipped" or not run_files:
-            continue
-        root = Path(str(dataset.get("path", ".")))
-        root = root if root.is_absolute() else PROJECT_ROOT / root
-        paths = [Path(p) if Path(p).is_absolute() else root / p for p in run_files]
-        if not all(p.is_file() for p in paths):
-            continue
-        frame = load_judgments(Path(cell["run_dir"]) / JUDGMENTS)
-        names = annotators(frame)
-        if frame.empty or not names:
-            continue
-        frame = frame[frame["error"].isna()].drop_duplicates(["query_id", "result_id"], keep="last")
-        human = metrics.consensus(
-            {n: frame[f"human:{n}"].to_numpy(dtype=float, na_value=np.nan) for n in names}
-        )
-        judge = frame["label"].to_numpy(dtype=float, na_value=np.nan)
-        runs = {p.stem: read_run(p) for p in paths}
-        relevant_from = int((dataset.get("scale") or {}).get("relevant_from", 2))
-        found = metrics.system_ranking_on_shared_items(
-            frame["query_id"].to_numpy(),
-            frame["result_id"].to_numpy(),
-            human,
-            judge,
-            runs,
-            relevant_from=relevant_from,
-        )
-        for measure, agreement in found.items():
-            rows.append(
-                {
-                    "dataset": str(summary.get("dataset")),
-                    "judge": f"{summary.get('model')} · {summary.get('modality')} · "
-                    f"{summary.get('prompt_id')}",
-                    "measure": measure,
-                    "systems": str(len(runs)),
-                    "tau": f"{agreement.kendall_tau:.3f}",
-                    "rho": f"{agreement.spearman_rho:.3f}",
-                    "rbo": f"{agreement.rbo:.3f}",
-                }
-            )
-    return rows
+    return [
+        {
+            "dataset": found.dataset,
+            "judge": found.judge,
+            "measure": found.agreement.measure,
+            "systems": str(found.systems),
+            "tau": f"{found.agreement.kendall_tau:.3f}",
+            "rho": f"{found.agreement.spearman_rho:.3f}",
+            "rbo": f"{found.agreement.rbo:.3f}",
+        }
+        for found in rankings
+    ]
 
 
 def ensemble_rows(cells: pd.DataFrame) -> list[dict[str, str]]:
