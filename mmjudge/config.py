@@ -238,6 +238,10 @@ class DatasetConfig:
     """Use only the first N items (for quick trials)."""
     sample_queries: int | None = None
     """Use every item of N queries drawn at random (seeded by ``runner.seed``)."""
+    testbanks: dict[str, str] = field(default_factory=dict)
+    """Test bank file per kind (``nuggets``, ``questions``), relative to the dataset root or
+    absolute; a kind not listed is read from ``testbanks/<dataset>/<kind>.jsonl`` under the
+    project root."""
 
     def validate(self) -> None:
         self.scale.validate()
@@ -313,11 +317,31 @@ class PromptConfig:
     paraphrase: int = 0
     """Which wording of the same design to use (0 is the standard wording); measures how
     much agreement moves with wording alone."""
+    bank: str | None = None
+    """``nuggets`` or ``questions``: grade each result against the dataset's test bank of
+    that kind instead of asking for a grade directly (see :mod:`mmjudge.testbank`)."""
+    bank_calls: str = "item"
+    """``item``: one call per result with the whole bank of its query; ``entry``: one call
+    per (result, entry)."""
+    spans: bool = False
+    """Test-bank grading: ask the judge to quote the supporting text (or the answer)."""
+    rule: str = "coverage"
+    """How entry grades (0-5) become the dataset's grade: ``coverage`` (the share of
+    entries graded at least ``covered_from``) or ``best`` (the best entry grade)."""
+    covered_from: int = 4
+    """The entry grade from which an entry counts as covered (0-5)."""
+    cuts: list[float] = field(default_factory=list)
+    """Cut points for ``rule``, one per grade above the lowest: shares covered (0-1) for
+    ``coverage``, entry grades (0-5) for ``best``; empty spreads them evenly."""
 
     def validate(self) -> None:
         from mmjudge.prompts import check_prompt  # the rules live with the templates
 
         check_prompt(self)
+        if self.bank is not None:
+            from mmjudge.testbank.derive import check_bank_prompt
+
+            check_bank_prompt(self)
 
 
 @dataclass

@@ -55,6 +55,8 @@ from mmjudge.runner import (
     check_reliability_settings,
 )
 from mmjudge.summary import write_summary
+from mmjudge.testbank import grading as bank_grading
+from mmjudge.testbank.bank import Bank
 
 JUDGMENTS = "judgments.jsonl"
 SUMMARY = "summary.json"
@@ -91,6 +93,8 @@ class CellContext:
     image_cache: ImageCache
     forecast: Forecast
     """Accumulates the expected usage of every item as its request is built."""
+    bank: Bank | None = None
+    """The test bank the cell grades against (``prompt.bank``), or None."""
 
 
 def skip_reason(cfg: SweepConfig, judge: type[JudgeAPI]) -> str | None:
@@ -104,6 +108,9 @@ def skip_reason(cfg: SweepConfig, judge: type[JudgeAPI]) -> str | None:
         )
     if cfg.modality.include_image and not cfg.model.supports_images:
         return f"model '{cfg.model.name}' does not accept images (supports_images: false)"
+    bank_reason = bank_grading.skip_reason(cfg.model.provider, cfg.prompt.bank)
+    if bank_reason is not None:
+        return bank_reason
     return unserved_by_config(cfg.modality, cfg.dataset)
 
 
@@ -125,10 +132,13 @@ def run_cell(raw_cfg: DictConfig | SweepConfig, run_dir: Path) -> dict[str, Any]
         records_path.touch()
         return write_summary(run_dir, cfg, raw_cfg, skipped=reason)
     price = price_for(cfg.pricing, cfg.model)
+    bank = bank_grading.load_cell_bank(cfg)
     # The judge (and its key) only now: a skipped cell needs neither.
     judge = None if cfg.runner.dry_run else judge_cls(cfg.model)
     grading = judge.check_scale(list(cfg.dataset.scale.grades)) if judge is not None else None
     extra: dict[str, Any] = {"grading": grading} if grading else {}
+    if bank is not None:
+        extra["testbank"] = bank_grading.bank_summary(bank, cfg.prompt, cfg.dataset.scale.grades)
     context = CellContext(
         cfg=cfg,
         run_id=run_id,
@@ -137,6 +147,7 @@ def run_cell(raw_cfg: DictConfig | SweepConfig, run_dir: Path) -> dict[str, Any]
         image_settings=_image_settings(cfg),
         image_cache=ImageCache(resolve_path(cfg.images.cache_dir)),
         forecast=Forecast(),
+        bank=bank,
     )
     total = counts.items
     if cfg.runner.dry_run:
@@ -334,13 +345,18 @@ def _work(context: CellContext, examples: Iterable[Example], done: set[str]) -> 
             fields=rendered.fields,
             grades=grades,
         )
+        output_tokens = cfg.runner.forecast_output_tokens
+        if context.bank is not None:
+            request, problem = _bank_request(context, example, request)
+            error = error or problem
+            output_tokens = bank_grading.output_tokens(len(request.entries), cfg.prompt.spans)
         expected = 0.0
         if error is None:
             item_forecast = forecast_call(
                 request,
                 cfg.model,
                 context.price,
-                cfg.runner.forecast_output_tokens,
+                output_tokens,
                 batch_discount=cfg.pricing.batch_discount,
             )
             context.forecast.add(item_forecast)
@@ -352,6 +368,39 @@ def _work(context: CellContext, examples: Iterable[Example], done: set[str]) -> 
             forecast_usd=expected,
             context=(example, request),
         )
+
+
+def _bank_request(
+    context: CellContext, example: Example, request: JudgeRequest
+) -> tuple[JudgeRequest, str | None]:
+    """The request of a test-bank cell: the query's entries in place of a direct grade."""
+    assert context.bank is not None
+    cfg = context.cfg
+    entries = context.bank.for_query(example.query_id)
+    prompt = bank_grading.render_bank_prompt(
+        kind=context.bank.kind,
+        query=example.query,
+        entries=entries,
+        fields=request.fields,
+        modality=cfg.modality,
+        prompt=cfg.prompt,
+        dataset=cfg.dataset,
+        n_images=len(request.images),
+    )
+    problem = None
+    if not entries:
+        problem = (
+            f"query '{example.query_id}' has no entries in the {context.bank.kind} test bank "
+            f"(version {context.bank.version})"
+        )
+    bank_request = dataclasses.replace(
+        request,
+        prompt=prompt.text,
+        system=bank_grading.SYSTEM_PROMPT,
+        task="bank",
+        entries=prompt.entries,
+    )
+    return bank_request, problem
 
 
 async def _run(
@@ -495,9 +544,20 @@ def _record(context: CellContext, outcome: Outcome) -> JudgmentRecord:
     label = explanation = parse_error = None
     usage: dict[str, int] = {}
     cost = image_cost = 0.0
-    if response is not None:
+    bank_fields: dict[str, Any] = {}
+    if context.bank is not None:
+        bank_fields["bank_version"] = context.bank.version
+    if response is not None and context.bank is not None:
+        entries = context.bank.for_query(example.query_id)
+        graded = bank_grading.grade_answer(
+            response.text, entries, cfg.prompt, list(cfg.dataset.scale.grades)
+        )
+        label, explanation, parse_error = graded.label, graded.explanation, graded.parse_error
+        bank_fields.update(entry_grades=graded.entry_grades, spans=graded.spans)
+    elif response is not None:
         parsed = parse_grade(response.text, list(cfg.dataset.scale.grades))
         label, explanation, parse_error = parsed
+    if response is not None:
         if response.stop_reason == "refusal" and label is None:
             parse_error = "the model refused to answer"
         if not response.usage.image_tokens and request.images:
@@ -533,4 +593,5 @@ def _record(context: CellContext, outcome: Outcome) -> JudgmentRecord:
         truncated=example.truncated,
         batch=bool(response is not None and response.batch),
         resent=outcome.resent,
+        **bank_fields,
     )
