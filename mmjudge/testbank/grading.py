@@ -18,7 +18,7 @@ import jinja2
 
 from mmjudge import PROJECT_ROOT
 from mmjudge.config import DatasetConfig, ModalityConfig, PromptConfig, SweepConfig
-from mmjudge.errors import ConfigError, MMJudgeError
+from mmjudge.errors import ConfigError
 from mmjudge.testbank.bank import Bank, Entry, read_bank
 from mmjudge.testbank.derive import cut_points, derive
 
