@@ -152,7 +152,8 @@ class LexicalJudge(JudgeAPI):
         if request.task == "bank":
             text = entry_grades_text(request.entries, document)
         elif request.task.startswith("write_bank"):
-            text = "\n".join(f"text: {term}" for term in dict.fromkeys(tokenize(request.query)))
+            terms = [t for t in dict.fromkeys(tokenize(request.query)) if len(t) > 1]
+            text = "\n".join(f"text: {term}" for term in terms)
         else:
             score = bm25_overlap(request.query, document, self.k1, self.b, self.avg_length)
             grade = grade_for(score, self.cut_points(request.grades).values, request.grades)
