@@ -181,6 +181,17 @@ class ScaleConfig:
 
 
 @dataclass
+class TestBanksConfig:
+    """A dataset's test bank file per kind, relative to the dataset root or absolute; null
+    reads ``testbanks/<dataset>/<kind>.jsonl`` under the project root."""
+
+    nuggets: str | None = None
+    """Nuggets: facts or attributes a relevant result has."""
+    questions: str | None = None
+    """Questions a relevant result answers."""
+
+
+@dataclass
 class DatasetConfig:
     """A dataset: where it lives, how to read it, and its label scale."""
 
@@ -238,10 +249,8 @@ class DatasetConfig:
     """Use only the first N items (for quick trials)."""
     sample_queries: int | None = None
     """Use every item of N queries drawn at random (seeded by ``runner.seed``)."""
-    testbanks: dict[str, str] = field(default_factory=dict)
-    """Test bank file per kind (``nuggets``, ``questions``), relative to the dataset root or
-    absolute; a kind not listed is read from ``testbanks/<dataset>/<kind>.jsonl`` under the
-    project root."""
+    testbanks: TestBanksConfig = field(default_factory=lambda: TestBanksConfig())
+    """Test bank files (see :class:`TestBanksConfig`)."""
 
     def validate(self) -> None:
         self.scale.validate()

@@ -38,7 +38,7 @@ _LINE = re.compile(
 def bank_path(dataset: DatasetConfig, kind: str) -> Path:
     """Where a dataset's bank of ``kind`` lives: ``dataset.testbanks.<kind>`` (relative to the
     dataset root), else ``testbanks/<dataset>/<kind>.jsonl`` under the project root."""
-    given = (dataset.testbanks or {}).get(kind)
+    given = getattr(dataset.testbanks, kind, None)
     if given:
         path = Path(given).expanduser()
         if path.is_absolute():
