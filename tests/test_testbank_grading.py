@@ -114,8 +114,13 @@ def test_questions_on_a_trec_collection_through_the_loopback(
 
 def test_dry_run_forecasts_the_longer_bank_answers(tmp_path: Path) -> None:
     cfg = compose_config(
-        ["model=gpt4o_mini", "prompt=nuggets", "runner.dry_run=true", "dataset.limit=8"]
-        + _isolated(tmp_path)
+        [
+            "model=gpt4o_mini",
+            "prompt=nuggets",
+            "runner.dry_run=true",
+            "dataset.limit=8",
+            *_isolated(tmp_path),
+        ]
     )
     forecast = run_cell(cfg, tmp_path / "dry")["forecast"]
     assert forecast["calls"] == 8 and forecast["output_tokens"] == 8 * (10 + 6 * 3)
@@ -123,10 +128,13 @@ def test_dry_run_forecasts_the_longer_bank_answers(tmp_path: Path) -> None:
 
 def test_missing_bank_and_judges_that_cannot_answer(tmp_path: Path) -> None:
     cfg = compose_config(
-        ["prompt=questions", f"dataset.testbanks.questions={tmp_path}/none.jsonl"]
-        + _isolated(tmp_path)
+        [
+            "prompt=questions",
+            f"dataset.testbanks.questions={tmp_path}/none.jsonl",
+            *_isolated(tmp_path),
+        ]
     )
-    with pytest.raises(ConfigError, match="no test bank at .*python -m mmjudge.testbank generate"):
+    with pytest.raises(ConfigError, match=r"no test bank at .*python -m mmjudge.testbank generate"):
         run_cell(cfg, tmp_path / "run")
     assert "embedding judges give one similarity" in str(skip_reason("embedding", "nuggets"))
     assert skip_reason("embedding", None) is None and skip_reason("lexical", "nuggets") is None
