@@ -29,6 +29,7 @@ from mmjudge.report import (
     spend,
     tables,
 )
+from mmjudge.report import testbank as bank_report
 from mmjudge.report.analysis import MODALITY_NAMES, N_BOOT, Analysis, analyse
 from mmjudge.report.browser import BUDGET, CAP, build_browser
 from mmjudge.report.load import cell_table, judged_statuses, write_sweep_summary
@@ -104,6 +105,8 @@ def build_report(
         ensembles=spend.ensemble_rows(cells),
         rankings=spend.system_ranking_rows(rankings),
         leaderboards=leaderboard.boards(rankings),
+        designs=bank_report.design_rows(analysis),
+        coverage=bank_report.coverage_rows(cells),
         leaderboard_csv=leaderboard.write_leaderboard(rankings, out),
         browser=browser,
         browser_json=interactive.script_json(browser.payload()),
