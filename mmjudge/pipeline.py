@@ -57,6 +57,7 @@ from mmjudge.runner import (
 from mmjudge.summary import write_summary
 from mmjudge.testbank import grading as bank_grading
 from mmjudge.testbank.bank import Bank
+from mmjudge.testbank.per_entry import EntryCall, EntryCollector
 
 JUDGMENTS = "judgments.jsonl"
 SUMMARY = "summary.json"
@@ -350,6 +351,9 @@ def _work(context: CellContext, examples: Iterable[Example], done: set[str]) -> 
             request, problem = _bank_request(context, example, request)
             error = error or problem
             output_tokens = bank_grading.output_tokens(len(request.entries), cfg.prompt.spans)
+            if error is None and cfg.prompt.bank_calls == "entry":
+                yield from _entry_items(context, example, request)
+                continue
         expected = 0.0
         if error is None:
             item_forecast = forecast_call(
@@ -403,6 +407,47 @@ def _bank_request(
     return bank_request, problem
 
 
+def _entry_items(
+    context: CellContext, example: Example, request: JudgeRequest
+) -> Iterator[WorkItem]:
+    """One work item per entry of the result's bank (``prompt.bank_calls=entry``)."""
+    assert context.bank is not None
+    cfg = context.cfg
+    entries = context.bank.for_query(example.query_id)
+    for position, entry in enumerate(entries):
+        prompt = bank_grading.render_bank_prompt(
+            kind=context.bank.kind,
+            query=example.query,
+            entries=[entry],
+            fields=request.fields,
+            modality=cfg.modality,
+            prompt=cfg.prompt,
+            dataset=cfg.dataset,
+            n_images=len(request.images),
+            first=position + 1,
+        )
+        single = dataclasses.replace(
+            request,
+            item_key=f"{example.key}\t{entry.id}",
+            prompt=prompt.text,
+            entries=prompt.entries,
+        )
+        expected = forecast_call(
+            single,
+            cfg.model,
+            context.price,
+            bank_grading.output_tokens(1, cfg.prompt.spans),
+            batch_discount=cfg.pricing.batch_discount,
+        )
+        context.forecast.add(expected)
+        yield WorkItem(
+            key=single.item_key,
+            request=single,
+            forecast_usd=expected.usd,
+            context=EntryCall(example, request, len(entries), position),
+        )
+
+
 async def _run(
     context: CellContext,
     examples: Iterable[Example],
@@ -442,7 +487,11 @@ async def _run(
             stop_signals(asyncio.get_running_loop(), _stop_handler(runner, cfg)),
             records_path.open("a", encoding="utf-8") as out,
         ):
-            async for outcome in runner.run(_work(context, examples, done)):
+            collector = EntryCollector()
+            async for answer in runner.run(_work(context, examples, done)):
+                outcome = collector.add(answer)
+                if outcome is None:
+                    continue  # more calls of this result's bank to come
                 record = _record(context, outcome)
                 out.write(record.to_json() + "\n")
                 progress.update(0.0 if record.cached else record.cost_usd)

@@ -14,7 +14,7 @@ from mmjudge.pipeline import run_cell
 from mmjudge.testbank import command
 from mmjudge.testbank.bank import Entry, entry_id, make_bank, read_bank, write_bank
 from mmjudge.testbank.grading import skip_reason
-from tests.fixtures.loopback_server import LoopbackServer, bank_answer, user_text
+from tests.fixtures.loopback_server import Behaviour, LoopbackServer, bank_answer, user_text
 from tests.helpers import PROJECT_ROOT, compose_config
 
 DEMO_NUGGETS = PROJECT_ROOT / "datasets" / "demo_fashion" / "testbank_nuggets.jsonl"
@@ -221,3 +221,36 @@ def test_import_checks_queries_and_reports_the_version_it_replaces(tmp_path: Pat
     assert code == 2 and f"{bad}:1: field 'text' must be a non-empty string" in err
     code, text, _ = _command(capsys, "show", "kind=nuggets", f"out={out}")
     assert code == 0 and text.splitlines()[1] == "q01: red (visual); striped (visual)"
+
+
+def test_one_call_per_entry_gives_the_same_rows_and_pays_once_for_a_failed_call(
+    tmp_path: Path, loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base = [*_openai(loopback, monkeypatch), "prompt=nuggets", "dataset.limit=8", "modality=mm"]
+    base += _isolated(tmp_path)
+    whole = run_cell(compose_config(base), tmp_path / "item")
+    assert len(loopback.requests) == 8
+    loopback.script(Behaviour.error(400, "Invalid image."))
+    per_entry = run_cell(compose_config([*base, "prompt.bank_calls=entry"]), tmp_path / "entry")
+    sent = loopback.requests[8:]
+    assert len(sent) == 8 * 3  # q01 has three nuggets
+    prompts = [user_text(r.body) for r in sent]
+    assert all(p.count("\nE") == 1 for p in prompts) and any("\nE3: striped" in p for p in prompts)
+    rows = {r["result_id"]: r for r in _rows(tmp_path / "entry")}
+    failed = [r for r in rows.values() if r["error"]]
+    assert len(failed) == 1 and "Invalid image" in failed[0]["error"]
+    item_rows = {r["result_id"]: r for r in _rows(tmp_path / "item")}
+    for result_id, row in rows.items():
+        if not row["error"]:
+            assert row["label"] == item_rows[result_id]["label"]
+            assert row["entry_grades"] == item_rows[result_id]["entry_grades"]
+            assert row["raw_output"].count("\n") == 2 and row["input_tokens"] > 0
+    assert per_entry["forecast"]["calls"] == 24 and whole["forecast"]["calls"] == 8
+    # Run again in the same folder: only the failed call is sent.
+    run_cell(compose_config([*base, "prompt.bank_calls=entry"]), tmp_path / "entry")
+    assert len(loopback.requests) == 8 + 24 + 1
+    with pytest.raises(ConfigError, match="prompt.bank_calls=entry runs in runner.mode=sync"):
+        run_cell(
+            compose_config([*base, "prompt.bank_calls=entry", "runner.mode=batch"]),
+            tmp_path / "batch",
+        )

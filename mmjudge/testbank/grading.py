@@ -56,6 +56,11 @@ def load_cell_bank(cfg: SweepConfig) -> Bank | None:
     if kind is None:
         return None
     cut_points(cfg.prompt, list(cfg.dataset.scale.grades))
+    if cfg.prompt.bank_calls == "entry" and cfg.runner.mode == "batch":
+        raise ConfigError(
+            "prompt.bank_calls=entry runs in runner.mode=sync; with runner.mode=batch use "
+            "prompt.bank_calls=item (one request per result)"
+        )
     path = bank_path(cfg.dataset, kind)
     if not path.is_file():
         raise ConfigError(
@@ -66,8 +71,8 @@ def load_cell_bank(cfg: SweepConfig) -> Bank | None:
     return read_bank(path, kind)
 
 
-def labels(entries: Sequence[Entry]) -> list[str]:
-    return [f"E{i}" for i in range(1, len(entries) + 1)]
+def labels(entries: Sequence[Entry], first: int = 1) -> list[str]:
+    return [f"E{i}" for i in range(first, first + len(entries))]
 
 
 class BankPrompt(NamedTuple):
@@ -86,9 +91,12 @@ def render_bank_prompt(
     prompt: PromptConfig,
     dataset: DatasetConfig,
     n_images: int,
+    first: int = 1,
 ) -> BankPrompt:
-    """The grading prompt for one result and some of its query's entries."""
-    shown = [(label, e.text, e.visual) for label, e in zip(labels(entries), entries, strict=True)]
+    """The grading prompt for one result and some of its query's entries (labelled from
+    ``E<first>``: an entry keeps its place in the bank when shown alone)."""
+    pairs = zip(labels(entries, first), entries, strict=True)
+    shown = [(label, e.text, e.visual) for label, e in pairs]
     text = ENV.get_template("bank_grade.j2").render(
         kind=kind,
         description=dataset.description if prompt.role else "",
