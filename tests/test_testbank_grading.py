@@ -249,7 +249,7 @@ def test_one_call_per_entry_gives_the_same_rows_and_pays_once_for_a_failed_call(
     # Run again in the same folder: only the failed call is sent.
     run_cell(compose_config([*base, "prompt.bank_calls=entry"]), tmp_path / "entry")
     assert len(loopback.requests) == 8 + 24 + 1
-    with pytest.raises(ConfigError, match="prompt.bank_calls=entry runs in runner.mode=sync"):
+    with pytest.raises(ConfigError, match=r"prompt\.bank_calls=entry runs in runner\.mode=sync"):
         run_cell(
             compose_config([*base, "prompt.bank_calls=entry", "runner.mode=batch"]),
             tmp_path / "batch",
