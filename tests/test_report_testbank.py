@@ -82,3 +82,54 @@ def test_report_lists_each_systems_coverage_on_a_trec_collection(tmp_path: Path)
     assert '<td class="l">good</td><td>1.000</td><td>1</td>' in lines[0]
     assert '<td class="l">poor</td><td>0.500</td><td>2</td>' in lines[1]
     assert (out / "leaderboard.csv").is_file()
+
+
+def test_report_lists_each_entrys_coverage_and_leave_one_out_delta_tau(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    # Human grades: q1 d1=3 d2=0, q2 d3=2 d1=1. "up" ranks the better documents first.
+    (runs / "up.txt").write_text("q1 Q0 d1 1 9 u\nq1 Q0 d2 2 8 u\nq2 Q0 d3 1 9 u\nq2 Q0 d1 2 8 u\n")
+    (runs / "down.txt").write_text(
+        "q1 Q0 d2 1 9 d\nq1 Q0 d1 2 8 d\nq2 Q0 d1 1 9 d\nq2 Q0 d3 2 8 d\n"
+    )
+    sweep = _cells(
+        tmp_path,
+        ["nuggets"],
+        "dataset=trec_example",
+        f"dataset.path={TREC_TINY}",
+        "dataset.testbanks.nuggets=testbank_nuggets.jsonl",
+        f"dataset.runs=[{runs / 'up.txt'},{runs / 'down.txt'}]",
+    )
+    out = build_report(sweep, tmp_path / "reports", n_boot=50)
+    page = (out / "index.html").read_text(encoding="utf-8")
+    start = page.index('id="bank-entries"')
+    section = page[start : page.index("</table>", start)]
+    rows = [line for line in section.splitlines() if line.startswith("<tr><td")]
+    cells = [[c.split(">")[-1] for c in row.split("</td>")[2:6]] for row in rows]
+    # Lexical: d1 covers cats and meat, d2 neither; d3 covers both of q2's, d1 neither. With
+    # every entry the judge's labels order the systems as the humans do (τ = 1); leaving one
+    # of a query's two nuggets out still separates its documents the same way (Δτ = 0).
+    assert cells == [
+        ["q1", "cats", "50% of 2", "+0.000"],
+        ["q1", "meat", "50% of 2", "+0.000"],
+        ["q2", "eiffel tower", "50% of 2", "+0.000"],
+        ["q2", "330 metres", "50% of 2", "+0.000"],
+    ]
+
+
+def test_leaving_an_entry_out_derives_grades_from_the_others(tmp_path: Path) -> None:
+    import json
+
+    from mmjudge.config import PromptConfig
+    from mmjudge.report.entries import _Graded
+
+    rows = [
+        {"query_id": "q1", "result_id": "d1", "entry_grades": {"a": 5, "b": 0}, "error": None},
+        {"query_id": "q1", "result_id": "d2", "entry_grades": {"a": 0, "b": 5}, "error": None},
+        {"query_id": "q2", "result_id": "d3", "entry_grades": {"c": 5}, "error": None},
+    ]
+    (tmp_path / "judgments.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    graded = _Graded(tmp_path)
+    prompt = PromptConfig(bank="nuggets")
+    assert graded.labels(prompt, [0, 1, 2]) == [1.0, 1.0, 2.0]  # half of q1's entries each
+    assert graded.labels(prompt, [0, 1, 2], drop="b") == [2.0, 0.0, 2.0]  # a alone decides

@@ -29,6 +29,7 @@ from mmjudge.report import (
     spend,
     tables,
 )
+from mmjudge.report import entries as bank_entries
 from mmjudge.report import testbank as bank_report
 from mmjudge.report.analysis import MODALITY_NAMES, N_BOOT, Analysis, analyse
 from mmjudge.report.browser import BUDGET, CAP, build_browser
@@ -107,6 +108,7 @@ def build_report(
         leaderboards=leaderboard.boards(rankings),
         designs=bank_report.design_rows(analysis),
         coverage=bank_report.coverage_rows(cells),
+        entries=bank_entries.entry_rows(cells),
         leaderboard_csv=leaderboard.write_leaderboard(rankings, out),
         browser=browser,
         browser_json=interactive.script_json(browser.payload()),
