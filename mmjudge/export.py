@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import re
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -125,7 +126,7 @@ def qrels_text(qrels: Qrels) -> str:
 def _file_name(run: SavedRun) -> str:
     s = run.summary
     parts = (s.get("dataset"), s.get("model"), s.get("modality"), s.get("prompt_id"))
-    return ".".join(str(p).replace("/", "_").replace(" ", "_") for p in parts) + ".qrels"
+    return ".".join(re.sub(r"[^A-Za-z0-9_-]+", "_", str(p)).strip("_") for p in parts) + ".qrels"
 
 
 def export_folder(root: Path, out_dir: Path, binarise: str | None = None) -> list[Exported]:

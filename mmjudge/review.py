@@ -10,7 +10,8 @@ query, the result's text and image (with a thumbnail beside the file), the human
 judge's grades, and for test-bank cells each entry's grade and quoted support. Four columns
 are for the reviewer: ``corrected_grade`` (on the row's ``grades``), ``add_entries`` and
 ``remove_entries`` (test-bank edits: texts separated by ``;``, ``visual:`` in front of an
-entry seen on the image; removals by entry id or text) and ``note``.
+entry seen on the image; removals by entry id or text; they go to the bank in the row's
+``bank`` column, the first test-bank cell's) and ``note``.
 
 **Import** reads the filled-in file back. Corrected grades become a new assessor's labels,
 written as TREC qrels (``<dataset>.<assessor>.qrels``) that ``python -m mmjudge.agree``
@@ -104,21 +105,27 @@ def candidates(runs: Sequence[SavedRun]) -> list[Candidate]:
     return found
 
 
-def _bank_of(runs: Sequence[SavedRun]) -> tuple[SavedRun, Bank | None] | None:
-    """The first test-bank run and its bank file, when the file still holds that version."""
+def _banks_of(runs: Sequence[SavedRun]) -> tuple[SavedRun | None, dict[str, Entry]]:
+    """The first test-bank run (whose bank a row's edits go to) and the entries of every bank
+    the runs graded against, by id, from the bank files as they are now."""
+    first = None
+    entries: dict[str, Entry] = {}
     for run in runs:
         info = run.summary.get("testbank")
         if not info:
             continue
+        first = first or run
         path = Path(str(info.get("path") or ""))
-        bank = read_bank(path) if path.is_file() else None
-        return run, bank
-    return None
+        if path.is_file():
+            bank = read_bank(path)
+            entries.update({e.id: e for group in bank.entries.values() for e in group})
+    return first, entries
 
 
-def _entries_cell(runs: Sequence[SavedRun], key: Key, bank: Bank | None) -> list[dict[str, Any]]:
+def _entries_cell(
+    runs: Sequence[SavedRun], key: Key, texts: dict[str, Entry]
+) -> list[dict[str, Any]]:
     """Each bank entry of the item's query with every bank cell's grade and quoted support."""
-    texts = {e.id: e for e in bank.for_query(key[0])} if bank else {}
     out: dict[str, dict[str, Any]] = {}
     for run in runs:
         row = run.rows.get(key) or {}
@@ -126,7 +133,13 @@ def _entries_cell(runs: Sequence[SavedRun], key: Key, bank: Bank | None) -> list
             known = texts.get(entry)
             slot = out.setdefault(
                 entry,
-                {"id": entry, "text": known.text if known else "?", "grades": {}, "spans": {}},
+                {
+                    "id": entry,
+                    "kind": known.kind if known else "",
+                    "text": known.text if known else "?",
+                    "grades": {},
+                    "spans": {},
+                },
             )
             slot["grades"][run.name] = grade
             span = (row.get("spans") or {}).get(entry)
@@ -187,7 +200,7 @@ def review_rows(root: Path, out_dir: Path, limit: int) -> list[dict[str, Any]]:
     for dataset, group in by_dataset.items():
         chosen = candidates(group)[:limit]
         texts = _item_texts(group, {c.key for c in chosen}, out_dir)
-        banked = _bank_of(group)
+        banked = _banks_of(group)
         for candidate in chosen:
             rows.append(_row(dataset, group, candidate, texts.get(candidate.key, {}), banked))
     return rows
@@ -198,12 +211,12 @@ def _row(
     runs: Sequence[SavedRun],
     candidate: Candidate,
     text: dict[str, Any],
-    banked: tuple[SavedRun, Bank | None] | None,
+    banked: tuple[SavedRun | None, dict[str, Entry]],
 ) -> dict[str, Any]:
     key = candidate.key
     first = next(run.rows[key] for run in runs if key in run.rows)
     human = _human(first)
-    bank_run, bank = banked if banked else (None, None)
+    bank_run, bank_entries = banked
     info = (bank_run.summary.get("testbank") or {}) if bank_run else {}
     return {
         "dataset": dataset,
@@ -218,7 +231,7 @@ def _row(
         "consensus": None if human != human else int(human),
         "judges": {run.name: run.rows[key].get("label") for run in runs if key in run.rows},
         "reasons": candidate.reasons,
-        "entries": _entries_cell(runs, key, bank) if bank_run else [],
+        "entries": _entries_cell(runs, key, bank_entries),
         "bank": str(info.get("path") or ""),
         "bank_version": str(info.get("version") or ""),
         **dict.fromkeys(FILL_IN, ""),
