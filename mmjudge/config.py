@@ -160,6 +160,17 @@ class ScaleConfig:
 
 
 @dataclass
+class TestBanksConfig:
+    """A dataset's test bank file per kind, relative to the dataset root or absolute; null
+    reads ``testbanks/<dataset>/<kind>.jsonl`` under the project root."""
+
+    nuggets: str | None = None
+    """Nuggets: facts or attributes a relevant result has."""
+    questions: str | None = None
+    """Questions a relevant result answers."""
+
+
+@dataclass
 class DatasetConfig:
     """A dataset: where it lives, how to read it, and its label scale."""
 
@@ -217,6 +228,8 @@ class DatasetConfig:
     """Use only the first N items (for quick trials)."""
     sample_queries: int | None = None
     """Use every item of N queries drawn at random (seeded by ``seed``)."""
+    testbanks: TestBanksConfig = field(default_factory=lambda: TestBanksConfig())
+    """Test bank files (see :class:`TestBanksConfig`)."""
 
     def validate(self) -> None:
         self.scale.validate()
@@ -292,9 +305,27 @@ class PromptConfig:
     paraphrase: int = 0
     """Which wording of the same design to use (0 is the standard wording); measures how
     much agreement moves with wording alone."""
+    bank: str | None = None
+    """``nuggets`` or ``questions``: grade each result against the dataset's test bank of
+    that kind instead of asking for a grade directly (see :mod:`mmjudge.testbank`)."""
+    bank_calls: str = "item"
+    """``item``: one call per result with the whole bank of its query; ``entry``: one call
+    per (result, entry)."""
+    spans: bool = False
+    """Test-bank grading: ask the judge to quote the supporting text (or the answer)."""
+    rule: str = "coverage"
+    """How entry grades (0-5) become the dataset's grade: ``coverage`` (the share of
+    entries graded at least ``covered_from``) or ``best`` (the best entry grade)."""
+    covered_from: int = 4
+    """The entry grade from which an entry counts as covered (0-5)."""
+    cuts: list[float] = field(default_factory=list)
+    """Cut points for ``rule``, one per grade above the lowest: shares covered (0-1) for
+    ``coverage``, entry grades (0-5) for ``best``; empty spreads them evenly."""
 
     def validate(self) -> None:
-        """Fail with a one-line fix when the prompt asks for something not shipped."""
+        """Fail with a one-line fix when the prompt asks for something not shipped (the
+        test-bank settings are checked by :func:`mmjudge.testbank.derive.check_bank_prompt`,
+        which :func:`mmjudge.running.cell.typed_config` calls)."""
         if not 0 <= self.paraphrase < N_WORDINGS:
             raise ConfigError(
                 f"prompt.paraphrase={self.paraphrase} is not a shipped wording; "

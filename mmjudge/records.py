@@ -61,6 +61,11 @@ class JudgeRequest:
     """The result's text fields shown to the judge, in order (empty for image-only)."""
     grades: tuple[int, ...] = (0, 1, 2)
     """The label scale the judge must answer on."""
+    task: str = "grade"
+    """``grade`` (a relevance grade), ``bank`` (grade each test-bank entry) or
+    ``write_bank`` (write a test bank for the query); local judges answer by it."""
+    entries: tuple[tuple[str, str], ...] = ()
+    """For ``bank``: the (label, text) of each test-bank entry shown, in prompt order."""
 
     def prompt_hash(self) -> str:
         """Hash of everything the model reads, images by their content hash."""
@@ -229,6 +234,13 @@ class JudgmentRecord:
     """How many earlier sends of this request were lost (a process stopped while it was on
     the wire, and it was sent again): the provider billed each, estimated at this row's
     ``cost_usd``."""
+    bank_version: str | None = None
+    """Test-bank grading: the content hash of the bank the item was graded against."""
+    entry_grades: dict[str, int] | None = None
+    """Test-bank grading: each entry's grade (0-5) by entry id; an entry the answer left
+    out is missing."""
+    spans: dict[str, str] | None = None
+    """Test-bank grading: the supporting text or answer quoted for an entry, by entry id."""
     schema_version: int = SCHEMA_VERSION
     """Version of this row's layout."""
 

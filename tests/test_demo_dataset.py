@@ -48,7 +48,7 @@ def rows() -> list[dict]:
 
 
 def test_regenerating_reproduces_items_and_readme(regenerated: Path) -> None:
-    for name in ("items.jsonl", "README.md"):
+    for name in ("items.jsonl", "README.md", "testbank_nuggets.jsonl", "testbank_questions.jsonl"):
         assert (regenerated / name).read_bytes() == (DATASET / name).read_bytes(), (
             f"{name} differs from a fresh run; rerun datasets/demo_fashion/generate.py"
         )

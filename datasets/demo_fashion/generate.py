@@ -15,6 +15,7 @@ Only the standard library and Pillow are needed. The same seed gives the same by
 """
 
 import argparse
+import hashlib
 import json
 import random
 import sys
@@ -932,6 +933,62 @@ returns what each image shows next to what its text claims.
 """
 
 
+# --------------------------------------------------------------------------------------
+# Test banks: what each query asks for, as nuggets and as questions
+# --------------------------------------------------------------------------------------
+
+PATTERN_NUGGET = {
+    "solid": "plain, no pattern",
+    "stripes": "striped",
+    "dots": "polka dots",
+    "checks": "checked",
+}
+PATTERN_QUESTION = {
+    "solid": "Is it plain, with no pattern?",
+    "stripes": "Is it striped?",
+    "dots": "Does it have polka dots?",
+    "checks": "Is it checked?",
+}
+
+
+def entry_id(query_id: str, text: str) -> str:
+    """mmjudge's test-bank entry id: sha256 of the canonical JSON of [query id, text]."""
+    canonical = json.dumps(
+        [query_id, text], sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+
+
+def bank_entries(query: Query, kind: str) -> list[dict[str, Any]]:
+    """The query's garment type, colour and pattern; every one can be seen in the drawing."""
+    if kind == "nuggets":
+        texts = [KIND_FIELD[query.kind].lower()]
+        texts += [query.colour] if query.colour else []
+        texts += [PATTERN_NUGGET[query.pattern]] if query.pattern else []
+    else:
+        texts = [f"Is it a {query.kind}?"]
+        texts += [f"Is it {query.colour}?"] if query.colour else []
+        texts += [PATTERN_QUESTION[query.pattern]] if query.pattern else []
+    return [
+        {
+            "query_id": query.qid,
+            "id": entry_id(query.qid, text),
+            "kind": kind,
+            "text": text,
+            "visual": True,
+        }
+        for text in texts
+    ]
+
+
+def write_banks(out_dir: Path) -> None:
+    for kind in ("nuggets", "questions"):
+        with (out_dir / f"testbank_{kind}.jsonl").open("w", encoding="utf-8", newline="\n") as f:
+            for query in QUERIES:
+                for entry in bank_entries(query, kind):
+                    f.write(json.dumps(entry, ensure_ascii=False) + "\n")
+
+
 def write(data: Dataset, out_dir: Path, seed: int) -> dict[str, Any]:
     out_dir.mkdir(parents=True, exist_ok=True)
     images = out_dir / "images"
@@ -945,6 +1002,7 @@ def write(data: Dataset, out_dir: Path, seed: int) -> dict[str, Any]:
     with (out_dir / "items.jsonl").open("w", encoding="utf-8", newline="\n") as handle:
         for item in data.items:
             handle.write(json.dumps(item, ensure_ascii=False) + "\n")
+    write_banks(out_dir)
     stats = statistics(data)
     (out_dir / "README.md").write_text(render_readme(stats, seed), encoding="utf-8", newline="\n")
     return stats

@@ -68,6 +68,7 @@ def summarise_run(
     calls: CallCounts | None = None,
     ensemble: Ensemble | None = None,
     grading: dict[str, Any] | None = None,
+    testbank: dict[str, Any] | None = None,
     forecast: Forecast | None = None,
     n_items: int | None = None,
 ) -> RunSummary:
@@ -98,6 +99,7 @@ def summarise_run(
         calls=calls,
         ensemble=ensemble,
         grading=grading,
+        testbank=testbank,
         forecast=forecast,
         n_items=n_items,
     )

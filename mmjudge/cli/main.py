@@ -14,14 +14,20 @@ from collections.abc import Sequence
 
 from mmjudge.cli.exits import EXIT_USAGE, fail
 
-#: Subcommand -> (module of mmjudge.cli, what it does).
+#: Subcommand -> (the module whose ``main(argv)`` runs it, what it does).
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "sweep": ("sweep", "judge one cell or a sweep of cells (Hydra overrides; -m for a sweep)"),
-    "report": ("report", "build the HTML report of run or sweep folders"),
-    "agree": ("agree", "score judges' qrels files against human qrels"),
-    "reprice": ("reprice", "price finished runs under another sheet, batch mode or model"),
-    "frontier": ("frontier", "the cheapest judge not distinguishably worse than the best"),
-    "select": ("select", "what choosing a prompt costs, on held-out queries"),
+    "sweep": ("mmjudge.cli.sweep", "judge one cell or a sweep (Hydra overrides; -m for a sweep)"),
+    "report": ("mmjudge.cli.report", "build the HTML report of run or sweep folders"),
+    "agree": ("mmjudge.cli.agree", "score judges' qrels files against human qrels"),
+    "reprice": ("mmjudge.cli.reprice", "price finished runs under another sheet, batch or model"),
+    "frontier": (
+        "mmjudge.cli.frontier",
+        "the cheapest judge not distinguishably worse than the best",
+    ),
+    "select": ("mmjudge.cli.select", "what choosing a prompt costs, on held-out queries"),
+    "testbank": ("mmjudge.testbank.command", "write, import or show a dataset's test bank"),
+    "review": ("mmjudge.review", "export items worth a person's look; import their grades"),
+    "export": ("mmjudge.export", "write saved runs' labels as TREC qrels"),
 }
 
 
@@ -47,7 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return fail(
             "mmjudge", f"unknown subcommand '{name}'; choose one of: {', '.join(SUBCOMMANDS)}"
         )
-    module = importlib.import_module(f"mmjudge.cli.{SUBCOMMANDS[name][0]}")
+    module = importlib.import_module(SUBCOMMANDS[name][0])
     status: int = module.main(rest)
     return status
 

@@ -104,6 +104,22 @@ def bm25_overlap(query: str, document: str, k1: float, b: float, avg_length: flo
     return total / len(query_terms)
 
 
+#: Words that make a test-bank entry a question without saying what it asks about.
+_QUESTION_WORDS = frozenset(["does", "do", "what", "which", "how", "result", "have", "has"])
+
+
+def entry_grades_text(entries: Sequence[tuple[str, str]], document: str) -> str:
+    """A test-bank answer by term overlap: each entry's grade (0-5) is five times the share
+    of its terms that occur in the result text (a grade of 5 when all of them do)."""
+    present = set(tokenize(document))
+    lines = []
+    for label, text in entries:
+        terms = [t for t in dict.fromkeys(tokenize(text)) if t not in _QUESTION_WORDS]
+        share = sum(t in present for t in terms) / len(terms) if terms else 0.0
+        lines.append(f"{label}: {round(5 * share)}")
+    return "\n".join(lines)
+
+
 class LexicalJudge(JudgeAPI):
     """Grades by BM25-style term overlap between the query and the result's text fields.
 
@@ -148,9 +164,15 @@ class LexicalJudge(JudgeAPI):
     async def generate(self, request: JudgeRequest) -> JudgeResponse:
         started = time.perf_counter()
         document = "\n".join(value for _, value in request.fields)
-        score = bm25_overlap(request.query, document, self.k1, self.b, self.avg_length)
-        grade = grade_for(score, self.cut_points(request.grades).values, request.grades)
-        text = f"{grade}\nQuery-term overlap with the result text is {score:.2f}."
+        if request.task == "bank":
+            text = entry_grades_text(request.entries, document)
+        elif request.task.startswith("write_bank"):
+            terms = [t for t in dict.fromkeys(tokenize(request.query)) if len(t) > 1]
+            text = "\n".join(f"text: {term}" for term in terms)
+        else:
+            score = bm25_overlap(request.query, document, self.k1, self.b, self.avg_length)
+            grade = grade_for(score, self.cut_points(request.grades).values, request.grades)
+            text = f"{grade}\nQuery-term overlap with the result text is {score:.2f}."
         return JudgeResponse(
             text=text,
             latency_s=time.perf_counter() - started,

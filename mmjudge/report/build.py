@@ -18,7 +18,19 @@ import jinja2
 import pandas as pd
 
 from mmjudge.errors import MMJudgeError
-from mmjudge.report import cards, exports, figures, findings, forest, interactive, spend, tables
+from mmjudge.report import (
+    cards,
+    exports,
+    figures,
+    findings,
+    forest,
+    interactive,
+    leaderboard,
+    spend,
+    tables,
+)
+from mmjudge.report import entries as bank_entries
+from mmjudge.report import testbank as bank_report
 from mmjudge.report.analysis import MODALITY_NAMES, N_BOOT, Analysis, analyse
 from mmjudge.report.browser import BUDGET, CAP, build_browser
 from mmjudge.report.load import cell_table, judged_statuses, write_sweep_summary
@@ -71,6 +83,7 @@ def build_report(
     analysis = analyse(cells, n_boot=n_boot)
     pictures = _figures(analysis, out)
     browser = build_browser(analysis, max_disagreements, out)
+    rankings = leaderboard.cell_rankings(cells)
     html = _ENV.get_template("report.html.j2").render(
         title=f"mmjudge report: {out.name}",
         generated=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -91,7 +104,12 @@ def build_report(
         frontier=tables.frontier_rows(analysis),
         spend=spend.spend_rows(cells),
         ensembles=spend.ensemble_rows(cells),
-        rankings=spend.system_ranking_rows(cells),
+        rankings=spend.system_ranking_rows(rankings),
+        leaderboards=leaderboard.boards(rankings),
+        designs=bank_report.design_rows(analysis),
+        coverage=bank_report.coverage_rows(cells),
+        entries=bank_entries.entry_rows(cells),
+        leaderboard_csv=leaderboard.write_leaderboard(rankings, out),
         browser=browser,
         browser_json=interactive.script_json(browser.payload()),
         browser_budget=BUDGET,

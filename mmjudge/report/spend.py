@@ -4,16 +4,12 @@ and, for datasets that come with system runs, how the judge's labels rank those 
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
-from mmjudge import PROJECT_ROOT
-from mmjudge.agreement import metrics
-from mmjudge.qrels import read_run
 from mmjudge.report.analysis import MODALITY_NAMES
-from mmjudge.runs import CostFigures, Member, RunSummary, annotators, judgments_path, load_judgments
+from mmjudge.report.leaderboard import CellRanking
+from mmjudge.runs import CostFigures, Member, RunSummary
 
 
 def _money(value: float | None) -> str:
@@ -68,53 +64,21 @@ def spend_rows(cells: pd.DataFrame) -> list[dict[str, str]]:
     return rows
 
 
-def system_ranking_rows(cells: pd.DataFrame) -> list[dict[str, str]]:
+def system_ranking_rows(rankings: list[CellRanking]) -> list[dict[str, str]]:
     """Kendall's τ, Spearman's ρ and RBO between system rankings under human and judge labels,
     for every cell whose dataset lists TREC run files (``dataset.runs``)."""
-    rows = []
-    for _, cell in cells.iterrows():
-        summary: RunSummary = cell["summary"]
-        dataset = summary.config_part("dataset")
-        run_files = [str(r) for r in dataset.get("runs") or []]
-        if summary.status.status == "skipped" or not run_files:
-            continue
-        root = Path(str(dataset.get("path", ".")))
-        root = root if root.is_absolute() else PROJECT_ROOT / root
-        paths = [Path(p) if Path(p).is_absolute() else root / p for p in run_files]
-        if not all(p.is_file() for p in paths):
-            continue
-        frame = load_judgments(judgments_path(cell["run_dir"]))
-        names = annotators(frame)
-        if frame.empty or not names:
-            continue
-        frame = frame[frame["error"].isna()].drop_duplicates(["query_id", "result_id"], keep="last")
-        human = metrics.consensus(
-            {n: frame[f"human:{n}"].to_numpy(dtype=float, na_value=np.nan) for n in names}
-        )
-        judge = frame["label"].to_numpy(dtype=float, na_value=np.nan)
-        runs = {p.stem: read_run(p) for p in paths}
-        relevant_from = int(summary.scale_settings().get("relevant_from", 2))
-        found = metrics.system_ranking_on_shared_items(
-            frame["query_id"].to_numpy(),
-            frame["result_id"].to_numpy(),
-            human,
-            judge,
-            runs,
-            relevant_from=relevant_from,
-        )
-        for measure, agreement in found.items():
-            rows.append(
-                {
-                    "dataset": summary.cell.dataset,
-                    "judge": _judge(summary),
-                    "measure": measure,
-                    "systems": str(len(runs)),
-                    "tau": f"{agreement.kendall_tau:.3f}",
-                    "rho": f"{agreement.spearman_rho:.3f}",
-                    "rbo": f"{agreement.rbo:.3f}",
-                }
-            )
-    return rows
+    return [
+        {
+            "dataset": found.dataset,
+            "judge": found.judge,
+            "measure": found.agreement.measure,
+            "systems": str(found.systems),
+            "tau": f"{found.agreement.kendall_tau:.3f}",
+            "rho": f"{found.agreement.spearman_rho:.3f}",
+            "rbo": f"{found.agreement.rbo:.3f}",
+        }
+        for found in rankings
+    ]
 
 
 def ensemble_rows(cells: pd.DataFrame) -> list[dict[str, str]]:

@@ -50,6 +50,9 @@ from mmjudge.running.sync import Runner
 from mmjudge.running.work import CellContext, ExampleStream, Requests, build_work
 from mmjudge.runs import CellInfo, RunSummary, appending_rows, judgments_path, keep_finished_rows
 from mmjudge.runs.batches import STATE_FILE
+from mmjudge.testbank import grading as bank_grading
+from mmjudge.testbank.derive import check_bank_prompt
+from mmjudge.testbank.per_entry import EntryCollector
 
 
 def resolve_path(value: str) -> Path:
@@ -67,6 +70,8 @@ def typed_config(cfg: DictConfig | SweepConfig) -> SweepConfig:
         assert isinstance(typed, SweepConfig)
         obj = typed
     obj.validate()
+    if obj.prompt.bank is not None:
+        check_bank_prompt(obj.prompt)
     return obj
 
 
@@ -76,6 +81,9 @@ def skip_reason(cfg: SweepConfig, judge: type[JudgeAPI]) -> str | None:
     refusal = judge.refusal(cfg.model, cfg.modality.name, cfg.modality.include_image)
     if refusal is not None:
         return refusal
+    bank_reason = bank_grading.skip_reason(cfg.model.provider, cfg.prompt.bank)
+    if bank_reason is not None:
+        return bank_reason
     return unserved_by_config(cfg.modality, cfg.dataset)
 
 
@@ -96,10 +104,13 @@ def run_cell(raw_cfg: DictConfig | SweepConfig, run_dir: Path) -> RunSummary | d
         judgments_path(run_dir).touch()
         return write_cell_summary(cfg, raw_cfg, run_dir, skipped=reason)
     price = price_for(cfg.pricing, cfg.model)
+    bank = bank_grading.load_cell_bank(cfg)
     # The judge (and its key) only now: a skipped cell needs neither.
     judge = None if cfg.runner.dry_run else judge_cls(cfg.model)
     grading = judge.check_scale(list(cfg.dataset.scale.grades)) if judge is not None else None
     extra: dict[str, Any] = {"grading": grading} if grading else {}
+    if bank is not None:
+        extra["testbank"] = bank_grading.bank_summary(bank, cfg.prompt, cfg.dataset.scale.grades)
     context = CellContext(
         cfg=cfg,
         run_id=run_id,
@@ -107,6 +118,7 @@ def run_cell(raw_cfg: DictConfig | SweepConfig, run_dir: Path) -> RunSummary | d
         price=price,
         image_settings=_image_settings(cfg),
         image_cache=ImageCache(resolve_path(cfg.paths.image_cache)),
+        bank=bank,
     )
     total = counts.items
     if cfg.runner.dry_run:
@@ -168,6 +180,7 @@ def _summary(
         stop=stop,
         calls=stats.counts(),
         grading=extra.get("grading"),
+        testbank=extra.get("testbank"),
         forecast=forecast,
         n_items=n_items,
     )
@@ -305,7 +318,11 @@ async def _run(
             stop_signals(asyncio.get_running_loop(), _stop_handler(runner, cfg)),
             appending_rows(records_path.parent) as write,
         ):
-            async for outcome in runner.run(Requests(context, examples, done)):
+            collector = EntryCollector()
+            async for answer in runner.run(Requests(context, examples, done)):
+                outcome = collector.add(answer)
+                if outcome is None:
+                    continue  # more calls of this result's bank to come
                 record = _record(context, outcome)
                 write(record)
                 progress.update(0.0 if record.cached else record.cost_usd)
@@ -366,9 +383,20 @@ def _record(context: CellContext, outcome: Outcome) -> JudgmentRecord:
     label = explanation = parse_error = None
     usage: dict[str, int] = {}
     cost = image_cost = 0.0
-    if response is not None:
+    bank_fields: dict[str, Any] = {}
+    if context.bank is not None:
+        bank_fields["bank_version"] = context.bank.version
+    if response is not None and context.bank is not None:
+        entries = context.bank.for_query(example.query_id)
+        graded = bank_grading.grade_answer(
+            response.text, entries, cfg.prompt, list(cfg.dataset.scale.grades)
+        )
+        label, explanation, parse_error = graded.label, graded.explanation, graded.parse_error
+        bank_fields.update(entry_grades=graded.entry_grades, spans=graded.spans)
+    elif response is not None:
         parsed = parse_grade(response.text, list(cfg.dataset.scale.grades))
         label, explanation, parse_error = parsed
+    if response is not None:
         if response.stop_reason == "refusal" and label is None:
             parse_error = "the model refused to answer"
         priced = outcome.priced
@@ -403,4 +431,5 @@ def _record(context: CellContext, outcome: Outcome) -> JudgmentRecord:
         truncated=example.truncated,
         batch=bool(response is not None and response.batch),
         resent=outcome.resent,
+        **bank_fields,
     )

@@ -97,6 +97,8 @@ class RunSummary:
     """The project's git commit, when it is a checkout."""
     grading: dict[str, Any] | None = None
     """Local judges: the cut points used per modality and where they came from."""
+    testbank: dict[str, Any] | None = None
+    """The test bank a bank-grading cell graded against (path, version, rule), if any."""
     forecast: Forecast | None = None
     """The cell's forecast (at batch prices in batch mode), beside the actual cost."""
     n_items: int | None = None
@@ -199,6 +201,8 @@ class RunSummary:
         data.update(config=self.config, packages=self.packages, git_commit=self.git_commit)
         if self.grading is not None:
             data["grading"] = self.grading
+        if self.testbank is not None:
+            data["testbank"] = self.testbank
         if self.forecast is not None:
             data["forecast"] = self.forecast.to_dict()
         if self.n_items is not None:
@@ -245,6 +249,7 @@ class RunSummary:
             packages=dict(data.get("packages") or {}),
             git_commit=data.get("git_commit"),
             grading=data.get("grading"),
+            testbank=data.get("testbank"),
             forecast=Forecast(**known_fields(Forecast, forecast)) if forecast else None,
             n_items=data.get("n_items"),
             schema_version=SUMMARY_SCHEMA_VERSION,
@@ -290,6 +295,7 @@ def build_summary(
     calls: CallCounts | None = None,
     ensemble: Ensemble | None = None,
     grading: dict[str, Any] | None = None,
+    testbank: dict[str, Any] | None = None,
     forecast: Forecast | None = None,
     n_items: int | None = None,
 ) -> RunSummary:
@@ -314,6 +320,7 @@ def build_summary(
         packages=package_versions(),
         git_commit=git_commit(),
         grading=grading,
+        testbank=testbank,
         forecast=forecast,
         n_items=n_items,
     )

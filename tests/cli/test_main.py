@@ -15,7 +15,7 @@ from mmjudge.cli.main import SUBCOMMANDS, main
 def test_help_lists_every_subcommand(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
-    assert set(SUBCOMMANDS) == {"sweep", "report", "agree", "reprice", "frontier", "select"}
+    assert {"sweep", "report", "agree", "reprice", "frontier", "select"} <= set(SUBCOMMANDS)
     assert all(f"  {name}" in out for name in SUBCOMMANDS)
 
 
