@@ -19,6 +19,7 @@ from omegaconf import DictConfig, OmegaConf
 from mmjudge import PROJECT_ROOT
 from mmjudge.batch import STATE_FILE, BatchRunner, batch_discount, check_judge, check_settings
 from mmjudge.cache import ResponseCache
+from mmjudge.concurrency import calls_in_flight, first_line, fit_open_files
 from mmjudge.config import SweepConfig
 from mmjudge.data.schema import Example, load_dataset, sampled_queries
 from mmjudge.data.survey import (
@@ -378,6 +379,8 @@ async def _run(
         state_path = records_path.parent / STATE_FILE
         runner = _batch_runner(context, examples, state_path, cache, stats)
     else:
+        in_flight = fit_open_files(calls_in_flight(cfg.runner, cfg.model))
+        print(first_line(in_flight, cfg.model), file=sys.stderr, flush=True)
         runner = Runner(
             context.judge,
             cfg.model,
@@ -386,6 +389,7 @@ async def _run(
             cost_of_response=lambda response: _cost(context, response)[0],
             stats=stats,
             claims=cache.claims(cfg.runner.claim_ttl_s) if cache is not None else None,
+            concurrency=in_flight.calls,
         )
 
     try:

@@ -20,6 +20,7 @@ from typing import Any
 
 from mmjudge.breaker import Breaker, causes
 from mmjudge.cache import ItemClaims, ResponseCache, request_key
+from mmjudge.concurrency import calls_in_flight
 from mmjudge.config import ModelConfig, RunnerConfig
 from mmjudge.errors import (
     BudgetExceeded,
@@ -228,7 +229,10 @@ class Runner:
         cost_of_response: Callable[[JudgeResponse], float] | None = None,
         stats: RunStats | None = None,
         claims: ItemClaims | None = None,
+        concurrency: int | None = None,
     ) -> None:
+        """``concurrency``: calls in flight; by default what the settings give
+        (:func:`mmjudge.concurrency.calls_in_flight`)."""
         self.judge = judge
         self.model = model
         self.settings = settings
@@ -237,7 +241,9 @@ class Runner:
         self.claims = claims if usable and cache is not None else None
         self.cost_of_response = cost_of_response or (lambda _r: 0.0)
         self.stats = stats if stats is not None else RunStats()
-        concurrency = max(1, min(settings.concurrency, model.max_concurrency))
+        if concurrency is None:
+            concurrency = calls_in_flight(settings, model).calls
+        concurrency = max(1, concurrency)
         self.concurrency = concurrency
         self.requests = RateLimiter(model.requests_per_minute)
         self.tokens = RateLimiter(model.tokens_per_minute)
