@@ -43,7 +43,7 @@ from mmjudge.interrupt import signal_name, signal_number_of, stop_signals
 from mmjudge.keyguard import check_config, redact_text
 from mmjudge.ledger import ModelPrice, cost_of, image_tokens, price_for
 from mmjudge.parsing import parse_grade
-from mmjudge.prompts import render
+from mmjudge.prompt_shapes import PromptRenderer
 from mmjudge.providers.base import JudgeAPI
 from mmjudge.providers.registry import judge_class
 from mmjudge.records import EncodedImage, JudgeRequest, JudgeResponse, JudgmentRecord
@@ -55,7 +55,6 @@ from mmjudge.runner import (
     WorkItem,
     check_reliability_settings,
 )
-from mmjudge.summary import write_summary
 
 JUDGMENTS = "judgments.jsonl"
 SUMMARY = "summary.json"
@@ -92,6 +91,14 @@ class CellContext:
     image_cache: ImageCache
     forecast: Forecast
     """Accumulates the expected usage of every item as its request is built."""
+
+
+def write_summary(run_dir: Path, *args: Any, **kwargs: Any) -> dict[str, Any]:
+    """:func:`mmjudge.summary.write_summary`, imported when a run ends: it needs pandas,
+    which the first call should not wait for."""
+    from mmjudge.summary import write_summary as write
+
+    return write(run_dir, *args, **kwargs)
 
 
 def skip_reason(cfg: SweepConfig, judge: type[JudgeAPI]) -> str | None:
@@ -299,6 +306,7 @@ def _finished_keys(records_path: Path) -> set[str]:
 def _work(context: CellContext, examples: Iterable[Example], done: set[str]) -> Iterator[WorkItem]:
     cfg = context.cfg
     grades = tuple(cfg.dataset.scale.grades)
+    prompts = PromptRenderer(cfg.modality, cfg.prompt, cfg.dataset)
     for example in examples:
         if example.key in done:
             continue
@@ -322,7 +330,7 @@ def _work(context: CellContext, examples: Iterable[Example], done: set[str]) -> 
                 except ImageError as exc:
                     error = str(exc)
                     break
-        rendered = render(example, cfg.modality, cfg.prompt, cfg.dataset, n_images=len(images))
+        rendered = prompts.render(example, n_images=len(images))
         text_only = cfg.modality.include_text and not cfg.modality.include_image
         if error is None and text_only and not rendered.fields:
             error = f"result '{example.result_id}' has no text fields for modality 'text'"

@@ -52,6 +52,8 @@ class _Template:
         self.url = url
         self.headers = headers
         self.encode = encode
+        self.proxy = _env_proxy(url)
+        """The proxy the environment names for ``url`` (looked up once, not per call)."""
 
 
 class WireSender:
@@ -142,7 +144,7 @@ class WireSender:
         try:
             with map_aiohttp_exceptions():
                 async with session.post(
-                    template.url, data=data, headers=headers
+                    template.url, data=data, headers=headers, proxy=template.proxy
                 ) as response:
                     status = response.status
                     raw = await response.read()
@@ -164,7 +166,7 @@ class WireSender:
             total=None, sock_connect=self.timeout_s, sock_read=self.timeout_s
         )
         self._session = aiohttp.ClientSession(
-            connector=connector, timeout=timeout, trust_env=True, auto_decompress=True
+            connector=connector, timeout=timeout, auto_decompress=True
         )
         return self._session
 
@@ -208,6 +210,19 @@ class WireSender:
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+
+def _env_proxy(url: str) -> str | None:
+    """The ``*_PROXY`` variable's proxy for ``url`` unless ``NO_PROXY`` exempts its host (as
+    the SDK's client reads the environment)."""
+    from urllib.parse import urlsplit
+    from urllib.request import getproxies_environment, proxy_bypass_environment
+
+    parts = urlsplit(url)
+    proxy = getproxies_environment().get(parts.scheme)
+    if not proxy or proxy_bypass_environment(parts.hostname or ""):
+        return None
+    return proxy
 
 
 def _encodes(encode: Callable[[Any], bytes], body: Any, content: bytes) -> bool:
