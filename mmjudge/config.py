@@ -381,8 +381,9 @@ class RunnerConfig:
     """Split batches above this many requests (default: the provider's limit)."""
     batch_max_bytes: int | None = None
     """Split batches above this size in bytes (default: the provider's limit)."""
-    forecast_output_tokens: int = 40
-    """Output tokens per call assumed by forecasts (a grade and a short explanation)."""
+    forecast_output_tokens: int | None = None
+    """Output tokens per call assumed by forecasts; null: learnt from this cell's cached
+    answers, else estimated from the prompt's answer format (see :mod:`mmjudge.output_tokens`)."""
     progress: bool = True
     """Show a progress bar on stderr."""
     seed: int = 0
@@ -431,7 +432,9 @@ class RunnerConfig:
             )
         _check_whole("runner.batch_max_requests", self.batch_max_requests, 1, "for the default")
         _check_whole("runner.batch_max_bytes", self.batch_max_bytes, 1, "for the default")
-        _check_whole("runner.forecast_output_tokens", self.forecast_output_tokens, 0)
+        _check_whole(
+            "runner.forecast_output_tokens", self.forecast_output_tokens, 0, "to learn it"
+        )
 
 
 @dataclass

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
+import itertools
 import json
 import os
 import sys
@@ -18,7 +19,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from mmjudge import PROJECT_ROOT
 from mmjudge.batch import STATE_FILE, BatchRunner, batch_discount, check_judge, check_settings
-from mmjudge.cache import ResponseCache
+from mmjudge.cache import ResponseCache, request_key
 from mmjudge.concurrency import calls_in_flight, first_line, fit_open_files
 from mmjudge.config import SweepConfig
 from mmjudge.data.schema import Example, load_dataset, sampled_queries
@@ -42,6 +43,7 @@ from mmjudge.images import ImageCache, ImageSettings, preprocess_image
 from mmjudge.interrupt import signal_name, signal_number_of, stop_signals
 from mmjudge.keyguard import check_config, redact_text
 from mmjudge.ledger import ModelPrice, cost_of, image_tokens, price_for
+from mmjudge.output_tokens import SAMPLE_IMAGES, SAMPLE_TEXT, OutputTokens, output_tokens
 from mmjudge.parsing import parse_grade
 from mmjudge.prompt_shapes import PromptRenderer
 from mmjudge.providers.base import JudgeAPI
@@ -90,7 +92,9 @@ class CellContext:
     image_settings: ImageSettings
     image_cache: ImageCache
     forecast: Forecast
-    """Accumulates the expected usage of every item as its request is built."""
+    """Accumulates the expected usage of every item whose call is forecast."""
+    output: OutputTokens = OutputTokens(0.0, "")
+    """Output tokens per call for the forecast, and their basis."""
 
 
 def write_summary(run_dir: Path, *args: Any, **kwargs: Any) -> dict[str, Any]:
@@ -146,6 +150,8 @@ def run_cell(raw_cfg: DictConfig | SweepConfig, run_dir: Path) -> dict[str, Any]
         image_cache=ImageCache(resolve_path(cfg.images.cache_dir)),
         forecast=Forecast(),
     )
+    context.output = output_tokens(cfg, _cached_output_tokens(context, examples, judge_cls))
+    context.forecast.output_basis = context.output.basis
     total = counts.items
     if cfg.runner.dry_run:
         return _dry_run(context, examples, run_dir, counts)
@@ -241,12 +247,33 @@ def _image_settings(cfg: SweepConfig) -> ImageSettings:
         raise ConfigError(str(error)) from None
 
 
+def _cached_output_tokens(
+    context: CellContext, examples: Iterable[Example], judge_cls: type[JudgeAPI]
+) -> Iterator[int]:
+    """Output tokens of the answers to a sample of this cell's first requests that are in
+    the response cache (none when the cache is off or the judge's answers are not cached)."""
+    cfg = context.cfg
+    path = resolve_path(cfg.runner.cache_path)
+    if not (cfg.runner.cache and judge_cls.cacheable and path.exists()):
+        return
+    limit = SAMPLE_IMAGES if cfg.modality.include_image else SAMPLE_TEXT
+    quiet = dataclasses.replace(context, forecast=Forecast())
+    cache = ResponseCache(path)
+    try:
+        for item in itertools.islice(_work(quiet, examples, set()), limit):
+            hit = None if item.request is None else cache.get(request_key(cfg.model, item.request))
+            if hit is not None:
+                yield hit.usage.output_tokens
+    finally:
+        cache.close()
+
+
 def _dry_run(
     context: CellContext, examples: Iterable[Example], run_dir: Path, counts: DatasetSurvey
 ) -> dict[str, Any]:
     """Forecast the cell without calling anything; writes ``forecast.json``."""
-    for _item in _work(context, examples, set()):
-        pass
+    for item in _work(context, examples, set()):
+        item.expected_usd()
     cfg = context.cfg
     data = {
         "status": "dry_run",
@@ -343,24 +370,31 @@ def _work(context: CellContext, examples: Iterable[Example], done: set[str]) -> 
             fields=rendered.fields,
             grades=grades,
         )
-        expected = 0.0
-        if error is None:
-            item_forecast = forecast_call(
-                request,
-                cfg.model,
-                context.price,
-                cfg.runner.forecast_output_tokens,
-                batch_discount=cfg.pricing.batch_discount,
-            )
-            context.forecast.add(item_forecast)
-            expected = item_forecast.usd
         yield WorkItem(
             key=example.key,
             request=None if error else request,
             error=error,
-            forecast_usd=expected,
             context=(example, request),
+            estimate=None if error else functools.partial(_forecast_item, context, request),
         )
+
+
+def _forecast_item(context: CellContext, request: JudgeRequest) -> float:
+    """Forecast one call into the cell's forecast; its expected dollars (for the budget).
+
+    Called only for calls the runner is about to make (or every item, in a dry run), so
+    answers taken from the cache are neither tokenised nor counted.
+    """
+    cfg = context.cfg
+    item_forecast = forecast_call(
+        request,
+        cfg.model,
+        context.price,
+        context.output.tokens,
+        batch_discount=cfg.pricing.batch_discount,
+    )
+    context.forecast.add(item_forecast)
+    return item_forecast.usd
 
 
 async def _run(
@@ -477,6 +511,7 @@ def _without_image_data(item: WorkItem) -> WorkItem:
     request = item.request
     if request is None or not request.images:
         return item
+    item.expected_usd()  # forecast now: the estimate holds the request with its image bytes
     images = tuple(dataclasses.replace(image, data="") for image in request.images)
     slim = dataclasses.replace(request, images=images)
     example, _request = item.context

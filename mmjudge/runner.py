@@ -45,9 +45,19 @@ class WorkItem:
     request: JudgeRequest | None
     error: str | None = None
     forecast_usd: float = 0.0
-    """Expected cost of the call, used by the budget."""
+    """Expected cost of the call, used by the budget (see :meth:`expected_usd`)."""
     context: Any = None
     """Whatever the caller needs to turn the outcome into a record."""
+    estimate: Callable[[], float] | None = field(default=None, repr=False)
+    """Computes ``forecast_usd`` when it is first needed, so an item answered from the cache
+    is never forecast (no tokens counted for a call that is not made)."""
+
+    def expected_usd(self) -> float:
+        """The call's expected cost, computed on first use when ``estimate`` is given."""
+        if self.estimate is not None:
+            self.forecast_usd = self.estimate()
+            self.estimate = None
+        return self.forecast_usd
 
 
 @dataclass
@@ -387,7 +397,7 @@ class Runner:
 
     async def _start(self, job: _Job) -> None:
         await self._slots.acquire()
-        self._in_flight_forecast += job.item.forecast_usd
+        self._in_flight_forecast += job.item.expected_usd()
         self._pending += 1
         task = asyncio.create_task(self._worker(job))
         self._tasks.add(task)
@@ -401,7 +411,7 @@ class Runner:
         self._pending -= 1
         self._dropped += 1
         self._slots.release()
-        self._in_flight_forecast -= job.item.forecast_usd
+        self._in_flight_forecast -= job.item.expected_usd()
         self._release(job)
 
     async def _worker(self, job: _Job) -> None:
@@ -477,7 +487,7 @@ class Runner:
         cap = self.settings.max_cost_usd
         if cap is None:
             return False
-        return self.stats.spent_usd + self._in_flight_forecast + item.forecast_usd > cap
+        return self.stats.spent_usd + self._in_flight_forecast + item.expected_usd() > cap
 
     async def _judge_one(self, job: _Job) -> Outcome | None:
         """Call the judge for one job, with retries; None when the run stopped first."""
@@ -522,7 +532,7 @@ class Runner:
                     self.claims.release(job.key)
             raise
         finally:
-            self._in_flight_forecast -= item.forecast_usd
+            self._in_flight_forecast -= item.expected_usd()
 
     def _stopping(self) -> bool:
         return self._stop_signal is not None or self._fatal is not None

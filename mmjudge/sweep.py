@@ -97,7 +97,8 @@ def one_line(summary: dict[str, object]) -> str:
             )
         return (
             f"{cell}: forecast {f['calls']} calls, {f['input_tokens']:,} input tokens "
-            f"({f['image_tokens']:,} image), {f['output_tokens']:,} output tokens, "
+            f"({f['image_tokens']:,} image), {f['output_tokens']:,} output tokens "
+            f"(per call from {f.get('output_basis') or 'runner.forecast_output_tokens'}), "
             f"sync ${f['usd']:.4f}, ${f['usd_per_million']:,.2f} per million judgments"
             f"{batch_text}{estimate}{_cut_text(summary.get('text_cut'))}"
         )
