@@ -87,8 +87,10 @@ class Server:
         self.port = free_port()
         self.latency = latency
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "tests.fixtures.loopback_server", "--port", str(self.port)]
-            + ["--latency", str(latency)],
+            [
+                *(sys.executable, "-m", "tests.fixtures.loopback_server"),
+                *("--port", str(self.port), "--latency", str(latency)),
+            ],
             cwd=ROOT,
             stdout=subprocess.PIPE,
             text=True,

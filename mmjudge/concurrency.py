@@ -92,6 +92,5 @@ def pacing(model: ModelConfig) -> str:
 def first_line(in_flight: InFlight, model: ModelConfig) -> str:
     """The run's first line: calls in flight and what limits them."""
     return (
-        f"mmjudge: up to {in_flight.calls} calls in flight — {in_flight.limited_by}"
-        f"{pacing(model)}"
+        f"mmjudge: up to {in_flight.calls} calls in flight — {in_flight.limited_by}{pacing(model)}"
     )

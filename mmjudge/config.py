@@ -432,9 +432,7 @@ class RunnerConfig:
             )
         _check_whole("runner.batch_max_requests", self.batch_max_requests, 1, "for the default")
         _check_whole("runner.batch_max_bytes", self.batch_max_bytes, 1, "for the default")
-        _check_whole(
-            "runner.forecast_output_tokens", self.forecast_output_tokens, 0, "to learn it"
-        )
+        _check_whole("runner.forecast_output_tokens", self.forecast_output_tokens, 0, "to learn it")
 
 
 @dataclass

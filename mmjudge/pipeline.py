@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import functools
 import itertools
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,7 @@ from mmjudge.errors import (
 )
 from mmjudge.forecast import Forecast, forecast_call
 from mmjudge.images import ImageCache, ImageSettings, preprocess_image
+from mmjudge.images_pool import PREPARE_AHEAD, ImagePool, prepared_async, prepared_sync
 from mmjudge.interrupt import signal_name, signal_number_of, stop_signals
 from mmjudge.keyguard import check_config, redact_text
 from mmjudge.ledger import ModelPrice, cost_of, image_tokens, price_for
@@ -93,7 +95,7 @@ class CellContext:
     image_cache: ImageCache
     forecast: Forecast
     """Accumulates the expected usage of every item whose call is forecast."""
-    output: OutputTokens = OutputTokens(0.0, "")
+    output: OutputTokens = field(default_factory=lambda: OutputTokens(0.0, ""))
     """Output tokens per call for the forecast, and their basis."""
 
 
@@ -247,6 +249,19 @@ def _image_settings(cfg: SweepConfig) -> ImageSettings:
         raise ConfigError(str(error)) from None
 
 
+@contextlib.contextmanager
+def _image_pool(context: CellContext) -> Iterator[ImagePool | None]:
+    """Worker threads preparing the cell's images (None for a cell without images)."""
+    if not context.cfg.modality.include_image:
+        yield None
+        return
+    pool = ImagePool(context.image_settings, context.image_cache)
+    try:
+        yield pool
+    finally:
+        pool.close()
+
+
 def _cached_output_tokens(
     context: CellContext, examples: Iterable[Example], judge_cls: type[JudgeAPI]
 ) -> Iterator[int]:
@@ -258,12 +273,15 @@ def _cached_output_tokens(
         return
     limit = SAMPLE_IMAGES if cfg.modality.include_image else SAMPLE_TEXT
     quiet = dataclasses.replace(context, forecast=Forecast())
+    sample = itertools.islice(examples, limit)
     cache = ResponseCache(path)
     try:
-        for item in itertools.islice(_work(quiet, examples, set()), limit):
-            hit = None if item.request is None else cache.get(request_key(cfg.model, item.request))
-            if hit is not None:
-                yield hit.usage.output_tokens
+        with _image_pool(context) as pool:
+            for item in _work(quiet, sample, set(), pool):
+                key = None if item.request is None else request_key(cfg.model, item.request)
+                hit = None if key is None else cache.get(key)
+                if hit is not None:
+                    yield hit.usage.output_tokens
     finally:
         cache.close()
 
@@ -272,8 +290,9 @@ def _dry_run(
     context: CellContext, examples: Iterable[Example], run_dir: Path, counts: DatasetSurvey
 ) -> dict[str, Any]:
     """Forecast the cell without calling anything; writes ``forecast.json``."""
-    for item in _work(context, examples, set()):
-        item.expected_usd()
+    with _image_pool(context) as pool:
+        for item in _work(context, examples, set(), pool):
+            item.expected_usd()
     cfg = context.cfg
     data = {
         "status": "dry_run",
@@ -330,53 +349,86 @@ def _finished_keys(records_path: Path) -> set[str]:
     return keys
 
 
-def _work(context: CellContext, examples: Iterable[Example], done: set[str]) -> Iterator[WorkItem]:
-    cfg = context.cfg
-    grades = tuple(cfg.dataset.scale.grades)
-    prompts = PromptRenderer(cfg.modality, cfg.prompt, cfg.dataset)
-    for example in examples:
-        if example.key in done:
-            continue
-        images: list[EncodedImage] = []
-        error = None
-        if cfg.modality.include_image:
-            if not example.images:
-                error = (
-                    f"result '{example.result_id}' has no image for modality '{cfg.modality.name}'"
+def _work(
+    context: CellContext,
+    examples: Iterable[Example],
+    done: set[str],
+    pool: ImagePool | None = None,
+) -> Iterator[WorkItem]:
+    """The work items of the pending examples; images prepared in ``pool`` when given (a
+    window ahead), else one by one in this thread."""
+    prompts = PromptRenderer(context.cfg.modality, context.cfg.prompt, context.cfg.dataset)
+    pending = (example for example in examples if example.key not in done)
+    if context.cfg.modality.include_image and pool is not None:
+        for example, prepared in prepared_sync(pool, pending, PREPARE_AHEAD):
+            yield _item(context, prompts, example, prepared.images, prepared.error)
+        return
+    for example in pending:
+        images, error = _images_here(context, example)
+        yield _item(context, prompts, example, images, error)
+
+
+async def _work_async(
+    context: CellContext, examples: Iterable[Example], done: set[str], pool: ImagePool, ahead: int
+) -> AsyncIterator[WorkItem]:
+    """:func:`_work` for the event loop: images are prepared in ``pool``, ``ahead`` items
+    before their calls, and waiting for them leaves the loop free for the calls in flight."""
+    prompts = PromptRenderer(context.cfg.modality, context.cfg.prompt, context.cfg.dataset)
+    pending = (example for example in examples if example.key not in done)
+    async for example, prepared in prepared_async(pool, pending, ahead):
+        yield _item(context, prompts, example, prepared.images, prepared.error)
+
+
+def _images_here(
+    context: CellContext, example: Example
+) -> tuple[tuple[EncodedImage, ...], str | None]:
+    """An example's images prepared in this thread (dry runs, batch resubmissions)."""
+    images: list[EncodedImage] = []
+    if not context.cfg.modality.include_image:
+        return (), None
+    for path, name in zip(example.images, example.image_names, strict=True):
+        try:
+            images.append(
+                preprocess_image(
+                    path, context.image_settings, context.image_cache, display_source=name
                 )
-            for path, name in zip(example.images, example.image_names, strict=True):
-                try:
-                    images.append(
-                        preprocess_image(
-                            path,
-                            context.image_settings,
-                            context.image_cache,
-                            display_source=name,
-                        )
-                    )
-                except ImageError as exc:
-                    error = str(exc)
-                    break
-        rendered = prompts.render(example, n_images=len(images))
-        text_only = cfg.modality.include_text and not cfg.modality.include_image
-        if error is None and text_only and not rendered.fields:
-            error = f"result '{example.result_id}' has no text fields for modality 'text'"
-        request = JudgeRequest(
-            item_key=example.key,
-            prompt=rendered.text,
-            system=rendered.system,
-            images=tuple(images),
-            query=example.query,
-            fields=rendered.fields,
-            grades=grades,
-        )
-        yield WorkItem(
-            key=example.key,
-            request=None if error else request,
-            error=error,
-            context=(example, request),
-            estimate=None if error else functools.partial(_forecast_item, context, request),
-        )
+            )
+        except ImageError as exc:
+            return tuple(images), str(exc)
+    return tuple(images), None
+
+
+def _item(
+    context: CellContext,
+    prompts: PromptRenderer,
+    example: Example,
+    images: tuple[EncodedImage, ...],
+    error: str | None,
+) -> WorkItem:
+    """One example's work item: its request, or the error that keeps it from being sent."""
+    cfg = context.cfg
+    if cfg.modality.include_image and not example.images:
+        error = f"result '{example.result_id}' has no image for modality '{cfg.modality.name}'"
+    rendered = prompts.render(example, n_images=len(images))
+    text_only = cfg.modality.include_text and not cfg.modality.include_image
+    if error is None and text_only and not rendered.fields:
+        error = f"result '{example.result_id}' has no text fields for modality 'text'"
+    request = JudgeRequest(
+        item_key=example.key,
+        prompt=rendered.text,
+        system=rendered.system,
+        images=images,
+        query=example.query,
+        fields=rendered.fields,
+        grades=tuple(cfg.dataset.scale.grades),
+    )
+    return WorkItem(
+        key=example.key,
+        request=None if error else request,
+        error=error,
+        context=(example, request),
+        estimate=None if error else functools.partial(_forecast_item, context, request),
+    )
 
 
 def _forecast_item(context: CellContext, request: JudgeRequest) -> float:
@@ -438,8 +490,14 @@ async def _run(
         with (
             stop_signals(asyncio.get_running_loop(), _stop_handler(runner, cfg)),
             records_path.open("a", encoding="utf-8") as out,
+            _image_pool(context) as pool,
         ):
-            async for outcome in runner.run(_work(context, examples, done)):
+            outcomes = (
+                runner.run(_work(context, examples, done, pool))
+                if pool is None or isinstance(runner, BatchRunner)
+                else runner.run(_work_async(context, examples, done, pool, _ahead(runner)))
+            )
+            async for outcome in outcomes:
                 record = _record(context, outcome)
                 out.write(record.to_json() + "\n")
                 progress.update(0.0 if record.cached else record.cost_usd)
@@ -452,6 +510,12 @@ async def _run(
         if cfg.runner.mode == "batch":
             # The summary's forecast is then at batch prices, like the calls it forecasts.
             context.forecast = _batch_forecast(context)
+
+
+def _ahead(runner: Runner) -> int:
+    """Items whose images are prepared ahead of their calls: enough to refill every slot
+    twice over, so the calls never wait for an image the pool could have had ready."""
+    return 2 * runner.concurrency + PREPARE_AHEAD
 
 
 def _stop_handler(runner: Runner | BatchRunner, cfg: SweepConfig) -> Callable[[int], None]:

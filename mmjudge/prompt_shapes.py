@@ -43,7 +43,9 @@ class PromptRenderer:
     def render(self, example: Example, n_images: int) -> RenderedPrompt:
         """The same prompt :func:`mmjudge.prompts.render` gives for ``example``."""
         fields = (
-            tuple((name, value.strip()) for name, value in example.fields if value and value.strip())
+            tuple(
+                (name, value.strip()) for name, value in example.fields if value and value.strip()
+            )
             if self.modality.include_text
             else ()
         )

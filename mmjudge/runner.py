@@ -14,7 +14,7 @@ import math
 import random
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -310,11 +310,17 @@ class Runner:
 
     # -- the loop --------------------------------------------------------------------------
 
-    async def run(self, items: Iterable[WorkItem]) -> AsyncIterator[Outcome]:
+    async def run(
+        self, items: Iterable[WorkItem] | AsyncIterable[WorkItem]
+    ) -> AsyncIterator[Outcome]:
         """Yield an outcome per item; stops early on a fatal error, the breaker, the budget
-        cap or a stop request, and then raises the matching error."""
+        cap or a stop request, and then raises the matching error.
+
+        ``items`` may be asynchronous, for items whose preparation is awaited (images
+        preprocessed in worker threads) rather than done on the event loop.
+        """
         waiting: list[WorkItem] = []
-        iterator = iter(items)
+        iterator = _next_of(items)
         exhausted = False
         next_poll = 0.0
         heartbeat = asyncio.create_task(self._heartbeat()) if self.claims is not None else None
@@ -322,7 +328,7 @@ class Runner:
             while True:
                 # A full set of slots is waited for in _next_outcome, which a stop wakes.
                 while not exhausted and self._may_schedule() and not self._slots.locked():
-                    item = next(iterator, None)
+                    item = await iterator()
                     if item is None:
                         exhausted = True
                         break
@@ -627,6 +633,25 @@ class Runner:
         if retry_after is not None:
             delay = max(delay, retry_after)
         return min(delay, max(self.settings.backoff_max_s, retry_after or 0.0))
+
+
+def _next_of(
+    items: Iterable[WorkItem] | AsyncIterable[WorkItem],
+) -> Callable[[], Awaitable[WorkItem | None]]:
+    """A coroutine function giving the next item, or None at the end."""
+    if isinstance(items, AsyncIterable):
+        async_iterator = aiter(items)
+
+        async def next_async() -> WorkItem | None:
+            return await anext(async_iterator, None)
+
+        return next_async
+    iterator = iter(items)
+
+    async def next_sync() -> WorkItem | None:
+        return next(iterator, None)
+
+    return next_sync
 
 
 def _token_estimate(request: JudgeRequest, max_tokens: int) -> float:

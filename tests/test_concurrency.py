@@ -109,4 +109,3 @@ def test_a_run_starts_by_saying_how_many_calls_are_in_flight(tmp_path: Path) -> 
     )
     summary = json.loads(next(tmp_path.glob("results/runs/*/summary.json")).read_text())
     assert summary["n_judgments"] == 20
-

@@ -22,7 +22,9 @@ from tests.test_providers import _keys, make_image, openai_model  # noqa: F401
 PER_SEND = {"idempotency-key", "accept-encoding", "connection"}
 
 
-def judge_for(server: LoopbackServer, timeout: float | None = None, **overrides: Any) -> OpenAIJudge:
+def judge_for(
+    server: LoopbackServer, timeout: float | None = None, **overrides: Any
+) -> OpenAIJudge:
     return OpenAIJudge(openai_model(server, **overrides), timeout=timeout)
 
 

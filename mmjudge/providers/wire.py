@@ -216,7 +216,10 @@ def _env_proxy(url: str) -> str | None:
     """The ``*_PROXY`` variable's proxy for ``url`` unless ``NO_PROXY`` exempts its host (as
     the SDK's client reads the environment)."""
     from urllib.parse import urlsplit
-    from urllib.request import getproxies_environment, proxy_bypass_environment
+    from urllib.request import (
+        getproxies_environment,
+        proxy_bypass_environment,  # type: ignore[attr-defined]
+    )
 
     parts = urlsplit(url)
     proxy = getproxies_environment().get(parts.scheme)
