@@ -327,7 +327,15 @@ class Runner:
         try:
             while True:
                 # A full set of slots is waited for in _next_outcome, which a stop wakes.
-                while not exhausted and self._may_schedule() and not self._slots.locked():
+                # Finished outcomes are yielded before more items are taken: an item may
+                # take a while to arrive (images being prepared), and its wait must not
+                # hold back the rows of calls that have finished meanwhile.
+                while (
+                    not exhausted
+                    and self._may_schedule()
+                    and not self._slots.locked()
+                    and self._queue.empty()
+                ):
                     item = await iterator()
                     if item is None:
                         exhausted = True
