@@ -351,12 +351,15 @@ def measure_cell(cell: Cell, n: int, repeat: int, rerun: bool) -> list[tuple[str
 
 def print_row(name: str, cell: Cell, n: int, runs: list[dict]) -> None:
     rate, steady = median(runs, "rate"), median(runs, "steady")
+    calls = median(runs, "calls")
+    # A rerun from the cache makes no calls: no steady state, no first call.
+    steady_text = f"{steady:.1f} ({steady / cell.ideal:.1%})" if calls else "–"
+    first = f"{median(runs, 'first_call'):.2f} s" if calls else "–"
     print(
         f"| {name} | {n:,} | {cell.concurrency} × {cell.latency:g} s | {cell.ideal:.0f} | "
-        f"{rate:.1f} ({rate / cell.ideal:.1%}) | {steady:.1f} ({steady / cell.ideal:.1%}) | "
+        f"{rate:.1f} ({rate / cell.ideal:.1%}) | {steady_text} | "
         f"{median(runs, 'cpu_ms'):.2f} ms | {median(runs, 'rss_mb'):.0f} MB | "
-        f"{median(runs, 'first_call'):.2f} s | {median(runs, 'wall'):.1f} s | "
-        f"{median(runs, 'calls'):.0f} |",
+        f"{first} | {median(runs, 'wall'):.1f} s | {calls:.0f} |",
         flush=True,
     )
 
