@@ -12,9 +12,9 @@ import pytest
 from PIL import Image
 
 import mmjudge.images
+from mmjudge.data.schema import load_dataset
 from mmjudge.images import ImageCache, ImageSettings
 from mmjudge.images_pool import ImagePool, prepared_async
-from mmjudge.data.schema import load_dataset
 from mmjudge.pipeline import run_cell, typed_config
 from mmjudge.providers.openai import OpenAIJudge
 from tests.fixtures.loopback_server import LoopbackServer

@@ -153,3 +153,14 @@ def test_a_refused_connection_is_the_same_error_on_either_path() -> None:
     assert fast_judge._wire is not None and fast_judge._wire.fast_calls == 1
     assert _seen(fast_judge, fast) == _seen(sdk_judge, through_sdk)
     assert fast_judge.is_retryable(fast)
+
+
+def test_the_environments_proxy_is_looked_up_once_per_judge(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from mmjudge.providers.wire import _env_proxy
+
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.internal:3128")
+    monkeypatch.setenv("NO_PROXY", "localhost,127.0.0.1")
+    assert _env_proxy("https://api.openai.com/v1/chat/completions") == "http://proxy.internal:3128"
+    assert _env_proxy("http://127.0.0.1:8000/v1/chat/completions") is None

@@ -216,14 +216,11 @@ def _env_proxy(url: str) -> str | None:
     """The ``*_PROXY`` variable's proxy for ``url`` unless ``NO_PROXY`` exempts its host (as
     the SDK's client reads the environment)."""
     from urllib.parse import urlsplit
-    from urllib.request import (
-        getproxies_environment,
-        proxy_bypass_environment,  # type: ignore[attr-defined]
-    )
+    from urllib.request import getproxies_environment, proxy_bypass
 
     parts = urlsplit(url)
     proxy = getproxies_environment().get(parts.scheme)
-    if not proxy or proxy_bypass_environment(parts.hostname or ""):
+    if not proxy or proxy_bypass(parts.hostname or ""):
         return None
     return proxy
 
