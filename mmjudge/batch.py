@@ -479,7 +479,7 @@ class BatchRunner:
             if cid in holder:
                 record = holder[cid]
                 pending[cid] = _Waiting(self.shrink(item), key, record.attempt, record.local_id)
-                self._committed_usd += item.forecast_usd * self.discount
+                self._committed_usd += item.expected_usd() * self.discount
                 continue
             if self._would_pass_budget(item):
                 self.stats.stopped_by_budget = True
@@ -494,7 +494,7 @@ class BatchRunner:
                 chunk = _Chunk(self.limits)
             chunk.add(cid, item.key, entry)
             pending[cid] = _Waiting(self.shrink(item), key, 1, 0)
-            self._committed_usd += item.forecast_usd * self.discount
+            self._committed_usd += item.expected_usd() * self.discount
         if chunk.entries:
             await self._submit(chunk, 1, pending)
             submitted_now = True
@@ -779,7 +779,7 @@ class BatchRunner:
         cap = self.settings.max_cost_usd
         if cap is None:
             return False
-        expected = item.forecast_usd * self.discount
+        expected = item.expected_usd() * self.discount
         return self.stats.spent_usd + self._committed_usd + expected > cap
 
     def _too_large(self, item: WorkItem, size: int) -> Outcome:

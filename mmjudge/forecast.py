@@ -1,8 +1,8 @@
 """Forecasts: calls, tokens and dollars of a cell before any call is made.
 
 Text tokens are counted with tiktoken (exact for OpenAI models, estimated for others; see
-:mod:`mmjudge.tokens`), image tokens with the price sheet's image rule, and output tokens are
-assumed to be ``runner.forecast_output_tokens`` per call.
+:mod:`mmjudge.tokens`), image tokens with the price sheet's image rule, and output tokens per
+call come from :mod:`mmjudge.output_tokens` (the forecast names their basis).
 """
 
 from __future__ import annotations
@@ -26,11 +26,15 @@ class Forecast:
     input_tokens: int = 0
     """All input tokens, image tokens included."""
     image_tokens: int = 0
-    output_tokens: int = 0
+    output_tokens: float = 0
+    """Expected output tokens (a per-call mean times the calls, so not always whole)."""
     usd: float = 0.0
     image_usd: float = 0.0
     exact_text_tokens: bool = True
     """False when text tokens were estimated (no offline tokenizer for the model)."""
+    output_basis: str = ""
+    """Where the output tokens per call come from (cached answers, the answer format, or
+    ``runner.forecast_output_tokens``)."""
 
     def add(self, other: Forecast) -> None:
         self.calls += other.calls
@@ -45,8 +49,9 @@ class Forecast:
     def usd_per_million(self) -> float:
         return self.usd / self.calls * 1e6 if self.calls else 0.0
 
-    def to_dict(self) -> dict[str, float | int | bool]:
-        data: dict[str, float | int | bool] = asdict(self)
+    def to_dict(self) -> dict[str, float | int | bool | str]:
+        data: dict[str, float | int | bool | str] = asdict(self)
+        data["output_tokens"] = round(self.output_tokens)
         data["usd_per_million"] = self.usd_per_million
         return data
 
@@ -55,7 +60,7 @@ def forecast_call(
     request: JudgeRequest,
     model: ModelConfig,
     price: ModelPrice,
-    output_tokens: int,
+    output_tokens: float,
     *,
     batch: bool = False,
     batch_discount: float = 0.5,
@@ -71,7 +76,8 @@ def forecast_call(
     )
     usage = Usage(
         input_tokens=counted.tokens + MESSAGE_OVERHEAD_TOKENS + images,
-        output_tokens=output_tokens,
+        # A mean per call, not always whole; prices are linear in it.
+        output_tokens=output_tokens,  # type: ignore[arg-type]
         image_tokens=images,
     )
     cost = cost_of(usage, price, batch=batch, sheet_batch_discount=batch_discount)

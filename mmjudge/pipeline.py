@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import functools
+import itertools
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -18,7 +20,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from mmjudge import PROJECT_ROOT
 from mmjudge.batch import STATE_FILE, BatchRunner, batch_discount, check_judge, check_settings
-from mmjudge.cache import ResponseCache
+from mmjudge.cache import ResponseCache, request_key
+from mmjudge.concurrency import calls_in_flight, first_line, fit_open_files
 from mmjudge.config import SweepConfig
 from mmjudge.data.schema import Example, load_dataset, sampled_queries
 from mmjudge.data.survey import (
@@ -38,11 +41,19 @@ from mmjudge.errors import (
 )
 from mmjudge.forecast import Forecast, forecast_call
 from mmjudge.images import ImageCache, ImageSettings, preprocess_image
+from mmjudge.images_pool import PREPARE_AHEAD, ImagePool, prepared_async, prepared_sync
 from mmjudge.interrupt import signal_name, signal_number_of, stop_signals
 from mmjudge.keyguard import check_config, redact_text
 from mmjudge.ledger import ModelPrice, cost_of, image_tokens, price_for
+from mmjudge.output_tokens import (
+    ANSWER_FORMAT,
+    SAMPLE_IMAGES,
+    SAMPLE_TEXT,
+    OutputTokens,
+    output_tokens,
+)
 from mmjudge.parsing import parse_grade
-from mmjudge.prompts import render
+from mmjudge.prompt_shapes import PromptRenderer
 from mmjudge.providers.base import JudgeAPI
 from mmjudge.providers.registry import judge_class
 from mmjudge.records import EncodedImage, JudgeRequest, JudgeResponse, JudgmentRecord
@@ -54,7 +65,6 @@ from mmjudge.runner import (
     WorkItem,
     check_reliability_settings,
 )
-from mmjudge.summary import write_summary
 from mmjudge.testbank import grading as bank_grading
 from mmjudge.testbank.bank import Bank
 from mmjudge.testbank.per_entry import EntryCall, EntryCollector
@@ -93,9 +103,19 @@ class CellContext:
     image_settings: ImageSettings
     image_cache: ImageCache
     forecast: Forecast
-    """Accumulates the expected usage of every item as its request is built."""
+    """Accumulates the expected usage of every item whose call is forecast."""
     bank: Bank | None = None
     """The test bank the cell grades against (``prompt.bank``), or None."""
+    output: OutputTokens = field(default_factory=lambda: OutputTokens(0.0, ""))
+    """Output tokens per call for the forecast, and their basis."""
+
+
+def write_summary(run_dir: Path, *args: Any, **kwargs: Any) -> dict[str, Any]:
+    """:func:`mmjudge.summary.write_summary`, imported when a run ends: it needs pandas,
+    which the first call should not wait for."""
+    from mmjudge.summary import write_summary as write
+
+    return write(run_dir, *args, **kwargs)
 
 
 def skip_reason(cfg: SweepConfig, judge: type[JudgeAPI]) -> str | None:
@@ -150,6 +170,8 @@ def run_cell(raw_cfg: DictConfig | SweepConfig, run_dir: Path) -> dict[str, Any]
         forecast=Forecast(),
         bank=bank,
     )
+    context.output = output_tokens(cfg, _cached_output_tokens(context, examples, judge_cls))
+    context.forecast.output_basis = context.output.basis
     total = counts.items
     if cfg.runner.dry_run:
         return _dry_run(context, examples, run_dir, counts)
@@ -245,12 +267,50 @@ def _image_settings(cfg: SweepConfig) -> ImageSettings:
         raise ConfigError(str(error)) from None
 
 
+@contextlib.contextmanager
+def _image_pool(context: CellContext) -> Iterator[ImagePool | None]:
+    """Worker threads preparing the cell's images (None for a cell without images)."""
+    if not context.cfg.modality.include_image:
+        yield None
+        return
+    pool = ImagePool(context.image_settings, context.image_cache)
+    try:
+        yield pool
+    finally:
+        pool.close()
+
+
+def _cached_output_tokens(
+    context: CellContext, examples: Iterable[Example], judge_cls: type[JudgeAPI]
+) -> Iterator[int]:
+    """Output tokens of the answers to a sample of this cell's first requests that are in
+    the response cache (none when the cache is off or the judge's answers are not cached)."""
+    cfg = context.cfg
+    path = resolve_path(cfg.runner.cache_path)
+    if not (cfg.runner.cache and judge_cls.cacheable and path.exists()):
+        return
+    limit = SAMPLE_IMAGES if cfg.modality.include_image else SAMPLE_TEXT
+    quiet = dataclasses.replace(context, forecast=Forecast())
+    sample = itertools.islice(examples, limit)
+    cache = ResponseCache(path)
+    try:
+        with _image_pool(context) as pool:
+            for item in _work(quiet, sample, set(), pool):
+                key = None if item.request is None else request_key(cfg.model, item.request)
+                hit = None if key is None else cache.get(key)
+                if hit is not None:
+                    yield hit.usage.output_tokens
+    finally:
+        cache.close()
+
+
 def _dry_run(
     context: CellContext, examples: Iterable[Example], run_dir: Path, counts: DatasetSurvey
 ) -> dict[str, Any]:
     """Forecast the cell without calling anything; writes ``forecast.json``."""
-    for _item in _work(context, examples, set()):
-        pass
+    with _image_pool(context) as pool:
+        for item in _work(context, examples, set(), pool):
+            item.expected_usd()
     cfg = context.cfg
     data = {
         "status": "dry_run",
@@ -307,71 +367,120 @@ def _finished_keys(records_path: Path) -> set[str]:
     return keys
 
 
-def _work(context: CellContext, examples: Iterable[Example], done: set[str]) -> Iterator[WorkItem]:
-    cfg = context.cfg
-    grades = tuple(cfg.dataset.scale.grades)
-    for example in examples:
-        if example.key in done:
-            continue
-        images: list[EncodedImage] = []
-        error = None
-        if cfg.modality.include_image:
-            if not example.images:
-                error = (
-                    f"result '{example.result_id}' has no image for modality '{cfg.modality.name}'"
+def _work(
+    context: CellContext,
+    examples: Iterable[Example],
+    done: set[str],
+    pool: ImagePool | None = None,
+) -> Iterator[WorkItem]:
+    """The work items of the pending examples; images prepared in ``pool`` when given (a
+    window ahead), else one by one in this thread."""
+    prompts = PromptRenderer(context.cfg.modality, context.cfg.prompt, context.cfg.dataset)
+    pending = (example for example in examples if example.key not in done)
+    if context.cfg.modality.include_image and pool is not None:
+        for example, prepared in prepared_sync(pool, pending, PREPARE_AHEAD):
+            yield from _items(context, prompts, example, prepared.images, prepared.error)
+        return
+    for example in pending:
+        images, error = _images_here(context, example)
+        yield from _items(context, prompts, example, images, error)
+
+
+async def _work_async(
+    context: CellContext, examples: Iterable[Example], done: set[str], pool: ImagePool, ahead: int
+) -> AsyncIterator[WorkItem]:
+    """:func:`_work` for the event loop: images are prepared in ``pool``, ``ahead`` items
+    before their calls, and waiting for them leaves the loop free for the calls in flight."""
+    prompts = PromptRenderer(context.cfg.modality, context.cfg.prompt, context.cfg.dataset)
+    pending = (example for example in examples if example.key not in done)
+    async for example, prepared in prepared_async(pool, pending, ahead):
+        for item in _items(context, prompts, example, prepared.images, prepared.error):
+            yield item
+
+
+def _images_here(
+    context: CellContext, example: Example
+) -> tuple[tuple[EncodedImage, ...], str | None]:
+    """An example's images prepared in this thread (dry runs, batch resubmissions)."""
+    images: list[EncodedImage] = []
+    if not context.cfg.modality.include_image:
+        return (), None
+    for path, name in zip(example.images, example.image_names, strict=True):
+        try:
+            images.append(
+                preprocess_image(
+                    path, context.image_settings, context.image_cache, display_source=name
                 )
-            for path, name in zip(example.images, example.image_names, strict=True):
-                try:
-                    images.append(
-                        preprocess_image(
-                            path,
-                            context.image_settings,
-                            context.image_cache,
-                            display_source=name,
-                        )
-                    )
-                except ImageError as exc:
-                    error = str(exc)
-                    break
-        rendered = render(example, cfg.modality, cfg.prompt, cfg.dataset, n_images=len(images))
-        text_only = cfg.modality.include_text and not cfg.modality.include_image
-        if error is None and text_only and not rendered.fields:
-            error = f"result '{example.result_id}' has no text fields for modality 'text'"
-        request = JudgeRequest(
-            item_key=example.key,
-            prompt=rendered.text,
-            system=rendered.system,
-            images=tuple(images),
-            query=example.query,
-            fields=rendered.fields,
-            grades=grades,
-        )
-        output_tokens = cfg.runner.forecast_output_tokens
-        if context.bank is not None:
-            request, problem = _bank_request(context, example, request)
-            error = error or problem
-            output_tokens = bank_grading.output_tokens(len(request.entries), cfg.prompt.spans)
-            if error is None and cfg.prompt.bank_calls == "entry":
-                yield from _entry_items(context, example, request)
-                continue
-        expected = 0.0
-        if error is None:
-            item_forecast = forecast_call(
-                request,
-                cfg.model,
-                context.price,
-                output_tokens,
-                batch_discount=cfg.pricing.batch_discount,
             )
-            context.forecast.add(item_forecast)
-            expected = item_forecast.usd
-        yield WorkItem(
-            key=example.key,
-            request=None if error else request,
-            error=error,
-            forecast_usd=expected,
-            context=(example, request),
-        )
+        except ImageError as exc:
+            return tuple(images), str(exc)
+    return tuple(images), None
+
+
+def _items(
+    context: CellContext,
+    prompts: PromptRenderer,
+    example: Example,
+    images: tuple[EncodedImage, ...],
+    error: str | None,
+) -> Iterator[WorkItem]:
+    """One example's work: its request, or the error that keeps it from being sent (one
+    item per bank entry with ``prompt.bank_calls=entry``)."""
+    cfg = context.cfg
+    if cfg.modality.include_image and not example.images:
+        error = f"result '{example.result_id}' has no image for modality '{cfg.modality.name}'"
+    rendered = prompts.render(example, n_images=len(images))
+    text_only = cfg.modality.include_text and not cfg.modality.include_image
+    if error is None and text_only and not rendered.fields:
+        error = f"result '{example.result_id}' has no text fields for modality 'text'"
+    request = JudgeRequest(
+        item_key=example.key,
+        prompt=rendered.text,
+        system=rendered.system,
+        images=images,
+        query=example.query,
+        fields=rendered.fields,
+        grades=tuple(cfg.dataset.scale.grades),
+    )
+    if context.bank is not None:
+        request, problem = _bank_request(context, example, request)
+        error = error or problem
+        if error is None and cfg.prompt.bank_calls == "entry":
+            yield from _entry_items(context, example, request)
+            return
+    yield WorkItem(
+        key=example.key,
+        request=None if error else request,
+        error=error,
+        context=(example, request),
+        estimate=None if error else functools.partial(_forecast_item, context, request),
+    )
+
+
+def _forecast_item(context: CellContext, request: JudgeRequest) -> float:
+    """Forecast one call into the cell's forecast; its expected dollars (for the budget).
+
+    Called only for calls the runner is about to make (or every item, in a dry run), so
+    answers taken from the cache are neither tokenised nor counted.
+    """
+    cfg = context.cfg
+    item_forecast = forecast_call(
+        request,
+        cfg.model,
+        context.price,
+        _expected_output_tokens(context, request),
+        batch_discount=cfg.pricing.batch_discount,
+    )
+    context.forecast.add(item_forecast)
+    return item_forecast.usd
+
+
+def _expected_output_tokens(context: CellContext, request: JudgeRequest) -> float:
+    """Output tokens expected for ``request``: the cell's learnt or configured figure; for a
+    bank request without one, the estimate from the number of entries it rates."""
+    if request.task == "bank" and context.output.basis == ANSWER_FORMAT:
+        return bank_grading.output_tokens(len(request.entries), context.cfg.prompt.spans)
+    return context.output.tokens
 
 
 def _bank_request(
@@ -432,19 +541,11 @@ def _entry_items(
             prompt=prompt.text,
             entries=prompt.entries,
         )
-        expected = forecast_call(
-            single,
-            cfg.model,
-            context.price,
-            bank_grading.output_tokens(1, cfg.prompt.spans),
-            batch_discount=cfg.pricing.batch_discount,
-        )
-        context.forecast.add(expected)
         yield WorkItem(
             key=single.item_key,
             request=single,
-            forecast_usd=expected.usd,
             context=EntryCall(example, request, len(entries), position),
+            estimate=functools.partial(_forecast_item, context, single),
         )
 
 
@@ -472,6 +573,8 @@ async def _run(
         state_path = records_path.parent / STATE_FILE
         runner = _batch_runner(context, examples, state_path, cache, stats)
     else:
+        in_flight = fit_open_files(calls_in_flight(cfg.runner, cfg.model))
+        print(first_line(in_flight, cfg.model), file=sys.stderr, flush=True)
         runner = Runner(
             context.judge,
             cfg.model,
@@ -480,15 +583,22 @@ async def _run(
             cost_of_response=lambda response: _cost(context, response)[0],
             stats=stats,
             claims=cache.claims(cfg.runner.claim_ttl_s) if cache is not None else None,
+            concurrency=in_flight.calls,
         )
 
     try:
         with (
             stop_signals(asyncio.get_running_loop(), _stop_handler(runner, cfg)),
             records_path.open("a", encoding="utf-8") as out,
+            _image_pool(context) as pool,
         ):
+            outcomes = (
+                runner.run(_work(context, examples, done, pool))
+                if pool is None or isinstance(runner, BatchRunner)
+                else runner.run(_work_async(context, examples, done, pool, _ahead(runner)))
+            )
             collector = EntryCollector()
-            async for answer in runner.run(_work(context, examples, done)):
+            async for answer in outcomes:
                 outcome = collector.add(answer)
                 if outcome is None:
                     continue  # more calls of this result's bank to come
@@ -504,6 +614,12 @@ async def _run(
         if cfg.runner.mode == "batch":
             # The summary's forecast is then at batch prices, like the calls it forecasts.
             context.forecast = _batch_forecast(context)
+
+
+def _ahead(runner: Runner) -> int:
+    """Items whose images are prepared ahead of their calls: enough to refill every slot
+    twice over, so the calls never wait for an image the pool could have had ready."""
+    return 2 * runner.concurrency + PREPARE_AHEAD
 
 
 def _stop_handler(runner: Runner | BatchRunner, cfg: SweepConfig) -> Callable[[int], None]:
@@ -563,6 +679,7 @@ def _without_image_data(item: WorkItem) -> WorkItem:
     request = item.request
     if request is None or not request.images:
         return item
+    item.expected_usd()  # forecast now: the estimate holds the request with its image bytes
     images = tuple(dataclasses.replace(image, data="") for image in request.images)
     slim = dataclasses.replace(request, images=images)
     example, _request = item.context

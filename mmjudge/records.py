@@ -207,7 +207,10 @@ class JudgmentRecord:
     """Version of this row's layout."""
 
     def to_json(self) -> str:
-        return json.dumps(dataclasses.asdict(self), ensure_ascii=False)
+        # The fields are plain values, dicts and lists, so no deep copy (``asdict``) is needed.
+        return json.dumps(
+            {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}, ensure_ascii=False
+        )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> JudgmentRecord:

@@ -14,12 +14,13 @@ import math
 import random
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from mmjudge.breaker import Breaker, causes
 from mmjudge.cache import ItemClaims, ResponseCache, request_key
+from mmjudge.concurrency import calls_in_flight
 from mmjudge.config import ModelConfig, RunnerConfig
 from mmjudge.errors import (
     BudgetExceeded,
@@ -44,9 +45,19 @@ class WorkItem:
     request: JudgeRequest | None
     error: str | None = None
     forecast_usd: float = 0.0
-    """Expected cost of the call, used by the budget."""
+    """Expected cost of the call, used by the budget (see :meth:`expected_usd`)."""
     context: Any = None
     """Whatever the caller needs to turn the outcome into a record."""
+    estimate: Callable[[], float] | None = field(default=None, repr=False)
+    """Computes ``forecast_usd`` when it is first needed, so an item answered from the cache
+    is never forecast (no tokens counted for a call that is not made)."""
+
+    def expected_usd(self) -> float:
+        """The call's expected cost, computed on first use when ``estimate`` is given."""
+        if self.estimate is not None:
+            self.forecast_usd = self.estimate()
+            self.estimate = None
+        return self.forecast_usd
 
 
 @dataclass
@@ -228,7 +239,10 @@ class Runner:
         cost_of_response: Callable[[JudgeResponse], float] | None = None,
         stats: RunStats | None = None,
         claims: ItemClaims | None = None,
+        concurrency: int | None = None,
     ) -> None:
+        """``concurrency``: calls in flight; by default what the settings give
+        (:func:`mmjudge.concurrency.calls_in_flight`)."""
         self.judge = judge
         self.model = model
         self.settings = settings
@@ -237,7 +251,9 @@ class Runner:
         self.claims = claims if usable and cache is not None else None
         self.cost_of_response = cost_of_response or (lambda _r: 0.0)
         self.stats = stats if stats is not None else RunStats()
-        concurrency = max(1, min(settings.concurrency, model.max_concurrency))
+        if concurrency is None:
+            concurrency = calls_in_flight(settings, model).calls
+        concurrency = max(1, concurrency)
         self.concurrency = concurrency
         self.requests = RateLimiter(model.requests_per_minute)
         self.tokens = RateLimiter(model.tokens_per_minute)
@@ -294,19 +310,33 @@ class Runner:
 
     # -- the loop --------------------------------------------------------------------------
 
-    async def run(self, items: Iterable[WorkItem]) -> AsyncIterator[Outcome]:
+    async def run(
+        self, items: Iterable[WorkItem] | AsyncIterable[WorkItem]
+    ) -> AsyncIterator[Outcome]:
         """Yield an outcome per item; stops early on a fatal error, the breaker, the budget
-        cap or a stop request, and then raises the matching error."""
+        cap or a stop request, and then raises the matching error.
+
+        ``items`` may be asynchronous, for items whose preparation is awaited (images
+        preprocessed in worker threads) rather than done on the event loop.
+        """
         waiting: list[WorkItem] = []
-        iterator = iter(items)
+        iterator = _next_of(items)
         exhausted = False
         next_poll = 0.0
         heartbeat = asyncio.create_task(self._heartbeat()) if self.claims is not None else None
         try:
             while True:
                 # A full set of slots is waited for in _next_outcome, which a stop wakes.
-                while not exhausted and self._may_schedule() and not self._slots.locked():
-                    item = next(iterator, None)
+                # Finished outcomes are yielded before more items are taken: an item may
+                # take a while to arrive (images being prepared), and its wait must not
+                # hold back the rows of calls that have finished meanwhile.
+                while (
+                    not exhausted
+                    and self._may_schedule()
+                    and not self._slots.locked()
+                    and self._queue.empty()
+                ):
+                    item = await iterator()
                     if item is None:
                         exhausted = True
                         break
@@ -381,7 +411,7 @@ class Runner:
 
     async def _start(self, job: _Job) -> None:
         await self._slots.acquire()
-        self._in_flight_forecast += job.item.forecast_usd
+        self._in_flight_forecast += job.item.expected_usd()
         self._pending += 1
         task = asyncio.create_task(self._worker(job))
         self._tasks.add(task)
@@ -395,7 +425,7 @@ class Runner:
         self._pending -= 1
         self._dropped += 1
         self._slots.release()
-        self._in_flight_forecast -= job.item.forecast_usd
+        self._in_flight_forecast -= job.item.expected_usd()
         self._release(job)
 
     async def _worker(self, job: _Job) -> None:
@@ -471,7 +501,7 @@ class Runner:
         cap = self.settings.max_cost_usd
         if cap is None:
             return False
-        return self.stats.spent_usd + self._in_flight_forecast + item.forecast_usd > cap
+        return self.stats.spent_usd + self._in_flight_forecast + item.expected_usd() > cap
 
     async def _judge_one(self, job: _Job) -> Outcome | None:
         """Call the judge for one job, with retries; None when the run stopped first."""
@@ -516,7 +546,7 @@ class Runner:
                     self.claims.release(job.key)
             raise
         finally:
-            self._in_flight_forecast -= item.forecast_usd
+            self._in_flight_forecast -= item.expected_usd()
 
     def _stopping(self) -> bool:
         return self._stop_signal is not None or self._fatal is not None
@@ -611,6 +641,25 @@ class Runner:
         if retry_after is not None:
             delay = max(delay, retry_after)
         return min(delay, max(self.settings.backoff_max_s, retry_after or 0.0))
+
+
+def _next_of(
+    items: Iterable[WorkItem] | AsyncIterable[WorkItem],
+) -> Callable[[], Awaitable[WorkItem | None]]:
+    """A coroutine function giving the next item, or None at the end."""
+    if isinstance(items, AsyncIterable):
+        async_iterator = aiter(items)
+
+        async def next_async() -> WorkItem | None:
+            return await anext(async_iterator, None)
+
+        return next_async
+    iterator = iter(items)
+
+    async def next_sync() -> WorkItem | None:
+        return next(iterator, None)
+
+    return next_sync
 
 
 def _token_estimate(request: JudgeRequest, max_tokens: int) -> float:

@@ -51,7 +51,6 @@ register_configs()
 @hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="config")
 def _app(cfg: DictConfig) -> None:
     from mmjudge.pipeline import run_cell
-    from mmjudge.report import build_report
 
     hydra_cfg = HydraConfig.get()
     run_dir = Path(hydra_cfg.runtime.output_dir)
@@ -72,6 +71,8 @@ def _app(cfg: DictConfig) -> None:
                 raise SystemExit(code)
             note_exit(code)
             if not multirun and cfg.runner.report and not cfg.runner.dry_run:
+                from mmjudge.report import build_report  # plotting and tables, only now
+
                 out = build_report(run_dir, Path(_resolve_path(cfg.reports_dir)))
                 print(f"report: {out / 'index.html'}", file=sys.stderr)
         except MMJudgeError as error:
@@ -96,7 +97,8 @@ def one_line(summary: dict[str, object]) -> str:
             )
         return (
             f"{cell}: forecast {f['calls']} calls, {f['input_tokens']:,} input tokens "
-            f"({f['image_tokens']:,} image), {f['output_tokens']:,} output tokens, "
+            f"({f['image_tokens']:,} image), {f['output_tokens']:,} output tokens "
+            f"(per call from {f.get('output_basis') or 'runner.forecast_output_tokens'}), "
             f"sync ${f['usd']:.4f}, ${f['usd_per_million']:,.2f} per million judgments"
             f"{batch_text}{estimate}{_cut_text(summary.get('text_cut'))}"
         )

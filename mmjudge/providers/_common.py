@@ -316,7 +316,9 @@ def http_client(sdk: Any, model: ModelConfig) -> Any:
         for cls in client_class.__mro__
         if cls.__name__ == "AsyncClient"
     )
-    connections = max(int(model.max_concurrency), 1) + 8
+    # The runner bounds the calls in flight; a model's own limit also bounds the pool.
+    own = model.max_concurrency
+    connections = None if own is None else max(int(own), 1) + 8
     limits = httpx_flavour.Limits(
         max_connections=connections, max_keepalive_connections=connections
     )

@@ -35,6 +35,7 @@ from mmjudge.providers._common import (
     usage_dict,
 )
 from mmjudge.providers.registry import BASE_URL_ENVS, endpoint_override
+from mmjudge.providers.wire import WireSender
 from mmjudge.records import JudgeRequest, Usage
 
 log = logging.getLogger(__name__)
@@ -114,13 +115,27 @@ class OpenAIJudge(SDKJudge):
         self.base_url = redact_text(endpoint)
         self.key_env = model.api_key_env or (None if compatible else DEFAULT_KEY_ENV)
         api_key = read_api_key(self.name, self.key_env) if self.key_env else NO_KEY
+        seconds = DEFAULT_TIMEOUT_S if timeout is None else timeout
+        transport = http_client(openai, model)
         self._client = openai.AsyncOpenAI(
             api_key=api_key,
             base_url=endpoint,
             max_retries=0,
-            timeout=DEFAULT_TIMEOUT_S if timeout is None else timeout,
-            http_client=http_client(openai, model),
+            timeout=seconds,
+            http_client=transport,
         )
+        # With the aiohttp transport (the default), calls after the first skip most of the
+        # SDK's per-call machinery; the httpx option keeps every call on the SDK's own path.
+        self._wire: WireSender | None = None
+        if transport is not None and WireSender.usable(self._client):
+            own = model.max_concurrency
+            self._wire = WireSender(
+                openai,
+                self._client,
+                "/chat/completions",
+                connections=None if own is None else int(own) + 8,
+                timeout_s=seconds,
+            )
 
     def describe(self) -> str:
         return f"{self.provider_name} judge '{self.name}' ({self.model_id} at {self.base_url})"
@@ -175,9 +190,13 @@ class OpenAIJudge(SDKJudge):
             # (same client, auth, errors and parsing) and skips the keyword-argument
             # transformation of ``chat.completions.create``, which costs about a millisecond of
             # CPU per call and would dominate the harness at high concurrency.
-            completion = await self._client.post(
-                "/chat/completions", body=body, cast_to=ChatCompletion
-            )
+            completion: Any
+            if self._wire is not None:
+                completion = await self._wire.post(body, ChatCompletion)
+            else:
+                completion = await self._client.post(
+                    "/chat/completions", body=body, cast_to=ChatCompletion
+                )
         except json.JSONDecodeError as exc:
             raise MalformedResponseError(
                 f"{self.base_url} answered with a body that is not valid JSON ({exc.msg})"
@@ -191,29 +210,36 @@ class OpenAIJudge(SDKJudge):
         return self._response(completion, latency)
 
     def _response(self, completion: Any, latency: float) -> ProviderResponse:
-        choices = getattr(completion, "choices", None)
+        """The answer from a chat completion: the SDK's model, or the JSON it would be built
+        from (a dict is what the SDK turns into a ``ChatCompletion``)."""
+        choices = _field(completion, "choices")
         if not choices:
-            shown = type(completion).__name__
+            shown = "ChatCompletion" if isinstance(completion, dict) else type(completion).__name__
             raise MalformedResponseError(
                 f"{self.base_url} answered without any choices (got {shown}, not a chat completion)"
             )
         choice = choices[0]
-        message = getattr(choice, "message", None)
-        text = getattr(message, "content", None)
-        refusal = getattr(message, "refusal", None)
-        stop_reason = getattr(choice, "finish_reason", None)
+        message = _field(choice, "message")
+        text = _field(message, "content")
+        refusal = _field(message, "refusal")
+        stop_reason = _field(choice, "finish_reason")
         if refusal and not text:
             stop_reason = "refusal"
-        raw_usage = usage_dict(getattr(completion, "usage", None))
+        raw_usage = usage_dict(_field(completion, "usage"))
         return ProviderResponse(
             text=text or "",
             usage=usage_from_openai(raw_usage),
             raw_usage=raw_usage,
             latency_s=latency,
-            model=str(getattr(completion, "model", None) or self.model_id),
+            model=str(_field(completion, "model") or self.model_id),
             stop_reason=stop_reason,
             refusal=refusal or None,
         )
+
+    async def aclose(self) -> None:
+        if self._wire is not None:
+            await self._wire.aclose()
+        await super().aclose()
 
     # -- the Batch API ---------------------------------------------------------------------
 
@@ -318,6 +344,13 @@ class OpenAIJudge(SDKJudge):
         code = str(error.get("code") or "error")
         text = one_line(f"{code}: {error.get('message') or 'request failed'}")
         return BatchItemResult(cid, None, text, code in BATCH_RETRYABLE_CODES, code)
+
+
+def _field(value: Any, name: str) -> Any:
+    """``value.name`` of an SDK model, or ``value[name]`` of the JSON it is built from."""
+    if isinstance(value, dict):
+        return value.get(name)
+    return getattr(value, name, None)
 
 
 def usage_from_openai(raw: dict[str, Any]) -> Usage:
