@@ -62,15 +62,16 @@ class ModelConfig:
     """Local judges: score thresholds mapping a similarity to grades 1, 2, ..."""
     options: dict[str, Any] = field(default_factory=dict)
     """Provider-specific extras (e.g. ``reasoning_effort``, local model paths)."""
-    max_concurrency: int = 16
-    """Open connections to this model at once."""
+    max_concurrency: int | None = None
+    """The most calls this model takes at once (a provider's or server's own limit); null for
+    none, so ``runner.concurrency`` decides (see :mod:`mmjudge.running.concurrency`)."""
     requests_per_minute: float | None = None
     """Request rate limit; null for none."""
     tokens_per_minute: float | None = None
     """Token rate limit (input + output); null for none."""
 
     def validate(self) -> None:
-        _check_whole("model.max_concurrency", self.max_concurrency, 1)
+        _check_whole("model.max_concurrency", self.max_concurrency, 1, "for no limit of its own")
         _check_whole("model.max_tokens", self.max_tokens, 0)
         _check_whole("model.context_tokens", self.context_tokens, 1)
         if self.temperature is not None:
@@ -361,8 +362,9 @@ class ImageConfig:
 class RunnerConfig:
     """How calls are scheduled."""
 
-    concurrency: int = 16
-    """Calls in flight at once (further limited per model)."""
+    concurrency: int | None = None
+    """Calls in flight at once; null: the model's ``max_concurrency``, or 16 when that is unset
+    too. A model limit that is set caps it (see :mod:`mmjudge.running.concurrency`)."""
     timeout_s: float = 60.0
     """Per-call timeout."""
     max_retries: int = 5
@@ -388,8 +390,10 @@ class RunnerConfig:
     """Split batches above this many requests (default: the provider's limit)."""
     batch_max_bytes: int | None = None
     """Split batches above this size in bytes (default: the provider's limit)."""
-    forecast_output_tokens: int = 40
-    """Output tokens per call assumed by forecasts (a grade and a short explanation)."""
+    forecast_output_tokens: int | None = None
+    """Output tokens per call assumed by forecasts; null: learnt from this cell's cached
+    answers, else estimated from the prompt's answer format (see
+    :mod:`mmjudge.costs.output_tokens`)."""
     progress: bool = True
     """Show a progress bar on stderr."""
     max_error_rate: float = 0.1
@@ -405,7 +409,7 @@ class RunnerConfig:
     are taken over after this (at once when it ran on this host)."""
 
     def validate(self) -> None:
-        _check_whole("runner.concurrency", self.concurrency, 1)
+        _check_whole("runner.concurrency", self.concurrency, 1, "for the default")
         _check_whole("runner.max_retries", self.max_retries, 0)
         for name, low, valid in (
             ("timeout_s", 0.0, "use a number of seconds above 0"),
@@ -434,7 +438,7 @@ class RunnerConfig:
             )
         _check_whole("runner.batch_max_requests", self.batch_max_requests, 1, "for the default")
         _check_whole("runner.batch_max_bytes", self.batch_max_bytes, 1, "for the default")
-        _check_whole("runner.forecast_output_tokens", self.forecast_output_tokens, 0)
+        _check_whole("runner.forecast_output_tokens", self.forecast_output_tokens, 0, "to learn it")
 
 
 @dataclass

@@ -146,14 +146,17 @@ class Forecast:
     """All input tokens, image tokens included."""
     image_tokens: int = 0
     """Input tokens due to images."""
-    output_tokens: int = 0
-    """Output tokens (``runner.forecast_output_tokens`` per call)."""
+    output_tokens: float = 0
+    """Expected output tokens (a per-call mean times the calls, so not always whole)."""
     usd: float = 0.0
     """Dollars."""
     image_usd: float = 0.0
     """The image share of ``usd``."""
     exact_text_tokens: bool = True
     """False when text tokens were estimated (no offline tokenizer for the model)."""
+    output_basis: str = ""
+    """Where the output tokens per call come from (cached answers, the answer format, or
+    ``runner.forecast_output_tokens``)."""
 
     def add(self, other: Forecast) -> None:
         self.calls += other.calls
@@ -168,8 +171,9 @@ class Forecast:
     def usd_per_million(self) -> float:
         return self.usd / self.calls * 1e6 if self.calls else 0.0
 
-    def to_dict(self) -> dict[str, float | int | bool]:
-        data: dict[str, float | int | bool] = dataclasses.asdict(self)
+    def to_dict(self) -> dict[str, float | int | bool | str]:
+        data: dict[str, float | int | bool | str] = dataclasses.asdict(self)
+        data["output_tokens"] = round(self.output_tokens)
         data["usd_per_million"] = self.usd_per_million
         return data
 
@@ -245,7 +249,10 @@ class JudgmentRecord:
     """Version of this row's layout."""
 
     def to_json(self) -> str:
-        return json.dumps(dataclasses.asdict(self), ensure_ascii=False)
+        # The fields are plain values, dicts and lists, so no deep copy (``asdict``) is needed.
+        return json.dumps(
+            {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}, ensure_ascii=False
+        )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> JudgmentRecord:

@@ -52,7 +52,6 @@ register_configs()
 
 @hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="config")
 def _app(cfg: DictConfig) -> None:
-    from mmjudge.report import build_report
     from mmjudge.running.cell import run_cell
 
     hydra_cfg = HydraConfig.get()
@@ -77,6 +76,8 @@ def _app(cfg: DictConfig) -> None:
                 raise SystemExit(code)
             note_exit(code)
             if not multirun and cfg.report.build and not cfg.runner.dry_run:
+                from mmjudge.report import build_report  # plotting and tables, only now
+
                 out = build_report(run_dir, Path(_resolve_path(cfg.paths.reports)))
                 print(f"report: {out / 'index.html'}", file=sys.stderr)
         except MMJudgeError as error:
@@ -116,7 +117,8 @@ def forecast_line(data: dict[str, Any]) -> str:
         batch_text = f"; batch API ${usd:.4f}, ${per_million:,.2f} per million"
     return (
         f"{cell}: forecast {f['calls']} calls, {f['input_tokens']:,} input tokens "
-        f"({f['image_tokens']:,} image), {f['output_tokens']:,} output tokens, "
+        f"({f['image_tokens']:,} image), {f['output_tokens']:,} output tokens "
+        f"(per call from {f.get('output_basis') or 'runner.forecast_output_tokens'}), "
         f"sync ${f['usd']:.4f}, ${f['usd_per_million']:,.2f} per million judgments"
         f"{batch_text}{estimate}{_cut_text(data.get('text_cut'))}"
     )

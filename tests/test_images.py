@@ -610,18 +610,17 @@ def test_unwritable_cache_is_not_fatal(tmp_path: Path) -> None:
 
 
 HM_IMAGES = SHARED_DATA / "hm_sample" / "images"
+HM_PHOTOS = sorted(HM_IMAGES.rglob("*.jpg"))[:4] if HM_IMAGES.is_dir() else []
 
 
 @pytest.mark.skipif(
-    not HM_IMAGES.is_dir(),
-    reason=f"H&M sample photos not found at {HM_IMAGES} (shared data is not part of the repo)",
+    not HM_PHOTOS,
+    reason=f"no H&M sample photos under {HM_IMAGES} (shared data is not part of the repo)",
 )
 @pytest.mark.parametrize("fit", ["pad", "crop"])
 def test_real_hm_photos(tmp_path: Path, fit: str) -> None:
-    photos = sorted(HM_IMAGES.rglob("*.jpg"))[:4]
-    assert photos, f"no .jpg files under {HM_IMAGES}"
     cache = ImageCache(tmp_path / "cache")
-    for photo in photos:
+    for photo in HM_PHOTOS:
         shown_as = photo.relative_to(HM_IMAGES).as_posix()
         encoded = preprocess_image(photo, ImageSettings(fit=fit), cache, display_source=shown_as)
         img = decode(encoded)

@@ -1,8 +1,8 @@
 """Forecasts: calls, tokens and dollars of a cell before any call is made.
 
 Text tokens are counted with tiktoken (exact for OpenAI models, estimated for others; see
-:mod:`mmjudge.costs.tokens`), image tokens with the price sheet's image rule, and output tokens are
-assumed to be ``runner.forecast_output_tokens`` per call.
+:mod:`mmjudge.costs.tokens`), image tokens with the price sheet's image rule, and output tokens per
+call come from :mod:`mmjudge.costs.output_tokens` (the forecast names their basis).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def forecast_call(
     request: JudgeRequest,
     model: ModelConfig,
     price: ModelPrice,
-    output_tokens: int,
+    output_tokens: float,
 ) -> Forecast:
     """Expected usage and cost of one call."""
     if price is FREE:  # a free judge (see price_for)
@@ -35,7 +35,8 @@ def forecast_call(
     )
     usage = Usage(
         input_tokens=counted.tokens + MESSAGE_OVERHEAD_TOKENS + images,
-        output_tokens=output_tokens,
+        # A mean per call, not always whole; prices are linear in it.
+        output_tokens=output_tokens,  # type: ignore[arg-type]
         image_tokens=images,
     )
     cost = cost_of(usage, price)

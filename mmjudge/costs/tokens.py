@@ -81,7 +81,8 @@ def count_tokens(text: str, model_id: str, provider: str) -> TokenCount:
     """Tokens in ``text`` for the model: exact for OpenAI, estimated for others."""
     try:
         encoding = _encoding(model_id if provider == "openai" else "gpt-4o")
-        base = len(encoding.encode(text, disallowed_special=()))
+        # No special tokens allowed or disallowed: every text is encoded as ordinary text.
+        base = len(encoding.encode_ordinary(text))
     except Exception as error:  # no BPE file and no network
         warnings.warn(
             f"tiktoken is unavailable offline ({error}); estimating 4 characters per token",

@@ -20,6 +20,7 @@ from mmjudge.config import ModelConfig
 from mmjudge.errors import ConfigError, CredentialError, FatalProviderError
 from mmjudge.judges.base import ErrorVerdict, JudgeAPI
 from mmjudge.judges.options import JudgeOptions
+from mmjudge.judges.wire import WireSender
 from mmjudge.keyguard import redact_text
 from mmjudge.records import EncodedImage, JudgeRequest, JudgeResponse
 
@@ -317,7 +318,9 @@ def http_client(sdk: Any, model: ModelConfig, choice: str) -> Any:
         for cls in client_class.__mro__
         if cls.__name__ == "AsyncClient"
     )
-    connections = max(int(model.max_concurrency), 1) + 8
+    # The runner bounds the calls in flight; a model's own limit also bounds the pool.
+    own = model.max_concurrency
+    connections = None if own is None else max(int(own), 1) + 8
     limits = httpx_flavour.Limits(
         max_connections=connections, max_keepalive_connections=connections
     )
@@ -345,6 +348,8 @@ class SDKJudge(JudgeAPI):
     base_url: str
     key_env: str | None
     _client: Any
+    _wire: WireSender | None = None
+    """Where calls after the first go, through less of the SDK (None: the SDK's own path)."""
 
     def request_body(self, request: JudgeRequest, *, redact: bool = False) -> dict[str, Any]:
         """The JSON body of the call in the API's wire format; ``redact`` swaps images for
@@ -371,7 +376,13 @@ class SDKJudge(JudgeAPI):
             # transformation, which costs about a millisecond of CPU per call (it would
             # dominate the harness at high concurrency) and drops sampling keywords that some
             # APIs still read.
-            answer = await self._client.post(self.api_path, body=body, cast_to=self.response_type)
+            answer: Any
+            if self._wire is not None:
+                answer = await self._wire.post(body, self.response_type)
+            else:
+                answer = await self._client.post(
+                    self.api_path, body=body, cast_to=self.response_type
+                )
         except json.JSONDecodeError as exc:
             raise MalformedResponseError(
                 f"{self.base_url} answered with a body that is not valid JSON ({exc.msg})"
@@ -415,4 +426,6 @@ class SDKJudge(JudgeAPI):
         return self._fatal(error)
 
     async def aclose(self) -> None:
+        if self._wire is not None:
+            await self._wire.aclose()
         await self._client.close()

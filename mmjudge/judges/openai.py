@@ -33,6 +33,7 @@ from mmjudge.judges.http import (
     usage_dict,
 )
 from mmjudge.judges.registry import BASE_URL_ENVS, endpoint_override
+from mmjudge.judges.wire import WireSender
 from mmjudge.keyguard import redact_text
 from mmjudge.records import JudgeRequest, JudgeResponse, Usage
 
@@ -126,13 +127,26 @@ class OpenAIJudge(SDKJudge):
         self.base_url = redact_text(endpoint)
         self.key_env = model.api_key_env or (None if compatible else DEFAULT_KEY_ENV)
         api_key = read_api_key(self.name, self.key_env) if self.key_env else NO_KEY
+        seconds = DEFAULT_TIMEOUT_S if timeout is None else timeout
+        transport = http_client(openai, model, self.options.http_client)
         self._client = openai.AsyncOpenAI(
             api_key=api_key,
             base_url=endpoint,
             max_retries=0,
-            timeout=DEFAULT_TIMEOUT_S if timeout is None else timeout,
-            http_client=http_client(openai, model, self.options.http_client),
+            timeout=seconds,
+            http_client=transport,
         )
+        # With the aiohttp transport (the default), calls after the first skip most of the
+        # SDK's per-call machinery; the httpx option keeps every call on the SDK's own path.
+        if transport is not None and WireSender.usable(self._client):
+            own = model.max_concurrency
+            self._wire = WireSender(
+                openai,
+                self._client,
+                self.api_path,
+                connections=None if own is None else int(own) + 8,
+                timeout_s=seconds,
+            )
 
     def describe(self) -> str:
         return f"{self.provider_name} judge '{self.name}' ({self.model_id} at {self.base_url})"
@@ -168,26 +182,28 @@ class OpenAIJudge(SDKJudge):
         return body
 
     def _response(self, completion: Any, latency: float) -> JudgeResponse:
-        choices = getattr(completion, "choices", None)
+        """The answer from a chat completion: the SDK's model, or the JSON it would be built
+        from (a dict is what the SDK turns into a ``ChatCompletion``)."""
+        choices = _field(completion, "choices")
         if not choices:
-            shown = type(completion).__name__
+            shown = "ChatCompletion" if isinstance(completion, dict) else type(completion).__name__
             raise MalformedResponseError(
                 f"{self.base_url} answered without any choices (got {shown}, not a chat completion)"
             )
         choice = choices[0]
-        message = getattr(choice, "message", None)
-        text = getattr(message, "content", None)
-        refusal = getattr(message, "refusal", None)
-        stop_reason = getattr(choice, "finish_reason", None)
+        message = _field(choice, "message")
+        text = _field(message, "content")
+        refusal = _field(message, "refusal")
+        stop_reason = _field(choice, "finish_reason")
         if refusal and not text:
             stop_reason = "refusal"
-        raw_usage = usage_dict(getattr(completion, "usage", None))
+        raw_usage = usage_dict(_field(completion, "usage"))
         return JudgeResponse(
             text=text or "",
             usage=usage_from_openai(raw_usage),
             raw_usage=raw_usage,
             latency_s=latency,
-            model=str(getattr(completion, "model", None) or self.model_id),
+            model=str(_field(completion, "model") or self.model_id),
             stop_reason=stop_reason,
         )
 
@@ -294,6 +310,13 @@ class OpenAIJudge(SDKJudge):
         code = str(error.get("code") or "error")
         text = one_line(f"{code}: {error.get('message') or 'request failed'}")
         return BatchItemResult(cid, None, text, code in BATCH_RETRYABLE_CODES, code)
+
+
+def _field(value: Any, name: str) -> Any:
+    """``value.name`` of an SDK model, or ``value[name]`` of the JSON it is built from."""
+    if isinstance(value, dict):
+        return value.get(name)
+    return getattr(value, name, None)
 
 
 def usage_from_openai(raw: dict[str, Any]) -> Usage:

@@ -180,7 +180,6 @@ class BatchRunner:
         for item in items:
             if self._stop_signal is not None:
                 break
-            self.policy.drawn(item)
             if item.request is None:
                 yield Outcome(item, None, item.error, False, 0, 0.0)
                 continue
@@ -189,6 +188,7 @@ class BatchRunner:
             if cached is not None:
                 yield cached
                 continue
+            self.policy.drawn(item)
             cid = custom_id(item.key, key)
             if cid in holder:
                 record = holder[cid]

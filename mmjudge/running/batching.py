@@ -173,5 +173,6 @@ def without_image_data(item: WorkItem) -> WorkItem:
     request = item.request
     if request is None or not request.images:
         return item
+    item.expected()  # forecast now: its estimate holds the request with the image bytes
     images = tuple(dataclasses.replace(image, data="") for image in request.images)
     return dataclasses.replace(item, request=dataclasses.replace(request, images=images))

@@ -18,6 +18,7 @@ from mmjudge.agreement.summarise import summarise_run
 from mmjudge.config import SweepConfig
 from mmjudge.costs.calls import CallPricer
 from mmjudge.costs.ledger import batch_factor
+from mmjudge.costs.output_tokens import output_tokens
 from mmjudge.costs.sheets import price_for
 from mmjudge.data.schema import Example
 from mmjudge.data.survey import (
@@ -44,10 +45,19 @@ from mmjudge.records import Forecast, JudgmentRecord
 from mmjudge.running.batch import BatchRunner
 from mmjudge.running.batching import check_settings
 from mmjudge.running.cache import ResponseCache
+from mmjudge.running.concurrency import calls_in_flight, first_line, fit_open_files
+from mmjudge.running.images_pool import PREPARE_AHEAD
 from mmjudge.running.policy import Outcome, RunStats, check_reliability_settings
 from mmjudge.running.progress import Progress
 from mmjudge.running.sync import Runner
-from mmjudge.running.work import CellContext, ExampleStream, Requests, build_work
+from mmjudge.running.work import (
+    CellContext,
+    ExampleStream,
+    Requests,
+    build_work,
+    cached_output_tokens,
+    image_pool,
+)
 from mmjudge.runs import CellInfo, RunSummary, appending_rows, judgments_path, keep_finished_rows
 from mmjudge.runs.batches import STATE_FILE
 from mmjudge.testbank import grading as bank_grading
@@ -120,6 +130,10 @@ def run_cell(raw_cfg: DictConfig | SweepConfig, run_dir: Path) -> RunSummary | d
         image_cache=ImageCache(resolve_path(cfg.paths.image_cache)),
         bank=bank,
     )
+    cache_path = resolve_path(cfg.paths.response_cache)
+    context.output = output_tokens(
+        cfg, cached_output_tokens(context, examples, judge_cls, cache_path)
+    )
     total = counts.items
     if cfg.runner.dry_run:
         return _dry_run(context, examples, run_dir, counts)
@@ -169,7 +183,7 @@ def _summary(
     stop: BaseException | None,
     extra: dict[str, Any],
 ) -> RunSummary:
-    forecast = stats.forecast
+    forecast = dataclasses.replace(stats.forecast, output_basis=context.output.basis)
     if context.cfg.runner.mode == "batch":
         # At batch prices, like the calls it forecasts.
         forecast = _batch_forecast(forecast, _batch_discount(context))
@@ -245,9 +259,11 @@ def _dry_run(
     context: CellContext, examples: Iterable[Example], run_dir: Path, counts: DatasetSurvey
 ) -> dict[str, Any]:
     """Forecast the cell without calling anything; writes ``forecast.json``."""
-    forecast = Forecast()
-    for item in build_work(context, examples, set()):
-        forecast.add(item.forecast)
+    forecast = Forecast(output_basis=context.output.basis)
+    with image_pool(context) as pool:
+        for item in build_work(context, examples, set(), pool):
+            if item.request is not None:
+                forecast.add(item.expected())
     cfg = context.cfg
     data = {
         "status": "dry_run",
@@ -302,24 +318,21 @@ async def _run(
         state_path = records_path.parent / STATE_FILE
         runner = _batch_runner(context, state_path, cache, stats)
     else:
-        runner = Runner(
-            context.judge,
-            cfg.model,
-            cfg.runner,
-            cache=cache,
-            price=_pricer(context),
-            stats=stats,
-            claims=cache.claims(cfg.runner.claim_ttl_s) if cache is not None else None,
-            seed=cfg.seed,
-        )
-
+        runner = _sync_runner(context, cache, stats)
     try:
         with (
             stop_signals(asyncio.get_running_loop(), _stop_handler(runner, cfg)),
             appending_rows(records_path.parent) as write,
+            image_pool(context) as pool,
         ):
+            requests = Requests(context, examples, done, pool)
+            outcomes = (
+                runner.run(requests)
+                if pool is None or isinstance(runner, BatchRunner)
+                else runner.run(requests.prepared_ahead(_ahead(runner)))
+            )
             collector = EntryCollector()
-            async for answer in runner.run(Requests(context, examples, done)):
+            async for answer in outcomes:
                 outcome = collector.add(answer)
                 if outcome is None:
                     continue  # more calls of this result's bank to come
@@ -331,6 +344,31 @@ async def _run(
         await context.judge.aclose()
         if cache is not None:
             cache.close()
+
+
+def _sync_runner(context: CellContext, cache: ResponseCache | None, stats: RunStats) -> Runner:
+    """The runner for ``runner.mode=sync``; says first how many calls will be in flight."""
+    assert context.judge is not None
+    cfg = context.cfg
+    in_flight = fit_open_files(calls_in_flight(cfg.runner, cfg.model))
+    print(first_line(in_flight, cfg.model), file=sys.stderr, flush=True)
+    return Runner(
+        context.judge,
+        cfg.model,
+        cfg.runner,
+        cache=cache,
+        price=_pricer(context),
+        stats=stats,
+        claims=cache.claims(cfg.runner.claim_ttl_s) if cache is not None else None,
+        seed=cfg.seed,
+        concurrency=in_flight.calls,
+    )
+
+
+def _ahead(runner: Runner) -> int:
+    """Items whose images are prepared ahead of their calls: enough to refill every slot
+    twice over, so the calls never wait for an image the pool could have had ready."""
+    return 2 * runner.concurrency + PREPARE_AHEAD
 
 
 def _stop_handler(runner: Runner | BatchRunner, cfg: SweepConfig) -> Callable[[int], None]:

@@ -30,20 +30,35 @@ Pricer = Callable[[JudgeRequest, JudgeResponse], PricedCall]
 
 @dataclass
 class WorkItem:
-    """One judgment to make; ``error`` set means it failed before any call (e.g. bad image)."""
+    """One judgment to make; ``error`` set means it failed before any call (e.g. bad image).
+
+    The call's forecast is given either as it is (``forecast``) or as ``estimate``, which
+    computes it when it is first needed: the runners ask only for calls they make, so an
+    item answered from the cache is never tokenised or counted.
+    """
 
     key: str
     request: JudgeRequest | None
     error: str | None = None
     forecast: Forecast = field(default_factory=Forecast)
-    """Expected usage and cost of the call (the budget reads its dollars)."""
+    """Expected usage and cost of the call (the budget reads its dollars); filled in from
+    ``estimate`` on first use (see :meth:`expected`)."""
     context: Any = None
     """Whatever the caller needs to turn the outcome into a record."""
+    estimate: Callable[[], Forecast] | None = field(default=None, repr=False)
+    """Computes ``forecast`` when it is first needed."""
+
+    def expected(self) -> Forecast:
+        """The call's forecast, computed on first use when ``estimate`` is given."""
+        if self.estimate is not None:
+            self.forecast = self.estimate()
+            self.estimate = None
+        return self.forecast
 
     @property
     def forecast_usd(self) -> float:
         """Expected dollars of the call at list prices."""
-        return self.forecast.usd
+        return self.expected().usd
 
 
 @dataclass
@@ -83,7 +98,8 @@ class RunStats:
     from_other_process: int = 0
     """Items another live process was paying for; this run waited for their answers."""
     forecast: Forecast = field(default_factory=Forecast)
-    """Expected usage of every item the run drew, at list prices."""
+    """Expected usage of every call the run made or was about to make, at list prices
+    (answers from the cache are not forecast)."""
 
     def absorb(self, other: RunStats, spent_before: float) -> None:
         """Add the counts of a runner that started with ``spent_before`` already spent (the
@@ -209,8 +225,8 @@ class CallPolicy:
         self._rng = random.Random(seed)
 
     def drawn(self, item: WorkItem) -> None:
-        """Count an item taken from the run's work in the run's forecast."""
-        self.stats.forecast.add(item.forecast)
+        """Count an item the run is about to call in the run's forecast."""
+        self.stats.forecast.add(item.expected())
 
     def from_cache(self, item: WorkItem, key: str) -> Outcome | None:
         """The cached answer for ``key`` as the item's outcome, or None."""

@@ -14,7 +14,7 @@ import contextlib
 import functools
 import math
 import time
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
 from mmjudge.config import ModelConfig, RunnerConfig
@@ -24,6 +24,7 @@ from mmjudge.judges.base import JudgeAPI
 from mmjudge.records import JudgeRequest, JudgeResponse
 from mmjudge.running.breaker import Breaker
 from mmjudge.running.cache import ItemClaims, ResponseCache, request_key
+from mmjudge.running.concurrency import calls_in_flight
 from mmjudge.running.limits import RateLimiter
 from mmjudge.running.policy import (
     CallPolicy,
@@ -77,7 +78,10 @@ class Runner:
         stats: RunStats | None = None,
         claims: ItemClaims | None = None,
         seed: int = 0,
+        concurrency: int | None = None,
     ) -> None:
+        """``concurrency``: calls in flight; by default what the settings give
+        (:func:`mmjudge.running.concurrency.calls_in_flight`)."""
         self.judge = judge
         self.model = model
         self.settings = settings
@@ -86,7 +90,9 @@ class Runner:
         self.claims = claims if usable and cache is not None else None
         self.stats = stats if stats is not None else RunStats()
         self.policy = CallPolicy(settings, self.stats, self.cache, price, seed=seed)
-        concurrency = max(1, min(settings.concurrency, model.max_concurrency))
+        if concurrency is None:
+            concurrency = calls_in_flight(settings, model).calls
+        concurrency = max(1, concurrency)
         self.concurrency = concurrency
         self.requests = RateLimiter(model.requests_per_minute)
         self.tokens = RateLimiter(model.tokens_per_minute)
@@ -142,23 +148,36 @@ class Runner:
 
     # -- the loop --------------------------------------------------------------------------
 
-    async def run(self, items: Iterable[WorkItem]) -> AsyncIterator[Outcome]:
+    async def run(
+        self, items: Iterable[WorkItem] | AsyncIterable[WorkItem]
+    ) -> AsyncIterator[Outcome]:
         """Yield an outcome per item; stops early on a fatal error, the breaker, the budget
-        cap or a stop request, and then raises the matching error."""
+        cap or a stop request, and then raises the matching error.
+
+        ``items`` may be asynchronous, for items whose preparation is awaited (images
+        preprocessed in worker threads) rather than done on the event loop.
+        """
         waiting: list[WorkItem] = []
-        iterator = iter(items)
+        iterator = _next_of(items)
         exhausted = False
         next_poll = 0.0
         heartbeat = asyncio.create_task(self._heartbeat()) if self.claims is not None else None
         try:
             while True:
                 # A full set of slots is waited for in _next_outcome, which a stop wakes.
-                while not exhausted and self._may_schedule() and not self._slots.locked():
-                    item = next(iterator, None)
+                # Finished outcomes are yielded before more items are taken: an item may
+                # take a while to arrive (images being prepared), and its wait must not
+                # hold back the rows of calls that have finished meanwhile.
+                while (
+                    not exhausted
+                    and self._may_schedule()
+                    and not self._slots.locked()
+                    and self._queue.empty()
+                ):
+                    item = await iterator()
                     if item is None:
                         exhausted = True
                         break
-                    self.policy.drawn(item)
                     ready = self._admit(item, waiting)
                     if isinstance(ready, Outcome):
                         yield ready
@@ -229,6 +248,7 @@ class Runner:
 
     async def _start(self, job: _Job) -> None:
         await self._slots.acquire()
+        self.policy.drawn(job.item)
         self._in_flight_forecast += job.item.forecast_usd
         self._pending += 1
         task = asyncio.create_task(self._worker(job))
@@ -433,6 +453,25 @@ class Runner:
             return
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._halt.wait(), seconds)
+
+
+def _next_of(
+    items: Iterable[WorkItem] | AsyncIterable[WorkItem],
+) -> Callable[[], Awaitable[WorkItem | None]]:
+    """A coroutine function giving the next item, or None at the end."""
+    if isinstance(items, AsyncIterable):
+        async_iterator = aiter(items)
+
+        async def next_async() -> WorkItem | None:
+            return await anext(async_iterator, None)
+
+        return next_async
+    iterator = iter(items)
+
+    async def next_sync() -> WorkItem | None:
+        return next(iterator, None)
+
+    return next_sync
 
 
 def _token_estimate(request: JudgeRequest, max_tokens: int) -> float:

@@ -1,24 +1,35 @@
-"""A cell's work: a work item per example, with its request (prompt and images) and the
-call's forecast, built without side effects, and built again by key when the batch runner
-resubmits some."""
+"""A cell's work: a work item per example, with its request (prompt and images) and a way
+to forecast its call, built without side effects, and built again by key when the batch runner
+resubmits some.
+
+Images are prepared in worker threads (:mod:`mmjudge.running.images_pool`) a window ahead of
+their calls, never on the event loop; a call is forecast only when the runner is about to make
+it, so answers from the cache are never tokenised.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+import itertools
+from collections.abc import AsyncIterator, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from mmjudge.config import SweepConfig
 from mmjudge.costs.forecast import forecast_call
+from mmjudge.costs.output_tokens import ANSWER_FORMAT, SAMPLE_IMAGES, SAMPLE_TEXT, OutputTokens
 from mmjudge.costs.sheets import ModelPrice
 from mmjudge.data.loading import load_dataset, sampled_queries
 from mmjudge.data.schema import Example
 from mmjudge.errors import ImageError
 from mmjudge.images import ImageCache, ImageSettings, preprocess_image
 from mmjudge.judges.base import JudgeAPI
-from mmjudge.prompts import render
+from mmjudge.prompts.shapes import PromptRenderer
 from mmjudge.records import EncodedImage, Forecast, JudgeRequest
+from mmjudge.running.cache import ResponseCache, request_key
+from mmjudge.running.images_pool import PREPARE_AHEAD, ImagePool, prepared_async, prepared_sync
 from mmjudge.running.policy import WorkItem
 from mmjudge.testbank import grading as bank_grading
 from mmjudge.testbank.bank import Bank
@@ -38,6 +49,8 @@ class CellContext:
     image_cache: ImageCache
     bank: Bank | None = None
     """The test bank the cell grades against (``prompt.bank``), or None."""
+    output: OutputTokens = field(default_factory=lambda: OutputTokens(0.0, ""))
+    """Output tokens per call for the forecast, and their basis."""
 
 
 class ExampleStream:
@@ -60,70 +73,89 @@ class ExampleStream:
 
 @dataclass
 class Requests:
-    """The cell's work items, built from its examples (see :func:`_work`); the batch runner
-    builds some again by key to resubmit them."""
+    """The cell's work items, built from its examples (see :func:`build_work`); the batch
+    runner builds some again by key to resubmit them. Images are prepared in ``pool`` when
+    one is given."""
 
     context: CellContext
     examples: Iterable[Example]
     done: set[str]
+    pool: ImagePool | None = None
 
     def __iter__(self) -> Iterator[WorkItem]:
-        return build_work(self.context, self.examples, self.done)
+        return build_work(self.context, self.examples, self.done, self.pool)
 
     def only(self, keys: set[str]) -> Iterator[WorkItem]:
-        return build_work(self.context, (e for e in self.examples if e.key in keys), set())
+        chosen = (e for e in self.examples if e.key in keys)
+        return build_work(self.context, chosen, set(), self.pool)
+
+    async def prepared_ahead(self, ahead: int) -> AsyncIterator[WorkItem]:
+        """The items for the event loop: images prepared in the pool ``ahead`` items before
+        their calls, and waiting for them leaves the loop free for the calls in flight."""
+        assert self.pool is not None
+        prompts = PromptRenderer(
+            self.context.cfg.modality, self.context.cfg.prompt, self.context.cfg.dataset
+        )
+        pending = (example for example in self.examples if example.key not in self.done)
+        async for example, prepared in prepared_async(self.pool, pending, ahead):
+            for item in _items(self.context, prompts, example, prepared.images, prepared.error):
+                yield item
 
 
 def build_work(
-    context: CellContext, examples: Iterable[Example], done: set[str]
+    context: CellContext,
+    examples: Iterable[Example],
+    done: set[str],
+    pool: ImagePool | None = None,
 ) -> Iterator[WorkItem]:
     """A work item per example not in ``done`` (per entry of its bank with
-    ``prompt.bank_calls=entry``): its request and the call's forecast, or the error that keeps
-    it from being sent. No side effects."""
+    ``prompt.bank_calls=entry``): its request and how to forecast its call, or the error that
+    keeps it from being sent. Images are prepared in ``pool`` when given (a window ahead),
+    else one by one in this thread. No side effects."""
     cfg = context.cfg
-    for example in examples:
-        if example.key in done:
-            continue
-        request, error = _request(context, example)
-        output_tokens = cfg.runner.forecast_output_tokens
-        if context.bank is not None:
-            request, problem = _bank_request(context, example, request)
-            error = error or problem
-            output_tokens = bank_grading.output_tokens(len(request.entries), cfg.prompt.spans)
-            if error is None and cfg.prompt.bank_calls == "entry":
-                yield from _entry_items(context, example, request)
-                continue
-        expected = Forecast()
-        if error is None:
-            expected = forecast_call(request, cfg.model, context.price, output_tokens)
-        yield WorkItem(
-            key=example.key,
-            request=None if error else request,
-            error=error,
-            forecast=expected,
-            context=(example, tuple(image.sha256 for image in request.images)),
-        )
+    prompts = PromptRenderer(cfg.modality, cfg.prompt, cfg.dataset)
+    pending = (example for example in examples if example.key not in done)
+    if cfg.modality.include_image and pool is not None:
+        for example, prepared in prepared_sync(pool, pending, PREPARE_AHEAD):
+            yield from _items(context, prompts, example, prepared.images, prepared.error)
+        return
+    for example in pending:
+        images, error = _images_here(context, example)
+        yield from _items(context, prompts, example, images, error)
 
 
-def _request(context: CellContext, example: Example) -> tuple[JudgeRequest, str | None]:
-    """The example's request (prompt and images), and what keeps it from being sent."""
-    cfg = context.cfg
+def _images_here(
+    context: CellContext, example: Example
+) -> tuple[tuple[EncodedImage, ...], str | None]:
+    """An example's images prepared in this thread, and the first error preparing them."""
+    if not context.cfg.modality.include_image:
+        return (), None
     images: list[EncodedImage] = []
-    error = None
-    if cfg.modality.include_image:
-        if not example.images:
-            error = f"result '{example.result_id}' has no image for modality '{cfg.modality.name}'"
-        for path, name in zip(example.images, example.image_names, strict=True):
-            try:
-                images.append(
-                    preprocess_image(
-                        path, context.image_settings, context.image_cache, display_source=name
-                    )
+    for path, name in zip(example.images, example.image_names, strict=True):
+        try:
+            images.append(
+                preprocess_image(
+                    path, context.image_settings, context.image_cache, display_source=name
                 )
-            except ImageError as exc:
-                error = str(exc)
-                break
-    rendered = render(example, cfg.modality, cfg.prompt, cfg.dataset, n_images=len(images))
+            )
+        except ImageError as exc:
+            return tuple(images), str(exc)
+    return tuple(images), None
+
+
+def _items(
+    context: CellContext,
+    prompts: PromptRenderer,
+    example: Example,
+    images: tuple[EncodedImage, ...],
+    error: str | None,
+) -> Iterator[WorkItem]:
+    """One example's work: its request, or the error that keeps it from being sent (one
+    item per bank entry with ``prompt.bank_calls=entry``)."""
+    cfg = context.cfg
+    if cfg.modality.include_image and not example.images:
+        error = f"result '{example.result_id}' has no image for modality '{cfg.modality.name}'"
+    rendered = prompts.render(example, n_images=len(images))
     text_only = cfg.modality.include_text and not cfg.modality.include_image
     if error is None and text_only and not rendered.fields:
         error = f"result '{example.result_id}' has no text fields for modality 'text'"
@@ -131,12 +163,40 @@ def _request(context: CellContext, example: Example) -> tuple[JudgeRequest, str 
         item_key=example.key,
         prompt=rendered.text,
         system=rendered.system,
-        images=tuple(images),
+        images=images,
         query=example.query,
         fields=rendered.fields,
         grades=tuple(cfg.dataset.scale.grades),
     )
-    return request, error
+    if context.bank is not None:
+        request, problem = _bank_request(context, example, request)
+        error = error or problem
+        if error is None and cfg.prompt.bank_calls == "entry":
+            yield from _entry_items(context, example, request)
+            return
+    yield WorkItem(
+        key=example.key,
+        request=None if error else request,
+        error=error,
+        context=(example, tuple(image.sha256 for image in request.images)),
+        estimate=None if error else functools.partial(forecast_item, context, request),
+    )
+
+
+def forecast_item(context: CellContext, request: JudgeRequest) -> Forecast:
+    """The forecast of one call: its input tokens counted, its output tokens expected."""
+    cfg = context.cfg
+    return forecast_call(
+        request, cfg.model, context.price, _expected_output_tokens(context, request)
+    )
+
+
+def _expected_output_tokens(context: CellContext, request: JudgeRequest) -> float:
+    """Output tokens expected for ``request``: the cell's learnt or configured figure; for a
+    bank request without one, the estimate from the number of entries it rates."""
+    if request.task == "bank" and context.output.basis == ANSWER_FORMAT:
+        return bank_grading.output_tokens(len(request.entries), context.cfg.prompt.spans)
+    return context.output.tokens
 
 
 def _bank_request(
@@ -197,15 +257,46 @@ def _entry_items(
             prompt=prompt.text,
             entries=prompt.entries,
         )
-        expected = forecast_call(
-            single,
-            cfg.model,
-            context.price,
-            bank_grading.output_tokens(1, cfg.prompt.spans),
-        )
         yield WorkItem(
             key=single.item_key,
             request=single,
-            forecast=expected,
             context=EntryCall(example, request, len(entries), position),
+            estimate=functools.partial(forecast_item, context, single),
         )
+
+
+@contextlib.contextmanager
+def image_pool(context: CellContext) -> Iterator[ImagePool | None]:
+    """Worker threads preparing the cell's images (None for a cell without images)."""
+    if not context.cfg.modality.include_image:
+        yield None
+        return
+    pool = ImagePool(context.image_settings, context.image_cache)
+    try:
+        yield pool
+    finally:
+        pool.close()
+
+
+def cached_output_tokens(
+    context: CellContext, examples: Iterable[Example], judge_cls: type[JudgeAPI], path: Path
+) -> Iterator[int]:
+    """Output tokens of the answers to a sample of this cell's first requests that are in
+    the response cache at ``path`` (none when the cache is off or the judge's answers are not
+    cached)."""
+    cfg = context.cfg
+    if not (cfg.runner.cache and judge_cls.cacheable and path.exists()):
+        return
+    limit = SAMPLE_IMAGES if cfg.modality.include_image else SAMPLE_TEXT
+    sample = itertools.islice(examples, limit)
+    cache = ResponseCache(path)
+    try:
+        with image_pool(context) as pool:
+            for item in build_work(context, sample, set(), pool):
+                if item.request is None:
+                    continue
+                hit = cache.get(request_key(cfg.model, item.request))
+                if hit is not None:
+                    yield hit.usage.output_tokens
+    finally:
+        cache.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -163,3 +164,23 @@ def test_items_that_failed_before_any_call_pass_through() -> None:
     outcomes = {o.item.key: o for o in collect(Runner(judge, MODEL, settings()), work)}
     assert outcomes["bad"].error == "image unreadable"
     assert judge.calls == ["k0"]
+
+
+def test_rows_of_finished_calls_are_not_held_back_by_a_slow_item_source() -> None:
+    """Items that take a while to arrive (images being prepared) leave the runner free to
+    yield the outcomes that finished meanwhile."""
+    produced: list[str] = []
+
+    async def slow_items() -> AsyncIterator[WorkItem]:
+        for item in items(12):
+            await asyncio.sleep(0.02)
+            produced.append(item.key)
+            yield item
+
+    async def go() -> list[int]:
+        runner = Runner(FakeJudge(delay=0.001), MODEL, settings(concurrency=8))
+        return [len(produced) async for _outcome in runner.run(slow_items())]
+
+    seen_when = asyncio.run(go())
+    assert len(seen_when) == 12
+    assert seen_when[0] < 12  # the first row came before the last item did

@@ -28,8 +28,17 @@ MOVED = {
     "config.runner.seed": "config.seed",
     "config.runner.report": "config.report.build",
 }
-#: Fields version 1 did not write for every kind of run and version 2 does.
-ADDED = {"kind", "status_reason", "exit_code", "stopped_because", "endpoint", "errors"}
+#: Fields version 1 did not write for every kind of run and version 2 does (the forecast
+#: names its output-token basis too).
+ADDED = {
+    "kind",
+    "status_reason",
+    "exit_code",
+    "stopped_because",
+    "endpoint",
+    "errors",
+    "forecast.output_basis",
+}
 
 
 def leaves(tree: Any, path: str = "") -> Iterator[tuple[str, Any]]:

@@ -1,0 +1,398 @@
+"""End-to-end speed through the command a user types: ``python -m mmjudge.sweep``.
+
+Each measurement starts the real CLI as a subprocess, pointed at the loopback server running in
+a process of its own (keep-alive connections, an accept backlog of 4,096), and prints one table
+row per cell with:
+
+- end to end: judgments per second from the command's start to its exit (interpreter start-up,
+  imports, the dataset check, the summary), against the ideal (concurrency ÷ latency);
+- steady: the rate between the 10th and 90th percentile of finished judgments (read from the
+  run's ``judgments.jsonl`` as it grows);
+- harness CPU per judgment: user + system CPU of the sweep process only (the server runs in
+  another process), divided by the judgments;
+- peak RSS of the sweep process;
+- first call: seconds from the command's start to its first answer minus the server's latency
+  (when the first call left).
+
+Before the cells, the server's own capacity is measured at each concurrency and latency with a
+lightweight raw-socket client, so a reader can see the server is not what limits the figures.
+Image cells preprocess their images during the run (an empty image cache, ``cold``) and then
+again with the cache the first run filled (``warm``). The last row reruns the finished text cell
+in a new run folder, entirely from the response cache.
+
+    python benchmarks/e2e.py                          # every cell, 3 runs each (medians)
+    python benchmarks/e2e.py --cells text:64:0.2 --repeat 5
+    python benchmarks/e2e.py --n-text 10000 --n-image 2000
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CELLS = (
+    "text:64:0.2",
+    "text:256:1",
+    "text:1024:1",
+    "image:64:0.2",
+    "image:256:1",
+    "image:1024:1",
+)
+#: Items that share one source image in image cells (a product shown for several queries).
+QUERIES_PER_IMAGE = 4
+
+
+@dataclass
+class Cell:
+    modality: str
+    concurrency: int
+    latency: float
+
+    @classmethod
+    def parse(cls, text: str) -> Cell:
+        modality, concurrency, latency = text.split(":")
+        return cls(modality, int(concurrency), float(latency))
+
+    @property
+    def ideal(self) -> float:
+        return self.concurrency / self.latency
+
+
+# --- the server ---------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Server:
+    """The loopback server in its own process."""
+
+    def __init__(self, latency: float) -> None:
+        self.port = free_port()
+        self.latency = latency
+        self.process = subprocess.Popen(
+            [
+                *(sys.executable, "-m", "tests.fixtures.loopback_server"),
+                *("--port", str(self.port), "--latency", str(latency)),
+            ],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.process.stdout is not None
+        self.process.stdout.readline()  # "serving on ..."
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def close(self) -> None:
+        self.process.terminate()
+        self.process.wait(10)
+
+
+_PROBE_BODY = json.dumps(
+    {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "red dress? " * 20}]}
+).encode()
+
+
+async def _probe(port: int, concurrency: int, seconds: float) -> float:
+    """Answers per second the server gives ``concurrency`` keep-alive clients."""
+    done = 0
+    deadline = time.perf_counter() + seconds
+    request = (
+        b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        b"Content-Type: application/json\r\nAuthorization: Bearer probe\r\n"
+        + f"Content-Length: {len(_PROBE_BODY)}\r\n\r\n".encode()
+        + _PROBE_BODY
+    )
+
+    async def client() -> None:
+        nonlocal done
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        while time.perf_counter() < deadline:
+            writer.write(request)
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = next(
+                int(line.split(b":")[1])
+                for line in head.split(b"\r\n")
+                if line.lower().startswith(b"content-length")
+            )
+            await reader.readexactly(length)
+            done += 1
+        writer.close()
+
+    started = time.perf_counter()
+    await asyncio.gather(*(client() for _ in range(concurrency)))
+    return done / (time.perf_counter() - started)
+
+
+def server_capacity(cell: Cell) -> float:
+    """The server's answers per second at the cell's concurrency and latency."""
+    server = Server(cell.latency)
+    try:
+        return asyncio.run(_probe(server.port, cell.concurrency, max(3.0, 4 * cell.latency)))
+    finally:
+        server.close()
+
+
+# --- data ---------------------------------------------------------------------------------------
+
+
+COLOURS = ["red", "navy", "black", "white", "green"]
+KINDS = ["t-shirt", "dress", "jacket", "trousers", "skirt"]
+
+
+def write_dataset(root: Path, n: int, images: bool) -> None:
+    """``n`` items in mmjudge's JSONL format; image cells get one 640×480 JPEG per
+    :data:`QUERIES_PER_IMAGE` items, each image different."""
+    root.mkdir(parents=True, exist_ok=True)
+    if images:
+        _write_images(root / "images", (n + QUERIES_PER_IMAGE - 1) // QUERIES_PER_IMAGE)
+    with (root / "items.jsonl").open("w", encoding="utf-8") as out:
+        for i in range(n):
+            colour, kind = COLOURS[i % 5], KINDS[(i // 5) % 5]
+            row: dict[str, object] = {
+                "query_id": f"q{i % (n // 8 + 1)}",
+                "query": f"{colour} {kind}",
+                "result_id": f"r{i}",
+                "fields": {
+                    "name": f"Item {i} {kind}",
+                    "colour": COLOURS[(i * 7) % 5],
+                    "description": f"A {COLOURS[(i * 3) % 5]} {kind} in soft cotton, item {i}.",
+                },
+                "labels": {"a": i % 3, "b": (i // 3) % 3},
+            }
+            if images:
+                row["images"] = [f"images/{i // QUERIES_PER_IMAGE}.jpg"]
+            out.write(json.dumps(row) + "\n")
+
+
+def _write_images(folder: Path, count: int) -> None:
+    from PIL import Image, ImageDraw
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(count):
+        image = Image.new("RGB", (640, 480), (40 * (i % 6), 90, 200 - 30 * (i % 5)))
+        draw = ImageDraw.Draw(image)
+        for j in range(12):
+            x = (i * 37 + j * 53) % 600
+            draw.ellipse((x, j * 35, x + 60, j * 35 + 40), fill=(j * 20, 255 - j * 20, i % 255))
+        image.save(folder / f"{i}.jpg", quality=90)
+
+
+# --- one run ------------------------------------------------------------------------------------
+
+
+def sweep_command(cell: Cell, data: Path, work: Path, base_url: str, cache: Path) -> list[str]:
+    modality = "text" if cell.modality == "text" else "image"
+    return [
+        sys.executable,
+        "-m",
+        "mmjudge.sweep",
+        "model=gpt4o_mini",
+        f"model.base_url={base_url}",
+        f"runner.concurrency={cell.concurrency}",
+        f"modality={modality}",
+        "dataset=demo_fashion",
+        f"dataset.path={data}",
+        "dataset.annotators=[a,b]",
+        "runner.progress=false",
+        "report.build=false",
+        f"paths.response_cache={cache}",
+        f"paths.image_cache={work / 'images'}",
+        f"paths.results={work / 'results'}",
+        f"paths.reports={work / 'reports'}",
+    ]
+
+
+class RowWatcher:
+    """Samples how many lines the run's ``judgments.jsonl`` has, every few milliseconds."""
+
+    def __init__(self, results: Path) -> None:
+        self.results = results
+        self.samples: list[tuple[float, int]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        path: Path | None = None
+        lines, offset = 0, 0
+        while not self._stop.is_set():
+            if path is None:
+                found = list(self.results.glob("runs/*/judgments.jsonl"))
+                path = found[0] if found else None
+            if path is not None:
+                with path.open("rb") as handle:
+                    handle.seek(offset)
+                    chunk = handle.read()
+                complete = chunk.rfind(b"\n") + 1
+                offset += complete
+                added = chunk[:complete].count(b"\n")
+                if added:
+                    lines += added
+                    self.samples.append((time.perf_counter(), lines))
+            time.sleep(0.005)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def steady_rate(self, n: int) -> float:
+        """Rows per second between the 10th and the 90th percentile of rows."""
+        low = next(t for t, lines in self.samples if lines >= n // 10)
+        high_at = next(lines for t, lines in self.samples if lines >= (9 * n) // 10)
+        high = next(t for t, lines in self.samples if lines == high_at)
+        low_at = next(lines for t, lines in self.samples if lines >= n // 10)
+        return (high_at - low_at) / max(high - low, 1e-9)
+
+
+def run_once(cell: Cell, data: Path, work: Path, server: Server, cache: Path, n: int) -> dict:
+    """One sweep through the CLI; its figures."""
+    command = sweep_command(cell, data, work, server.base_url, cache)
+    env = {**os.environ, "OPENAI_API_KEY": "benchmark-key"}
+    watcher = RowWatcher(work / "results")
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    assert process.stderr is not None
+    stderr = process.stderr.read().decode(errors="replace")
+    _pid, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(status)
+    watcher.stop()
+    if process.returncode != 0:
+        raise SystemExit(f"sweep failed ({process.returncode}):\n{stderr}")
+    summary = json.loads(next((work / "results").glob("runs/*/summary.json")).read_text())
+    if summary["n_judgments"] != n or summary["n_errors"]:
+        raise SystemExit(f"expected {n} judgments without errors, got {summary}")
+    first_row = watcher.samples[0][0] - started if watcher.samples else float("nan")
+    calls = int(summary["calls"]["api_calls"])
+    return {
+        "wall": wall,
+        "rate": n / wall,
+        "steady": watcher.steady_rate(n) if calls else float("nan"),
+        "cpu_ms": (usage.ru_utime + usage.ru_stime) / n * 1000,
+        "rss_mb": usage.ru_maxrss / 1024,
+        "first_call": first_row - server.latency,
+        "calls": calls,
+        "first_line": stderr.splitlines()[0] if stderr else "",
+    }
+
+
+# --- the table ----------------------------------------------------------------------------------
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    return (
+        f"{os.cpu_count()} cores, {cpu}, Python {platform.python_version()}, "
+        f"{platform.system()} {platform.release()}; load average {load}"
+    )
+
+
+def median(runs: list[dict], key: str) -> float:
+    return statistics.median(run[key] for run in runs)
+
+
+def measure_cell(cell: Cell, n: int, repeat: int, rerun: bool) -> list[tuple[str, list[dict]]]:
+    """Medians for one cell: text cells once per repeat, image cells cold then warm."""
+    rows: dict[str, list[dict]] = {}
+    server = Server(cell.latency)
+    try:
+        with tempfile.TemporaryDirectory(prefix="mmjudge-e2e-") as tmp:
+            data = Path(tmp) / "data"
+            write_dataset(data, n, cell.modality == "image")
+            for attempt in range(repeat):
+                work = Path(tmp) / f"run{attempt}"
+                cache = work / "responses.sqlite"
+                name = cell.modality if cell.modality == "text" else "image, cold"
+                rows.setdefault(name, []).append(run_once(cell, data, work, server, cache, n))
+                if cell.modality == "image":
+                    warm = Path(tmp) / f"warm{attempt}"
+                    (warm / "images").parent.mkdir(parents=True)
+                    os.rename(work / "images", warm / "images")
+                    figures = run_once(cell, data, warm, server, warm / "responses.sqlite", n)
+                    rows.setdefault("image, warm", []).append(figures)
+                if rerun and cell.modality == "text":
+                    again = Path(tmp) / f"again{attempt}"
+                    figures = run_once(cell, data, again, server, cache, n)
+                    rows.setdefault("text, rerun from cache", []).append(figures)
+    finally:
+        server.close()
+    return list(rows.items())
+
+
+def print_row(name: str, cell: Cell, n: int, runs: list[dict]) -> None:
+    rate, steady = median(runs, "rate"), median(runs, "steady")
+    calls = median(runs, "calls")
+    # A rerun from the cache makes no calls: no steady state, no first call.
+    steady_text = f"{steady:.1f} ({steady / cell.ideal:.1%})" if calls else "–"
+    first = f"{median(runs, 'first_call'):.2f} s" if calls else "–"
+    print(
+        f"| {name} | {n:,} | {cell.concurrency} × {cell.latency:g} s | {cell.ideal:.0f} | "
+        f"{rate:.1f} ({rate / cell.ideal:.1%}) | {steady_text} | "
+        f"{median(runs, 'cpu_ms'):.2f} ms | {median(runs, 'rss_mb'):.0f} MB | "
+        f"{first} | {median(runs, 'wall'):.1f} s | {calls:.0f} |",
+        flush=True,
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cells", nargs="+", default=list(CELLS), help="modality:conc:latency")
+    parser.add_argument("--n-text", type=int, default=10_000, help="items in text cells")
+    parser.add_argument("--n-image", type=int, default=2_000, help="items in image cells")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per cell (medians shown)")
+    parser.add_argument("--no-rerun", action="store_true", help="skip the rerun from cache")
+    args = parser.parse_args()
+    cells = [Cell.parse(text) for text in args.cells]
+    print(f"command: python benchmarks/e2e.py {' '.join(sys.argv[1:])}".rstrip())
+    print(f"machine: {machine()}")
+    for cell in {(c.concurrency, c.latency): c for c in cells}.values():
+        capacity = server_capacity(cell)
+        print(
+            f"loopback server alone: {capacity:.0f} answers/s at {cell.concurrency} × "
+            f"{cell.latency:g} s ({capacity / cell.ideal:.1%} of the ideal {cell.ideal:.0f}/s)",
+            flush=True,
+        )
+    print(
+        "| cell | judgments | in flight × latency | ideal/s | end to end/s | steady/s | "
+        "harness CPU/judgment | peak RSS | first call | wall | calls |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for cell in cells:
+        n = args.n_text if cell.modality == "text" else args.n_image
+        for name, runs in measure_cell(cell, n, args.repeat, not args.no_rerun):
+            print_row(name, cell, n, runs)
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,245 @@
+"""Sending a ready request the way the SDK sent the last one, through less of its machinery.
+
+A judge sends thousands of requests that differ only in their JSON body. For each, an official
+SDK copies its options, builds a request through its HTTP client's models, runs its auth and
+retry hooks, and parses the answer into its typed models: about half of the CPU a judgment
+costs at high concurrency. :class:`WireSender` keeps what matters and drops the rest:
+
+- the **first** call of a judge goes through the SDK (``post``) untouched, and the request it
+  put on the wire — URL, every header (key, organisation, project, user agent, the SDK's own),
+  and the exact bytes of the body — is captured on its way out;
+- later calls send the same URL and headers through one aiohttp session, with a body encoded
+  the way the SDK encoded the first one (checked byte for byte: a body the encoder cannot
+  reproduce keeps every call on the SDK's own path), a fresh idempotency key where the SDK
+  sends one, and redirects followed as the SDK's client follows them;
+- errors are the SDK's own: a status of 300 or above becomes the SDK's status error (built by
+  the SDK from the response), and transport failures are mapped to the SDK's connection and
+  timeout errors through the SDK's own aiohttp mapping, so rows, retries and messages are
+  the same on either path;
+- the answer is returned as the parsed JSON (``dict``), or as text where the SDK would
+  return text (a 2xx body that is not JSON under a non-JSON content type).
+
+Clients whose credentials change per request (workload identity, a provider runtime) never
+leave the SDK's path. No retries happen here: the runner owns them (SDK ``max_retries=0``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+#: Headers aiohttp computes for each request itself.
+_COMPUTED = frozenset({"content-length", "host", "transfer-encoding"})
+
+#: Encodings aiohttp can undo by itself without optional packages.
+_DECODABLE = "gzip, deflate"
+
+#: Ways an SDK's HTTP client may have serialised a JSON body (tried against the captured one).
+_ENCODERS: tuple[Callable[[Any], bytes], ...] = (
+    lambda body: json.dumps(
+        body, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+    ).encode(),
+    lambda body: json.dumps(body).encode(),
+    lambda body: json.dumps(body, ensure_ascii=False).encode(),
+)
+
+
+class _Template:
+    """The URL, headers and body encoding of a request the SDK sent."""
+
+    def __init__(self, url: str, headers: dict[str, str], encode: Callable[[Any], bytes]) -> None:
+        self.url = url
+        self.headers = headers
+        self.encode = encode
+        self.proxy = _env_proxy(url)
+        """The proxy the environment names for ``url`` (looked up once, not per call)."""
+
+
+class WireSender:
+    """Posts JSON bodies to one path of one SDK client; see the module's docstring.
+
+    ``sdk`` is the SDK module (``openai``): its error types and its aiohttp error mapping are
+    taken from it. ``connections`` caps the session's connection pool (None: no cap, the
+    runner bounds the calls in flight).
+    """
+
+    def __init__(
+        self, sdk: Any, client: Any, path: str, *, connections: int | None, timeout_s: float
+    ) -> None:
+        self.sdk = sdk
+        self.client = client
+        self.path = path
+        self.connections = connections
+        self.timeout_s = timeout_s
+        self._template: _Template | None = None
+        self._session: Any = None
+        self._capturing = False
+        self.fast_calls = 0
+        """Calls sent outside the SDK (for tests and benchmarks)."""
+
+    @staticmethod
+    def usable(client: Any) -> bool:
+        """Whether the client's requests are the same apart from their bodies."""
+        return (
+            getattr(client, "workload_identity", None) is None
+            and getattr(client, "_provider_runtime", None) is None
+            and getattr(client, "custom_auth", None) is None
+            and hasattr(client, "_make_status_error_from_response")
+            and hasattr(getattr(client, "_client", None), "send")
+        )
+
+    async def post(self, body: dict[str, Any], cast_to: type) -> Any:
+        """The SDK's answer for ``body``: a parsed JSON value (or text) from the fast path,
+        or what ``client.post`` returns while no template has been captured."""
+        template = self._template
+        if template is not None:
+            return await self._send(template, body)
+        return await self._first(body, cast_to)
+
+    async def _first(self, body: dict[str, Any], cast_to: type) -> Any:
+        """Through the SDK, capturing the request it sends (when no other call is doing so)."""
+        if self._capturing:
+            return await self.client.post(self.path, body=body, cast_to=cast_to)
+        self._capturing = True
+        http = self.client._client
+        original = http.send
+
+        async def capture(request: Any, *args: Any, **kwargs: Any) -> Any:
+            http.send = original
+            self._learn(request, body)
+            return await original(request, *args, **kwargs)
+
+        http.send = capture
+        try:
+            return await self.client.post(self.path, body=body, cast_to=cast_to)
+        finally:
+            if http.send is capture:
+                http.send = original
+            self._capturing = False
+
+    def _learn(self, request: Any, body: dict[str, Any]) -> None:
+        content = getattr(request, "content", None)
+        if not isinstance(content, bytes) or str(request.method).upper() != "POST":
+            return
+        encode = next((enc for enc in _ENCODERS if _encodes(enc, body, content)), None)
+        if encode is None:
+            return  # an encoding we cannot reproduce: stay on the SDK's path
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in _COMPUTED}
+        for name in list(headers):
+            if name.lower() == "accept-encoding":
+                headers[name] = _DECODABLE
+        self._template = _Template(str(request.url), headers, encode)
+
+    async def _send(self, template: _Template, body: dict[str, Any]) -> Any:
+        from openai._vendor.httpx_aiohttp.transport import map_aiohttp_exceptions
+
+        headers = template.headers
+        idempotency = getattr(self.client, "_idempotency_header", None)
+        if idempotency:
+            headers = {**headers, idempotency: self.client._idempotency_key()}
+        data = template.encode(body)
+        session = self._session or self._open()
+        self.fast_calls += 1
+        try:
+            with map_aiohttp_exceptions():
+                async with session.post(
+                    template.url, data=data, headers=headers, proxy=template.proxy
+                ) as response:
+                    status = response.status
+                    raw = await response.read()
+                    content_type = response.headers.get("content-type", "*")
+                    response_headers = list(response.headers.items())
+        except self._timeouts() as error:
+            raise self.sdk.APITimeoutError(request=self._request(template, data)) from error
+        except self._request_errors() as error:
+            raise self.sdk.APIConnectionError(request=self._request(template, data)) from error
+        if status >= 300:
+            self._raise_status_error(template, data, status, response_headers, raw)
+        return _parsed(raw, content_type)
+
+    def _open(self) -> Any:
+        import aiohttp
+
+        connector = aiohttp.TCPConnector(limit=self.connections or 0, limit_per_host=0)
+        timeout = aiohttp.ClientTimeout(
+            total=None, sock_connect=self.timeout_s, sock_read=self.timeout_s
+        )
+        self._session = aiohttp.ClientSession(
+            connector=connector, timeout=timeout, auto_decompress=True
+        )
+        return self._session
+
+    def _timeouts(self) -> tuple[type[BaseException], ...]:
+        from openai._httpx2 import timeout_exceptions
+
+        return timeout_exceptions()
+
+    def _request_errors(self) -> tuple[type[BaseException], ...]:
+        from openai._httpx2 import request_exceptions
+
+        return request_exceptions()
+
+    def _request(self, template: _Template, data: bytes) -> Any:
+        import httpx2
+
+        return httpx2.Request("POST", template.url, headers=template.headers, content=data)
+
+    def _raise_status_error(
+        self,
+        template: _Template,
+        data: bytes,
+        status: int,
+        headers: list[tuple[str, str]],
+        raw: bytes,
+    ) -> None:
+        """Raise the SDK's own error for this status, built by the SDK from the response and
+        raised as the SDK raises it (inside the HTTP client's status error)."""
+        import httpx2
+
+        kept = [(k, v) for k, v in headers if k.lower() != "content-encoding"]
+        response = httpx2.Response(
+            status, headers=kept, content=raw, request=self._request(template, data)
+        )
+        try:
+            response.raise_for_status()
+        except httpx2.HTTPStatusError:
+            raise self.client._make_status_error_from_response(response) from None
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+
+def _env_proxy(url: str) -> str | None:
+    """The ``*_PROXY`` variable's proxy for ``url`` unless ``NO_PROXY`` exempts its host (as
+    the SDK's client reads the environment)."""
+    from urllib.parse import urlsplit
+    from urllib.request import getproxies_environment, proxy_bypass
+
+    parts = urlsplit(url)
+    proxy = getproxies_environment().get(parts.scheme)
+    if not proxy or proxy_bypass(parts.hostname or ""):
+        return None
+    return proxy
+
+
+def _encodes(encode: Callable[[Any], bytes], body: Any, content: bytes) -> bool:
+    try:
+        return encode(body) == content
+    except (TypeError, ValueError):
+        return False
+
+
+def _parsed(raw: bytes, content_type: str) -> Any:
+    """A 2xx body as the SDK reads it: JSON under a JSON content type (a body that is not
+    valid JSON raises :class:`json.JSONDecodeError`), otherwise JSON when it parses, else
+    the text."""
+    kind = content_type.split(";")[0]
+    if kind.endswith("json"):
+        return json.loads(raw)
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw.decode("utf-8", errors="replace")

@@ -1,0 +1,84 @@
+"""Rendering a cell's prompts without running the template engine for every item.
+
+Within one cell, two items' prompts differ only in the query, the values of the fields shown
+and the number of images; which fields are shown (and so which template branches run) is the
+prompt's *shape*. :class:`PromptRenderer` renders each shape once through
+:func:`mmjudge.prompts.render` with placeholders in place of the query and the values, and
+fills the placeholders for every item of that shape. The text is the same as a full render's
+(the first item of each shape is rendered both ways and compared; a shape whose texts differ is
+always rendered in full), so cache keys and prompt hashes do not change.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from mmjudge.config import DatasetConfig, ModalityConfig, PromptConfig
+from mmjudge.data.schema import Example
+from mmjudge.prompts import SYSTEM_PROMPT, RenderedPrompt, render
+from mmjudge.prompts import _tidy as tidy
+
+_SLOT = re.compile("\x00(\\d+)\x00")
+
+
+def _slot(index: int) -> str:
+    return f"\x00{index}\x00"
+
+
+class PromptRenderer:
+    """Renders the prompts of one cell (one modality, prompt and dataset)."""
+
+    def __init__(self, modality: ModalityConfig, prompt: PromptConfig, dataset: DatasetConfig):
+        self.modality = modality
+        self.prompt = prompt
+        self.dataset = dataset
+        self._skeletons: dict[tuple[object, ...], list[str] | None] = {}
+        """Per shape: the skeleton's literal parts and slot numbers in turn, or None for a
+        shape rendered in full."""
+
+    def _full(self, example: Example, n_images: int) -> RenderedPrompt:
+        return render(example, self.modality, self.prompt, self.dataset, n_images=n_images)
+
+    def render(self, example: Example, n_images: int) -> RenderedPrompt:
+        """The same prompt :func:`mmjudge.prompts.render` gives for ``example``."""
+        fields = (
+            tuple(
+                (name, value.strip()) for name, value in example.fields if value and value.strip()
+            )
+            if self.modality.include_text
+            else ()
+        )
+        values = (example.query, *(value for _name, value in fields))
+        if any("\x00" in value for value in values):
+            return self._full(example, n_images)
+        shape = (tuple(name for name, _value in fields), n_images)
+        parts = self._skeletons.get(shape, [])
+        if parts is None:
+            return self._full(example, n_images)
+        if not parts:
+            return self._learn(shape, example, fields, n_images, values)
+        text = "".join(values[int(part)] if index % 2 else part for index, part in enumerate(parts))
+        return RenderedPrompt(system=SYSTEM_PROMPT, text=tidy(text), fields=fields)
+
+    def _learn(
+        self,
+        shape: tuple[object, ...],
+        example: Example,
+        fields: tuple[tuple[str, str], ...],
+        n_images: int,
+        values: tuple[str, ...],
+    ) -> RenderedPrompt:
+        """Render the shape's skeleton; keep it only if it reproduces ``example``'s prompt."""
+        placeholders = dataclasses.replace(
+            example,
+            query=_slot(0),
+            fields=tuple((name, _slot(i)) for i, (name, _value) in enumerate(fields, start=1)),
+        )
+        skeleton = self._full(placeholders, n_images)
+        full = self._full(example, n_images)
+        parts = _SLOT.split(skeleton.text)
+        filled = "".join(values[int(p)] if i % 2 else p for i, p in enumerate(parts))
+        ok = full.system == SYSTEM_PROMPT and tidy(filled) == full.text
+        self._skeletons[shape] = parts if ok else None
+        return full

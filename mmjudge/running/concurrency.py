@@ -1,0 +1,96 @@
+"""How many calls a run keeps in flight, what limits them, and the line that says so.
+
+Two settings can limit calls in flight: ``runner.concurrency`` (how hard the user wants to
+push) and ``model.max_concurrency`` (what a model or server takes at once). Both are unset by
+default, and a limit nobody set never cuts one somebody did:
+
+- neither set: :data:`DEFAULT_CONCURRENCY`;
+- one set: that one;
+- both set: the smaller.
+
+The process's open-files limit is the third: each call in flight holds a socket, so a soft
+limit below what the calls need is raised (up to the hard limit) before the first call; where
+the hard limit is too low, the calls in flight are cut to fit and the run's first line says so.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from mmjudge.config import ModelConfig, RunnerConfig
+
+#: Calls in flight when neither ``runner.concurrency`` nor ``model.max_concurrency`` is set.
+DEFAULT_CONCURRENCY = 16
+
+#: Files a run keeps open besides its connections (caches, records, logs, the interpreter's).
+OTHER_OPEN_FILES = 64
+
+
+class InFlight(NamedTuple):
+    """The calls a run keeps in flight and why that many."""
+
+    calls: int
+    limited_by: str
+    """The setting (or default) that decides ``calls``, as the user would write it."""
+
+
+def calls_in_flight(runner: RunnerConfig, model: ModelConfig) -> InFlight:
+    """The calls in flight that the two settings give (the open-files limit aside)."""
+    user, own = runner.concurrency, model.max_concurrency
+    if user is None and own is None:
+        return InFlight(
+            DEFAULT_CONCURRENCY,
+            f"the default; set runner.concurrency to change it (model '{model.name}' sets no "
+            "max_concurrency)",
+        )
+    if own is None:
+        assert user is not None
+        return InFlight(int(user), f"runner.concurrency={user}")
+    if user is None:
+        return InFlight(int(own), f"model.max_concurrency={own} of model '{model.name}'")
+    if own < user:
+        return InFlight(int(own), f"model.max_concurrency={own} caps runner.concurrency={user}")
+    return InFlight(int(user), f"runner.concurrency={user}")
+
+
+def fit_open_files(in_flight: InFlight) -> InFlight:
+    """``in_flight``, after raising the soft open-files limit to what it needs; cut to fit
+    (and saying so) when the hard limit is too low. Unchanged where there is no such limit."""
+    try:
+        import resource
+    except ImportError:  # not on this platform
+        return in_flight
+    needed = in_flight.calls + OTHER_OPEN_FILES
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft >= needed:
+        return in_flight
+    target = needed if hard == resource.RLIM_INFINITY else min(needed, hard)
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    except (ValueError, OSError):
+        target = soft
+    if target >= needed:
+        return in_flight
+    fits = max(1, target - OTHER_OPEN_FILES)
+    return InFlight(
+        fits,
+        f"{in_flight.limited_by}, cut to fit the open-files limit of {target} (ulimit -n; "
+        f"raise it to {needed} for {in_flight.calls} in flight)",
+    )
+
+
+def pacing(model: ModelConfig) -> str:
+    """The model's rate limits, as a clause for the first line ("" when it has none)."""
+    limits = []
+    if model.requests_per_minute is not None:
+        limits.append(f"model.requests_per_minute={model.requests_per_minute:g}")
+    if model.tokens_per_minute is not None:
+        limits.append(f"model.tokens_per_minute={model.tokens_per_minute:g}")
+    return f"; paced by {' and '.join(limits)}" if limits else ""
+
+
+def first_line(in_flight: InFlight, model: ModelConfig) -> str:
+    """The run's first line: calls in flight and what limits them."""
+    return (
+        f"mmjudge: up to {in_flight.calls} calls in flight — {in_flight.limited_by}{pacing(model)}"
+    )

@@ -1,0 +1,77 @@
+"""The forecast learns output tokens per call from the cell's cached answers, and says so."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mmjudge.config import PromptConfig
+from mmjudge.costs.output_tokens import from_answer_format
+from mmjudge.running.cell import run_cell
+from mmjudge.runs import RunSummary
+from tests.fixtures.loopback_server import Behaviour, LoopbackServer
+from tests.helpers import compose_config
+
+
+def cell(tmp_path: Path, server: LoopbackServer, run: str, *extra: str) -> dict[str, Any]:
+    overrides = [
+        "model=gpt4o_mini",
+        f"model.base_url={server.openai_base_url}",
+        "dataset.limit=24",
+        "runner.progress=false",
+        f"paths.response_cache={tmp_path / 'cache.sqlite'}",
+        f"paths.image_cache={tmp_path / 'images'}",
+        *extra,
+    ]
+    summary = run_cell(compose_config(overrides), tmp_path / run)
+    return summary.to_json() if isinstance(summary, RunSummary) else summary
+
+
+def test_after_one_run_the_forecast_is_within_ten_percent_of_its_cost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with LoopbackServer() as server:
+        # A terse judge: far fewer output tokens than the answer format suggests.
+        server.set_default(Behaviour.reply("2", usage={"completion_tokens": 3}))
+        first = cell(tmp_path, server, "first")
+        assert first["forecast"]["output_basis"] == "the prompt's answer format"
+        again = cell(tmp_path, server, "again", "runner.dry_run=true")
+    cost = first["cost"]["total_usd"]
+    assert cost > 0
+    assert abs(first["forecast"]["usd"] - cost) / cost > 0.10  # the format's guess was off
+    assert again["forecast"]["output_basis"].startswith("cached answers to this cell")
+    assert abs(again["forecast"]["usd"] - cost) / cost <= 0.10
+    assert again["forecast"]["output_tokens"] == 3 * again["forecast"]["calls"]
+
+
+def test_a_figure_the_user_sets_wins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with LoopbackServer() as server:
+        cell(tmp_path, server, "first")
+        dry = cell(
+            tmp_path, server, "dry", "runner.dry_run=true", "runner.forecast_output_tokens=7"
+        )
+    assert dry["forecast"]["output_basis"] == "runner.forecast_output_tokens=7"
+    assert dry["forecast"]["output_tokens"] == 7 * dry["forecast"]["calls"]
+
+
+def test_the_answer_format_sets_the_estimate() -> None:
+    grade_only = from_answer_format(PromptConfig(explanation=False)).tokens
+    explained = from_answer_format(PromptConfig()).tokens
+    panel = from_answer_format(PromptConfig(raters=3, aspects=True, confidence=True)).tokens
+    assert grade_only < explained < panel
+
+
+def test_answers_from_the_cache_are_not_forecast(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with LoopbackServer() as server:
+        cell(tmp_path, server, "first")
+        rerun = cell(tmp_path, server, "rerun")
+        assert server.request_count == 24
+    assert rerun["calls"]["api_calls"] == 0 and rerun["calls"]["cache_hits"] == 24
+    assert rerun["forecast"]["calls"] == 0

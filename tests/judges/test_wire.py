@@ -1,0 +1,168 @@
+"""Calls after a judge's first skip most of the SDK's per-call machinery
+(:mod:`mmjudge.judges.wire`): they must put the same request on the wire and give the same
+answers and errors as the SDK's own path."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from mmjudge.errors import FatalProviderError
+from mmjudge.judges.base import JudgeAPI
+from mmjudge.judges.openai import OpenAIJudge
+from mmjudge.records import JudgeRequest
+from mmjudge.running.policy import error_text
+from tests.fixtures.loopback_server import OPENAI_PATH, Behaviour, LoopbackServer
+from tests.judges.test_providers import _keys, make_image, openai_model  # noqa: F401
+
+#: Headers that differ between two sends by design: a fresh key per request, the encodings
+#: asked for (aiohttp decodes gzip and deflate itself), and connection handling.
+PER_SEND = {"idempotency-key", "accept-encoding", "connection"}
+
+
+def judge_for(
+    server: LoopbackServer, timeout: float | None = None, **overrides: Any
+) -> OpenAIJudge:
+    return OpenAIJudge(openai_model(server, **overrides), timeout=timeout)
+
+
+def request(text: str = "Query: café crème ü — red shoes\nGrade 0, 1 or 2.") -> JudgeRequest:
+    return JudgeRequest(item_key="q1:r1", prompt=text, system="Be careful.")
+
+
+async def _sequence(judge: JudgeAPI, requests: list[JudgeRequest]) -> list[Any]:
+    results: list[Any] = []
+    try:
+        for item in requests:
+            try:
+                results.append(await judge.generate(item))
+            except Exception as error:
+                results.append(error)
+    finally:
+        await judge.aclose()
+    return results
+
+
+def run(judge: JudgeAPI, *requests: JudgeRequest) -> list[Any]:
+    return asyncio.run(_sequence(judge, list(requests)))
+
+
+def test_later_calls_skip_the_sdk_and_send_the_same_request(loopback: LoopbackServer) -> None:
+    judge = judge_for(loopback)
+    with_image = JudgeRequest(
+        item_key="q1:r2", prompt="Query: shoes", system=None, images=(make_image(),)
+    )
+    answers = run(judge, request(), request(), with_image, with_image)
+    assert all(not isinstance(answer, Exception) for answer in answers), answers
+    assert judge._wire is not None and judge._wire.fast_calls == 3
+    first, second, image_sdk, image_fast = loopback.requests_to(OPENAI_PATH)
+    assert first.body == second.body and first.size == second.size
+    assert image_sdk.body == image_fast.body and image_sdk.size == image_fast.size
+    same = {k: v for k, v in first.headers.items() if k not in PER_SEND | {"content-length"}}
+    assert {k: second.headers.get(k) for k in same} == same
+    assert second.headers["authorization"] == "Bearer sk-test-openai-0123456789"
+    assert answers[0].text == answers[1].text and answers[0].usage == answers[1].usage
+
+
+def test_the_httpx_option_keeps_every_call_on_the_sdk(loopback: LoopbackServer) -> None:
+    judge = judge_for(loopback, options={"http_client": "httpx"})
+    run(judge, request(), request())
+    assert judge._wire is None
+    assert len(loopback.requests_to(OPENAI_PATH)) == 2
+
+
+BEHAVIOURS = [
+    Behaviour.reply("2\nRelevant."),
+    Behaviour.refusal(),
+    Behaviour.reply("1", omit_usage=True),
+    Behaviour.rate_limit(retry_after=2),
+    Behaviour.server_error(503),
+    Behaviour.error(401, "Incorrect API key provided"),
+    Behaviour.error(404, "The model does not exist"),
+    Behaviour.error(400, "Invalid image data"),
+    Behaviour.error(400, "temperature is out of range"),
+    Behaviour.drop(),
+    Behaviour.malformed(),
+    Behaviour.raw(200, "<html>bad gateway</html>", {"content-type": "text/html"}),
+    Behaviour.raw(200, '{"id": "x", "object": "chat.completion"}'),
+    Behaviour.raw(200, "[1, 2]"),
+    Behaviour.raw(302, "", {"location": "http://127.0.0.1:9/elsewhere"}),
+]
+
+
+def _seen(judge: OpenAIJudge, outcome: Any) -> tuple[Any, ...]:
+    """What a user and the runner see of an outcome."""
+    if isinstance(outcome, Exception):
+        verdict = judge.classify_error(outcome)
+        return (
+            type(outcome).__name__,
+            error_text(outcome),
+            isinstance(outcome, FatalProviderError),
+            verdict.retryable,
+            verdict.retry_after,
+            None if verdict.fatal is None else str(verdict.fatal),
+            getattr(outcome, "status_code", None),
+        )
+    return (outcome.text, outcome.usage, outcome.raw_usage, outcome.stop_reason, outcome.model)
+
+
+@pytest.mark.parametrize("behaviour", BEHAVIOURS, ids=lambda b: f"{b.action}-{b.status}")
+def test_answers_and_errors_are_the_same_on_either_path(
+    loopback: LoopbackServer, behaviour: Behaviour
+) -> None:
+    sdk_judge = judge_for(loopback)
+    loopback.script(behaviour)
+    (through_sdk,) = run(sdk_judge, request())
+    fast_judge = judge_for(loopback)
+    loopback.script(Behaviour.reply("0"), behaviour)
+    _warm, fast = run(fast_judge, request(), request())
+    assert fast_judge._wire is not None and fast_judge._wire.fast_calls == 1
+    assert _seen(fast_judge, fast) == _seen(sdk_judge, through_sdk)
+
+
+def test_a_timeout_is_the_sdks_timeout_error(loopback: LoopbackServer) -> None:
+    sdk_judge = judge_for(loopback, timeout=0.3)
+    loopback.script(Behaviour.hang(seconds=5))
+    (through_sdk,) = run(sdk_judge, request())
+    fast_judge = judge_for(loopback, timeout=0.3)
+    loopback.script(Behaviour.reply("0"), Behaviour.hang(seconds=5))
+    _warm, fast = run(fast_judge, request(), request())
+    assert type(fast) is type(through_sdk)
+    assert fast_judge.classify_error(fast).retryable
+
+
+def test_a_refused_connection_is_the_same_error_on_either_path() -> None:
+    with LoopbackServer() as server:
+        fast_judge = judge_for(server)
+        sdk_judge = judge_for(server)
+
+        async def go() -> tuple[Exception, Exception]:
+            await fast_judge.generate(request())
+            server.stop()
+            errors = []
+            for judge in (fast_judge, sdk_judge):
+                try:
+                    await judge.generate(request())
+                except Exception as error:
+                    errors.append(error)
+                finally:
+                    await judge.aclose()
+            return errors[0], errors[1]
+
+        fast, through_sdk = asyncio.run(go())
+    assert fast_judge._wire is not None and fast_judge._wire.fast_calls == 1
+    assert _seen(fast_judge, fast) == _seen(sdk_judge, through_sdk)
+    assert fast_judge.classify_error(fast).retryable
+
+
+def test_the_environments_proxy_is_looked_up_once_per_judge(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from mmjudge.judges.wire import _env_proxy
+
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.internal:3128")
+    monkeypatch.setenv("NO_PROXY", "localhost,127.0.0.1")
+    assert _env_proxy("https://api.openai.com/v1/chat/completions") == "http://proxy.internal:3128"
+    assert _env_proxy("http://127.0.0.1:8000/v1/chat/completions") is None
