@@ -182,6 +182,14 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("human", metavar="HUMAN_QRELS", help="human judgments (TREC qrels)")
     p.add_argument("runs", metavar="RUN_QRELS", nargs="+", help="judge labels (TREC qrels)")
+    _scoring_options(p)
+    _scale_options(p)
+    _ranking_options(p)
+    return p
+
+
+def _scoring_options(p: argparse.ArgumentParser) -> None:
+    """How the agreement is reported: the format, the bootstrap, panels of the judges."""
     p.add_argument("--format", choices=("table", "csv", "json"), default="table")
     p.add_argument(
         "--n-boot",
@@ -201,6 +209,10 @@ def parser() -> argparse.ArgumentParser:
             f"{', '.join(AGGREGATORS)} (repeatable)"
         ),
     )
+
+
+def _scale_options(p: argparse.ArgumentParser) -> None:
+    """The grade scale, what counts as relevant, and what to do with grades off the scale."""
     p.add_argument(
         "--relevant-from",
         type=int,
@@ -223,6 +235,10 @@ def parser() -> argparse.ArgumentParser:
         "pair out (drop), move it to the nearest grade (clip) or score it as its own "
         "category (keep); the count is always printed",
     )
+
+
+def _ranking_options(p: argparse.ArgumentParser) -> None:
+    """System runs to rank by the human's and each judge's labels, and the measures."""
     p.add_argument(
         "--runs",
         dest="systems",
@@ -238,7 +254,6 @@ def parser() -> argparse.ArgumentParser:
         help="ir_measures measure for --runs, e.g. nDCG@10 or 'P(rel=2)@10' (repeatable; "
         "default nDCG@10 and P@10 at --relevant-from)",
     )
-    return p
 
 
 class Inputs(NamedTuple):

@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from mmjudge import PROJECT_ROOT
 from mmjudge.cli.exits import fail
 from mmjudge.costs.reprice import (
     UnknownModelError,
@@ -30,14 +29,6 @@ from mmjudge.costs.reprice import (
 )
 from mmjudge.errors import ConfigError, MMJudgeError
 from mmjudge.runs import SUMMARY, run_dirs
-
-REPRICE_SCHEMA_VERSION = 1
-
-SHEETS_DIR = PROJECT_ROOT / "conf" / "pricing"
-
-MODELS_DIR = PROJECT_ROOT / "conf" / "model"
-
-DEFAULT_IMAGE_SIZE = 512
 
 
 def format_table(results: list[tuple[str, dict[str, Any]]]) -> str:
@@ -61,7 +52,7 @@ def format_table(results: list[tuple[str, dict[str, Any]]]) -> str:
 PROG = "mmjudge reprice"
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
         description=(
@@ -91,38 +82,50 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--out", type=Path, help="write results to OUT/<run_id>/ instead of each run directory"
     )
-    args = parser.parse_args(argv)
-    if not args.directory.is_dir():
-        return fail(PROG, f"{args.directory} is not a directory")
-    try:
-        sheet = load_sheet(args.sheet) if args.sheet else None
-        if sheet is not None and args.as_model:
-            resolve_model(args.as_model, sheet)
-        runs = run_dirs(args.directory)
-        if not runs:
-            raise ConfigError(f"no runs ({SUMMARY}) under {args.directory}")
-        done: list[tuple[str, dict[str, Any]]] = []
-        skipped: list[str] = []
-        written: list[Path] = []
-        for run in runs:
-            label = str(run.relative_to(args.directory)) if run != args.directory else run.name
-            try:
-                result = reprice_run(
-                    run, sheet, batch=args.batch, as_model=args.as_model, sync=args.sync
-                )
-            except UnknownModelError:
+    return parser
+
+
+class Repriced(NamedTuple):
+    """The runs re-priced (label and result), the ones skipped (with why), the files written."""
+
+    done: list[tuple[str, dict[str, Any]]]
+    skipped: list[str]
+    written: list[Path]
+
+
+def reprice_all(args: argparse.Namespace) -> Repriced:
+    """Re-price every run under ``args.directory``; with several runs, one that cannot be
+    re-priced is skipped (an unknown ``--as-model`` stops them all)."""
+    sheet = load_sheet(args.sheet) if args.sheet else None
+    if sheet is not None and args.as_model:
+        resolve_model(args.as_model, sheet)
+    runs = run_dirs(args.directory)
+    if not runs:
+        raise ConfigError(f"no runs ({SUMMARY}) under {args.directory}")
+    out = Repriced([], [], [])
+    for run in runs:
+        label = str(run.relative_to(args.directory)) if run != args.directory else run.name
+        try:
+            result = reprice_run(
+                run, sheet, batch=args.batch, as_model=args.as_model, sync=args.sync
+            )
+        except UnknownModelError:
+            raise
+        except ConfigError as error:
+            if len(runs) == 1:
                 raise
-            except ConfigError as error:
-                if len(runs) == 1:
-                    raise
-                skipped.append(f"{label}: {error}")
-                continue
-            written.append(write_repriced(run, result, args.out))
-            done.append((label, result))
-        if not done:
-            raise ConfigError(f"no run could be re-priced; {skipped[0]}")
-    except MMJudgeError as error:
-        return fail(PROG, error)
+            out.skipped.append(f"{label}: {error}")
+            continue
+        out.written.append(write_repriced(run, result, args.out))
+        out.done.append((label, result))
+    if not out.done:
+        raise ConfigError(f"no run could be re-priced; {out.skipped[0]}")
+    return out
+
+
+def show(args: argparse.Namespace, repriced: Repriced) -> None:
+    """The title, the table, each note once, the runs skipped and the files written."""
+    done = repriced.done
     sheets = sorted({result["repriced"]["sheet"] for _, result in done})
     title = f"Re-priced under sheet {', '.join(sheets)}"
     if args.batch:
@@ -140,7 +143,18 @@ def main(argv: list[str] | None = None) -> int:
                 notes.append(note)
     for note in notes:
         print(f"note: {note}")
-    for line in skipped:
+    for line in repriced.skipped:
         print(f"skipped {line}")
-    print(f"wrote {len(written)} file(s) named {written[0].name}")
+    print(f"wrote {len(repriced.written)} file(s) named {repriced.written[0].name}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if not args.directory.is_dir():
+        return fail(PROG, f"{args.directory} is not a directory")
+    try:
+        repriced = reprice_all(args)
+    except MMJudgeError as error:
+        return fail(PROG, error)
+    show(args, repriced)
     return 0

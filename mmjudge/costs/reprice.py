@@ -109,6 +109,80 @@ def _image_size(summary: RunSummary) -> int:
     return int(summary.config_part("images").get("size") or DEFAULT_IMAGE_SIZE)
 
 
+@dataclasses.dataclass(frozen=True)
+class _Plan:
+    """How the calls of one run are re-priced: the sheet, the model priced at, and the rules."""
+
+    pricing: PricingConfig
+    price: ModelPrice
+    key: str
+    """The price key of the model priced at."""
+    size: int
+    """The run's ``images.size`` (assumed for every image when re-estimating)."""
+    detail: str
+    per_image: int
+    """Image tokens per image at the target's image rule (0 unless ``as_model``)."""
+    run_batched: bool
+    batch: bool
+    sync: bool
+    as_model: str | None
+
+    @property
+    def long_from(self) -> int | None:
+        """Input tokens above which long-context prices apply, if the model has any."""
+        return self.price.tiers[0].above_input_tokens if self.price.tiers else None
+
+
+@dataclasses.dataclass
+class _Tally:
+    """What the rows of one run add up to, as saved and as re-priced."""
+
+    n: int = 0
+    n_usage: int = 0
+    n_cached: int = 0
+    n_errors: int = 0
+    n_long: int = 0
+    n_reestimated: int = 0
+    n_batched: int = 0
+    old_total: float = 0.0
+    old_image: float = 0.0
+    new_total: float = 0.0
+    new_image: float = 0.0
+    tokens: Usage = dataclasses.field(default_factory=Usage)
+
+    def add(self, row: dict[str, Any], plan: _Plan) -> None:
+        """Count one saved row and add its cost at the plan's prices."""
+        self.n += 1
+        self.old_total += float(row.get("cost_usd") or 0.0)
+        self.old_image += float(row.get("image_cost_usd") or 0.0)
+        self.n_cached += bool(row.get("cached"))
+        self.n_errors += bool(row.get("error"))
+        usage = Usage.from_dict(row.get("usage"))
+        if not usage.input_tokens and not usage.output_tokens:
+            return
+        self.n_usage += 1
+        n_images = len(row.get("image_sha256s") or [])
+        if plan.as_model and n_images:
+            estimate = plan.per_image * n_images
+            usage.input_tokens = max(usage.input_tokens - usage.image_tokens, 0) + estimate
+            usage.image_tokens = estimate
+            self.n_reestimated += 1
+        if plan.long_from is not None and usage.input_tokens > plan.long_from:
+            self.n_long += 1
+        called_in_batch = bool(row.get("batch", plan.run_batched))
+        as_batch = plan.batch or (called_in_batch and not plan.sync)
+        self.n_batched += as_batch
+        cost = cost_of(
+            usage, plan.price, batch=as_batch, sheet_batch_discount=plan.pricing.batch_discount
+        )
+        self.new_total += cost.total_usd
+        self.new_image += cost.image_usd
+        self.tokens = self.tokens + usage
+
+    def per_million(self, total: float) -> float:
+        return total / self.n * 1e6 if self.n else 0.0
+
+
 def reprice_run(
     run_dir: Path,
     sheet: str | PricingConfig | None = None,
@@ -133,6 +207,24 @@ def reprice_run(
     if not (run_dir / SUMMARY).is_file():
         raise ConfigError(f"{run_dir} has no {SUMMARY}; is it a run directory?")
     summary = read_summary(run_dir)
+    plan = _plan(run_dir, summary, sheet, batch=batch, as_model=as_model, sync=sync)
+    tally = _Tally()
+    records = run_dir / JUDGMENTS
+    for row in iter_rows(records) if records.is_file() else iter(()):
+        tally.add(row, plan)
+    return _result(run_dir, summary, plan, tally)
+
+
+def _plan(
+    run_dir: Path,
+    summary: RunSummary,
+    sheet: str | PricingConfig | None,
+    *,
+    batch: bool,
+    as_model: str | None,
+    sync: bool,
+) -> _Plan:
+    """The sheet (given, or the run's own), the model priced at, and its image estimate."""
     if isinstance(sheet, PricingConfig):
         pricing = sheet
     elif sheet or summary.cell.pricing_sheet:
@@ -142,73 +234,56 @@ def reprice_run(
     original = summary.model_config()
     target = resolve_model(as_model, pricing) if as_model else original
     price = _price(pricing, target)
-    key = target.price_key or target.model_id
     size = _image_size(summary)
     detail = (target if as_model and target.provider != "price-sheet" else original).image_detail
-    per_image = image_tokens(price.image_rule, size, size, detail) if as_model else 0
-    run_batched = summary.config_part("runner").get("mode") == "batch"
+    return _Plan(
+        pricing=pricing,
+        price=price,
+        key=target.price_key or target.model_id,
+        size=size,
+        detail=detail,
+        per_image=image_tokens(price.image_rule, size, size, detail) if as_model else 0,
+        run_batched=summary.config_part("runner").get("mode") == "batch",
+        batch=batch,
+        sync=sync,
+        as_model=as_model,
+    )
 
-    n = n_usage = n_cached = n_errors = n_long = n_reestimated = n_batched = 0
-    old_total = old_image = new_total = new_image = 0.0
-    tokens = Usage()
-    thresholds = [tier.above_input_tokens for tier in price.tiers]
-    records = run_dir / JUDGMENTS
-    rows = iter_rows(records) if records.is_file() else iter(())
-    for row in rows:
-        n += 1
-        old_total += float(row.get("cost_usd") or 0.0)
-        old_image += float(row.get("image_cost_usd") or 0.0)
-        n_cached += bool(row.get("cached"))
-        n_errors += bool(row.get("error"))
-        usage = Usage.from_dict(row.get("usage"))
-        if not usage.input_tokens and not usage.output_tokens:
-            continue
-        n_usage += 1
-        n_images = len(row.get("image_sha256s") or [])
-        if as_model and n_images:
-            estimate = per_image * n_images
-            usage.input_tokens = max(usage.input_tokens - usage.image_tokens, 0) + estimate
-            usage.image_tokens = estimate
-            n_reestimated += 1
-        if thresholds and usage.input_tokens > thresholds[0]:
-            n_long += 1
-        called_in_batch = bool(row.get("batch", run_batched))
-        as_batch = batch or (called_in_batch and not sync)
-        n_batched += as_batch
-        cost = cost_of(usage, price, batch=as_batch, sheet_batch_discount=pricing.batch_discount)
-        new_total += cost.total_usd
-        new_image += cost.image_usd
-        tokens = tokens + usage
 
-    def per_million(total: float) -> float:
-        return total / n * 1e6 if n else 0.0
-
-    factor = batch_factor(price, pricing.batch_discount)
+def _billing_notes(plan: _Plan, tally: _Tally) -> list[str]:
+    """How calls were billed: cache hits, batch or list prices."""
+    factor = batch_factor(plan.price, plan.pricing.batch_discount)
     notes = ["priced from each row's saved usage; no provider was called"]
-    if n_cached:
+    if tally.n_cached:
         notes.append(
             "response-cache hits are priced like any other judgment (the cost of a judgment, "
             "not what the run spent)"
         )
-    if batch:
+    if plan.batch:
         notes.append(f"every call billed at the batch fraction {factor:g} of the list price")
-    elif sync:
+    elif plan.sync:
         notes.append("every call billed at list prices, batched or not")
-    elif n_batched:
+    elif tally.n_batched:
         notes.append(
             f"calls made through a batch API billed at the batch fraction {factor:g}, as they "
             "were (--sync prices them at list prices)"
         )
-    if as_model:
+    return notes
+
+
+def _price_notes(plan: _Plan, tally: _Tally) -> list[str]:
+    """What the prices assume: another model's, a self-hosted judge's, long-context tiers."""
+    key, price, notes = plan.key, plan.price, []
+    if plan.as_model:
         notes.append(
             f"at {key}'s prices: text and output tokens kept as the run's own judge counted "
             "them (another tokenizer and another answer would differ)"
         )
-        if n_reestimated:
+        if tally.n_reestimated:
             notes.append(
                 f"image tokens re-estimated with {key}'s image rule assuming images were "
-                f"preprocessed to the run's images.size, {size}x{size} px, detail={detail}: "
-                f"{per_image:g} tokens per image"
+                f"preprocessed to the run's images.size, {plan.size}x{plan.size} px, "
+                f"detail={plan.detail}: {plan.per_image:g} tokens per image"
             )
     if price.self_hosted is not None:
         hosted = price.self_hosted
@@ -218,14 +293,20 @@ def reprice_run(
             f"tokens/s, utilization {hosted.utilization:g} -> ${price.input:.4f} / "
             f"${price.output:.4f} per million tokens (assumptions from the sheet)"
         )
-    if n_long:
+    if tally.n_long:
         notes.append(
-            f"calls above {thresholds[0]} input tokens billed at {key}'s long-context prices "
+            f"calls above {plan.long_from} input tokens billed at {key}'s long-context prices "
             "(n_long_context in the JSON)"
         )
-    if n and not n_usage:
+    if tally.n and not tally.n_usage:
         notes.append("no row has token usage (a local judge, or every call failed)")
+    return notes
 
+
+def _result(run_dir: Path, summary: RunSummary, plan: _Plan, tally: _Tally) -> dict[str, Any]:
+    """What ``repriced_*.json`` holds."""
+    original = summary.model_config()
+    per_million = tally.per_million
     return {
         "schema_version": REPRICE_SCHEMA_VERSION,
         "run_id": summary.run_id or run_dir.name,
@@ -234,35 +315,35 @@ def reprice_run(
         "model_id": original.model_id,
         "provider": original.provider,
         "modality": summary.cell.modality,
-        "n_judgments": n,
-        "n_with_usage": n_usage,
-        "n_cached": n_cached,
-        "n_errors": n_errors,
+        "n_judgments": tally.n,
+        "n_with_usage": tally.n_usage,
+        "n_cached": tally.n_cached,
+        "n_errors": tally.n_errors,
         "original": {
             "sheet": summary.cell.pricing_sheet,
-            "total_usd": old_total,
-            "usd_per_million": per_million(old_total),
-            "image_usd_per_million": per_million(old_image),
-            "text_usd_per_million": per_million(old_total - old_image),
+            "total_usd": tally.old_total,
+            "usd_per_million": per_million(tally.old_total),
+            "image_usd_per_million": per_million(tally.old_image),
+            "text_usd_per_million": per_million(tally.old_total - tally.old_image),
         },
         "repriced": {
-            "sheet": pricing.date,
-            "batch": batch,
-            "sync": sync,
-            "n_batch_priced": n_batched,
-            "as_model": as_model,
-            "price_key": key,
-            "prices": dataclasses.asdict(price),
-            "image_size": size,
-            "image_tokens_per_image": per_image if as_model else None,
-            "total_usd": new_total,
-            "usd_per_million": per_million(new_total),
-            "image_usd_per_million": per_million(new_image),
-            "text_usd_per_million": per_million(new_total - new_image),
-            "tokens": tokens.to_dict(),
-            "n_long_context": n_long,
+            "sheet": plan.pricing.date,
+            "batch": plan.batch,
+            "sync": plan.sync,
+            "n_batch_priced": tally.n_batched,
+            "as_model": plan.as_model,
+            "price_key": plan.key,
+            "prices": dataclasses.asdict(plan.price),
+            "image_size": plan.size,
+            "image_tokens_per_image": plan.per_image if plan.as_model else None,
+            "total_usd": tally.new_total,
+            "usd_per_million": per_million(tally.new_total),
+            "image_usd_per_million": per_million(tally.new_image),
+            "text_usd_per_million": per_million(tally.new_total - tally.new_image),
+            "tokens": tally.tokens.to_dict(),
+            "n_long_context": tally.n_long,
         },
-        "notes": notes,
+        "notes": _billing_notes(plan, tally) + _price_notes(plan, tally),
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
 

@@ -58,10 +58,10 @@ import importlib.util
 import io
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Generic, NamedTuple, TypeVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 from PIL import Image, UnidentifiedImageError
@@ -70,6 +70,7 @@ from mmjudge import PROJECT_ROOT
 from mmjudge.config import ModelConfig
 from mmjudge.errors import ConfigError, FatalProviderError, ImageError
 from mmjudge.judges.base import MODALITIES, JudgeAPI
+from mmjudge.judges.batching import Batcher
 from mmjudge.judges.cut_points import (
     CutPoints,
     check_increasing,
@@ -183,54 +184,6 @@ def _unit(vectors: Any) -> np.ndarray:
     return result
 
 
-JobT = TypeVar("JobT")
-ResultT = TypeVar("ResultT")
-
-
-class _Batcher(Generic[JobT, ResultT]):
-    """Gathers concurrent requests and runs them through ``work`` in one worker thread.
-
-    One drain task per event loop takes whatever is waiting (up to ``max_size``), runs it in a
-    thread, and repeats; requests that arrive meanwhile form the next batch. A waiter that is
-    cancelled (a timeout) is dropped from its batch if that batch has not started yet.
-    """
-
-    def __init__(self, work: Callable[[list[JobT]], list[ResultT]], max_size: int) -> None:
-        self.work = work
-        self.max_size = max_size
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._queue: list[tuple[JobT, asyncio.Future[ResultT]]] = []
-        self._task: asyncio.Task[None] | None = None
-
-    async def submit(self, job: JobT) -> ResultT:
-        loop = asyncio.get_running_loop()
-        if self._loop is not loop:
-            self._loop, self._queue, self._task = loop, [], None
-        future: asyncio.Future[ResultT] = loop.create_future()
-        self._queue.append((job, future))
-        if self._task is None or self._task.done():
-            self._task = loop.create_task(self._drain())
-        return await future
-
-    async def _drain(self) -> None:
-        while self._queue:
-            await asyncio.sleep(0)  # let requests started in the same turn join this batch
-            batch = [item for item in self._queue[: self.max_size] if not item[1].done()]
-            del self._queue[: self.max_size]
-            if not batch:
-                continue
-            try:
-                results = await asyncio.to_thread(self.work, [job for job, _ in batch])
-            except Exception as error:
-                for _, future in batch:
-                    if not future.done():
-                        future.set_exception(error)
-                continue
-            for (_, future), result in zip(batch, results, strict=True):
-                if not future.done():
-                    future.set_result(result)
-
-
 class EmbeddingJudge(JudgeAPI):
     """Grades by the cosine similarity of sentence-transformers embeddings (text or CLIP).
 
@@ -289,7 +242,7 @@ class EmbeddingJudge(JudgeAPI):
         self._load_error: FatalProviderError | None = None
         self._loading: asyncio.Task[Any] | None = None
         self._lock = threading.RLock()
-        self._batcher: _Batcher[_Job, Similarity] = _Batcher(self._similarities, self.batch_size)
+        self._batcher: Batcher[_Job, Similarity] = Batcher(self._similarities, self.batch_size)
 
     def _by_modality(self, where: str, value: Any) -> dict[str, Any]:
         """A per-modality option, checked to name only modalities this judge accepts."""

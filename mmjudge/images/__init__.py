@@ -7,41 +7,52 @@ the on-disk :class:`ImageCache`: a hit returns the stored payload without decodi
 Anything wrong with an image (missing, empty, not an image, truncated, too many pixels, an
 unsupported pixel mode) becomes an :class:`~mmjudge.errors.ImageError` with a one-line message
 naming the file; the caller records it on the row and the sweep carries on.
+
+The settings and their checks are in :mod:`.settings`, the cache in :mod:`.cache`; this module
+is the pipeline, and every caller imports all three from here.
 """
 
 from __future__ import annotations
 
 import base64
-import contextlib
 import hashlib
 import io
-import json
 import logging
-import os
-import tempfile
-import threading
 import warnings
-from collections import OrderedDict
-from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from PIL import Image, ImageOps
 
 from mmjudge.errors import ImageError
+from mmjudge.images.cache import EncodedPayload, ImageCache
+from mmjudge.images.settings import (
+    ENCODINGS,
+    FITS,
+    FORMATS,
+    MEDIA_TYPES,
+    PIPELINE_VERSION,
+    ImageSettings,
+)
 from mmjudge.records import EncodedImage
 
+__all__ = [
+    "ENCODINGS",
+    "FITS",
+    "FORMATS",
+    "MEDIA_TYPES",
+    "PIPELINE_VERSION",
+    "EncodedPayload",
+    "ImageCache",
+    "ImageSettings",
+    "ImageSize",
+    "encode_image_bytes",
+    "image_dimensions",
+    "is_url",
+    "preprocess_image",
+]
+
 logger = logging.getLogger(__name__)
-
-FITS = ("pad", "crop", "stretch")
-FORMATS = ("jpeg", "png")
-ENCODINGS = ("data_url", "base64", "url")
-
-MEDIA_TYPES = {"jpeg": "image/jpeg", "png": "image/png"}
-
-PIPELINE_VERSION = 1
-"""Bumped whenever a change to the pipeline would change the encoded bytes (invalidates caches)."""
 
 _EXIF_ORIENTATION = 0x0112
 _ROTATED_ORIENTATIONS = (5, 6, 7, 8)
@@ -54,210 +65,11 @@ _SIXTEEN_BIT_MODES = frozenset({"I;16", "I;16L", "I;16B", "I;16N"})
 _ALPHA_MODES = frozenset({"RGBA", "RGBa", "LA", "La", "PA"})
 
 
-@dataclass(frozen=True)
-class ImageSettings:
-    """How an image is turned into what a judge is sent."""
-
-    size: int = 512
-    """Output width and height in pixels."""
-    fit: str = "pad"
-    """``pad`` letterboxes, ``crop`` centre-crops, ``stretch`` ignores the aspect ratio."""
-    format: str = "jpeg"
-    """Output format: ``jpeg`` or ``png``."""
-    quality: int = 90
-    """JPEG quality, 1-100 (ignored for PNG)."""
-    encoding: str = "data_url"
-    """``data_url``, ``base64`` (bare), or ``url`` (pass http(s) sources through)."""
-    pad_color: tuple[int, int, int] = (255, 255, 255)
-    """RGB colour of letterbox bars and of whatever shows through transparent pixels."""
-    max_pixels: int = 40_000_000
-    """Images whose header declares more pixels than this are refused before decoding."""
-
-    def __post_init__(self) -> None:
-        fmt = str(self.format).lower()
-        object.__setattr__(self, "format", "jpeg" if fmt == "jpg" else fmt)
-        object.__setattr__(self, "fit", str(self.fit).lower())
-        object.__setattr__(self, "encoding", str(self.encoding).lower())
-        _check_choice("fit", self.fit, FITS)
-        _check_choice("format", self.format, FORMATS)
-        _check_choice("encoding", self.encoding, ENCODINGS)
-        if not _is_int(self.size) or self.size < 1:
-            raise ValueError(f"images.size={self.size!r} must be a positive integer")
-        if not _is_int(self.quality) or not 1 <= self.quality <= 100:
-            raise ValueError(f"images.quality={self.quality!r} must be an integer from 1 to 100")
-        if not _is_int(self.max_pixels) or self.max_pixels < 1:
-            raise ValueError(f"images.max_pixels={self.max_pixels!r} must be a positive integer")
-        object.__setattr__(self, "pad_color", _check_color(self.pad_color))
-
-    @classmethod
-    def from_config(cls, cfg: Any) -> ImageSettings:
-        """Settings from an ``ImageConfig`` (or anything with the same attributes)."""
-        defaults = cls()
-
-        def value(name: str) -> Any:
-            found = getattr(cfg, name, None)
-            return getattr(defaults, name) if found is None else found
-
-        return cls(
-            size=value("size"),
-            fit=value("fit"),
-            format=value("format"),
-            quality=value("quality"),
-            encoding=value("encoding"),
-            pad_color=value("pad_color"),
-            max_pixels=value("max_pixels"),
-        )
-
-    @property
-    def media_type(self) -> str:
-        """MIME type of the encoded output."""
-        return MEDIA_TYPES[self.format]
-
-    def key(self) -> str:
-        """Everything that changes the encoded bytes, as a short stable string.
-
-        ``encoding`` and ``max_pixels`` are left out: the first only changes how the same bytes
-        are wrapped, the second only decides whether an image is refused.
-        """
-        parts = [
-            f"v{PIPELINE_VERSION}",
-            f"size={self.size}",
-            f"fit={self.fit}",
-            f"format={self.format}",
-        ]
-        if self.format == "jpeg":
-            parts.append(f"quality={self.quality}")
-        parts.append("pad=" + ",".join(str(c) for c in self.pad_color))
-        return ";".join(parts)
-
-
-def _check_choice(name: str, value: str, allowed: Sequence[str]) -> None:
-    if value not in allowed:
-        raise ValueError(f"images.{name}={value!r} is not one of {', '.join(allowed)}")
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _check_color(value: Any) -> tuple[int, int, int]:
-    try:
-        channels = () if isinstance(value, str) else tuple(value)
-    except TypeError:
-        channels = ()
-    if len(channels) != 3 or not all(_is_int(c) and 0 <= c <= 255 for c in channels):
-        raise ValueError(f"images.pad_color={value!r} must be three integers from 0 to 255")
-    return (channels[0], channels[1], channels[2])
-
-
-class EncodedPayload(NamedTuple):
-    """The encoded bytes of one preprocessed image, before they are wrapped for sending."""
-
-    media_type: str
-    """MIME type of the bytes (``image/jpeg``, ``image/png``)."""
-    width: int
-    """Width in pixels."""
-    height: int
-    """Height in pixels."""
-    base64: str
-    """The encoded file, base64 without a ``data:`` prefix."""
-
-
 class ImageSize(NamedTuple):
     """Displayed size of an image (after its EXIF orientation is applied)."""
 
     width: int
     height: int
-
-
-# --------------------------------------------------------------------------------------------
-# Cache
-
-
-class ImageCache:
-    """Encoded images on disk, one small JSON file per (source hash, settings) pair.
-
-    Files are written to a temporary name and moved into place with :func:`os.replace`, so
-    several processes may share a directory and a reader never sees half a file. A file that
-    cannot be read back is treated as a miss and rewritten. The most recent entries are also
-    kept in memory.
-    """
-
-    def __init__(self, directory: str | Path, memory_items: int = 128) -> None:
-        self.directory = Path(directory)
-        self.memory_items = max(0, memory_items)
-        self._memory: OrderedDict[tuple[str, str], EncodedPayload] = OrderedDict()
-        self._lock = threading.Lock()
-        self._warned = False
-
-    def path_for(self, sha256: str, settings: ImageSettings) -> Path:
-        """Where the entry for this source hash and these settings lives."""
-        if len(sha256) != 64 or any(c not in "0123456789abcdef" for c in sha256):
-            raise ValueError(f"not a sha256 hex digest: {sha256!r}")
-        settings_hash = hashlib.sha256(settings.key().encode("utf-8")).hexdigest()[:16]
-        return self.directory / sha256[:2] / f"{sha256}.{settings_hash}.json"
-
-    def get(self, sha256: str, settings: ImageSettings) -> EncodedPayload | None:
-        """The cached payload, or None."""
-        memo_key = (sha256, settings.key())
-        with self._lock:
-            hit = self._memory.get(memo_key)
-            if hit is not None:
-                self._memory.move_to_end(memo_key)
-                return hit
-        path = self.path_for(sha256, settings)
-        try:
-            entry = json.loads(path.read_text(encoding="utf-8"))
-            if entry.get("key") != settings.key() or entry.get("sha256") != sha256:
-                return None
-            payload = EncodedPayload(
-                media_type=str(entry["media_type"]),
-                width=int(entry["width"]),
-                height=int(entry["height"]),
-                base64=str(entry["base64"]),
-            )
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            return None
-        self._remember(memo_key, payload)
-        return payload
-
-    def put(self, sha256: str, settings: ImageSettings, payload: EncodedPayload) -> None:
-        """Store a payload. A cache that cannot be written is logged once, never fatal."""
-        self._remember((sha256, settings.key()), payload)
-        path = self.path_for(sha256, settings)
-        entry = {
-            "sha256": sha256,
-            "key": settings.key(),
-            "media_type": payload.media_type,
-            "width": payload.width,
-            "height": payload.height,
-            "base64": payload.base64,
-        }
-        tmp_name: str | None = None
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp_name = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=path.parent)
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(entry, handle, separators=(",", ":"))
-            os.replace(tmp_name, path)
-            tmp_name = None
-        except OSError as exc:
-            if not self._warned:
-                self._warned = True
-                logger.warning("image cache %s is not writable: %s", self.directory, exc)
-        finally:
-            if tmp_name is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp_name)
-
-    def _remember(self, memo_key: tuple[str, str], payload: EncodedPayload) -> None:
-        if self.memory_items == 0:
-            return
-        with self._lock:
-            self._memory[memo_key] = payload
-            self._memory.move_to_end(memo_key)
-            while len(self._memory) > self.memory_items:
-                self._memory.popitem(last=False)
 
 
 # --------------------------------------------------------------------------------------------

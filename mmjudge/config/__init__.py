@@ -1,0 +1,81 @@
+"""Structured configs: one dataclass per config group, registered in Hydra's ConfigStore.
+
+The primary config is typed by :class:`SweepConfig`, so a misspelt key in any group file or on
+the command line fails at compose time, and an unknown group option lists the valid choices.
+Values are checked by each dataclass's ``validate()``; :meth:`SweepConfig.validate` runs them
+all once, where the typed config is built, before anything runs.
+
+The groups' dataclasses live in the modules named after what they describe (:mod:`.judge`,
+:mod:`.dataset`, :mod:`.request`, :mod:`.run`); this module assembles them and is where every
+caller imports them from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import MISSING
+
+from mmjudge.config.dataset import (
+    DEFAULT_MAX_TEXT_TOKENS,
+    GRADE_RULES,
+    DatasetConfig,
+    ScaleConfig,
+    TestBanksConfig,
+)
+from mmjudge.config.judge import ModalityConfig, ModelConfig
+from mmjudge.config.request import N_WORDINGS, ImageConfig, PromptConfig
+from mmjudge.config.run import PathsConfig, PricingConfig, ReportConfig, RunnerConfig
+
+__all__ = [
+    "DEFAULT_MAX_TEXT_TOKENS",
+    "GRADE_RULES",
+    "N_WORDINGS",
+    "DatasetConfig",
+    "ImageConfig",
+    "ModalityConfig",
+    "ModelConfig",
+    "PathsConfig",
+    "PricingConfig",
+    "PromptConfig",
+    "ReportConfig",
+    "RunnerConfig",
+    "ScaleConfig",
+    "SweepConfig",
+    "TestBanksConfig",
+    "register_configs",
+]
+
+
+@dataclass
+class SweepConfig:
+    """The primary config: one cell of a sweep."""
+
+    model: ModelConfig = MISSING
+    modality: ModalityConfig = MISSING
+    dataset: DatasetConfig = MISSING
+    prompt: PromptConfig = MISSING
+    pricing: PricingConfig = MISSING
+    runner: RunnerConfig = MISSING
+    paths: PathsConfig = MISSING
+    report: ReportConfig = MISSING
+    images: ImageConfig = field(default_factory=ImageConfig)
+    seed: int = 0
+    """Seed for anything random (query samples, bootstrap, tie-breaks, backoff jitter)."""
+
+    def validate(self) -> None:
+        """Check every value that composing the config cannot check (ranges, choices)."""
+        self.model.validate()
+        self.modality.validate()
+        self.dataset.validate()
+        self.prompt.validate()
+        self.pricing.validate()
+        self.runner.validate()
+        self.images.validate()
+
+
+def register_configs() -> None:
+    """Register the schema of the primary config; group files are validated against it."""
+    store = ConfigStore.instance()
+    store.store(name="sweep_schema", node=SweepConfig)

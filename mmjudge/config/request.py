@@ -1,0 +1,93 @@
+"""What a judge is sent: the prompt design (``prompt`` group) and how images are prepared
+(``images``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mmjudge.errors import ConfigError
+from mmjudge.images import ImageSettings  # the image rules live with the preprocessor
+
+#: Wordings shipped with the prompt templates (``mmjudge/prompts/_wording<N>.j2``).
+N_WORDINGS = len(list((Path(__file__).parents[1] / "prompts").glob("_wording*.j2")))
+
+
+@dataclass
+class PromptConfig:
+    """Which prompt design to render."""
+
+    id: str = "default"
+    """Identifier of the prompt variant, kept on every record."""
+    template: str = "judge"
+    """Template family under ``mmjudge/prompts/``."""
+    role: bool = True
+    """Open with a statement of the judge's role."""
+    strictness_note: bool = True
+    """Tell the judge the middle grade is for partial matches and to use it sparingly."""
+    explanation: bool = True
+    """Ask for a one- or two-sentence explanation after the grade."""
+    guidelines: bool = False
+    """Insert the dataset's grading guidelines."""
+    aspects: bool = False
+    """Ask for aspect grades (match to the intent, trustworthiness of the listing) before an
+    ``overall:`` grade; only the overall grade is read as the label."""
+    raters: int = 1
+    """Above 1: the judge imagines this many independent raters, writes a grade for each,
+    then a ``final:`` grade; only the final grade is read as the label."""
+    confidence: bool = False
+    """Ask for a stated confidence (``confidence: 1``–``5``) after the grade; cascades can
+    escalate on it."""
+    paraphrase: int = 0
+    """Which wording of the same design to use (0 is the standard wording); measures how
+    much agreement moves with wording alone."""
+    bank: str | None = None
+    """``nuggets`` or ``questions``: grade each result against the dataset's test bank of
+    that kind instead of asking for a grade directly (see :mod:`mmjudge.testbank`)."""
+    bank_calls: str = "item"
+    """``item``: one call per result with the whole bank of its query; ``entry``: one call
+    per (result, entry)."""
+    spans: bool = False
+    """Test-bank grading: ask the judge to quote the supporting text (or the answer)."""
+    rule: str = "coverage"
+    """How entry grades (0-5) become the dataset's grade: ``coverage`` (the share of
+    entries graded at least ``covered_from``) or ``best`` (the best entry grade)."""
+    covered_from: int = 4
+    """The entry grade from which an entry counts as covered (0-5)."""
+    cuts: list[float] = field(default_factory=list)
+    """Cut points for ``rule``, one per grade above the lowest: shares covered (0-1) for
+    ``coverage``, entry grades (0-5) for ``best``; empty spreads them evenly."""
+
+    def validate(self) -> None:
+        """Fail with a one-line fix when the prompt asks for something not shipped (the
+        test-bank settings are checked by :func:`mmjudge.testbank.derive.check_bank_prompt`,
+        which :func:`mmjudge.running.cell.typed_config` calls)."""
+        if not 0 <= self.paraphrase < N_WORDINGS:
+            raise ConfigError(
+                f"prompt.paraphrase={self.paraphrase} is not a shipped wording; "
+                f"use 0 to {N_WORDINGS - 1}"
+            )
+        if self.raters < 1:
+            raise ConfigError(f"prompt.raters={self.raters}: use 1 (one grade) or more")
+
+
+@dataclass
+class ImageConfig:
+    """How images are preprocessed before they are sent."""
+
+    size: int = 512
+    """Target width and height in pixels."""
+    fit: str = "pad"
+    """``pad`` letterboxes, ``crop`` centre-crops, ``stretch`` ignores aspect ratio."""
+    format: str = "jpeg"
+    """``jpeg`` or ``png``."""
+    quality: int = 90
+    """JPEG quality."""
+    encoding: str = "data_url"
+    """``data_url``, ``base64`` or ``url`` (pass URLs through)."""
+
+    def validate(self) -> None:
+        try:
+            ImageSettings.from_config(self)
+        except ValueError as error:
+            raise ConfigError(str(error)) from None

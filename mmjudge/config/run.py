@@ -1,0 +1,144 @@
+"""How a cell runs, what it is priced at, and where it writes: the ``runner``, ``pricing``,
+``paths`` and ``report`` groups."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from omegaconf import MISSING
+
+from mmjudge.config_values import _check_whole, _finite, _require
+
+
+@dataclass
+class RunnerConfig:
+    """How calls are scheduled."""
+
+    concurrency: int | None = None
+    """Calls in flight at once; null: the model's ``max_concurrency``, or 16 when that is unset
+    too. A model limit that is set caps it (see :mod:`mmjudge.running.concurrency`)."""
+    timeout_s: float = 60.0
+    """Per-call timeout."""
+    max_retries: int = 5
+    """Attempts after the first for retryable errors."""
+    backoff_base_s: float = 1.0
+    """First backoff; doubles each retry, with jitter."""
+    backoff_max_s: float = 60.0
+    """Longest backoff between attempts."""
+    cache: bool = True
+    """Reuse identical earlier answers from the response cache."""
+    dry_run: bool = False
+    """Forecast calls, tokens and dollars without calling anything."""
+    max_cost_usd: float | None = None
+    """Stop scheduling calls before this spend would be passed."""
+    mode: str = "sync"
+    """``sync`` calls the API directly; ``batch`` uses the provider's batch API (half price,
+    results within 24 hours)."""
+    batch_poll_s: float = 30.0
+    """Seconds between polls of a submitted batch."""
+    batch_failed: str = "batch"
+    """Items a batch returned as failed are retried in a follow-up ``batch`` or ``sync``."""
+    batch_max_requests: int | None = None
+    """Split batches above this many requests (default: the provider's limit)."""
+    batch_max_bytes: int | None = None
+    """Split batches above this size in bytes (default: the provider's limit)."""
+    forecast_output_tokens: int | None = None
+    """Output tokens per call assumed by forecasts; null: learnt from this cell's cached
+    answers, else estimated from the prompt's answer format (see
+    :mod:`mmjudge.costs.output_tokens`)."""
+    progress: bool = True
+    """Show a progress bar on stderr."""
+    max_error_rate: float = 0.1
+    """A cell whose share of failed judgments is above this (or in which every judgment
+    failed) ends ``failed``; with fewer failures it ends ``partial``."""
+    breaker_failures: int = 10
+    """Failed calls of one kind in a row (connection refused, DNS, TLS, 5xx, timeouts), with
+    no success in between, that stop a cell: its endpoint cannot work."""
+    grace_s: float = 5.0
+    """After Ctrl-C or SIGTERM, seconds to wait for answers already in flight."""
+    claim_ttl_s: float = 30.0
+    """Seconds a claim on an item lasts unless its owner renews it; a killed owner's items
+    are taken over after this (at once when it ran on this host)."""
+
+    def validate(self) -> None:
+        _check_whole("runner.concurrency", self.concurrency, 1, "for the default")
+        _check_whole("runner.max_retries", self.max_retries, 0)
+        for name, low, valid in (
+            ("timeout_s", 0.0, "use a number of seconds above 0"),
+            ("batch_poll_s", 0.0, "use a number of seconds above 0"),
+        ):
+            value = getattr(self, name)
+            _require(_finite(value) and value > low, f"runner.{name}", value, valid)
+        _require(
+            _finite(self.backoff_base_s) and self.backoff_base_s >= 0,
+            "runner.backoff_base_s",
+            self.backoff_base_s,
+            "use a number of seconds of at least 0",
+        )
+        _require(
+            _finite(self.backoff_max_s) and self.backoff_max_s >= self.backoff_base_s,
+            "runner.backoff_max_s",
+            self.backoff_max_s,
+            f"use a number of seconds of at least runner.backoff_base_s ({self.backoff_base_s})",
+        )
+        if self.max_cost_usd is not None:
+            _require(
+                _finite(self.max_cost_usd) and self.max_cost_usd >= 0,
+                "runner.max_cost_usd",
+                self.max_cost_usd,
+                "use a dollar amount of at least 0, or null for no cap",
+            )
+        _check_whole("runner.batch_max_requests", self.batch_max_requests, 1, "for the default")
+        _check_whole("runner.batch_max_bytes", self.batch_max_bytes, 1, "for the default")
+        _check_whole("runner.forecast_output_tokens", self.forecast_output_tokens, 0, "to learn it")
+
+
+@dataclass
+class PricingConfig:
+    """A dated price sheet (USD per million tokens)."""
+
+    date: str = MISSING
+    """Effective date of the sheet."""
+    currency: str = "USD"
+    sources: list[str] = field(default_factory=list)
+    """Where the figures come from."""
+    batch_discount: float = 0.5
+    """Fraction of the price paid for batch calls."""
+    models: dict[str, Any] = field(default_factory=dict)
+    """Per model id: ``input``, ``output``, optional ``cached_input``, ``cache_write``,
+    ``cache_read``, ``batch_discount``, long-context ``tiers`` and the ``image_rule``; or, for a
+    self-hosted judge, ``gpu_hour``, ``gpus``, a throughput (``throughput_tokens_per_s`` or
+    ``input_tokens_per_s`` / ``output_tokens_per_s``) and ``utilization`` (see
+    :mod:`mmjudge.costs`)."""
+
+    def validate(self) -> None:
+        _require(
+            _finite(self.batch_discount) and 0 < self.batch_discount <= 1,
+            "pricing.batch_discount",
+            self.batch_discount,
+            "use the fraction of the list price paid, above 0 and at most 1 (0.5 = half price)",
+        )
+
+
+@dataclass
+class PathsConfig:
+    """Every location mmjudge reads or writes (``conf/paths/``); relative paths are relative
+    to the project root."""
+
+    results: str = "results"
+    """Where runs and sweeps are written."""
+    reports: str = "reports"
+    """Where reports are written."""
+    response_cache: str = ".cache/responses.sqlite"
+    """The response cache file."""
+    image_cache: str = ".cache/images"
+    """Encoded images, cached by (source hash, settings)."""
+
+
+@dataclass
+class ReportConfig:
+    """The report built when a run or sweep ends (``conf/report/``)."""
+
+    build: bool = True
+    """Build it (``report.build=false`` leaves it to ``mmjudge report``)."""
