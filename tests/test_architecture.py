@@ -44,15 +44,8 @@ MAX_FUNCTION_LINES = 60
 LONG_FILES: set[str] = set()
 LONG_FILES |= {"mmjudge.report.findings"}
 LONG_FUNCTIONS = {
-    "mmjudge.agreement.resampling:paired_bootstrap",
-    "mmjudge.agreement.scoring:agreement_summary",
-    "mmjudge.agreement.selection:selection_study",
-    "mmjudge.cli.agree:parser",
-    "mmjudge.cli.reprice:main",
-    "mmjudge.costs.reprice:reprice_run",
     "mmjudge.data.flickr8k:load",
     "mmjudge.data.jsonl:_example",
-    "mmjudge.data.table:column_mapping",
     "mmjudge.report.build:build_report",
     "mmjudge.report.findings:use_case",
     "mmjudge.report.findings:one_winner",

@@ -246,6 +246,18 @@ def _check_level(level: float, n_boot: int) -> None:
         raise ValueError(f"n_boot must be at least 1, got {n_boot}")
 
 
+def _grouped(
+    query_ids: Any, arrays: Sequence[Any]
+) -> tuple[tuple[FloatArray, ...], npt.NDArray[np.intp], int]:
+    """The label arrays (checked to be one length) with their dense query codes and count."""
+    labels = tuple(as_labels(a) for a in arrays)
+    n = labels[0].size if labels else 0
+    if any(a.size != n for a in labels):
+        raise ValueError("label arrays differ in length")
+    groups, n_groups = _query_codes(query_ids, n)
+    return labels, groups, n_groups
+
+
 def bootstrap_ci(
     metric_fn: Callable[..., Any],
     query_ids: Any,
@@ -270,11 +282,7 @@ def bootstrap_ci(
     Resamples where the metric is undefined are left out of the interval and counted.
     """
     _check_level(level, n_boot)
-    labels = tuple(as_labels(a) for a in arrays)
-    n = labels[0].size if labels else 0
-    if any(a.size != n for a in labels):
-        raise ValueError("label arrays differ in length")
-    groups, n_groups = _query_codes(query_ids, n)
+    labels, groups, n_groups = _grouped(query_ids, arrays)
     rng = np.random.default_rng(seed)
     form = _additive_form(metric_fn)
     if form is not None:
@@ -314,11 +322,7 @@ def bootstrap_ci_many(
             for fn in metric_fns
         ]
     _check_level(level, n_boot)
-    labels = tuple(as_labels(a) for a in arrays)
-    n = labels[0].size if labels else 0
-    if any(a.size != n for a in labels):
-        raise ValueError("label arrays differ in length")
-    groups, n_groups = _query_codes(query_ids, n)
+    labels, groups, n_groups = _grouped(query_ids, arrays)
     rng = np.random.default_rng(seed)
     ready = [form for form in forms if form is not None]
     stats = [form.stats(groups, n_groups, labels) for form in ready]
@@ -362,37 +366,55 @@ def paired_bootstrap(
     h = np.where(dropped, np.nan, h)
     groups, n_groups = _query_codes(query_ids, h.size)
     rng = np.random.default_rng(seed)
+    est_a, est_b, diffs = _paired_differences(metric_fn, groups, n_groups, (h, a, b), rng, n_boot)
+    difference = est_a - est_b
+    low, high, _ = _interval(diffs, level)
+    p_value = _two_sided_p(diffs, difference)
+    return PairedBootstrapResult(
+        difference, low, high, p_value, est_a, est_b, level, n_boot, n_groups
+    )
+
+
+def _paired_differences(
+    metric_fn: Callable[..., Any],
+    groups: npt.NDArray[np.intp],
+    n_groups: int,
+    labels: tuple[FloatArray, FloatArray, FloatArray],
+    rng: np.random.Generator,
+    n_boot: int,
+) -> tuple[float, float, FloatArray]:
+    """Both judges' estimates and ``metric(human, a) − metric(human, b)`` on each resample
+    (the fast path when the metric has one, else the metric on each resample's rows)."""
+    h, a, b = labels
     form = _additive_form(metric_fn)
-    if form is not None:
-        form_b = _additive_form(metric_fn)
-        assert form_b is not None
-        stats_a = form.stats(groups, n_groups, (h, a))
-        stats_b = form_b.stats(groups, n_groups, (h, b))
-        est_a = float(form.finish(stats_a.sum(axis=0)[None, :])[0])
-        est_b = float(form_b.finish(stats_b.sum(axis=0)[None, :])[0])
-        parts = []
-        for block in _resamples(rng, n_groups, n_boot):
-            counts = _resample_counts(block, n_groups)
-            parts.append(form.finish(counts @ stats_a) - form_b.finish(counts @ stats_b))
-        diffs = np.concatenate(parts)
-    else:
-        est_a, est_b = float(metric_fn(h, a)), float(metric_fn(h, b))
+    if form is None:
         diffs = _generic_values(
             lambda hh, aa, bb: float(metric_fn(hh, aa)) - float(metric_fn(hh, bb)),
             groups,
             n_groups,
-            (h, a, b),
+            labels,
             rng,
             n_boot,
         )
-    difference = est_a - est_b
-    low, high, _ = _interval(diffs, level)
+        return float(metric_fn(h, a)), float(metric_fn(h, b)), diffs
+    form_b = _additive_form(metric_fn)
+    assert form_b is not None
+    stats_a = form.stats(groups, n_groups, (h, a))
+    stats_b = form_b.stats(groups, n_groups, (h, b))
+    est_a = float(form.finish(stats_a.sum(axis=0)[None, :])[0])
+    est_b = float(form_b.finish(stats_b.sum(axis=0)[None, :])[0])
+    parts = []
+    for block in _resamples(rng, n_groups, n_boot):
+        counts = _resample_counts(block, n_groups)
+        parts.append(form.finish(counts @ stats_a) - form_b.finish(counts @ stats_b))
+    return est_a, est_b, np.concatenate(parts)
+
+
+def _two_sided_p(diffs: FloatArray, difference: float) -> float:
+    """Twice the share of resampled differences that are zero or of the opposite sign,
+    capped at 1 (1 when there is no difference or nothing defined to compare)."""
     finite = diffs[np.isfinite(diffs)]
     if finite.size == 0 or not math.isfinite(difference) or difference == 0:
-        p_value = 1.0
-    else:
-        flipped = finite <= 0 if difference > 0 else finite >= 0
-        p_value = min(1.0, 2.0 * float(np.mean(flipped)))
-    return PairedBootstrapResult(
-        difference, low, high, p_value, est_a, est_b, level, n_boot, n_groups
-    )
+        return 1.0
+    flipped = finite <= 0 if difference > 0 else finite >= 0
+    return min(1.0, 2.0 * float(np.mean(flipped)))

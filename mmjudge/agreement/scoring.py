@@ -321,15 +321,7 @@ def agreement_summary(
     pairwise (needs ``query_ids``), confusion_matrix (rows: consensus grade, columns: judge
     grade), label_distribution, kappa_by_annotator and human_human_kappa.
     """
-    judge_labels = as_labels(judge)
-    humans = {name: as_labels(values) for name, values in human.items()}
-    if not humans:
-        raise ValueError("agreement_summary needs at least one annotator")
-    for name, values in humans.items():
-        if values.size != judge_labels.size:
-            raise ValueError(
-                f"annotator {name!r} has {values.size} labels for {judge_labels.size} items"
-            )
+    judge_labels, humans = _labelled(judge, human)
     n = int(judge_labels.size)
     reference = metrics.consensus(humans)
     scale = _scale(grades, judge_labels, *humans.values())
@@ -357,18 +349,34 @@ def agreement_summary(
         "relevant_from": none_if_nan(threshold),
         **_point_estimates(score),
         **_alphas(judge_labels, humans, scored),
+        **_intervals(score, n_boot if query_ids is not None else 0, seed),
+        "pairwise": _pairwise(query_ids, reference, judge_labels),
+        **_tables(judge_labels, reference, humans, scale),
+    }
+
+
+def _labelled(judge: Any, human: Mapping[str, Any]) -> tuple[FloatArray, dict[str, FloatArray]]:
+    """The judge's and each annotator's labels, checked to cover the same items."""
+    judge_labels = as_labels(judge)
+    humans = {name: as_labels(values) for name, values in human.items()}
+    if not humans:
+        raise ValueError("agreement_summary needs at least one annotator")
+    for name, values in humans.items():
+        if values.size != judge_labels.size:
+            raise ValueError(
+                f"annotator {name!r} has {values.size} labels for {judge_labels.size} items"
+            )
+    return judge_labels, humans
+
+
+def _intervals(score: JudgeScore, n_boot: int, seed: int) -> dict[str, Any]:
+    """The κ intervals and how they were drawn (``n_boot`` 0: no intervals)."""
+    return {
         "intervals": {
             key: getattr(score, key).as_dict()
             for key in ("kappa", "kappa_linear", "kappa_quadratic")
         },
-        "bootstrap": {
-            "n_boot": n_boot if query_ids is not None else 0,
-            "seed": seed,
-            "level": LEVEL,
-            "resampled": "queries",
-        },
-        "pairwise": _pairwise(query_ids, reference, judge_labels),
-        **_tables(judge_labels, reference, humans, scale),
+        "bootstrap": {"n_boot": n_boot, "seed": seed, "level": LEVEL, "resampled": "queries"},
     }
 
 

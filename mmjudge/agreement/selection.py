@@ -94,6 +94,33 @@ def selection_study(
         raise MMJudgeError("no candidates to choose from")
     if splits < 1:
         raise MMJudgeError(f"--splits must be at least 1, got {splits}")
+    n_items, per_query = _per_query_tables(runs)
+    kappa_a, kappa_b = _half_kappas(per_query, len(runs[0].grades), splits, seed)
+    chosen = np.argmax(np.where(np.isnan(kappa_a), -np.inf, kappa_a), axis=1)
+    rows = np.arange(splits)
+    chosen_a, chosen_b = kappa_a[rows, chosen], kappa_b[rows, chosen]
+    best_b = np.nanmax(np.where(np.isnan(kappa_b), -np.inf, kappa_b), axis=1)
+    regret = best_b - chosen_b
+    return {
+        "dataset": runs[0].summary.cell.dataset,
+        "n_candidates": len(runs),
+        "n_items": n_items,
+        "n_queries": per_query.shape[1],
+        "splits": splits,
+        "seed": seed,
+        "held_out_kappa": _mean(chosen_b),
+        "held_out_kappa_range": _range(chosen_b),
+        "selection_kappa": _mean(chosen_a),
+        "optimism": _mean(chosen_a - chosen_b),
+        "expected_regret": _mean(regret),
+        "baseline": None if baseline is None else _baseline(runs, baseline, chosen, kappa_b),
+        "candidates": _candidates(runs, chosen, kappa_a, kappa_b),
+    }
+
+
+def _per_query_tables(runs: Sequence[SavedRun]) -> tuple[int, FloatArray]:
+    """The items every run judged (with a human grade) and, per candidate and query, the
+    flattened confusion table (candidates × queries × k²)."""
     grades = runs[0].grades
     keys = common_keys(runs)
     human = human_consensus(runs, keys)
@@ -111,47 +138,50 @@ def selection_study(
             f"dataset {runs[0].summary.cell.dataset}: {n_queries} query in common; "
             "splitting needs at least two"
         )
-    k = len(grades)
-    per_query = np.stack(stacks)  # candidates × Q × k²
+    return len(keys), np.stack(stacks)
+
+
+def _half_kappas(
+    per_query: FloatArray, k: int, splits: int, seed: int
+) -> tuple[FloatArray, FloatArray]:
+    """κ of every candidate on each split's selection half and on its held-out half
+    (splits × candidates each)."""
+    n_candidates, n_queries = per_query.shape[:2]
     rng = np.random.default_rng(seed)
     half = n_queries // 2
     masks = np.zeros((splits, n_queries))
     for s in range(splits):
         masks[s, rng.permutation(n_queries)[:half]] = 1.0
-    in_a = np.einsum("sq,cqm->scm", masks, per_query).reshape(splits, len(runs), k, k)
-    in_b = np.einsum("sq,cqm->scm", 1.0 - masks, per_query).reshape(splits, len(runs), k, k)
-    kappa_a, kappa_b = kappa_of_tables(in_a), kappa_of_tables(in_b)
-    chosen = np.argmax(np.where(np.isnan(kappa_a), -np.inf, kappa_a), axis=1)
-    rows = np.arange(splits)
-    chosen_a, chosen_b = kappa_a[rows, chosen], kappa_b[rows, chosen]
-    best_b = np.nanmax(np.where(np.isnan(kappa_b), -np.inf, kappa_b), axis=1)
-    regret = best_b - chosen_b
-    result: dict[str, Any] = {
-        "dataset": runs[0].summary.cell.dataset,
-        "n_candidates": len(runs),
-        "n_items": len(keys),
-        "n_queries": n_queries,
-        "splits": splits,
-        "seed": seed,
-        "held_out_kappa": _mean(chosen_b),
-        "held_out_kappa_range": _range(chosen_b),
-        "selection_kappa": _mean(chosen_a),
-        "optimism": _mean(chosen_a - chosen_b),
-        "expected_regret": _mean(regret),
-        "baseline": None,
-        "candidates": [],
+    in_a = np.einsum("sq,cqm->scm", masks, per_query).reshape(splits, n_candidates, k, k)
+    in_b = np.einsum("sq,cqm->scm", 1.0 - masks, per_query).reshape(splits, n_candidates, k, k)
+    return kappa_of_tables(in_a), kappa_of_tables(in_b)
+
+
+def _baseline(
+    runs: Sequence[SavedRun], baseline: int, chosen: npt.NDArray[np.intp], kappa_b: FloatArray
+) -> dict[str, Any]:
+    """How choosing by κ fares against always taking the baseline candidate."""
+    chosen_b = kappa_b[np.arange(len(chosen)), chosen]
+    base_b = kappa_b[:, baseline]
+    return {
+        "name": runs[baseline].name,
+        "beaten_rate": float(np.mean((chosen != baseline) & (chosen_b > base_b))),
+        "chosen_rate": float(np.mean(chosen == baseline)),
+        "mean_gain": _mean(chosen_b - base_b),
     }
-    if baseline is not None:
-        base_b = kappa_b[:, baseline]
-        result["baseline"] = {
-            "name": runs[baseline].name,
-            "beaten_rate": float(np.mean((chosen != baseline) & (chosen_b > base_b))),
-            "chosen_rate": float(np.mean(chosen == baseline)),
-            "mean_gain": _mean(chosen_b - base_b),
-        }
+
+
+def _candidates(
+    runs: Sequence[SavedRun],
+    chosen: npt.NDArray[np.intp],
+    kappa_a: FloatArray,
+    kappa_b: FloatArray,
+) -> list[dict[str, Any]]:
+    """Each candidate: how often it was chosen and its κ then; most chosen first."""
+    out = []
     for c, run in enumerate(runs):
         picked = chosen == c
-        result["candidates"].append(
+        out.append(
             {
                 "name": run.name,
                 "run_dir": str(run.run_dir),
@@ -161,8 +191,8 @@ def selection_study(
                 "mean_half_kappa": _mean(kappa_b[:, c]),
             }
         )
-    result["candidates"].sort(key=lambda c: (-c["chosen_rate"], c["name"]))
-    return result
+    out.sort(key=lambda c: (-c["chosen_rate"], c["name"]))
+    return out
 
 
 def _mean(values: Any) -> float | None:

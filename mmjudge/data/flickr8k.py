@@ -37,7 +37,9 @@ from mmjudge.data.validation import (
     is_file,
     require_file,
     shown,
+    tab_texts,
     text_lines,
+    undeclared,
     where,
 )
 from mmjudge.errors import ConfigError, DatasetError
@@ -75,13 +77,12 @@ def _options(cfg: DatasetConfig) -> tuple[bool, str]:
 
 def load(cfg: DatasetConfig) -> Iterator[Example]:
     skip_missing, image_dir = _options(cfg)
-    if cfg.annotators:
-        absent = [name for name in RATERS if name not in cfg.annotators]
-        if absent:
-            raise ConfigError(
-                f"dataset.annotators must include {', '.join(RATERS)} for the flickr8k_expert "
-                f"loader (missing: {', '.join(absent)}), or be left empty"
-            )
+    absent = undeclared(cfg, RATERS)
+    if absent:
+        raise ConfigError(
+            f"dataset.annotators must include {', '.join(RATERS)} for the flickr8k_expert "
+            f"loader (missing: {', '.join(absent)}), or be left empty"
+        )
     root = dataset_root(cfg)
     items = ANNOTATIONS if cfg.items == "items.jsonl" else cfg.items
     annotations = require_file(
@@ -177,22 +178,6 @@ def _read_annotations(path: Path, cfg: DatasetConfig) -> Iterator[_Row]:
 
 def _read_captions(path: Path, encoding: str, wanted: set[str]) -> dict[str, str]:
     """Stream the caption file, keeping the wanted captions; stops once all are found."""
-    found: dict[str, str] = {}
-    for line, raw in enumerate(text_lines(path, encoding), start=1):
-        text = raw.rstrip("\r\n")
-        if not text.strip():
-            continue
-        caption_id, tab, caption = text.partition("\t")
-        if not tab:
-            raise DatasetError(
-                f"{where(path, line)}: expected 'caption_id<TAB>caption', found no tab"
-            )
-        caption_id = caption_id.strip()
-        if caption_id not in wanted or caption_id in found:
-            continue
-        if not caption.strip():
-            raise DatasetError(f"{where(path, line)}: the caption of '{caption_id}' is empty")
-        found[caption_id] = caption.strip()
-        if len(found) == len(wanted):
-            break
-    return found
+    return tab_texts(
+        path, encoding, wanted, "caption_id<TAB>caption", "the caption of '{id}' is empty"
+    )

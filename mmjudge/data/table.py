@@ -39,6 +39,7 @@ from mmjudge.data.validation import (
     require_file,
     resolve_image,
     text_lines,
+    undeclared,
     where,
 )
 from mmjudge.errors import ConfigError, DatasetError
@@ -109,13 +110,12 @@ def column_mapping(cfg: DatasetConfig) -> ColumnMapping:
             "annotator name -> grade column, e.g. {crowd_median: median_relevance}"
         )
     annotators = {str(k): str(v) for k, v in raw_annotators.items()}
-    if cfg.annotators:
-        strangers = [a for a in annotators if a not in cfg.annotators]
-        if strangers:
-            raise ConfigError(
-                f"dataset.columns.annotators names unknown annotator(s) "
-                f"{', '.join(strangers)}; dataset.annotators lists {', '.join(cfg.annotators)}"
-            )
+    strangers = undeclared(cfg, annotators)
+    if strangers:
+        raise ConfigError(
+            f"dataset.columns.annotators names unknown annotator(s) "
+            f"{', '.join(strangers)}; dataset.annotators lists {', '.join(cfg.annotators)}"
+        )
 
     grades = GradeReader.from_config(cfg, columns.get("grade_map"))
     delimiter = columns.get("delimiter")

@@ -31,6 +31,7 @@ from mmjudge.data.validation import (
     dataset_file,
     json_line,
     require_file,
+    tab_texts,
     text_lines,
     where,
 )
@@ -144,25 +145,9 @@ def load(cfg: DatasetConfig) -> Iterator[Example]:
 
 
 def _read_queries(path: Path, encoding: str, wanted: set[str]) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for line, raw in enumerate(text_lines(path, encoding), start=1):
-        text = raw.rstrip("\r\n")
-        if not text.strip():
-            continue
-        query_id, tab, query = text.partition("\t")
-        if not tab:
-            raise DatasetError(
-                f"{where(path, line)}: expected 'query_id<TAB>query text', found no tab"
-            )
-        query_id = query_id.strip()
-        if query_id not in wanted or query_id in found:
-            continue
-        if not query.strip():
-            raise DatasetError(f"{where(path, line)}: the text of query '{query_id}' is empty")
-        found[query_id] = query.strip()
-        if len(found) == len(wanted):
-            break
-    return found
+    return tab_texts(
+        path, encoding, wanted, "query_id<TAB>query text", "the text of query '{id}' is empty"
+    )
 
 
 def _read_documents(

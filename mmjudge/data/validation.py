@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from mmjudge.config import DatasetConfig
 from mmjudge.errors import ConfigError, DatasetError
 
 
@@ -168,6 +169,38 @@ def json_line(text: str, path: Path, line: int) -> Any:
             else shown(str(exc), 120)
         )
         raise DatasetError(f"{where(path, line)}: not valid JSON ({detail})") from None
+
+
+def tab_texts(
+    path: Path, encoding: str, wanted: set[str], layout: str, empty: str
+) -> dict[str, str]:
+    """Stream an ``id<TAB>text`` file, keeping the texts of the ``wanted`` ids (the first
+    line of each); stops once all are found. ``layout`` names the columns in the error for a
+    line without a tab (``query_id<TAB>query text``); ``empty`` is the error for an empty
+    text, with ``{id}`` where the id goes."""
+    found: dict[str, str] = {}
+    for line, raw in enumerate(text_lines(path, encoding), start=1):
+        text = raw.rstrip("\r\n")
+        if not text.strip():
+            continue
+        key, tab, value = text.partition("\t")
+        if not tab:
+            raise DatasetError(f"{where(path, line)}: expected '{layout}', found no tab")
+        key = key.strip()
+        if key not in wanted or key in found:
+            continue
+        if not value.strip():
+            raise DatasetError(f"{where(path, line)}: {empty.format(id=key)}")
+        found[key] = value.strip()
+        if len(found) == len(wanted):
+            break
+    return found
+
+
+def undeclared(cfg: DatasetConfig, annotators: Iterable[str]) -> list[str]:
+    """The annotators a loader would yield that ``dataset.annotators`` does not list (none
+    when it lists none: then every annotator is taken)."""
+    return [name for name in annotators if cfg.annotators and name not in cfg.annotators]
 
 
 def is_file(path: Path) -> bool:
