@@ -44,8 +44,6 @@ MAX_FUNCTION_LINES = 60
 LONG_FILES: set[str] = set()
 LONG_FILES |= {"mmjudge.report.findings"}
 LONG_FUNCTIONS = {
-    "mmjudge.data.flickr8k:load",
-    "mmjudge.data.jsonl:_example",
     "mmjudge.report.build:build_report",
     "mmjudge.report.findings:use_case",
     "mmjudge.report.findings:one_winner",

@@ -95,6 +95,33 @@ def load(cfg: DatasetConfig) -> Iterator[Example]:
     )
     images = root / image_dir
 
+    rows = _rows_with_images(annotations, images, cfg, skip_missing)
+    captions = _read_captions(captions_path, cfg.encoding, {row.caption_id for row in rows})
+    for row in rows:
+        caption = captions.get(row.caption_id)
+        if caption is None:
+            raise DatasetError(
+                f"{where(annotations, row.line)}: caption_id '{row.caption_id}' is not in "
+                f"{captions_path}; every judged caption needs its text there"
+            )
+        name = f"{image_dir}/{row.image_file}"
+        with_image = cfg.max_images > 0
+        yield Example(
+            query_id=row.caption_id,
+            query=caption,
+            result_id=row.image_file,
+            fields=(),
+            images=(str((images / row.image_file).resolve()),) if with_image else (),
+            labels=row.labels,
+            image_names=(name,) if with_image else (),
+        )
+
+
+def _rows_with_images(
+    annotations: Path, images: Path, cfg: DatasetConfig, skip_missing: bool
+) -> list[_Row]:
+    """The annotation rows whose image is in the image folder; a row without one stops the
+    load, or with ``skip_missing_images`` is dropped (one warning counts them)."""
     rows: list[_Row] = []
     total = skipped = 0
     for row in _read_annotations(annotations, cfg):
@@ -115,7 +142,7 @@ def load(cfg: DatasetConfig) -> Iterator[Example]:
         warnings.warn(
             f"{annotations}: skipped {skipped} of {total} annotation rows whose image is not "
             f"in {images} (dataset.columns.skip_missing_images=true)",
-            stacklevel=2,
+            stacklevel=3,
         )
     if not rows:
         raise DatasetError(
@@ -123,25 +150,7 @@ def load(cfg: DatasetConfig) -> Iterator[Example]:
             "dataset.path and dataset.columns.image_dir"
         )
 
-    captions = _read_captions(captions_path, cfg.encoding, {row.caption_id for row in rows})
-    for row in rows:
-        caption = captions.get(row.caption_id)
-        if caption is None:
-            raise DatasetError(
-                f"{where(annotations, row.line)}: caption_id '{row.caption_id}' is not in "
-                f"{captions_path}; every judged caption needs its text there"
-            )
-        name = f"{image_dir}/{row.image_file}"
-        with_image = cfg.max_images > 0
-        yield Example(
-            query_id=row.caption_id,
-            query=caption,
-            result_id=row.image_file,
-            fields=(),
-            images=(str((images / row.image_file).resolve()),) if with_image else (),
-            labels=row.labels,
-            image_names=(name,) if with_image else (),
-        )
+    return rows
 
 
 def _read_annotations(path: Path, cfg: DatasetConfig) -> Iterator[_Row]:

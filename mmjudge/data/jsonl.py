@@ -78,6 +78,23 @@ def _example(
     query = _text(row, "query", path, line)
     result_id = _text(row, "result_id", path, line)
 
+    fields = _fields(row, path, line)
+    resolved = _images(row, root, path, line)[: max(max_images, 0)]
+    labels = _labels(row, path, line, reader, known_annotators)
+
+    return Example(
+        query_id=query_id,
+        query=query,
+        result_id=result_id,
+        fields=tuple(fields),
+        images=tuple(item[0] for item in resolved),
+        labels=labels,
+        image_names=tuple(item[1] for item in resolved),
+    )
+
+
+def _fields(row: dict[str, Any], path: Path, line: int) -> list[tuple[str, str]]:
+    """The result's text fields (``fields``: an object of strings; null reads as empty)."""
     raw_fields = row.get("fields", {})
     if not isinstance(raw_fields, dict):
         raise DatasetError(f"{where(path, line)}: field 'fields' must be an object of strings")
@@ -90,15 +107,23 @@ def _example(
                 f"{where(path, line)}: field 'fields.{name}' must be text, got {shown(value)}"
             )
         fields.append((str(name), str(value)))
+    return fields
 
+
+def _images(row: dict[str, Any], root: Path, path: Path, line: int) -> list[tuple[str, str]]:
+    """The result's images (``images``: a path or a list of them), resolved and named."""
     raw_images = row.get("images", [])
     if isinstance(raw_images, str):
         raw_images = [raw_images]
     if not isinstance(raw_images, list):
         raise DatasetError(f"{where(path, line)}: field 'images' must be a list of paths")
-    resolved = [resolve_image(item, root, path, line) for item in raw_images]
-    resolved = resolved[: max(max_images, 0)]
+    return [resolve_image(item, root, path, line) for item in raw_images]
 
+
+def _labels(
+    row: dict[str, Any], path: Path, line: int, reader: GradeReader, known_annotators: set[str]
+) -> dict[str, int]:
+    """Each annotator's grade (``labels``: at least one, each annotator a known one)."""
     raw_labels = row.get("labels")
     if not isinstance(raw_labels, dict) or not raw_labels:
         raise DatasetError(
@@ -119,13 +144,4 @@ def _example(
                 "leave the annotator out"
             )
         labels[str(annotator)] = grade
-
-    return Example(
-        query_id=query_id,
-        query=query,
-        result_id=result_id,
-        fields=tuple(fields),
-        images=tuple(item[0] for item in resolved),
-        labels=labels,
-        image_names=tuple(item[1] for item in resolved),
-    )
+    return labels
