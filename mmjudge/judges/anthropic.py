@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Sequence
+from typing import Any, TypeVar
 
 import anthropic
 from anthropic.types import Message
@@ -33,6 +33,7 @@ from mmjudge.keyguard import redact_text
 from mmjudge.records import JudgeRequest, JudgeResponse, Usage
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 #: The SDK appends ``/v1/messages`` to the base URL, so base URLs stop before ``/v1``.
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -145,6 +146,17 @@ class AnthropicJudge(SDKJudge):
 
     # -- Message Batches -------------------------------------------------------------------
 
+    async def _batch_call(self, call: Awaitable[T], where: str) -> T:
+        """Await one Message Batches call; an error that no retry can mend (a 404: no batch
+        API, or another key's batch) becomes the run-stopping error that says so."""
+        try:
+            return await call
+        except anthropic.APIStatusError as exc:
+            fatal = self._batch_fatal(exc, where)
+            if fatal is not None:
+                raise fatal from exc
+            raise
+
     def batch_entry(self, custom_id: str, request: JudgeRequest) -> bytes:
         """One batch request: the ``custom_id`` and the body a synchronous call would send."""
         entry = {"custom_id": custom_id, "params": self.request_body(request)}
@@ -153,24 +165,16 @@ class AnthropicJudge(SDKJudge):
     async def batch_submit(self, entries: Sequence[bytes]) -> SubmittedBatch:
         """Create a Message Batch holding the requests."""
         requests = [json.loads(entry) for entry in entries]
-        try:
-            batch = await self._client.messages.batches.create(requests=requests)
-        except anthropic.APIStatusError as exc:
-            fatal = self._batch_fatal(exc, "/v1/messages/batches")
-            if fatal is not None:
-                raise fatal from exc
-            raise
+        batch = await self._batch_call(
+            self._client.messages.batches.create(requests=requests), "/v1/messages/batches"
+        )
         return SubmittedBatch(id=batch.id, status=batch.processing_status)
 
     async def batch_poll(self, batch_id: str) -> BatchPoll:
         """The batch's processing status; it has ended once every request has a result."""
-        try:
-            batch = await self._client.messages.batches.retrieve(batch_id)
-        except anthropic.APIStatusError as exc:
-            fatal = self._batch_fatal(exc, f"/v1/messages/batches/{batch_id}")
-            if fatal is not None:
-                raise fatal from exc
-            raise
+        batch = await self._batch_call(
+            self._client.messages.batches.retrieve(batch_id), f"/v1/messages/batches/{batch_id}"
+        )
         counts = usage_dict(batch.request_counts)
         return BatchPoll(
             status=str(batch.processing_status),
@@ -183,13 +187,10 @@ class AnthropicJudge(SDKJudge):
         self, batch_id: str, poll: BatchPoll, latency_s: float
     ) -> AsyncIterator[BatchItemResult]:
         """Each request's result: succeeded, errored, canceled or expired."""
-        try:
-            results = await self._client.messages.batches.results(batch_id)
-        except anthropic.APIStatusError as exc:
-            fatal = self._batch_fatal(exc, f"/v1/messages/batches/{batch_id}/results")
-            if fatal is not None:
-                raise fatal from exc
-            raise
+        results = await self._batch_call(
+            self._client.messages.batches.results(batch_id),
+            f"/v1/messages/batches/{batch_id}/results",
+        )
         async for line in results:
             yield self._batch_result(line, latency_s)
 
