@@ -178,7 +178,7 @@ def _candidates(
     kappa_b: FloatArray,
 ) -> list[dict[str, Any]]:
     """Each candidate: how often it was chosen and its κ then; most chosen first."""
-    out = []
+    out: list[dict[str, Any]] = []
     for c, run in enumerate(runs):
         picked = chosen == c
         out.append(
