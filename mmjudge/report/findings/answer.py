@@ -18,9 +18,11 @@ MAX_POINTS = 12
 
 @dataclass
 class Answer:
+    """One question's answer: a lead sentence, its points, and links to what it rests on."""
+
     anchor: str
     question: str
-    lead: Markup
+    lead: Markup = field(default_factory=Markup)
     points: list[Markup] = field(default_factory=list)
     sources: list[Markup] = field(default_factory=list)
 

@@ -39,7 +39,6 @@ def use_case(analysis: Analysis) -> Answer:
     answer = Answer(
         "q1",
         "Does judge quality depend on the use case (dataset)?",
-        Markup(""),
         sources=[link(FIG_BY_DATASET, "κ by dataset figure"), link(TABLE_BY_DATASET, "table")],
     )
     if len(analysis.datasets) < 2:

@@ -33,7 +33,6 @@ def image_effect(analysis: Analysis) -> Answer:
     answer = Answer(
         "q3",
         "Does seeing the image help this model?",
-        Markup(""),
         sources=[link(TABLE_IMAGE, "Δκ table"), link(FIG_IMAGE, "Δκ figure")],
     )
     grouped = _effects_by_model(analysis)

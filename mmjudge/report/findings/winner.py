@@ -25,7 +25,6 @@ def one_winner(analysis: Analysis) -> Answer:
     answer = Answer(
         "q2",
         "Is there one judge that wins everywhere?",
-        Markup(""),
         sources=[link(TABLE_BY_DATASET, "κ by dataset table")]
         + [
             link(stats_anchor(analysis, s), f"{s.name} table")
