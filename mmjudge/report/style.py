@@ -64,10 +64,10 @@ class Palette:
         """From (model name, model id, provider, whether it ran free) of every judge's cell; a
         model is free when every one of its cells was."""
         cells = sorted(models, key=lambda m: m[0])
-        paid = {name for name, _, _, free in cells if not free}
+        paid_models = {name for name, _, _, free in cells if not free}
         family: dict[str, str] = {}
         for name, model_id, provider, _ in cells:
-            family.setdefault(name, model_family(model_id, provider, name not in paid))
+            family.setdefault(name, model_family(model_id, provider, name not in paid_models))
         families = sorted(set(family.values()), key=lambda f: (f == FREE_FAMILY, f))
         colour: dict[str, str] = {}
         paid = [f for f in families if f != FREE_FAMILY]
