@@ -31,6 +31,23 @@ def _cells(tmp_path: Path, prompts: list[str], *overrides: str) -> Path:
     return sweep
 
 
+def _trec_report_section(tmp_path: Path, runs: list[Path], anchor: str) -> tuple[Path, str]:
+    """Grade the tiny TREC collection against its nugget bank, build the report with the
+    given system runs, and return the report folder and the table under ``id=anchor``."""
+    sweep = _cells(
+        tmp_path,
+        ["nuggets"],
+        "dataset=trec_example",
+        f"dataset.path={TREC_TINY}",
+        "dataset.testbanks.nuggets=testbank_nuggets.jsonl",
+        f"dataset.runs=[{','.join(str(run) for run in runs)}]",
+    )
+    out = build_report(sweep, tmp_path / "reports", n_boot=50)
+    page = (out / "index.html").read_text(encoding="utf-8")
+    start = page.index(f'id="{anchor}"')
+    return out, page[start : page.index("</table>", start)]
+
+
 def test_report_compares_bank_designs_with_direct_grading(tmp_path: Path) -> None:
     sweep = _cells(tmp_path, ["default", "nuggets", "questions"])
     out = build_report(sweep, tmp_path / "reports", n_boot=100)
@@ -63,18 +80,9 @@ def test_report_lists_each_systems_coverage_on_a_trec_collection(tmp_path: Path)
     runs.mkdir()
     (runs / "good.txt").write_text("q1 Q0 d1 1 9 g\nq1 Q0 d2 2 8 g\nq2 Q0 d3 1 9 g\n")
     (runs / "poor.txt").write_text("q1 Q0 d2 1 9 p\nq1 Q0 d1 2 8 p\nq2 Q0 d1 1 9 p\n")
-    sweep = _cells(
-        tmp_path,
-        ["nuggets"],
-        "dataset=trec_example",
-        f"dataset.path={TREC_TINY}",
-        "dataset.testbanks.nuggets=testbank_nuggets.jsonl",
-        f"dataset.runs=[{runs / 'good.txt'},{runs / 'poor.txt'}]",
+    out, section = _trec_report_section(
+        tmp_path, [runs / "good.txt", runs / "poor.txt"], "coverage"
     )
-    out = build_report(sweep, tmp_path / "reports", n_boot=50)
-    page = (out / "index.html").read_text(encoding="utf-8")
-    start = page.index('id="coverage"')
-    section = page[start : page.index("</table>", start)]
     lines = [line for line in section.splitlines() if line.startswith("<tr><td")]
     # Lexical grades: d1 covers both of q1's nuggets, d2 neither, d3 both of q2's, and d1
     # neither of q2's. good: (1 + 1) / 2; poor: (1 + 0) / 2 (d1 is in its top 10 for q1).
@@ -92,18 +100,9 @@ def test_report_lists_each_entrys_coverage_and_leave_one_out_delta_tau(tmp_path:
     (runs / "down.txt").write_text(
         "q1 Q0 d2 1 9 d\nq1 Q0 d1 2 8 d\nq2 Q0 d1 1 9 d\nq2 Q0 d3 2 8 d\n"
     )
-    sweep = _cells(
-        tmp_path,
-        ["nuggets"],
-        "dataset=trec_example",
-        f"dataset.path={TREC_TINY}",
-        "dataset.testbanks.nuggets=testbank_nuggets.jsonl",
-        f"dataset.runs=[{runs / 'up.txt'},{runs / 'down.txt'}]",
+    _, section = _trec_report_section(
+        tmp_path, [runs / "up.txt", runs / "down.txt"], "bank-entries"
     )
-    out = build_report(sweep, tmp_path / "reports", n_boot=50)
-    page = (out / "index.html").read_text(encoding="utf-8")
-    start = page.index('id="bank-entries"')
-    section = page[start : page.index("</table>", start)]
     rows = [line for line in section.splitlines() if line.startswith("<tr><td")]
     cells = [[c.split(">")[-1] for c in row.split("</td>")[2:6]] for row in rows]
     # Lexical: d1 covers cats and meat, d2 neither; d3 covers both of q2's, d1 neither. With

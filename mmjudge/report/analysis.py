@@ -83,6 +83,11 @@ class Cell:
         return self.kind != "single"
 
     @property
+    def free(self) -> bool:
+        """No judgment cost anything (a judge that says it is free, ``JudgeAPI.free``)."""
+        return self.usd_per_million == 0
+
+    @property
     def cost_split(self) -> tuple[float, float]:
         """Dollars per million judgments for the images and for the text."""
         cost = self.summary.cost
@@ -354,7 +359,7 @@ def recommended(stats: DatasetStats) -> Cell | None:
 
 def baseline(cells: Sequence[Cell]) -> Cell | None:
     """The best free judge, the baseline any paid judge has to beat (None if none is free)."""
-    free = [c for c in cells if c.usd_per_million == 0 and c.kappa.known]
+    free = [c for c in cells if c.free and c.kappa.known]
     return max(free, key=lambda c: c.kappa.estimate) if free else None
 
 
@@ -446,7 +451,7 @@ def analyse(cells: pd.DataFrame, *, n_boot: int = N_BOOT) -> Analysis:
         ignored_runs=ignored,
         sweeps=[str(s) for s in sweeps],
         palette=Palette.build(
-            (c.judge.model, c.summary.cell.model_id, c.summary.cell.provider)
+            (c.judge.model, c.summary.cell.model_id, c.summary.cell.provider, c.free)
             for d in datasets
             for c in d.cells
         ),

@@ -21,7 +21,7 @@ from mmjudge.report.analysis import (
     baseline,
     recommended,
 )
-from mmjudge.report.findings import (
+from mmjudge.report.findings.prose import (
     NOT_DISTINGUISHABLE,
     dataset_anchor,
     difference,

@@ -4,23 +4,16 @@ cells' scores as the page shows them, unrounded."""
 
 from __future__ import annotations
 
-import csv
-import math
 from pathlib import Path
 from typing import Any
 
 from mmjudge.report.analysis import Analysis, Cell, DatasetStats, recommended
+from mmjudge.report.csv_table import write_csv
 from mmjudge.runs import Ensemble
 
 JUDGES_CSV = "judges.csv"
 ENSEMBLES_CSV = "ensembles.csv"
 _SCORE = ("kappa", "kappa_low", "kappa_high", "kappa_linear", "kappa_quadratic", "alpha")
-
-
-def _value(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return ""
-    return value
 
 
 def _score(cell: Cell) -> dict[str, Any]:
@@ -94,24 +87,13 @@ def ensemble_rows(stats: DatasetStats) -> list[dict[str, Any]]:
     return rows
 
 
-def _write(path: Path, rows: list[dict[str, Any]]) -> Path | None:
-    if not rows:
-        path.unlink(missing_ok=True)
-        return None
-    with path.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows({k: _value(v) for k, v in row.items()} for row in rows)
-    return path
-
-
 def write_csvs(analysis: Analysis, out: Path) -> dict[str, str | None]:
     """Write the CSV files; returns their names (None for a file with no rows)."""
     judges = [r for stats in analysis.datasets for r in judge_rows(analysis, stats)]
     ensembles = [r for stats in analysis.datasets for r in ensemble_rows(stats)]
     written = {
-        "judges": _write(out / JUDGES_CSV, judges),
-        "ensembles": _write(out / ENSEMBLES_CSV, ensembles),
+        "judges": write_csv(out / JUDGES_CSV, judges),
+        "ensembles": write_csv(out / ENSEMBLES_CSV, ensembles),
     }
     return {key: path.name if path else None for key, path in written.items()}
 

@@ -28,6 +28,7 @@ from matplotlib.ticker import FixedLocator, NullLocator
 from mmjudge.report.analysis import (
     MODALITY_NAMES,
     Analysis,
+    AverageCell,
     Cell,
     Interval,
     Judge,
@@ -206,6 +207,11 @@ def judge_label(analysis: Analysis, judge: Judge, role: str = "") -> str:
     return f"{text} ({role})" if role else text
 
 
+def _point(cell: Cell | AverageCell, colour: str, label: str = "") -> Point:
+    """A judge (a cell, or its average over datasets) as a point: κ against its price."""
+    return Point(cell.judge, cell.usd_per_million, cell.kappa, cell.frontier, colour, label)
+
+
 def _roles(cells: Sequence[Cell], best: Cell | None, chosen: Cell | None) -> dict[int, str]:
     roles: dict[int, str] = {}
     free = baseline(cells)
@@ -226,11 +232,8 @@ def judge_panels(analysis: Analysis) -> list[tuple[str, list[Point], tuple[float
         best = stats.ranked[0] if stats.ranked else None
         roles = _roles(stats.cells, best, recommended(stats))
         points = [
-            Point(
-                c.judge,
-                c.usd_per_million,
-                c.kappa,
-                c.frontier,
+            _point(
+                c,
                 palette.of(c.judge.model),
                 judge_label(analysis, c.judge, roles.get(id(c), ""))
                 if c.frontier or id(c) in roles
@@ -243,11 +246,8 @@ def judge_panels(analysis: Analysis) -> list[tuple[str, list[Point], tuple[float
         ranked = [a for a in analysis.averages if a.kappa.known]
         top = max(ranked, key=lambda a: a.kappa.estimate) if ranked else None
         points = [
-            Point(
-                a.judge,
-                a.usd_per_million,
-                a.kappa,
-                a.frontier,
+            _point(
+                a,
                 palette.of(a.judge.model),
                 judge_label(analysis, a.judge, "best" if a is top else "") if a.frontier else "",
             )
@@ -341,19 +341,14 @@ def ensemble_figure(analysis: Analysis) -> Figure | None:
     panels = []
     for stats in datasets:
         points = [
-            Point(
-                c.judge,
-                c.usd_per_million,
-                c.kappa,
-                c.frontier,
+            _point(
+                c,
                 ENSEMBLE_COLOURS.get(c.kind, "0.3"),
                 ensemble_label(c.judge.model) if c.frontier else "",
             )
             for c in stats.ensembles
         ]
-        judges = [
-            Point(c.judge, c.usd_per_million, c.kappa, c.frontier, "0.7") for c in stats.cells
-        ]
+        judges = [_point(c, "0.7") for c in stats.cells]
         panels.append((stats.name, points, stats.ceiling, judges))
     axis = CostAxis.fit([p.cost for _, pts, _, js in panels for p in [*pts, *js]])
     modalities = sorted({p.judge.modality for _, pts, _, _ in panels for p in pts})

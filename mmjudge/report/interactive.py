@@ -21,7 +21,7 @@ import altair as alt
 from mmjudge import PROJECT_ROOT
 from mmjudge.report.analysis import MODALITY_NAMES, Analysis, Cell
 from mmjudge.report.figures import ENSEMBLE_COLOURS, CostAxis
-from mmjudge.report.findings import interval
+from mmjudge.report.findings.prose import interval
 from mmjudge.report.style import SHAPES, ensemble_label
 from mmjudge.report.tables import money
 

@@ -10,7 +10,6 @@ dataset and measure (the systems' scores under the human labels and under each j
 
 from __future__ import annotations
 
-import csv
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +21,7 @@ import pandas as pd
 from mmjudge import PROJECT_ROOT
 from mmjudge.agreement import metrics
 from mmjudge.qrels import Run, read_run
+from mmjudge.report.csv_table import write_csv
 from mmjudge.runs import JUDGMENTS, RunSummary, annotators, load_judgments
 
 LEADERBOARD_CSV = "leaderboard.csv"
@@ -160,16 +160,5 @@ def _fmt(value: float) -> str:
 
 def write_leaderboard(rankings: list[CellRanking], out: Path) -> str | None:
     """``leaderboard.csv`` in ``out`` (removed when there are no rankings); its name or None."""
-    path = out / LEADERBOARD_CSV
-    rows = leaderboard_rows(rankings)
-    if not rows:
-        path.unlink(missing_ok=True)
-        return None
-    with path.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        for row in rows:
-            writer.writerow(
-                {k: "" if isinstance(v, float) and math.isnan(v) else v for k, v in row.items()}
-            )
-    return path.name
+    path = write_csv(out / LEADERBOARD_CSV, leaderboard_rows(rankings))
+    return None if path is None else path.name

@@ -1,6 +1,11 @@
 """How judges look in every figure and in the interactive chart: the model family by colour
 (one hue per family, one shade per model), the modality by marker, and short names for
-ensembles. Computed once per report so that a judge looks the same everywhere."""
+ensembles. Computed once per report so that a judge looks the same everywhere.
+
+Free judges are grey whatever their provider. Which judges are free is not listed here: a
+judge says so itself (``JudgeAPI.free``), the run prices its judgments at nothing, and the
+report reads that from the run's cost (:attr:`mmjudge.report.analysis.Cell.free`), so a new
+local provider needs no entry in the report."""
 
 from __future__ import annotations
 
@@ -30,14 +35,14 @@ _PREFIXES = (
     ("mistral", "Mistral"),
     ("mixtral", "Mistral"),
 )
-_LOCAL_PROVIDERS = {"lexical", "embedding", "local"}
 #: Colour maps handed to families in order of first appearance; free judges are grey.
 _FAMILY_MAPS = ("Blues", "Oranges", "Greens", "Purples", "Reds", "YlOrBr", "PuRd", "BuGn")
 
 
-def model_family(model_id: str | None, provider: str | None) -> str:
-    """The family a judge model belongs to, from its model id (``gpt-4o…`` → OpenAI)."""
-    if str(provider or "") in _LOCAL_PROVIDERS:
+def model_family(model_id: str | None, provider: str | None, free: bool = False) -> str:
+    """The family a judge model belongs to, from its model id (``gpt-4o…`` → OpenAI); every
+    free judge is in one family of its own."""
+    if free:
         return FREE_FAMILY
     ident = str(model_id or "").lower().rsplit("/", 1)[-1]
     full = str(model_id or "").lower()
@@ -55,11 +60,14 @@ class Palette:
     colour: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def build(cls, models: Iterable[tuple[str, str | None, str | None]]) -> Palette:
-        """From (model name, model id, provider) of every judge."""
+    def build(cls, models: Iterable[tuple[str, str | None, str | None, bool]]) -> Palette:
+        """From (model name, model id, provider, whether it ran free) of every judge's cell; a
+        model is free when every one of its cells was."""
+        cells = sorted(models, key=lambda m: m[0])
+        paid_models = {name for name, _, _, free in cells if not free}
         family: dict[str, str] = {}
-        for name, model_id, provider in sorted(models, key=lambda m: m[0]):
-            family.setdefault(name, model_family(model_id, provider))
+        for name, model_id, provider, _ in cells:
+            family.setdefault(name, model_family(model_id, provider, name not in paid_models))
         families = sorted(set(family.values()), key=lambda f: (f == FREE_FAMILY, f))
         colour: dict[str, str] = {}
         paid = [f for f in families if f != FREE_FAMILY]

@@ -19,7 +19,13 @@ from mmjudge.report.analysis import (
     DatasetStats,
     Judge,
 )
-from mmjudge.report.findings import NOT_DISTINGUISHABLE, dataset_anchor, difference, interval, num
+from mmjudge.report.findings.prose import (
+    NOT_DISTINGUISHABLE,
+    dataset_anchor,
+    difference,
+    interval,
+    num,
+)
 from mmjudge.runs import RunSummary
 from mmjudge.runs.status import COMPLETE, DRY_RUN, PARTIAL, SKIPPED
 
