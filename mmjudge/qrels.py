@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from mmjudge.errors import DatasetError
 
@@ -44,6 +44,25 @@ def _lines(path: Path) -> Iterator[tuple[int, list[str]]]:
         raise DatasetError(f"{path}: cannot read ({error.strerror})") from None
 
 
+def _number(text: str, kind: type[int] | type[float], where: str, field: str) -> int | float:
+    """``text`` as ``kind``, or a :class:`DatasetError` naming the line and the field."""
+    try:
+        return kind(text)
+    except ValueError:
+        wanted = "an integer" if kind is int else "a number"
+        raise DatasetError(f"{where}: {field} must be {wanted}, got {text!r}") from None
+
+
+def _add_once(
+    table: dict[str, dict[str, Any]], query: str, doc: str, value: Any, where: str, twice: str
+) -> None:
+    """Put ``value`` at ``table[query][doc]``; a pair already there is an error."""
+    docs = table.setdefault(query, {})
+    if doc in docs:
+        raise DatasetError(f"{where}: query {query!r} {twice}")
+    docs[doc] = value
+
+
 def _shown(fields: list[str]) -> str:
     text = " ".join(fields)
     return repr(text if len(text) <= 80 else text[:77] + "...")
@@ -69,18 +88,9 @@ def load_qrels(path: str | os.PathLike[str]) -> QrelsFile:
         if len(fields) != 4:
             raise DatasetError(f"{path}:{line_no}: expected '{QRELS_LAYOUT}', got {_shown(fields)}")
         query, _, doc, grade_text = fields
-        try:
-            grade = int(grade_text)
-        except ValueError:
-            raise DatasetError(
-                f"{path}:{line_no}: grade (field 4) must be an integer, got {grade_text!r}"
-            ) from None
-        docs = qrels.setdefault(query, {})
-        if doc in docs:
-            raise DatasetError(
-                f"{path}:{line_no}: query {query!r} doc {doc!r} is judged more than once"
-            )
-        docs[doc] = grade
+        where = f"{path}:{line_no}"
+        grade = int(_number(grade_text, int, where, "grade (field 4)"))
+        _add_once(qrels, query, doc, grade, where, f"doc {doc!r} is judged more than once")
         lines[(query, doc)] = line_no
     return QrelsFile(path, qrels, lines)
 
@@ -114,24 +124,10 @@ def read_run(path: str | os.PathLike[str]) -> Run:
         if len(fields) != 6:
             raise DatasetError(f"{path}:{line_no}: expected '{RUN_LAYOUT}', got {_shown(fields)}")
         query, _, doc, rank_text, score_text, _ = fields
-        try:
-            int(rank_text)
-        except ValueError:
-            raise DatasetError(
-                f"{path}:{line_no}: rank (field 4) must be an integer, got {rank_text!r}"
-            ) from None
-        try:
-            score = float(score_text)
-        except ValueError:
-            raise DatasetError(
-                f"{path}:{line_no}: score (field 5) must be a number, got {score_text!r}"
-            ) from None
-        docs = run.setdefault(query, {})
-        if doc in docs:
-            raise DatasetError(
-                f"{path}:{line_no}: query {query!r} lists doc {doc!r} more than once"
-            )
-        docs[doc] = score
+        where = f"{path}:{line_no}"
+        _number(rank_text, int, where, "rank (field 4)")
+        score = float(_number(score_text, float, where, "score (field 5)"))
+        _add_once(run, query, doc, score, where, f"lists doc {doc!r} more than once")
     return run
 
 

@@ -13,7 +13,7 @@ A judge that says it is free (:attr:`mmjudge.judges.base.JudgeAPI.free`) needs n
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -202,14 +202,9 @@ def price_from_entry(key: str, entry: Any, sheet_date: str = "?") -> ModelPrice:
     unless the entry says otherwise.
     """
     where = f"pricing {sheet_date}: model '{key}'"
-    values = _plain(entry)
-    if not isinstance(values, dict):
-        raise ConfigError(f"{where} must be a mapping of prices, not {values!r}")
-    unknown = set(values) - set(ENTRY_FIELDS)
-    if unknown:
-        raise ConfigError(
-            f"{where} has unknown fields {sorted(unknown)}; allowed: {sorted(ENTRY_FIELDS)}"
-        )
+    values = _known_fields(
+        _plain(entry), ENTRY_FIELDS, f"{where} must be a mapping of prices", f"{where} has"
+    )
     image_rule = dict(values.get("image_rule") or {})
     tiers = _tiers(values.get("tiers"), where)
     batch_discount = _number(values, "batch_discount", where)
@@ -298,21 +293,31 @@ def _self_hosted(values: Mapping[str, Any], where: str) -> SelfHosted:
     )
 
 
+def _known_fields(
+    value: Any, allowed: Iterable[str], not_mapping: str, owner: str
+) -> dict[str, Any]:
+    """``value`` as a mapping whose every key is in ``allowed``; else a one-line error
+    (``not_mapping``, or ``owner`` followed by the unknown fields and the allowed ones)."""
+    if not isinstance(value, dict):
+        raise ConfigError(f"{not_mapping}, not {value!r}")
+    unknown = set(value) - set(allowed)
+    if unknown:
+        raise ConfigError(
+            f"{owner} unknown fields {sorted(unknown)}; allowed: {sorted(set(allowed))}"
+        )
+    return value
+
+
 def _tiers(raw: Any, where: str) -> tuple[PriceTier, ...]:
     if raw is None:
         return ()
     if not isinstance(raw, list):
         raise ConfigError(f"{where}: tiers must be a list of {{above_input_tokens, input, ...}}")
     tiers = []
-    for item in raw:
-        if not isinstance(item, dict):
-            raise ConfigError(f"{where}: each tier must be a mapping, not {item!r}")
-        unknown = set(item) - set(TIER_FIELDS)
-        if unknown:
-            raise ConfigError(
-                f"{where}: a tier has unknown fields {sorted(unknown)}; allowed: "
-                f"{sorted(TIER_FIELDS)}"
-            )
+    for raw_item in raw:
+        item = _known_fields(
+            raw_item, TIER_FIELDS, f"{where}: each tier must be a mapping", f"{where}: a tier has"
+        )
         threshold = item.get("above_input_tokens")
         if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold < 0:
             raise ConfigError(
