@@ -123,7 +123,7 @@ LABEL_FIELDS = ("query_id", "result_id", "label", "human_labels", "error")
 _LABEL_KEYS = tuple(f', "{name}": ' for name in LABEL_FIELDS)
 _WRITTEN_HERE = f', "schema_version": {SCHEMA_VERSION}}}'.encode()
 _WRITTEN_HERE_LINE = _WRITTEN_HERE + b"\n"
-_scan_value = make_scanner(json.JSONDecoder())
+_scan_value = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # typeshed: wrong stub
 
 LabelRow = tuple[Any, Any, Any, Any, Any]
 """A row's ``LABEL_FIELDS`` values (``None`` where the row lacks one)."""
