@@ -173,15 +173,17 @@ class DatasetItems:
         if query is None:
             query = self.query_codes[query_id] = len(self.query_codes)
         self._item_query.append(query)
-        if isinstance(human_labels, Mapping):
+        if type(human_labels) is dict or isinstance(human_labels, Mapping):
+            humans = self._humans
             for name, grade in human_labels.items():
-                values = self._humans.get(name)
+                values = humans.get(name)
                 if values is None:
-                    values = self._humans[name] = array("d")
+                    values = humans[name] = array("d")
                 if len(values) < code:
                     values.extend([_NAN] * (code - len(values)))
-                values.append(_grade(grade))
-        self._frozen.clear()
+                values.append(float(grade) if type(grade) is int else _grade(grade))
+        if self._frozen:
+            self._frozen.clear()
         return code
 
     @property
@@ -282,7 +284,7 @@ def read_cell_labels(path: Path, items: DatasetItems) -> CellLabels:
         if code is None:
             code = items.add(key, query, human_labels)
         codes.append(code)
-        labels.append(_grade(label))
+        labels.append(float(label) if type(label) is int else _grade(label))  # as _grade
         offsets.append(start)
     item_array = np.frombuffer(codes, dtype=np.int64).copy()
     label_array = np.frombuffer(labels, dtype=np.float64).copy()
