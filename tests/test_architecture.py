@@ -56,7 +56,6 @@ LONG_FUNCTIONS = {
     "mmjudge.data.flickr8k:load",
     "mmjudge.data.jsonl:_example",
     "mmjudge.data.table:column_mapping",
-    "mmjudge.report.build:build_report",
     "mmjudge.report.findings:use_case",
     "mmjudge.report.findings:one_winner",
     "mmjudge.report.findings:image_effect",
