@@ -13,6 +13,7 @@ import os
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import jinja2
 import pandas as pd
@@ -49,6 +50,17 @@ ENSEMBLES_VS_COST = "ensembles_vs_cost.png"
 KAPPA_BY_DATASET = "kappa_by_dataset.png"
 IMAGE_VS_TEXT = "image_vs_text.png"
 
+#: Where the answers link to, by the names the template uses.
+_ANCHORS = {
+    "fig_cost": findings.FIG_COST,
+    "fig_by_dataset": findings.FIG_BY_DATASET,
+    "fig_image": findings.FIG_IMAGE,
+    "by_dataset": findings.TABLE_BY_DATASET,
+    "image": findings.TABLE_IMAGE,
+    "frontier": findings.TABLE_FRONTIER,
+    "unfinished": findings.TABLE_UNFINISHED,
+}
+
 
 def _roots(root: Path | Sequence[Path]) -> list[Path]:
     folders = [root] if isinstance(root, str | Path) else list(root)
@@ -73,68 +85,99 @@ def build_report(
     browser shows at most ``max_disagreements`` items per judge and dataset.
     """
     roots = _roots(root)
-    cells = cell_table(roots)
-    if cells.empty:
-        where = ", ".join(str(r) for r in roots)
-        raise MMJudgeError(f"{where}: no runs found (no summary.json below it)")
+    cells = _found_cells(roots)
     _sweep_summaries(roots, cells)
     out = Path(reports_dir) / (name or "+".join(r.name for r in roots))
     out.mkdir(parents=True, exist_ok=True)
     analysis = analyse(cells, n_boot=n_boot)
+    page = _page_context(roots, cells, analysis, out, max_disagreements)
+    _write_page(out, _ENV.get_template("report.html.j2").render(**page))
+    return out
+
+
+def _found_cells(roots: list[Path]) -> pd.DataFrame:
+    """Every run below the folders given, one row per cell; an error when there is none."""
+    cells = cell_table(roots)
+    if cells.empty:
+        where = ", ".join(str(r) for r in roots)
+        raise MMJudgeError(f"{where}: no runs found (no summary.json below it)")
+    return cells
+
+
+def _page_context(
+    roots: list[Path],
+    cells: pd.DataFrame,
+    analysis: Analysis,
+    out: Path,
+    max_disagreements: int,
+) -> dict[str, Any]:
+    """What the page template shows: the files beside the page are written on the way
+    (figures, the browser's thumbnails, CSV files)."""
     pictures = _figures(analysis, out)
     browser = build_browser(analysis, max_disagreements, out)
     rankings = leaderboard.cell_rankings(cells)
-    html = _ENV.get_template("report.html.j2").render(
-        title=f"mmjudge report: {out.name}",
-        generated=datetime.now(UTC).isoformat(timespec="seconds"),
-        sources=[str(r) for r in roots],
-        sweeps=analysis.sweeps,
-        n_cells=len(cells),
-        n_judges=sum(len(d.cells) for d in analysis.datasets),
-        n_ensembles=sum(len(d.ensembles) for d in analysis.datasets),
-        n_boot=analysis.n_boot,
-        cards=cards.cards(analysis),
-        datasets=tables.dataset_tables(analysis),
-        answers=findings.answers(analysis),
-        figures=pictures,
-        average_panel=len(analysis.datasets) > 1,
-        by_dataset=tables.kappa_by_dataset(analysis),
-        shown_judges=len(forest.shown_judges(analysis)[0]),
-        effects=tables.image_effects(analysis),
-        frontier=tables.frontier_rows(analysis),
-        spend=spend.spend_rows(cells),
-        ensembles=spend.ensemble_rows(cells),
-        rankings=spend.system_ranking_rows(rankings),
-        leaderboards=leaderboard.boards(rankings),
-        designs=bank_report.design_rows(analysis),
-        coverage=bank_report.coverage_rows(cells),
-        entries=bank_entries.entry_rows(cells),
-        leaderboard_csv=leaderboard.write_leaderboard(rankings, out),
-        browser=browser,
-        browser_json=interactive.script_json(browser.payload()),
-        browser_budget=BUDGET,
-        skipped=tables.skipped(cells),
-        failures=tables.failures(cells),
-        status_line=status_line(count_statuses(judged_statuses(cells))),
-        provenance=tables.provenance(cells, analysis),
-        csv=exports.write_csvs(analysis, out),
-        chart=interactive.embed(analysis),
-        filters=_filters(analysis),
-        modality_names=MODALITY_NAMES,
-        anchors={
-            "fig_cost": findings.FIG_COST,
-            "fig_by_dataset": findings.FIG_BY_DATASET,
-            "fig_image": findings.FIG_IMAGE,
-            "by_dataset": findings.TABLE_BY_DATASET,
-            "image": findings.TABLE_IMAGE,
-            "frontier": findings.TABLE_FRONTIER,
-            "unfinished": findings.TABLE_UNFINISHED,
-        },
-    )
+    return {
+        **_overview(roots, cells, analysis, out),
+        "figures": pictures,
+        **_answer_tables(cells, analysis),
+        "rankings": spend.system_ranking_rows(rankings),
+        "leaderboards": leaderboard.boards(rankings),
+        "leaderboard_csv": leaderboard.write_leaderboard(rankings, out),
+        "browser": browser,
+        "browser_json": interactive.script_json(browser.payload()),
+        "browser_budget": BUDGET,
+        "csv": exports.write_csvs(analysis, out),
+        "chart": interactive.embed(analysis),
+        "filters": _filters(analysis),
+        "modality_names": MODALITY_NAMES,
+        "anchors": _ANCHORS,
+    }
+
+
+def _overview(
+    roots: list[Path], cells: pd.DataFrame, analysis: Analysis, out: Path
+) -> dict[str, Any]:
+    """The page's head: what it was built from, and the headline cards."""
+    return {
+        "title": f"mmjudge report: {out.name}",
+        "generated": datetime.now(UTC).isoformat(timespec="seconds"),
+        "sources": [str(r) for r in roots],
+        "sweeps": analysis.sweeps,
+        "n_cells": len(cells),
+        "n_judges": sum(len(d.cells) for d in analysis.datasets),
+        "n_ensembles": sum(len(d.ensembles) for d in analysis.datasets),
+        "n_boot": analysis.n_boot,
+        "cards": cards.cards(analysis),
+        "status_line": status_line(count_statuses(judged_statuses(cells))),
+    }
+
+
+def _answer_tables(cells: pd.DataFrame, analysis: Analysis) -> dict[str, Any]:
+    """The answers and the tables behind them."""
+    return {
+        "datasets": tables.dataset_tables(analysis),
+        "answers": findings.answers(analysis),
+        "average_panel": len(analysis.datasets) > 1,
+        "by_dataset": tables.kappa_by_dataset(analysis),
+        "shown_judges": len(forest.shown_judges(analysis)[0]),
+        "effects": tables.image_effects(analysis),
+        "frontier": tables.frontier_rows(analysis),
+        "spend": spend.spend_rows(cells),
+        "ensembles": spend.ensemble_rows(cells),
+        "designs": bank_report.design_rows(analysis),
+        "coverage": bank_report.coverage_rows(cells),
+        "entries": bank_entries.entry_rows(cells),
+        "skipped": tables.skipped(cells),
+        "failures": tables.failures(cells),
+        "provenance": tables.provenance(cells, analysis),
+    }
+
+
+def _write_page(out: Path, html: str) -> None:
+    """``index.html``, replaced in one step so a reader never sees half a page."""
     tmp = out / "index.html.tmp"
     tmp.write_text(html, encoding="utf-8")
     os.replace(tmp, out / "index.html")
-    return out
 
 
 def _sweep_summaries(roots: list[Path], cells: pd.DataFrame) -> None:

@@ -23,11 +23,11 @@ from mmjudge.agreement import metrics
 from mmjudge.runs import (
     RunSummary,
     read_summaries,
-    rows_with_offsets,
 )
 from mmjudge.runs import (
     write_sweep_summary as write_sweep_file,
 )
+from mmjudge.runs.rows import label_rows
 from mmjudge.runs.status import count_statuses, sweep_exit_code
 
 _NAN = math.nan
@@ -173,15 +173,17 @@ class DatasetItems:
         if query is None:
             query = self.query_codes[query_id] = len(self.query_codes)
         self._item_query.append(query)
-        if isinstance(human_labels, Mapping):
+        if type(human_labels) is dict or isinstance(human_labels, Mapping):
+            humans = self._humans
             for name, grade in human_labels.items():
-                values = self._humans.get(name)
+                values = humans.get(name)
                 if values is None:
-                    values = self._humans[name] = array("d")
+                    values = humans[name] = array("d")
                 if len(values) < code:
                     values.extend([_NAN] * (code - len(values)))
-                values.append(_grade(grade))
-        self._frozen.clear()
+                values.append(float(grade) if type(grade) is int else _grade(grade))
+        if self._frozen:
+            self._frozen.clear()
         return code
 
     @property
@@ -272,18 +274,17 @@ def read_cell_labels(path: Path, items: DatasetItems) -> CellLabels:
     offsets: array[int] = array("q")
     known = items.codes
     n_rows = 0
-    for start, row in rows_with_offsets(path):
+    for start, (query_id, result_id, label, human_labels, error) in label_rows(path):
         n_rows += 1
-        if row.get("error") is not None:
+        if error is not None:
             continue
-        query_id = str(row.get("query_id"))
-        key = f"{query_id}\t{row.get('result_id')}"
+        query = str(query_id)
+        key = f"{query}\t{result_id}"
         code = known.get(key)
         if code is None:
-            code = items.add(key, query_id, row.get("human_labels"))
+            code = items.add(key, query, human_labels)
         codes.append(code)
-        label = row.get("label")
-        labels.append(_NAN if label is None else _grade(label))
+        labels.append(float(label) if type(label) is int else _grade(label))  # as _grade
         offsets.append(start)
     item_array = np.frombuffer(codes, dtype=np.int64).copy()
     label_array = np.frombuffer(labels, dtype=np.float64).copy()

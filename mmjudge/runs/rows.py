@@ -7,13 +7,14 @@ import contextlib
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator
+from json.scanner import make_scanner
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from mmjudge.records import JudgmentRecord
+from mmjudge.records import SCHEMA_VERSION, JudgmentRecord
 
 JUDGMENTS = "judgments.jsonl"
 SUMMARY = "summary.json"
@@ -114,6 +115,77 @@ def rows_with_offsets(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 continue
             if isinstance(row, dict):
                 yield start, row
+
+
+#: What the statistics read from each row, in the order :meth:`JudgmentRecord.to_json` writes
+#: them: :func:`label_rows` relies on that order.
+LABEL_FIELDS = ("query_id", "result_id", "label", "human_labels", "error")
+_LABEL_KEYS = tuple(f', "{name}": ' for name in LABEL_FIELDS)
+_WRITTEN_HERE = f', "schema_version": {SCHEMA_VERSION}}}'.encode()
+_WRITTEN_HERE_LINE = _WRITTEN_HERE + b"\n"
+_scan_value = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # typeshed: wrong stub
+
+LabelRow = tuple[Any, Any, Any, Any, Any]
+"""A row's ``LABEL_FIELDS`` values (``None`` where the row lacks one)."""
+
+
+def label_rows(path: Path) -> Iterator[tuple[int, LabelRow]]:
+    """``(byte offset, LABEL_FIELDS values)`` for each readable row of a judgments file; a
+    partial last line is skipped. The same values as :func:`rows_with_offsets` gives, in
+    about half the time on rows this version wrote, since only five values of each are
+    decoded.
+
+    Why that is safe: such a row (it ends with the schema version, as ``to_json`` writes it)
+    has ``json.dumps``' separators and the record's field order, and in JSON a quote inside
+    a string is always escaped, so ``, "label": `` can only be a key. Each key is looked for
+    after the previous one's value, and the values between them are strings, numbers or
+    lists of strings, so a key found is the row's own, not one nested in a value. Any other
+    row (another layout or version, or a key missing) is decoded whole."""
+    if not path.is_file():
+        return
+    position = 0
+    with path.open("rb") as handle:
+        for raw in handle:
+            start = position
+            position += len(raw)
+            values = _label_values(raw)
+            if values is None:
+                values = _label_values_decoded(raw)
+                if values is None:
+                    continue
+            yield start, values
+
+
+def _label_values(raw: bytes) -> LabelRow | None:
+    """The label fields read in place (see :func:`label_rows`); None for a row not written
+    by this version, a key missing or a value that is not valid JSON."""
+    found: list[Any] = []
+    at = 0
+    if not (raw.endswith(_WRITTEN_HERE_LINE) or raw.endswith(_WRITTEN_HERE)):
+        return None
+    try:
+        line = raw.decode("utf-8")
+        for key in _LABEL_KEYS:
+            at = line.find(key, at)
+            if at < 0:
+                return None
+            value, at = _scan_value(line, at + len(key))
+            found.append(value)
+    except (StopIteration, ValueError):  # UnicodeDecodeError is a ValueError
+        return None
+    query_id, result_id, label, human_labels, error = found
+    return query_id, result_id, label, human_labels, error
+
+
+def _label_values_decoded(raw: bytes) -> LabelRow | None:
+    try:
+        row = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(row, dict):
+        return None
+    query_id, result_id, label, human_labels, error = (row.get(n) for n in LABEL_FIELDS)
+    return query_id, result_id, label, human_labels, error
 
 
 def rows_at(path: Path, offsets: Iterable[int]) -> Iterator[dict[str, Any]]:

@@ -1,0 +1,113 @@
+"""``label_rows`` reads the five fields the statistics need in place; it must give exactly
+what decoding each whole row gives, whatever the rows' texts hold."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mmjudge.records import JudgmentRecord
+from mmjudge.runs import rows
+from mmjudge.runs.rows import LABEL_FIELDS, label_rows, rows_with_offsets
+
+#: Texts that look like the keys the reader looks for, or that end in a backslash.
+TRICKY = [
+    '2, "label": 9, "error": "boom"',
+    "ends with a backslash \\",
+    'a quote \\", "label": 7',
+    'newline\n, "human_labels": {}',
+    "non-ASCII: relevância ✓ 相关",
+    "",
+]
+
+
+def _record(n: int, **changes: Any) -> JudgmentRecord:
+    text = TRICKY[n % len(TRICKY)]
+    record = JudgmentRecord(
+        run_id="r",
+        dataset="d",
+        query_id=f"q{n % 3}",
+        result_id=f'p"{n}\\',
+        modality="text",
+        provider="openai",
+        model="m",
+        prompt_id="default",
+        prompt_hash=None,
+        image_sha256s=[text],
+        raw_output=text,
+        label=n % 3,
+        explanation=text,
+        parse_error=text or None,
+        human_labels={"a": 1, "label": 2, "error": 0, "query_id": 1},
+        input_tokens=10,
+        output_tokens=2,
+        cost_usd=0.001,
+        latency_s=0.1,
+        cached=False,
+        error=None,
+        timestamp="2026-01-01T00:00:00+00:00",
+        usage={"input_tokens": 10},
+        entry_grades={"error": 3, "label": 1},
+        spans={"error": ', "error": "no"'},
+    )
+    return dataclasses.replace(record, **changes)
+
+
+def _expected(path: Path) -> list[tuple[int, tuple[Any, ...]]]:
+    return [
+        (offset, tuple(row.get(name) for name in LABEL_FIELDS))
+        for offset, row in rows_with_offsets(path)
+    ]
+
+
+def _write(path: Path, lines: list[str]) -> Path:
+    path.write_text("".join(lines), encoding="utf-8")
+    return path
+
+
+def test_rows_written_here_read_in_place_as_decoded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    records = [_record(n) for n in range(12)]
+    records += [
+        _record(20, label=None, error="provider failed after 3 tries"),
+        _record(21, query_id=7, label=1.5),  # type: ignore[arg-type]
+        _record(22, human_labels={}),
+    ]
+    path = _write(tmp_path / "j.jsonl", [r.to_json() + "\n" for r in records])
+    decoded_whole: list[bytes] = []
+    original = rows._label_values_decoded
+    monkeypatch.setattr(
+        rows, "_label_values_decoded", lambda raw: decoded_whole.append(raw) or original(raw)
+    )
+    assert list(label_rows(path)) == _expected(path)
+    assert decoded_whole == []  # every row was read in place
+
+
+def test_other_layouts_are_decoded_whole(tmp_path: Path) -> None:
+    row = json.loads(_record(1).to_json())
+    shuffled = dict(reversed(list(row.items())))
+    lines = [
+        json.dumps(row, separators=(",", ":")) + "\n",  # compact separators
+        json.dumps(shuffled) + "\n",  # human labels before the label
+        json.dumps({**row, "schema_version": 99}) + "\n",  # another version
+        json.dumps({k: v for k, v in row.items() if k != "error"}) + "\n",  # a key missing
+        "\n",
+        "[1, 2]\n",  # not an object
+        "{not json}\n",
+        json.dumps(row) + "\n",
+        json.dumps(row)[:-30],  # partial last line of a killed run
+    ]
+    path = _write(tmp_path / "j.jsonl", lines)
+    found = list(label_rows(path))
+    assert found == _expected(path)
+    assert len(found) == 5
+    assert found[1][1][2] == row["label"] and found[1][1][3] == row["human_labels"]
+
+
+def test_a_missing_file_has_no_rows(tmp_path: Path) -> None:
+    assert list(label_rows(tmp_path / "absent.jsonl")) == []
