@@ -8,10 +8,10 @@ import json
 import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
+if TYPE_CHECKING:  # pandas loads with the first summary, not before the first call
+    import pandas as pd
 
 from mmjudge.records import JudgmentRecord
 
@@ -58,6 +58,9 @@ def iter_rows(path: Path) -> Iterator[dict[str, Any]]:
 def load_judgments(path: Path) -> pd.DataFrame:
     """One row per judgment; human grades become ``human:<annotator>`` columns and image
     tokens an ``image_tokens`` column."""
+    import numpy as np
+    import pandas as pd
+
     columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
     columns["image_tokens"] = []
     humans: dict[str, list[Any]] = {}
