@@ -181,18 +181,28 @@ def _additive_form(metric_fn: Callable[..., Any]) -> _Additive | None:
     return build(**kwargs)
 
 
+#: Query codes drawn, or resample-by-query counts built, at once: a whole block of resamples
+#: (4,000,000 codes) would take several copies of 32 MB at 100,000 items.
+_COUNT_CELLS = 250_000
+
+
 def _resamples(
     rng: np.random.Generator, n_groups: int, n_boot: int
 ) -> Iterator[npt.NDArray[np.intp]]:
-    """Blocks of resamples, each row n_groups query codes drawn with replacement."""
+    """Blocks of resamples, each row n_groups query codes drawn with replacement.
+
+    The random stream is that of drawing up to 4,000,000 codes per call (the intervals
+    depend on it); each such draw is handed out in pieces of an even number of rows, at most
+    :data:`_COUNT_CELLS` codes each, which the generator draws exactly as it would the whole
+    (a call of an even number of codes leaves none of its 64-bit draws half used), so memory
+    stays small however many queries there are.
+    """
     block = max(1, min(n_boot, 4_000_000 // max(n_groups, 1)))
+    piece = max(2, _COUNT_CELLS // max(n_groups, 1) // 2 * 2)
     for start in range(0, n_boot, block):
-        yield rng.integers(0, n_groups, size=(min(block, n_boot - start), n_groups))
-
-
-#: Resample-by-query count cells built at once when summing statistics: the (B, Q) count
-#: matrix of a whole block of resamples would take several copies of 32 MB at 100,000 items.
-_COUNT_CELLS = 250_000
+        rows = min(block, n_boot - start)
+        for first in range(0, rows, piece):
+            yield rng.integers(0, n_groups, size=(min(piece, rows - first), n_groups))
 
 
 def _resample_counts(draws: npt.NDArray[np.intp], n_groups: int) -> FloatArray:

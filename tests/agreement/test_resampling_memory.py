@@ -47,3 +47,22 @@ def test_intervals_do_not_depend_on_how_many_resamples_are_summed_together(
     assert (
         resampling.paired_bootstrap(cohen_kappa, queries, human, judge, other, n_boot=300) == paired
     )
+
+
+def _whole_blocks(seed: int, n_groups: int, n_boot: int) -> np.ndarray:
+    """The resamples as drawn before they came in pieces: up to 4,000,000 codes per call."""
+    rng = np.random.default_rng(seed)
+    block = max(1, min(n_boot, 4_000_000 // n_groups))
+    draws = [
+        rng.integers(0, n_groups, size=(min(block, n_boot - start), n_groups))
+        for start in range(0, n_boot, block)
+    ]
+    return np.concatenate(draws)
+
+
+@pytest.mark.parametrize("n_groups", [1, 2, 7, 1_251, 12_501, 40_000])
+def test_resamples_in_pieces_are_the_resamples_drawn_whole(n_groups: int) -> None:
+    n_boot = 1000
+    pieces = list(resampling._resamples(np.random.default_rng(5), n_groups, n_boot))
+    assert max(piece.size for piece in pieces) <= max(resampling._COUNT_CELLS, 2 * n_groups)
+    assert np.array_equal(np.concatenate(pieces), _whole_blocks(5, n_groups, n_boot))
