@@ -106,7 +106,8 @@ class Usage:
         )
 
     def to_dict(self) -> dict[str, int]:
-        return dataclasses.asdict(self)
+        # Plain ints: no deep copy (``asdict``), which every row would pay for.
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> Usage:

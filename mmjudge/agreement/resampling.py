@@ -181,13 +181,28 @@ def _additive_form(metric_fn: Callable[..., Any]) -> _Additive | None:
     return build(**kwargs)
 
 
+#: Query codes drawn, or resample-by-query counts built, at once: a whole block of resamples
+#: (4,000,000 codes) would take several copies of 32 MB at 100,000 items.
+_COUNT_CELLS = 250_000
+
+
 def _resamples(
     rng: np.random.Generator, n_groups: int, n_boot: int
 ) -> Iterator[npt.NDArray[np.intp]]:
-    """Blocks of resamples, each row n_groups query codes drawn with replacement."""
+    """Blocks of resamples, each row n_groups query codes drawn with replacement.
+
+    The random stream is that of drawing up to 4,000,000 codes per call (the intervals
+    depend on it); each such draw is handed out in pieces of an even number of rows, at most
+    :data:`_COUNT_CELLS` codes each, which the generator draws exactly as it would the whole
+    (a call of an even number of codes leaves none of its 64-bit draws half used), so memory
+    stays small however many queries there are.
+    """
     block = max(1, min(n_boot, 4_000_000 // max(n_groups, 1)))
+    piece = max(2, _COUNT_CELLS // max(n_groups, 1) // 2 * 2)
     for start in range(0, n_boot, block):
-        yield rng.integers(0, n_groups, size=(min(block, n_boot - start), n_groups))
+        rows = min(block, n_boot - start)
+        for first in range(0, rows, piece):
+            yield rng.integers(0, n_groups, size=(min(piece, rows - first), n_groups))
 
 
 def _resample_counts(draws: npt.NDArray[np.intp], n_groups: int) -> FloatArray:
@@ -196,6 +211,25 @@ def _resample_counts(draws: npt.NDArray[np.intp], n_groups: int) -> FloatArray:
     offset = (np.arange(b) * n_groups)[:, None]
     counts = np.bincount((draws + offset).ravel(), minlength=b * n_groups)
     return counts.reshape(b, n_groups).astype(np.float64)
+
+
+def _resampled_sums(
+    draws: npt.NDArray[np.intp], n_groups: int, stats: Sequence[FloatArray]
+) -> list[FloatArray]:
+    """Each per-query statistic (Q, m) summed over every resample of ``draws``: (B, m) each.
+
+    The count matrix is built a few rows at a time, so memory stays small however many
+    queries there are. The statistics are counts (whole numbers), so every sum is exact and
+    the same whichever rows are summed together.
+    """
+    rows = max(1, _COUNT_CELLS // max(n_groups, 1))
+    parts: list[list[FloatArray]] = [[] for _ in stats]
+    for start in range(0, draws.shape[0], rows):
+        counts = _resample_counts(draws[start : start + rows], n_groups)
+        for part, stat in zip(parts, stats, strict=True):
+            part.append(counts @ stat)
+    empty = [np.zeros((0, stat.shape[1])) for stat in stats]
+    return [np.concatenate(part) if part else e for part, e in zip(parts, empty, strict=True)]
 
 
 def _expand(
@@ -290,7 +324,7 @@ def bootstrap_ci(
         estimate = float(form.finish(stats.sum(axis=0)[None, :])[0])
         values = np.concatenate(
             [
-                form.finish(_resample_counts(block, n_groups) @ stats)
+                form.finish(_resampled_sums(block, n_groups, [stats])[0])
                 for block in _resamples(rng, n_groups, n_boot)
             ]
         )
@@ -328,9 +362,9 @@ def bootstrap_ci_many(
     stats = [form.stats(groups, n_groups, labels) for form in ready]
     parts: list[list[FloatArray]] = [[] for _ in ready]
     for block in _resamples(rng, n_groups, n_boot):
-        counts = _resample_counts(block, n_groups)
-        for part, form, stat in zip(parts, ready, stats, strict=True):
-            part.append(form.finish(counts @ stat))
+        sums = _resampled_sums(block, n_groups, stats)
+        for part, form, summed in zip(parts, ready, sums, strict=True):
+            part.append(form.finish(summed))
     out = []
     for form, stat, part in zip(ready, stats, parts, strict=True):
         estimate = float(form.finish(stat.sum(axis=0)[None, :])[0])
@@ -405,8 +439,8 @@ def _paired_differences(
     est_b = float(form_b.finish(stats_b.sum(axis=0)[None, :])[0])
     parts = []
     for block in _resamples(rng, n_groups, n_boot):
-        counts = _resample_counts(block, n_groups)
-        parts.append(form.finish(counts @ stats_a) - form_b.finish(counts @ stats_b))
+        sum_a, sum_b = _resampled_sums(block, n_groups, [stats_a, stats_b])
+        parts.append(form.finish(sum_a) - form_b.finish(sum_b))
     return est_a, est_b, np.concatenate(parts)
 
 

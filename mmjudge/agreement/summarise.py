@@ -28,6 +28,7 @@ from mmjudge.runs import (
     row_figures,
     write_summary,
 )
+from mmjudge.runs.rows import SUMMARY_COLUMNS
 from mmjudge.runs.status import cell_end
 
 
@@ -79,7 +80,7 @@ def summarise_run(
     failed rows against ``max_error_rate``. A virtual run (``ensemble``) spent nothing: its
     members' calls were paid for.
     """
-    frame = load_judgments(judgments_path(run_dir))
+    frame = load_judgments(judgments_path(run_dir), keep=SUMMARY_COLUMNS)
     figures = row_figures(frame)
     cost = cost_figures(frame)
     if ensemble is not None:

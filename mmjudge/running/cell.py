@@ -14,7 +14,6 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from mmjudge import PROJECT_ROOT
-from mmjudge.agreement.summarise import summarise_run
 from mmjudge.config import SweepConfig
 from mmjudge.costs.calls import CallPricer
 from mmjudge.costs.ledger import batch_factor
@@ -221,6 +220,9 @@ def write_cell_summary(
 ) -> RunSummary:
     """Score the cell's rows and write its ``summary.json`` (``parts``: see
     :func:`mmjudge.agreement.summarise.summarise_run`)."""
+    # Tables and statistics load only now, after the last call.
+    from mmjudge.agreement.summarise import summarise_run
+
     return summarise_run(
         run_dir,
         cell_info(cfg),

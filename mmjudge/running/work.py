@@ -53,22 +53,49 @@ class CellContext:
     """Output tokens per call for the forecast, and their basis."""
 
 
-class ExampleStream:
-    """Re-iterable view of a dataset's examples, read from disk on each pass.
+#: A dataset whose first whole pass held at most this many items and characters of text is
+#: kept in memory for later passes (a few MB); a larger one is read from disk on each pass,
+#: so memory stays flat however large it is.
+KEEP_ITEMS = 20_000
+KEEP_CHARS = 8_000_000
 
-    A query sample (``dataset.sample_queries``) is drawn once, on the first pass, and kept
-    for every later one.
+
+class ExampleStream:
+    """Re-iterable view of a dataset's examples.
+
+    The first pass (the dataset check before any call) reads the file; a small dataset is
+    kept from it (:data:`KEEP_ITEMS`, :data:`KEEP_CHARS`), so the later passes (the calls, a
+    rerun from the cache) do not parse and validate it again. A query sample
+    (``dataset.sample_queries``) is drawn once, on the first pass, and kept for every later
+    one.
     """
 
     def __init__(self, cfg: SweepConfig) -> None:
         self.cfg = cfg
+        self._kept: list[Example] | None = None
 
     @functools.cached_property
     def queries(self) -> frozenset[str] | None:
         return sampled_queries(self.cfg.dataset, self.cfg.seed)
 
     def __iter__(self) -> Iterator[Example]:
-        return load_dataset(self.cfg.dataset, seed=self.cfg.seed, queries=self.queries)
+        if self._kept is not None:
+            return iter(self._kept)
+        return self._read()
+
+    def _read(self) -> Iterator[Example]:
+        """One pass over the file, keeping the examples while the dataset stays small."""
+        kept: list[Example] | None = []
+        chars = 0
+        for example in load_dataset(self.cfg.dataset, seed=self.cfg.seed, queries=self.queries):
+            if kept is not None:
+                chars += len(example.query) + sum(len(value) for _name, value in example.fields)
+                kept.append(example)
+                if len(kept) > KEEP_ITEMS or chars > KEEP_CHARS:
+                    kept = None
+            yield example
+        if kept is not None:  # a whole pass: a partial one keeps nothing
+            self._kept = kept
 
 
 @dataclass

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas loads with the first summary, not before the first call
+    import pandas as pd
 
 SINGLE = "single"
 """``kind`` of a run that judged items itself (the others are ``panel`` and ``cascade``)."""
@@ -97,6 +98,8 @@ class RowFigures:
 
 def row_figures(frame: pd.DataFrame) -> RowFigures:
     """The figures of a run's rows (a frame from :func:`mmjudge.runs.load_judgments`)."""
+    import pandas as pd
+
     n = len(frame)
     answered = frame[frame["error"].isna()] if n else frame
     errors = frame["error"].dropna().astype(str) if n else pd.Series(dtype=str)

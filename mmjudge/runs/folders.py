@@ -8,10 +8,11 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:  # numpy loads when labels are compared, not before the first call
+    import numpy as np
+    import numpy.typing as npt
 
 from mmjudge.errors import MMJudgeError
 from mmjudge.records import JudgmentRecord
@@ -74,6 +75,8 @@ class SavedRun:
 
     def labels(self, keys: Sequence[Key]) -> npt.NDArray[np.float64]:
         """The run's label for each key, ``nan`` where it has none."""
+        import numpy as np
+
         out = np.full(len(keys), np.nan)
         for i, key in enumerate(keys):
             row = self.rows.get(key)

@@ -6,13 +6,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from json.scanner import make_scanner
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
+if TYPE_CHECKING:  # pandas loads with the first summary, not before the first call
+    import pandas as pd
 
 from mmjudge.records import SCHEMA_VERSION, JudgmentRecord
 
@@ -56,16 +56,38 @@ def iter_rows(path: Path) -> Iterator[dict[str, Any]]:
                 continue
 
 
-def load_judgments(path: Path) -> pd.DataFrame:
+#: The columns a run's summary reads (:func:`mmjudge.agreement.summarise.summarise_run`):
+#: no answer texts, so a large run's summary holds only small values per row.
+SUMMARY_COLUMNS = (
+    "query_id",
+    "result_id",
+    "label",
+    "error",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+    "image_cost_usd",
+    "latency_s",
+    "cached",
+    "truncated",
+    "resent",
+)
+
+
+def load_judgments(path: Path, keep: Sequence[str] = COLUMNS) -> pd.DataFrame:
     """One row per judgment; human grades become ``human:<annotator>`` columns and image
-    tokens an ``image_tokens`` column."""
-    columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
+    tokens an ``image_tokens`` column. ``keep``: which of :data:`COLUMNS` to read."""
+    import numpy as np
+    import pandas as pd
+
+    names = tuple(name for name in COLUMNS if name in keep)
+    columns: dict[str, list[Any]] = {name: [] for name in names}
     columns["image_tokens"] = []
     humans: dict[str, list[Any]] = {}
     if not path.exists():  # a run stopped before its first judgment
         path = Path(os.devnull)
     for n, row in enumerate(iter_rows(path)):
-        for name in COLUMNS:
+        for name in names:
             columns[name].append(row.get(name))
         columns["image_tokens"].append((row.get("usage") or {}).get("image_tokens", 0))
         for annotator, grade in (row.get("human_labels") or {}).items():
@@ -79,15 +101,26 @@ def load_judgments(path: Path) -> pd.DataFrame:
     frame = pd.DataFrame(columns)
     for annotator, values in sorted(humans.items()):
         frame[f"human:{annotator}"] = pd.array(values, dtype="Int64")
-    frame["label"] = pd.array(frame["label"].tolist(), dtype="Int64")
-    for name in ("input_tokens", "output_tokens", "image_tokens"):
-        frame[name] = frame[name].fillna(0).astype(np.int64)
-    for name in ("cost_usd", "image_cost_usd", "latency_s"):
-        frame[name] = frame[name].fillna(0.0).astype(np.float64)
-    frame["cached"] = frame["cached"].fillna(False).astype(bool)
-    frame["truncated"] = frame["truncated"].fillna(False).astype(bool)
-    frame["resent"] = frame["resent"].fillna(0).astype(np.int64)
+    if "label" in frame:
+        frame["label"] = pd.array(frame["label"].tolist(), dtype="Int64")
+    for name, (missing, dtype) in _NUMBERS.items():
+        if name in frame:
+            frame[name] = frame[name].fillna(missing).astype(np.dtype(dtype))
     return frame
+
+
+#: Numeric columns of :func:`load_judgments`: the value of a missing cell and the dtype.
+_NUMBERS: dict[str, tuple[Any, str]] = {
+    "input_tokens": (0, "int64"),
+    "output_tokens": (0, "int64"),
+    "image_tokens": (0, "int64"),
+    "cost_usd": (0.0, "float64"),
+    "image_cost_usd": (0.0, "float64"),
+    "latency_s": (0.0, "float64"),
+    "cached": (False, "bool"),
+    "truncated": (False, "bool"),
+    "resent": (0, "int64"),
+}
 
 
 def annotators(frame: pd.DataFrame) -> list[str]:

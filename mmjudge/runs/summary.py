@@ -25,8 +25,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from mmjudge.config import DatasetConfig, ModelConfig, ScaleConfig
 from mmjudge.records import Forecast
 from mmjudge.runs.blocks import (
@@ -341,6 +339,8 @@ def read_summary(run_dir: Path) -> RunSummary:
 
 
 def _jsonable(value: Any) -> Any:
+    import numpy as np  # only for values json cannot write itself
+
     if isinstance(value, np.integer):
         return int(value)
     if isinstance(value, np.floating):

@@ -1,0 +1,68 @@
+"""Bootstrap intervals over many queries are summed a few resamples at a time, so their memory
+stays small, and the numbers are exactly those of summing every resample at once."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mmjudge.agreement import resampling
+from mmjudge.agreement.kappa import cohen_kappa
+from mmjudge.agreement.metrics import accuracy, mean_absolute_error
+
+
+def _labels(n: int, n_queries: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(7)
+    queries = rng.integers(0, n_queries, size=n).astype(str)
+    human = rng.integers(0, 3, size=n).astype(float)
+    judge = np.where(rng.random(n) < 0.7, human, rng.integers(0, 3, size=n)).astype(float)
+    other = np.where(rng.random(n) < 0.6, human, rng.integers(0, 3, size=n)).astype(float)
+    judge[::97] = np.nan  # unparseable answers
+    return queries, human, judge, other
+
+
+def test_summing_in_pieces_equals_summing_at_once() -> None:
+    rng = np.random.default_rng(3)
+    n_groups = 501
+    draws = rng.integers(0, n_groups, size=(37, n_groups))
+    stats = [rng.integers(0, 9, size=(n_groups, 9)).astype(float) for _ in range(2)]
+    whole = [resampling._resample_counts(draws, n_groups) @ stat for stat in stats]
+    pieces = resampling._resampled_sums(draws, n_groups, stats)
+    for a, b in zip(whole, pieces, strict=True):
+        assert a.shape == b.shape
+        assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("cells", [1, 1_000, 10**9])
+def test_intervals_do_not_depend_on_how_many_resamples_are_summed_together(
+    monkeypatch: pytest.MonkeyPatch, cells: int
+) -> None:
+    queries, human, judge, other = _labels(6_000, 900)
+    monkeypatch.setattr(resampling, "_COUNT_CELLS", 10**9)
+    fns = [cohen_kappa, accuracy, mean_absolute_error]
+    expected = resampling.bootstrap_ci_many(fns, queries, human, judge, n_boot=300)
+    paired = resampling.paired_bootstrap(cohen_kappa, queries, human, judge, other, n_boot=300)
+    monkeypatch.setattr(resampling, "_COUNT_CELLS", cells)
+    assert resampling.bootstrap_ci_many(fns, queries, human, judge, n_boot=300) == expected
+    assert (
+        resampling.paired_bootstrap(cohen_kappa, queries, human, judge, other, n_boot=300) == paired
+    )
+
+
+def _whole_blocks(seed: int, n_groups: int, n_boot: int) -> np.ndarray:
+    """The resamples as drawn before they came in pieces: up to 4,000,000 codes per call."""
+    rng = np.random.default_rng(seed)
+    block = max(1, min(n_boot, 4_000_000 // n_groups))
+    draws = [
+        rng.integers(0, n_groups, size=(min(block, n_boot - start), n_groups))
+        for start in range(0, n_boot, block)
+    ]
+    return np.concatenate(draws)
+
+
+@pytest.mark.parametrize("n_groups", [1, 2, 7, 1_251, 12_501, 40_000])
+def test_resamples_in_pieces_are_the_resamples_drawn_whole(n_groups: int) -> None:
+    n_boot = 1000
+    pieces = list(resampling._resamples(np.random.default_rng(5), n_groups, n_boot))
+    assert max(piece.size for piece in pieces) <= max(resampling._COUNT_CELLS, 2 * n_groups)
+    assert np.array_equal(np.concatenate(pieces), _whole_blocks(5, n_groups, n_boot))
