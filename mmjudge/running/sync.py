@@ -14,7 +14,7 @@ import contextlib
 import functools
 import math
 import time
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Iterable
 from dataclasses import dataclass
 
 from mmjudge.config import ModelConfig, RunnerConfig
@@ -27,6 +27,7 @@ from mmjudge.running.cache import ItemClaims, ResponseCache, request_key
 from mmjudge.running.claim_writes import GroupCommit
 from mmjudge.running.concurrency import calls_in_flight
 from mmjudge.running.limits import RateLimiter
+from mmjudge.running.next_item import next_of
 from mmjudge.running.policy import (
     CallPolicy,
     CallTimeout,
@@ -175,7 +176,7 @@ class Runner:
         preprocessed in worker threads) rather than done on the event loop.
         """
         waiting = self._waiting
-        iterator = _next_of(items)
+        iterator = next_of(items)
         exhausted = False
         next_poll = 0.0
         heartbeat = asyncio.create_task(self._heartbeat()) if self.claims is not None else None
@@ -489,25 +490,6 @@ class Runner:
             return
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._halt.wait(), seconds)
-
-
-def _next_of(
-    items: Iterable[WorkItem] | AsyncIterable[WorkItem],
-) -> Callable[[], Awaitable[WorkItem | None]]:
-    """A coroutine function giving the next item, or None at the end."""
-    if isinstance(items, AsyncIterable):
-        async_iterator = aiter(items)
-
-        async def next_async() -> WorkItem | None:
-            return await anext(async_iterator, None)
-
-        return next_async
-    iterator = iter(items)
-
-    async def next_sync() -> WorkItem | None:
-        return next(iterator, None)
-
-    return next_sync
 
 
 def _token_estimate(request: JudgeRequest, max_tokens: int) -> float:
