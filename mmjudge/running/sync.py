@@ -14,7 +14,7 @@ import contextlib
 import functools
 import math
 import time
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Iterable
 from dataclasses import dataclass
 
 from mmjudge.config import ModelConfig, RunnerConfig
@@ -24,8 +24,10 @@ from mmjudge.judges.base import JudgeAPI
 from mmjudge.records import JudgeRequest, JudgeResponse
 from mmjudge.running.breaker import Breaker
 from mmjudge.running.cache import ItemClaims, ResponseCache, request_key
+from mmjudge.running.claim_writes import GroupCommit
 from mmjudge.running.concurrency import calls_in_flight
 from mmjudge.running.limits import RateLimiter
+from mmjudge.running.next_item import next_of
 from mmjudge.running.policy import (
     CallPolicy,
     CallTimeout,
@@ -42,6 +44,13 @@ from mmjudge.running.policy import (
 CLAIM_POLL_S = 0.25
 
 
+class _SetAside:
+    """What a job's worker gives back when another live process holds the item's claim."""
+
+
+_SET_ASIDE = _SetAside()
+
+
 @dataclass
 class _Job:
     """A work item on its way to the judge."""
@@ -53,6 +62,10 @@ class _Job:
     """Earlier sends lost by stopped processes (see :class:`mmjudge.running.cache.Claim`)."""
     started: bool = False
     """Whether its task began (a task cancelled before that runs none of its clean-up)."""
+    claimed: bool = False
+    """Whether this run holds the request's claim."""
+    waited: bool = False
+    """Whether the item was set aside first, another live process holding it."""
 
 
 class Runner:
@@ -62,7 +75,9 @@ class Runner:
 
     - claims each request in the response cache before paying for it (``claims``), so two
       processes running the same cell never pay twice: an item another live process holds
-      is set aside and its answer taken from the cache when it arrives;
+      is set aside and its answer taken from the cache when it arrives. The claims' writes
+      of all calls in flight are committed together, once per turn of the event loop
+      (:mod:`mmjudge.running.claim_writes`);
     - trips a circuit breaker (:mod:`mmjudge.running.breaker`) when the endpoint cannot work;
     - stops cleanly on :meth:`request_stop` (Ctrl-C, SIGTERM): nothing new is scheduled,
       answers that arrive within ``runner.grace_s`` are yielded, the rest are cancelled.
@@ -88,6 +103,7 @@ class Runner:
         usable = settings.cache and judge.cacheable
         self.cache = cache if usable else None
         self.claims = claims if usable and cache is not None else None
+        self.writes = GroupCommit(self.claims) if self.claims is not None else None
         self.stats = stats if stats is not None else RunStats()
         self.policy = CallPolicy(settings, self.stats, self.cache, price, seed=seed)
         if concurrency is None:
@@ -108,6 +124,8 @@ class Runner:
         self._pending = 0
         """Jobs started whose outcome is not in the queue yet."""
         self._dropped = 0
+        self._waiting: list[WorkItem] = []
+        """Items another live process holds, looked at again every :data:`CLAIM_POLL_S`."""
 
     # -- stopping --------------------------------------------------------------------------
 
@@ -157,8 +175,8 @@ class Runner:
         ``items`` may be asynchronous, for items whose preparation is awaited (images
         preprocessed in worker threads) rather than done on the event loop.
         """
-        waiting: list[WorkItem] = []
-        iterator = _next_of(items)
+        waiting = self._waiting
+        iterator = next_of(items)
         exhausted = False
         next_poll = 0.0
         heartbeat = asyncio.create_task(self._heartbeat()) if self.claims is not None else None
@@ -178,7 +196,7 @@ class Runner:
                     if item is None:
                         exhausted = True
                         break
-                    ready = self._admit(item, waiting)
+                    ready = self._admit(item)
                     if isinstance(ready, Outcome):
                         yield ready
                     elif ready is not None:
@@ -204,51 +222,41 @@ class Runner:
         self._dropped += len(waiting)
         self._raise_stop(exhausted)
 
-    def _admit(self, item: WorkItem, waiting: list[WorkItem]) -> Outcome | _Job | None:
-        """An item's immediate outcome, the job to run for it, or None (set aside, or the
-        budget stopped scheduling)."""
+    def _admit(self, item: WorkItem, waited: bool = False) -> Outcome | _Job | None:
+        """An item's immediate outcome, the job to run for it, or None (the budget stopped
+        scheduling). The job's worker claims the request (see :meth:`_claim`)."""
         if item.request is None:
             return Outcome(item, None, item.error, False, 0, 0.0)
         key = request_key(self.model, item.request) if self.cache is not None else ""
         cached = self.policy.from_cache(item, key)
         if cached is not None:
+            self.stats.from_other_process += waited
             return cached
         if self.policy.over_budget(item, self._in_flight_forecast):
             self.stats.stopped_by_budget = True
             return None
-        if self.claims is None:
-            return _Job(item, key)
-        claim = self.claims.claim(key)
-        if claim.state == "cached":
-            assert claim.response is not None
-            return self.policy.hit(item, claim.response)
-        if claim.state == "busy":
-            waiting.append(item)
-            return None
-        return _Job(item, key, resent=claim.resent)
+        return _Job(item, key, waited=waited)
 
     async def _poll_waiting(self, waiting: list[WorkItem]) -> AsyncIterator[Outcome]:
         """Items another live process holds: take their answers when they are in the cache,
-        or call them ourselves when their claims were released or expired."""
+        or call them ourselves when their claims were released or expired (a worker that
+        finds the claim still held sets its item aside again)."""
         assert self.claims is not None
-        still: list[WorkItem] = []
-        for index, item in enumerate(waiting):
+        todo = list(waiting)
+        waiting.clear()
+        for index, item in enumerate(todo):
             if not self._may_schedule() or self._slots.locked():
-                still.extend(waiting[index:])
+                waiting.extend(todo[index:])
                 break
             assert item.request is not None
-            before = self.stats.cache_hits
-            ready = self._admit(item, still)
+            ready = self._admit(item, waited=True)
             if isinstance(ready, Outcome):
-                self.stats.from_other_process += self.stats.cache_hits - before
                 yield ready
             elif isinstance(ready, _Job):
                 await self._start(ready)
-        waiting[:] = still
 
     async def _start(self, job: _Job) -> None:
         await self._slots.acquire()
-        self.policy.drawn(job.item)
         self._in_flight_forecast += job.item.forecast_usd
         self._pending += 1
         task = asyncio.create_task(self._worker(job))
@@ -259,23 +267,29 @@ class Runner:
         self._tasks.discard(task)
         if job.started:
             return
-        # Cancelled before it ran: the worker's own clean-up never happened.
+        # Cancelled before it ran (and claimed nothing): its own clean-up never happened.
         self._pending -= 1
         self._dropped += 1
         self._slots.release()
         self._in_flight_forecast -= job.item.forecast_usd
-        self._release(job)
 
     async def _worker(self, job: _Job) -> None:
         job.started = True
         try:
             outcome = await self._judge_one(job)
+            if isinstance(outcome, _SetAside):
+                self._queue.put_nowait(None)  # wakes the loop, which polls set-aside items
+                return
             if outcome is None:
                 self._dropped += 1
             self._queue.put_nowait(outcome)
         except asyncio.CancelledError:
             self._dropped += 1
             raise
+        except Exception as error:  # the response cache could not be written: stop the run
+            self._dropped += 1
+            self._fail_fast(error)
+            self._queue.put_nowait(None)
         finally:
             self._pending -= 1
             self._slots.release()
@@ -326,7 +340,7 @@ class Runner:
 
     # -- one item --------------------------------------------------------------------------
 
-    async def _judge_one(self, job: _Job) -> Outcome | None:
+    async def _judge_one(self, job: _Job) -> Outcome | _SetAside | None:
         """Call the judge for one job, with retries; None when the run stopped first."""
         item = job.item
         request = item.request
@@ -342,7 +356,9 @@ class Runner:
                 if self._stopping():
                     self._release(job)
                     return None
-                self._mark_sending(job, attempts)
+                instead = await self._mark_sending(job, attempts)
+                if instead is not None:
+                    return instead
                 sent = True
                 try:
                     response = await self._call(request)
@@ -367,14 +383,14 @@ class Runner:
                     await self._pause(self.policy.backoff(attempts, verdict.retry_after))
                     continue
                 sent = False
-                return self._answered(job, response, attempts)
+                return await self._answered(job, response, attempts)
         except asyncio.CancelledError:
-            if self.claims is not None:
+            if self.writes is not None:
                 if sent:
                     self.stats.abandoned += 1
-                    self.claims.abandon(job.key)
+                    self.writes.abandon(job.key)
                 else:
-                    self.claims.release(job.key)
+                    self.writes.release(job.key)
             raise
         finally:
             self._in_flight_forecast -= item.forecast_usd
@@ -382,11 +398,31 @@ class Runner:
     def _stopping(self) -> bool:
         return self._stop_signal is not None or self._fatal is not None
 
-    def _mark_sending(self, job: _Job, attempts: int) -> None:
-        if attempts == 1:
-            self.stats.resent += job.resent
-        if self.claims is not None:
-            self.claims.sending(job.key)
+    async def _mark_sending(self, job: _Job, attempts: int) -> Outcome | _SetAside | None:
+        """Before each send, committed: the request claimed and marked on the wire (first
+        attempt), or marked on the wire again (a retry). Instead of None, the item's outcome
+        when its answer is in the cache already, or ``_SET_ASIDE`` when another live process
+        holds its claim."""
+        if self.writes is None:
+            if attempts == 1:
+                self.policy.drawn(job.item)
+            return None
+        if attempts > 1:
+            await self.writes.sending(job.key)
+            return None
+        claim = await self.writes.claim_to_send(job.key)
+        if claim.state == "cached":
+            assert claim.response is not None
+            self.stats.from_other_process += job.waited
+            return self.policy.hit(job.item, claim.response)
+        if claim.state == "busy":
+            self._waiting.append(job.item)
+            return _SET_ASIDE
+        job.claimed = True
+        job.resent = claim.resent
+        self.stats.resent += claim.resent
+        self.policy.drawn(job.item)
+        return None
 
     async def _call(self, request: JudgeRequest) -> JudgeResponse:
         """One attempt, under the runner's own time limit."""
@@ -421,8 +457,8 @@ class Runner:
                 return False, None
         if will_retry and not self._stopping():
             self.stats.retries += 1
-            if self.claims is not None:
-                self.claims.sending(job.key, False)
+            if self.writes is not None:
+                self.writes.not_sending(job.key)
             return True, None
         if retryable and self._stopping():
             self._release(job)
@@ -434,18 +470,19 @@ class Runner:
         kind = type(error).__name__
         return False, self.policy.failed(job.item, kind, text, attempts, elapsed, job.resent)
 
-    def _answered(self, job: _Job, response: JudgeResponse, attempts: int) -> Outcome:
+    async def _answered(self, job: _Job, response: JudgeResponse, attempts: int) -> Outcome:
         self.breaker.success()
-        if self.claims is not None:
-            self.claims.complete(job.key, response)
+        if self.writes is not None:
+            # Committed before the outcome (and its row) goes on: see claim_writes.
+            await self.writes.complete(job.key, response)
         elif self.cache is not None:
             self.cache.put(job.key, response)
         # The lost sends were billed too; each is priced as this one.
         return self.policy.answered(job.item, response, attempts, response.latency_s, job.resent)
 
     def _release(self, job: _Job) -> None:
-        if self.claims is not None:
-            self.claims.release(job.key)
+        if self.writes is not None and job.claimed:
+            self.writes.release(job.key)
 
     async def _pause(self, seconds: float) -> None:
         """Back off, but wake at once when the run is stopping."""
@@ -453,25 +490,6 @@ class Runner:
             return
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._halt.wait(), seconds)
-
-
-def _next_of(
-    items: Iterable[WorkItem] | AsyncIterable[WorkItem],
-) -> Callable[[], Awaitable[WorkItem | None]]:
-    """A coroutine function giving the next item, or None at the end."""
-    if isinstance(items, AsyncIterable):
-        async_iterator = aiter(items)
-
-        async def next_async() -> WorkItem | None:
-            return await anext(async_iterator, None)
-
-        return next_async
-    iterator = iter(items)
-
-    async def next_sync() -> WorkItem | None:
-        return next(iterator, None)
-
-    return next_sync
 
 
 def _token_estimate(request: JudgeRequest, max_tokens: int) -> float:

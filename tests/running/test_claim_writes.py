@@ -1,0 +1,143 @@
+"""Group commit of the claims' writes: fewer transactions, the same guarantees (a claim is on
+file before its request is sent, an answer before its row, and a crash between an answer and
+its commit leaves the send counted as paid)."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mmjudge.records import JudgeRequest, JudgeResponse
+from mmjudge.running.cache import ItemClaims, ResponseCache, request_key
+from mmjudge.running.sync import Runner
+from tests.running.test_claims import ANSWER, ELSEWHERE
+from tests.running.test_sync import MODEL, FakeJudge, Flaky, collect, items, settings
+
+
+def claim_rows(path: Path) -> dict[str, tuple[int, int]]:
+    """The claims on file as another process sees them: key → (pid, in_flight)."""
+    with sqlite3.connect(str(path)) as other:
+        rows = other.execute("SELECT key, pid, in_flight FROM claims").fetchall()
+    return {str(key): (int(pid), int(flag)) for key, pid, flag in rows}
+
+
+def answered_keys(path: Path) -> set[str]:
+    with sqlite3.connect(str(path)) as other:
+        return {str(row[0]) for row in other.execute("SELECT key FROM responses")}
+
+
+class Witness(FakeJudge):
+    """Checks, from a connection of its own, that each request's claim is on file and marked
+    on the wire at the moment the request is sent."""
+
+    def __init__(self, path: Path, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.path = path
+        self.unclaimed: list[str] = []
+
+    async def generate(self, request: JudgeRequest) -> JudgeResponse:
+        row = claim_rows(self.path).get(request_key(MODEL, request))
+        if row is None or row[1] != 1:
+            self.unclaimed.append(request.item_key)
+        return await super().generate(request)
+
+
+def test_claims_of_calls_in_flight_commit_together_and_before_each_send(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    cache = ResponseCache(path)
+    judge = Witness(path, delay=0.01, failures={"k3": [Flaky("429")]})
+    runner = Runner(judge, MODEL, settings(concurrency=16), cache=cache, claims=cache.claims(30))
+    seen_in_cache: list[bool] = []
+
+    async def go() -> None:
+        async for outcome in runner.run(items(80)):
+            assert outcome.item.request is not None
+            key = request_key(MODEL, outcome.item.request)
+            seen_in_cache.append(key in answered_keys(path))
+
+    asyncio.run(go())
+    assert judge.unclaimed == []  # the retry of k3 too
+    assert sorted(judge.calls) == sorted([f"k{i}" for i in range(80)] + ["k3"])
+    assert seen_in_cache == [True] * 80  # each answer was committed before it was yielded
+    assert runner.writes is not None
+    # 80 claims, 81 sends, 80 answers: far fewer transactions than writes.
+    assert runner.writes.flushes < 80
+    assert claim_rows(path) == {}
+
+
+def test_an_answer_lost_before_its_commit_is_counted_as_paid_by_the_next_run(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "c.sqlite"
+    key = request_key(MODEL, JudgeRequest(item_key="k0", prompt="p0"))
+    # A process claims the request, sends it, gets its answer, stages the answer, and is
+    # killed before the turn of the loop that would have committed it.
+    script = (
+        "import os, signal, sys\n"
+        "from mmjudge.running.cache import ResponseCache\n"
+        "from tests.running.test_claims import ANSWER\n"
+        "cache = ResponseCache(__import__('pathlib').Path(sys.argv[1]))\n"
+        "claims = cache.claims(3600.0)\n"
+        "assert claims.claim(sys.argv[2], sending=True).state == 'claimed'\n"
+        "claims.stage('complete', sys.argv[2], ANSWER)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    killed = subprocess.run([sys.executable, "-c", script, str(path), key], check=False)
+    assert killed.returncode == -9
+    cache = ResponseCache(path)
+    assert cache.get(key) is None  # the staged answer never reached the file
+    judge = FakeJudge()
+    runner = Runner(judge, MODEL, settings(), cache=cache, claims=cache.claims(30.0))
+    outcomes = collect(runner, items(2))
+    assert judge.calls == ["k0", "k1"]
+    assert {o.item.key: o.resent for o in outcomes} == {"k0": 1, "k1": 0}
+    assert runner.stats.resent == 1  # the lost send is counted (and priced) as paid
+
+
+def test_a_held_claim_found_at_send_time_sets_the_item_aside_until_answered(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "c.sqlite"
+    cache = ResponseCache(path)
+    theirs = ItemClaims(cache, ELSEWHERE, 30.0)
+    key = request_key(MODEL, JudgeRequest(item_key="k1", prompt="p1"))
+    assert theirs.claim(key, sending=True).state == "claimed"
+    judge = FakeJudge(delay=0.01)
+    runner = Runner(judge, MODEL, settings(concurrency=4), cache=cache, claims=cache.claims(30))
+
+    async def go() -> list[str]:
+        async def answer_later() -> None:
+            await asyncio.sleep(0.3)
+            theirs.complete(key, ANSWER)
+
+        other = asyncio.create_task(answer_later())
+        keys = [o.item.key async for o in runner.run(items(3))]
+        await other
+        return keys
+
+    keys = asyncio.run(go())
+    assert sorted(keys) == ["k0", "k1", "k2"]
+    assert sorted(judge.calls) == ["k0", "k2"]  # k1 was paid for by the other owner only
+    assert runner.stats.from_other_process == 1
+
+
+def test_a_commit_that_fails_stops_the_run_with_its_error(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    cache = ResponseCache(path)
+    claims = cache.claims(30.0)
+    runner = Runner(FakeJudge(), MODEL, settings(), cache=cache, claims=claims)
+    blocker = sqlite3.connect(str(path), timeout=0.0, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")  # another writer holds the file's write lock
+    cache._db.execute("PRAGMA busy_timeout = 50")
+    try:
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            collect(runner, items(3))
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    assert runner.stats.calls == 0  # nothing was sent without its claim on file
