@@ -41,6 +41,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 CELLS = (
@@ -264,23 +265,29 @@ class RowWatcher:
         return (high_at - low_at) / max(high - low, 1e-9)
 
 
-def run_once(cell: Cell, data: Path, work: Path, server: Server, cache: Path, n: int) -> dict:
-    """One sweep through the CLI; its figures."""
-    command = sweep_command(cell, data, work, server.base_url, cache)
+def timed_sweep(command: list[str]) -> tuple[int, str, Any]:
+    """Run the sweep command to its end (the benchmark's key in its environment): its exit
+    code, its stderr and its resource usage (``os.wait4``'s, the child's alone)."""
     env = {**os.environ, "OPENAI_API_KEY": "benchmark-key"}
-    watcher = RowWatcher(work / "results")
-    started = time.perf_counter()
     process = subprocess.Popen(
         command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
     assert process.stderr is not None
     stderr = process.stderr.read().decode(errors="replace")
     _pid, status, usage = os.wait4(process.pid, 0)
+    return os.waitstatus_to_exitcode(status), stderr, usage
+
+
+def run_once(cell: Cell, data: Path, work: Path, server: Server, cache: Path, n: int) -> dict:
+    """One sweep through the CLI; its figures."""
+    command = sweep_command(cell, data, work, server.base_url, cache)
+    watcher = RowWatcher(work / "results")
+    started = time.perf_counter()
+    returncode, stderr, usage = timed_sweep(command)
     wall = time.perf_counter() - started
-    process.returncode = os.waitstatus_to_exitcode(status)
     watcher.stop()
-    if process.returncode != 0:
-        raise SystemExit(f"sweep failed ({process.returncode}):\n{stderr}")
+    if returncode != 0:
+        raise SystemExit(f"sweep failed ({returncode}):\n{stderr}")
     summary = json.loads(next((work / "results").glob("runs/*/summary.json")).read_text())
     if summary["n_judgments"] != n or summary["n_errors"]:
         raise SystemExit(f"expected {n} judgments without errors, got {summary}")

@@ -36,7 +36,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from e2e import ROOT, Cell, RowWatcher, Server, machine, sweep_command, write_dataset
+from e2e import (
+    ROOT,
+    Cell,
+    RowWatcher,
+    Server,
+    machine,
+    sweep_command,
+    timed_sweep,
+    write_dataset,
+)
 
 #: Seconds the loopback server waits before each answer here: short, so the first row follows
 #: the first call closely and the cache fills quickly.
@@ -77,16 +86,10 @@ def first_call(data: Path, work: Path, server: Server) -> dict[str, float]:
 
 def full_run(command: list[str], results: Path) -> dict[str, float]:
     """Run the sweep to its end; wall, CPU, peak RSS and calls."""
-    env = {**os.environ, "OPENAI_API_KEY": "benchmark-key"}
     started = time.perf_counter()
-    process = subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
-    assert process.stderr is not None
-    stderr = process.stderr.read().decode(errors="replace")
-    _pid, status, usage = os.wait4(process.pid, 0)
+    returncode, stderr, usage = timed_sweep(command)
     wall = time.perf_counter() - started
-    if os.waitstatus_to_exitcode(status) != 0:
+    if returncode != 0:
         raise SystemExit(f"sweep failed:\n{stderr}")
     summary = json.loads(next(results.glob("runs/*/summary.json")).read_text())
     return {

@@ -56,22 +56,15 @@ def iter_rows(path: Path) -> Iterator[dict[str, Any]]:
                 continue
 
 
+#: Columns that name the cell (the same on every row) or hold answer texts.
+_NOT_SCORED = frozenset(
+    {"dataset", "modality", "provider", "model", "prompt_id", "explanation", "raw_output"}
+    | {"parse_error"}
+)
+
 #: The columns a run's summary reads (:func:`mmjudge.agreement.summarise.summarise_run`):
 #: no answer texts, so a large run's summary holds only small values per row.
-SUMMARY_COLUMNS = (
-    "query_id",
-    "result_id",
-    "label",
-    "error",
-    "input_tokens",
-    "output_tokens",
-    "cost_usd",
-    "image_cost_usd",
-    "latency_s",
-    "cached",
-    "truncated",
-    "resent",
-)
+SUMMARY_COLUMNS = tuple(name for name in COLUMNS if name not in _NOT_SCORED)
 
 
 def load_judgments(path: Path, keep: Sequence[str] = COLUMNS) -> pd.DataFrame:
