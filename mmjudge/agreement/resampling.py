@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Iterator, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
+from threadpoolctl import ThreadpoolController
 
 from mmjudge.agreement.kappa import (
     _kappa_from_tables,
@@ -205,29 +208,76 @@ def _resamples(
             yield rng.integers(0, n_groups, size=(min(piece, rows - first), n_groups))
 
 
-def _resample_counts(draws: npt.NDArray[np.intp], n_groups: int) -> FloatArray:
+def _resample_counts(draws: npt.NDArray[np.intp], n_groups: int) -> npt.NDArray[np.int64]:
     """How often each query was drawn in each resample: (B, Q)."""
     b = draws.shape[0]
     offset = (np.arange(b) * n_groups)[:, None]
     counts = np.bincount((draws + offset).ravel(), minlength=b * n_groups)
-    return counts.reshape(b, n_groups).astype(np.float64)
+    return counts.reshape(b, n_groups)
+
+
+CountBlocks = Sequence[npt.NDArray[np.integer[Any]]]
+"""Resample-by-query counts, a few resamples (rows) per block, in the order drawn."""
+
+#: Counts kept for the next interval with the same seed, number of queries and number of
+#: resamples, which are then the same counts: every interval of a report is drawn with one
+#: seed and one number of resamples, and most of a dataset's on its every query. At most
+#: this many counts are kept (one byte each while no query is drawn more than 255 times).
+_KEPT_CELLS = 16_000_000
+_kept: OrderedDict[tuple[int, int, int], CountBlocks] = OrderedDict()
+_kept_lock = threading.Lock()
+
+
+def _narrow(counts: npt.NDArray[np.int64]) -> npt.NDArray[np.integer[Any]]:
+    """The counts in the smallest unsigned type that holds them."""
+    largest = int(counts.max()) if counts.size else 0
+    return counts.astype(np.min_scalar_type(largest))
+
+
+def _count_blocks(seed: int, n_groups: int, n_boot: int) -> Iterable[npt.NDArray[np.integer[Any]]]:
+    """The resample counts of ``n_boot`` resamples drawn from ``default_rng(seed)``
+    (:func:`_resamples`), computed once and kept for the intervals that follow when they
+    fit in :data:`_KEPT_CELLS`, else counted again a block at a time (small memory)."""
+    key = (seed, n_groups, n_boot)
+    cacheable = type(seed) is int and n_groups * n_boot <= _KEPT_CELLS
+    if cacheable:
+        with _kept_lock:
+            if key in _kept:
+                _kept.move_to_end(key)
+                return _kept[key]
+    rng = np.random.default_rng(seed)
+    blocks = (_narrow(_resample_counts(d, n_groups)) for d in _resamples(rng, n_groups, n_boot))
+    if not cacheable:
+        return blocks
+    kept = list(blocks)
+    with _kept_lock:
+        _kept[key] = kept
+        while sum(k[1] * k[2] for k in _kept) > _KEPT_CELLS:
+            _kept.popitem(last=False)
+    return kept
+
+
+@functools.cache
+def _blas_threads() -> ThreadpoolController:
+    return ThreadpoolController()
 
 
 def _resampled_sums(
-    draws: npt.NDArray[np.intp], n_groups: int, stats: Sequence[FloatArray]
+    blocks: Iterable[npt.NDArray[np.integer[Any]]], stats: Sequence[FloatArray]
 ) -> list[FloatArray]:
-    """Each per-query statistic (Q, m) summed over every resample of ``draws``: (B, m) each.
+    """Each per-query statistic (Q, m) summed over every resample: (B, m) each.
 
-    The count matrix is built a few rows at a time, so memory stays small however many
-    queries there are. The statistics are counts (whole numbers), so every sum is exact and
-    the same whichever rows are summed together.
+    The statistics are counts (whole numbers), so every sum is exact and the same whichever
+    rows are summed together. The products are small (a few resamples at a time): the BLAS
+    is held to one thread for them, since starting its threads costs more than they save
+    (twenty times more on a busy machine).
     """
-    rows = max(1, _COUNT_CELLS // max(n_groups, 1))
     parts: list[list[FloatArray]] = [[] for _ in stats]
-    for start in range(0, draws.shape[0], rows):
-        counts = _resample_counts(draws[start : start + rows], n_groups)
-        for part, stat in zip(parts, stats, strict=True):
-            part.append(counts @ stat)
+    with _blas_threads().limit(limits=1, user_api="blas"):
+        for block in blocks:
+            counts = block.astype(np.float64)
+            for part, stat in zip(parts, stats, strict=True):
+                part.append(counts @ stat)
     empty = [np.zeros((0, stat.shape[1])) for stat in stats]
     return [np.concatenate(part) if part else e for part, e in zip(parts, empty, strict=True)]
 
@@ -317,19 +367,15 @@ def bootstrap_ci(
     """
     _check_level(level, n_boot)
     labels, groups, n_groups = _grouped(query_ids, arrays)
-    rng = np.random.default_rng(seed)
     form = _additive_form(metric_fn)
     if form is not None:
         stats = form.stats(groups, n_groups, labels)
         estimate = float(form.finish(stats.sum(axis=0)[None, :])[0])
-        values = np.concatenate(
-            [
-                form.finish(_resampled_sums(block, n_groups, [stats])[0])
-                for block in _resamples(rng, n_groups, n_boot)
-            ]
-        )
+        blocks = _count_blocks(seed, n_groups, n_boot)
+        values = form.finish(_resampled_sums(blocks, [stats])[0])
     else:
         estimate = float(metric_fn(*labels))
+        rng = np.random.default_rng(seed)
         values = _generic_values(metric_fn, groups, n_groups, labels, rng, n_boot)
     low, high, undefined = _interval(values, level)
     return BootstrapResult(estimate, low, high, level, n_boot, n_groups, undefined)
@@ -357,18 +403,13 @@ def bootstrap_ci_many(
         ]
     _check_level(level, n_boot)
     labels, groups, n_groups = _grouped(query_ids, arrays)
-    rng = np.random.default_rng(seed)
     ready = [form for form in forms if form is not None]
     stats = [form.stats(groups, n_groups, labels) for form in ready]
-    parts: list[list[FloatArray]] = [[] for _ in ready]
-    for block in _resamples(rng, n_groups, n_boot):
-        sums = _resampled_sums(block, n_groups, stats)
-        for part, form, summed in zip(parts, ready, sums, strict=True):
-            part.append(form.finish(summed))
+    sums = _resampled_sums(_count_blocks(seed, n_groups, n_boot), stats)
     out = []
-    for form, stat, part in zip(ready, stats, parts, strict=True):
+    for form, stat, summed in zip(ready, stats, sums, strict=True):
         estimate = float(form.finish(stat.sum(axis=0)[None, :])[0])
-        low, high, undefined = _interval(np.concatenate(part), level)
+        low, high, undefined = _interval(form.finish(summed), level)
         out.append(BootstrapResult(estimate, low, high, level, n_boot, n_groups, undefined))
     return out
 
@@ -399,8 +440,7 @@ def paired_bootstrap(
     dropped = np.isnan(h) | np.isnan(a) | np.isnan(b)
     h = np.where(dropped, np.nan, h)
     groups, n_groups = _query_codes(query_ids, h.size)
-    rng = np.random.default_rng(seed)
-    est_a, est_b, diffs = _paired_differences(metric_fn, groups, n_groups, (h, a, b), rng, n_boot)
+    est_a, est_b, diffs = _paired_differences(metric_fn, groups, n_groups, (h, a, b), seed, n_boot)
     difference = est_a - est_b
     low, high, _ = _interval(diffs, level)
     p_value = _two_sided_p(diffs, difference)
@@ -414,7 +454,7 @@ def _paired_differences(
     groups: npt.NDArray[np.intp],
     n_groups: int,
     labels: tuple[FloatArray, FloatArray, FloatArray],
-    rng: np.random.Generator,
+    seed: int,
     n_boot: int,
 ) -> tuple[float, float, FloatArray]:
     """Both judges' estimates and ``metric(human, a) − metric(human, b)`` on each resample
@@ -427,7 +467,7 @@ def _paired_differences(
             groups,
             n_groups,
             labels,
-            rng,
+            np.random.default_rng(seed),
             n_boot,
         )
         return float(metric_fn(h, a)), float(metric_fn(h, b)), diffs
@@ -437,11 +477,9 @@ def _paired_differences(
     stats_b = form_b.stats(groups, n_groups, (h, b))
     est_a = float(form.finish(stats_a.sum(axis=0)[None, :])[0])
     est_b = float(form_b.finish(stats_b.sum(axis=0)[None, :])[0])
-    parts = []
-    for block in _resamples(rng, n_groups, n_boot):
-        sum_a, sum_b = _resampled_sums(block, n_groups, [stats_a, stats_b])
-        parts.append(form.finish(sum_a) - form_b.finish(sum_b))
-    return est_a, est_b, np.concatenate(parts)
+    blocks = _count_blocks(seed, n_groups, n_boot)
+    sum_a, sum_b = _resampled_sums(blocks, [stats_a, stats_b])
+    return est_a, est_b, form.finish(sum_a) - form_b.finish(sum_b)
 
 
 def _two_sided_p(diffs: FloatArray, difference: float) -> float:
