@@ -1,7 +1,8 @@
 """The disagreement browser: items where a judge's grade differs from every human's grade.
 
 A capped, deterministic sample per judge and dataset (the same items come first for every
-judge of a dataset, so judges can be compared item by item). The query and the result's
+judge of a dataset, so judges can be compared item by item, and the same items on every
+build of the report, whatever order the rows were written in). The query and the result's
 text fields and image come from the dataset itself, re-read from the path in the run's
 config; when it cannot be read the browser shows ids only and says why.
 """
@@ -11,15 +12,19 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mmjudge.report.analysis import Analysis, DatasetStats
+from mmjudge.report.load import CellLabels, DatasetItems
 from mmjudge.runs import rows_at
+
+if TYPE_CHECKING:
+    from mmjudge.data import Example
 
 CAP = 50
 #: Items shown in all at most: on a large sweep each judge gets a share of it (at least
@@ -27,8 +32,9 @@ CAP = 50
 BUDGET = 1500
 MIN_PER_JUDGE = 3
 THUMBS = "thumbs"
-#: Disagreements are sampled first among this many items judged first (see sample_order).
-WINDOW = 5000
+#: Disagreements are sampled first among this many items at the head of the dataset (see
+#: sample_order), so that the dataset is read back only that far for their texts.
+WINDOW = 2000
 THUMBNAIL_PX = 112
 MAX_FIELD_CHARS = 600
 MAX_EXPLANATION_CHARS = 1200
@@ -123,14 +129,31 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def sample_order(n_items: int, window: int = WINDOW) -> np.ndarray:
-    """The order in which disagreements are picked: the first ``window`` items judged (in
-    a shuffled order) before the rest (also shuffled). One order per dataset, so every
-    judge's sample starts with the same items; favouring the items judged first lets the
-    dataset be read back only as far as the texts shown."""
-    shuffled = np.random.default_rng(0).permutation(n_items)
-    codes = np.arange(n_items)
-    return np.asarray(shuffled + np.where(codes >= window, n_items, 0))
+def item_rank(seed: int, query_id: str, result_id: str) -> int:
+    """An item's place in the browser's order: a stable hash of the seed and the item's ids,
+    so the order depends on neither the order of rows in a file nor the process."""
+    text = f"{seed}\x1f{query_id}\x1f{result_id}".encode()
+    return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "big")
+
+
+def sample_order(
+    keys: list[str], codes: np.ndarray, in_window: np.ndarray, seed: int, cap: int
+) -> np.ndarray:
+    """Positions in ``codes`` (item numbers; ``keys`` holds their ``query_id<TAB>result_id``)
+    of the first ``cap`` items picked: items at the head of the dataset (``in_window``)
+    first, each group in the order of :func:`item_rank`. One order per dataset and seed, so
+    every judge's sample starts with the same items."""
+    inside = in_window[codes]
+    picked = _ranked(keys, codes, np.flatnonzero(inside), seed)[:cap]
+    if picked.size < cap:
+        rest = _ranked(keys, codes, np.flatnonzero(~inside), seed)[: cap - picked.size]
+        picked = np.concatenate([picked, rest])
+    return picked
+
+
+def _ranked(keys: list[str], codes: np.ndarray, positions: np.ndarray, seed: int) -> np.ndarray:
+    ranks = [item_rank(seed, *keys[code].split("\t", 1)) for code in codes[positions].tolist()]
+    return positions[np.argsort(np.asarray(ranks, dtype=np.uint64), kind="stable")]
 
 
 def per_judge_cap(cap: int, n_judges: int, budget: int = BUDGET) -> int:
@@ -149,26 +172,105 @@ def build_browser(analysis: Analysis, cap: int = CAP, out: Path | None = None) -
     notes: list[str] = []
     shown = per_judge_cap(cap, sum(len(d.cells) for d in analysis.datasets))
     for stats in analysis.datasets:
-        found = _dataset_items(analysis, stats, shown, counts)
+        if not stats.items.humans or not stats.cells:
+            continue
+        texts = DatasetTexts(stats)
+        found = _dataset_items(analysis, stats, shown, counts, texts)
         if found:
-            note = _attach_texts(stats, found, out)
+            note = texts.attach(found, out)
             if note:
                 notes.append(note)
         items.extend(found)
     return Browser(items, counts, notes, shown, requested=cap)
 
 
+def run_seed(stats: DatasetStats) -> int:
+    """The seed the dataset's first run was made with (``seed`` in its config), else 0."""
+    seed = stats.cells[0].summary.config.get("seed") if stats.cells else None
+    return seed if isinstance(seed, int) and not isinstance(seed, bool) else 0
+
+
+class DatasetTexts:
+    """The dataset as the judges read it (HTML converted, cut to the cap), read back from the
+    path in the run's config: its first :data:`WINDOW` items at once, further ones only when
+    an item shown lies beyond them. ``note`` says why texts are missing, if they are."""
+
+    def __init__(self, stats: DatasetStats) -> None:
+        self.name = stats.name
+        self.note: str | None = None
+        self.head: dict[str, Example] = {}
+        self._rest: Iterator[Example] = iter(())
+        config = stats.cells[0].summary.dataset_config() if stats.cells else None
+        if config is None:
+            self.note = (
+                f"{self.name}: the run's config does not name the dataset, so no texts are shown."
+            )
+            return
+        from mmjudge.data import load_dataset
+
+        try:
+            # The items are looked up by key, so a query sample need not be drawn again.
+            examples = iter(load_dataset(dataclasses.replace(config, sample_queries=None)))
+            for example in examples:
+                self.head[example.key] = example
+                if len(self.head) >= WINDOW:
+                    break
+        except Exception as error:
+            self._failed(error)
+        else:
+            self._rest = examples
+
+    def _failed(self, error: Exception) -> None:
+        self.note = f"{self.name}: the dataset could not be read ({error}); ids are shown instead."
+
+    def in_window(self, items: DatasetItems) -> np.ndarray:
+        """Per item number: whether the item is among the dataset's first WINDOW."""
+        flags = np.zeros(items.n, dtype=bool)
+        found = [items.codes[key] for key in self.head if key in items.codes]
+        flags[found] = True
+        return flags
+
+    def attach(self, items: list[Item], out: Path | None) -> str | None:
+        """Fill in query, text fields and thumbnail; a note when some are missing."""
+        needed: dict[str, list[Item]] = {}
+        for item in items:
+            needed.setdefault(f"{item.query_id}\t{item.result_id}", []).append(item)
+        if self.note:
+            return self.note
+        for key in [key for key in needed if key in self.head]:
+            _fill(needed.pop(key), self.head[key], out)
+        try:
+            for example in self._rest if needed else ():
+                if example.key in needed:
+                    _fill(needed.pop(example.key), example, out)
+                    if not needed:
+                        break
+        except Exception as error:
+            self._failed(error)
+            return self.note
+        if needed:
+            return f"{self.name}: {len(needed)} item(s) were not found in the dataset."
+        return None
+
+
+def _fill(items: list[Item], example: Example, out: Path | None) -> None:
+    fields = [(name, _cut(value, MAX_FIELD_CHARS)) for name, value in example.fields]
+    image = example.images[0] if example.images else None
+    thumb = thumbnail(image, out) if image and out is not None else None
+    for item in items:
+        item.query = example.query
+        item.fields = fields
+        item.thumbnail = thumb
+
+
 def _dataset_items(
-    analysis: Analysis, stats: DatasetStats, cap: int, counts: list[Count]
+    analysis: Analysis, stats: DatasetStats, cap: int, counts: list[Count], texts: DatasetTexts
 ) -> list[Item]:
     humans = stats.items.humans
-    if not humans:
-        return []
-    names = list(humans)
-    matrix = np.vstack([humans[n] for n in names])
-    rank = sample_order(stats.items.n)
-    consensus = stats.items.consensus
-    out = []
+    matrix = np.vstack([humans[n] for n in humans])
+    in_window = texts.in_window(stats.items)
+    seed = run_seed(stats)
+    out: list[Item] = []
     for cell in stats.cells:
         labels = cell.labels
         if labels is None or labels.items.size == 0:
@@ -179,70 +281,40 @@ def _dataset_items(
         scored = ~np.isnan(label) & present.any(axis=0)
         differs = scored & ((grades != label) | ~present).all(axis=0)
         chosen = np.flatnonzero(differs)
-        chosen = chosen[np.argsort(rank[labels.items[chosen]], kind="stable")[:cap]]
+        chosen = chosen[sample_order(stats.items.keys, labels.items[chosen], in_window, seed, cap)]
         judge = analysis.judge_name(cell.judge)
         counts.append(
             Count(stats.name, judge, int(differs.sum()), int(scored.sum()), int(chosen.size))
         )
-        if not chosen.size:
-            continue
-        rows = rows_at(labels.path, labels.offsets[chosen].tolist())
-        for code, row in zip(labels.items[chosen].tolist(), rows, strict=True):
-            key = stats.items.keys[code]
-            human = row.get("human_labels") or {}
-            explanation = row.get("explanation") or row.get("raw_output") or ""
-            if row.get("parse_error"):
-                explanation = f"{explanation} (parse note: {row['parse_error']})".strip()
-            out.append(
-                Item(
-                    dataset=stats.name,
-                    judge=judge,
-                    label=_grade(row.get("label")),
-                    consensus=_grade(float(consensus[code])),
-                    humans=[(str(k), _grade(v)) for k, v in sorted(human.items())]
-                    if isinstance(human, Mapping)
-                    else [],
-                    query_id=key.split("\t", 1)[0],
-                    result_id=key.split("\t", 1)[1],
-                    explanation=_cut(str(explanation), MAX_EXPLANATION_CHARS),
-                )
-            )
+        if chosen.size:
+            out.extend(_items_at(stats, labels, chosen, judge))
     return out
 
 
-def _attach_texts(stats: DatasetStats, items: list[Item], out: Path | None) -> str | None:
-    """Fill in query, text fields and thumbnail from the dataset; a note when it fails."""
-    from mmjudge.data import load_dataset
-
-    needed: dict[str, list[Item]] = {}
-    for item in items:
-        needed.setdefault(f"{item.query_id}\t{item.result_id}", []).append(item)
-    config = stats.cells[0].summary.dataset_config() if stats.cells else None
-    if config is None:
-        return f"{stats.name}: the run's config does not name the dataset, so no texts are shown."
-    remaining = set(needed)
-    try:
-        # The texts as the judge read them (HTML converted, cut to the cap). The items are
-        # looked up by key, so a query sample need not be drawn again.
-        cfg = dataclasses.replace(config, sample_queries=None)
-        for example in load_dataset(cfg):
-            if example.key not in remaining:
-                continue
-            remaining.discard(example.key)
-            fields = [(name, _cut(value, MAX_FIELD_CHARS)) for name, value in example.fields]
-            image = example.images[0] if example.images else None
-            thumb = thumbnail(image, out) if image and out is not None else None
-            for item in needed[example.key]:
-                item.query = example.query
-                item.fields = fields
-                item.thumbnail = thumb
-            if not remaining:
-                break
-    except Exception as error:
-        return f"{stats.name}: the dataset could not be read ({error}); ids are shown instead."
-    if remaining:
-        return f"{stats.name}: {len(remaining)} item(s) were not found in the dataset."
-    return None
+def _items_at(
+    stats: DatasetStats, labels: CellLabels, chosen: np.ndarray, judge: str
+) -> Iterator[Item]:
+    """The browser's items for the rows at ``chosen`` (positions in ``labels``)."""
+    consensus = stats.items.consensus
+    rows = rows_at(labels.path, labels.offsets[chosen].tolist())
+    for code, row in zip(labels.items[chosen].tolist(), rows, strict=True):
+        query_id, result_id = stats.items.keys[code].split("\t", 1)
+        human = row.get("human_labels") or {}
+        explanation = row.get("explanation") or row.get("raw_output") or ""
+        if row.get("parse_error"):
+            explanation = f"{explanation} (parse note: {row['parse_error']})".strip()
+        yield Item(
+            dataset=stats.name,
+            judge=judge,
+            label=_grade(row.get("label")),
+            consensus=_grade(float(consensus[code])),
+            humans=[(str(k), _grade(v)) for k, v in sorted(human.items())]
+            if isinstance(human, Mapping)
+            else [],
+            query_id=query_id,
+            result_id=result_id,
+            explanation=_cut(str(explanation), MAX_EXPLANATION_CHARS),
+        )
 
 
 def thumbnail(source: str, out: Path) -> str | None:
