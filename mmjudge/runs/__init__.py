@@ -44,7 +44,6 @@ from mmjudge.runs.rows import (
     load_judgments,
     read_records,
     rows_at,
-    rows_with_offsets,
     write_rows,
 )
 from mmjudge.runs.summary import (
@@ -89,7 +88,6 @@ __all__ = [
     "read_summary",
     "row_figures",
     "rows_at",
-    "rows_with_offsets",
     "run_dirs",
     "union_keys",
     "write_rows",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ import pytest
 
 from mmjudge.records import JudgmentRecord
 from mmjudge.runs import rows
-from mmjudge.runs.rows import LABEL_FIELDS, label_rows, rows_with_offsets
+from mmjudge.runs.rows import LABEL_FIELDS, label_rows
 
 #: Texts that look like the keys the reader looks for, or that end in a backslash.
 TRICKY = [
@@ -55,6 +56,24 @@ def _record(n: int, **changes: Any) -> JudgmentRecord:
         spans={"error": ', "error": "no"'},
     )
     return dataclasses.replace(record, **changes)
+
+
+def rows_with_offsets(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The reference reader: ``(byte offset, row)`` for each row that decodes whole to an
+    object; a partial last line is skipped."""
+    if not path.is_file():
+        return
+    position = 0
+    with path.open("rb") as handle:
+        for line in handle:
+            start = position
+            position += len(line)
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(row, dict):
+                yield start, row
 
 
 def _expected(path: Path) -> list[tuple[int, tuple[Any, ...]]]:
