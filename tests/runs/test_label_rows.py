@@ -1,4 +1,4 @@
-"""``label_rows`` reads the five fields the statistics need in place; it must give exactly
+"""``label_rows`` reads the five fields the statistics need from each row; it must give exactly
 what decoding each whole row gives, whatever the rows' texts hold."""
 
 from __future__ import annotations
@@ -130,3 +130,29 @@ def test_other_layouts_are_decoded_whole(tmp_path: Path) -> None:
 
 def test_a_missing_file_has_no_rows(tmp_path: Path) -> None:
     assert list(label_rows(tmp_path / "absent.jsonl")) == []
+
+
+def test_values_msgspec_refuses_are_decoded_as_json_reads_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``NaN``, ``Infinity`` and numbers beyond a float's range are read by ``json.loads``
+    and refused by msgspec: those rows are decoded whole, to the same values."""
+    records = [
+        _record(1, label=float("nan")),  # type: ignore[arg-type]
+        _record(2, query_id=2**70),  # type: ignore[arg-type]
+        _record(3, human_labels={"a": float("inf")}),  # type: ignore[dict-item]
+        _record(4),
+    ]
+    lines = [r.to_json() + "\n" for r in records]
+    lines.append(records[3].to_json().replace('"label": 1', '"label": 1e400') + "\n")
+    path = _write(tmp_path / "j.jsonl", lines)
+    decoded_whole: list[bytes] = []
+    original = rows._label_values_decoded
+    monkeypatch.setattr(
+        rows, "_label_values_decoded", lambda raw: decoded_whole.append(raw) or original(raw)
+    )
+    found = list(label_rows(path))
+    assert len(found) == 5 and len(decoded_whole) == 3  # NaN, Infinity, 1e400
+    assert found[4][1][2] == float("inf")
+    assert repr(found) == repr(_expected(path))  # repr: nan equals itself there
+    assert found[1][1][0] == 2**70
