@@ -27,7 +27,7 @@ from mmjudge.runs import (
 from mmjudge.runs import (
     write_sweep_summary as write_sweep_file,
 )
-from mmjudge.runs.rows import label_rows
+from mmjudge.runs.rows import human_grades, label_rows
 from mmjudge.runs.status import count_statuses, sweep_exit_code
 
 _NAN = math.nan
@@ -282,7 +282,7 @@ def read_cell_labels(path: Path, items: DatasetItems) -> CellLabels:
         key = f"{query}\t{result_id}"
         code = known.get(key)
         if code is None:
-            code = items.add(key, query, human_labels)
+            code = items.add(key, query, human_grades(human_labels))
         codes.append(code)
         labels.append(float(label) if type(label) is int else _grade(label))  # as _grade
         offsets.append(start)

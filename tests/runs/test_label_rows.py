@@ -13,7 +13,7 @@ import pytest
 
 from mmjudge.records import JudgmentRecord
 from mmjudge.runs import rows
-from mmjudge.runs.rows import LABEL_FIELDS, label_rows
+from mmjudge.runs.rows import LABEL_FIELDS, human_grades, label_rows
 
 #: Texts that look like the keys the reader looks for, or that end in a backslash.
 TRICKY = [
@@ -83,6 +83,14 @@ def _expected(path: Path) -> list[tuple[int, tuple[Any, ...]]]:
     ]
 
 
+def _read(path: Path) -> list[tuple[int, tuple[Any, ...]]]:
+    """What label_rows gives, human grades read from the JSON text it may keep them as."""
+    return [
+        (offset, (query_id, result_id, label, human_grades(humans), error))
+        for offset, (query_id, result_id, label, humans, error) in label_rows(path)
+    ]
+
+
 def _write(path: Path, lines: list[str]) -> Path:
     path.write_text("".join(lines), encoding="utf-8")
     return path
@@ -103,7 +111,7 @@ def test_rows_written_here_read_in_place_as_decoded(
     monkeypatch.setattr(
         rows, "_label_values_decoded", lambda raw: decoded_whole.append(raw) or original(raw)
     )
-    assert list(label_rows(path)) == _expected(path)
+    assert _read(path) == _expected(path)
     assert decoded_whole == []  # every row was read in place
 
 
@@ -122,14 +130,14 @@ def test_other_layouts_are_decoded_whole(tmp_path: Path) -> None:
         json.dumps(row)[:-30],  # partial last line of a killed run
     ]
     path = _write(tmp_path / "j.jsonl", lines)
-    found = list(label_rows(path))
+    found = _read(path)
     assert found == _expected(path)
     assert len(found) == 5
     assert found[1][1][2] == row["label"] and found[1][1][3] == row["human_labels"]
 
 
 def test_a_missing_file_has_no_rows(tmp_path: Path) -> None:
-    assert list(label_rows(tmp_path / "absent.jsonl")) == []
+    assert _read(tmp_path / "absent.jsonl") == []
 
 
 def test_values_msgspec_refuses_are_decoded_as_json_reads_them(
@@ -145,14 +153,16 @@ def test_values_msgspec_refuses_are_decoded_as_json_reads_them(
     ]
     lines = [r.to_json() + "\n" for r in records]
     lines.append(records[3].to_json().replace('"label": 1', '"label": 1e400') + "\n")
+    lines.append(records[3].to_json().replace('{"a": 1,', '{"a": 1e400,') + "\n")
     path = _write(tmp_path / "j.jsonl", lines)
     decoded_whole: list[bytes] = []
     original = rows._label_values_decoded
     monkeypatch.setattr(
         rows, "_label_values_decoded", lambda raw: decoded_whole.append(raw) or original(raw)
     )
-    found = list(label_rows(path))
-    assert len(found) == 5 and len(decoded_whole) == 3  # NaN, Infinity, 1e400
+    found = _read(path)
+    assert len(found) == 6 and len(decoded_whole) == 3  # NaN, Infinity, 1e400 as the label
     assert found[4][1][2] == float("inf")
+    assert found[5][1][3]["a"] == float("inf")  # in the human grades, read when needed
     assert repr(found) == repr(_expected(path))  # repr: nan equals itself there
     assert found[1][1][0] == 2**70
