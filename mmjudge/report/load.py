@@ -272,20 +272,20 @@ def read_cell_labels(path: Path, items: DatasetItems) -> CellLabels:
     codes: array[int] = array("q")
     labels: array[float] = array("d")
     offsets: array[int] = array("q")
-    known = items.codes
+    get_code, add_code = items.codes.get, codes.append
+    add_label, add_offset = labels.append, offsets.append
     n_rows = 0
     for start, (query_id, result_id, label, human_labels, error) in label_rows(path):
         n_rows += 1
         if error is not None:
             continue
-        query = str(query_id)
-        key = f"{query}\t{result_id}"
-        code = known.get(key)
+        key = f"{query_id}\t{result_id}"  # f-strings format as str() does
+        code = get_code(key)
         if code is None:
-            code = items.add(key, query, human_grades(human_labels))
-        codes.append(code)
-        labels.append(float(label) if type(label) is int else _grade(label))  # as _grade
-        offsets.append(start)
+            code = items.add(key, str(query_id), human_grades(human_labels))
+        add_code(code)
+        add_label(float(label) if type(label) is int else _grade(label))  # as _grade
+        add_offset(start)
     item_array = np.frombuffer(codes, dtype=np.int64).copy()
     label_array = np.frombuffer(labels, dtype=np.float64).copy()
     offset_array = np.frombuffer(offsets, dtype=np.int64).copy()
