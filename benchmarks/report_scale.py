@@ -19,7 +19,7 @@ over it (free and paid text judges, and an image + text judge), each with a
 in a fresh process each time, and prints the median wall time over the runs and the peak
 RSS of the largest run (``wait4`` rusage of that process alone), with each run's CPU time
 and the load average, since wall time on a shared machine says little alone. Targets: 1,000,000 rows
-in under 10 s and no more memory than before (about 420 MiB).
+in under 10 s and no more memory than before (382 MiB when that target was set).
 
     python benchmarks/report_scale.py                     # 1,000,000 rows, 4 judges, 3 runs
     python benchmarks/report_scale.py --rows 200000 --runs 1

@@ -12,7 +12,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
-from threadpoolctl import ThreadpoolController
 
 from mmjudge.agreement.kappa import (
     _kappa_from_tables,
@@ -258,7 +257,10 @@ def _count_blocks(seed: int, n_groups: int, n_boot: int) -> Iterable[npt.NDArray
 
 
 @functools.cache
-def _blas_threads() -> ThreadpoolController:
+def _blas_threads() -> Any:
+    """The BLAS libraries numpy loaded (looked up once; imported here, not at start-up)."""
+    from threadpoolctl import ThreadpoolController
+
     return ThreadpoolController()
 
 
