@@ -6,6 +6,7 @@ Every stage reads only what an earlier stage wrote, so these types are the contr
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -250,12 +251,17 @@ class JudgmentRecord:
     """Version of this row's layout."""
 
     def to_json(self) -> str:
-        # The fields are plain values, dicts and lists, so no deep copy (``asdict``) is needed.
-        return json.dumps(
-            {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}, ensure_ascii=False
-        )
+        # The fields are plain values, dicts and lists, so no deep copy (``asdict``) is needed;
+        # their names are looked up once per process, not per row.
+        return json.dumps({name: getattr(self, name) for name in _row_names()}, ensure_ascii=False)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> JudgmentRecord:
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in names})
+
+
+@functools.cache
+def _row_names() -> tuple[str, ...]:
+    """The columns of a ``judgments.jsonl`` row, in order."""
+    return tuple(f.name for f in dataclasses.fields(JudgmentRecord))

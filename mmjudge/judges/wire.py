@@ -25,6 +25,7 @@ leave the SDK's path. No retries happen here: the runner owns them (SDK ``max_re
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 from typing import Any
@@ -74,6 +75,10 @@ class WireSender:
         self.timeout_s = timeout_s
         self._template: _Template | None = None
         self._session: Any = None
+        self._mapped: Callable[[], Any] = contextlib.nullcontext
+        """The SDK's mapping of aiohttp's errors to its HTTP client's (set by :meth:`_open`)."""
+        self._idempotency: str | None = None
+        """The SDK's idempotency header, when it sends one (set by :meth:`_open`)."""
         self._capturing = False
         self.fast_calls = 0
         """Calls sent outside the SDK (for tests and benchmarks)."""
@@ -132,35 +137,36 @@ class WireSender:
         self._template = _Template(str(request.url), headers, encode)
 
     async def _send(self, template: _Template, body: dict[str, Any]) -> Any:
-        from openai._vendor.httpx_aiohttp.transport import map_aiohttp_exceptions
-
+        session = self._session or self._open()
         headers = template.headers
-        idempotency = getattr(self.client, "_idempotency_header", None)
+        idempotency = self._idempotency
         if idempotency:
             headers = {**headers, idempotency: self.client._idempotency_key()}
         data = template.encode(body)
-        session = self._session or self._open()
         self.fast_calls += 1
         try:
-            with map_aiohttp_exceptions():
+            with self._mapped():
                 async with session.post(
                     template.url, data=data, headers=headers, proxy=template.proxy
                 ) as response:
                     status = response.status
                     raw = await response.read()
-                    content_type = response.headers.get("content-type", "*")
-                    response_headers = list(response.headers.items())
+                    answer_headers = response.headers
         except self._timeouts() as error:
             raise self.sdk.APITimeoutError(request=self._request(template, data)) from error
         except self._request_errors() as error:
             raise self.sdk.APIConnectionError(request=self._request(template, data)) from error
         if status >= 300:
-            self._raise_status_error(template, data, status, response_headers, raw)
-        return _parsed(raw, content_type)
+            self._raise_status_error(template, data, status, list(answer_headers.items()), raw)
+        return _parsed(raw, answer_headers.get("content-type", "*"))
 
     def _open(self) -> Any:
+        """The session, and what each send needs from the SDK, looked up once."""
         import aiohttp
+        from openai._vendor.httpx_aiohttp.transport import map_aiohttp_exceptions
 
+        self._mapped = map_aiohttp_exceptions
+        self._idempotency = getattr(self.client, "_idempotency_header", None)
         connector = aiohttp.TCPConnector(limit=self.connections or 0, limit_per_host=0)
         timeout = aiohttp.ClientTimeout(
             total=None, sock_connect=self.timeout_s, sock_read=self.timeout_s

@@ -316,6 +316,16 @@ class ItemClaims:
         response = self.cache.get(key)
         if response is not None:
             return Claim("cached", response)
+        now = time.time()
+        # Nearly every claim is of a key nobody holds: one insert takes it. A key that has a
+        # claim on file (held, expired or lost) is looked at below.
+        taken = self._db.execute(
+            "INSERT OR IGNORE INTO claims (key, host, pid, started, claimed, expires, "
+            "in_flight, lost) VALUES (?, ?, ?, ?, ?, ?, ?, 0)",
+            (key, *self._mine, now, now + self.ttl_s, int(in_flight)),
+        )
+        if taken.rowcount == 1:
+            return Claim("claimed")
         row = self._row(key)
         if self._live_elsewhere(row):
             assert row is not None
@@ -323,7 +333,6 @@ class ItemClaims:
         lost = 0
         if row is not None:
             lost = row[5] + (1 if row[4] and row[:3] != self._mine else 0)
-        now = time.time()
         self._db.execute(
             "INSERT OR REPLACE INTO claims (key, host, pid, started, claimed, expires, "
             "in_flight, lost) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",

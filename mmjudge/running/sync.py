@@ -25,6 +25,7 @@ from mmjudge.records import JudgeRequest, JudgeResponse
 from mmjudge.running.breaker import Breaker
 from mmjudge.running.cache import ItemClaims, ResponseCache, request_key
 from mmjudge.running.claim_writes import GroupCommit
+from mmjudge.running.collector import quiet_collector
 from mmjudge.running.concurrency import calls_in_flight
 from mmjudge.running.limits import RateLimiter
 from mmjudge.running.next_item import next_of
@@ -180,6 +181,7 @@ class Runner:
         exhausted = False
         next_poll = 0.0
         heartbeat = asyncio.create_task(self._heartbeat()) if self.claims is not None else None
+        restore_collector = quiet_collector()
         try:
             while True:
                 # A full set of slots is waited for in _next_outcome, which a stop wakes.
@@ -214,6 +216,7 @@ class Runner:
                 if finished is not None:
                     yield finished
         finally:
+            restore_collector()
             await self._cancel_all()
             if heartbeat is not None:
                 heartbeat.cancel()

@@ -166,3 +166,15 @@ def test_the_environments_proxy_is_looked_up_once_per_judge(
     monkeypatch.setenv("NO_PROXY", "localhost,127.0.0.1")
     assert _env_proxy("https://api.openai.com/v1/chat/completions") == "http://proxy.internal:3128"
     assert _env_proxy("http://127.0.0.1:8000/v1/chat/completions") is None
+
+
+def test_each_fast_call_sends_a_fresh_idempotency_key_where_the_sdk_sends_one(
+    loopback: LoopbackServer,
+) -> None:
+    judge = judge_for(loopback)
+    judge._client._idempotency_header = "Idempotency-Key"
+    answers = run(judge, request(), request(), request())
+    assert all(not isinstance(answer, Exception) for answer in answers), answers
+    assert judge._wire is not None and judge._wire.fast_calls == 2
+    keys = [sent.headers.get("idempotency-key") for sent in loopback.requests_to(OPENAI_PATH)]
+    assert all(keys) and len(set(keys)) == 3, keys
