@@ -14,7 +14,7 @@ import contextlib
 import functools
 import math
 import time
-from collections.abc import AsyncIterable, AsyncIterator, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
 from mmjudge.config import ModelConfig, RunnerConfig
@@ -23,10 +23,11 @@ from mmjudge.interrupt import signal_name
 from mmjudge.judges.base import JudgeAPI
 from mmjudge.records import JudgeRequest, JudgeResponse
 from mmjudge.running.breaker import Breaker
-from mmjudge.running.cache import ItemClaims, ResponseCache, request_key
+from mmjudge.running.cache import ItemClaims, RequestKeys, ResponseCache
 from mmjudge.running.claim_writes import GroupCommit
 from mmjudge.running.concurrency import calls_in_flight
 from mmjudge.running.limits import RateLimiter
+from mmjudge.running.lookahead import CacheLookahead, LookedUp
 from mmjudge.running.next_item import next_of
 from mmjudge.running.policy import (
     CallPolicy,
@@ -104,6 +105,7 @@ class Runner:
         self.cache = cache if usable else None
         self.claims = claims if usable and cache is not None else None
         self.writes = GroupCommit(self.claims) if self.claims is not None else None
+        self.keys = RequestKeys(model)
         self.stats = stats if stats is not None else RunStats()
         self.policy = CallPolicy(settings, self.stats, self.cache, price, seed=seed)
         if concurrency is None:
@@ -176,7 +178,10 @@ class Runner:
         preprocessed in worker threads) rather than done on the event loop.
         """
         waiting = self._waiting
-        iterator = next_of(items)
+        taken = next_of(items)
+        iterator: Callable[[], Awaitable[WorkItem | LookedUp | None]] = (
+            taken if self.cache is None else CacheLookahead(taken, self.cache, self.keys)
+        )
         exhausted = False
         next_poll = 0.0
         heartbeat = asyncio.create_task(self._heartbeat()) if self.claims is not None else None
@@ -222,13 +227,19 @@ class Runner:
         self._dropped += len(waiting)
         self._raise_stop(exhausted)
 
-    def _admit(self, item: WorkItem, waited: bool = False) -> Outcome | _Job | None:
+    def _admit(self, entry: WorkItem | LookedUp, waited: bool = False) -> Outcome | _Job | None:
         """An item's immediate outcome, the job to run for it, or None (the budget stopped
-        scheduling). The job's worker claims the request (see :meth:`_claim`)."""
+        scheduling). The job's worker claims the request (see :meth:`_claim`). An item comes
+        looked up in the cache already (:class:`CacheLookahead`), or is looked up here."""
+        item = entry.item if isinstance(entry, LookedUp) else entry
         if item.request is None:
             return Outcome(item, None, item.error, False, 0, 0.0)
-        key = request_key(self.model, item.request) if self.cache is not None else ""
-        cached = self.policy.from_cache(item, key)
+        if isinstance(entry, LookedUp):
+            key = entry.key
+            cached = None if entry.response is None else self.policy.hit(item, entry.response)
+        else:
+            key = self.keys(item.request) if self.cache is not None else ""
+            cached = self.policy.from_cache(item, key)
         if cached is not None:
             self.stats.from_other_process += waited
             return cached
