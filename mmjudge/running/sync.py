@@ -67,6 +67,8 @@ class _Job:
     """Whether this run holds the request's claim."""
     waited: bool = False
     """Whether the item was set aside first, another live process holding it."""
+    committed_usd: float = 0.0
+    """The call's forecast dollars counted in the run's committed spend (with a budget)."""
 
 
 class Runner:
@@ -268,7 +270,9 @@ class Runner:
 
     async def _start(self, job: _Job) -> None:
         await self._slots.acquire()
-        self._in_flight_forecast += job.item.forecast_usd
+        if self.settings.max_cost_usd is not None:  # only a budget needs it before the call
+            job.committed_usd = job.item.forecast_usd
+            self._in_flight_forecast += job.committed_usd
         self._pending += 1
         task = asyncio.create_task(self._worker(job))
         self._tasks.add(task)
@@ -282,7 +286,7 @@ class Runner:
         self._pending -= 1
         self._dropped += 1
         self._slots.release()
-        self._in_flight_forecast -= job.item.forecast_usd
+        self._in_flight_forecast -= job.committed_usd
 
     async def _worker(self, job: _Job) -> None:
         job.started = True
@@ -372,7 +376,7 @@ class Runner:
                     return instead
                 sent = True
                 try:
-                    response = await self._call(request)
+                    response = await self._call_counted(job, attempts)
                 except (FatalProviderError, CredentialError) as error:
                     sent = False
                     self._fail_fast(error)
@@ -404,7 +408,7 @@ class Runner:
                     self.writes.release(job.key)
             raise
         finally:
-            self._in_flight_forecast -= item.forecast_usd
+            self._in_flight_forecast -= job.committed_usd
 
     def _stopping(self) -> bool:
         return self._stop_signal is not None or self._fatal is not None
@@ -415,8 +419,6 @@ class Runner:
         when its answer is in the cache already, or ``_SET_ASIDE`` when another live process
         holds its claim."""
         if self.writes is None:
-            if attempts == 1:
-                self.policy.drawn(job.item)
             return None
         if attempts > 1:
             await self.writes.sending(job.key)
@@ -432,8 +434,22 @@ class Runner:
         job.claimed = True
         job.resent = claim.resent
         self.stats.resent += claim.resent
-        self.policy.drawn(job.item)
         return None
+
+    async def _call_counted(self, job: _Job, attempts: int) -> JudgeResponse:
+        """:meth:`_call`, its first attempt counted in the run's forecast: before the send
+        with a budget (which reads it), else once it is on its way, so the first call of a
+        run does not wait for the tokenizer to load."""
+        assert job.item.request is not None
+        if attempts > 1:
+            return await self._call(job.item.request)
+        if self.settings.max_cost_usd is not None:
+            self.policy.drawn(job.item)
+            return await self._call(job.item.request)
+        try:
+            return await self._call(job.item.request)
+        finally:
+            self.policy.drawn(job.item)
 
     async def _call(self, request: JudgeRequest) -> JudgeResponse:
         """One attempt, under the runner's own time limit."""
