@@ -26,6 +26,27 @@ def _slot(index: int) -> str:
     return f"\x00{index}\x00"
 
 
+#: Characters ``str.splitlines`` breaks a line at.
+_LINE_BREAK = re.compile("[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def _plain(value: str) -> bool:
+    """Whether filling ``value`` into a tidy skeleton leaves the text tidy.
+
+    :func:`~mmjudge.prompts._tidy` strips the text, strips each line's end and collapses
+    runs of blank lines. A value that is not empty, neither starts nor ends with whitespace
+    and holds no line break adds no line, empties none and ends none with whitespace, so the
+    filled text is tidy already and the pass over it (most of a filled prompt's cost) can be
+    skipped; any other value's text is tidied as a full render's is.
+    """
+    return (
+        bool(value)
+        and not value[0].isspace()
+        and not value[-1].isspace()
+        and _LINE_BREAK.search(value) is None
+    )
+
+
 class PromptRenderer:
     """Renders the prompts of one cell (one modality, prompt and dataset)."""
 
@@ -59,7 +80,9 @@ class PromptRenderer:
         if not parts:
             return self._learn(shape, example, fields, n_images, values)
         text = "".join(values[int(part)] if index % 2 else part for index, part in enumerate(parts))
-        return RenderedPrompt(system=SYSTEM_PROMPT, text=tidy(text), fields=fields)
+        if not all(map(_plain, values)):
+            text = tidy(text)
+        return RenderedPrompt(system=SYSTEM_PROMPT, text=text, fields=fields)
 
     def _learn(
         self,
