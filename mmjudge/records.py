@@ -121,8 +121,12 @@ class Usage:
     def from_dict(cls, data: dict[str, Any] | None) -> Usage:
         if not data:
             return cls()
-        names = {f.name for f in dataclasses.fields(cls)}
+        names = _USAGE_FIELDS if cls is Usage else {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: int(v or 0) for k, v in data.items() if k in names})
+
+
+#: The names of :class:`Usage`'s buckets (read once, not per answer read from the cache).
+_USAGE_FIELDS = frozenset(f.name for f in dataclasses.fields(Usage))
 
 
 @dataclass
