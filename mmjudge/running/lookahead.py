@@ -68,3 +68,28 @@ class CacheLookahead:
         all_found = len(found) == len(set(keys))
         self._window = min(2 * self._window, MAX_WINDOW) if all_found else 1
         self._ready.extend(LookedUp(item, key, found.get(key)) for item, key in taken)
+
+
+def looked_up(
+    next_item: Callable[[], Awaitable[WorkItem | None]],
+    cache: ResponseCache | None,
+    keys: RequestKeys,
+) -> Callable[[], Awaitable[LookedUp | None]]:
+    """The items of ``next_item`` looked up in ``cache`` (see :class:`CacheLookahead`); with
+    no cache, each with no key and no answer."""
+    if cache is not None:
+        return CacheLookahead(next_item, cache, keys)
+
+    async def uncached() -> LookedUp | None:
+        item = await next_item()
+        return None if item is None else LookedUp(item, "", None)
+
+    return uncached
+
+
+def look_up(item: WorkItem, cache: ResponseCache | None, keys: RequestKeys) -> LookedUp:
+    """One item looked up in ``cache`` on its own."""
+    if item.request is None or cache is None:
+        return LookedUp(item, "", None)
+    key = keys(item.request)
+    return LookedUp(item, key, cache.get(key))

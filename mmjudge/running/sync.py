@@ -14,7 +14,7 @@ import contextlib
 import functools
 import math
 import time
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Iterable
 from dataclasses import dataclass
 
 from mmjudge.config import ModelConfig, RunnerConfig
@@ -27,7 +27,7 @@ from mmjudge.running.cache import ItemClaims, RequestKeys, ResponseCache
 from mmjudge.running.claim_writes import GroupCommit
 from mmjudge.running.concurrency import calls_in_flight
 from mmjudge.running.limits import RateLimiter
-from mmjudge.running.lookahead import CacheLookahead, LookedUp
+from mmjudge.running.lookahead import LookedUp, look_up, looked_up
 from mmjudge.running.next_item import next_of
 from mmjudge.running.policy import (
     CallPolicy,
@@ -67,8 +67,7 @@ class _Job:
     """Whether this run holds the request's claim."""
     waited: bool = False
     """Whether the item was set aside first, another live process holding it."""
-    committed_usd: float = 0.0
-    """The call's forecast dollars counted in the run's committed spend (with a budget)."""
+    committed_usd: float = 0.0  # its forecast in the budget's committed spend (with a budget)
 
 
 class Runner:
@@ -180,10 +179,7 @@ class Runner:
         preprocessed in worker threads) rather than done on the event loop.
         """
         waiting = self._waiting
-        taken = next_of(items)
-        iterator: Callable[[], Awaitable[WorkItem | LookedUp | None]] = (
-            taken if self.cache is None else CacheLookahead(taken, self.cache, self.keys)
-        )
+        iterator = looked_up(next_of(items), self.cache, self.keys)
         exhausted = False
         next_poll = 0.0
         heartbeat = asyncio.create_task(self._heartbeat()) if self.claims is not None else None
@@ -229,22 +225,16 @@ class Runner:
         self._dropped += len(waiting)
         self._raise_stop(exhausted)
 
-    def _admit(self, entry: WorkItem | LookedUp, waited: bool = False) -> Outcome | _Job | None:
+    def _admit(self, entry: LookedUp, waited: bool = False) -> Outcome | _Job | None:
         """An item's immediate outcome, the job to run for it, or None (the budget stopped
-        scheduling). The job's worker claims the request (see :meth:`_claim`). An item comes
-        looked up in the cache already (:class:`CacheLookahead`), or is looked up here."""
-        item = entry.item if isinstance(entry, LookedUp) else entry
+        scheduling); the item comes looked up in the cache. The job's worker claims the
+        request (see :meth:`_claim`)."""
+        item, key, response = entry
         if item.request is None:
             return Outcome(item, None, item.error, False, 0, 0.0)
-        if isinstance(entry, LookedUp):
-            key = entry.key
-            cached = None if entry.response is None else self.policy.hit(item, entry.response)
-        else:
-            key = self.keys(item.request) if self.cache is not None else ""
-            cached = self.policy.from_cache(item, key)
-        if cached is not None:
+        if response is not None:
             self.stats.from_other_process += waited
-            return cached
+            return self.policy.hit(item, response)
         if self.policy.over_budget(item, self._in_flight_forecast):
             self.stats.stopped_by_budget = True
             return None
@@ -262,7 +252,7 @@ class Runner:
                 waiting.extend(todo[index:])
                 break
             assert item.request is not None
-            ready = self._admit(item, waited=True)
+            ready = self._admit(look_up(item, self.cache, self.keys), waited=True)
             if isinstance(ready, Outcome):
                 yield ready
             elif isinstance(ready, _Job):
@@ -270,9 +260,8 @@ class Runner:
 
     async def _start(self, job: _Job) -> None:
         await self._slots.acquire()
-        if self.settings.max_cost_usd is not None:  # only a budget needs it before the call
-            job.committed_usd = job.item.forecast_usd
-            self._in_flight_forecast += job.committed_usd
+        job.committed_usd = self.policy.committed_usd(job.item)
+        self._in_flight_forecast += job.committed_usd
         self._pending += 1
         task = asyncio.create_task(self._worker(job))
         self._tasks.add(task)
@@ -376,7 +365,9 @@ class Runner:
                     return instead
                 sent = True
                 try:
-                    response = await self._call_counted(job, attempts)
+                    call = self._call(request)
+                    first = attempts == 1
+                    response = await (self.policy.drawn_around(item, call) if first else call)
                 except (FatalProviderError, CredentialError) as error:
                     sent = False
                     self._fail_fast(error)
@@ -435,21 +426,6 @@ class Runner:
         job.resent = claim.resent
         self.stats.resent += claim.resent
         return None
-
-    async def _call_counted(self, job: _Job, attempts: int) -> JudgeResponse:
-        """:meth:`_call`, its first attempt counted in the run's forecast: before the send
-        with a budget (which reads it), else once it is on its way, so the first call of a
-        run does not wait for the tokenizer to load."""
-        assert job.item.request is not None
-        if attempts > 1:
-            return await self._call(job.item.request)
-        if self.settings.max_cost_usd is not None:
-            self.policy.drawn(job.item)
-            return await self._call(job.item.request)
-        try:
-            return await self._call(job.item.request)
-        finally:
-            self.policy.drawn(job.item)
 
     async def _call(self, request: JudgeRequest) -> JudgeResponse:
         """One attempt, under the runner's own time limit."""
