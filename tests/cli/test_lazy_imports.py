@@ -76,3 +76,51 @@ def test_a_rerun_from_a_full_cache_loads_no_sdk_and_no_tokenizer(
     [run_dir] = (tmp_path / "rerun" / "results" / "runs").iterdir()
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["calls"]["api_calls"] == 0 and summary["calls"]["cache_hits"] == 12
+
+
+_JUDGES_PROBE = """
+import json, os, sys
+from mmjudge.config import ModelConfig
+from mmjudge.errors import ConfigError, CredentialError
+from mmjudge.judges.anthropic import AnthropicJudge
+from mmjudge.judges.openai import OpenAIJudge
+problems = []
+os.environ.pop("OPENAI_API_KEY", None)
+for make in (
+    lambda: OpenAIJudge(ModelConfig(name="o", provider="openai", model_id="gpt-4o-mini")),
+    lambda: AnthropicJudge(ModelConfig(name="a", provider="anthropic", model_id="claude")),
+    lambda: OpenAIJudge(ModelConfig(name="c", provider="openai_compatible", model_id="x")),
+):
+    try:
+        make()
+    except (ConfigError, CredentialError) as error:
+        problems.append(str(error))
+os.environ["OPENAI_API_KEY"] = "sk-probe"
+try:
+    model = ModelConfig(name="h", provider="openai", model_id="m", options={"http_client": "curl"})
+    OpenAIJudge(model)
+except ConfigError as error:
+    problems.append(str(error))
+judge = OpenAIJudge(ModelConfig(name="o", provider="openai", model_id="gpt-4o-mini"))
+loaded = sorted(name for name in ("openai", "anthropic") if name in sys.modules)
+print(json.dumps({"problems": problems, "loaded": loaded}))
+"""
+
+
+def test_judges_check_keys_and_settings_without_loading_their_sdk() -> None:
+    """A missing key or a bad setting is reported when the judge is made, before any call,
+    and making a judge loads no SDK (that waits for its first call)."""
+    out = subprocess.run(
+        [sys.executable, "-c", _JUDGES_PROBE],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        env=sweep_env(),
+    )
+    assert out.returncode == 0, out.stderr
+    found = json.loads(out.stdout)
+    assert found["loaded"] == []
+    problems = found["problems"]
+    assert len(problems) == 4
+    assert "OPENAI_API_KEY" in problems[0] and "ANTHROPIC_API_KEY" in problems[1]
+    assert "model.base_url" in problems[2] and "http_client='curl'" in problems[3]
