@@ -21,6 +21,7 @@ A stated confidence (``confidence: C`` with C from 1 to 5, asked for by prompts 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import NamedTuple
@@ -64,8 +65,24 @@ _CONFIDENCE_LINE = re.compile(
 _SEPARATORS = " \t\r\n*_`\"')].:-–—,;"
 
 
+#: Answers up to this long are parsed once per run and scale (a cell's short answers repeat:
+#: "Grade: 2" thousands of times); longer ones, explanations mostly, are parsed each time.
+MEMO_CHARS = 200
+
+
 def parse_grade(text: str | None, grades: list[int] | tuple[int, ...]) -> ParsedGrade:
     """The grade (on ``grades``) and explanation in ``text``, or a parse error."""
+    if text is not None and len(text) <= MEMO_CHARS:
+        return _parse_short(text, tuple(grades))
+    return _parse(text, grades)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_short(text: str, grades: tuple[int, ...]) -> ParsedGrade:
+    return _parse(text, grades)
+
+
+def _parse(text: str | None, grades: list[int] | tuple[int, ...]) -> ParsedGrade:
     if text is None or not text.strip():
         return ParsedGrade(None, None, "empty answer")
     for attempt in (_from_json, _from_final):

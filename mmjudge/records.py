@@ -9,6 +9,7 @@ import dataclasses
 import functools
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +19,10 @@ SCHEMA_VERSION = 1
 def canonical_json(value: Any) -> str:
     """JSON with sorted keys and no whitespace: the basis of every content hash."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+#: A string as :func:`canonical_json` writes it (the json module's own encoder for strings).
+json_string: Callable[[str], str] = json.encoder.encode_basestring
 
 
 def sha256_text(text: str) -> str:
@@ -69,16 +74,18 @@ class JudgeRequest:
     """For ``bank``: the (label, text) of each test-bank entry shown, in prompt order."""
 
     def prompt_hash(self) -> str:
-        """Hash of everything the model reads, images by their content hash."""
-        return sha256_text(
-            canonical_json(
-                {
-                    "system": self.system,
-                    "prompt": self.prompt,
-                    "images": [image.sha256 for image in self.images],
-                }
-            )
-        )
+        """Hash of everything the model reads, images by their content hash: the sha256 of
+        ``canonical_json({"system": ..., "prompt": ..., "images": [sha256, ...]})``, written
+        out part by part (the same text, without encoding a dict per row)."""
+        images = canonical_json([image.sha256 for image in self.images]) if self.images else "[]"
+        system = "null" if self.system is None else json_string(self.system)
+        return sha256_text(f'{{"images":{images},"prompt":{self.prompt_json},"system":{system}}}')
+
+    @functools.cached_property
+    def prompt_json(self) -> str:
+        """The prompt as :func:`canonical_json` writes it: encoded once, for the prompt hash
+        and the response cache's key alike."""
+        return json_string(self.prompt)
 
 
 @dataclass
@@ -114,8 +121,12 @@ class Usage:
     def from_dict(cls, data: dict[str, Any] | None) -> Usage:
         if not data:
             return cls()
-        names = {f.name for f in dataclasses.fields(cls)}
+        names = _USAGE_FIELDS if cls is Usage else {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: int(v or 0) for k, v in data.items() if k in names})
+
+
+#: The names of :class:`Usage`'s buckets (read once, not per answer read from the cache).
+_USAGE_FIELDS = frozenset(f.name for f in dataclasses.fields(Usage))
 
 
 @dataclass

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +136,40 @@ def _cut_text(cut: object) -> str:
     )
 
 
+#: Command-line flags that bring in config files other than ``conf/``.
+_OTHER_CONFIGS = ("-cd", "--config-dir", "-cp", "--config-path", "-cn", "--config-name")
+
+
+@contextlib.contextmanager
+def _mode_from_the_command_line(argv: list[str]) -> Iterator[None]:
+    """Skip the whole config compose Hydra runs only to read ``hydra.mode``.
+
+    Before running the app, Hydra composes the config once just to learn whether it sets
+    ``hydra.mode``, then again to run it (about half a second each, before the first call).
+    No config in ``conf/`` sets it (``tests/cli/test_hydra_mode.py`` checks), so unless the
+    command line sets it or brings in other config files, the answer is "not set", and Hydra
+    then takes the mode from ``-m`` / ``--multirun`` exactly as it would have.
+    """
+    from hydra._internal.hydra import Hydra
+
+    sets_mode = any("hydra.mode" in arg for arg in argv)
+    other_configs = any(arg.split("=", 1)[0] in _OTHER_CONFIGS for arg in argv)
+    original = getattr(Hydra, "get_mode", None)
+    if sets_mode or other_configs or original is None:
+        yield
+        return
+    setattr(Hydra, "get_mode", _mode_not_set)  # noqa: B010 (a method of Hydra's, for this run)
+    try:
+        yield
+    finally:
+        setattr(Hydra, "get_mode", original)  # noqa: B010
+
+
+def _mode_not_set(_hydra: object, config_name: str | None, overrides: list[str]) -> None:
+    """What ``Hydra.get_mode`` answers for a config that does not set ``hydra.mode``."""
+    return None
+
+
 def main() -> None:
     problem = check_overrides(sys.argv[1:])
     if problem:
@@ -144,7 +180,8 @@ def main() -> None:
         sys.exit(fail("mmjudge", problem))
     raise_on_sigterm()
     try:
-        _app()
+        with _mode_from_the_command_line(sys.argv[1:]):
+            _app()
     except KeyboardInterrupt as error:
         number = signal_number_of(error)
         print(f"\nmmjudge: {stopped_between_calls(number, sys.argv[1:])}", file=sys.stderr)

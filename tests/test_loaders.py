@@ -6,6 +6,7 @@ import csv
 import inspect
 import itertools
 import json
+import math
 import warnings
 from pathlib import Path
 from typing import Any
@@ -651,6 +652,32 @@ def test_truncate_fields() -> None:
     assert approx_tokens("ten words " * 5) == 13
     with pytest.raises(ConfigError, match="max_text_tokens"):
         truncate_fields(fields, -1)
+
+
+def test_truncate_fields_agrees_with_counting_words_near_the_budget() -> None:
+    """Short text skips the word count (a word is at least a character): the result is the
+    one counting every word gives, at budgets around the text's length."""
+    import random
+
+    from mmjudge.data.validation import TOKENS_PER_WORD, _cut_after
+
+    rng = random.Random(7)
+    alphabet = "ab \n\t\u3042-"
+    for _ in range(300):
+        fields = tuple(
+            (f"f{i}", "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 9))))
+            for i in range(rng.randint(1, 3))
+        )
+        for max_tokens in range(0, 40):
+            words_left = math.floor(round(max_tokens / TOKENS_PER_WORD, 6))
+            expected, removed = [], 0
+            for name, value in fields:
+                kept, used, cut = _cut_after(value, words_left)
+                expected.append((name, kept))
+                words_left = 0 if cut else words_left - used
+                removed += cut
+            got = truncate_fields(fields, max_tokens)
+            assert got.fields == tuple(expected) and got.truncated == (removed > 0)
 
 
 def test_a_loader_name_can_be_registered_once() -> None:

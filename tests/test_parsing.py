@@ -125,3 +125,14 @@ def test_final_grade_is_checked_against_the_scale() -> None:
 )
 def test_stated_confidence(text: str | None, confidence: int | None) -> None:
     assert parse_confidence(text) == confidence
+
+
+def test_short_answers_parsed_once_give_what_parsing_each_gives() -> None:
+    from mmjudge.parsing import MEMO_CHARS, _parse
+
+    answers = ["Grade: 2", "1", "grade 7", "", "  ", "Final: 0\nbecause", "x" * (MEMO_CHARS + 1)]
+    for grades in ([0, 1, 2], (0, 1, 2, 3), [1, 0]):
+        for _round in range(2):
+            for text in answers:
+                assert parse_grade(text, grades) == _parse(text, list(grades))
+    assert parse_grade(None, [0, 1]) == _parse(None, [0, 1])

@@ -23,6 +23,12 @@ EXAMPLES = [
     Example("q6", "a\x00b", "r7", (("name", "Zero \x00 byte"),)),
     Example("q7", "tee", "r8", (("name", "Tee"), ("colour", "line one\n  \nline two"))),
     Example("q8", "tee", "r9", (("name", "Tee"), ("colour", "white"))),
+    # Values that leave a filled text tidy, and values next to them that do not.
+    Example("q9", "", "r10", (("name", "Tee"), ("colour", "white"))),
+    Example("q10", "tee\u3000", "r11", (("name", "\u00a0Tee"), ("colour", "a\u2028b"))),
+    Example("q11", "tee\r", "r12", (("name", "T\x85e"), ("colour", "w\x1ch\vi\ft"))),
+    Example("q12", "tee\r\n\r\n\r\nshirt", "r13", (("name", "Tee \t x"), ("colour", "é"))),
+    Example("q13", "x", "r14", (("name", "a\u2029\u2029\u2029b"), ("colour", "w"))),
 ]
 
 

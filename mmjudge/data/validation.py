@@ -343,6 +343,9 @@ def truncate_fields(fields: Iterable[tuple[str, str]], max_tokens: int | None) -
     if max_tokens < 0:
         raise ConfigError(f"dataset.max_text_tokens={max_tokens} must be zero or positive")
     words_left = math.floor(round(max_tokens / TOKENS_PER_WORD, 6))
+    if sum(len(value) for _name, value in items) <= words_left:
+        # Every word is at least one character: text this short cannot pass the budget.
+        return TruncatedFields(items, False)
     out: list[tuple[str, str]] = []
     removed = 0
     for name, value in items:

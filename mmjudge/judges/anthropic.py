@@ -9,10 +9,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Sequence
-from typing import Any, TypeVar
-
-import anthropic
-from anthropic.types import Message
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mmjudge.config import ModelConfig
 from mmjudge.judges.base import BatchItemResult, BatchLimits, BatchPoll, SubmittedBatch
@@ -31,6 +28,9 @@ from mmjudge.judges.http import (
 from mmjudge.judges.registry import endpoint_override
 from mmjudge.keyguard import redact_text
 from mmjudge.records import JudgeRequest, JudgeResponse, Usage
+
+if TYPE_CHECKING:
+    from types import ModuleType
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -60,14 +60,13 @@ class AnthropicJudge(SDKJudge):
     """A judge behind the Messages API: images first, then the prompt, in one user turn."""
 
     provider = "anthropic"
-    connection_error = anthropic.APIConnectionError
-    status_error = anthropic.APIStatusError
+    sdk = "anthropic"
+    response_type_name = "anthropic.types:Message"
     batch_api_name = "Message Batches API"
     supports_images = True
     modalities: tuple[str, ...] = ("text", "mm", "image")
     batch_limits = BATCH_LIMITS
     api_path = "/v1/messages"
-    response_type = Message
 
     def __init__(self, model: ModelConfig, *, timeout: float | None = None) -> None:
         super().__init__(model)
@@ -81,12 +80,19 @@ class AnthropicJudge(SDKJudge):
         # Shown in messages and kept in batch state files, so never with credentials in it.
         self.base_url = redact_text(endpoint)
         self.key_env = str(model.api_key_env or DEFAULT_KEY_ENV)
-        self._client = anthropic.AsyncAnthropic(
-            api_key=read_api_key(self.name, self.key_env),
-            base_url=endpoint,
+        # Read now, so a missing key stops the run before any call; the SDK loads at the
+        # first call (see SDKJudge._client).
+        self._api_key = read_api_key(self.name, self.key_env)
+        self._endpoint = endpoint
+        self._timeout_s = DEFAULT_TIMEOUT_S if timeout is None else timeout
+
+    def _build_client(self, sdk: ModuleType) -> Any:
+        return sdk.AsyncAnthropic(
+            api_key=self._api_key,
+            base_url=self._endpoint,
             max_retries=0,
-            timeout=DEFAULT_TIMEOUT_S if timeout is None else timeout,
-            http_client=http_client(anthropic, model, self.options.http_client),
+            timeout=self._timeout_s,
+            http_client=http_client(sdk, self.model, self.options.http_client),
         )
 
     def describe(self) -> str:
@@ -151,7 +157,7 @@ class AnthropicJudge(SDKJudge):
         API, or another key's batch) becomes the run-stopping error that says so."""
         try:
             return await call
-        except anthropic.APIStatusError as exc:
+        except self.status_error as exc:
             fatal = self._batch_fatal(exc, where)
             if fatal is not None:
                 raise fatal from exc

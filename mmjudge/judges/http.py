@@ -14,6 +14,7 @@ import os
 import time
 from dataclasses import dataclass
 from importlib import import_module
+from importlib.util import find_spec
 from typing import Any, ClassVar
 
 from mmjudge.config import ModelConfig
@@ -291,6 +292,15 @@ class HTTPOptions(JudgeOptions):
     """The SDK's HTTP transport: ``aiohttp`` (its aiohttp client) or ``httpx`` (its default)."""
 
 
+def check_http_client(model: ModelConfig, choice: str) -> None:
+    """Raise :class:`ConfigError` for a ``model.options.http_client`` that is not offered."""
+    if choice not in HTTP_CLIENTS:
+        raise ConfigError(
+            f"model.options.http_client='{choice}' for model '{model.name}' must be one of: "
+            f"{', '.join(HTTP_CLIENTS)}"
+        )
+
+
 def http_client(sdk: Any, model: ModelConfig, choice: str) -> Any:
     """The SDK's HTTP client: its aiohttp transport by default, else its httpx default.
 
@@ -299,11 +309,7 @@ def http_client(sdk: Any, model: ModelConfig, choice: str) -> Any:
     where the default httpx pool spends about a millisecond of CPU per request scanning its
     connections. ``model.options.http_client=httpx`` selects the SDK's default client.
     """
-    if choice not in HTTP_CLIENTS:
-        raise ConfigError(
-            f"model.options.http_client='{choice}' for model '{model.name}' must be one of: "
-            f"{', '.join(HTTP_CLIENTS)}"
-        )
+    check_http_client(model, choice)
     if choice == "httpx":
         return None
     client_class = getattr(sdk, "DefaultAioHttpClient", None)
@@ -330,26 +336,76 @@ def http_client(sdk: Any, model: ModelConfig, choice: str) -> Any:
 class SDKJudge(JudgeAPI):
     """What the OpenAI and Anthropic judges share: error handling around an official SDK.
 
-    Subclasses set the SDK's error classes and build ``self._client``; the attributes
-    ``name``, ``model_id``, ``base_url`` and ``key_env`` name the model in error messages.
+    The SDK is imported, and its client built, at the judge's first call (:attr:`_client`),
+    not when the judge is made: a run answered entirely from the response cache never loads
+    it. Everything a setting or a key can get wrong is checked when the judge is made, before
+    any call. Subclasses name their SDK (``sdk``, ``response_type_name``) and build the client
+    in :meth:`_build_client`; the attributes ``name``, ``model_id``, ``base_url`` and
+    ``key_env`` name the model in error messages.
     """
 
     Options: ClassVar[type[JudgeOptions]] = HTTPOptions
     options: HTTPOptions
-    #: Where calls are posted, and the SDK type the answer is parsed into.
+    #: The SDK's module, and where its response type lives (``module:Name``).
+    sdk: ClassVar[str]
+    response_type_name: ClassVar[str]
+    #: Where calls are posted.
     api_path: ClassVar[str]
-    response_type: ClassVar[type[Any]]
-    connection_error: ClassVar[type[Exception]]
-    status_error: ClassVar[type[Exception]]
     batch_api_name: ClassVar[str] = "batch API"
 
     name: str
     model_id: str
     base_url: str
     key_env: str | None
-    _client: Any
+    _built: Any = None
+    """The SDK's client once built (see :attr:`_client`)."""
     _wire: WireSender | None = None
     """Where calls after the first go, through less of the SDK (None: the SDK's own path)."""
+
+    def __init__(self, model: ModelConfig) -> None:
+        super().__init__(model)
+        check_http_client(model, self.options.http_client)
+        if find_spec(self.sdk) is None:
+            raise ConfigError(
+                f"provider '{model.provider}' for model '{model.name}' needs a missing package "
+                f"({self.sdk}); install it with: pip install -e ."
+            )
+
+    @property
+    def _client(self) -> Any:
+        """The SDK's client, built on first use."""
+        if self._built is None:
+            try:
+                self._built = self._build_client(import_module(self.sdk))
+            except Exception as error:  # the settings were checked when the judge was made
+                raise FatalProviderError(
+                    f"model '{self.name}': the {self.sdk} client could not be set up "
+                    f"({type(error).__name__}: {one_line(str(error))})"
+                ) from error
+        return self._built
+
+    def _build_client(self, sdk: Any) -> Any:
+        """The SDK's client (and :attr:`_wire` where it applies), from the checked settings."""
+        raise NotImplementedError
+
+    @property
+    def connection_error(self) -> type[Exception]:
+        """The SDK's error for connections and timeouts."""
+        error: type[Exception] = import_module(self.sdk).APIConnectionError
+        return error
+
+    @property
+    def status_error(self) -> type[Exception]:
+        """The SDK's error for an answer with an error status."""
+        error: type[Exception] = import_module(self.sdk).APIStatusError
+        return error
+
+    @property
+    def response_type(self) -> type[Any]:
+        """The SDK type an answer is parsed into."""
+        module, _, name = self.response_type_name.partition(":")
+        cls: type[Any] = getattr(import_module(module), name)
+        return cls
 
     def request_body(self, request: JudgeRequest, *, redact: bool = False) -> dict[str, Any]:
         """The JSON body of the call in the API's wire format; ``redact`` swaps images for
@@ -377,12 +433,11 @@ class SDKJudge(JudgeAPI):
             # dominate the harness at high concurrency) and drops sampling keywords that some
             # APIs still read.
             answer: Any
+            client = self._client  # built at the first call, with the wire sender if any
             if self._wire is not None:
                 answer = await self._wire.post(body, self.response_type)
             else:
-                answer = await self._client.post(
-                    self.api_path, body=body, cast_to=self.response_type
-                )
+                answer = await client.post(self.api_path, body=body, cast_to=self.response_type)
         except json.JSONDecodeError as exc:
             raise MalformedResponseError(
                 f"{self.base_url} answered with a body that is not valid JSON ({exc.msg})"
@@ -428,4 +483,5 @@ class SDKJudge(JudgeAPI):
     async def aclose(self) -> None:
         if self._wire is not None:
             await self._wire.aclose()
-        await self._client.close()
+        if self._built is not None:  # never built: nothing to close
+            await self._built.close()

@@ -11,10 +11,7 @@ import json
 import logging
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Final
-
-import openai
-from openai.types.chat import ChatCompletion
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from mmjudge.config import ModelConfig
 from mmjudge.errors import ConfigError
@@ -36,6 +33,9 @@ from mmjudge.judges.registry import BASE_URL_ENVS, endpoint_override
 from mmjudge.judges.wire import WireSender
 from mmjudge.keyguard import redact_text
 from mmjudge.records import JudgeRequest, JudgeResponse, Usage
+
+if TYPE_CHECKING:
+    from types import ModuleType
 
 log = logging.getLogger(__name__)
 
@@ -86,14 +86,13 @@ class OpenAIJudge(SDKJudge):
     provider = "openai"
     Options = OpenAIOptions
     options: OpenAIOptions
-    connection_error = openai.APIConnectionError
-    status_error = openai.APIStatusError
+    sdk = "openai"
+    response_type_name = "openai.types.chat:ChatCompletion"
     batch_api_name = "Batch API"
     supports_images = True
     modalities: tuple[str, ...] = ("text", "mm", "image")
     batch_limits = BATCH_LIMITS
     api_path = "/chat/completions"
-    response_type = ChatCompletion
 
     def __init__(self, model: ModelConfig, *, timeout: float | None = None) -> None:
         super().__init__(model)
@@ -126,27 +125,33 @@ class OpenAIJudge(SDKJudge):
         # Shown in messages and kept in batch state files, so never with credentials in it.
         self.base_url = redact_text(endpoint)
         self.key_env = model.api_key_env or (None if compatible else DEFAULT_KEY_ENV)
-        api_key = read_api_key(self.name, self.key_env) if self.key_env else NO_KEY
-        seconds = DEFAULT_TIMEOUT_S if timeout is None else timeout
-        transport = http_client(openai, model, self.options.http_client)
-        self._client = openai.AsyncOpenAI(
-            api_key=api_key,
-            base_url=endpoint,
+        # Read now, so a missing key stops the run before any call; the SDK loads at the
+        # first call (see SDKJudge._client).
+        self._api_key = read_api_key(self.name, self.key_env) if self.key_env else NO_KEY
+        self._endpoint = endpoint
+        self._timeout_s = DEFAULT_TIMEOUT_S if timeout is None else timeout
+
+    def _build_client(self, sdk: ModuleType) -> Any:
+        transport = http_client(sdk, self.model, self.options.http_client)
+        client = sdk.AsyncOpenAI(
+            api_key=self._api_key,
+            base_url=self._endpoint,
             max_retries=0,
-            timeout=seconds,
+            timeout=self._timeout_s,
             http_client=transport,
         )
         # With the aiohttp transport (the default), calls after the first skip most of the
         # SDK's per-call machinery; the httpx option keeps every call on the SDK's own path.
-        if transport is not None and WireSender.usable(self._client):
-            own = model.max_concurrency
+        if transport is not None and WireSender.usable(client):
+            own = self.model.max_concurrency
             self._wire = WireSender(
-                openai,
-                self._client,
+                sdk,
+                client,
                 self.api_path,
                 connections=None if own is None else int(own) + 8,
-                timeout_s=seconds,
+                timeout_s=self._timeout_s,
             )
+        return client
 
     def describe(self) -> str:
         return f"{self.provider_name} judge '{self.name}' ({self.model_id} at {self.base_url})"
@@ -229,7 +234,7 @@ class OpenAIJudge(SDKJudge):
             batch = await self._client.batches.create(
                 input_file_id=uploaded.id, endpoint=BATCH_ENDPOINT, completion_window="24h"
             )
-        except openai.APIStatusError as exc:
+        except self.status_error as exc:
             fatal = self._batch_fatal(exc, "/files and /batches")
             if fatal is not None:
                 raise fatal from exc
@@ -240,7 +245,7 @@ class OpenAIJudge(SDKJudge):
         """The batch's status; once it has ended, the ids of its output and error files."""
         try:
             batch = await self._client.batches.retrieve(batch_id)
-        except openai.APIStatusError as exc:
+        except self.status_error as exc:
             fatal = self._batch_fatal(exc, f"/batches/{batch_id}")
             if fatal is not None:
                 raise fatal from exc
@@ -275,7 +280,7 @@ class OpenAIJudge(SDKJudge):
                 continue
             try:
                 content = await self._client.files.content(str(file_id))
-            except openai.APIStatusError as exc:
+            except self.status_error as exc:
                 fatal = self._batch_fatal(exc, f"/files/{file_id}/content")
                 if fatal is not None:
                     raise fatal from exc
@@ -295,7 +300,7 @@ class OpenAIJudge(SDKJudge):
         body = response.get("body")
         if status == 200 and isinstance(body, dict):
             try:
-                answer = self._response(ChatCompletion.construct(**body), latency_s)
+                answer = self._response(self.response_type.construct(**body), latency_s)
             except MalformedResponseError as exc:
                 return BatchItemResult(cid, None, str(exc), True, "MalformedResponseError")
             answer.batch = True

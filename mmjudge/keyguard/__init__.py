@@ -54,6 +54,7 @@ from mmjudge.keyguard.recognise import (
     credential_setting,
     credential_variable,
     destination_problem,
+    key_envs_in,
     key_envs_of,
     override_leaves,
     parse_override,
@@ -91,6 +92,7 @@ __all__ = [
     "credential_variable",
     "destination_problem",
     "keep_run_config",
+    "key_envs_in",
     "key_envs_of",
     "override_problem",
     "redact",
@@ -164,9 +166,11 @@ def check_config(
     ``config`` is a DictConfig or plain containers; the ``hydra`` node, when present, is
     checked too, its recorded overrides included.
     """
-    named = set(key_envs) | key_envs_of(config)
+    # One walk of the config serves both the key variables it names and the check itself.
+    leaves = list(config_leaves(config))
+    named = set(key_envs) | key_envs_in(leaves)
     found = secret_values(named) if secrets is None else secrets
-    for path, value in config_leaves(config):
+    for path, value in leaves:
         if value is None or str(value) == "":
             continue
         if re.search(r"(^|\.)overrides\.(task|hydra)\[\d+\]$", path):

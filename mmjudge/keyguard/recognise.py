@@ -238,9 +238,11 @@ def join_path(path: str, key: str) -> str:
 
 def key_envs_of(*configs: Any) -> set[str]:
     """Variable names that any ``api_key_env`` setting of ``configs`` names."""
+    return {name for config in configs for name in key_envs_in(config_leaves(config))}
+
+
+def key_envs_in(leaves: Iterable[tuple[str, Any]]) -> set[str]:
+    """Variable names that the ``api_key_env`` settings among ``leaves`` name."""
     return {
-        str(value)
-        for config in configs
-        for path, value in config_leaves(config)
-        if path.rsplit(".", 1)[-1] == "api_key_env" and value
+        str(value) for path, value in leaves if path.rsplit(".", 1)[-1] == "api_key_env" and value
     }

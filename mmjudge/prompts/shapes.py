@@ -26,6 +26,27 @@ def _slot(index: int) -> str:
     return f"\x00{index}\x00"
 
 
+#: Characters ``str.splitlines`` breaks a line at.
+_LINE_BREAK = re.compile("[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def _plain(value: str) -> bool:
+    """Whether filling ``value`` into a tidy skeleton leaves the text tidy.
+
+    :func:`~mmjudge.prompts._tidy` strips the text, strips each line's end and collapses
+    runs of blank lines. A value that is not empty, neither starts nor ends with whitespace
+    and holds no line break adds no line, empties none and ends none with whitespace, so the
+    filled text is tidy already and the pass over it (most of a filled prompt's cost) can be
+    skipped; any other value's text is tidied as a full render's is.
+    """
+    return (
+        bool(value)
+        and not value[0].isspace()
+        and not value[-1].isspace()
+        and _LINE_BREAK.search(value) is None
+    )
+
+
 class PromptRenderer:
     """Renders the prompts of one cell (one modality, prompt and dataset)."""
 
@@ -33,9 +54,10 @@ class PromptRenderer:
         self.modality = modality
         self.prompt = prompt
         self.dataset = dataset
-        self._skeletons: dict[tuple[object, ...], list[str] | None] = {}
-        """Per shape: the skeleton's literal parts and slot numbers in turn, or None for a
-        shape rendered in full."""
+        self._skeletons: dict[tuple[object, ...], str | None] = {}
+        """Per shape: the skeleton as a :meth:`str.format` template (its literal braces
+        doubled, ``{0}`` for the query, ``{1}``... for the values), or None for a shape
+        rendered in full."""
 
     def _full(self, example: Example, n_images: int) -> RenderedPrompt:
         return render(example, self.modality, self.prompt, self.dataset, n_images=n_images)
@@ -53,13 +75,15 @@ class PromptRenderer:
         if any("\x00" in value for value in values):
             return self._full(example, n_images)
         shape = (tuple(name for name, _value in fields), n_images)
-        parts = self._skeletons.get(shape, [])
-        if parts is None:
-            return self._full(example, n_images)
-        if not parts:
+        if shape not in self._skeletons:
             return self._learn(shape, example, fields, n_images, values)
-        text = "".join(values[int(part)] if index % 2 else part for index, part in enumerate(parts))
-        return RenderedPrompt(system=SYSTEM_PROMPT, text=tidy(text), fields=fields)
+        template = self._skeletons[shape]
+        if template is None:
+            return self._full(example, n_images)
+        text = template.format(*values)
+        if not all(map(_plain, values)):
+            text = tidy(text)
+        return RenderedPrompt(system=SYSTEM_PROMPT, text=text, fields=fields)
 
     def _learn(
         self,
@@ -78,7 +102,11 @@ class PromptRenderer:
         skeleton = self._full(placeholders, n_images)
         full = self._full(example, n_images)
         parts = _SLOT.split(skeleton.text)
-        filled = "".join(values[int(p)] if i % 2 else p for i, p in enumerate(parts))
+        template = "".join(
+            "{" + part + "}" if index % 2 else part.replace("{", "{{").replace("}", "}}")
+            for index, part in enumerate(parts)
+        )
+        filled = template.format(*values)
         ok = full.system == SYSTEM_PROMPT and tidy(filled) == full.text
-        self._skeletons[shape] = parts if ok else None
+        self._skeletons[shape] = template if ok else None
         return full

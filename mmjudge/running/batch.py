@@ -68,7 +68,7 @@ from mmjudge.running.batching import (
     too_large,
     without_image_data,
 )
-from mmjudge.running.cache import ResponseCache, request_key
+from mmjudge.running.cache import RequestKeys, ResponseCache
 from mmjudge.running.policy import (
     CallPolicy,
     Outcome,
@@ -116,6 +116,7 @@ class BatchRunner:
         self.judge = judge
         self.api: BatchJudge = judge
         self.model = model
+        self.keys = RequestKeys(model)
         self.settings = settings
         self.cache = cache if settings.cache and judge.cacheable else None
         self.discount = discount
@@ -183,7 +184,7 @@ class BatchRunner:
             if item.request is None:
                 yield Outcome(item, None, item.error, False, 0, 0.0)
                 continue
-            key = request_key(self.model, item.request)
+            key = self.keys(item.request)
             cached = self.policy.from_cache(item, key)
             if cached is not None:
                 yield cached

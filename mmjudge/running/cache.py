@@ -22,7 +22,7 @@ import os
 import socket
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,28 +30,76 @@ from typing import Any
 
 from mmjudge.config import ModelConfig
 from mmjudge.judges.registry import endpoint_override
-from mmjudge.records import JudgeRequest, JudgeResponse, Usage, canonical_json, sha256_text
+from mmjudge.records import (
+    JudgeRequest,
+    JudgeResponse,
+    Usage,
+    canonical_json,
+    json_string,
+    sha256_text,
+)
 
 
 def request_key(model: ModelConfig, request: JudgeRequest) -> str:
-    """Content hash of everything that determines the answer."""
-    return sha256_text(
-        canonical_json(
-            {
-                "provider": model.provider,
-                "model": model.model_id,
-                "base_url": endpoint_override(model),
-                "system": request.system,
-                "prompt": request.prompt,
-                "images": [[image.sha256, image.width, image.height] for image in request.images],
-                "image_detail": model.image_detail if request.images else None,
-                "temperature": model.temperature,
-                "max_tokens": model.max_tokens,
-                "options": dict(model.options),
-                "grades": list(request.grades),
-            }
+    """Content hash of everything that determines the answer (see :class:`RequestKeys`)."""
+    return RequestKeys(model)(request)
+
+
+class RequestKeys:
+    """The cache keys of one model's requests.
+
+    A key is the sha256 of ``canonical_json`` of a dict: ``provider``, ``model``, ``base_url``,
+    ``system``, ``prompt``, ``images`` (``[sha256, width, height]`` each), ``image_detail``
+    (null without images), ``temperature``, ``max_tokens``, ``options`` and ``grades``. The
+    model's parts are encoded once here; each request's key is written out part by part in
+    the same order and form (sorted keys, no spaces), so it is the same text, and the same
+    key, as encoding the whole dict each time.
+    """
+
+    def __init__(self, model: ModelConfig) -> None:
+        self._image_detail = canonical_json(model.image_detail)
+        self._head = '{"base_url":' + canonical_json(endpoint_override(model)) + ',"grades":'
+        self._middle = (
+            f',"max_tokens":{canonical_json(model.max_tokens)}'
+            f',"model":{canonical_json(model.model_id)}'
+            f',"options":{canonical_json(dict(model.options))},"prompt":'
         )
-    )
+        self._before_system = f',"provider":{canonical_json(model.provider)},"system":'
+        self._end = f',"temperature":{canonical_json(model.temperature)}}}'
+        self._grades: dict[tuple[int, ...], str] = {}
+
+    def __call__(self, request: JudgeRequest) -> str:
+        grades = self._grades.get(request.grades)
+        if grades is None:
+            grades = self._grades[request.grades] = canonical_json(list(request.grades))
+        images = request.images
+        if images:
+            shown = canonical_json([[image.sha256, image.width, image.height] for image in images])
+            detail = self._image_detail
+        else:
+            shown, detail = "[]", "null"
+        system = request.system
+        text = "".join(
+            (
+                self._head,
+                grades,
+                ',"image_detail":',
+                detail,
+                ',"images":',
+                shown,
+                self._middle,
+                request.prompt_json,
+                self._before_system,
+                "null" if system is None else json_string(system),
+                self._end,
+            )
+        )
+        return sha256_text(text)
+
+
+#: Keys looked up in one query by :meth:`ResponseCache.get_many` (under SQLite's oldest limit
+#: of 999 bound values per statement).
+KEYS_PER_QUERY = 500
 
 
 class ResponseCache:
@@ -70,18 +118,21 @@ class ResponseCache:
 
     def get(self, key: str) -> JudgeResponse | None:
         row = self._db.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
-        if row is None:
-            return None
-        data: dict[str, Any] = json.loads(row[0])
-        return JudgeResponse(
-            text=data["text"],
-            usage=Usage.from_dict(data.get("usage")),
-            raw_usage=data.get("raw_usage") or {},
-            latency_s=float(data.get("latency_s", 0.0)),
-            model=data.get("model", ""),
-            stop_reason=data.get("stop_reason"),
-            batch=bool(data.get("batch", False)),
-        )
+        return None if row is None else _response(row[0])
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, JudgeResponse]:
+        """The answers in the cache for any of ``keys``, by key (one query per
+        :data:`KEYS_PER_QUERY` keys, where :meth:`get` costs one per key)."""
+        found: dict[str, JudgeResponse] = {}
+        for start in range(0, len(keys), KEYS_PER_QUERY):
+            chunk = list(keys[start : start + KEYS_PER_QUERY])
+            marks = ",".join("?" * len(chunk))
+            rows = self._db.execute(
+                f"SELECT key, response FROM responses WHERE key IN ({marks})", chunk
+            )
+            for key, payload in rows:
+                found[key] = _response(payload)
+        return found
 
     def put(self, key: str, response: JudgeResponse) -> None:
         self._db.execute(
@@ -98,6 +149,19 @@ class ResponseCache:
 
     def close(self) -> None:
         self._db.close()
+
+
+def _response(payload: str) -> JudgeResponse:
+    data: dict[str, Any] = json.loads(payload)
+    return JudgeResponse(
+        text=data["text"],
+        usage=Usage.from_dict(data.get("usage")),
+        raw_usage=data.get("raw_usage") or {},
+        latency_s=float(data.get("latency_s", 0.0)),
+        model=data.get("model", ""),
+        stop_reason=data.get("stop_reason"),
+        batch=bool(data.get("batch", False)),
+    )
 
 
 def _payload(response: JudgeResponse) -> str:

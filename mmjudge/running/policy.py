@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from mmjudge.config import ModelConfig, RunnerConfig
 from mmjudge.costs.calls import UNPRICED, PricedCall
@@ -23,6 +23,8 @@ from mmjudge.records import Forecast, JudgeRequest, JudgeResponse
 from mmjudge.running.breaker import causes
 from mmjudge.running.cache import ResponseCache
 from mmjudge.runs import CallCounts
+
+T = TypeVar("T")
 
 #: Prices one answer (see :class:`mmjudge.costs.calls.CallPricer`).
 Pricer = Callable[[JudgeRequest, JudgeResponse], PricedCall]
@@ -227,6 +229,23 @@ class CallPolicy:
     def drawn(self, item: WorkItem) -> None:
         """Count an item the run is about to call in the run's forecast."""
         self.stats.forecast.add(item.expected())
+
+    async def drawn_around(self, item: WorkItem, call: Awaitable[T]) -> T:
+        """Await an item's first call, counted in the run's forecast: before it is sent when
+        a budget reads the figure, else once it is on its way (so the first call of a run
+        does not wait for the tokenizer to load)."""
+        if self.settings.max_cost_usd is not None:
+            self.drawn(item)
+            return await call
+        try:
+            return await call
+        finally:
+            self.drawn(item)
+
+    def committed_usd(self, item: WorkItem) -> float:
+        """What a call under way adds to the spend the budget counts as committed (its
+        forecast; nothing, and nothing forecast, without a budget)."""
+        return item.forecast_usd if self.settings.max_cost_usd is not None else 0.0
 
     def from_cache(self, item: WorkItem, key: str) -> Outcome | None:
         """The cached answer for ``key`` as the item's outcome, or None."""

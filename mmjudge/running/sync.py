@@ -23,11 +23,12 @@ from mmjudge.interrupt import signal_name
 from mmjudge.judges.base import JudgeAPI
 from mmjudge.records import JudgeRequest, JudgeResponse
 from mmjudge.running.breaker import Breaker
-from mmjudge.running.cache import ItemClaims, ResponseCache, request_key
+from mmjudge.running.cache import ItemClaims, RequestKeys, ResponseCache
 from mmjudge.running.claim_writes import GroupCommit
 from mmjudge.running.collector import quiet_collector
 from mmjudge.running.concurrency import calls_in_flight
 from mmjudge.running.limits import RateLimiter
+from mmjudge.running.lookahead import LookedUp, look_up, looked_up
 from mmjudge.running.next_item import next_of
 from mmjudge.running.policy import (
     CallPolicy,
@@ -67,6 +68,7 @@ class _Job:
     """Whether this run holds the request's claim."""
     waited: bool = False
     """Whether the item was set aside first, another live process holding it."""
+    committed_usd: float = 0.0  # its forecast in the budget's committed spend (with a budget)
 
 
 class Runner:
@@ -105,6 +107,7 @@ class Runner:
         self.cache = cache if usable else None
         self.claims = claims if usable and cache is not None else None
         self.writes = GroupCommit(self.claims) if self.claims is not None else None
+        self.keys = RequestKeys(model)
         self.stats = stats if stats is not None else RunStats()
         self.policy = CallPolicy(settings, self.stats, self.cache, price, seed=seed)
         if concurrency is None:
@@ -177,7 +180,7 @@ class Runner:
         preprocessed in worker threads) rather than done on the event loop.
         """
         waiting = self._waiting
-        iterator = next_of(items)
+        iterator = looked_up(next_of(items), self.cache, self.keys)
         exhausted = False
         next_poll = 0.0
         heartbeat = asyncio.create_task(self._heartbeat()) if self.claims is not None else None
@@ -225,16 +228,16 @@ class Runner:
         self._dropped += len(waiting)
         self._raise_stop(exhausted)
 
-    def _admit(self, item: WorkItem, waited: bool = False) -> Outcome | _Job | None:
+    def _admit(self, entry: LookedUp, waited: bool = False) -> Outcome | _Job | None:
         """An item's immediate outcome, the job to run for it, or None (the budget stopped
-        scheduling). The job's worker claims the request (see :meth:`_claim`)."""
+        scheduling); the item comes looked up in the cache. The job's worker claims the
+        request (see :meth:`_claim`)."""
+        item, key, response = entry
         if item.request is None:
             return Outcome(item, None, item.error, False, 0, 0.0)
-        key = request_key(self.model, item.request) if self.cache is not None else ""
-        cached = self.policy.from_cache(item, key)
-        if cached is not None:
+        if response is not None:
             self.stats.from_other_process += waited
-            return cached
+            return self.policy.hit(item, response)
         if self.policy.over_budget(item, self._in_flight_forecast):
             self.stats.stopped_by_budget = True
             return None
@@ -252,7 +255,7 @@ class Runner:
                 waiting.extend(todo[index:])
                 break
             assert item.request is not None
-            ready = self._admit(item, waited=True)
+            ready = self._admit(look_up(item, self.cache, self.keys), waited=True)
             if isinstance(ready, Outcome):
                 yield ready
             elif isinstance(ready, _Job):
@@ -260,7 +263,8 @@ class Runner:
 
     async def _start(self, job: _Job) -> None:
         await self._slots.acquire()
-        self._in_flight_forecast += job.item.forecast_usd
+        job.committed_usd = self.policy.committed_usd(job.item)
+        self._in_flight_forecast += job.committed_usd
         self._pending += 1
         task = asyncio.create_task(self._worker(job))
         self._tasks.add(task)
@@ -274,7 +278,7 @@ class Runner:
         self._pending -= 1
         self._dropped += 1
         self._slots.release()
-        self._in_flight_forecast -= job.item.forecast_usd
+        self._in_flight_forecast -= job.committed_usd
 
     async def _worker(self, job: _Job) -> None:
         job.started = True
@@ -364,7 +368,9 @@ class Runner:
                     return instead
                 sent = True
                 try:
-                    response = await self._call(request)
+                    call = self._call(request)
+                    first = attempts == 1
+                    response = await (self.policy.drawn_around(item, call) if first else call)
                 except (FatalProviderError, CredentialError) as error:
                     sent = False
                     self._fail_fast(error)
@@ -396,7 +402,7 @@ class Runner:
                     self.writes.release(job.key)
             raise
         finally:
-            self._in_flight_forecast -= item.forecast_usd
+            self._in_flight_forecast -= job.committed_usd
 
     def _stopping(self) -> bool:
         return self._stop_signal is not None or self._fatal is not None
@@ -407,8 +413,6 @@ class Runner:
         when its answer is in the cache already, or ``_SET_ASIDE`` when another live process
         holds its claim."""
         if self.writes is None:
-            if attempts == 1:
-                self.policy.drawn(job.item)
             return None
         if attempts > 1:
             await self.writes.sending(job.key)
@@ -424,7 +428,6 @@ class Runner:
         job.claimed = True
         job.resent = claim.resent
         self.stats.resent += claim.resent
-        self.policy.drawn(job.item)
         return None
 
     async def _call(self, request: JudgeRequest) -> JudgeResponse:

@@ -28,7 +28,7 @@ from mmjudge.images import ImageCache, ImageSettings, preprocess_image
 from mmjudge.judges.base import JudgeAPI
 from mmjudge.prompts.shapes import PromptRenderer
 from mmjudge.records import EncodedImage, Forecast, JudgeRequest
-from mmjudge.running.cache import ResponseCache, request_key
+from mmjudge.running.cache import RequestKeys, ResponseCache
 from mmjudge.running.images_pool import PREPARE_AHEAD, ImagePool, prepared_async, prepared_sync
 from mmjudge.running.policy import WorkItem
 from mmjudge.testbank import grading as bank_grading
@@ -316,14 +316,19 @@ def cached_output_tokens(
         return
     limit = SAMPLE_IMAGES if cfg.modality.include_image else SAMPLE_TEXT
     sample = itertools.islice(examples, limit)
+    keys = RequestKeys(cfg.model)
     cache = ResponseCache(path)
     try:
         with image_pool(context) as pool:
-            for item in build_work(context, sample, set(), pool):
-                if item.request is None:
-                    continue
-                hit = cache.get(request_key(cfg.model, item.request))
-                if hit is not None:
-                    yield hit.usage.output_tokens
+            wanted = [
+                keys(item.request)
+                for item in build_work(context, sample, set(), pool)
+                if item.request is not None
+            ]
+        found = cache.get_many(wanted)
+        for key in wanted:
+            hit = found.get(key)
+            if hit is not None:
+                yield hit.usage.output_tokens
     finally:
         cache.close()
