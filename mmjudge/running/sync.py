@@ -58,8 +58,7 @@ class _Job:
     """A work item on its way to the judge."""
 
     item: WorkItem
-    key: str
-    """The request's cache key."""
+    key: str  # the request's cache key
     resent: int = 0
     """Earlier sends lost by stopped processes (see :class:`mmjudge.running.cache.Claim`)."""
     started: bool = False
@@ -174,10 +173,9 @@ class Runner:
         self, items: Iterable[WorkItem] | AsyncIterable[WorkItem]
     ) -> AsyncIterator[Outcome]:
         """Yield an outcome per item; stops early on a fatal error, the breaker, the budget
-        cap or a stop request, and then raises the matching error.
-
-        ``items`` may be asynchronous, for items whose preparation is awaited (images
-        preprocessed in worker threads) rather than done on the event loop.
+        cap or a stop request, and then raises the matching error. ``items`` may be
+        asynchronous: items whose preparation is awaited (images preprocessed in worker
+        threads) rather than done on the event loop.
         """
         waiting = self._waiting
         iterator = looked_up(next_of(items), self.cache, self.keys)
@@ -187,10 +185,9 @@ class Runner:
         restore_collector = quiet_collector()
         try:
             while True:
-                # A full set of slots is waited for in _next_outcome, which a stop wakes.
-                # Finished outcomes are yielded before more items are taken: an item may
-                # take a while to arrive (images being prepared), and its wait must not
-                # hold back the rows of calls that have finished meanwhile.
+                # Full slots are waited for in _next_outcome (a stop wakes it). Finished
+                # outcomes are yielded before more items are taken: an item may take a while
+                # to arrive (images being prepared) and must not hold back finished rows.
                 while (
                     not exhausted
                     and self._may_schedule()
