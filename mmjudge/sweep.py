@@ -136,7 +136,8 @@ def _cut_text(cut: object) -> str:
     )
 
 
-#: Command-line flags that bring in config files other than ``conf/``.
+#: Command-line flags that bring in config files other than ``conf/`` (as does an override of
+#: ``hydra.searchpath``).
 _OTHER_CONFIGS = ("-cd", "--config-dir", "-cp", "--config-path", "-cn", "--config-name")
 
 
@@ -153,7 +154,9 @@ def _mode_from_the_command_line(argv: list[str]) -> Iterator[None]:
     from hydra._internal.hydra import Hydra
 
     sets_mode = any("hydra.mode" in arg for arg in argv)
-    other_configs = any(arg.split("=", 1)[0] in _OTHER_CONFIGS for arg in argv)
+    other_configs = any(
+        arg.split("=", 1)[0] in _OTHER_CONFIGS or "hydra.searchpath" in arg for arg in argv
+    )
     original = getattr(Hydra, "get_mode", None)
     if sets_mode or other_configs or original is None:
         yield

@@ -48,6 +48,7 @@ def test_the_mode_compose_is_skipped_only_when_nothing_can_set_the_mode(
         ["--config-dir", "/elsewhere", "model=lexical"],
         ["-cn", "other"],
         ["--config-path=/elsewhere"],
+        ["hydra.searchpath=[file:///elsewhere]", "model=mine"],
     ):
         composed.clear()
         with _mode_from_the_command_line(argv):
