@@ -43,6 +43,7 @@ from e2e import (
     Server,
     machine,
     sweep_command,
+    sweep_env,
     timed_sweep,
     write_dataset,
 )
@@ -64,7 +65,7 @@ def first_call(data: Path, work: Path, server: Server) -> dict[str, float]:
     """Start the sweep with an empty cache; stop it once its first row is written."""
     cell = Cell("text", CONCURRENCY, LATENCY)
     command = sweep_command(cell, data, work, server.base_url, work / "responses.sqlite")
-    env = {**os.environ, "OPENAI_API_KEY": "benchmark-key"}
+    env = sweep_env()
     watcher = RowWatcher(work / "results")
     started = time.perf_counter()
     process = subprocess.Popen(
