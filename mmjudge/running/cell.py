@@ -45,6 +45,7 @@ from mmjudge.running.batch import BatchRunner
 from mmjudge.running.batching import check_settings
 from mmjudge.running.cache import ResponseCache
 from mmjudge.running.concurrency import calls_in_flight, first_line, fit_open_files
+from mmjudge.running.event_loop import run_on_fast_loop
 from mmjudge.running.images_pool import PREPARE_AHEAD
 from mmjudge.running.policy import Outcome, RunStats, check_reliability_settings
 from mmjudge.running.progress import Progress
@@ -159,7 +160,7 @@ def _judge_cell(
     stats = RunStats()
     stop: MMJudgeError | None = None
     try:
-        asyncio.run(_run(context, examples, done, records_path, progress, stats))
+        run_on_fast_loop(_run(context, examples, done, records_path, progress, stats))
     except (BudgetExceeded, FatalProviderError, Interrupted) as error:
         # The cell stopped after calls began: keep what was judged and say why it stopped.
         stop = error

@@ -33,24 +33,34 @@ def answered_keys(path: Path) -> set[str]:
 
 class Witness(FakeJudge):
     """Checks, from a connection of its own, that each request's claim is on file and marked
-    on the wire at the moment the request is sent."""
+    on the wire at the moment the request is sent.
 
-    def __init__(self, path: Path, **kwargs: object) -> None:
+    Answers come on the next multiple of ``period`` of the loop's clock, so the calls in flight
+    answer in the same turn of the loop, however loaded the machine is (a fixed delay from each
+    send would spread the answers as the sends spread)."""
+
+    def __init__(self, path: Path, period: float, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.path = path
+        self.period = period
         self.unclaimed: list[str] = []
 
     async def generate(self, request: JudgeRequest) -> JudgeResponse:
         row = claim_rows(self.path).get(request_key(MODEL, request))
         if row is None or row[1] != 1:
             self.unclaimed.append(request.item_key)
+        loop = asyncio.get_running_loop()
+        woken: asyncio.Future[None] = loop.create_future()
+        # The same deadline (the same float) for every call of this period: one turn runs all.
+        loop.call_at((loop.time() // self.period + 1) * self.period, woken.set_result, None)
+        await woken
         return await super().generate(request)
 
 
 def test_claims_of_calls_in_flight_commit_together_and_before_each_send(tmp_path: Path) -> None:
     path = tmp_path / "c.sqlite"
     cache = ResponseCache(path)
-    judge = Witness(path, delay=0.01, failures={"k3": [Flaky("429")]})
+    judge = Witness(path, period=0.02, failures={"k3": [Flaky("429")]})
     runner = Runner(judge, MODEL, settings(concurrency=16), cache=cache, claims=cache.claims(30))
     seen_in_cache: list[bool] = []
 
