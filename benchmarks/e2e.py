@@ -32,6 +32,7 @@ import asyncio
 import json
 import os
 import platform
+import select
 import socket
 import statistics
 import subprocess
@@ -84,13 +85,14 @@ def free_port() -> int:
 class Server:
     """The loopback server in its own process."""
 
-    def __init__(self, latency: float) -> None:
+    def __init__(self, latency: float, *, announce_first: bool = False) -> None:
         self.port = free_port()
         self.latency = latency
         self.process = subprocess.Popen(
             [
                 *(sys.executable, "-m", "tests.fixtures.loopback_server"),
                 *("--port", str(self.port), "--latency", str(latency)),
+                *(("--announce-first",) if announce_first else ()),
             ],
             cwd=ROOT,
             stdout=subprocess.PIPE,
@@ -102,6 +104,16 @@ class Server:
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
+
+    def first_request_at(self) -> float | None:
+        """The Unix time the first request reached a server started with
+        ``announce_first``; None while none has (does not wait)."""
+        assert self.process.stdout is not None
+        ready, _, _ = select.select([self.process.stdout], [], [], 0)
+        if not ready:
+            return None
+        line = self.process.stdout.readline()
+        return float(line.rsplit(" ", 1)[1]) if line.startswith("first request at") else None
 
     def close(self) -> None:
         self.process.terminate()
@@ -371,9 +383,11 @@ def print_row(name: str, cell: Cell, n: int, runs: list[dict]) -> None:
     # A rerun from the cache makes no calls: no steady state, no first call.
     steady_text = f"{steady:.1f} ({steady / cell.ideal:.1%})" if calls else "–"
     first = f"{median(runs, 'first_call'):.2f} s" if calls else "–"
+    # ... nor a share of the calls' ideal rate.
+    rate_text = f"{rate:.1f} ({rate / cell.ideal:.1%})" if calls else f"{rate:.1f}"
     print(
         f"| {name} | {n:,} | {cell.concurrency} × {cell.latency:g} s | {cell.ideal:.0f} | "
-        f"{rate:.1f} ({rate / cell.ideal:.1%}) | {steady_text} | "
+        f"{rate_text} | {steady_text} | "
         f"{median(runs, 'cpu_ms'):.2f} ms | {median(runs, 'rss_mb'):.0f} MB | "
         f"{first} | {median(runs, 'wall'):.1f} s | {calls:.0f} |",
         flush=True,

@@ -2,8 +2,8 @@
 (``python -m mmjudge.sweep``): the time to its first call, a rerun entirely from the response
 cache, and the peak memory of a large cell.
 
-- **first call**: seconds from the command's start until its first call leaves (the first row
-  of ``judgments.jsonl`` appears, minus the loopback server's latency), and the CPU the
+- **first call**: seconds from the command's start until its first request reaches the
+  loopback server (a server of its own, which prints when that happens), and the CPU the
   process used until then; the process is stopped there. The cell has ``--n-text`` items and
   an empty response cache, so the dataset check and everything before the call is included.
 - **rerun from cache**: the same cell run to the end once (filling the response cache), then
@@ -39,7 +39,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from e2e import (
     ROOT,
     Cell,
-    RowWatcher,
     Server,
     machine,
     sweep_command,
@@ -61,28 +60,31 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def first_call(data: Path, work: Path, server: Server) -> dict[str, float]:
-    """Start the sweep with an empty cache; stop it once its first row is written."""
-    cell = Cell("text", CONCURRENCY, LATENCY)
-    command = sweep_command(cell, data, work, server.base_url, work / "responses.sqlite")
-    env = sweep_env()
-    watcher = RowWatcher(work / "results")
-    started = time.perf_counter()
-    process = subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
-    cpu = float("nan")
-    while not watcher.samples and process.poll() is None:
-        time.sleep(0.002)
-        with contextlib.suppress(OSError, IndexError):
-            cpu = _cpu_seconds(process.pid)
-    process.send_signal(signal.SIGKILL)
-    process.wait()
-    watcher.stop()
-    if not watcher.samples:
+def first_call(data: Path, work: Path) -> dict[str, float]:
+    """Start the sweep with an empty cache against a server of its own; stop it once that
+    server has received its first request."""
+    server = Server(LATENCY, announce_first=True)
+    try:
+        cell = Cell("text", CONCURRENCY, LATENCY)
+        command = sweep_command(cell, data, work, server.base_url, work / "responses.sqlite")
+        started = time.time()
+        process = subprocess.Popen(
+            command, cwd=ROOT, env=sweep_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        cpu, arrived = float("nan"), None
+        while arrived is None and process.poll() is None:
+            time.sleep(0.002)
+            with contextlib.suppress(OSError, IndexError):
+                cpu = _cpu_seconds(process.pid)
+            arrived = server.first_request_at()
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+    finally:
+        server.close()
+    if arrived is None:
         stderr = process.stderr.read().decode(errors="replace") if process.stderr else ""
-        raise SystemExit(f"the sweep wrote no row:\n{stderr}")
-    return {"wall": watcher.samples[0][0] - started - LATENCY, "cpu": cpu}
+        raise SystemExit(f"the sweep made no call:\n{stderr}")
+    return {"wall": arrived - started, "cpu": cpu}
 
 
 def full_run(command: list[str], results: Path) -> dict[str, float]:
@@ -128,7 +130,7 @@ def measure_text(tmp: Path, n: int, repeat: int) -> tuple[list[dict], list[dict]
     server = Server(LATENCY)
     try:
         for attempt in range(repeat):
-            firsts.append(first_call(data, tmp / f"first{attempt}", server))
+            firsts.append(first_call(data, tmp / f"first{attempt}"))
         cache = tmp / "filled" / "responses.sqlite"
         filled = tmp / "filled"
         full_run(sweep_command(cell, data, filled, server.base_url, cache), filled / "results")
