@@ -209,3 +209,26 @@ def test_the_command_line_prints_one_line_and_exits_2(tmp_path: Path) -> None:
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith(expected), result.stderr
         assert "Traceback" not in result.stderr
+
+
+def test_the_config_file_check_reads_yaml_as_the_safe_loader_does() -> None:
+    """The check of settings in conf/ files parses them with libyaml where PyYAML has it:
+    every shipped config file must come out as ``yaml.safe_load`` reads it."""
+    import yaml
+
+    from mmjudge import config_keys
+
+    files = sorted((Path(__file__).resolve().parents[1] / "conf").rglob("*.yaml"))
+    assert files
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        assert config_keys._load_yaml(text) == yaml.safe_load(text), path
+
+
+def test_a_parsed_override_is_kept_per_text() -> None:
+    from mmjudge.keyguard.recognise import parse_override
+
+    first = parse_override("model.temperature=0.5")
+    assert parse_override("model.temperature=0.5") is first
+    assert first.value() == 0.5 and first.key_or_group == "model.temperature"
+    assert parse_override("-m") is None

@@ -177,9 +177,14 @@ def _parser() -> OverridesParser:
     return OverridesParser.create()
 
 
+@functools.lru_cache(maxsize=1024)
 def parse_override(argument: str) -> Any:
     """Hydra's parse of one override, or None for a flag (``-m``, ``--config-dir=…``) or text
-    Hydra cannot parse (Hydra reports that itself; the text is still checked for secrets)."""
+    Hydra cannot parse (Hydra reports that itself; the text is still checked for secrets).
+
+    Kept per text: a run checks the same overrides several times (the command line, the
+    composed config's record of them, the copies it writes), and each parse runs Hydra's
+    ANTLR grammar. Callers only read the result."""
     if argument.startswith("-"):
         return None
     try:
