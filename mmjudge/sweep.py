@@ -27,6 +27,7 @@ from mmjudge.config_keys import unknown_setting
 from mmjudge.errors import MMJudgeError
 from mmjudge.interrupt import raise_on_sigterm, signal_number_of
 from mmjudge.keyguard import check_overrides, keep_run_config
+from mmjudge.running.collector import skip_collections_at_exit
 from mmjudge.runs import RunSummary
 from mmjudge.runs.cleanup import removed_unless_judged
 from mmjudge.runs.status import EXIT_CONFIG, INTERRUPTED
@@ -193,4 +194,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    finally:
+        skip_collections_at_exit()

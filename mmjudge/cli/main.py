@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from mmjudge.cli.exits import EXIT_USAGE, fail
+from mmjudge.running.collector import skip_collections_at_exit
 
 #: Subcommand -> (the module whose ``main(argv)`` runs it, what it does).
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -60,4 +61,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run() -> None:
     """The ``mmjudge`` console script."""
-    sys.exit(main())
+    try:
+        status = main()
+    finally:
+        skip_collections_at_exit()
+    sys.exit(status)
