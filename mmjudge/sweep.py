@@ -64,7 +64,7 @@ def _app(cfg: DictConfig) -> None:
     with removed_unless_judged(run_dir):
         try:
             keep_run_config(cfg, run_dir)
-            summary = run_cell(cfg, run_dir)
+            summary = run_cell(cfg, run_dir, secrets_checked=True)
             if not isinstance(summary, RunSummary):
                 print(cell_line(summary), file=sys.stdout)
                 return

@@ -68,6 +68,7 @@ from mmjudge.keyguard.redaction import (
     redact_override,
     redact_text,
 )
+from mmjudge.keyguard.yaml_text import yaml_text
 
 __all__ = [
     "BEARER",
@@ -237,8 +238,7 @@ def keep_run_config(task_cfg: DictConfig, run_dir: Path) -> None:
         ],
     }
     for name, tree in files.items():
-        text = OmegaConf.to_yaml(OmegaConf.create(tree))
-        (hydra_dir / name).write_text(text, encoding="utf-8")
+        (hydra_dir / name).write_text(yaml_text(tree), encoding="utf-8")
 
 
 def _plain(config: Any) -> Any:

@@ -97,13 +97,19 @@ def skip_reason(cfg: SweepConfig, judge: type[JudgeAPI]) -> str | None:
     return unserved_by_config(cfg.modality, cfg.dataset)
 
 
-def run_cell(raw_cfg: DictConfig | SweepConfig, run_dir: Path) -> RunSummary | dict[str, Any]:
-    """Run one cell and write ``judgments.jsonl`` and ``summary.json`` into ``run_dir``."""
+def run_cell(
+    raw_cfg: DictConfig | SweepConfig, run_dir: Path, *, secrets_checked: bool = False
+) -> RunSummary | dict[str, Any]:
+    """Run one cell and write ``judgments.jsonl`` and ``summary.json`` into ``run_dir``.
+
+    The config is checked for secrets first, unless the caller has just done that
+    (``secrets_checked``: the sweep's :func:`~mmjudge.keyguard.keep_run_config`)."""
     cfg = typed_config(raw_cfg)
-    source = raw_cfg if isinstance(raw_cfg, DictConfig) else OmegaConf.structured(cfg)
-    problem = check_config(source)
-    if problem:
-        raise ConfigError(problem)
+    if not secrets_checked:
+        source = raw_cfg if isinstance(raw_cfg, DictConfig) else OmegaConf.structured(cfg)
+        problem = check_config(source)
+        if problem:
+            raise ConfigError(problem)
     check_reliability_settings(cfg.runner)
     run_dir.mkdir(parents=True, exist_ok=True)
     run_id = run_dir.name
