@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +57,10 @@ def _number(raw: int | float | str) -> int | float | None:
     return number if math.isfinite(number) else None
 
 
+#: Distinct raw grades a reader remembers (a dataset of free-form fractions stops there).
+_PLACED_KEPT = 1024
+
+
 @dataclass(frozen=True)
 class GradeReader:
     """Places raw grades on the scale; one per dataset, built by :meth:`from_config`."""
@@ -66,6 +70,11 @@ class GradeReader:
     bins: tuple[float, ...] = ()
     grade_map: Mapping[str, int] | None = None
     """Raw grade (canonical text, see :func:`grade_key`) -> grade on the scale."""
+    _placed: dict[tuple[type, object], int] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    """Grades already placed, by raw value and its type: a dataset repeats a handful of
+    raw grades over every line."""
 
     @classmethod
     def from_config(cls, cfg: DatasetConfig, grade_map: Any = None) -> GradeReader:
@@ -80,6 +89,18 @@ class GradeReader:
 
     def read(self, raw: object, path: Path, line: int, field: str) -> int | None:
         """The grade in one cell or value; ``None`` for an empty one (no grade given)."""
+        kind = type(raw)
+        if kind is int or kind is str or kind is float:
+            placed = self._placed.get((kind, raw))
+            if placed is not None:
+                return placed
+            grade = self._read(raw, path, line, field)
+            if grade is not None and len(self._placed) < _PLACED_KEPT:
+                self._placed[(kind, raw)] = grade
+            return grade
+        return self._read(raw, path, line, field)
+
+    def _read(self, raw: object, path: Path, line: int, field: str) -> int | None:
         if raw is None or (isinstance(raw, str) and not raw.strip()):
             return None
         if isinstance(raw, bool) or not isinstance(raw, int | float | str):

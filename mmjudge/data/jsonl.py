@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from mmjudge.config import DatasetConfig
 from mmjudge.data.grades import GradeReader
@@ -74,28 +74,38 @@ def _example(
 ) -> Example:
     if not isinstance(row, dict):
         raise DatasetError(f"{where(path, line)}: expected a JSON object, got {type(row).__name__}")
-    query_id = _text(row, "query_id", path, line)
-    query = _text(row, "query", path, line)
-    result_id = _text(row, "result_id", path, line)
+    query_id, query, result_id = row.get("query_id"), row.get("query"), row.get("result_id")
+    if not (_filled(query_id) and _filled(query) and _filled(result_id)):
+        query_id = _text(row, "query_id", path, line)
+        query = _text(row, "query", path, line)
+        result_id = _text(row, "result_id", path, line)
 
     fields = _fields(row, path, line)
-    resolved = _images(row, root, path, line)[: max(max_images, 0)]
+    resolved = _images(row, root, path, line)[: max(max_images, 0)] if "images" in row else []
     labels = _labels(row, path, line, reader, known_annotators)
 
     return Example(
         query_id=query_id,
         query=query,
         result_id=result_id,
-        fields=tuple(fields),
+        fields=fields,
         images=tuple(item[0] for item in resolved),
         labels=labels,
         image_names=tuple(item[1] for item in resolved),
     )
 
 
-def _fields(row: dict[str, Any], path: Path, line: int) -> list[tuple[str, str]]:
+def _filled(value: object) -> TypeGuard[str]:
+    """A non-empty text id or query, as most lines have them (others go through :func:`_text`,
+    which also reads numbers and says what is wrong)."""
+    return type(value) is str and not value.isspace() and value != ""
+
+
+def _fields(row: dict[str, Any], path: Path, line: int) -> tuple[tuple[str, str], ...]:
     """The result's text fields (``fields``: an object of strings; null reads as empty)."""
     raw_fields = row.get("fields", {})
+    if type(raw_fields) is dict and all(type(value) is str for value in raw_fields.values()):
+        return tuple(raw_fields.items())  # JSON object keys are always text
     if not isinstance(raw_fields, dict):
         raise DatasetError(f"{where(path, line)}: field 'fields' must be an object of strings")
     fields = []
@@ -107,7 +117,7 @@ def _fields(row: dict[str, Any], path: Path, line: int) -> list[tuple[str, str]]
                 f"{where(path, line)}: field 'fields.{name}' must be text, got {shown(value)}"
             )
         fields.append((str(name), str(value)))
-    return fields
+    return tuple(fields)
 
 
 def _images(row: dict[str, Any], root: Path, path: Path, line: int) -> list[tuple[str, str]]:

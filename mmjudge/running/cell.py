@@ -23,7 +23,6 @@ from mmjudge.data.schema import Example
 from mmjudge.data.survey import (
     DatasetSurvey,
     check_html_fields,
-    survey,
     unserved,
     unserved_by_config,
 )
@@ -49,6 +48,7 @@ from mmjudge.running.event_loop import run_on_fast_loop
 from mmjudge.running.images_pool import PREPARE_AHEAD
 from mmjudge.running.policy import Outcome, RunStats, check_reliability_settings
 from mmjudge.running.progress import Progress
+from mmjudge.running.survey_ahead import sdk_warmer, survey_while
 from mmjudge.running.sync import Runner
 from mmjudge.running.work import (
     CellContext,
@@ -115,7 +115,9 @@ def run_cell(
     run_id = run_dir.name
     judge_cls = judge_class(cfg.model)
     examples = ExampleStream(cfg)
-    counts, reason = _survey_or_skip(cfg, judge_cls, examples)
+    cache_path = resolve_path(cfg.paths.response_cache)
+    warm = sdk_warmer(judge_cls, cfg, cache_path)
+    counts, reason = _survey_or_skip(cfg, judge_cls, examples, warm)
     if reason is not None or counts is None:
         judgments_path(run_dir).touch()
         return write_cell_summary(cfg, raw_cfg, run_dir, skipped=reason)
@@ -136,7 +138,6 @@ def run_cell(
         image_cache=ImageCache(resolve_path(cfg.paths.image_cache)),
         bank=bank,
     )
-    cache_path = resolve_path(cfg.paths.response_cache)
     context.output = output_tokens(
         cfg, cached_output_tokens(context, examples, judge_cls, cache_path)
     )
@@ -241,18 +242,23 @@ def write_cell_summary(
 
 
 def _survey_or_skip(
-    cfg: SweepConfig, judge_cls: type[JudgeAPI], examples: Iterable[Example]
+    cfg: SweepConfig,
+    judge_cls: type[JudgeAPI],
+    examples: Iterable[Example],
+    warm: Callable[[], None] | None,
 ) -> tuple[DatasetSurvey | None, str | None]:
     """The dataset's counts, or why the cell cannot run.
 
     The whole dataset is validated here, before the first paid call: a bad line fails, and a
     modality the dataset cannot serve at all skips the cell. The examples are streamed again
-    for the calls, so memory stays flat however large the dataset is.
+    for the calls, so memory stays flat however large the dataset is. ``warm`` (the judge's
+    SDK import) runs meanwhile, on another core where it can
+    (:mod:`~mmjudge.running.survey_ahead`).
     """
     reason = skip_reason(cfg, judge_cls)
     if reason is not None:
         return None, reason
-    counts = survey(examples)
+    counts = survey_while(examples, cfg, warm)
     check_html_fields(counts, cfg.dataset)
     return counts, unserved(counts, cfg.modality, cfg.dataset)
 
