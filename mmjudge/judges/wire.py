@@ -7,7 +7,8 @@ costs at high concurrency. :class:`WireSender` keeps what matters and drops the 
 
 - the **first** call of a judge goes through the SDK (``post``) untouched, and the request it
   put on the wire — URL, every header (key, organisation, project, user agent, the SDK's own),
-  and the exact bytes of the body — is captured on its way out;
+  and the exact bytes of the body — is captured on its way out; calls started meanwhile (a
+  run starts many at once) wait the few milliseconds until it is on the wire;
 - later calls send the same URL and headers through one aiohttp session, with a body encoded
   the way the SDK encoded the first one (checked byte for byte: a body the encoder cannot
   reproduce keeps every call on the SDK's own path), a fresh idempotency key where the SDK
@@ -25,6 +26,7 @@ leave the SDK's path. No retries happen here: the runner owns them (SDK ``max_re
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 from collections.abc import Callable
@@ -80,6 +82,8 @@ class WireSender:
         self._idempotency: str | None = None
         """The SDK's idempotency header, when it sends one (set by :meth:`_open`)."""
         self._capturing = False
+        self._captured = asyncio.Event()
+        """Set once the call being captured is on the wire, or has ended."""
         self.fast_calls = 0
         """Calls sent outside the SDK (for tests and benchmarks)."""
 
@@ -103,16 +107,23 @@ class WireSender:
         return await self._first(body, cast_to)
 
     async def _first(self, body: dict[str, Any], cast_to: type) -> Any:
-        """Through the SDK, capturing the request it sends (when no other call is doing so)."""
+        """Through the SDK, capturing the request it sends; calls made while another one is
+        being captured wait until it is on the wire (or has failed before), then take the
+        fast path if it gave a template, the SDK's otherwise."""
         if self._capturing:
+            await self._captured.wait()
+            if self._template is not None:
+                return await self._send(self._template, body)
             return await self.client.post(self.path, body=body, cast_to=cast_to)
         self._capturing = True
+        self._captured = asyncio.Event()
         http = self.client._client
         original = http.send
 
         async def capture(request: Any, *args: Any, **kwargs: Any) -> Any:
             http.send = original
             self._learn(request, body)
+            self._captured.set()
             return await original(request, *args, **kwargs)
 
         http.send = capture
@@ -122,6 +133,7 @@ class WireSender:
             if http.send is capture:
                 http.send = original
             self._capturing = False
+            self._captured.set()
 
     def _learn(self, request: Any, body: dict[str, Any]) -> None:
         content = getattr(request, "content", None)

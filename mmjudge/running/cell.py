@@ -40,6 +40,7 @@ from mmjudge.judges.registry import endpoint_override, judge_class
 from mmjudge.keyguard import check_config, redact_text, resolved_config
 from mmjudge.parsing import parse_grade
 from mmjudge.records import Forecast, JudgmentRecord
+from mmjudge.running.aside import import_summary_aside
 from mmjudge.running.batch import BatchRunner
 from mmjudge.running.batching import check_settings
 from mmjudge.running.cache import ResponseCache
@@ -323,6 +324,7 @@ async def _run(
     assert context.judge is not None
     # The records file exists from here on, so the summary of a run stopped at once can read it.
     records_path.touch()
+    import_summary_aside()
     check_settings(cfg.runner)
     if cfg.runner.mode == "batch":
         check_batch_judge(context.judge, cfg.model)

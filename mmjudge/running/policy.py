@@ -10,7 +10,9 @@ rule, the error tally, and pricing each answer once (the cost travels with its
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
+import threading
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
@@ -25,6 +27,10 @@ from mmjudge.running.cache import ResponseCache
 from mmjudge.runs import CallCounts
 
 T = TypeVar("T")
+
+#: Seconds after a run's first call that its first forecast starts on a worker thread (see
+#: :meth:`RunStats.forecast_first_aside`): the first calls are sent by then.
+FIRST_FORECAST_DELAY_S = 0.05
 
 #: Prices one answer (see :class:`mmjudge.costs.calls.CallPricer`).
 Pricer = Callable[[JudgeRequest, JudgeResponse], PricedCall]
@@ -99,9 +105,48 @@ class RunStats:
     """Calls in flight that this run gave up when it stopped (resent on resume)."""
     from_other_process: int = 0
     """Items another live process was paying for; this run waited for their answers."""
-    forecast: Forecast = field(default_factory=Forecast)
-    """Expected usage of every call the run made or was about to make, at list prices
-    (answers from the cache are not forecast)."""
+    counted: Forecast = field(default_factory=Forecast)
+    """The forecasts counted so far (:attr:`forecast` is the run's)."""
+    _later: list[WorkItem] = field(default_factory=list, init=False, repr=False, compare=False)
+    """Items to count once the first forecast, on its worker thread, is done."""
+    _first: threading.Thread | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def forecast(self) -> Forecast:
+        """Expected usage of every call the run made or was about to make, at list prices
+        (answers from the cache are not forecast)."""
+        self._count_later()
+        return self.counted
+
+    def forecast_first_aside(self, item: WorkItem) -> None:
+        """Make the run's first forecast on a worker thread, once, started
+        :data:`FIRST_FORECAST_DELAY_S` after the first call (called on the event loop).
+
+        The first forecast loads the tokenizer (~0.3 s of CPU). Made on the event loop as the
+        first answers arrive, it would stall every call in flight; on a thread it runs while
+        the loop waits for those answers, once the first calls are on their way. Items drawn
+        meanwhile are counted when it is done.
+        """
+        if self._first is None:
+            self._first = threading.Thread(
+                target=_forecast_quietly, args=(item,), name="mmjudge-first-forecast", daemon=True
+            )
+            asyncio.get_running_loop().call_later(FIRST_FORECAST_DELAY_S, self._first.start)
+
+    def add_forecast(self, item: WorkItem) -> None:
+        """Count ``item``'s forecast (later, while the first one is being made aside)."""
+        if self._first is not None and self._first.is_alive():
+            self._later.append(item)
+            return
+        self._count_later()
+        self.counted.add(item.expected())
+
+    def _count_later(self) -> None:
+        if self._first is not None and self._first.ident is not None:  # started
+            self._first.join()
+        later, self._later = self._later, []
+        for item in later:
+            self.counted.add(item.expected())
 
     def absorb(self, other: RunStats, spent_before: float) -> None:
         """Add the counts of a runner that started with ``spent_before`` already spent (the
@@ -130,6 +175,13 @@ class RunStats:
             answered_by_another_process=self.from_other_process,
             batch=dict(self.batch) if self.batch else None,
         )
+
+
+def _forecast_quietly(item: WorkItem) -> None:
+    """``item.expected()`` on a worker thread: a failure is left for the event loop's own
+    call to raise where it always has."""
+    with contextlib.suppress(Exception):
+        item.expected()
 
 
 class WorkSource(Protocol):
@@ -228,15 +280,16 @@ class CallPolicy:
 
     def drawn(self, item: WorkItem) -> None:
         """Count an item the run is about to call in the run's forecast."""
-        self.stats.forecast.add(item.expected())
+        self.stats.add_forecast(item)
 
     async def drawn_around(self, item: WorkItem, call: Awaitable[T]) -> T:
         """Await an item's first call, counted in the run's forecast: before it is sent when
-        a budget reads the figure, else once it is on its way (so the first call of a run
-        does not wait for the tokenizer to load)."""
+        a budget reads the figure, else once it is on its way, the run's first forecast on a
+        worker thread (so no call waits for the tokenizer to load)."""
         if self.settings.max_cost_usd is not None:
             self.drawn(item)
             return await call
+        self.stats.forecast_first_aside(item)
         try:
             return await call
         finally:

@@ -66,6 +66,56 @@ def test_later_calls_skip_the_sdk_and_send_the_same_request(loopback: LoopbackSe
     assert answers[0].text == answers[1].text and answers[0].usage == answers[1].usage
 
 
+def test_calls_started_together_wait_for_the_first_and_take_the_fast_path(
+    loopback: LoopbackServer,
+) -> None:
+    judge = judge_for(loopback)
+
+    async def together() -> list[Any]:
+        try:
+            return await asyncio.gather(*(judge.generate(request()) for _ in range(12)))
+        finally:
+            await judge.aclose()
+
+    answers = asyncio.run(together())
+    assert all(answer.text == answers[0].text for answer in answers)
+    assert judge._wire is not None and judge._wire.fast_calls == 11  # one through the SDK
+    bodies = [sent.body for sent in loopback.requests_to(OPENAI_PATH)]
+    assert len(bodies) == 12 and all(body == bodies[0] for body in bodies)
+
+
+def test_calls_waiting_on_a_first_call_that_fails_before_sending_use_the_sdk(
+    loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    judge = judge_for(loopback)
+    client = judge._client
+    real_post = client.post
+    posts = 0
+
+    async def post(*args: Any, **kwargs: Any) -> Any:
+        nonlocal posts
+        posts += 1
+        if posts == 1:
+            await asyncio.sleep(0.01)  # the others start waiting meanwhile
+            raise RuntimeError("failed before sending")
+        return await real_post(*args, **kwargs)
+
+    monkeypatch.setattr(client, "post", post)
+
+    async def together() -> list[Any]:
+        try:
+            return await asyncio.gather(
+                *(judge.generate(request()) for _ in range(4)), return_exceptions=True
+            )
+        finally:
+            await judge.aclose()
+
+    answers = asyncio.run(together())
+    assert isinstance(answers[0], Exception)
+    assert all(not isinstance(answer, Exception) for answer in answers[1:]), answers
+    assert posts == 4  # the three waiting calls went through the SDK
+
+
 def test_the_httpx_option_keeps_every_call_on_the_sdk(loopback: LoopbackServer) -> None:
     judge = judge_for(loopback, options={"http_client": "httpx"})
     run(judge, request(), request())
