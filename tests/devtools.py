@@ -84,7 +84,10 @@ class Page:
 def chromium(width: int = 1400, height: int = 1000) -> Iterator[int]:
     """A headless Chromium listening for DevTools on a loopback port; yields the port."""
     assert CHROMIUM is not None
-    with tempfile.TemporaryDirectory(prefix="mmjudge-devtools-") as profile:
+    # Chromium's helper processes can still be writing the profile as the browser exits.
+    with tempfile.TemporaryDirectory(
+        prefix="mmjudge-devtools-", ignore_cleanup_errors=True
+    ) as profile:
         process = subprocess.Popen(
             [
                 CHROMIUM,
