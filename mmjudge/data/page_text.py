@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import html_text
-
 from mmjudge.config import DatasetConfig
 
 
@@ -20,6 +18,8 @@ def html_to_text(value: str) -> str:
     """The visible text of an HTML fragment or page (plain text passes through, tidied)."""
     if not value.strip():
         return ""
+    import html_text  # lxml underneath: loaded only for datasets that ask for the conversion
+
     return str(html_text.extract_text(value))
 
 

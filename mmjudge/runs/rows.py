@@ -45,16 +45,28 @@ COLUMNS = (
 )
 
 
+#: Decodes a row about twice as fast as ``json.loads``, to the same values.
+_ROW_DECODER = msgspec.json.Decoder()
+
+
 def iter_rows(path: Path) -> Iterator[dict[str, Any]]:
-    """Rows of a judgments file, skipping a partial last line left by a killed run."""
-    with path.open(encoding="utf-8") as handle:
+    """Rows of a judgments file, skipping a partial last line left by a killed run.
+
+    Rows are decoded with msgspec; a line it refuses that the standard library reads (a
+    ``NaN``, a lone surrogate escape, a number beyond a float's range) is read by ``json``.
+    """
+    with path.open("rb") as handle:
         for line in handle:
             if not line.strip():
                 continue
             try:
-                yield json.loads(line)
-            except json.JSONDecodeError:
-                continue
+                row = _ROW_DECODER.decode(line)
+            except (msgspec.DecodeError, UnicodeDecodeError):
+                try:
+                    row = json.loads(line)
+                except ValueError:  # not JSON, or not UTF-8: a partial line
+                    continue
+            yield row
 
 
 #: Columns that name the cell (the same on every row) or hold answer texts.

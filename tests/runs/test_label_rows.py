@@ -166,3 +166,17 @@ def test_values_msgspec_refuses_are_decoded_as_json_reads_them(
     assert found[5][1][3]["a"] == float("inf")  # in the human grades, read when needed
     assert repr(found) == repr(_expected(path))  # repr: nan equals itself there
     assert found[1][1][0] == 2**70
+
+
+def test_iter_rows_reads_what_json_reads_and_skips_what_it_cannot(tmp_path: Path) -> None:
+    """Whole rows are decoded by msgspec where it can, else by ``json``: the same values as
+    ``json.loads`` line by line, with blank, partial and undecodable lines skipped."""
+    good = [_record(1).to_json(), _record(2, label=float("nan")).to_json()]  # type: ignore[arg-type]
+    good.append(_record(3).to_json().replace('"label": 1', '"label": 1e400'))
+    good.append(json.dumps({"text": "\ud800 lone surrogate", "n": 2**80}))
+    raw = ("\n".join(good) + "\n\n   \n").encode("utf-8", "surrogatepass")
+    raw += b'{"query_id": "\xff\xfe"}\n' + b'{"query_id": "q9", "lab'
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(raw)
+    found = list(rows.iter_rows(path))
+    assert repr(found) == repr([json.loads(line) for line in good])
