@@ -269,12 +269,27 @@ class RowWatcher:
         self._thread.join()
 
     def steady_rate(self, n: int) -> float:
-        """Rows per second between the 10th and the 90th percentile of rows."""
-        low = next(t for t, lines in self.samples if lines >= n // 10)
-        high_at = next(lines for t, lines in self.samples if lines >= (9 * n) // 10)
-        high = next(t for t, lines in self.samples if lines == high_at)
-        low_at = next(lines for t, lines in self.samples if lines >= n // 10)
-        return (high_at - low_at) / max(high - low, 1e-9)
+        """Rows per second between the 10th and the 90th percentile of rows: the slope of the
+        least-squares line through the samples taken in that window.
+
+        With many calls in flight and a fixed latency, rows come in waves (a round of calls
+        returns together); a rate from the window's two ends alone moves by up to half a
+        wave with where those ends fall, the fitted slope much less.
+        """
+        return steady_slope(self.samples, n)
+
+
+def steady_slope(samples: list[tuple[float, int]], n: int) -> float:
+    """The least-squares slope of rows over time for the samples from the first with at
+    least ``n // 10`` rows to the first with at least ``9 * n // 10``."""
+    low = next(i for i, (_t, lines) in enumerate(samples) if lines >= n // 10)
+    high = next(i for i, (_t, lines) in enumerate(samples) if lines >= (9 * n) // 10)
+    window = samples[low : high + 1]
+    if len(window) < 2:
+        return float("nan")
+    times = [t for t, _lines in window]
+    rows = [lines for _t, lines in window]
+    return statistics.linear_regression(times, rows).slope
 
 
 def sweep_env() -> dict[str, str]:
