@@ -81,7 +81,7 @@ def _example(
         result_id = _text(row, "result_id", path, line)
 
     fields = _fields(row, path, line)
-    resolved = _images(row, root, path, line)[: max(max_images, 0)] if "images" in row else []
+    resolved = _images(row, root, path, line)[: max(max_images, 0)]
     labels = _labels(row, path, line, reader, known_annotators)
 
     return Example(

@@ -8,7 +8,7 @@ import threading
 import time
 
 from mmjudge.records import Forecast, JudgeRequest, JudgeResponse
-from mmjudge.running.policy import WorkItem
+from mmjudge.running.policy import FIRST_FORECAST_DELAY_S, WorkItem
 from mmjudge.running.sync import Runner
 from tests.running.test_sync import MODEL, FakeJudge, collect, settings
 
@@ -76,7 +76,9 @@ def test_the_first_forecast_is_made_on_a_worker_thread_while_calls_are_in_flight
         )
         for i in range(20)
     ]
-    runner = Runner(FakeJudge(delay=0.1), MODEL, settings(concurrency=4))
+    # Answers take longer than the thread's start delay, so the first forecast is made aside.
+    assert FIRST_FORECAST_DELAY_S < 0.3
+    runner = Runner(FakeJudge(delay=0.3), MODEL, settings(concurrency=4))
     assert len(collect(runner, work)) == 20
     assert made_on["k0"] != threading.get_ident()
     assert {made_on[f"k{i}"] for i in range(1, 20)} == {threading.get_ident()}
