@@ -137,12 +137,17 @@ class RunStats:
             asyncio.get_running_loop().call_later(FIRST_FORECAST_DELAY_S, self._first.start)
 
     def add_forecast(self, item: WorkItem) -> None:
-        """Count ``item``'s forecast (later, while the first one is being made aside)."""
-        if self._first is not None and self._first.is_alive():
-            self._later.append(item)
+        """Count ``item``'s forecast: at the next :meth:`settle` (or when :attr:`forecast` is
+        read), so a call's answer is not held up by counting its tokens."""
+        self._later.append(item)
+
+    def settle(self) -> None:
+        """Count the forecasts added since the last time, unless the first one is still to
+        be made on its worker thread (nothing here waits for the tokenizer to load)."""
+        first = self._first
+        if not self._later or (first is not None and (first.ident is None or first.is_alive())):
             return
         self._count_later()
-        self.counted.add(item.expected())
 
     def _count_later(self) -> None:
         if self._first is not None and self._first.ident is not None:  # started

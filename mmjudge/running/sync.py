@@ -14,12 +14,10 @@ import contextlib
 import functools
 import math
 import time
-from collections.abc import AsyncIterable, AsyncIterator, Iterable
-from dataclasses import dataclass
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable
 
 from mmjudge.config import ModelConfig, RunnerConfig
-from mmjudge.errors import BudgetExceeded, CredentialError, FatalProviderError, Interrupted
-from mmjudge.interrupt import signal_name
+from mmjudge.errors import CredentialError, FatalProviderError
 from mmjudge.judges.base import JudgeAPI
 from mmjudge.records import JudgeRequest, JudgeResponse
 from mmjudge.running.breaker import Breaker
@@ -27,6 +25,7 @@ from mmjudge.running.cache import ItemClaims, RequestKeys, ResponseCache
 from mmjudge.running.claim_writes import GroupCommit
 from mmjudge.running.collector import quiet_collector
 from mmjudge.running.concurrency import calls_in_flight
+from mmjudge.running.jobs import SET_ASIDE, Job, SetAside, stop_error, token_estimate
 from mmjudge.running.limits import RateLimiter
 from mmjudge.running.lookahead import LookedUp, look_up, looked_up
 from mmjudge.running.next_item import next_of
@@ -44,30 +43,6 @@ from mmjudge.running.policy import (
 
 #: Seconds between looks at items another process is judging.
 CLAIM_POLL_S = 0.25
-
-
-class _SetAside:
-    """What a job's worker gives back when another live process holds the item's claim."""
-
-
-_SET_ASIDE = _SetAside()
-
-
-@dataclass
-class _Job:
-    """A work item on its way to the judge."""
-
-    item: WorkItem
-    key: str  # the request's cache key
-    resent: int = 0
-    """Earlier sends lost by stopped processes (see :class:`mmjudge.running.cache.Claim`)."""
-    started: bool = False
-    """Whether its task began (a task cancelled before that runs none of its clean-up)."""
-    claimed: bool = False
-    """Whether this run holds the request's claim."""
-    waited: bool = False
-    """Whether the item was set aside first, another live process holding it."""
-    committed_usd: float = 0.0  # its forecast in the budget's committed spend (with a budget)
 
 
 class Runner:
@@ -129,6 +104,10 @@ class Runner:
         self._dropped = 0
         self._waiting: list[WorkItem] = []
         """Items another live process holds, looked at again every :data:`CLAIM_POLL_S`."""
+        self._entries: Callable[[], Awaitable[LookedUp | None]] | None = None
+        self._exhausted = False
+        self._taking = asyncio.Lock()
+        """Held while an item is taken (an asynchronous iterable takes one at a time)."""
 
     # -- stopping --------------------------------------------------------------------------
 
@@ -178,8 +157,7 @@ class Runner:
         threads) rather than done on the event loop.
         """
         waiting = self._waiting
-        iterator = looked_up(next_of(items), self.cache, self.keys)
-        exhausted = False
+        self._entries = looked_up(next_of(items), self.cache, self.keys)
         next_poll = 0.0
         heartbeat = asyncio.create_task(self._heartbeat()) if self.claims is not None else None
         restore_collector = quiet_collector()
@@ -189,14 +167,14 @@ class Runner:
                 # outcomes are yielded before more items are taken: an item may take a while
                 # to arrive (images being prepared) and must not hold back finished rows.
                 while (
-                    not exhausted
+                    not self._exhausted
                     and self._may_schedule()
                     and not self._slots.locked()
                     and self._queue.empty()
+                    and not self._taking.locked()
                 ):
-                    item = await iterator()
+                    item = await self._next_entry()
                     if item is None:
-                        exhausted = True
                         break
                     ready = self._admit(item)
                     if isinstance(ready, Outcome):
@@ -208,12 +186,13 @@ class Runner:
                     async for ready_outcome in self._poll_waiting(waiting):
                         yield ready_outcome
                 if not self._pending and self._queue.empty():
-                    if not self._may_schedule() or (exhausted and not waiting):
+                    if not self._may_schedule() or (self._exhausted and not waiting):
                         break
                     if not waiting:
                         continue
                 finished = await self._next_outcome(polling=bool(waiting))
                 if finished is not None:
+                    self.stats.settle()
                     yield finished
         finally:
             restore_collector()
@@ -223,12 +202,11 @@ class Runner:
             if self.claims is not None:
                 self.claims.release_all()
         self._dropped += len(waiting)
-        self._raise_stop(exhausted)
+        self._raise_stop(self._exhausted)
 
-    def _admit(self, entry: LookedUp, waited: bool = False) -> Outcome | _Job | None:
-        """An item's immediate outcome, the job to run for it, or None (the budget stopped
-        scheduling); the item comes looked up in the cache. The job's worker claims the
-        request (see :meth:`_claim`)."""
+    def _admit(self, entry: LookedUp, waited: bool = False) -> Outcome | Job | None:
+        """An item (looked up in the cache) as its immediate outcome, the job whose worker
+        will claim and call it, or None (the budget stopped scheduling)."""
         item, key, response = entry
         if item.request is None:
             return Outcome(item, None, item.error, False, 0, 0.0)
@@ -238,7 +216,37 @@ class Runner:
         if self.policy.over_budget(item, self._in_flight_forecast):
             self.stats.stopped_by_budget = True
             return None
-        return _Job(item, key, waited=waited)
+        return Job(item, key, waited=waited)
+
+    async def _next_entry(self) -> LookedUp | None:
+        """The next item looked up, or None at the end (one taker at a time)."""
+        assert self._entries is not None
+        async with self._taking:
+            if self._exhausted:
+                return None
+            entry = await self._entries()
+            if entry is None:
+                self._exhausted = True
+            return entry
+
+    async def _next_job(self) -> Job | None:
+        """The next job for a worker that keeps its slot (items settled without a call go
+        on the queue meanwhile); None at the end, on a stop or when the budget stops it."""
+        while self._may_schedule():
+            entry = await self._next_entry()
+            if entry is None:
+                return None
+            ready = self._admit(entry)
+            if isinstance(ready, Outcome):
+                self._queue.put_nowait(ready)
+                continue
+            if ready is None:
+                return None
+            ready.started = True
+            ready.committed_usd = self.policy.committed_usd(ready.item)
+            self._in_flight_forecast += ready.committed_usd
+            return ready
+        return None
 
     async def _poll_waiting(self, waiting: list[WorkItem]) -> AsyncIterator[Outcome]:
         """Items another live process holds: take their answers when they are in the cache,
@@ -255,10 +263,10 @@ class Runner:
             ready = self._admit(look_up(item, self.cache, self.keys), waited=True)
             if isinstance(ready, Outcome):
                 yield ready
-            elif isinstance(ready, _Job):
+            elif isinstance(ready, Job):
                 await self._start(ready)
 
-    async def _start(self, job: _Job) -> None:
+    async def _start(self, job: Job) -> None:
         await self._slots.acquire()
         job.committed_usd = self.policy.committed_usd(job.item)
         self._in_flight_forecast += job.committed_usd
@@ -267,7 +275,7 @@ class Runner:
         self._tasks.add(task)
         task.add_done_callback(functools.partial(self._finished, job))
 
-    def _finished(self, job: _Job, task: asyncio.Task[None]) -> None:
+    def _finished(self, job: Job, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)
         if job.started:
             return
@@ -277,21 +285,28 @@ class Runner:
         self._slots.release()
         self._in_flight_forecast -= job.committed_usd
 
-    async def _worker(self, job: _Job) -> None:
+    async def _worker(self, job: Job) -> None:
+        """Judge ``job``, then the next items while there are any: the slot goes from an
+        answer to the next call at once, not through a turn of the runner's loop."""
         job.started = True
+        current: Job | None = job
         try:
-            outcome = await self._judge_one(job)
-            if isinstance(outcome, _SetAside):
-                self._queue.put_nowait(None)  # wakes the loop, which polls set-aside items
-                return
-            if outcome is None:
-                self._dropped += 1
-            self._queue.put_nowait(outcome)
+            while current is not None:
+                outcome = await self._judge_one(current)
+                current = None
+                if isinstance(outcome, SetAside):
+                    self._queue.put_nowait(None)  # wakes the loop, which polls set-aside items
+                    return
+                if outcome is None:
+                    self._dropped += 1
+                self._queue.put_nowait(outcome)
+                current = await self._next_job()
+            self._queue.put_nowait(None)  # wakes the loop: this slot is free
         except asyncio.CancelledError:
-            self._dropped += 1
+            self._dropped += current is not None
             raise
         except Exception as error:  # the response cache could not be written: stop the run
-            self._dropped += 1
+            self._dropped += current is not None
             self._fail_fast(error)
             self._queue.put_nowait(None)
         finally:
@@ -325,26 +340,16 @@ class Runner:
             self.claims.renew()
 
     def _raise_stop(self, exhausted: bool) -> None:
-        if self._fatal is not None:
-            raise self._fatal
-        cut_short = not exhausted or self._dropped > 0
-        if self._stop_signal is not None and cut_short:
-            name = signal_name(self._stop_signal)
-            raise Interrupted(
-                f"stopped by {name}: {self._dropped} call(s) in flight were given up and will "
-                "be sent again on resume",
-                self._stop_signal,
-            )
-        if self.stats.stopped_by_budget:
-            raise BudgetExceeded(
-                f"stopped before passing runner.max_cost_usd={self.settings.max_cost_usd}: "
-                f"spent ${self.stats.spent_usd:.4f} on {self.stats.calls} calls; raise the cap "
-                "and run the same command again to resume (finished calls come from the cache)"
-            )
+        cap = self.settings.max_cost_usd
+        error = self._fatal or stop_error(
+            self._stop_signal, self._dropped, exhausted, self.stats, cap
+        )
+        if error is not None:
+            raise error
 
     # -- one item --------------------------------------------------------------------------
 
-    async def _judge_one(self, job: _Job) -> Outcome | _SetAside | None:
+    async def _judge_one(self, job: Job) -> Outcome | SetAside | None:
         """Call the judge for one job, with retries; None when the run stopped first."""
         item = job.item
         request = item.request
@@ -356,7 +361,7 @@ class Runner:
             while True:
                 attempts += 1
                 await self.requests.acquire(1.0)
-                await self.tokens.acquire(_token_estimate(request, self.model.max_tokens))
+                await self.tokens.acquire(token_estimate(request, self.model.max_tokens))
                 if self._stopping():
                     self._release(job)
                     return None
@@ -404,10 +409,10 @@ class Runner:
     def _stopping(self) -> bool:
         return self._stop_signal is not None or self._fatal is not None
 
-    async def _mark_sending(self, job: _Job, attempts: int) -> Outcome | _SetAside | None:
+    async def _mark_sending(self, job: Job, attempts: int) -> Outcome | SetAside | None:
         """Before each send, committed: the request claimed and marked on the wire (first
         attempt), or marked on the wire again (a retry). Instead of None, the item's outcome
-        when its answer is in the cache already, or ``_SET_ASIDE`` when another live process
+        when its answer is in the cache already, or ``SET_ASIDE`` when another live process
         holds its claim."""
         if self.writes is None:
             return None
@@ -421,7 +426,7 @@ class Runner:
             return self.policy.hit(job.item, claim.response)
         if claim.state == "busy":
             self._waiting.append(job.item)
-            return _SET_ASIDE
+            return SET_ASIDE
         job.claimed = True
         job.resent = claim.resent
         self.stats.resent += claim.resent
@@ -443,7 +448,7 @@ class Runner:
             ) from None
 
     def _failed_attempt(
-        self, job: _Job, error: Exception, retryable: bool, attempts: int, started: float
+        self, job: Job, error: Exception, retryable: bool, attempts: int, started: float
     ) -> tuple[bool, Outcome | None]:
         """After a failed attempt: ``(True, None)`` to try again, else ``(False, outcome)``
         with the item's error outcome, or None when the run is stopping (no row)."""
@@ -473,7 +478,7 @@ class Runner:
         kind = type(error).__name__
         return False, self.policy.failed(job.item, kind, text, attempts, elapsed, job.resent)
 
-    async def _answered(self, job: _Job, response: JudgeResponse, attempts: int) -> Outcome:
+    async def _answered(self, job: Job, response: JudgeResponse, attempts: int) -> Outcome:
         self.breaker.success()
         if self.writes is not None:
             # Committed before the outcome (and its row) goes on: see claim_writes.
@@ -483,7 +488,7 @@ class Runner:
         # The lost sends were billed too; each is priced as this one.
         return self.policy.answered(job.item, response, attempts, response.latency_s, job.resent)
 
-    def _release(self, job: _Job) -> None:
+    def _release(self, job: Job) -> None:
         if self.writes is not None and job.claimed:
             self.writes.release(job.key)
 
@@ -493,8 +498,3 @@ class Runner:
             return
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._halt.wait(), seconds)
-
-
-def _token_estimate(request: JudgeRequest, max_tokens: int) -> float:
-    """Rough tokens of a call for the tokens-per-minute limiter (4 characters a token)."""
-    return len(request.prompt) / 4 + 100 * len(request.images) + max_tokens

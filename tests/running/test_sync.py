@@ -184,3 +184,42 @@ def test_rows_of_finished_calls_are_not_held_back_by_a_slow_item_source() -> Non
     seen_when = asyncio.run(go())
     assert len(seen_when) == 12
     assert seen_when[0] < 12  # the first row came before the last item did
+
+
+class TaskRecordingJudge(FakeJudge):
+    """Records which task made each call, and the order of sends and rows."""
+
+    def __init__(self, events: list[str], delay: float = 0.0) -> None:
+        super().__init__(delay=delay)
+        self.events = events
+        self.tasks: set[int] = set()
+
+    async def generate(self, request: JudgeRequest) -> JudgeResponse:
+        self.tasks.add(id(asyncio.current_task()))
+        self.events.append(f"send {request.item_key}")
+        return await super().generate(request)
+
+
+def test_a_slot_goes_from_an_answer_to_the_next_call_before_the_answer_is_handed_on() -> None:
+    events: list[str] = []
+    judge = TaskRecordingJudge(events, delay=0.001)
+    runner = Runner(judge, MODEL, settings(concurrency=3))
+
+    async def go() -> list[Outcome]:
+        outcomes = []
+        async for outcome in runner.run(items(30)):
+            events.append(f"row {outcome.item.key}")
+            outcomes.append(outcome)
+        return outcomes
+
+    outcomes = asyncio.run(go())
+    assert sorted(o.item.key for o in outcomes) == sorted(f"k{i}" for i in range(30))
+    assert judge.peak == 3 and runner.stats.calls == 30
+    # Three slots, three tasks: each carries on from its answer to the next item.
+    assert len(judge.tasks) == 3
+    # With one slot, the next call is sent before the row of the answer just in.
+    events.clear()
+    judge = TaskRecordingJudge(events)
+    runner = Runner(judge, MODEL, settings(concurrency=1))
+    asyncio.run(go())
+    assert events[:4] == ["send k0", "send k1", "row k0", "send k2"]

@@ -1,0 +1,65 @@
+"""What the sync runner (:mod:`mmjudge.running.sync`) keeps for each call, and the error a
+run ends with when it stops before its last item."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mmjudge.errors import BudgetExceeded, Interrupted
+from mmjudge.interrupt import signal_name
+from mmjudge.records import JudgeRequest
+from mmjudge.running.policy import RunStats, WorkItem
+
+
+class SetAside:
+    """What a job's worker gives back when another live process holds the item's claim."""
+
+
+SET_ASIDE = SetAside()
+
+
+@dataclass
+class Job:
+    """A work item on its way to the judge."""
+
+    item: WorkItem
+    key: str  # the request's cache key
+    resent: int = 0
+    """Earlier sends lost by stopped processes (see :class:`mmjudge.running.cache.Claim`)."""
+    started: bool = False
+    """Whether its task began (a task cancelled before that runs none of its clean-up)."""
+    claimed: bool = False
+    """Whether this run holds the request's claim."""
+    waited: bool = False
+    """Whether the item was set aside first, another live process holding it."""
+    committed_usd: float = 0.0  # its forecast in the budget's committed spend (with a budget)
+
+
+def token_estimate(request: JudgeRequest, max_tokens: int) -> float:
+    """Rough tokens of a call for the tokens-per-minute limiter (4 characters a token)."""
+    return len(request.prompt) / 4 + 100 * len(request.images) + max_tokens
+
+
+def stop_error(
+    stop_signal: int | None,
+    dropped: int,
+    exhausted: bool,
+    stats: RunStats,
+    max_cost_usd: float | None,
+) -> Exception | None:
+    """Why a run that ended this way did not judge every item: a stop request that cut it
+    short (``dropped`` calls given up, or items never taken), or the budget; None when it
+    did."""
+    if stop_signal is not None and (not exhausted or dropped > 0):
+        return Interrupted(
+            f"stopped by {signal_name(stop_signal)}: {dropped} call(s) in flight were given up "
+            "and will be sent again on resume",
+            stop_signal,
+        )
+    if stats.stopped_by_budget:
+        return BudgetExceeded(
+            f"stopped before passing runner.max_cost_usd={max_cost_usd}: "
+            f"spent ${stats.spent_usd:.4f} on {stats.calls} calls; raise the cap "
+            "and run the same command again to resume (finished calls come from the cache)"
+        )
+    return None
