@@ -32,6 +32,11 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
+
+#: JSON as :func:`json.loads` reads it wherever both read a body (tests/judges/test_wire.py).
+_decode = msgspec.json.Decoder().decode
+
 #: Headers aiohttp computes for each request itself.
 _COMPUTED = frozenset({"content-length", "host", "transfer-encoding"})
 
@@ -254,6 +259,10 @@ def _parsed(raw: bytes, content_type: str) -> Any:
     """A 2xx body as the SDK reads it: JSON under a JSON content type (a body that is not
     valid JSON raises :class:`json.JSONDecodeError`), otherwise JSON when it parses, else
     the text."""
+    try:
+        return _decode(raw)  # four times faster than json.loads on an answer
+    except msgspec.MsgspecError:
+        pass  # what only json.loads reads (NaN, a BOM, 1e400, lone surrogates), or no JSON
     kind = content_type.split(";")[0]
     if kind.endswith("json"):
         return json.loads(raw)

@@ -157,7 +157,7 @@ class Runner:
         threads) rather than done on the event loop.
         """
         waiting = self._waiting
-        self._entries = looked_up(next_of(items), self.cache, self.keys)
+        self._entries = looked_up(next_of(items), self.cache, self.keys, self.claims is not None)
         next_poll = 0.0
         heartbeat = asyncio.create_task(self._heartbeat()) if self.claims is not None else None
         restore_collector = quiet_collector()

@@ -5,11 +5,13 @@ answers and errors as the SDK's own path."""
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
 
 from mmjudge.errors import FatalProviderError
+from mmjudge.judges import wire
 from mmjudge.judges.base import JudgeAPI
 from mmjudge.judges.openai import OpenAIJudge
 from mmjudge.records import JudgeRequest
@@ -228,3 +230,27 @@ def test_each_fast_call_sends_a_fresh_idempotency_key_where_the_sdk_sends_one(
     assert judge._wire is not None and judge._wire.fast_calls == 2
     keys = [sent.headers.get("idempotency-key") for sent in loopback.requests_to(OPENAI_PATH)]
     assert all(keys) and len(set(keys)) == 3, keys
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"id": "x", "choices": [{"message": {"content": "2\\nok"}}], "usage": {"a": 1}}',
+        b'{"a": 123456789012345678901234567890, "b": -0.0, "c": 1.0000000000000002}',
+        b'{"a": 1, "a": 2}',
+        b'{"a": 1e400}',
+        b'{"a": NaN, "b": -Infinity}',
+        b'{"a": "\\ud800 \\u0000 \\u00e9"}',
+        b'\xef\xbb\xbf{"a": 1}',
+        b' [1, 2.5e-3, "x"] ',
+    ],
+)
+def test_a_json_answer_reads_as_json_loads_reads_it(raw: bytes) -> None:
+    assert repr(wire._parsed(raw, "application/json")) == repr(json.loads(raw))
+    assert repr(wire._parsed(raw, "text/plain")) == repr(json.loads(raw))
+
+
+def test_an_answer_that_is_not_json_is_an_error_under_a_json_type_and_text_otherwise() -> None:
+    with pytest.raises(json.JSONDecodeError):
+        wire._parsed(b"<html>busy</html>", "application/json; charset=utf-8")
+    assert wire._parsed(b"<html>busy</html>", "text/html") == "<html>busy</html>"
