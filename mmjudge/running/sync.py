@@ -86,8 +86,7 @@ class Runner:
         self.policy = CallPolicy(settings, self.stats, self.cache, price, seed=seed)
         if concurrency is None:
             concurrency = calls_in_flight(settings, model).calls
-        concurrency = max(1, concurrency)
-        self.concurrency = concurrency
+        self.concurrency = concurrency = max(1, concurrency)
         self.requests = RateLimiter(model.requests_per_minute)
         self.tokens = RateLimiter(model.tokens_per_minute)
         self.breaker = Breaker(settings.breaker_failures, endpoint_of(judge, model), model.name)
@@ -106,8 +105,7 @@ class Runner:
         """Items another live process holds, looked at again every :data:`CLAIM_POLL_S`."""
         self._entries: Callable[[], Awaitable[LookedUp | None]] | None = None
         self._exhausted = False
-        self._taking = asyncio.Lock()
-        """Held while an item is taken (an asynchronous iterable takes one at a time)."""
+        self._taking = asyncio.Lock()  # an asynchronous iterable gives one item at a time
 
     # -- stopping --------------------------------------------------------------------------
 
@@ -286,8 +284,8 @@ class Runner:
         self._in_flight_forecast -= job.committed_usd
 
     async def _worker(self, job: Job) -> None:
-        """Judge ``job``, then the next items while there are any: the slot goes from an
-        answer to the next call at once, not through a turn of the runner's loop."""
+        """Judge ``job``, then the next items: a slot goes from an answer to the next call
+        at once (not through the runner's loop), and the runner writes the answer's row."""
         job.started = True
         current: Job | None = job
         try:
@@ -300,6 +298,8 @@ class Runner:
                 if outcome is None:
                     self._dropped += 1
                 self._queue.put_nowait(outcome)
+                if self._queue.qsize() > self.concurrency:  # a judge that never waits:
+                    await asyncio.sleep(0)  # the runner hands the outcomes on
                 current = await self._next_job()
             self._queue.put_nowait(None)  # wakes the loop: this slot is free
         except asyncio.CancelledError:

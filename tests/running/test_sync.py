@@ -223,3 +223,27 @@ def test_a_slot_goes_from_an_answer_to_the_next_call_before_the_answer_is_handed
     runner = Runner(judge, MODEL, settings(concurrency=1))
     asyncio.run(go())
     assert events[:4] == ["send k0", "send k1", "row k0", "send k2"]
+
+
+class InstantJudge(FakeJudge):
+    """Answers without ever waiting (a local judge that computes its grade at once)."""
+
+    async def generate(self, request: JudgeRequest) -> JudgeResponse:
+        self.calls.append(request.item_key)
+        return JudgeResponse(text="2\nok", usage=Usage(input_tokens=100, output_tokens=10))
+
+
+def test_outcomes_are_handed_on_while_a_judge_that_never_waits_works() -> None:
+    judge = InstantJudge()
+    runner = Runner(judge, MODEL, settings(concurrency=4))
+    calls_at_rows: list[int] = []
+
+    async def go() -> None:
+        async for _outcome in runner.run(items(2000)):
+            calls_at_rows.append(len(judge.calls))
+
+    asyncio.run(go())
+    assert len(calls_at_rows) == 2000
+    # Memory stays flat: rows are handed on as the calls go, not all at the end.
+    assert calls_at_rows[0] <= 4 * 4
+    assert max(c - i for i, c in enumerate(calls_at_rows)) <= 4 * 4
