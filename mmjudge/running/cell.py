@@ -19,6 +19,7 @@ from mmjudge.costs.calls import CallPricer
 from mmjudge.costs.ledger import batch_factor
 from mmjudge.costs.output_tokens import output_tokens
 from mmjudge.costs.sheets import price_for
+from mmjudge.costs.tokens import forget_counts_ahead
 from mmjudge.data.schema import Example
 from mmjudge.data.survey import (
     DatasetSurvey,
@@ -45,6 +46,7 @@ from mmjudge.running.batch import BatchRunner
 from mmjudge.running.batching import check_settings
 from mmjudge.running.cache import ResponseCache
 from mmjudge.running.concurrency import calls_in_flight, first_line, fit_open_files
+from mmjudge.running.counts_ahead import counter_for, stop_waiting
 from mmjudge.running.event_loop import run_on_fast_loop
 from mmjudge.running.images_pool import PREPARE_AHEAD
 from mmjudge.running.policy import Outcome, RunStats, check_reliability_settings
@@ -120,6 +122,7 @@ def run_cell(
     warm = sdk_warmer(judge_cls, cfg, cache_path)
     counts, reason = _survey_or_skip(cfg, judge_cls, examples, warm)
     if reason is not None or counts is None:
+        stop_waiting()
         judgments_path(run_dir).touch()
         return write_cell_summary(cfg, raw_cfg, run_dir, skipped=reason)
     price = price_for(cfg.pricing, cfg.model)
@@ -191,7 +194,10 @@ def _summary(
     stop: BaseException | None,
     extra: dict[str, Any],
 ) -> RunSummary:
+    if stop is not None:
+        stop_waiting()  # after a stop, the prompts' counts made ahead are not waited for
     forecast = dataclasses.replace(stats.forecast, output_basis=context.output.basis)
+    forget_counts_ahead()
     if context.cfg.runner.mode == "batch":
         # At batch prices, like the calls it forecasts.
         forecast = _batch_forecast(forecast, _batch_discount(context))
@@ -259,7 +265,7 @@ def _survey_or_skip(
     reason = skip_reason(cfg, judge_cls)
     if reason is not None:
         return None, reason
-    counts = survey_while(examples, cfg, warm)
+    counts = survey_while(examples, cfg, warm, counter_for(cfg) if warm is not None else None)
     check_html_fields(counts, cfg.dataset)
     return counts, unserved(counts, cfg.modality, cfg.dataset)
 

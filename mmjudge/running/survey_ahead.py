@@ -4,7 +4,8 @@ Before a cell's first call, two steps take most of the time: the dataset check (
 read and validated: ~0.2 s for 10,000 items) and importing the judge's SDK (~0.6 s for
 ``openai``, ~1.7 s for ``anthropic``). Both are CPU-bound Python, so a thread would not overlap
 them; a forked child does. The child checks the dataset and sends back its counts while this
-process imports the SDK.
+process imports the SDK; for a text cell it then counts the prompts' tokens for the run's
+forecast (:mod:`mmjudge.running.counts_ahead`).
 
 The child is used only where it pays and is safe: on Linux, with no other thread running, for
 an items file of at least :data:`MIN_BYTES`, and when the SDK is about to be needed (not yet
@@ -19,8 +20,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import pickle
-import signal
 import sys
 import threading
 import warnings
@@ -33,20 +32,28 @@ from mmjudge.config import SweepConfig
 from mmjudge.data.schema import Example, dataset_root
 from mmjudge.data.survey import DatasetSurvey, survey
 from mmjudge.judges.base import JudgeAPI
+from mmjudge.running import counts_ahead
 from mmjudge.running.cache import ResponseCache
+from mmjudge.running.counts_ahead import PendingCounts, read_message, write_message
+
+Counter = Callable[[Iterable[Example]], counts_ahead.Counts]
 
 #: Items files smaller than this are checked here: the check is quicker than a fork.
 MIN_BYTES = 1 << 20
 
 
 def survey_while(
-    examples: Iterable[Example], cfg: SweepConfig, warm: Callable[[], None] | None
+    examples: Iterable[Example],
+    cfg: SweepConfig,
+    warm: Callable[[], None] | None,
+    count: Counter | None = None,
 ) -> DatasetSurvey:
     """The dataset's counts (:func:`~mmjudge.data.survey.survey`), checked in a forked child
-    while ``warm`` runs here, where that applies (see the module's docstring)."""
+    while ``warm`` runs here, where that applies (see the module's docstring); the child then
+    runs ``count`` for :mod:`~mmjudge.running.counts_ahead`."""
     if warm is None or not _can_fork(cfg):
         return survey(examples)
-    counts = _survey_in_child(examples, warm)
+    counts = _survey_in_child(examples, warm, count)
     return counts if counts is not None else survey(examples)
 
 
@@ -116,50 +123,53 @@ def _other_threads() -> bool:
     return threading.active_count() > 1
 
 
-def _survey_in_child(examples: Iterable[Example], warm: Callable[[], None]) -> DatasetSurvey | None:
+def _survey_in_child(
+    examples: Iterable[Example], warm: Callable[[], None], count: Counter | None
+) -> DatasetSurvey | None:
     """The counts from a forked child, ``warm`` run meanwhile; None when the child did not
-    deliver them."""
+    deliver them. With ``count``, the child goes on to count the cell's prompts, which
+    :mod:`~mmjudge.running.counts_ahead` receives later."""
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:
-        _child(examples, read_end, write_end)
+        _child(examples, read_end, write_end, count)
     os.close(write_end)
-    status: int | None = None
+    pending = PendingCounts(pid, os.fdopen(read_end, "rb"))
+    handed_on = False
     try:
         warm()
-        with os.fdopen(read_end, "rb") as pipe:
-            read_end = -1  # the pipe object closes it
-            data = pipe.read()
-        _, status = os.waitpid(pid, 0)
+        try:
+            counts = read_message(pending.pipe)
+        except Exception:
+            counts = None
+        if not isinstance(counts, DatasetSurvey):
+            return None
+        if count is not None:
+            counts_ahead.expect(pending)
+            handed_on = True
+        return counts
     finally:
-        if read_end >= 0:
-            os.close(read_end)
-        if status is None:  # interrupted: the child's counts are not wanted any more
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        return None
-    try:
-        counts = pickle.loads(data)
-    except Exception:
-        return None
-    return counts if isinstance(counts, DatasetSurvey) else None
+        if not handed_on:  # done with the child (or interrupted): stop and reap it
+            pending.close()
 
 
-def _child(examples: Iterable[Example], read_end: int, write_end: int) -> NoReturn:
-    """The forked child: count, send the counts, leave without running any exit handler or
-    flushing anything inherited (the parent owns the run's files and output)."""
+def _child(
+    examples: Iterable[Example], read_end: int, write_end: int, count: Counter | None
+) -> NoReturn:
+    """The forked child: count, send the counts (then, with ``count``, the prompts' token
+    counts), leave without running any exit handler or flushing anything inherited (the
+    parent owns the run's files and output)."""
     code = 1
     try:
         os.close(read_end)
         logging.disable(logging.CRITICAL)
         warnings.simplefilter("ignore")  # the parent's own pass over the items warns
-        data = pickle.dumps(survey(examples))
         with os.fdopen(write_end, "wb") as pipe:
-            pipe.write(data)
+            write_message(pipe, survey(examples))
+            if count is not None:
+                write_message(pipe, count(examples))
         code = 0
-    except BaseException:  # any failure: the parent checks the dataset itself
+    except BaseException:  # any failure: the parent checks the dataset (and counts) itself
         pass
     finally:
         os._exit(code)

@@ -14,13 +14,16 @@ from pathlib import Path
 import pytest
 
 from mmjudge.config import SweepConfig
+from mmjudge.costs import tokens
 from mmjudge.data.schema import Example
 from mmjudge.data.survey import survey
 from mmjudge.errors import DatasetError
 from mmjudge.judges.registry import judge_class
-from mmjudge.running import survey_ahead
+from mmjudge.prompts.shapes import PromptRenderer
+from mmjudge.running import counts_ahead, survey_ahead
 from mmjudge.running.cache import ResponseCache
 from mmjudge.running.cell import typed_config
+from mmjudge.running.counts_ahead import counter_for
 from mmjudge.running.work import ExampleStream
 from tests.helpers import compose_config
 from tests.running.test_example_stream import _dataset
@@ -176,3 +179,59 @@ def test_the_sdk_is_warmed_only_when_calls_are_certain(
         )
         is None
     )
+
+
+def _prompt_texts(cfg: SweepConfig) -> list[str]:
+    prompts = PromptRenderer(cfg.modality, cfg.prompt, cfg.dataset)
+    texts = []
+    for example in ExampleStream(cfg):
+        rendered = prompts.render(example, n_images=0)
+        texts.append((rendered.system or "") + "\n" + rendered.text)
+    return texts
+
+
+def test_a_text_cells_prompt_counts_come_from_the_child(tmp_path: Path, forkable: None) -> None:
+    cfg = _config(_dataset(tmp_path / "data", 200), "model=gpt4o_mini")
+    counter = counter_for(cfg)
+    assert counter is not None
+    tokens._encoding.cache_clear()
+    try:
+        counts = survey_ahead.survey_while(ExampleStream(cfg), cfg, lambda: None, counter)
+        assert counts.items == 200
+        counts_ahead.wait_for_counts()
+        assert tokens._encoding.cache_info().currsize == 0  # no tokenizer loaded here
+        ahead = dict(tokens._AHEAD)
+    finally:
+        tokens.forget_counts_ahead()
+    model = cfg.model
+    texts = _prompt_texts(cfg)
+    assert len(ahead) == len(set(texts)) > 0
+    for text in texts:  # the counts this process makes itself
+        key = tokens.ahead_key(text, model.model_id, model.provider)
+        assert ahead[key] == tokens.count_tokens(text, model.model_id, model.provider)
+
+
+def test_counts_that_never_come_are_not_waited_for(tmp_path: Path, forkable: None) -> None:
+    cfg = _config(_dataset(tmp_path / "data", 50))
+    started = threading.Event()
+
+    def never(examples: object) -> dict:
+        started.set()
+        time.sleep(60)
+        return {}
+
+    counts = survey_ahead.survey_while(ExampleStream(cfg), cfg, lambda: None, never)
+    assert counts.items == 50
+    waiter = threading.Thread(target=counts_ahead.wait_for_counts)
+    waiter.start()
+    time.sleep(0.1)
+    counts_ahead.stop_waiting()  # the calls are over: the child is stopped and reaped
+    waiter.join(5)
+    assert not waiter.is_alive() and not tokens._AHEAD
+
+
+def test_cells_with_images_a_test_bank_or_a_budget_count_here(tmp_path: Path) -> None:
+    root = _dataset(tmp_path / "data", 5)
+    assert counter_for(_config(root)) is not None
+    assert counter_for(_config(root, "modality=mm")) is None
+    assert counter_for(_config(root, "runner.max_cost_usd=1")) is None
