@@ -197,6 +197,7 @@ def _summary(
     if stop is not None:
         stop_waiting()  # after a stop, the prompts' counts made ahead are not waited for
     forecast = dataclasses.replace(stats.forecast, output_basis=context.output.basis)
+    stop_waiting()  # counts no thread took (a run over before its first forecast began)
     forget_counts_ahead()
     if context.cfg.runner.mode == "batch":
         # At batch prices, like the calls it forecasts.

@@ -235,3 +235,19 @@ def test_cells_with_images_a_test_bank_or_a_budget_count_here(tmp_path: Path) ->
     assert counter_for(_config(root)) is not None
     assert counter_for(_config(root, "modality=mm")) is None
     assert counter_for(_config(root, "runner.max_cost_usd=1")) is None
+
+
+def test_counts_nobody_waited_for_are_stopped_at_the_end(tmp_path: Path, forkable: None) -> None:
+    cfg = _config(_dataset(tmp_path / "data", 20))
+
+    def never(examples: object) -> dict:
+        time.sleep(60)
+        return {}
+
+    survey_ahead.survey_while(ExampleStream(cfg), cfg, lambda: None, never)
+    pending = counts_ahead._pending
+    assert pending is not None
+    counts_ahead.stop_waiting()  # a run over before its first forecast began
+    assert counts_ahead._pending is None
+    with pytest.raises(ChildProcessError):  # stopped and reaped
+        os.waitpid(pending.pid, os.WNOHANG)
