@@ -18,6 +18,11 @@ from mmjudge.records import Forecast, JudgeRequest, Usage
 MESSAGE_OVERHEAD_TOKENS = 7
 
 
+def forecast_text(system: str | None, prompt: str) -> str:
+    """The text whose tokens a call's forecast counts: the system message and the prompt."""
+    return (system or "") + "\n" + prompt
+
+
 def forecast_call(
     request: JudgeRequest,
     model: ModelConfig,
@@ -27,7 +32,7 @@ def forecast_call(
     """Expected usage and cost of one call."""
     if price is FREE:  # a free judge (see price_for)
         return Forecast(calls=1)
-    text = (request.system or "") + "\n" + request.prompt
+    text = forecast_text(request.system, request.prompt)
     counted = count_tokens(text, model.model_id, model.provider)
     images = sum(
         image_tokens(price.image_rule, image.width, image.height, model.image_detail)

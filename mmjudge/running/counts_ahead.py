@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from typing import IO, Any
 
 from mmjudge.config import SweepConfig
+from mmjudge.costs.forecast import forecast_text
 from mmjudge.costs.tokens import TokenCount, add_counts_ahead, ahead_key, count_tokens
 from mmjudge.data.schema import Example
 from mmjudge.prompts.shapes import PromptRenderer
@@ -46,7 +47,7 @@ def counter_for(cfg: SweepConfig) -> Callable[[Iterable[Example]], Counts] | Non
         counts: Counts = {}
         for example in examples:
             rendered = prompts.render(example, n_images=0)
-            text = (rendered.system or "") + "\n" + rendered.text  # as forecast_call joins them
+            text = forecast_text(rendered.system, rendered.text)
             counts[ahead_key(text, model_id, provider)] = count_tokens(text, model_id, provider)
         return counts
 

@@ -15,6 +15,7 @@ import pytest
 
 from mmjudge.config import SweepConfig
 from mmjudge.costs import tokens
+from mmjudge.costs.forecast import forecast_text
 from mmjudge.data.schema import Example
 from mmjudge.data.survey import survey
 from mmjudge.errors import DatasetError
@@ -186,7 +187,7 @@ def _prompt_texts(cfg: SweepConfig) -> list[str]:
     texts = []
     for example in ExampleStream(cfg):
         rendered = prompts.render(example, n_images=0)
-        texts.append((rendered.system or "") + "\n" + rendered.text)
+        texts.append(forecast_text(rendered.system, rendered.text))
     return texts
 
 
