@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
-import contextlib
 import sys
+
+if __name__ == "__main__":
+    # Before anything else is imported: a child starts loading the judge's SDK on the other
+    # core while this process composes the config (mmjudge/judges/ahead.py).
+    from mmjudge import PROJECT_ROOT
+    from mmjudge.judges.ahead import start_for_argv
+
+    start_for_argv(sys.argv[1:], PROJECT_ROOT / "conf")
+
+import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any

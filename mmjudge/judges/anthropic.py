@@ -18,7 +18,6 @@ from mmjudge.judges.http import (
     MalformedResponseError,
     SDKJudge,
     count,
-    http_client,
     image_base64,
     image_marker,
     one_line,
@@ -26,6 +25,7 @@ from mmjudge.judges.http import (
     usage_dict,
 )
 from mmjudge.judges.registry import endpoint_override
+from mmjudge.judges.sdk_clients import http_client
 from mmjudge.keyguard import redact_text
 from mmjudge.records import JudgeRequest, JudgeResponse, Usage
 

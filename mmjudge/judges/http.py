@@ -21,6 +21,7 @@ from mmjudge.config import ModelConfig
 from mmjudge.errors import ConfigError, CredentialError, FatalProviderError
 from mmjudge.judges.base import ErrorVerdict, JudgeAPI
 from mmjudge.judges.options import JudgeOptions
+from mmjudge.judges.sdk_clients import check_http_client
 from mmjudge.judges.wire import WireSender
 from mmjudge.keyguard import redact_text
 from mmjudge.records import EncodedImage, JudgeRequest, JudgeResponse
@@ -280,57 +281,12 @@ def count(data: Any, *path: str) -> int:
     return int(value)
 
 
-#: HTTP transports a provider SDK can use (``model.options.http_client``).
-HTTP_CLIENTS = ("aiohttp", "httpx")
-
-
 @dataclass(frozen=True)
 class HTTPOptions(JudgeOptions):
     """``model.options`` every judge behind an SDK reads."""
 
     http_client: str = "aiohttp"
     """The SDK's HTTP transport: ``aiohttp`` (its aiohttp client) or ``httpx`` (its default)."""
-
-
-def check_http_client(model: ModelConfig, choice: str) -> None:
-    """Raise :class:`ConfigError` for a ``model.options.http_client`` that is not offered."""
-    if choice not in HTTP_CLIENTS:
-        raise ConfigError(
-            f"model.options.http_client='{choice}' for model '{model.name}' must be one of: "
-            f"{', '.join(HTTP_CLIENTS)}"
-        )
-
-
-def http_client(sdk: Any, model: ModelConfig, choice: str) -> Any:
-    """The SDK's HTTP client: its aiohttp transport by default, else its httpx default.
-
-    Both SDKs ship an aiohttp-based client (``DefaultAioHttpClient``, installed with their
-    ``aiohttp`` extra). Its connection pool stays cheap with hundreds of open connections,
-    where the default httpx pool spends about a millisecond of CPU per request scanning its
-    connections. ``model.options.http_client=httpx`` selects the SDK's default client.
-    """
-    check_http_client(model, choice)
-    if choice == "httpx":
-        return None
-    client_class = getattr(sdk, "DefaultAioHttpClient", None)
-    if client_class is None:
-        return None
-    try:
-        import aiohttp  # noqa: F401
-    except ImportError:
-        return None
-    httpx_flavour = next(
-        import_module(cls.__module__.split(".")[0])
-        for cls in client_class.__mro__
-        if cls.__name__ == "AsyncClient"
-    )
-    # The runner bounds the calls in flight; a model's own limit also bounds the pool.
-    own = model.max_concurrency
-    connections = None if own is None else max(int(own), 1) + 8
-    limits = httpx_flavour.Limits(
-        max_connections=connections, max_keepalive_connections=connections
-    )
-    return client_class(limits=limits)
 
 
 class SDKJudge(JudgeAPI):
@@ -361,6 +317,8 @@ class SDKJudge(JudgeAPI):
     """The SDK's client once built (see :attr:`_client`)."""
     _wire: WireSender | None = None
     """Where calls after the first go, through less of the SDK (None: the SDK's own path)."""
+    _ahead_taken = False
+    """Whether a template made ahead was looked for (at the first call)."""
 
     def __init__(self, model: ModelConfig) -> None:
         super().__init__(model)
@@ -387,6 +345,30 @@ class SDKJudge(JudgeAPI):
     def _build_client(self, sdk: Any) -> Any:
         """The SDK's client (and :attr:`_wire` where it applies), from the checked settings."""
         raise NotImplementedError
+
+    def _new_wire(self) -> WireSender | None:
+        """A sender for this judge's calls, or None where its calls stay on the SDK's path."""
+        return None
+
+    def _wire_from_ahead(self) -> WireSender | None:
+        """:attr:`_wire`, made at the first call from a template made ahead for this judge
+        (:mod:`mmjudge.judges.ahead`) where there is one."""
+        self._ahead_taken = True
+        if self._wire is None and self._built is None:
+            from mmjudge.judges import ahead
+
+            parts = ahead.take(self)
+            wire = self._new_wire() if parts is not None else None
+            if wire is not None and parts is not None:
+                wire.preset(parts)
+                self._wire = wire
+        return self._wire
+
+    def ahead_request(self) -> tuple[Any, ...] | None:
+        """What the child of :mod:`mmjudge.judges.ahead` needs to build this judge's request
+        template (all of it picklable without mmjudge's config), or None where this judge's
+        calls stay on the SDK's path."""
+        return None
 
     @property
     def connection_error(self) -> type[Exception]:
@@ -433,11 +415,15 @@ class SDKJudge(JudgeAPI):
             # dominate the harness at high concurrency) and drops sampling keywords that some
             # APIs still read.
             answer: Any
-            client = self._client  # built at the first call, with the wire sender if any
-            if self._wire is not None:
-                answer = await self._wire.post(body, self.response_type)
+            wire = self._wire if self._ahead_taken else self._wire_from_ahead()
+            if wire is not None and wire.ready:  # no SDK needed
+                answer = await wire.post(body, object)
             else:
-                answer = await client.post(self.api_path, body=body, cast_to=self.response_type)
+                client = self._client  # built at the first call, with the wire sender if any
+                if self._wire is not None:
+                    answer = await self._wire.post(body, self.response_type)
+                else:
+                    answer = await client.post(self.api_path, body=body, cast_to=self.response_type)
         except json.JSONDecodeError as exc:
             raise MalformedResponseError(
                 f"{self.base_url} answered with a body that is not valid JSON ({exc.msg})"

@@ -22,7 +22,6 @@ from mmjudge.judges.http import (
     MalformedResponseError,
     SDKJudge,
     count,
-    http_client,
     image_data_url,
     image_marker,
     one_line,
@@ -30,6 +29,7 @@ from mmjudge.judges.http import (
     usage_dict,
 )
 from mmjudge.judges.registry import BASE_URL_ENVS, endpoint_override
+from mmjudge.judges.sdk_clients import OpenAIClientSpec, pool_size
 from mmjudge.judges.wire import WireSender
 from mmjudge.keyguard import redact_text
 from mmjudge.records import JudgeRequest, JudgeResponse, Usage
@@ -131,27 +131,36 @@ class OpenAIJudge(SDKJudge):
         self._endpoint = endpoint
         self._timeout_s = DEFAULT_TIMEOUT_S if timeout is None else timeout
 
-    def _build_client(self, sdk: ModuleType) -> Any:
-        transport = http_client(sdk, self.model, self.options.http_client)
-        client = sdk.AsyncOpenAI(
+    def _client_spec(self) -> OpenAIClientSpec:
+        return OpenAIClientSpec(
             api_key=self._api_key,
             base_url=self._endpoint,
-            max_retries=0,
-            timeout=self._timeout_s,
-            http_client=transport,
+            timeout_s=self._timeout_s,
+            use_aiohttp=self.options.http_client == "aiohttp",
+            connections=pool_size(self.model),
         )
+
+    def _build_client(self, sdk: ModuleType) -> Any:
+        client, aiohttp = self._client_spec().build(sdk)
         # With the aiohttp transport (the default), calls after the first skip most of the
         # SDK's per-call machinery; the httpx option keeps every call on the SDK's own path.
-        if transport is not None and WireSender.usable(client):
-            own = self.model.max_concurrency
-            self._wire = WireSender(
-                sdk,
-                client,
-                self.api_path,
-                connections=None if own is None else int(own) + 8,
-                timeout_s=self._timeout_s,
-            )
+        # (A sender made from a template made ahead is kept: it may have calls out.)
+        if self._wire is None and aiohttp and WireSender.usable(client):
+            self._wire = self._new_wire()
         return client
+
+    def _new_wire(self) -> WireSender:
+        return WireSender(
+            self.sdk,
+            lambda: self._client,
+            self.api_path,
+            connections=pool_size(self.model),
+            timeout_s=self._timeout_s,
+        )
+
+    def ahead_request(self) -> tuple[Any, ...] | None:
+        sample = JudgeRequest(item_key="ahead", prompt="Grade «this» — 1 of 3.", system="Judge.")
+        return self.sdk, self._client_spec(), self.api_path, self.request_body(sample)
 
     def describe(self) -> str:
         return f"{self.provider_name} judge '{self.name}' ({self.model_id} at {self.base_url})"

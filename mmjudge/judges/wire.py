@@ -8,7 +8,10 @@ costs at high concurrency. :class:`WireSender` keeps what matters and drops the 
 - the **first** call of a judge goes through the SDK (``post``) untouched, and the request it
   put on the wire — URL, every header (key, organisation, project, user agent, the SDK's own),
   and the exact bytes of the body — is captured on its way out; calls started meanwhile (a
-  run starts many at once) wait the few milliseconds until it is on the wire;
+  run starts many at once) wait the few milliseconds until it is on the wire. Where a child
+  process made that template ahead (:mod:`mmjudge.judges.ahead`, with the SDK building a
+  request it never sends: :meth:`WireSender.capture`), even the first call skips the SDK,
+  which is then imported only to build an error;
 - later calls send the same URL and headers through one aiohttp session, with a body encoded
   the way the SDK encoded the first one (checked byte for byte: a body the encoder cannot
   reproduce keeps every call on the SDK's own path), a fresh idempotency key where the SDK
@@ -27,10 +30,10 @@ leave the SDK's path. No retries happen here: the runner owns them (SDK ``max_re
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 from collections.abc import Callable
-from typing import Any
+from importlib import import_module
+from typing import Any, NoReturn
 
 import msgspec
 
@@ -54,43 +57,95 @@ _ENCODERS: tuple[Callable[[Any], bytes], ...] = (
 
 
 class _Template:
-    """The URL, headers and body encoding of a request the SDK sent."""
+    """The URL, headers and body encoding of a request the SDK sent (or built)."""
 
-    def __init__(self, url: str, headers: dict[str, str], encode: Callable[[Any], bytes]) -> None:
+    def __init__(
+        self, url: str, headers: dict[str, str], encoder: int, idempotency: str | None
+    ) -> None:
         self.url = url
         self.headers = headers
-        self.encode = encode
+        self.encoder = encoder
+        self.encode = _ENCODERS[encoder]
+        self.idempotency = idempotency
+        """The SDK's idempotency header, when it sends one (a fresh key per call)."""
         self.proxy = _env_proxy(url)
         """The proxy the environment names for ``url`` (looked up once, not per call)."""
+
+    def parts(self) -> tuple[str, dict[str, str], int, str | None]:
+        """What another process needs to rebuild this template (see :meth:`WireSender.preset`)."""
+        return self.url, self.headers, self.encoder, self.idempotency
+
+
+class _Captured(Exception):
+    """Stops a request the SDK built for :meth:`WireSender.capture` before it is sent."""
 
 
 class WireSender:
     """Posts JSON bodies to one path of one SDK client; see the module's docstring.
 
-    ``sdk`` is the SDK module (``openai``): its error types and its aiohttp error mapping are
-    taken from it. ``connections`` caps the session's connection pool (None: no cap, the
-    runner bounds the calls in flight).
+    ``sdk`` names the SDK's module (``openai``): its error types and its aiohttp error mapping
+    are taken from it, imported when first needed. ``client`` gives the SDK's client (built
+    when first asked for: a sender with a template made ahead may never need it).
+    ``connections`` caps the session's connection pool (None: no cap, the runner bounds the
+    calls in flight).
     """
 
     def __init__(
-        self, sdk: Any, client: Any, path: str, *, connections: int | None, timeout_s: float
+        self,
+        sdk: str,
+        client: Callable[[], Any],
+        path: str,
+        *,
+        connections: int | None,
+        timeout_s: float,
     ) -> None:
-        self.sdk = sdk
+        self.sdk_name = sdk
         self.client = client
         self.path = path
         self.connections = connections
         self.timeout_s = timeout_s
         self._template: _Template | None = None
         self._session: Any = None
-        self._mapped: Callable[[], Any] = contextlib.nullcontext
-        """The SDK's mapping of aiohttp's errors to its HTTP client's (set by :meth:`_open`)."""
-        self._idempotency: str | None = None
-        """The SDK's idempotency header, when it sends one (set by :meth:`_open`)."""
         self._capturing = False
         self._captured = asyncio.Event()
         """Set once the call being captured is on the wire, or has ended."""
         self.fast_calls = 0
         """Calls sent outside the SDK (for tests and benchmarks)."""
+
+    @property
+    def sdk(self) -> Any:
+        """The SDK's module."""
+        return import_module(self.sdk_name)
+
+    @property
+    def ready(self) -> bool:
+        """Whether calls go out here without the SDK (a template is known)."""
+        return self._template is not None
+
+    def preset(self, parts: tuple[Any, ...]) -> None:
+        """Use a template made elsewhere (:meth:`_Template.parts`) from the first call on."""
+        url, headers, encoder, idempotency = parts
+        self._template = _Template(url, dict(headers), encoder, idempotency)
+
+    async def capture(self, body: dict[str, Any]) -> tuple[Any, ...] | None:
+        """The template of the request the SDK builds for ``body``, without sending it; None
+        where it cannot be reused (see :meth:`_learn`)."""
+        client = self.client()
+        http = client._client
+        original = http.send
+
+        async def capture(request: Any, *args: Any, **kwargs: Any) -> Any:
+            self._learn(request, body)
+            raise _Captured
+
+        http.send = capture
+        try:
+            await client.post(self.path, body=body, cast_to=object)
+        except Exception:  # the SDK wraps what the capture raised in its connection error
+            pass
+        finally:
+            http.send = original
+        return None if self._template is None else self._template.parts()
 
     @staticmethod
     def usable(client: Any) -> bool:
@@ -119,10 +174,11 @@ class WireSender:
             await self._captured.wait()
             if self._template is not None:
                 return await self._send(self._template, body)
-            return await self.client.post(self.path, body=body, cast_to=cast_to)
+            return await self.client().post(self.path, body=body, cast_to=cast_to)
         self._capturing = True
         self._captured = asyncio.Event()
-        http = self.client._client
+        client = self.client()
+        http = client._client
         original = http.send
 
         async def capture(request: Any, *args: Any, **kwargs: Any) -> Any:
@@ -133,7 +189,7 @@ class WireSender:
 
         http.send = capture
         try:
-            return await self.client.post(self.path, body=body, cast_to=cast_to)
+            return await client.post(self.path, body=body, cast_to=cast_to)
         finally:
             if http.send is capture:
                 http.send = original
@@ -144,46 +200,43 @@ class WireSender:
         content = getattr(request, "content", None)
         if not isinstance(content, bytes) or str(request.method).upper() != "POST":
             return
-        encode = next((enc for enc in _ENCODERS if _encodes(enc, body, content)), None)
-        if encode is None:
+        encoder = next(
+            (i for i, encode in enumerate(_ENCODERS) if _encodes(encode, body, content)), None
+        )
+        if encoder is None:
             return  # an encoding we cannot reproduce: stay on the SDK's path
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _COMPUTED}
         for name in list(headers):
             if name.lower() == "accept-encoding":
                 headers[name] = _DECODABLE
-        self._template = _Template(str(request.url), headers, encode)
+        idempotency = getattr(self.client(), "_idempotency_header", None)
+        self._template = _Template(str(request.url), headers, encoder, idempotency)
 
     async def _send(self, template: _Template, body: dict[str, Any]) -> Any:
         session = self._session or self._open()
         headers = template.headers
-        idempotency = self._idempotency
+        idempotency = template.idempotency
         if idempotency:
-            headers = {**headers, idempotency: self.client._idempotency_key()}
+            headers = {**headers, idempotency: self.client()._idempotency_key()}
         data = template.encode(body)
         self.fast_calls += 1
         try:
-            with self._mapped():
-                async with session.post(
-                    template.url, data=data, headers=headers, proxy=template.proxy
-                ) as response:
-                    status = response.status
-                    raw = await response.read()
-                    answer_headers = response.headers
-        except self._timeouts() as error:
-            raise self.sdk.APITimeoutError(request=self._request(template, data)) from error
-        except self._request_errors() as error:
-            raise self.sdk.APIConnectionError(request=self._request(template, data)) from error
+            async with session.post(
+                template.url, data=data, headers=headers, proxy=template.proxy
+            ) as response:
+                status = response.status
+                raw = await response.read()
+                answer_headers = response.headers
+        except Exception as error:
+            self._raise_transport_error(error, template, data)
         if status >= 300:
             self._raise_status_error(template, data, status, list(answer_headers.items()), raw)
         return _parsed(raw, answer_headers.get("content-type", "*"))
 
     def _open(self) -> Any:
-        """The session, and what each send needs from the SDK, looked up once."""
+        """The session (made at the first call, inside the event loop)."""
         import aiohttp
-        from openai._vendor.httpx_aiohttp.transport import map_aiohttp_exceptions
 
-        self._mapped = map_aiohttp_exceptions
-        self._idempotency = getattr(self.client, "_idempotency_header", None)
         connector = aiohttp.TCPConnector(limit=self.connections or 0, limit_per_host=0)
         timeout = aiohttp.ClientTimeout(
             total=None, sock_connect=self.timeout_s, sock_read=self.timeout_s
@@ -193,15 +246,22 @@ class WireSender:
         )
         return self._session
 
-    def _timeouts(self) -> tuple[type[BaseException], ...]:
-        from openai._httpx2 import timeout_exceptions
+    def _raise_transport_error(
+        self, error: Exception, template: _Template, data: bytes
+    ) -> NoReturn:
+        """Raise what the SDK raises for ``error`` from its aiohttp client: the error mapped
+        to its HTTP client's by the SDK's own mapping, then to the SDK's timeout or connection
+        error (the SDK is imported here, at the first such error, when it was not yet)."""
+        from openai._httpx2 import request_exceptions, timeout_exceptions
+        from openai._vendor.httpx_aiohttp.transport import map_aiohttp_exceptions
 
-        return timeout_exceptions()
-
-    def _request_errors(self) -> tuple[type[BaseException], ...]:
-        from openai._httpx2 import request_exceptions
-
-        return request_exceptions()
+        try:
+            with map_aiohttp_exceptions():
+                raise error
+        except timeout_exceptions() as mapped:
+            raise self.sdk.APITimeoutError(request=self._request(template, data)) from mapped
+        except request_exceptions() as mapped:
+            raise self.sdk.APIConnectionError(request=self._request(template, data)) from mapped
 
     def _request(self, template: _Template, data: bytes) -> Any:
         import httpx2
@@ -227,7 +287,7 @@ class WireSender:
         try:
             response.raise_for_status()
         except httpx2.HTTPStatusError:
-            raise self.client._make_status_error_from_response(response) from None
+            raise self.client()._make_status_error_from_response(response) from None
 
     async def aclose(self) -> None:
         if self._session is not None:

@@ -16,16 +16,16 @@ from __future__ import annotations
 
 import contextlib
 import os
-import pickle
 import signal
 import threading
 from collections.abc import Callable, Iterable
-from typing import IO, Any
+from typing import IO
 
 from mmjudge.config import SweepConfig
 from mmjudge.costs.forecast import forecast_text
 from mmjudge.costs.tokens import TokenCount, add_counts_ahead, ahead_key, count_tokens
 from mmjudge.data.schema import Example
+from mmjudge.pipes import read_message
 from mmjudge.prompts.shapes import PromptRenderer
 
 Counts = dict[tuple[str, str, int, int], TokenCount]
@@ -52,25 +52,6 @@ def counter_for(cfg: SweepConfig) -> Callable[[Iterable[Example]], Counts] | Non
         return counts
 
     return count
-
-
-def write_message(pipe: IO[bytes], value: Any) -> None:
-    """``value`` pickled, after its length."""
-    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    pipe.write(len(data).to_bytes(8, "big") + data)
-    pipe.flush()
-
-
-def read_message(pipe: IO[bytes]) -> Any:
-    """The next value :func:`write_message` wrote; raises ``EOFError`` on a short read."""
-    header = pipe.read(8)
-    if len(header) < 8:
-        raise EOFError("no message")
-    size = int.from_bytes(header, "big")
-    data = pipe.read(size)
-    if len(data) < size:
-        raise EOFError("message cut short")
-    return pickle.loads(data)
 
 
 class PendingCounts:

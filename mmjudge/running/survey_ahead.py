@@ -1,11 +1,13 @@
 """The dataset check on the other core while the judge's SDK loads.
 
 Before a cell's first call, two steps take most of the time: the dataset check (every line
-read and validated: ~0.2 s for 10,000 items) and importing the judge's SDK (~0.6 s for
+read and validated: ~0.2 s for 10,000 items) and importing the judge's SDK (~0.6–1 s for
 ``openai``, ~1.7 s for ``anthropic``). Both are CPU-bound Python, so a thread would not overlap
 them; a forked child does. The child checks the dataset and sends back its counts while this
-process imports the SDK; for a text cell it then counts the prompts' tokens for the run's
-forecast (:mod:`mmjudge.running.counts_ahead`).
+process imports the SDK (or, where the SDK already loads in the child started with the command,
+:mod:`mmjudge.judges.ahead`, imports the HTTP client its calls go out with and receives the
+judge's request template); for a text cell the child then counts the prompts' tokens for the
+run's forecast (:mod:`mmjudge.running.counts_ahead`).
 
 The child is used only where it pays and is safe: on Linux, with no other thread running, for
 an items file of at least :data:`MIN_BYTES`, and when the SDK is about to be needed (not yet
@@ -31,10 +33,12 @@ from typing import NoReturn
 from mmjudge.config import SweepConfig
 from mmjudge.data.schema import Example, dataset_root
 from mmjudge.data.survey import DatasetSurvey, survey
+from mmjudge.judges import ahead
 from mmjudge.judges.base import JudgeAPI
+from mmjudge.pipes import read_message, write_message
 from mmjudge.running import counts_ahead
 from mmjudge.running.cache import ResponseCache
-from mmjudge.running.counts_ahead import PendingCounts, read_message, write_message
+from mmjudge.running.counts_ahead import PendingCounts
 
 Counter = Callable[[Iterable[Example]], counts_ahead.Counts]
 
@@ -65,11 +69,23 @@ def sdk_warmer(
     may hold an answer for every item."""
     module = getattr(judge_cls, "sdk", None)
     if not isinstance(module, str) or module in sys.modules or cfg.runner.dry_run:
+        ahead.release()
         return None
     if cfg.runner.cache and judge_cls.cacheable and _cache_may_answer_all(cfg, cache_path):
+        ahead.release()
         return None
+    try:  # a judge made only to ask for its template (a bad setting or key is reported later)
+        from_child = ahead.request(judge_cls(cfg.model))
+    except Exception:
+        from_child = False
+        ahead.release()
 
     def warm() -> None:
+        if from_child:
+            with contextlib.suppress(Exception):
+                import_module("aiohttp")  # what the calls go out with, while the child works
+            if ahead.receive():
+                return  # the judge's calls need no SDK here (mmjudge/judges/ahead.py)
         # A missing or broken SDK is reported by the judge's first call, as without this.
         with contextlib.suppress(Exception):
             import_module(module)

@@ -1,0 +1,189 @@
+"""A judge's request template made ahead in a child process (:mod:`mmjudge.judges.ahead`):
+the first call then skips the SDK, yet puts the SDK's own request on the wire and gives the
+SDK's own answers and errors; the template is only ever used by the judge it was made for."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from typing import Any
+
+import pytest
+
+from mmjudge import PROJECT_ROOT
+from mmjudge.judges import ahead
+from mmjudge.judges.openai import OpenAIJudge
+from tests.fixtures.loopback_server import OPENAI_PATH, Behaviour, LoopbackServer
+from tests.judges.test_providers import OPENAI_KEY, _keys, openai_model  # noqa: F401
+from tests.judges.test_wire import BEHAVIOURS, PER_SEND, _seen, judge_for, request, run
+
+CONF = PROJECT_ROOT / "conf"
+
+
+def template_of(judge: OpenAIJudge) -> tuple[Any, ...] | None:
+    """The template the child would send for ``judge`` (built here, with no fork)."""
+    import openai
+
+    asked = judge.ahead_request()
+    assert asked is not None
+    return asyncio.run(ahead._template_for(openai, *asked))
+
+
+def preset_judge(server: LoopbackServer, monkeypatch: pytest.MonkeyPatch, **overrides: Any):
+    """A judge whose template was made ahead, as a sweep's judge gets it."""
+    judge = judge_for(server, **overrides)
+    parts = template_of(judge_for(server, **overrides))
+    monkeypatch.setattr(ahead, "take", lambda asking: parts if asking is judge else None)
+    return judge
+
+
+def test_the_first_call_skips_the_sdk_and_sends_the_sdks_request(
+    loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (through_sdk,) = run(judge_for(loopback), request())
+    judge = preset_judge(loopback, monkeypatch)
+    (fast,) = run(judge, request())
+    assert judge._wire is not None and judge._wire.fast_calls == 1
+    assert judge._built is None  # the SDK's client was never needed
+    sdk_sent, fast_sent = loopback.requests_to(OPENAI_PATH)
+    assert fast_sent.body == sdk_sent.body and fast_sent.size == sdk_sent.size
+    kept = {k: v for k, v in sdk_sent.headers.items() if k not in PER_SEND | {"content-length"}}
+    assert {k: fast_sent.headers.get(k) for k in kept} == kept
+    assert fast.text == through_sdk.text and fast.usage == through_sdk.usage
+
+
+@pytest.mark.parametrize("behaviour", BEHAVIOURS, ids=lambda b: f"{b.action}-{b.status}")
+def test_answers_and_errors_of_a_first_call_are_the_sdks(
+    loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch, behaviour: Behaviour
+) -> None:
+    sdk_judge = judge_for(loopback)
+    loopback.script(behaviour)
+    (through_sdk,) = run(sdk_judge, request())
+    judge = preset_judge(loopback, monkeypatch)
+    loopback.script(behaviour)
+    (fast,) = run(judge, request())
+    assert judge._wire is not None and judge._wire.fast_calls == 1
+    assert _seen(judge, fast) == _seen(sdk_judge, through_sdk)
+
+
+def test_the_httpx_option_gets_no_template(loopback: LoopbackServer) -> None:
+    assert template_of(judge_for(loopback, options={"http_client": "httpx"})) is None
+
+
+@pytest.mark.parametrize(
+    ("argv", "sdk"),
+    [
+        (["model=gpt4o_mini", "runner.concurrency=64"], "openai"),
+        (["model=vllm_local", "dataset=demo_fashion"], "openai"),
+        (["model=lexical"], None),
+        ([], None),  # the default model is local
+        (["model=claude3_haiku"], None),  # no template for this SDK's judge
+        (["model=lexical", "model.provider=openai"], "openai"),
+        (["model=gpt4o_mini", "model.provider=anthropic"], None),
+        (["-m", "model=gpt4o_mini"], None),
+        (["model=gpt4o_mini", "runner.dry_run=true"], None),
+        (["model=gpt4o_mini", "hydra.verbose=true"], None),
+        (["model=gpt4o_mini", "--cfg", "job"], None),
+        (["model=no_such_model"], None),
+        (["model=../../etc/passwd"], None),
+    ],
+)
+def test_the_sdk_is_guessed_from_the_command_line(argv: list[str], sdk: str | None) -> None:
+    assert ahead.guess_sdk(argv, CONF) == sdk
+
+
+SCRIPT = textwrap.dedent(
+    """
+    import asyncio, json, os, sys
+    from mmjudge import PROJECT_ROOT
+    from mmjudge.judges import ahead
+    ahead.start_for_argv(["model=gpt4o_mini"], PROJECT_ROOT / "conf")
+    from mmjudge.config import ModelConfig
+    from mmjudge.judges.openai import OpenAIJudge
+    from mmjudge.records import JudgeRequest
+
+    def judge(**changes):
+        settings = dict(name="gpt4o_mini", provider="openai", model_id="gpt-4o-mini",
+                        max_tokens=20, base_url=sys.argv[1])
+        settings.update(changes)
+        return OpenAIJudge(ModelConfig(**settings))
+
+    async def main():
+        asked = judge()
+        assert ahead.request(asked)
+        other = judge(max_tokens=21)
+        taken_by_other = ahead.take(other) is not None
+        calls, loaded = [], []
+        for item in (asked, other):
+            try:
+                answer = await item.generate(JudgeRequest(item_key="k", prompt="Grade it."))
+                calls.append(answer.text)
+            except Exception as error:
+                calls.append(type(error).__name__)
+            finally:
+                await item.aclose()
+            loaded.append("openai" in sys.modules)
+        return {
+            "taken_by_other": taken_by_other,
+            "fast": asked._wire is not None and asked._wire.fast_calls == 1,
+            "calls": calls,
+            "sdk_loaded": loaded,
+            "child_reaped": ahead._child.done,
+        }
+
+    print(json.dumps(asyncio.run(main())))
+    """
+)
+
+
+def test_a_child_started_with_the_command_hands_over_the_template(
+    loopback: LoopbackServer,
+) -> None:
+    loopback.script(Behaviour.reply("2"), Behaviour.error(401, "Incorrect API key provided"))
+    env = {**os.environ, "OPENAI_API_KEY": OPENAI_KEY}
+    result = subprocess.run(
+        [sys.executable, "-c", SCRIPT, loopback.openai_base_url],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=PROJECT_ROOT,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    seen = json.loads(result.stdout.strip().splitlines()[-1])
+    assert seen["taken_by_other"] is False  # other settings: not this template
+    assert seen["fast"] is True and seen["child_reaped"] is True
+    # the first judge's call went out with no SDK loaded here; the other judge is on the
+    # SDK's path (a template made for other settings is not its own), and gets its error
+    assert seen["calls"] == ["2", "AuthenticationError"]
+    assert seen["sdk_loaded"] == [False, True]
+    first, second = loopback.requests_to(OPENAI_PATH)
+    assert first.headers["user-agent"] == second.headers["user-agent"]
+    assert first.headers["authorization"] == f"Bearer {OPENAI_KEY}"
+    assert first.body == {**second.body, "max_tokens": 20}
+
+
+def test_a_child_nobody_asks_is_stopped() -> None:
+    script = textwrap.dedent(
+        """
+        import os
+        from mmjudge import PROJECT_ROOT
+        from mmjudge.judges import ahead
+        ahead.start_for_argv(["model=gpt4o_mini"], PROJECT_ROOT / "conf")
+        pid = ahead._child.pid
+        ahead.release()
+        try:
+            os.kill(pid, 0)
+            print("alive")
+        except ProcessLookupError:
+            print("gone")
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert result.stdout.strip() == "gone", result.stderr
