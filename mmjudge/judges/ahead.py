@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
-from mmjudge.pipes import read_message, write_message
+from mmjudge.pipes import die_with_parent, read_message, write_message
 
 #: Providers whose judges can take a template made ahead, and the SDK each loads.
 _SDKS = {"openai": "openai", "openai_compatible": "openai"}
@@ -68,8 +68,10 @@ def start_for_argv(argv: list[str], conf_dir: Path) -> None:
         return
     from_parent, to_child = os.pipe()
     from_child, to_parent = os.pipe()
+    parent = os.getpid()
     pid = os.fork()
     if pid == 0:
+        die_with_parent(parent)
         os.close(to_child)
         os.close(from_child)
         _serve(sdk, from_parent, to_parent)

@@ -35,7 +35,7 @@ from mmjudge.data.schema import Example, dataset_root
 from mmjudge.data.survey import DatasetSurvey, survey
 from mmjudge.judges import ahead
 from mmjudge.judges.base import JudgeAPI
-from mmjudge.pipes import read_message, write_message
+from mmjudge.pipes import die_with_parent, read_message, write_message
 from mmjudge.running import counts_ahead
 from mmjudge.running.cache import ResponseCache
 from mmjudge.running.counts_ahead import PendingCounts
@@ -146,8 +146,10 @@ def _survey_in_child(
     deliver them. With ``count``, the child goes on to count the cell's prompts, which
     :mod:`~mmjudge.running.counts_ahead` receives later."""
     read_end, write_end = os.pipe()
+    parent = os.getpid()
     pid = os.fork()
     if pid == 0:
+        die_with_parent(parent)
         _child(examples, read_end, write_end, count)
     os.close(write_end)
     pending = PendingCounts(pid, os.fdopen(read_end, "rb"))
