@@ -23,7 +23,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "mmjudge"
 #: and grades requests). ``images`` sits with the records: it encodes pictures, knows no
 #: config, and the config checks its settings with it.
 STAGES: list[tuple[str, ...]] = [
-    ("__init__", "errors", "records", "keyguard", "interrupt", "images", "pipes"),
+    ("__init__", "errors", "records", "keyguard", "interrupt", "images", "pipes", "fastjson"),
     ("config", "config_keys", "config_values"),
     ("data", "qrels"),
     ("prompts", "parsing", "testbank"),

@@ -37,8 +37,10 @@ from typing import Any, NoReturn
 
 import msgspec
 
-#: JSON as :func:`json.loads` reads it wherever both read a body (tests/judges/test_wire.py).
-_decode = msgspec.json.Decoder().decode
+from mmjudge import fastjson
+
+#: JSON as :func:`json.loads` reads it wherever both read a body (tests/test_fastjson.py).
+_decode = fastjson.decode
 
 #: Headers aiohttp computes for each request itself.
 _COMPUTED = frozenset({"content-length", "host", "transfer-encoding"})

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mmjudge import fastjson
 from mmjudge.config import ModelConfig
 from mmjudge.judges.registry import endpoint_override
 from mmjudge.records import (
@@ -152,7 +153,7 @@ class ResponseCache:
 
 
 def _response(payload: str) -> JudgeResponse:
-    data: dict[str, Any] = json.loads(payload)
+    data: dict[str, Any] = fastjson.loads(payload)
     return JudgeResponse(
         text=data["text"],
         usage=Usage.from_dict(data.get("usage")),

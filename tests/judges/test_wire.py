@@ -18,6 +18,7 @@ from mmjudge.records import JudgeRequest
 from mmjudge.running.policy import error_text
 from tests.fixtures.loopback_server import OPENAI_PATH, Behaviour, LoopbackServer
 from tests.judges.test_providers import _keys, make_image, openai_model  # noqa: F401
+from tests.test_fastjson import JSON_TEXTS
 
 #: Headers that differ between two sends by design: a fresh key per request, the encodings
 #: asked for (aiohttp decodes gzip and deflate itself), and connection handling.
@@ -232,19 +233,7 @@ def test_each_fast_call_sends_a_fresh_idempotency_key_where_the_sdk_sends_one(
     assert all(keys) and len(set(keys)) == 3, keys
 
 
-@pytest.mark.parametrize(
-    "raw",
-    [
-        b'{"id": "x", "choices": [{"message": {"content": "2\\nok"}}], "usage": {"a": 1}}',
-        b'{"a": 123456789012345678901234567890, "b": -0.0, "c": 1.0000000000000002}',
-        b'{"a": 1, "a": 2}',
-        b'{"a": 1e400}',
-        b'{"a": NaN, "b": -Infinity}',
-        b'{"a": "\\ud800 \\u0000 \\u00e9"}',
-        b'\xef\xbb\xbf{"a": 1}',
-        b' [1, 2.5e-3, "x"] ',
-    ],
-)
+@pytest.mark.parametrize("raw", JSON_TEXTS)
 def test_a_json_answer_reads_as_json_loads_reads_it(raw: bytes) -> None:
     assert repr(wire._parsed(raw, "application/json")) == repr(json.loads(raw))
     assert repr(wire._parsed(raw, "text/plain")) == repr(json.loads(raw))
