@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import select
 import signal
 import sys
 from pathlib import Path
@@ -34,6 +35,10 @@ from mmjudge.pipes import die_with_parent, read_message, write_message
 
 #: Providers whose judges can take a template made ahead, and the SDK each loads.
 _SDKS = {"openai": "openai", "openai_compatible": "openai"}
+
+#: Seconds to wait for the template once asked (the child has usually sent it by then): a
+#: child that hangs (a stalled import, say) leaves the judge on the SDK's path instead.
+WAIT_S = 20.0
 
 #: Command-line words after which no single cell with a known model runs.
 _NOT_ONE_CELL = ("-m", "--multirun", "-h", "--help", "--hydra-help", "-c", "--cfg", "--info")
@@ -129,7 +134,8 @@ def receive() -> bool:
         return False
     if not child.done:
         try:
-            answer = read_message(child.inbox)
+            ready, _, _ = select.select([child.inbox], [], [], WAIT_S)
+            answer = read_message(child.inbox) if ready else None
         except Exception:
             answer = None
         child.template = answer if isinstance(answer, tuple) else None

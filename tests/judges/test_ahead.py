@@ -187,3 +187,21 @@ def test_a_child_nobody_asks_is_stopped() -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
     )
     assert result.stdout.strip() == "gone", result.stderr
+
+
+def test_a_child_that_never_answers_is_given_up_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    silent = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    to_child, from_child = os.pipe(), os.pipe()
+    child = ahead._Child(
+        silent.pid, "openai", os.fdopen(to_child[1], "wb"), os.fdopen(from_child[0], "rb")
+    )
+    child.asked_for = (("openai",), dict(os.environ))
+    monkeypatch.setattr(ahead, "_child", child)
+    monkeypatch.setattr(ahead, "WAIT_S", 0.2)
+    try:
+        assert ahead.receive() is False
+        assert child.done and silent.poll() is not None  # stopped and reaped
+    finally:
+        silent.kill()
+        for fd in (to_child[0], from_child[1]):
+            os.close(fd)
