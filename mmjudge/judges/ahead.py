@@ -8,13 +8,16 @@ config, which is only known once Hydra has composed it. So ``python -m mmjudge.s
 its command line for the model it will most likely use and, when that model's judge talks to
 an SDK that can hand over its template, forks a child at once (:func:`start_for_argv`). The
 child imports the SDK on the other core while this process composes the config. When the cell
-knows its judge (:func:`request`), the child builds the same judge from the same settings and
-environment, lets the SDK build a request (which it never sends) and sends back its template.
+knows its judge (:func:`request`), the child builds the judge's SDK client from the same
+settings (:class:`~mmjudge.judges.sdk_clients.OpenAIClientSpec`, which the judge builds its own
+client from) and environment, lets the SDK build a request (which it never sends) and sends
+back its template.
 The judge's calls then go out through :class:`~mmjudge.judges.wire.WireSender` from the first
 one, and this process imports the SDK only if it needs to build one of the SDK's errors.
 
 This is a guess that is only ever used when it was right: a template is taken only by a judge
-of the same class, settings and environment as the child's (:func:`take`); anything else (a
+whose request settings (:meth:`~mmjudge.judges.http.SDKJudge.ahead_request`) and environment are
+the ones the child was given (:func:`take`); anything else (a
 model chosen otherwise, an error in the child, ``-m``, a dry run, ``hydra.verbose``, a run
 answered from the cache) leaves the judge on the SDK's path exactly as without the child, and
 the child is stopped (:func:`release`).

@@ -358,10 +358,10 @@ class SDKJudge(JudgeAPI):
             from mmjudge.judges import ahead
 
             parts = ahead.take(self)
-            wire = self._new_wire() if parts is not None else None
-            if wire is not None and parts is not None:
-                wire.preset(parts)
-                self._wire = wire
+            if parts is not None:
+                self._wire = self._new_wire()
+                if self._wire is not None:
+                    self._wire.preset(parts)
         return self._wire
 
     def ahead_request(self) -> tuple[Any, ...] | None:
