@@ -213,13 +213,17 @@ def _write_images(folder: Path, count: int) -> None:
 # --- one run ------------------------------------------------------------------------------------
 
 
-def sweep_command(cell: Cell, data: Path, work: Path, base_url: str, cache: Path) -> list[str]:
+def sweep_command(
+    cell: Cell, data: Path, work: Path, base_url: str, cache: Path, model: str = "gpt4o_mini"
+) -> list[str]:
+    """The measured command; ``model`` is one of conf/model's (an OpenAI or Anthropic one:
+    the loopback server speaks both, and an Anthropic judge drops the base URL's ``/v1``)."""
     modality = "text" if cell.modality == "text" else "image"
     return [
         sys.executable,
         "-m",
         "mmjudge.sweep",
-        "model=gpt4o_mini",
+        f"model={model}",
         f"model.base_url={base_url}",
         f"runner.concurrency={cell.concurrency}",
         f"modality={modality}",
@@ -298,7 +302,7 @@ def sweep_env() -> dict[str, str]:
     caller's environment would have every start compile mmjudge's own modules again, about
     0.1 s that no user pays after their first run.)"""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["OPENAI_API_KEY"] = "benchmark-key"
+    env["OPENAI_API_KEY"] = env["ANTHROPIC_API_KEY"] = "benchmark-key"
     return env
 
 
@@ -314,9 +318,11 @@ def timed_sweep(command: list[str]) -> tuple[int, str, Any]:
     return os.waitstatus_to_exitcode(status), stderr, usage
 
 
-def run_once(cell: Cell, data: Path, work: Path, server: Server, cache: Path, n: int) -> dict:
+def run_once(
+    cell: Cell, data: Path, work: Path, server: Server, cache: Path, n: int, model: str
+) -> dict:
     """One sweep through the CLI; its figures."""
-    command = sweep_command(cell, data, work, server.base_url, cache)
+    command = sweep_command(cell, data, work, server.base_url, cache, model)
     watcher = RowWatcher(work / "results")
     started = time.perf_counter()
     returncode, stderr, usage = timed_sweep(command)
@@ -364,7 +370,9 @@ def median(runs: list[dict], key: str) -> float:
     return statistics.median(run[key] for run in runs)
 
 
-def measure_cell(cell: Cell, n: int, repeat: int, rerun: bool) -> list[tuple[str, list[dict]]]:
+def measure_cell(
+    cell: Cell, n: int, repeat: int, rerun: bool, model: str
+) -> list[tuple[str, list[dict]]]:
     """Medians for one cell: text cells once per repeat, image cells cold then warm."""
     rows: dict[str, list[dict]] = {}
     server = Server(cell.latency)
@@ -376,16 +384,18 @@ def measure_cell(cell: Cell, n: int, repeat: int, rerun: bool) -> list[tuple[str
                 work = Path(tmp) / f"run{attempt}"
                 cache = work / "responses.sqlite"
                 name = cell.modality if cell.modality == "text" else "image, cold"
-                rows.setdefault(name, []).append(run_once(cell, data, work, server, cache, n))
+                figures = run_once(cell, data, work, server, cache, n, model)
+                rows.setdefault(name, []).append(figures)
                 if cell.modality == "image":
                     warm = Path(tmp) / f"warm{attempt}"
                     (warm / "images").parent.mkdir(parents=True)
                     os.rename(work / "images", warm / "images")
-                    figures = run_once(cell, data, warm, server, warm / "responses.sqlite", n)
+                    fresh_cache = warm / "responses.sqlite"
+                    figures = run_once(cell, data, warm, server, fresh_cache, n, model)
                     rows.setdefault("image, warm", []).append(figures)
                 if rerun and cell.modality == "text":
                     again = Path(tmp) / f"again{attempt}"
-                    figures = run_once(cell, data, again, server, cache, n)
+                    figures = run_once(cell, data, again, server, cache, n, model)
                     rows.setdefault("text, rerun from cache", []).append(figures)
     finally:
         server.close()
@@ -416,6 +426,9 @@ def main() -> None:
     parser.add_argument("--n-image", type=int, default=2_000, help="items in image cells")
     parser.add_argument("--repeat", type=int, default=3, help="runs per cell (medians shown)")
     parser.add_argument("--no-rerun", action="store_true", help="skip the rerun from cache")
+    parser.add_argument(
+        "--model", default="gpt4o_mini", help="the judge (conf/model: an OpenAI or Anthropic one)"
+    )
     args = parser.parse_args()
     cells = [Cell.parse(text) for text in args.cells]
     print(f"command: python benchmarks/e2e.py {' '.join(sys.argv[1:])}".rstrip())
@@ -434,7 +447,7 @@ def main() -> None:
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for cell in cells:
         n = args.n_text if cell.modality == "text" else args.n_image
-        for name, runs in measure_cell(cell, n, args.repeat, not args.no_rerun):
+        for name, runs in measure_cell(cell, n, args.repeat, not args.no_rerun, args.model):
             print_row(name, cell, n, runs)
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 

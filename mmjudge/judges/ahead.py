@@ -1,15 +1,16 @@
 """The SDK's request template made in a child started with the command, so that the first
 call does not wait for the SDK to load.
 
-``import openai`` takes about a second, and a judge cannot send its first request before the
-SDK has shown what that request looks like (:mod:`mmjudge.judges.wire`): URL, headers, body
-encoding. Composing the config and checking the dataset take about as long, but they need the
-config, which is only known once Hydra has composed it. So ``python -m mmjudge.sweep`` reads
+``import openai`` takes about a second (``import anthropic`` about as long), and a judge
+cannot send its first request before the SDK has shown what that request looks like
+(:mod:`mmjudge.judges.wire`): URL, headers, body encoding. Composing the config and checking
+the dataset take about as long, but they need the config, which is only known once Hydra has
+composed it. So ``python -m mmjudge.sweep`` reads
 its command line for the model it will most likely use and, when that model's judge talks to
 an SDK that can hand over its template, forks a child at once (:func:`start_for_argv`). The
 child imports the SDK on the other core while this process composes the config. When the cell
 knows its judge (:func:`request`), the child builds the judge's SDK client from the same
-settings (:class:`~mmjudge.judges.sdk_clients.OpenAIClientSpec`, which the judge builds its own
+settings (:class:`~mmjudge.judges.sdk_clients.ClientSpec`, which the judge builds its own
 client from) and environment, lets the SDK build a request (which it never sends) and sends
 back its template.
 The judge's calls then go out through :class:`~mmjudge.judges.wire.WireSender` from the first
@@ -37,7 +38,7 @@ from typing import IO, Any, NoReturn
 from mmjudge.pipes import die_with_parent, read_message, write_message
 
 #: Providers whose judges can take a template made ahead, and the SDK each loads.
-_SDKS = {"openai": "openai", "openai_compatible": "openai"}
+_SDKS = {"openai": "openai", "openai_compatible": "openai", "anthropic": "anthropic"}
 
 #: Seconds to wait for the template once asked (the child has usually sent it by then): a
 #: child that hangs (a stalled import, say) leaves the judge on the SDK's path instead.

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from mmjudge.config import ModelConfig
 from mmjudge.judges.base import BatchItemResult, BatchLimits, BatchPoll, SubmittedBatch
@@ -18,6 +18,7 @@ from mmjudge.judges.http import (
     MalformedResponseError,
     SDKJudge,
     count,
+    field_value,
     image_base64,
     image_marker,
     one_line,
@@ -25,12 +26,8 @@ from mmjudge.judges.http import (
     usage_dict,
 )
 from mmjudge.judges.registry import endpoint_override
-from mmjudge.judges.sdk_clients import http_client
 from mmjudge.keyguard import redact_text
 from mmjudge.records import JudgeRequest, JudgeResponse, Usage
-
-if TYPE_CHECKING:
-    from types import ModuleType
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -61,6 +58,7 @@ class AnthropicJudge(SDKJudge):
 
     provider = "anthropic"
     sdk = "anthropic"
+    client_class = "AsyncAnthropic"
     response_type_name = "anthropic.types:Message"
     batch_api_name = "Message Batches API"
     supports_images = True
@@ -85,15 +83,6 @@ class AnthropicJudge(SDKJudge):
         self._api_key = read_api_key(self.name, self.key_env)
         self._endpoint = endpoint
         self._timeout_s = DEFAULT_TIMEOUT_S if timeout is None else timeout
-
-    def _build_client(self, sdk: ModuleType) -> Any:
-        return sdk.AsyncAnthropic(
-            api_key=self._api_key,
-            base_url=self._endpoint,
-            max_retries=0,
-            timeout=self._timeout_s,
-            http_client=http_client(sdk, self.model, self.options.http_client),
-        )
 
     def describe(self) -> str:
         return f"anthropic judge '{self.name}' ({self.model_id} at {self.base_url})"
@@ -127,27 +116,28 @@ class AnthropicJudge(SDKJudge):
         return body
 
     def _response(self, message: Any, latency: float) -> JudgeResponse:
-        blocks = getattr(message, "content", None)
+        """The answer from a message: the SDK's model, or the JSON it would be built from (a
+        dict is what the SDK turns into a ``Message``)."""
+        blocks = field_value(message, "content")
         if not isinstance(blocks, list):
-            shown = type(message).__name__
+            shown = "Message" if isinstance(message, dict) else type(message).__name__
             raise MalformedResponseError(
                 f"{self.base_url} answered without content blocks (got {shown}, not a message)"
             )
         # Only text blocks are the answer; thinking and other blocks are left out.
         text = "".join(
-            getattr(block, "text", "") or ""
+            field_value(block, "text") or ""
             for block in blocks
-            if getattr(block, "type", None) == "text"
+            if field_value(block, "type") == "text"
         )
-        stop_reason = getattr(message, "stop_reason", None)
-        raw_usage = usage_dict(getattr(message, "usage", None))
+        raw_usage = usage_dict(field_value(message, "usage"))
         return JudgeResponse(
             text=text,
             usage=usage_from_anthropic(raw_usage),
             raw_usage=raw_usage,
             latency_s=latency,
-            model=str(getattr(message, "model", None) or self.model_id),
-            stop_reason=stop_reason,
+            model=str(field_value(message, "model") or self.model_id),
+            stop_reason=field_value(message, "stop_reason"),
         )
 
     # -- Message Batches -------------------------------------------------------------------

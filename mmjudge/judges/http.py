@@ -21,7 +21,7 @@ from mmjudge.config import ModelConfig
 from mmjudge.errors import ConfigError, CredentialError, FatalProviderError
 from mmjudge.judges.base import ErrorVerdict, JudgeAPI
 from mmjudge.judges.options import JudgeOptions
-from mmjudge.judges.sdk_clients import check_http_client
+from mmjudge.judges.sdk_clients import ClientSpec, check_http_client, pool_size
 from mmjudge.judges.wire import WireSender
 from mmjudge.keyguard import redact_text
 from mmjudge.records import EncodedImage, JudgeRequest, JudgeResponse
@@ -295,15 +295,21 @@ class SDKJudge(JudgeAPI):
     The SDK is imported, and its client built, at the judge's first call (:attr:`_client`),
     not when the judge is made: a run answered entirely from the response cache never loads
     it. Everything a setting or a key can get wrong is checked when the judge is made, before
-    any call. Subclasses name their SDK (``sdk``, ``response_type_name``) and build the client
-    in :meth:`_build_client`; the attributes ``name``, ``model_id``, ``base_url`` and
-    ``key_env`` name the model in error messages.
+    any call. Subclasses name their SDK (``sdk``, ``client_class``, ``response_type_name``) and
+    set what its client is built from (``_api_key``, ``_endpoint``, ``_timeout_s``); the
+    attributes ``name``, ``model_id``, ``base_url`` and ``key_env`` name the model in error
+    messages.
+
+    With the SDK's aiohttp transport (the default), calls skip most of the SDK's per-call
+    machinery (:class:`~mmjudge.judges.wire.WireSender`); ``model.options.http_client=httpx``
+    keeps every call on the SDK's own path.
     """
 
     Options: ClassVar[type[JudgeOptions]] = HTTPOptions
     options: HTTPOptions
-    #: The SDK's module, and where its response type lives (``module:Name``).
+    #: The SDK's module, its client class, and where its response type lives (``module:Name``).
     sdk: ClassVar[str]
+    client_class: ClassVar[str]
     response_type_name: ClassVar[str]
     #: Where calls are posted.
     api_path: ClassVar[str]
@@ -313,6 +319,9 @@ class SDKJudge(JudgeAPI):
     model_id: str
     base_url: str
     key_env: str | None
+    _api_key: str
+    _endpoint: str
+    _timeout_s: float
     _built: Any = None
     """The SDK's client once built (see :attr:`_client`)."""
     _wire: WireSender | None = None
@@ -342,13 +351,32 @@ class SDKJudge(JudgeAPI):
                 ) from error
         return self._built
 
+    def _client_spec(self) -> ClientSpec:
+        return ClientSpec(
+            client_class=self.client_class,
+            api_key=self._api_key,
+            base_url=self._endpoint,
+            timeout_s=self._timeout_s,
+            use_aiohttp=self.options.http_client == "aiohttp",
+            connections=pool_size(self.model),
+        )
+
     def _build_client(self, sdk: Any) -> Any:
         """The SDK's client (and :attr:`_wire` where it applies), from the checked settings."""
-        raise NotImplementedError
+        client, aiohttp = self._client_spec().build(sdk)
+        # A sender made from a template made ahead is kept: it may have calls out.
+        if self._wire is None and aiohttp and WireSender.usable(client):
+            self._wire = self._new_wire()
+        return client
 
-    def _new_wire(self) -> WireSender | None:
-        """A sender for this judge's calls, or None where its calls stay on the SDK's path."""
-        return None
+    def _new_wire(self) -> WireSender:
+        return WireSender(
+            self.sdk,
+            lambda: self._client,
+            self.api_path,
+            connections=pool_size(self.model),
+            timeout_s=self._timeout_s,
+        )
 
     def _wire_from_ahead(self) -> WireSender | None:
         """:attr:`_wire`, made at the first call from a template made ahead for this judge
@@ -360,15 +388,17 @@ class SDKJudge(JudgeAPI):
             parts = ahead.take(self)
             if parts is not None:
                 self._wire = self._new_wire()
-                if self._wire is not None:
-                    self._wire.preset(parts)
+                self._wire.preset(parts)
         return self._wire
 
     def ahead_request(self) -> tuple[Any, ...] | None:
         """What the child of :mod:`mmjudge.judges.ahead` needs to build this judge's request
         template (all of it picklable without mmjudge's config), or None where this judge's
         calls stay on the SDK's path."""
-        return None
+        if self.options.http_client != "aiohttp":
+            return None
+        sample = JudgeRequest(item_key="ahead", prompt="Grade «this» — 1 of 3.", system="Judge.")
+        return self.sdk, self._client_spec(), self.api_path, self.request_body(sample)
 
     @property
     def connection_error(self) -> type[Exception]:
@@ -471,3 +501,11 @@ class SDKJudge(JudgeAPI):
             await self._wire.aclose()
         if self._built is not None:  # never built: nothing to close
             await self._built.close()
+
+
+def field_value(value: Any, name: str) -> Any:
+    """``value.name`` of an SDK model, or ``value[name]`` of the JSON it is built from (what
+    :class:`~mmjudge.judges.wire.WireSender` returns)."""
+    if isinstance(value, dict):
+        return value.get(name)
+    return getattr(value, name, None)

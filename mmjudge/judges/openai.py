@@ -11,7 +11,7 @@ import json
 import logging
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Final
+from typing import Any, ClassVar, Final
 
 from mmjudge.config import ModelConfig
 from mmjudge.errors import ConfigError
@@ -22,6 +22,7 @@ from mmjudge.judges.http import (
     MalformedResponseError,
     SDKJudge,
     count,
+    field_value,
     image_data_url,
     image_marker,
     one_line,
@@ -29,13 +30,8 @@ from mmjudge.judges.http import (
     usage_dict,
 )
 from mmjudge.judges.registry import BASE_URL_ENVS, endpoint_override
-from mmjudge.judges.sdk_clients import OpenAIClientSpec, pool_size
-from mmjudge.judges.wire import WireSender
 from mmjudge.keyguard import redact_text
 from mmjudge.records import JudgeRequest, JudgeResponse, Usage
-
-if TYPE_CHECKING:
-    from types import ModuleType
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +83,7 @@ class OpenAIJudge(SDKJudge):
     Options = OpenAIOptions
     options: OpenAIOptions
     sdk = "openai"
+    client_class = "AsyncOpenAI"
     response_type_name = "openai.types.chat:ChatCompletion"
     batch_api_name = "Batch API"
     supports_images = True
@@ -131,37 +128,6 @@ class OpenAIJudge(SDKJudge):
         self._endpoint = endpoint
         self._timeout_s = DEFAULT_TIMEOUT_S if timeout is None else timeout
 
-    def _client_spec(self) -> OpenAIClientSpec:
-        return OpenAIClientSpec(
-            api_key=self._api_key,
-            base_url=self._endpoint,
-            timeout_s=self._timeout_s,
-            use_aiohttp=self.options.http_client == "aiohttp",
-            connections=pool_size(self.model),
-        )
-
-    def _build_client(self, sdk: ModuleType) -> Any:
-        client, aiohttp = self._client_spec().build(sdk)
-        # With the aiohttp transport (the default), calls after the first skip most of the
-        # SDK's per-call machinery; the httpx option keeps every call on the SDK's own path.
-        # (A sender made from a template made ahead is kept: it may have calls out.)
-        if self._wire is None and aiohttp and WireSender.usable(client):
-            self._wire = self._new_wire()
-        return client
-
-    def _new_wire(self) -> WireSender:
-        return WireSender(
-            self.sdk,
-            lambda: self._client,
-            self.api_path,
-            connections=pool_size(self.model),
-            timeout_s=self._timeout_s,
-        )
-
-    def ahead_request(self) -> tuple[Any, ...] | None:
-        sample = JudgeRequest(item_key="ahead", prompt="Grade «this» — 1 of 3.", system="Judge.")
-        return self.sdk, self._client_spec(), self.api_path, self.request_body(sample)
-
     def describe(self) -> str:
         return f"{self.provider_name} judge '{self.name}' ({self.model_id} at {self.base_url})"
 
@@ -198,26 +164,26 @@ class OpenAIJudge(SDKJudge):
     def _response(self, completion: Any, latency: float) -> JudgeResponse:
         """The answer from a chat completion: the SDK's model, or the JSON it would be built
         from (a dict is what the SDK turns into a ``ChatCompletion``)."""
-        choices = _field(completion, "choices")
+        choices = field_value(completion, "choices")
         if not choices:
             shown = "ChatCompletion" if isinstance(completion, dict) else type(completion).__name__
             raise MalformedResponseError(
                 f"{self.base_url} answered without any choices (got {shown}, not a chat completion)"
             )
         choice = choices[0]
-        message = _field(choice, "message")
-        text = _field(message, "content")
-        refusal = _field(message, "refusal")
-        stop_reason = _field(choice, "finish_reason")
+        message = field_value(choice, "message")
+        text = field_value(message, "content")
+        refusal = field_value(message, "refusal")
+        stop_reason = field_value(choice, "finish_reason")
         if refusal and not text:
             stop_reason = "refusal"
-        raw_usage = usage_dict(_field(completion, "usage"))
+        raw_usage = usage_dict(field_value(completion, "usage"))
         return JudgeResponse(
             text=text or "",
             usage=usage_from_openai(raw_usage),
             raw_usage=raw_usage,
             latency_s=latency,
-            model=str(_field(completion, "model") or self.model_id),
+            model=str(field_value(completion, "model") or self.model_id),
             stop_reason=stop_reason,
         )
 
@@ -324,13 +290,6 @@ class OpenAIJudge(SDKJudge):
         code = str(error.get("code") or "error")
         text = one_line(f"{code}: {error.get('message') or 'request failed'}")
         return BatchItemResult(cid, None, text, code in BATCH_RETRYABLE_CODES, code)
-
-
-def _field(value: Any, name: str) -> Any:
-    """``value.name`` of an SDK model, or ``value[name]`` of the JSON it is built from."""
-    if isinstance(value, dict):
-        return value.get(name)
-    return getattr(value, name, None)
 
 
 def usage_from_openai(raw: dict[str, Any]) -> Usage:

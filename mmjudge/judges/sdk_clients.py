@@ -30,20 +30,6 @@ def check_http_client(model: ModelConfig, choice: str) -> None:
         )
 
 
-def http_client(sdk: Any, model: ModelConfig, choice: str) -> Any:
-    """The SDK's HTTP client: its aiohttp transport by default, else its httpx default.
-
-    Both SDKs ship an aiohttp-based client (``DefaultAioHttpClient``, installed with their
-    ``aiohttp`` extra). Its connection pool stays cheap with hundreds of open connections,
-    where the default httpx pool spends about a millisecond of CPU per request scanning its
-    connections. ``model.options.http_client=httpx`` selects the SDK's default client.
-    """
-    check_http_client(model, choice)
-    if choice == "httpx":
-        return None
-    return aiohttp_client(sdk, pool_size(model))
-
-
 def pool_size(model: ModelConfig) -> int | None:
     """The connection pool's cap: a model's own limit (with room for connections being
     closed) also bounds the pool; without one the runner bounds the calls in flight."""
@@ -74,9 +60,12 @@ def aiohttp_client(sdk: Any, connections: int | None) -> Any | None:
 
 
 @dataclass(frozen=True)
-class OpenAIClientSpec:
-    """Everything an ``AsyncOpenAI`` client of a judge is built from."""
+class ClientSpec:
+    """Everything a judge's SDK client is built from (``AsyncOpenAI`` and ``AsyncAnthropic``
+    take the same settings)."""
 
+    client_class: str
+    """The client's class in the SDK's module."""
     api_key: str = field(repr=False)
     base_url: str
     timeout_s: float
@@ -86,9 +75,12 @@ class OpenAIClientSpec:
     """The connection pool's cap (None: none; the runner bounds the calls in flight)."""
 
     def build(self, sdk: Any) -> tuple[Any, bool]:
-        """The client, and whether it sends through the SDK's aiohttp client."""
+        """The client, and whether it sends through the SDK's aiohttp client (its
+        ``DefaultAioHttpClient``, whose connection pool stays cheap with hundreds of open
+        connections, where the default httpx pool spends about a millisecond of CPU per
+        request scanning its connections)."""
         transport = aiohttp_client(sdk, self.connections) if self.use_aiohttp else None
-        client = sdk.AsyncOpenAI(
+        client = getattr(sdk, self.client_class)(
             api_key=self.api_key,
             base_url=self.base_url,
             max_retries=0,  # the runner retries

@@ -254,15 +254,14 @@ class WireSender:
         """Raise what the SDK raises for ``error`` from its aiohttp client: the error mapped
         to its HTTP client's by the SDK's own mapping, then to the SDK's timeout or connection
         error (the SDK is imported here, at the first such error, when it was not yet)."""
-        from openai._httpx2 import request_exceptions, timeout_exceptions
-        from openai._vendor.httpx_aiohttp.transport import map_aiohttp_exceptions
-
+        transport = import_module(f"{self.sdk_name}._vendor.httpx_aiohttp.transport")
+        timeouts, failures = _transport_errors(self.sdk_name)
         try:
-            with map_aiohttp_exceptions():
+            with transport.map_aiohttp_exceptions():
                 raise error
-        except timeout_exceptions() as mapped:
+        except timeouts as mapped:
             raise self.sdk.APITimeoutError(request=self._request(template, data)) from mapped
-        except request_exceptions() as mapped:
+        except failures as mapped:
             raise self.sdk.APIConnectionError(request=self._request(template, data)) from mapped
 
     def _request(self, template: _Template, data: bytes) -> Any:
@@ -295,6 +294,18 @@ class WireSender:
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+
+def _transport_errors(sdk: str) -> tuple[tuple[type[Exception], ...], tuple[type[Exception], ...]]:
+    """The HTTP client's errors the SDK turns into its timeout error, and those it turns into
+    its connection error (as its client's ``request`` sorts them)."""
+    if sdk == "openai":
+        from openai._httpx2 import request_exceptions, timeout_exceptions
+
+        return timeout_exceptions(), request_exceptions()
+    import httpx2  # the Anthropic SDK: its timeout, and any other failure but its own errors
+
+    return (httpx2.TimeoutException,), (Exception,)
 
 
 def _env_proxy(url: str) -> str | None:

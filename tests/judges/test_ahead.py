@@ -16,40 +16,51 @@ import pytest
 
 from mmjudge import PROJECT_ROOT
 from mmjudge.judges import ahead
-from mmjudge.judges.openai import OpenAIJudge
-from tests.fixtures.loopback_server import OPENAI_PATH, Behaviour, LoopbackServer
-from tests.judges.test_providers import OPENAI_KEY, _keys, openai_model  # noqa: F401
-from tests.judges.test_wire import BEHAVIOURS, PER_SEND, _seen, judge_for, request, run
+from mmjudge.judges.http import SDKJudge
+from tests.fixtures.loopback_server import Behaviour, LoopbackServer
+from tests.judges.test_providers import ANTHROPIC_KEY, OPENAI_KEY, _keys  # noqa: F401
+from tests.judges.test_wire import (
+    BEHAVIOURS,
+    PER_SEND,
+    PROVIDERS,
+    _seen,
+    judge_for,
+    request,
+    run,
+    sent_to,
+)
 
 CONF = PROJECT_ROOT / "conf"
 
 
-def template_of(judge: OpenAIJudge) -> tuple[Any, ...] | None:
+def template_of(judge: SDKJudge) -> tuple[Any, ...] | None:
     """The template the child would send for ``judge`` (built here, with no fork)."""
-    import openai
+    from importlib import import_module
 
     asked = judge.ahead_request()
     assert asked is not None
-    return asyncio.run(ahead._template_for(openai, *asked))
+    return asyncio.run(ahead._template_for(import_module(asked[0]), *asked))
 
 
-def preset_judge(server: LoopbackServer, monkeypatch: pytest.MonkeyPatch, **overrides: Any):
+def preset_judge(
+    server: LoopbackServer, provider: str, monkeypatch: pytest.MonkeyPatch
+) -> SDKJudge:
     """A judge whose template was made ahead, as a sweep's judge gets it."""
-    judge = judge_for(server, **overrides)
-    parts = template_of(judge_for(server, **overrides))
+    judge = judge_for(server, provider)
+    parts = template_of(judge_for(server, provider))
     monkeypatch.setattr(ahead, "take", lambda asking: parts if asking is judge else None)
     return judge
 
 
 def test_the_first_call_skips_the_sdk_and_sends_the_sdks_request(
-    loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+    loopback: LoopbackServer, provider: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    (through_sdk,) = run(judge_for(loopback), request())
-    judge = preset_judge(loopback, monkeypatch)
+    (through_sdk,) = run(judge_for(loopback, provider), request())
+    judge = preset_judge(loopback, provider, monkeypatch)
     (fast,) = run(judge, request())
     assert judge._wire is not None and judge._wire.fast_calls == 1
     assert judge._built is None  # the SDK's client was never needed
-    sdk_sent, fast_sent = loopback.requests_to(OPENAI_PATH)
+    sdk_sent, fast_sent = sent_to(loopback, provider)
     assert fast_sent.body == sdk_sent.body and fast_sent.size == sdk_sent.size
     kept = {k: v for k, v in sdk_sent.headers.items() if k not in PER_SEND | {"content-length"}}
     assert {k: fast_sent.headers.get(k) for k in kept} == kept
@@ -58,20 +69,25 @@ def test_the_first_call_skips_the_sdk_and_sends_the_sdks_request(
 
 @pytest.mark.parametrize("behaviour", BEHAVIOURS, ids=lambda b: f"{b.action}-{b.status}")
 def test_answers_and_errors_of_a_first_call_are_the_sdks(
-    loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch, behaviour: Behaviour
+    loopback: LoopbackServer, provider: str, monkeypatch: pytest.MonkeyPatch, behaviour: Behaviour
 ) -> None:
-    sdk_judge = judge_for(loopback)
+    sdk_judge = judge_for(loopback, provider)
     loopback.script(behaviour)
     (through_sdk,) = run(sdk_judge, request())
-    judge = preset_judge(loopback, monkeypatch)
+    judge = preset_judge(loopback, provider, monkeypatch)
     loopback.script(behaviour)
     (fast,) = run(judge, request())
     assert judge._wire is not None and judge._wire.fast_calls == 1
     assert _seen(judge, fast) == _seen(sdk_judge, through_sdk)
 
 
-def test_the_httpx_option_gets_no_template(loopback: LoopbackServer) -> None:
-    assert template_of(judge_for(loopback, options={"http_client": "httpx"})) is None
+def test_a_client_the_wire_cannot_serve_gets_no_template(
+    loopback: LoopbackServer, provider: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mmjudge.judges.wire import WireSender
+
+    monkeypatch.setattr(WireSender, "usable", staticmethod(lambda client: False))
+    assert template_of(judge_for(loopback, provider)) is None
 
 
 @pytest.mark.parametrize(
@@ -81,9 +97,10 @@ def test_the_httpx_option_gets_no_template(loopback: LoopbackServer) -> None:
         (["model=vllm_local", "dataset=demo_fashion"], "openai"),
         (["model=lexical"], None),
         ([], None),  # the default model is local
-        (["model=claude3_haiku"], None),  # no template for this SDK's judge
+        (["model=claude3_haiku"], "anthropic"),
         (["model=lexical", "model.provider=openai"], "openai"),
-        (["model=gpt4o_mini", "model.provider=anthropic"], None),
+        (["model=gpt4o_mini", "model.provider=anthropic"], "anthropic"),
+        (["model=gpt4o_mini", "model.provider=embedding"], None),
         (["-m", "model=gpt4o_mini"], None),
         (["model=gpt4o_mini", "runner.dry_run=true"], None),
         (["model=gpt4o_mini", "hydra.verbose=true"], None),
@@ -101,16 +118,17 @@ SCRIPT = textwrap.dedent(
     import asyncio, json, os, sys
     from mmjudge import PROJECT_ROOT
     from mmjudge.judges import ahead
-    ahead.start_for_argv(["model=gpt4o_mini"], PROJECT_ROOT / "conf")
+    provider, model, sdk = sys.argv[2:5]
+    ahead.start_for_argv([f"model={model}"], PROJECT_ROOT / "conf")
     from mmjudge.config import ModelConfig
-    from mmjudge.judges.openai import OpenAIJudge
+    from mmjudge.judges.registry import create_judge
     from mmjudge.records import JudgeRequest
 
     def judge(**changes):
-        settings = dict(name="gpt4o_mini", provider="openai", model_id="gpt-4o-mini",
-                        max_tokens=20, base_url=sys.argv[1])
+        settings = dict(name=model, provider=provider, model_id="m-1", max_tokens=20,
+                        base_url=sys.argv[1])
         settings.update(changes)
-        return OpenAIJudge(ModelConfig(**settings))
+        return create_judge(ModelConfig(**settings))
 
     async def main():
         asked = judge()
@@ -126,7 +144,7 @@ SCRIPT = textwrap.dedent(
                 calls.append(type(error).__name__)
             finally:
                 await item.aclose()
-            loaded.append("openai" in sys.modules)
+            loaded.append(sdk in sys.modules)
         return {
             "taken_by_other": taken_by_other,
             "fast": asked._wire is not None and asked._wire.fast_calls == 1,
@@ -140,13 +158,21 @@ SCRIPT = textwrap.dedent(
 )
 
 
+#: A model of each SDK's in conf/model, and its base URL at the loopback server.
+CHILD_CASES = {
+    "openai": ("gpt4o_mini", lambda server: server.openai_base_url),
+    "anthropic": ("claude3_haiku", lambda server: server.anthropic_base_url),
+}
+
+
 def test_a_child_started_with_the_command_hands_over_the_template(
-    loopback: LoopbackServer,
+    loopback: LoopbackServer, provider: str
 ) -> None:
     loopback.script(Behaviour.reply("2"), Behaviour.error(401, "Incorrect API key provided"))
-    env = {**os.environ, "OPENAI_API_KEY": OPENAI_KEY}
+    env = {**os.environ, "OPENAI_API_KEY": OPENAI_KEY, "ANTHROPIC_API_KEY": ANTHROPIC_KEY}
+    model, base_url = CHILD_CASES[provider]
     result = subprocess.run(
-        [sys.executable, "-c", SCRIPT, loopback.openai_base_url],
+        [sys.executable, "-c", SCRIPT, base_url(loopback), provider, model, provider],
         capture_output=True,
         text=True,
         env=env,
@@ -161,9 +187,10 @@ def test_a_child_started_with_the_command_hands_over_the_template(
     # SDK's path (a template made for other settings is not its own), and gets its error
     assert seen["calls"] == ["2", "AuthenticationError"]
     assert seen["sdk_loaded"] == [False, True]
-    first, second = loopback.requests_to(OPENAI_PATH)
+    first, second = sent_to(loopback, provider)
     assert first.headers["user-agent"] == second.headers["user-agent"]
-    assert first.headers["authorization"] == f"Bearer {OPENAI_KEY}"
+    key_header, key = PROVIDERS[provider][3]
+    assert first.headers[key_header] == key
     assert first.body == {**second.body, "max_tokens": 20}
 
 

@@ -1,6 +1,6 @@
 """Calls after a judge's first skip most of the SDK's per-call machinery
 (:mod:`mmjudge.judges.wire`): they must put the same request on the wire and give the same
-answers and errors as the SDK's own path."""
+answers and errors as the SDK's own path, for the OpenAI and the Anthropic SDK alike."""
 
 from __future__ import annotations
 
@@ -12,12 +12,21 @@ import pytest
 
 from mmjudge.errors import FatalProviderError
 from mmjudge.judges import wire
+from mmjudge.judges.anthropic import AnthropicJudge
 from mmjudge.judges.base import JudgeAPI
+from mmjudge.judges.http import SDKJudge
 from mmjudge.judges.openai import OpenAIJudge
 from mmjudge.records import JudgeRequest
 from mmjudge.running.policy import error_text
-from tests.fixtures.loopback_server import OPENAI_PATH, Behaviour, LoopbackServer
-from tests.judges.test_providers import _keys, make_image, openai_model  # noqa: F401
+from tests.fixtures.loopback_server import ANTHROPIC_PATH, OPENAI_PATH, Behaviour, LoopbackServer
+from tests.judges.test_providers import (  # noqa: F401
+    ANTHROPIC_KEY,
+    OPENAI_KEY,
+    _keys,
+    anthropic_model,
+    make_image,
+    openai_model,
+)
 from tests.test_fastjson import JSON_TEXTS
 
 #: Headers that differ between two sends by design: a fresh key per request, the encodings
@@ -25,10 +34,29 @@ from tests.test_fastjson import JSON_TEXTS
 PER_SEND = {"idempotency-key", "accept-encoding", "connection"}
 
 
+#: Each SDK's judge, model settings, the path its calls go to, and the header with its key.
+PROVIDERS: dict[str, tuple[Any, Any, str, tuple[str, str]]] = {
+    "openai": (OpenAIJudge, openai_model, OPENAI_PATH, ("authorization", f"Bearer {OPENAI_KEY}")),
+    "anthropic": (
+        AnthropicJudge,
+        anthropic_model,
+        ANTHROPIC_PATH,
+        ("authorization", f"Bearer {ANTHROPIC_KEY}"),
+    ),
+}
+
+
 def judge_for(
-    server: LoopbackServer, timeout: float | None = None, **overrides: Any
-) -> OpenAIJudge:
-    return OpenAIJudge(openai_model(server, **overrides), timeout=timeout)
+    server: LoopbackServer, provider: str, timeout: float | None = None, **overrides: Any
+) -> SDKJudge:
+    judge_class, model, _path, _key = PROVIDERS[provider]
+    judge: SDKJudge = judge_class(model(server, **overrides), timeout=timeout)
+    return judge
+
+
+def sent_to(server: LoopbackServer, provider: str) -> list[Any]:
+    """The requests the server received at the provider's path."""
+    return server.requests_to(PROVIDERS[provider][2])
 
 
 def request(text: str = "Query: café crème ü — red shoes\nGrade 0, 1 or 2.") -> JudgeRequest:
@@ -52,27 +80,30 @@ def run(judge: JudgeAPI, *requests: JudgeRequest) -> list[Any]:
     return asyncio.run(_sequence(judge, list(requests)))
 
 
-def test_later_calls_skip_the_sdk_and_send_the_same_request(loopback: LoopbackServer) -> None:
-    judge = judge_for(loopback)
+def test_later_calls_skip_the_sdk_and_send_the_same_request(
+    loopback: LoopbackServer, provider: str
+) -> None:
+    judge = judge_for(loopback, provider)
     with_image = JudgeRequest(
         item_key="q1:r2", prompt="Query: shoes", system=None, images=(make_image(),)
     )
     answers = run(judge, request(), request(), with_image, with_image)
     assert all(not isinstance(answer, Exception) for answer in answers), answers
     assert judge._wire is not None and judge._wire.fast_calls == 3
-    first, second, image_sdk, image_fast = loopback.requests_to(OPENAI_PATH)
+    first, second, image_sdk, image_fast = sent_to(loopback, provider)
     assert first.body == second.body and first.size == second.size
     assert image_sdk.body == image_fast.body and image_sdk.size == image_fast.size
     same = {k: v for k, v in first.headers.items() if k not in PER_SEND | {"content-length"}}
     assert {k: second.headers.get(k) for k in same} == same
-    assert second.headers["authorization"] == "Bearer sk-test-openai-0123456789"
+    key_header, key = PROVIDERS[provider][3]
+    assert second.headers[key_header] == key
     assert answers[0].text == answers[1].text and answers[0].usage == answers[1].usage
 
 
 def test_calls_started_together_wait_for_the_first_and_take_the_fast_path(
-    loopback: LoopbackServer,
+    loopback: LoopbackServer, provider: str
 ) -> None:
-    judge = judge_for(loopback)
+    judge = judge_for(loopback, provider)
 
     async def together() -> list[Any]:
         try:
@@ -83,14 +114,14 @@ def test_calls_started_together_wait_for_the_first_and_take_the_fast_path(
     answers = asyncio.run(together())
     assert all(answer.text == answers[0].text for answer in answers)
     assert judge._wire is not None and judge._wire.fast_calls == 11  # one through the SDK
-    bodies = [sent.body for sent in loopback.requests_to(OPENAI_PATH)]
+    bodies = [sent.body for sent in sent_to(loopback, provider)]
     assert len(bodies) == 12 and all(body == bodies[0] for body in bodies)
 
 
 def test_calls_waiting_on_a_first_call_that_fails_before_sending_use_the_sdk(
-    loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+    loopback: LoopbackServer, provider: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    judge = judge_for(loopback)
+    judge = judge_for(loopback, provider)
     client = judge._client
     real_post = client.post
     posts = 0
@@ -119,11 +150,14 @@ def test_calls_waiting_on_a_first_call_that_fails_before_sending_use_the_sdk(
     assert posts == 4  # the three waiting calls went through the SDK
 
 
-def test_the_httpx_option_keeps_every_call_on_the_sdk(loopback: LoopbackServer) -> None:
-    judge = judge_for(loopback, options={"http_client": "httpx"})
+def test_the_httpx_option_keeps_every_call_on_the_sdk(
+    loopback: LoopbackServer, provider: str
+) -> None:
+    judge = judge_for(loopback, provider, options={"http_client": "httpx"})
+    assert judge.ahead_request() is None  # no template made ahead either
     run(judge, request(), request())
     assert judge._wire is None
-    assert len(loopback.requests_to(OPENAI_PATH)) == 2
+    assert len(sent_to(loopback, provider)) == 2
 
 
 BEHAVIOURS = [
@@ -140,12 +174,14 @@ BEHAVIOURS = [
     Behaviour.malformed(),
     Behaviour.raw(200, "<html>bad gateway</html>", {"content-type": "text/html"}),
     Behaviour.raw(200, '{"id": "x", "object": "chat.completion"}'),
+    Behaviour.raw(200, '{"id": "x", "type": "message", "content": [{"type": "text"}]}'),
+    Behaviour.raw(200, '{"content": [{"type": "thinking", "thinking": "hm"}, "x"], "usage": 3}'),
     Behaviour.raw(200, "[1, 2]"),
     Behaviour.raw(302, "", {"location": "http://127.0.0.1:9/elsewhere"}),
 ]
 
 
-def _seen(judge: OpenAIJudge, outcome: Any) -> tuple[Any, ...]:
+def _seen(judge: SDKJudge, outcome: Any) -> tuple[Any, ...]:
     """What a user and the runner see of an outcome."""
     if isinstance(outcome, Exception):
         verdict = judge.classify_error(outcome)
@@ -163,33 +199,33 @@ def _seen(judge: OpenAIJudge, outcome: Any) -> tuple[Any, ...]:
 
 @pytest.mark.parametrize("behaviour", BEHAVIOURS, ids=lambda b: f"{b.action}-{b.status}")
 def test_answers_and_errors_are_the_same_on_either_path(
-    loopback: LoopbackServer, behaviour: Behaviour
+    loopback: LoopbackServer, provider: str, behaviour: Behaviour
 ) -> None:
-    sdk_judge = judge_for(loopback)
+    sdk_judge = judge_for(loopback, provider)
     loopback.script(behaviour)
     (through_sdk,) = run(sdk_judge, request())
-    fast_judge = judge_for(loopback)
+    fast_judge = judge_for(loopback, provider)
     loopback.script(Behaviour.reply("0"), behaviour)
     _warm, fast = run(fast_judge, request(), request())
     assert fast_judge._wire is not None and fast_judge._wire.fast_calls == 1
     assert _seen(fast_judge, fast) == _seen(sdk_judge, through_sdk)
 
 
-def test_a_timeout_is_the_sdks_timeout_error(loopback: LoopbackServer) -> None:
-    sdk_judge = judge_for(loopback, timeout=0.3)
+def test_a_timeout_is_the_sdks_timeout_error(loopback: LoopbackServer, provider: str) -> None:
+    sdk_judge = judge_for(loopback, provider, timeout=0.3)
     loopback.script(Behaviour.hang(seconds=5))
     (through_sdk,) = run(sdk_judge, request())
-    fast_judge = judge_for(loopback, timeout=0.3)
+    fast_judge = judge_for(loopback, provider, timeout=0.3)
     loopback.script(Behaviour.reply("0"), Behaviour.hang(seconds=5))
     _warm, fast = run(fast_judge, request(), request())
     assert type(fast) is type(through_sdk)
     assert fast_judge.classify_error(fast).retryable
 
 
-def test_a_refused_connection_is_the_same_error_on_either_path() -> None:
+def test_a_refused_connection_is_the_same_error_on_either_path(provider: str) -> None:
     with LoopbackServer() as server:
-        fast_judge = judge_for(server)
-        sdk_judge = judge_for(server)
+        fast_judge = judge_for(server, provider)
+        sdk_judge = judge_for(server, provider)
 
         async def go() -> tuple[Exception, Exception]:
             await fast_judge.generate(request())
@@ -222,14 +258,14 @@ def test_the_environments_proxy_is_looked_up_once_per_judge(
 
 
 def test_each_fast_call_sends_a_fresh_idempotency_key_where_the_sdk_sends_one(
-    loopback: LoopbackServer,
+    loopback: LoopbackServer, provider: str
 ) -> None:
-    judge = judge_for(loopback)
+    judge = judge_for(loopback, provider)
     judge._client._idempotency_header = "Idempotency-Key"
     answers = run(judge, request(), request(), request())
     assert all(not isinstance(answer, Exception) for answer in answers), answers
     assert judge._wire is not None and judge._wire.fast_calls == 2
-    keys = [sent.headers.get("idempotency-key") for sent in loopback.requests_to(OPENAI_PATH)]
+    keys = [sent.headers.get("idempotency-key") for sent in sent_to(loopback, provider)]
     assert all(keys) and len(set(keys)) == 3, keys
 
 
