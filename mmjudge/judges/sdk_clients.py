@@ -53,9 +53,10 @@ def aiohttp_client(sdk: Any, connections: int | None) -> Any | None:
         for cls in client_class.__mro__
         if cls.__name__ == "AsyncClient"
     )
-    limits = httpx_flavour.Limits(
-        max_connections=connections, max_keepalive_connections=connections
-    )
+    # The transport hands ``max_connections`` to aiohttp as its pool's limit, where 0 means
+    # none; None would leave aiohttp's default of 100, a silent cap on the calls in flight.
+    cap = 0 if connections is None else connections
+    limits = httpx_flavour.Limits(max_connections=cap, max_keepalive_connections=connections)
     return client_class(limits=limits)
 
 
