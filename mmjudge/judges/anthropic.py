@@ -17,14 +17,10 @@ from mmjudge.judges.http import (
     DEFAULT_TIMEOUT_S,
     MalformedResponseError,
     SDKJudge,
-    count,
-    field_value,
-    image_base64,
-    image_marker,
     one_line,
     read_api_key,
-    usage_dict,
 )
+from mmjudge.judges.payloads import count, field_value, image_base64, image_marker, usage_dict
 from mmjudge.judges.registry import endpoint_override
 from mmjudge.keyguard import redact_text
 from mmjudge.records import JudgeRequest, JudgeResponse, Usage

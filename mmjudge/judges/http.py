@@ -1,4 +1,5 @@
-"""Helpers shared by the HTTP providers: keys, error classification, image payloads, usage.
+"""What the judges behind an official SDK share: keys, error classification, and
+:class:`SDKJudge` (request payloads and answers' fields: :mod:`mmjudge.judges.payloads`).
 
 Nothing here imports a provider SDK, so each provider module still imports only its own SDK;
 the SDK-specific exception classes are passed in by the caller.
@@ -24,7 +25,7 @@ from mmjudge.judges.options import JudgeOptions
 from mmjudge.judges.sdk_clients import ClientSpec, check_http_client, pool_size
 from mmjudge.judges.wire import WireSender
 from mmjudge.keyguard import redact_text
-from mmjudge.records import EncodedImage, JudgeRequest, JudgeResponse
+from mmjudge.records import JudgeRequest, JudgeResponse
 
 #: SDK-level timeout (seconds) when the caller gives none. The runner's own per-call timeout
 #: (``runner.timeout_s``) is normally the shorter one; this is only a backstop.
@@ -233,52 +234,6 @@ def classify_status(
             "settings (model_id, temperature, max_tokens, options)"
         )
     return None
-
-
-def image_marker(image: EncodedImage) -> str:
-    """What stands in for an image's bytes in logged requests."""
-    return f"sha256:{image.sha256}"
-
-
-def image_data_url(image: EncodedImage) -> str:
-    """A ``data:`` URL for an encoded image, or the image's URL when it is passed through."""
-    if image.encoding == "url" or image.data.startswith("data:"):
-        return image.data
-    return f"data:{image.media_type};base64,{image.data}"
-
-
-def image_base64(image: EncodedImage) -> tuple[str, str]:
-    """``(media_type, bare base64)``; a data URL's prefix is stripped (its type wins)."""
-    if image.data.startswith("data:"):
-        header, _, payload = image.data.partition(",")
-        media_type = header[len("data:") :].split(";", 1)[0] or image.media_type
-        return media_type, payload
-    return image.media_type, image.data
-
-
-def usage_dict(usage: Any) -> dict[str, Any]:
-    """An SDK usage object as the dict the server sent (unset fields left out)."""
-    if usage is None:
-        return {}
-    if isinstance(usage, dict):
-        return dict(usage)
-    dump = getattr(usage, "model_dump", None)
-    if dump is None:
-        return {}
-    data = dump(exclude_unset=True)
-    return data if isinstance(data, dict) else {}
-
-
-def count(data: Any, *path: str) -> int:
-    """An integer found at ``path`` in nested dicts; 0 when absent, null or not a number."""
-    value = data
-    for key in path:
-        if not isinstance(value, dict):
-            return 0
-        value = value.get(key)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return 0
-    return int(value)
 
 
 @dataclass(frozen=True)
@@ -501,11 +456,3 @@ class SDKJudge(JudgeAPI):
             await self._wire.aclose()
         if self._built is not None:  # never built: nothing to close
             await self._built.close()
-
-
-def field_value(value: Any, name: str) -> Any:
-    """``value.name`` of an SDK model, or ``value[name]`` of the JSON it is built from (what
-    :class:`~mmjudge.judges.wire.WireSender` returns)."""
-    if isinstance(value, dict):
-        return value.get(name)
-    return getattr(value, name, None)

@@ -21,14 +21,10 @@ from mmjudge.judges.http import (
     HTTPOptions,
     MalformedResponseError,
     SDKJudge,
-    count,
-    field_value,
-    image_data_url,
-    image_marker,
     one_line,
     read_api_key,
-    usage_dict,
 )
+from mmjudge.judges.payloads import count, field_value, image_data_url, image_marker, usage_dict
 from mmjudge.judges.registry import BASE_URL_ENVS, endpoint_override
 from mmjudge.keyguard import redact_text
 from mmjudge.records import JudgeRequest, JudgeResponse, Usage
