@@ -112,6 +112,8 @@ class WireSender:
         self._captured = asyncio.Event()
         """Set once the call being captured is on the wire, or has ended."""
         self.fast_calls = 0
+        self._sdk_import: asyncio.Future[None] | None = None
+        """The SDK's import for its errors, in a thread (see :meth:`_sdk_for_errors`)."""
         """Calls sent outside the SDK (for tests and benchmarks)."""
 
     @property
@@ -230,10 +232,23 @@ class WireSender:
                 raw = await response.read()
                 answer_headers = response.headers
         except Exception as error:
+            await self._sdk_for_errors()
             self._raise_transport_error(error, template, data)
         if status >= 300:
+            await self._sdk_for_errors()
             self._raise_status_error(template, data, status, list(answer_headers.items()), raw)
         return _parsed(raw, answer_headers.get("content-type", "*"))
+
+    async def _sdk_for_errors(self) -> None:
+        """Import what the SDK builds its errors with, in a thread, the first time an error
+        needs it. Where the template was made ahead, nothing of the SDK is loaded here until
+        then, and its import (one to two seconds) on the event loop would hold up every call
+        in flight at the moment a run meets its first rate limit; in a thread the loop keeps
+        turning, and calls that fail meanwhile wait for the same import."""
+        if self._sdk_import is None:
+            loop = asyncio.get_running_loop()
+            self._sdk_import = loop.run_in_executor(None, _import_for_errors, self.sdk_name)
+        await asyncio.shield(self._sdk_import)
 
     def _open(self) -> Any:
         """The session (made at the first call, inside the event loop)."""
@@ -294,6 +309,15 @@ class WireSender:
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+
+def _import_for_errors(sdk: str) -> None:
+    """Import the SDK and the modules its errors are built and sorted with."""
+    import_module(sdk)
+    import_module(f"{sdk}._vendor.httpx_aiohttp.transport")
+    import_module("httpx2")
+    if sdk == "openai":
+        import_module("openai._httpx2")
 
 
 def _transport_errors(sdk: str) -> tuple[tuple[type[Exception], ...], tuple[type[Exception], ...]]:

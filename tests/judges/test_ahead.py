@@ -232,3 +232,69 @@ def test_a_child_that_never_answers_is_given_up_on(monkeypatch: pytest.MonkeyPat
         silent.kill()
         for fd in (to_child[0], from_child[1]):
             os.close(fd)
+
+
+ERROR_SCRIPT = textwrap.dedent(
+    """
+    import asyncio, json, sys, threading
+    from mmjudge import PROJECT_ROOT
+    from mmjudge.judges import ahead
+    provider, model, sdk, base_url = sys.argv[1:5]
+    ahead.start_for_argv([f"model={model}"], PROJECT_ROOT / "conf")
+    from mmjudge.config import ModelConfig
+    from mmjudge.judges.registry import create_judge
+    from mmjudge.records import JudgeRequest
+
+    on_main = []
+
+    class Watch:
+        def find_spec(self, name, path=None, target=None):
+            if name == sdk:
+                on_main.append(threading.current_thread() is threading.main_thread())
+            return None
+
+    async def main():
+        judge = create_judge(ModelConfig(name=model, provider=provider, model_id="m-1",
+                                         max_tokens=20, base_url=base_url))
+        sys.meta_path.insert(0, Watch())  # after the judge's check that the SDK is installed
+        assert ahead.request(judge)
+        ask = lambda: judge.generate(JudgeRequest(item_key="k", prompt="Grade it."))
+        try:
+            await ask()
+            failed = await asyncio.gather(ask(), ask(), return_exceptions=True)
+        finally:
+            await judge.aclose()
+        return {
+            "errors": [type(error).__name__ for error in failed],
+            "retryable": [judge.classify_error(error).retryable for error in failed],
+            "fast_calls": judge._wire.fast_calls,
+            "sdk_imported_on_main_thread": on_main,
+        }
+
+    print(json.dumps(asyncio.run(main())))
+    """
+)
+
+
+def test_the_first_error_loads_the_sdk_off_the_event_loop(
+    loopback: LoopbackServer, provider: str
+) -> None:
+    # Two calls meet the run's first rate limit together: the SDK's import for their errors
+    # runs once, in a thread, and both get the SDK's own error.
+    loopback.script(Behaviour.reply("2"), Behaviour.rate_limit(), Behaviour.rate_limit())
+    env = {**os.environ, "OPENAI_API_KEY": OPENAI_KEY, "ANTHROPIC_API_KEY": ANTHROPIC_KEY}
+    model, base_url = CHILD_CASES[provider]
+    result = subprocess.run(
+        [sys.executable, "-c", ERROR_SCRIPT, provider, model, provider, base_url(loopback)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=PROJECT_ROOT,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    seen = json.loads(result.stdout.strip().splitlines()[-1])
+    assert seen["errors"] == ["RateLimitError", "RateLimitError"]
+    assert seen["retryable"] == [True, True]
+    assert seen["fast_calls"] == 3
+    assert seen["sdk_imported_on_main_thread"] == [False]
