@@ -102,13 +102,36 @@ def guess_sdk(argv: list[str], conf_dir: Path) -> str | None:
         name = settings.get("model")
         if not name or not re.fullmatch(r"[\w.-]+", name):
             return None
-        try:
-            text = (conf_dir / "model" / f"{name}.yaml").read_text(encoding="utf-8")
-        except OSError:
-            return None
-        found = re.search(r"^provider:\s*['\"]?([\w-]+)", text, re.MULTILINE)
+        text = _model_config(name, [*_user_config_dirs(argv, settings), conf_dir])
+        found = re.search(r"^provider:\s*['\"]?([\w-]+)", text or "", re.MULTILINE)
         provider = found.group(1) if found else None
     return _SDKS.get(provider or "")
+
+
+def _user_config_dirs(argv: list[str], settings: dict[str, str]) -> list[Path]:
+    """Config folders the command line adds to the project's: ``--config-dir``/``-cd`` and
+    the ``file://`` entries of ``hydra.searchpath``."""
+    folders = []
+    for flag, value in zip(argv, [*argv[1:], ""], strict=True):
+        if flag in ("--config-dir", "-cd") and value:
+            folders.append(value)
+        elif flag.startswith(("--config-dir=", "-cd=")):
+            folders.append(flag.split("=", 1)[1])
+    for entry in settings.get("hydra.searchpath", "").strip("[]").split(","):
+        entry = entry.strip().strip("'\"")
+        if entry.startswith("file://"):
+            folders.append(entry[len("file://") :])
+    return [Path(folder).expanduser() for folder in folders if folder]
+
+
+def _model_config(name: str, folders: list[Path]) -> str | None:
+    """The text of the first ``model/<name>.yaml`` among ``folders``."""
+    for folder in folders:
+        try:
+            return (folder / "model" / f"{name}.yaml").read_text(encoding="utf-8")
+        except OSError:
+            continue
+    return None
 
 
 def request(judge: Any) -> bool:

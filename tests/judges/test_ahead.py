@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -111,6 +112,24 @@ def test_a_client_the_wire_cannot_serve_gets_no_template(
 )
 def test_the_sdk_is_guessed_from_the_command_line(argv: list[str], sdk: str | None) -> None:
     assert ahead.guess_sdk(argv, CONF) == sdk
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--config-dir", "{dir}", "model=my_claude"],
+        ["-cd", "{dir}", "model=my_claude"],
+        ["--config-dir={dir}", "model=my_claude"],
+        ["model=my_claude", "hydra.searchpath=[file://{dir}]"],
+        ["model=my_claude", "hydra.searchpath=['pkg://elsewhere','file://{dir}']"],
+    ],
+)
+def test_a_model_in_the_users_own_config_folder_is_found(argv: list[str], tmp_path: Path) -> None:
+    folder = tmp_path / "my_conf"
+    (folder / "model").mkdir(parents=True)
+    (folder / "model" / "my_claude.yaml").write_text("name: my_claude\nprovider: anthropic\n")
+    assert ahead.guess_sdk([arg.format(dir=folder) for arg in argv], CONF) == "anthropic"
+    assert ahead.guess_sdk(["model=my_claude"], CONF) is None  # not without the folder
 
 
 SCRIPT = textwrap.dedent(
