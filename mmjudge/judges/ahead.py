@@ -1,7 +1,7 @@
 """The SDK's request template made in a child started with the command, so that the first
 call does not wait for the SDK to load.
 
-``import openai`` takes about a second (``import anthropic`` about as long), and a judge
+``import openai`` takes about a second (``import anthropic`` about two), and a judge
 cannot send its first request before the SDK has shown what that request looks like
 (:mod:`mmjudge.judges.wire`): URL, headers, body encoding. Composing the config and checking
 the dataset take about as long, but they need the config, which is only known once Hydra has

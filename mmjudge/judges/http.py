@@ -12,6 +12,7 @@ import json
 import logging
 import math
 import os
+import sys
 import time
 from dataclasses import dataclass
 from importlib import import_module
@@ -355,6 +356,15 @@ class SDKJudge(JudgeAPI):
         sample = JudgeRequest(item_key="ahead", prompt="Grade «this» — 1 of 3.", system="Judge.")
         return self.sdk, self._client_spec(), self.api_path, self.request_body(sample)
 
+    def _loaded_sdk_errors(self) -> tuple[tuple[type[Exception], ...], tuple[type[Exception], ...]]:
+        """The SDK's connection and status errors, or none while the SDK is not loaded: an
+        error raised before then is not one of its own, and importing the SDK here (a second
+        or two) would hold up the event loop at a run's first error (a runner's timeout)."""
+        module = sys.modules.get(self.sdk)
+        found = [getattr(module, name, None) for name in ("APIConnectionError", "APIStatusError")]
+        connection, status = (() if cls is None else (cls,) for cls in found)
+        return connection, status
+
     @property
     def connection_error(self) -> type[Exception]:
         """The SDK's error for connections and timeouts."""
@@ -421,16 +431,16 @@ class SDKJudge(JudgeAPI):
         fatal = self._fatal(error)
         if fatal is not None:
             return ErrorVerdict(fatal=fatal)
+        connection_errors, status_errors = self._loaded_sdk_errors()
         retryable = is_retryable_error(
-            error,
-            connection_errors=(self.connection_error,),
-            status_errors=(self.status_error,),
+            error, connection_errors=connection_errors, status_errors=status_errors
         )
         return ErrorVerdict(retryable, retry_after_seconds(error) if retryable else None)
 
     def _fatal(self, error: Exception) -> FatalProviderError | None:
         """The run-stopping error for ``error`` (bad key, unknown model, bad settings), or None."""
-        if not isinstance(error, self.status_error):
+        _connection_errors, status_errors = self._loaded_sdk_errors()
+        if not isinstance(error, status_errors):
             return None
         return classify_status(
             error,

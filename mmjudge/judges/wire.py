@@ -112,9 +112,9 @@ class WireSender:
         self._captured = asyncio.Event()
         """Set once the call being captured is on the wire, or has ended."""
         self.fast_calls = 0
+        """Calls sent outside the SDK (for tests and benchmarks)."""
         self._sdk_import: asyncio.Future[None] | None = None
         """The SDK's import for its errors, in a thread (see :meth:`_sdk_for_errors`)."""
-        """Calls sent outside the SDK (for tests and benchmarks)."""
 
     @property
     def sdk(self) -> Any:
@@ -247,8 +247,20 @@ class WireSender:
         turning, and calls that fail meanwhile wait for the same import."""
         if self._sdk_import is None:
             loop = asyncio.get_running_loop()
-            self._sdk_import = loop.run_in_executor(None, _import_for_errors, self.sdk_name)
+            self._sdk_import = loop.run_in_executor(None, self._load_for_errors)
+            self._sdk_import.add_done_callback(self._forget_failed_import)
         await asyncio.shield(self._sdk_import)
+
+    def _load_for_errors(self) -> None:
+        """(In a thread.) The SDK's modules for its errors, and its client, which makes the
+        status errors (built here where it was not yet: it loads the HTTP client's modules)."""
+        _import_for_errors(self.sdk_name)
+        self.client()
+
+    def _forget_failed_import(self, future: asyncio.Future[None]) -> None:
+        """Let the next error try the import again after one that failed."""
+        if future.cancelled() or future.exception() is not None:
+            self._sdk_import = None
 
     def _open(self) -> Any:
         """The session (made at the first call, inside the event loop)."""
@@ -268,7 +280,7 @@ class WireSender:
     ) -> NoReturn:
         """Raise what the SDK raises for ``error`` from its aiohttp client: the error mapped
         to its HTTP client's by the SDK's own mapping, then to the SDK's timeout or connection
-        error (the SDK is imported here, at the first such error, when it was not yet)."""
+        error (the SDK loaded beforehand: :meth:`_sdk_for_errors`)."""
         transport = import_module(f"{self.sdk_name}._vendor.httpx_aiohttp.transport")
         timeouts, failures = _transport_errors(self.sdk_name)
         try:
@@ -306,6 +318,7 @@ class WireSender:
             raise self.client()._make_status_error_from_response(response) from None
 
     async def aclose(self) -> None:
+        self._sdk_import = None  # it belongs to this event loop
         if self._session is not None:
             await self._session.close()
             self._session = None
@@ -313,11 +326,13 @@ class WireSender:
 
 def _import_for_errors(sdk: str) -> None:
     """Import the SDK and the modules its errors are built and sorted with."""
-    import_module(sdk)
-    import_module(f"{sdk}._vendor.httpx_aiohttp.transport")
-    import_module("httpx2")
-    if sdk == "openai":
-        import_module("openai._httpx2")
+    for name in (
+        sdk,
+        f"{sdk}._vendor.httpx_aiohttp.transport",
+        "httpx2",
+        *(["openai._httpx2"] if sdk == "openai" else []),
+    ):
+        import_module(name)
 
 
 def _transport_errors(sdk: str) -> tuple[tuple[type[Exception], ...], tuple[type[Exception], ...]]:

@@ -85,8 +85,15 @@ def test_answers_and_errors_of_a_first_call_are_the_sdks(
 def test_a_client_the_wire_cannot_serve_gets_no_template(
     loopback: LoopbackServer, provider: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import dataclasses
+    from importlib import import_module
+
     from mmjudge.judges.wire import WireSender
 
+    sdk, spec, path, body = judge_for(loopback, provider).ahead_request() or ()
+    on_httpx = dataclasses.replace(spec, use_aiohttp=False)  # the SDK's own httpx transport
+    assert asyncio.run(ahead._template_for(import_module(sdk), sdk, on_httpx, path, body)) is None
+    # credentials made per request (workload identity, custom auth): never off the SDK's path
     monkeypatch.setattr(WireSender, "usable", staticmethod(lambda client: False))
     assert template_of(judge_for(loopback, provider)) is None
 
@@ -264,12 +271,14 @@ ERROR_SCRIPT = textwrap.dedent(
     from mmjudge.judges.registry import create_judge
     from mmjudge.records import JudgeRequest
 
-    on_main = []
+    WATCHED = {sdk, "httpx2", "httpcore2", "anyio", "h11", "truststore"}
+    imported = {"main": [], "other": []}
 
     class Watch:
         def find_spec(self, name, path=None, target=None):
-            if name == sdk:
-                on_main.append(threading.current_thread() is threading.main_thread())
+            if name.split(".")[0] in WATCHED:
+                main = threading.current_thread() is threading.main_thread()
+                imported["main" if main else "other"].append(name)
             return None
 
     async def main():
@@ -278,6 +287,7 @@ ERROR_SCRIPT = textwrap.dedent(
         sys.meta_path.insert(0, Watch())  # after the judge's check that the SDK is installed
         assert ahead.request(judge)
         ask = lambda: judge.generate(JudgeRequest(item_key="k", prompt="Grade it."))
+        timeout = judge.classify_error(TimeoutError("no answer"))  # not one of the SDK's
         try:
             await ask()
             failed = await asyncio.gather(ask(), ask(), return_exceptions=True)
@@ -287,7 +297,9 @@ ERROR_SCRIPT = textwrap.dedent(
             "errors": [type(error).__name__ for error in failed],
             "retryable": [judge.classify_error(error).retryable for error in failed],
             "fast_calls": judge._wire.fast_calls,
-            "sdk_imported_on_main_thread": on_main,
+            "timeout_retryable": timeout.retryable,
+            "imported_on_main_thread": imported["main"],
+            "sdk_imported_elsewhere": sdk in imported["other"],
         }
 
     print(json.dumps(asyncio.run(main())))
@@ -299,7 +311,8 @@ def test_the_first_error_loads_the_sdk_off_the_event_loop(
     loopback: LoopbackServer, provider: str
 ) -> None:
     # Two calls meet the run's first rate limit together: the SDK's import for their errors
-    # runs once, in a thread, and both get the SDK's own error.
+    # runs once, in a thread (with its client, which builds status errors), and both get the
+    # SDK's own error. A timeout of the runner's before that (not an SDK error) imports nothing.
     loopback.script(Behaviour.reply("2"), Behaviour.rate_limit(), Behaviour.rate_limit())
     env = {**os.environ, "OPENAI_API_KEY": OPENAI_KEY, "ANTHROPIC_API_KEY": ANTHROPIC_KEY}
     model, base_url = CHILD_CASES[provider]
@@ -316,4 +329,6 @@ def test_the_first_error_loads_the_sdk_off_the_event_loop(
     assert seen["errors"] == ["RateLimitError", "RateLimitError"]
     assert seen["retryable"] == [True, True]
     assert seen["fast_calls"] == 3
-    assert seen["sdk_imported_on_main_thread"] == [False]
+    assert seen["timeout_retryable"] is False  # as on the SDK's path: the runner decides
+    assert seen["sdk_imported_elsewhere"] is True
+    assert seen["imported_on_main_thread"] == []
