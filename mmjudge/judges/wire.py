@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from collections.abc import Callable
 from importlib import import_module
 from typing import Any, NoReturn
@@ -48,11 +49,42 @@ _COMPUTED = frozenset({"content-length", "host", "transfer-encoding"})
 #: Encodings aiohttp can undo by itself without optional packages.
 _DECODABLE = "gzip, deflate"
 
+_encode_with_msgspec = msgspec.json.Encoder().encode
+
+
+def _compact(body: Any) -> bytes:
+    """``json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)`` in
+    UTF-8, the way both SDKs write a body. msgspec writes it, about five times faster on a
+    body holding an image, wherever it writes the same bytes (:func:`_written_alike`); json
+    writes the rest, and raises its own errors."""
+    if _written_alike(body):
+        try:
+            return _encode_with_msgspec(body)
+        except (TypeError, ValueError):  # a lone surrogate, say: json raises its own error
+            pass
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
+def _written_alike(value: Any) -> bool:
+    """Whether msgspec writes ``value`` as compact ``json.dumps(ensure_ascii=False)`` does:
+    strings (every code point is escaped alike: tests/judges/test_wire.py), integers,
+    booleans, null, floats that ``repr`` writes without an exponent (``1e-05`` is
+    ``0.00001`` to msgspec), and lists and string-keyed dicts of those."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return True
+    if kind is float:
+        return math.isfinite(value) and "e" not in repr(value)
+    if kind is dict:
+        return all(type(key) is str and _written_alike(item) for key, item in value.items())
+    if kind is list:
+        return all(_written_alike(item) for item in value)
+    return False
+
+
 #: Ways an SDK's HTTP client may have serialised a JSON body (tried against the captured one).
 _ENCODERS: tuple[Callable[[Any], bytes], ...] = (
-    lambda body: json.dumps(
-        body, ensure_ascii=False, separators=(",", ":"), allow_nan=False
-    ).encode(),
+    _compact,
     lambda body: json.dumps(body).encode(),
     lambda body: json.dumps(body, ensure_ascii=False).encode(),
 )

@@ -279,3 +279,58 @@ def test_an_answer_that_is_not_json_is_an_error_under_a_json_type_and_text_other
     with pytest.raises(json.JSONDecodeError):
         wire._parsed(b"<html>busy</html>", "application/json; charset=utf-8")
     assert wire._parsed(b"<html>busy</html>", "text/html") == "<html>busy</html>"
+
+
+def _json_compact(body: Any) -> bytes:
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
+def test_msgspec_escapes_every_code_point_as_json_does() -> None:
+    # what lets the body encoder hand strings to msgspec (wire._written_alike)
+    text = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
+    assert wire._encode_with_msgspec(text) == json.dumps(text, ensure_ascii=False).encode()
+
+
+def test_msgspec_writes_floats_without_an_exponent_as_json_does() -> None:
+    import random
+    import struct
+
+    draw = random.Random(7)
+    floats = [struct.unpack("<d", draw.randbytes(8))[0] for _ in range(50_000)]
+    floats += [draw.uniform(-1e6, 1e6) for _ in range(50_000)]
+    floats += [round(draw.random(), digits) for digits in range(1, 17) for _ in range(500)]
+    plain = [value for value in floats if wire._written_alike(value)]
+    assert len(plain) > 50_000
+    assert [wire._encode_with_msgspec(value) for value in plain] == [
+        json.dumps(value).encode() for value in plain
+    ]
+
+
+class _Grade(int):
+    pass
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"model": "m", "temperature": 0.0, "messages": [{"role": "user", "content": "é\u2028"}]},
+        {"temperature": 1e-05, "top_p": 1e22, "x": -0.0, "y": 2**70},
+        {"images": ("tuple", "of", "strings")},
+        {1: "an int key"},
+        {"grade": _Grade(2), "flag": True, "none": None},
+        {"nan": float("nan")},
+        {"inf": [float("-inf")]},
+        {"surrogate": "\ud800"},
+        {"bytes": b"raw"},
+    ],
+)
+def test_a_body_is_written_as_the_sdks_write_it(body: Any) -> None:
+    try:
+        expected: Any = _json_compact(body)
+    except Exception as error:
+        expected = type(error)
+    try:
+        written: Any = wire._compact(body)
+    except Exception as error:
+        written = type(error)
+    assert written == expected
