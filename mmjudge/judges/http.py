@@ -366,12 +366,6 @@ class SDKJudge(JudgeAPI):
         return connection, status
 
     @property
-    def connection_error(self) -> type[Exception]:
-        """The SDK's error for connections and timeouts."""
-        error: type[Exception] = import_module(self.sdk).APIConnectionError
-        return error
-
-    @property
     def status_error(self) -> type[Exception]:
         """The SDK's error for an answer with an error status."""
         error: type[Exception] = import_module(self.sdk).APIStatusError

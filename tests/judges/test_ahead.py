@@ -191,14 +191,13 @@ CHILD_CASES = {
 }
 
 
-def test_a_child_started_with_the_command_hands_over_the_template(
-    loopback: LoopbackServer, provider: str
-) -> None:
-    loopback.script(Behaviour.reply("2"), Behaviour.error(401, "Incorrect API key provided"))
+def run_script(script: str, server: LoopbackServer, provider: str) -> dict[str, Any]:
+    """What ``script`` printed last (JSON), run in a new process for ``provider``'s model of
+    :data:`CHILD_CASES` with the test keys; its arguments: base URL, provider, model, SDK."""
     env = {**os.environ, "OPENAI_API_KEY": OPENAI_KEY, "ANTHROPIC_API_KEY": ANTHROPIC_KEY}
     model, base_url = CHILD_CASES[provider]
     result = subprocess.run(
-        [sys.executable, "-c", SCRIPT, base_url(loopback), provider, model, provider],
+        [sys.executable, "-c", script, base_url(server), provider, model, provider],
         capture_output=True,
         text=True,
         env=env,
@@ -206,7 +205,15 @@ def test_a_child_started_with_the_command_hands_over_the_template(
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
-    seen = json.loads(result.stdout.strip().splitlines()[-1])
+    seen: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
+    return seen
+
+
+def test_a_child_started_with_the_command_hands_over_the_template(
+    loopback: LoopbackServer, provider: str
+) -> None:
+    loopback.script(Behaviour.reply("2"), Behaviour.error(401, "Incorrect API key provided"))
+    seen = run_script(SCRIPT, loopback, provider)
     assert seen["taken_by_other"] is False  # other settings: not this template
     assert seen["fast"] is True and seen["child_reaped"] is True
     # the first judge's call went out with no SDK loaded here; the other judge is on the
@@ -265,7 +272,7 @@ ERROR_SCRIPT = textwrap.dedent(
     import asyncio, json, sys, threading
     from mmjudge import PROJECT_ROOT
     from mmjudge.judges import ahead
-    provider, model, sdk, base_url = sys.argv[1:5]
+    base_url, provider, model, sdk = sys.argv[1:5]
     ahead.start_for_argv([f"model={model}"], PROJECT_ROOT / "conf")
     from mmjudge.config import ModelConfig
     from mmjudge.judges.registry import create_judge
@@ -314,18 +321,7 @@ def test_the_first_error_loads_the_sdk_off_the_event_loop(
     # runs once, in a thread (with its client, which builds status errors), and both get the
     # SDK's own error. A timeout of the runner's before that (not an SDK error) imports nothing.
     loopback.script(Behaviour.reply("2"), Behaviour.rate_limit(), Behaviour.rate_limit())
-    env = {**os.environ, "OPENAI_API_KEY": OPENAI_KEY, "ANTHROPIC_API_KEY": ANTHROPIC_KEY}
-    model, base_url = CHILD_CASES[provider]
-    result = subprocess.run(
-        [sys.executable, "-c", ERROR_SCRIPT, provider, model, provider, base_url(loopback)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=PROJECT_ROOT,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stderr
-    seen = json.loads(result.stdout.strip().splitlines()[-1])
+    seen = run_script(ERROR_SCRIPT, loopback, provider)
     assert seen["errors"] == ["RateLimitError", "RateLimitError"]
     assert seen["retryable"] == [True, True]
     assert seen["fast_calls"] == 3
