@@ -25,6 +25,7 @@ from mmjudge.running.cache import ItemClaims, RequestKeys, ResponseCache
 from mmjudge.running.claim_writes import GroupCommit
 from mmjudge.running.collector import quiet_collector
 from mmjudge.running.concurrency import calls_in_flight
+from mmjudge.running.event_loop import TurnPacer
 from mmjudge.running.jobs import SET_ASIDE, Job, SetAside, stop_error, token_estimate
 from mmjudge.running.limits import RateLimiter
 from mmjudge.running.lookahead import LookedUp, look_up, looked_up
@@ -129,9 +130,7 @@ class Runner:
         return first
 
     def _may_schedule(self) -> bool:
-        return (
-            self._fatal is None and self._stop_signal is None and not self.stats.stopped_by_budget
-        )
+        return not (self._fatal or self._stop_signal is not None or self.stats.stopped_by_budget)
 
     def _fail_fast(self, error: BaseException) -> None:
         self._fatal = self._fatal or error
@@ -158,7 +157,7 @@ class Runner:
         self._entries = looked_up(next_of(items), self.cache, self.keys, self.claims is not None)
         next_poll = 0.0
         heartbeat = asyncio.create_task(self._heartbeat()) if self.claims is not None else None
-        restore_collector = quiet_collector()
+        restore_collector, pacer = quiet_collector(), TurnPacer()
         try:
             while True:
                 # Full slots are waited for in _next_outcome (a stop wakes it). Finished
@@ -179,6 +178,7 @@ class Runner:
                         yield ready
                     elif ready is not None:
                         await self._start(ready)
+                        await pacer.turn_if_due()  # the first calls leave while slots fill
                 if waiting and self._may_schedule() and time.monotonic() >= next_poll:
                     next_poll = time.monotonic() + CLAIM_POLL_S
                     async for ready_outcome in self._poll_waiting(waiting):

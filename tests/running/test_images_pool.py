@@ -4,6 +4,7 @@ on the event loop's thread."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import threading
 from pathlib import Path
@@ -108,3 +109,44 @@ def test_items_come_in_order_with_their_images(tmp_path: Path) -> None:
     assert [result for result, _n, _e in seen] == [f"r{n}" for n in range(10)]
     assert all(n == 1 and error is None for result, n, error in seen if result != "r3")
     assert seen[3][1] == 0 and "broken.png" in (seen[3][2] or "")
+
+
+def test_items_whose_images_are_ready_come_without_a_turn_of_the_loop(tmp_path: Path) -> None:
+    """The claims' writes staged in one turn of the loop are committed together; an item whose
+    images are prepared already must not cost a turn (waiting on each finished job cost one,
+    and an image cell committed nearly every write alone)."""
+    data = image_dataset(tmp_path / "data", items=12, images=3)
+    cfg = typed_config(compose_config([f"dataset.path={data}", "dataset.name=tiny"]))
+    examples = list(load_dataset(cfg.dataset))
+    pool = ImagePool(ImageSettings(), ImageCache(tmp_path / "cache"), workers=2)
+    ready = [
+        pool.submit(str(path), name)
+        for example in examples
+        for path, name in zip(example.images, example.image_names, strict=True)
+    ]
+    concurrent.futures.wait(ready)
+
+    async def turns_while_consuming() -> tuple[int, int]:
+        loop = asyncio.get_running_loop()
+        turns = 0
+        ticking = True
+
+        def tick() -> None:
+            nonlocal turns
+            turns += 1
+            if ticking:
+                loop.call_soon(tick)
+
+        tick()
+        await asyncio.sleep(0)
+        before = turns
+        seen = [example async for example, _ in prepared_async(pool, examples, ahead=4)]
+        ticking = False
+        return len(seen), turns - before
+
+    try:
+        seen, turns = asyncio.run(turns_while_consuming())
+    finally:
+        pool.close()
+    assert seen == 12
+    assert turns == 0

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import dataclasses
+import time
+from collections.abc import AsyncIterator, Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -70,7 +72,7 @@ def items(n: int, forecast: float = 0.0) -> list[WorkItem]:
     ]
 
 
-def collect(runner: Runner, work: list[WorkItem]) -> list[Outcome]:
+def collect(runner: Runner, work: Iterable[WorkItem]) -> list[Outcome]:
     async def go() -> list[Outcome]:
         return [o async for o in runner.run(work)]
 
@@ -184,6 +186,33 @@ def test_rows_of_finished_calls_are_not_held_back_by_a_slow_item_source() -> Non
     seen_when = asyncio.run(go())
     assert len(seen_when) == 12
     assert seen_when[0] < 12  # the first row came before the last item did
+
+
+def test_the_first_calls_leave_while_the_free_slots_are_still_being_filled() -> None:
+    """Building an item takes a while (an image item: its prompt, its tokens, its key); with
+    hundreds of free slots, the first call must not wait for the last slot's item."""
+    built: list[str] = []
+
+    def slow_to_build() -> Iterator[WorkItem]:
+        for item in items(300):
+            time.sleep(0.0005)  # CPU the loop cannot use meanwhile
+            built.append(item.key)
+            yield item
+
+    built_at_first_call: list[int] = []
+
+    class Recording(FakeJudge):
+        async def generate(self, request: JudgeRequest) -> JudgeResponse:
+            if not built_at_first_call:
+                built_at_first_call.append(len(built))
+            return await super().generate(request)
+
+    model = dataclasses.replace(MODEL, max_concurrency=None)
+    runner = Runner(Recording(delay=0.001), model, settings(concurrency=256))
+    outcomes = collect(runner, slow_to_build())
+    assert len(outcomes) == 300
+    # Filling all 256 slots in one turn of the loop (as before) sends nothing until then.
+    assert built_at_first_call[0] < 64
 
 
 class TaskRecordingJudge(FakeJudge):
