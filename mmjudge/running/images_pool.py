@@ -96,7 +96,9 @@ async def _gather(jobs: list[Future[EncodedImage]]) -> PreparedImages:
         try:
             # A finished job is read at once: wrapping it would still wake the loop through
             # its self-pipe, and each extra turn of the loop commits the claims' writes alone.
-            images.append(job.result() if job.done() else await asyncio.wrap_future(job))
+            # (A cancelled one, at shutdown, is awaited so that it cancels this task as before.)
+            finished = job.done() and not job.cancelled()
+            images.append(job.result() if finished else await asyncio.wrap_future(job))
         except ImageError as error:
             return PreparedImages(tuple(images), str(error))
     return PreparedImages(tuple(images), None)
