@@ -1,4 +1,4 @@
-"""A text cell's prompt tokens counted in the dataset-check child, so this process never
+"""A cell's prompt tokens counted in the dataset-check child, so this process never
 loads the tokenizer during its calls.
 
 The run's forecast counts each call's tokens with tiktoken, whose encoder takes ~0.45 s to
@@ -33,20 +33,20 @@ Counts = dict[tuple[str, str, int, int], TokenCount]
 
 def counter_for(cfg: SweepConfig) -> Callable[[Iterable[Example]], Counts] | None:
     """What the child counts for this cell, or None where counting ahead does not apply: a
-    cell with images (their tokens depend on the prepared pictures), a test-bank cell (its
-    prompts are built per query), and a cell with a budget (each of its calls is forecast on
-    the event loop before it is sent)."""
-    if cfg.modality.include_image or cfg.prompt.bank is not None:
-        return None
-    if cfg.runner.max_cost_usd is not None:
+    test-bank cell (its prompts are built per query) and a cell with a budget (each of its
+    calls is forecast on the event loop before it is sent). In a cell with images the child
+    counts each prompt's text as it reads with all of its item's pictures prepared; their own
+    tokens come from their sizes, counted here (an item whose picture fails is not called)."""
+    if cfg.prompt.bank is not None or cfg.runner.max_cost_usd is not None:
         return None
     model_id, provider = cfg.model.model_id, cfg.model.provider
+    with_images = cfg.modality.include_image
 
     def count(examples: Iterable[Example]) -> Counts:
         prompts = PromptRenderer(cfg.modality, cfg.prompt, cfg.dataset)
         counts: Counts = {}
         for example in examples:
-            rendered = prompts.render(example, n_images=0)
+            rendered = prompts.render(example, n_images=len(example.images) if with_images else 0)
             text = forecast_text(rendered.system, rendered.text)
             counts[ahead_key(text, model_id, provider)] = count_tokens(text, model_id, provider)
         return counts

@@ -4,6 +4,7 @@ the message the in-process check gives."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import threading
@@ -16,18 +17,21 @@ import pytest
 from mmjudge.config import SweepConfig
 from mmjudge.costs import tokens
 from mmjudge.costs.forecast import forecast_text
+from mmjudge.costs.sheets import price_for
 from mmjudge.data.schema import Example
 from mmjudge.data.survey import survey
 from mmjudge.errors import DatasetError
+from mmjudge.images import ImageCache, ImageSettings
 from mmjudge.judges.registry import judge_class
 from mmjudge.prompts.shapes import PromptRenderer
 from mmjudge.running import counts_ahead, survey_ahead
 from mmjudge.running.cache import ResponseCache
 from mmjudge.running.cell import typed_config
 from mmjudge.running.counts_ahead import counter_for
-from mmjudge.running.work import ExampleStream
+from mmjudge.running.work import CellContext, ExampleStream, build_work
 from tests.helpers import compose_config
 from tests.running.test_example_stream import _dataset
+from tests.running.test_images_pool import image_dataset
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks on Linux only")
 
@@ -130,6 +134,7 @@ def test_no_fork_beside_other_threads_or_for_a_small_file(
     cfg = _config(_dataset(tmp_path / "data", 20))
     monkeypatch.setattr(survey_ahead, "_other_threads", lambda: False)
     assert not survey_ahead._can_fork(cfg)  # 20 lines are well under MIN_BYTES
+    assert survey_ahead._can_fork(cfg, any_size=True)  # unless the child counts tokens too
     monkeypatch.setattr(survey_ahead, "MIN_BYTES", 1)
     assert survey_ahead._can_fork(cfg)
     stop = threading.Event()
@@ -138,6 +143,7 @@ def test_no_fork_beside_other_threads_or_for_a_small_file(
     thread.start()
     try:
         assert not survey_ahead._can_fork(cfg)
+        assert not survey_ahead._can_fork(cfg, any_size=True)
     finally:
         stop.set()
         thread.join()
@@ -155,6 +161,10 @@ def test_the_sdk_is_warmed_only_when_calls_are_certain(
     cache = ResponseCache(cache_path)
     assert survey_ahead.sdk_warmer(judge, cfg, cache_path) is not None  # an empty one
     cache.close()
+    monkeypatch.setattr(ResponseCache, "__len__", lambda self: 3)
+    assert survey_ahead.sdk_warmer(judge, cfg, cache_path) is not None  # 3 answers, 5 items
+    limited = _config(root, "model=gpt4o_mini", "dataset.limit=3")
+    assert survey_ahead.sdk_warmer(judge, limited, cache_path) is None  # 3 items: a rerun, maybe
     monkeypatch.setattr(ResponseCache, "__len__", lambda self: 5)
     assert survey_ahead.sdk_warmer(judge, cfg, cache_path) is None  # a rerun, maybe
     assert (
@@ -231,11 +241,52 @@ def test_counts_that_never_come_are_not_waited_for(tmp_path: Path, forkable: Non
     assert not waiter.is_alive() and not tokens._AHEAD
 
 
-def test_cells_with_images_a_test_bank_or_a_budget_count_here(tmp_path: Path) -> None:
+def test_a_test_bank_or_a_budget_counts_here(tmp_path: Path) -> None:
     root = _dataset(tmp_path / "data", 5)
     assert counter_for(_config(root)) is not None
-    assert counter_for(_config(root, "modality=mm")) is None
+    assert counter_for(_config(root, "modality=mm")) is not None
     assert counter_for(_config(root, "runner.max_cost_usd=1")) is None
+
+
+def test_an_image_cells_prompt_counts_come_from_the_child(tmp_path: Path, forkable: None) -> None:
+    """The child counts each prompt's text as the cell's items carry it, pictures prepared:
+    every request's text is found among its counts, with the count made here."""
+    root = image_dataset(tmp_path / "data", items=12, images=3)
+    rows = [json.loads(line) for line in (root / "items.jsonl").read_text().splitlines()]
+    for row in rows[::2]:  # two pictures (the prompt's wording says so) on every other item
+        row["images"].append("images/0.png")
+    (root / "items.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    cfg = _config(
+        root,
+        "model=gpt4o_mini",
+        "modality=mm",
+        "dataset.annotators=[annotator_a,annotator_b]",
+        "dataset.max_images=2",
+    )
+    counter = counter_for(cfg)
+    assert counter is not None
+    try:
+        survey_ahead.survey_while(ExampleStream(cfg), cfg, lambda: None, counter)
+        counts_ahead.wait_for_counts()
+        ahead = dict(tokens._AHEAD)
+    finally:
+        tokens.forget_counts_ahead()
+    context = CellContext(
+        cfg=cfg,
+        run_id="t",
+        judge=None,
+        price=price_for(cfg.pricing, cfg.model),
+        image_settings=ImageSettings.from_config(cfg.images),
+        image_cache=ImageCache(tmp_path / "images"),
+    )
+    requests = [item.request for item in build_work(context, ExampleStream(cfg), set())]
+    sent = [request for request in requests if request is not None]
+    assert [len(request.images) for request in sent] == [2, 1, 2, 2, 1, 2, 1, 2, 1, 2, 1]
+    model = cfg.model
+    for request in sent:
+        text = forecast_text(request.system, request.prompt)
+        key = tokens.ahead_key(text, model.model_id, model.provider)
+        assert ahead[key] == tokens.count_tokens(text, model.model_id, model.provider)
 
 
 def test_counts_nobody_waited_for_are_stopped_at_the_end(tmp_path: Path, forkable: None) -> None:
