@@ -8,8 +8,9 @@ row per cell with:
   imports, the dataset check, the summary), against the ideal (concurrency ÷ latency);
 - steady: the rate between the 10th and 90th percentile of finished judgments (read from the
   run's ``judgments.jsonl`` as it grows);
-- harness CPU per judgment: user + system CPU of the sweep process only (the server runs in
-  another process), divided by the judgments;
+- harness CPU per judgment: user + system CPU of the sweep process and of the children it
+  forks and reaps (the dataset check's, the SDK's), divided by the judgments; the server runs
+  in a process of its own and is not counted;
 - peak RSS of the sweep process;
 - first call: seconds from the command's start to its first answer minus the server's latency
   (when the first call left).
@@ -308,7 +309,8 @@ def sweep_env() -> dict[str, str]:
 
 def timed_sweep(command: list[str]) -> tuple[int, str, Any]:
     """Run the sweep command to its end (the benchmark's key in its environment): its exit
-    code, its stderr and its resource usage (``os.wait4``'s, the child's alone)."""
+    code, its stderr and its resource usage (``os.wait4``'s: the command's, with the children
+    it reaped)."""
     process = subprocess.Popen(
         command, cwd=ROOT, env=sweep_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
