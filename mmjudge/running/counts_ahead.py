@@ -33,11 +33,14 @@ Counts = dict[tuple[str, str, int, int], TokenCount]
 
 def counter_for(cfg: SweepConfig) -> Callable[[Iterable[Example]], Counts] | None:
     """What the child counts for this cell, or None where counting ahead does not apply: a
-    test-bank cell (its prompts are built per query) and a cell with a budget (each of its
-    calls is forecast on the event loop before it is sent). In a cell with images the child
-    counts each prompt's text as it reads with all of its item's pictures prepared; their own
-    tokens come from their sizes, counted here (an item whose picture fails is not called)."""
+    test-bank cell (its prompts are built per query), a cell with a budget (each of its calls
+    is forecast on the event loop before it is sent) and a batch cell (its runner never waits
+    for the counts). In a cell with images the child counts each prompt's text as it reads
+    with all of its item's pictures prepared; their own tokens come from their sizes, counted
+    here (an item whose picture fails is not called)."""
     if cfg.prompt.bank is not None or cfg.runner.max_cost_usd is not None:
+        return None
+    if cfg.runner.mode == "batch":
         return None
     model_id, provider = cfg.model.model_id, cfg.model.provider
     with_images = cfg.modality.include_image

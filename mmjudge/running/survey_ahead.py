@@ -137,10 +137,8 @@ def _can_fork(cfg: SweepConfig, any_size: bool = False) -> bool:
     if _other_threads():
         return False  # a child forked beside running threads can inherit their locks
     path = dataset_root(cfg.dataset) / cfg.dataset.items
-    if any_size:
-        return path.is_file()
     try:
-        return path.is_file() and path.stat().st_size >= MIN_BYTES
+        return path.is_file() and (any_size or path.stat().st_size >= MIN_BYTES)
     except OSError:
         return False
 

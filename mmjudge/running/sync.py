@@ -73,8 +73,7 @@ class Runner:
         seed: int = 0,
         concurrency: int | None = None,
     ) -> None:
-        """``concurrency``: calls in flight; by default what the settings give
-        (:func:`mmjudge.running.concurrency.calls_in_flight`)."""
+        """``concurrency``: calls in flight; by default :func:`.concurrency.calls_in_flight`'s."""
         self.judge = judge
         self.model = model
         self.settings = settings
@@ -107,6 +106,7 @@ class Runner:
         self._entries: Callable[[], Awaitable[LookedUp | None]] | None = None
         self._exhausted = False
         self._taking = asyncio.Lock()  # an asynchronous iterable gives one item at a time
+        self._pacer = TurnPacer()  # the loop turns every few ms while items are taken
 
     # -- stopping --------------------------------------------------------------------------
 
@@ -140,8 +140,7 @@ class Runner:
         tasks = list(self._tasks)
         for task in tasks:
             task.cancel()
-        if tasks:
-            await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     # -- the loop --------------------------------------------------------------------------
 
@@ -157,7 +156,7 @@ class Runner:
         self._entries = looked_up(next_of(items), self.cache, self.keys, self.claims is not None)
         next_poll = 0.0
         heartbeat = asyncio.create_task(self._heartbeat()) if self.claims is not None else None
-        restore_collector, pacer = quiet_collector(), TurnPacer()
+        restore_collector = quiet_collector()
         try:
             while True:
                 # Full slots are waited for in _next_outcome (a stop wakes it). Finished
@@ -178,7 +177,7 @@ class Runner:
                         yield ready
                     elif ready is not None:
                         await self._start(ready)
-                        await pacer.turn_if_due()  # the first calls leave while slots fill
+                    await self._pacer.turn_if_due()  # calls leave, answers land, while taking
                 if waiting and self._may_schedule() and time.monotonic() >= next_poll:
                     next_poll = time.monotonic() + CLAIM_POLL_S
                     async for ready_outcome in self._poll_waiting(waiting):
@@ -237,6 +236,7 @@ class Runner:
             ready = self._admit(entry)
             if isinstance(ready, Outcome):
                 self._queue.put_nowait(ready)
+                await self._pacer.turn_if_due()
                 continue
             if ready is None:
                 return None

@@ -241,11 +241,12 @@ def test_counts_that_never_come_are_not_waited_for(tmp_path: Path, forkable: Non
     assert not waiter.is_alive() and not tokens._AHEAD
 
 
-def test_a_test_bank_or_a_budget_counts_here(tmp_path: Path) -> None:
+def test_a_budget_or_a_batch_counts_here(tmp_path: Path) -> None:
     root = _dataset(tmp_path / "data", 5)
     assert counter_for(_config(root)) is not None
     assert counter_for(_config(root, "modality=mm")) is not None
     assert counter_for(_config(root, "runner.max_cost_usd=1")) is None
+    assert counter_for(_config(root, "runner.mode=batch")) is None
 
 
 def test_an_image_cells_prompt_counts_come_from_the_child(tmp_path: Path, forkable: None) -> None:

@@ -140,6 +140,38 @@ def test_cache_makes_a_rerun_free(tmp_path: Path) -> None:
     assert outcomes[0].response is not None and outcomes[0].response.usage.input_tokens == 100
 
 
+def test_a_long_run_of_cached_answers_lets_the_loop_turn(tmp_path: Path) -> None:
+    """Answers found in the cache need no wait; taken back to back they would keep the loop
+    from everything else (calls in flight, their answers, a stop) until the run ends."""
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    collect(Runner(FakeJudge(), MODEL, settings(), cache=cache), items(300))
+
+    def slow_to_build() -> Iterator[WorkItem]:
+        for item in items(300):
+            time.sleep(0.0002)
+            yield item
+
+    async def turns_during_rerun() -> int:
+        loop = asyncio.get_running_loop()
+        turns = 0
+
+        def tick() -> None:
+            nonlocal turns
+            turns += 1
+            loop.call_soon(tick)
+
+        tick()
+        await asyncio.sleep(0)
+        before = turns
+        runner = Runner(FakeJudge(), MODEL, settings(), cache=cache)
+        outcomes = [outcome async for outcome in runner.run(slow_to_build())]
+        assert len(outcomes) == 300 and all(outcome.cached for outcome in outcomes)
+        return turns - before
+
+    # 300 items at 0.2 ms: about 60 ms without a wait, so about 30 turns at one per 2 ms.
+    assert asyncio.run(turns_during_rerun()) >= 5
+
+
 def test_budget_stops_scheduling_before_the_cap() -> None:
     judge = FakeJudge()
     runner = Runner(
