@@ -7,10 +7,10 @@ import sys
 if __name__ == "__main__":
     # Before anything else is imported: a child starts loading the judge's SDK on the other
     # core while this process composes the config (mmjudge/judges/ahead.py).
-    from mmjudge import PROJECT_ROOT
     from mmjudge.judges.ahead import start_for_argv
+    from mmjudge.locations import CONFIG_DIR as _SHIPPED_CONFIGS
 
-    start_for_argv(sys.argv[1:], PROJECT_ROOT / "conf")
+    start_for_argv(sys.argv[1:], _SHIPPED_CONFIGS)
 
 import contextlib
 from collections.abc import Iterator
@@ -22,7 +22,6 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
-from mmjudge import PROJECT_ROOT
 from mmjudge.cli.exits import (
     fail,
     interrupted_lines,
@@ -36,17 +35,19 @@ from mmjudge.config_keys import unknown_setting
 from mmjudge.errors import MMJudgeError
 from mmjudge.interrupt import raise_on_sigterm, signal_number_of
 from mmjudge.keyguard import check_overrides, keep_run_config
+from mmjudge.locations import CONFIG_DIR as SHIPPED_CONFIG_DIR
+from mmjudge.locations import CONFIG_SEARCH_PATH, resolve_path
 from mmjudge.running.collector import skip_collections_at_exit
 from mmjudge.runs import RunSummary
 from mmjudge.runs.cleanup import removed_unless_judged
 from mmjudge.runs.status import EXIT_CONFIG, INTERRUPTED
 
-CONFIG_DIR = str(PROJECT_ROOT / "conf")
+#: The shipped config groups on disk (package data), for the checks that read files.
+CONFIG_DIR = str(SHIPPED_CONFIG_DIR)
 
 
 def _resolve_path(value: str) -> str:
-    path = Path(value).expanduser()
-    return str(path if path.is_absolute() else PROJECT_ROOT / path)
+    return str(resolve_path(value))
 
 
 def _log_level(verbose: object) -> str:
@@ -62,7 +63,7 @@ if not OmegaConf.has_resolver("mmjudge_log_level"):
 register_configs()
 
 
-@hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="config")
+@hydra.main(version_base="1.3", config_path=CONFIG_SEARCH_PATH, config_name="config")
 def _app(cfg: DictConfig) -> None:
     from mmjudge.running.cell import run_cell
 
@@ -146,7 +147,7 @@ def _cut_text(cut: object) -> str:
     )
 
 
-#: Command-line flags that bring in config files other than ``conf/`` (as does an override of
+#: Command-line flags that bring in config files other than the shipped ones (as does an override of
 #: ``hydra.searchpath``).
 _OTHER_CONFIGS = ("-cd", "--config-dir", "-cp", "--config-path", "-cn", "--config-name")
 
@@ -157,7 +158,7 @@ def _mode_from_the_command_line(argv: list[str]) -> Iterator[None]:
 
     Before running the app, Hydra composes the config once just to learn whether it sets
     ``hydra.mode``, then again to run it (about half a second each, before the first call).
-    No config in ``conf/`` sets it (``tests/cli/test_hydra_mode.py`` checks), so unless the
+    No shipped config sets it (``tests/cli/test_hydra_mode.py`` checks), so unless the
     command line sets it or brings in other config files, the answer is "not set", and Hydra
     then takes the mode from ``-m`` / ``--multirun`` exactly as it would have.
     """

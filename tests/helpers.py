@@ -28,10 +28,15 @@ from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig
 
 import mmjudge.sweep  # noqa: F401  (registers the schema and the path resolver)
-from mmjudge import PROJECT_ROOT
+from mmjudge.locations import CONFIG_DIR, PACKAGE_DIR
 
-SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"
-CONF_DIR = str(PROJECT_ROOT / "conf")
+#: The repository checkout the tests run from (README, .ci, fixtures).
+REPO_ROOT = Path(__file__).resolve().parents[1]
+#: The demo dataset as shipped inside the package.
+DEMO_DIR = PACKAGE_DIR / "datasets" / "demo_fashion"
+
+SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+CONF_DIR = str(CONFIG_DIR)
 
 #: The test item being run, set by ``tests/conftest.py`` (None outside a test).
 RUNNING_TEST: ContextVar[pytest.Item | None] = ContextVar("RUNNING_TEST", default=None)

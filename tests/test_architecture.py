@@ -24,6 +24,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "mmjudge"
 #: config, and the config checks its settings with it.
 STAGES: list[tuple[str, ...]] = [
     ("__init__", "errors", "records", "keyguard", "interrupt", "images", "pipes", "fastjson"),
+    ("locations", "conf"),
     ("config", "config_keys", "config_values"),
     ("data", "qrels"),
     ("prompts", "parsing", "testbank"),

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import subprocess
 
-from mmjudge import PROJECT_ROOT
+from tests.helpers import REPO_ROOT
 from tests.test_readme_commands import README, readme_commands
 
-CI = PROJECT_ROOT / ".ci" / "run"
+CI = REPO_ROOT / ".ci" / "run"
 
 
 def setup_commands() -> list[str]:

@@ -4,16 +4,16 @@ import pytest
 from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
 
-from mmjudge import PROJECT_ROOT
 from mmjudge.config import SweepConfig
 from mmjudge.keyguard import check_config, check_overrides
-from tests.helpers import compose_config
+from mmjudge.locations import CONFIG_DIR
+from tests.helpers import DEMO_DIR, compose_config
 
 GROUPS = ["model", "modality", "dataset", "prompt", "pricing", "runner"]
 
 
 def options(group: str) -> list[str]:
-    return sorted(p.stem for p in (PROJECT_ROOT / "conf" / group).glob("*.yaml"))
+    return sorted(p.stem for p in (CONFIG_DIR / group).glob("*.yaml"))
 
 
 @pytest.mark.parametrize(("group", "option"), [(g, o) for g in GROUPS for o in options(g)])
@@ -84,7 +84,7 @@ def test_paths_do_not_depend_on_the_working_directory(tmp_path: Path, monkeypatc
     assert isinstance(typed, SweepConfig)
     from mmjudge.data.schema import dataset_root
 
-    assert dataset_root(typed.dataset) == PROJECT_ROOT / "datasets" / "demo_fashion"
+    assert dataset_root(typed.dataset) == DEMO_DIR
 
 
 def test_config_values_holding_keys_are_refused() -> None:

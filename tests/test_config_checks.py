@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from mmjudge import PROJECT_ROOT
 from mmjudge.config import SweepConfig
 from mmjudge.config_keys import unknown_setting
 from mmjudge.errors import ConfigError
+from mmjudge.locations import CONFIG_DIR
 from mmjudge.running.cell import run_cell, typed_config
 from tests.helpers import compose_config
 
-CONF = PROJECT_ROOT / "conf"
+CONF = CONFIG_DIR
 GROUPS = ["model", "modality", "dataset", "prompt", "pricing", "runner"]
 
 
@@ -218,7 +218,7 @@ def test_the_config_file_check_reads_yaml_as_the_safe_loader_does() -> None:
 
     from mmjudge import config_keys
 
-    files = sorted((Path(__file__).resolve().parents[1] / "conf").rglob("*.yaml"))
+    files = sorted(CONFIG_DIR.rglob("*.yaml"))
     assert files
     for path in files:
         text = path.read_text(encoding="utf-8")

@@ -12,10 +12,10 @@ from types import ModuleType
 import pytest
 from PIL import Image
 
-from mmjudge import PROJECT_ROOT
+from tests.helpers import DEMO_DIR, REPO_ROOT
 
-DATASET = PROJECT_ROOT / "datasets" / "demo_fashion"
-GENERATOR = DATASET / "generate.py"
+DATASET = DEMO_DIR
+GENERATOR = REPO_ROOT / "scripts" / "generate_demo_fashion.py"
 ANNOTATORS = ("annotator_a", "annotator_b")
 FIELD_ORDER = ["name", "product_type", "colour", "pattern", "description"]
 
@@ -50,7 +50,7 @@ def rows() -> list[dict]:
 def test_regenerating_reproduces_items_and_readme(regenerated: Path) -> None:
     for name in ("items.jsonl", "README.md", "testbank_nuggets.jsonl", "testbank_questions.jsonl"):
         assert (regenerated / name).read_bytes() == (DATASET / name).read_bytes(), (
-            f"{name} differs from a fresh run; rerun datasets/demo_fashion/generate.py"
+            f"{name} differs from a fresh run; rerun scripts/generate_demo_fashion.py"
         )
 
 

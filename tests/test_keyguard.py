@@ -14,7 +14,6 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from mmjudge import PROJECT_ROOT
 from mmjudge.keyguard import (
     REDACTED,
     RedactingFilter,
@@ -27,6 +26,7 @@ from mmjudge.keyguard import (
     resolved_config,
     secret_values,
 )
+from mmjudge.locations import CONFIG_DIR
 from tests.fixtures.loopback_server import Behaviour, LoopbackServer
 from tests.helpers import CONF_DIR, compose_config
 
@@ -158,7 +158,7 @@ def test_ordinary_overrides_pass(live_key: str, monkeypatch: pytest.MonkeyPatch)
 
 def test_every_config_option_passes_the_guard_with_hydras_settings(live_key: str) -> None:
     for group in GROUPS:
-        for option in sorted(p.stem for p in (PROJECT_ROOT / "conf" / group).glob("*.yaml")):
+        for option in sorted(p.stem for p in (CONFIG_DIR / group).glob("*.yaml")):
             cfg = compose_with_hydra([f"{group}={option}"])
             assert check_config(cfg) is None, f"{group}={option}"
 
@@ -298,6 +298,6 @@ def test_report_provenance_redacts_a_summary_written_before_redaction(
 
 
 def test_hydra_writes_no_copy_of_the_config_itself() -> None:
-    raw = OmegaConf.load(PROJECT_ROOT / "conf" / "config.yaml")
+    raw = OmegaConf.load(CONFIG_DIR / "config.yaml")
     assert raw.hydra.output_subdir is None
     assert raw.hydra.callbacks.keyguard._target_ == "mmjudge.keyguard.KeyGuard"

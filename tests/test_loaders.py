@@ -15,16 +15,15 @@ import pytest
 from omegaconf import OmegaConf
 from PIL import Image
 
-from mmjudge import PROJECT_ROOT
 from mmjudge.config import DatasetConfig, ScaleConfig, SweepConfig
 from mmjudge.data import load_dataset
 from mmjudge.data import table as table_loader
 from mmjudge.data.trec import run_paths
 from mmjudge.data.validation import approx_tokens, truncate_fields
 from mmjudge.errors import ConfigError, DatasetError
-from tests.helpers import compose_config, shared_data
+from tests.helpers import REPO_ROOT, compose_config, shared_data
 
-TREC_TINY = PROJECT_ROOT / "tests" / "fixtures" / "trec_tiny"
+TREC_TINY = REPO_ROOT / "tests" / "fixtures" / "trec_tiny"
 
 
 def dataset(path: Path, **settings: Any) -> DatasetConfig:

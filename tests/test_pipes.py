@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from mmjudge import PROJECT_ROOT
 from mmjudge.pipes import read_message, write_message
+from tests.helpers import REPO_ROOT
 
 
 def test_messages_read_back_in_order_and_a_cut_message_is_an_error() -> None:
@@ -57,7 +57,7 @@ def test_a_child_ends_when_the_process_that_forked_it_is_killed() -> None:
         """
     )
     process = subprocess.Popen(
-        [sys.executable, "-c", script], cwd=PROJECT_ROOT, stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", script], cwd=REPO_ROOT, stdout=subprocess.PIPE, text=True
     )
     assert process.stdout is not None
     child = int(process.stdout.readline())  # not read to its end: the child holds it open

@@ -9,17 +9,17 @@ from typing import Any
 
 import pytest
 
-from mmjudge import PROJECT_ROOT
 from mmjudge.config import N_WORDINGS, DatasetConfig, ModalityConfig, PromptConfig
 from mmjudge.data.loading import load_dataset
 from mmjudge.data.schema import Example
 from mmjudge.errors import ConfigError
+from mmjudge.locations import CONFIG_DIR
 from mmjudge.parsing import parse_confidence, parse_grade
 from mmjudge.prompts import render
 from mmjudge.running.cell import typed_config
 from tests.helpers import compose_config
 
-PROMPTS = sorted(p.stem for p in (PROJECT_ROOT / "conf" / "prompt").glob("*.yaml"))
+PROMPTS = sorted(p.stem for p in (CONFIG_DIR / "prompt").glob("*.yaml"))
 MODALITIES = ("text", "mm", "image")
 SHIPPED = {
     "default",

@@ -35,11 +35,10 @@ import pytest
 from _pytest.mark.structures import ParameterSet
 from PIL import Image
 
-from mmjudge import PROJECT_ROOT
 from tests.fixtures.loopback_server import LoopbackServer
-from tests.helpers import installed, sweep_env
+from tests.helpers import DEMO_DIR, REPO_ROOT, installed, sweep_env
 
-README = PROJECT_ROOT / "README.md"
+README = REPO_ROOT / "README.md"
 
 #: Commands not run here, by their exact text in the README, with the reason.
 EXCLUDED = {
@@ -150,19 +149,19 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ".git", ".venv", "__pycache__", "*.egg-info", ".*_cache", ".cache", "results", "reports"
     )
     for name in ("mmjudge", "conf", "tests", "benchmarks", "pyproject.toml", "README.md"):
-        source = PROJECT_ROOT / name
+        source = REPO_ROOT / name
         if source.is_dir():
             shutil.copytree(source, root / name, ignore=ignore)
         elif source.exists():
             shutil.copy2(source, root / name)
     # only the shipped demo: a developer's own datasets/ must not leak into the copy
-    shutil.copytree(PROJECT_ROOT / "datasets" / "demo_fashion", root / "datasets" / "demo_fashion")
+    shutil.copytree(DEMO_DIR, root / "datasets" / "demo_fashion")
     (root / ".venv").symlink_to(Path(sys.prefix), target_is_directory=True)
     write_crowdflower(root / "datasets" / "crowdflower" / "train.csv")
     write_flickr8k(root / "datasets" / "flickr8k_expert")
     write_qrels(root)
     where = subprocess.run(
-        [".venv/bin/python", "-c", "import mmjudge; print(mmjudge.PROJECT_ROOT)"],
+        [".venv/bin/python", "-c", "import mmjudge.locations as m; print(m.PACKAGE_DIR.parent)"],
         cwd=root,
         capture_output=True,
         text=True,

@@ -14,7 +14,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mmjudge import PROJECT_ROOT
 from mmjudge.agreement import metrics
 from mmjudge.records import JudgmentRecord
 from mmjudge.report import build_report
@@ -24,6 +23,7 @@ from mmjudge.report.findings import answers, cheapest_as_good
 from mmjudge.report.load import DatasetItems, cell_table, read_cell_labels
 from mmjudge.report.synthetic import FakeDataset, FakeJudge, write_sweep
 from mmjudge.runs import Agreement, load_judgments
+from tests.helpers import REPO_ROOT
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = "<img src=x onerror=alert(1)>"
@@ -413,7 +413,7 @@ def test_rebuild_imports_no_provider(sweep: Path, tmp_path: Path) -> None:
         "assert not bad, bad\n"
     )
     result = subprocess.run(
-        [sys.executable, "-c", code], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120
     )
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "again" / "index.html").stat().st_size > 10_000

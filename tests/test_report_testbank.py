@@ -11,9 +11,9 @@ import pytest
 from mmjudge.report.build import build_report
 from mmjudge.report.testbank import coverage
 from mmjudge.running.cell import run_cell
-from tests.helpers import PROJECT_ROOT, compose_config
+from tests.helpers import REPO_ROOT, compose_config
 
-TREC_TINY = PROJECT_ROOT / "tests" / "fixtures" / "trec_tiny"
+TREC_TINY = REPO_ROOT / "tests" / "fixtures" / "trec_tiny"
 
 
 def _cells(tmp_path: Path, prompts: list[str], *overrides: str) -> Path:

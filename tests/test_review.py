@@ -13,9 +13,9 @@ from mmjudge import export, review
 from mmjudge.cli import agree
 from mmjudge.running.cell import run_cell
 from mmjudge.testbank.bank import read_bank, write_bank
-from tests.helpers import PROJECT_ROOT, compose_config
+from tests.helpers import DEMO_DIR, compose_config
 
-DEMO_NUGGETS = PROJECT_ROOT / "datasets" / "demo_fashion" / "testbank_nuggets.jsonl"
+DEMO_NUGGETS = DEMO_DIR / "testbank_nuggets.jsonl"
 
 
 @pytest.fixture

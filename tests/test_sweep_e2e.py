@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mmjudge import PROJECT_ROOT
-from tests.helpers import run_sweep
+from tests.helpers import DEMO_DIR, run_sweep
 
 RECORD_FIELDS = {
     "run_id",
@@ -48,7 +47,7 @@ def test_default_run_writes_records_summary_and_report(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     run_dir = only(list((tmp_path / "results" / "runs").iterdir()))
     rows = [json.loads(line) for line in (run_dir / "judgments.jsonl").read_text().splitlines()]
-    items = (PROJECT_ROOT / "datasets/demo_fashion/items.jsonl").read_text().splitlines()
+    items = (DEMO_DIR / "items.jsonl").read_text().splitlines()
     assert len(rows) == len(items)
     assert set(rows[0]) >= RECORD_FIELDS
     assert all(row["cost_usd"] == 0.0 and row["provider"] == "lexical" for row in rows)

@@ -15,10 +15,10 @@ from mmjudge.testbank import command
 from mmjudge.testbank.bank import Entry, entry_id, make_bank, read_bank, write_bank
 from mmjudge.testbank.grading import skip_reason
 from tests.fixtures.loopback_server import Behaviour, LoopbackServer, bank_answer, user_text
-from tests.helpers import PROJECT_ROOT, compose_config
+from tests.helpers import DEMO_DIR, REPO_ROOT, compose_config
 
-DEMO_NUGGETS = PROJECT_ROOT / "datasets" / "demo_fashion" / "testbank_nuggets.jsonl"
-TREC_TINY = PROJECT_ROOT / "tests" / "fixtures" / "trec_tiny"
+DEMO_NUGGETS = DEMO_DIR / "testbank_nuggets.jsonl"
+TREC_TINY = REPO_ROOT / "tests" / "fixtures" / "trec_tiny"
 
 
 def _isolated(tmp_path: Path) -> list[str]:

@@ -12,9 +12,9 @@ import pytest
 
 from mmjudge import export
 from tests.fixtures.loopback_server import LoopbackServer
-from tests.helpers import PROJECT_ROOT, run_sweep
+from tests.helpers import REPO_ROOT, run_sweep
 
-TREC_TINY = PROJECT_ROOT / "tests" / "fixtures" / "trec_tiny"
+TREC_TINY = REPO_ROOT / "tests" / "fixtures" / "trec_tiny"
 KEY = {"OPENAI_API_KEY": "sk-test-loopback"}
 
 

@@ -18,6 +18,7 @@ from mmjudge.running.collector import skip_collections_at_exit
 #: Subcommand -> (the module whose ``main(argv)`` runs it, what it does).
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "sweep": ("mmjudge.cli.sweep", "judge one cell or a sweep (Hydra overrides; -m for a sweep)"),
+    "init": ("mmjudge.cli.init", "write a starter folder of your own configs (use with -cd)"),
     "report": ("mmjudge.cli.report", "build the HTML report of run or sweep folders"),
     "agree": ("mmjudge.cli.agree", "score judges' qrels files against human qrels"),
     "reprice": ("mmjudge.cli.reprice", "price finished runs under another sheet, batch or model"),

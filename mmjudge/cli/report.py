@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from mmjudge import PROJECT_ROOT
 from mmjudge.cli.exits import fail
 from mmjudge.errors import MMJudgeError
 from mmjudge.report.analysis import N_BOOT
@@ -33,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--out",
         type=Path,
-        default=PROJECT_ROOT / "reports",
+        default=Path("reports"),
         help="folder the report goes in (default: reports/)",
     )
     parser.add_argument(

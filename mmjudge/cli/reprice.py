@@ -63,7 +63,8 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("directory", type=Path, help="a run or sweep directory under results/")
     parser.add_argument(
         "--sheet",
-        help=f"price sheet in conf/pricing/ ({', '.join(available_sheets())}); "
+        help=f"price sheet: a shipped one ({', '.join(available_sheets())}) or one in "
+        "pricing/ of a --config-dir folder; "
         "default: the sheet each run was priced with",
     )
     mode = parser.add_mutually_exclusive_group()
@@ -77,7 +78,17 @@ def parser() -> argparse.ArgumentParser:
         "--as-model",
         dest="as_model",
         help="price at this model's prices: a sheet key (gpt-4o-mini-2024-07-18) or a "
-        "conf/model name (gpt4o_mini)",
+        "model config name (gpt4o_mini)",
+    )
+    parser.add_argument(
+        "--config-dir",
+        dest="config_dirs",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder of your own configs (pricing/, model/), as for mmjudge sweep -cd DIR; "
+        "may be repeated",
     )
     parser.add_argument(
         "--out", type=Path, help="write results to OUT/<run_id>/ instead of each run directory"
@@ -96,9 +107,10 @@ class Repriced(NamedTuple):
 def reprice_all(args: argparse.Namespace) -> Repriced:
     """Re-price every run under ``args.directory``; with several runs, one that cannot be
     re-priced is skipped (an unknown ``--as-model`` stops them all)."""
-    sheet = load_sheet(args.sheet) if args.sheet else None
+    dirs = args.config_dirs
+    sheet = load_sheet(args.sheet, dirs) if args.sheet else None
     if sheet is not None and args.as_model:
-        resolve_model(args.as_model, sheet)
+        resolve_model(args.as_model, sheet, dirs)
     runs = run_dirs(args.directory)
     if not runs:
         raise ConfigError(f"no runs ({SUMMARY}) under {args.directory}")
@@ -107,7 +119,12 @@ def reprice_all(args: argparse.Namespace) -> Repriced:
         label = str(run.relative_to(args.directory)) if run != args.directory else run.name
         try:
             result = reprice_run(
-                run, sheet, batch=args.batch, as_model=args.as_model, sync=args.sync
+                run,
+                sheet,
+                batch=args.batch,
+                as_model=args.as_model,
+                sync=args.sync,
+                config_dirs=dirs,
             )
         except UnknownModelError:
             raise

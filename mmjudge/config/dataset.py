@@ -69,7 +69,7 @@ class ScaleConfig:
 @dataclass
 class TestBanksConfig:
     """A dataset's test bank file per kind, relative to the dataset root or absolute; null
-    reads ``testbanks/<dataset>/<kind>.jsonl`` under the project root."""
+    reads ``testbanks/<dataset>/<kind>.jsonl`` under the working folder."""
 
     nuggets: str | None = None
     """Nuggets: facts or attributes a relevant result has."""
@@ -87,7 +87,7 @@ class DatasetConfig:
     """Loader: ``jsonl`` (mmjudge's canonical format), ``hm``, ``flickr8k_expert``, ``trec``
     or ``table`` (any CSV / JSONL with a column mapping)."""
     path: str = MISSING
-    """Dataset root, relative to the project root or absolute."""
+    """Dataset root: relative to the working folder, absolute, or ``pkg://<package>/<path>``."""
     items: str = "items.jsonl"
     """The items file, relative to the dataset root (the table for ``table``, the articles
     CSV for ``hm``, the documents JSONL for ``trec``)."""

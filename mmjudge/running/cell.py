@@ -13,7 +13,6 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from mmjudge import PROJECT_ROOT
 from mmjudge.config import SweepConfig
 from mmjudge.costs.calls import CallPricer
 from mmjudge.costs.ledger import batch_factor
@@ -39,6 +38,7 @@ from mmjudge.interrupt import signal_name, signal_number_of, stop_signals
 from mmjudge.judges.base import JudgeAPI, check_batch_judge
 from mmjudge.judges.registry import endpoint_override, judge_class
 from mmjudge.keyguard import check_config, redact_text, resolved_config
+from mmjudge.locations import resolve_path
 from mmjudge.parsing import parse_grade
 from mmjudge.records import Forecast, JudgmentRecord
 from mmjudge.running.aside import import_summary_aside
@@ -66,12 +66,6 @@ from mmjudge.runs.batches import STATE_FILE
 from mmjudge.testbank import grading as bank_grading
 from mmjudge.testbank.derive import check_bank_prompt
 from mmjudge.testbank.per_entry import EntryCollector
-
-
-def resolve_path(value: str) -> Path:
-    """A config path: absolute as given, relative ones against the project root."""
-    path = Path(value).expanduser()
-    return path if path.is_absolute() else PROJECT_ROOT / path
 
 
 def typed_config(cfg: DictConfig | SweepConfig) -> SweepConfig:

@@ -17,7 +17,7 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
-from mmjudge import PROJECT_ROOT
+from mmjudge.locations import PACKAGE_DIR
 from mmjudge.runs.batches import STATE_FILE
 from mmjudge.runs.rows import JUDGMENTS
 from mmjudge.runs.summary import read_summary
@@ -74,9 +74,9 @@ def removed_unless_judged(run_dir: Path) -> Iterator[None]:
 
 def remove(run_dir: Path) -> None:
     """Close log handlers writing into ``run_dir`` and delete it (never the working directory
-    or the project folder, which a ``hydra.run.dir`` could name)."""
+    or mmjudge's own folder, which a ``hydra.run.dir`` could name)."""
     target = run_dir.resolve()
-    for protected in (Path.cwd().resolve(), PROJECT_ROOT.resolve()):
+    for protected in (Path.cwd().resolve(), PACKAGE_DIR):
         if target == protected or target in protected.parents:
             return
     root = logging.getLogger()

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
 from importlib import metadata
 
-from mmjudge import PROJECT_ROOT, __version__
+from mmjudge import __version__
+from mmjudge.locations import source_checkout_commit
 
 PACKAGES = ("mmjudge", "hydra-core", "openai", "anthropic", "pillow", "pandas", "numpy", "tiktoken")
 
@@ -21,15 +21,6 @@ def package_versions() -> dict[str, str]:
 
 
 def git_commit() -> str | None:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            cwd=PROJECT_ROOT,
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None if out.returncode == 0 else None
+    """The commit of mmjudge's source when it runs from a git checkout of it; None for an
+    installed wheel."""
+    return source_checkout_commit()

@@ -6,7 +6,7 @@
     mmjudge testbank show dataset=… kind=…
 
 Settings other than ``kind``, ``n``, ``out`` and ``overwrite`` are the sweep's (``dataset=``,
-``model=``, ``runner.*``, ``pricing=``…), composed from ``conf/`` as a sweep composes them.
+``model=``, ``runner.*``, ``pricing=``…), composed from the config groups as a sweep composes them.
 The bank goes where a sweep with ``prompt=<kind>`` reads it (``dataset.testbanks.<kind>``,
 else ``testbanks/<dataset>/<kind>.jsonl``) unless ``out=`` says otherwise; an existing file is
 replaced only with ``overwrite=true`` (``import`` replaces it, and says which version it
@@ -108,7 +108,7 @@ def _true(own: dict[str, str], key: str) -> bool:
 
 
 def _out(own: dict[str, str], default: Path) -> Path:
-    from mmjudge.running.cell import resolve_path
+    from mmjudge.locations import resolve_path
 
     return resolve_path(own["out"]) if own.get("out") else default
 

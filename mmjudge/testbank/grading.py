@@ -16,9 +16,9 @@ from typing import NamedTuple
 
 import jinja2
 
-from mmjudge import PROJECT_ROOT
 from mmjudge.config import DatasetConfig, ModalityConfig, PromptConfig, SweepConfig
 from mmjudge.errors import ConfigError
+from mmjudge.locations import resolve_path
 from mmjudge.testbank.bank import Bank, Entry, read_bank
 from mmjudge.testbank.derive import cut_points, derive
 
@@ -37,16 +37,14 @@ _LINE = re.compile(
 
 def bank_path(dataset: DatasetConfig, kind: str) -> Path:
     """Where a dataset's bank of ``kind`` lives: ``dataset.testbanks.<kind>`` (relative to the
-    dataset root), else ``testbanks/<dataset>/<kind>.jsonl`` under the project root."""
+    dataset root), else ``testbanks/<dataset>/<kind>.jsonl`` under the working folder."""
     given = getattr(dataset.testbanks, kind, None)
     if given:
         path = Path(given).expanduser()
         if path.is_absolute():
             return path
-        root = Path(dataset.path)
-        root = root if root.is_absolute() else PROJECT_ROOT / root
-        return root / path
-    return PROJECT_ROOT / "testbanks" / dataset.name / f"{kind}.jsonl"
+        return resolve_path(dataset.path) / path
+    return resolve_path(Path("testbanks") / dataset.name / f"{kind}.jsonl")
 
 
 def load_cell_bank(cfg: SweepConfig) -> Bank | None:

@@ -17,9 +17,9 @@ from mmjudge.costs.sheets import ModelPrice, price_for
 from mmjudge.data.loading import load_dataset, sampled_queries
 from mmjudge.errors import ConfigError
 from mmjudge.judges.registry import judge_class
+from mmjudge.locations import resolve_path
 from mmjudge.records import Forecast, JudgeRequest
 from mmjudge.running.cache import ResponseCache
-from mmjudge.running.cell import resolve_path
 from mmjudge.running.policy import Outcome, RunStats, WorkItem
 from mmjudge.running.sync import Runner
 from mmjudge.testbank.bank import Bank, Entry, entry_id, make_bank

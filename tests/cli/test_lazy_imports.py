@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from mmjudge import PROJECT_ROOT
 from tests.fixtures.loopback_server import LoopbackServer
-from tests.helpers import isolated_overrides, sweep_env
+from tests.helpers import REPO_ROOT, isolated_overrides, sweep_env
 
 #: Libraries a cell does not need until its last call has been answered.
 LATER = ("pandas", "numpy", "scipy", "matplotlib", "sklearn", "torch", "sentence_transformers")
@@ -28,7 +27,7 @@ print(json.dumps(sorted(name for name in sys.modules if name.split(".")[0] in {l
 def test_the_sweep_and_its_judges_load_no_heavy_library() -> None:
     probe = _PROBE.format(later=set(LATER))
     out = subprocess.run(
-        [sys.executable, "-c", probe], cwd=PROJECT_ROOT, capture_output=True, text=True
+        [sys.executable, "-c", probe], cwd=REPO_ROOT, capture_output=True, text=True
     )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == []
@@ -70,7 +69,7 @@ def test_a_rerun_from_a_full_cache_loads_no_sdk_and_no_tokenizer(
         out = tmp_path / f"{name}.json"
         command = [sys.executable, "-c", _TRACED_SWEEP, str(out), *settings]
         command += [f"{key}={value}" for key, value in paths.items()]
-        done = subprocess.run(command, cwd=PROJECT_ROOT, env=env, capture_output=True, text=True)
+        done = subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
         loaded.append(set(json.loads(out.read_text())))
     first, rerun = loaded
@@ -115,7 +114,7 @@ def test_judges_check_keys_and_settings_without_loading_their_sdk() -> None:
     and making a judge loads no SDK (that waits for its first call)."""
     out = subprocess.run(
         [sys.executable, "-c", _JUDGES_PROBE],
-        cwd=PROJECT_ROOT,
+        cwd=REPO_ROOT,
         capture_output=True,
         text=True,
         env=sweep_env(),

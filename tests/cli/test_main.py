@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from mmjudge import PROJECT_ROOT
 from mmjudge.cli.main import SUBCOMMANDS, main
+from tests.helpers import REPO_ROOT
 
 
 def test_help_lists_every_subcommand(capsys: pytest.CaptureFixture[str]) -> None:
@@ -45,7 +45,7 @@ def test_the_console_script_and_python_dash_m_are_the_same_command() -> None:
         pytest.skip("the mmjudge console script is not installed in this environment")
     for command in ([str(script), "--help"], [sys.executable, "-m", "mmjudge", "--help"]):
         done = subprocess.run(
-            command, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=60, check=False
+            command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=60, check=False
         )
         assert done.returncode == 0, done.stderr
         assert "usage: mmjudge <subcommand>" in done.stdout

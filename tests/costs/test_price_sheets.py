@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from omegaconf import OmegaConf
 
-from mmjudge import PROJECT_ROOT
 from mmjudge.costs.ledger import cost_of
 from mmjudge.costs.sheets import ModelPrice, price_from_entry
+from mmjudge.locations import CONFIG_DIR
 from mmjudge.records import Usage
 
 genai_prices = pytest.importorskip(
@@ -27,7 +27,7 @@ genai_prices = pytest.importorskip(
     reason="genai-prices is not installed (pip install -e '.[test]'); sheets not cross-checked",
 )
 
-SHEETS_DIR = PROJECT_ROOT / "conf" / "pricing"
+SHEETS_DIR = CONFIG_DIR / "pricing"
 CURRENT = "2026-10-31"
 PAST = ("2024-08-16",)
 SHORT_PROMPT = 1000

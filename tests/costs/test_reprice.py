@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from mmjudge import PROJECT_ROOT
 from mmjudge.cli.reprice import main
 from mmjudge.costs.ledger import cost_of
 from mmjudge.costs.reprice import load_sheet, output_name, reprice_run, write_repriced
 from mmjudge.costs.sheets import gpu_hour_price, price_from_entry
 from mmjudge.errors import ConfigError
 from mmjudge.records import Usage
+from tests.helpers import REPO_ROOT
 
 # --- a run directory written by hand ---------------------------------------------------------
 #
@@ -320,7 +320,7 @@ def test_module_entry_point_imports_no_provider_sdk(run: Path) -> None:
     )
     done = subprocess.run(
         [sys.executable, "-c", code],
-        cwd=PROJECT_ROOT,
+        cwd=REPO_ROOT,
         capture_output=True,
         text=True,
         timeout=120,

@@ -15,10 +15,11 @@ from typing import Any
 
 import pytest
 
-from mmjudge import PROJECT_ROOT
 from mmjudge.judges import ahead
 from mmjudge.judges.http import SDKJudge
+from mmjudge.locations import CONFIG_DIR
 from tests.fixtures.loopback_server import Behaviour, LoopbackServer
+from tests.helpers import REPO_ROOT
 from tests.judges.test_providers import ANTHROPIC_KEY, OPENAI_KEY, _keys  # noqa: F401
 from tests.judges.test_wire import (
     BEHAVIOURS,
@@ -31,7 +32,7 @@ from tests.judges.test_wire import (
     sent_to,
 )
 
-CONF = PROJECT_ROOT / "conf"
+CONF = CONFIG_DIR
 
 
 def template_of(judge: SDKJudge) -> tuple[Any, ...] | None:
@@ -142,10 +143,10 @@ def test_a_model_in_the_users_own_config_folder_is_found(argv: list[str], tmp_pa
 SCRIPT = textwrap.dedent(
     """
     import asyncio, json, os, sys
-    from mmjudge import PROJECT_ROOT
+    from mmjudge.locations import CONFIG_DIR
     from mmjudge.judges import ahead
     provider, model, sdk = sys.argv[2:5]
-    ahead.start_for_argv([f"model={model}"], PROJECT_ROOT / "conf")
+    ahead.start_for_argv([f"model={model}"], CONFIG_DIR)
     from mmjudge.config import ModelConfig
     from mmjudge.judges.registry import create_judge
     from mmjudge.records import JudgeRequest
@@ -201,7 +202,7 @@ def run_script(script: str, server: LoopbackServer, provider: str) -> dict[str, 
         capture_output=True,
         text=True,
         env=env,
-        cwd=PROJECT_ROOT,
+        cwd=REPO_ROOT,
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
@@ -231,9 +232,9 @@ def test_a_child_nobody_asks_is_stopped() -> None:
     script = textwrap.dedent(
         """
         import os
-        from mmjudge import PROJECT_ROOT
+        from mmjudge.locations import CONFIG_DIR
         from mmjudge.judges import ahead
-        ahead.start_for_argv(["model=gpt4o_mini"], PROJECT_ROOT / "conf")
+        ahead.start_for_argv(["model=gpt4o_mini"], CONFIG_DIR)
         pid = ahead._child.pid
         ahead.release()
         try:
@@ -270,10 +271,10 @@ def test_a_child_that_never_answers_is_given_up_on(monkeypatch: pytest.MonkeyPat
 ERROR_SCRIPT = textwrap.dedent(
     """
     import asyncio, json, sys, threading
-    from mmjudge import PROJECT_ROOT
+    from mmjudge.locations import CONFIG_DIR
     from mmjudge.judges import ahead
     base_url, provider, model, sdk = sys.argv[1:5]
-    ahead.start_for_argv([f"model={model}"], PROJECT_ROOT / "conf")
+    ahead.start_for_argv([f"model={model}"], CONFIG_DIR)
     from mmjudge.config import ModelConfig
     from mmjudge.judges.registry import create_judge
     from mmjudge.records import JudgeRequest

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from mmjudge import PROJECT_ROOT
 from mmjudge.runs.cleanup import remove, removed_unless_judged
+from tests.helpers import REPO_ROOT
 
 
 def hydra_folder(path: Path) -> Path:
@@ -83,5 +83,5 @@ def test_never_the_working_directory_or_the_project(
     monkeypatch.chdir(tmp_path)
     remove(tmp_path)
     remove(tmp_path.parent)
-    remove(PROJECT_ROOT)
-    assert tmp_path.is_dir() and PROJECT_ROOT.joinpath("pyproject.toml").is_file()
+    remove(REPO_ROOT)
+    assert tmp_path.is_dir() and REPO_ROOT.joinpath("pyproject.toml").is_file()

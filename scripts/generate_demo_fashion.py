@@ -8,8 +8,8 @@ human label. The point is a small, offline demo and test set for mmjudge.
 
 Usage (from the repository root)::
 
-    python datasets/demo_fashion/generate.py            # rewrite the files next to this script
-    python datasets/demo_fashion/generate.py --out DIR  # write a fresh copy somewhere else
+    python scripts/generate_demo_fashion.py            # rewrite the shipped copy
+    python scripts/generate_demo_fashion.py --out DIR  # write a fresh copy somewhere else
 
 Only the standard library and Pillow are needed. The same seed gives the same bytes.
 """
@@ -28,7 +28,7 @@ from typing import Any
 from PIL import Image, ImageDraw
 
 SEED = 20240517
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent.parent / "mmjudge" / "datasets" / "demo_fashion"
 ANNOTATORS = ("annotator_a", "annotator_b")
 GRADES = (0, 1, 2)
 RESULTS_PER_QUERY = 8
@@ -922,14 +922,14 @@ named in the query is off. Then:
 From the repository root, with Pillow installed:
 
 ```
-python datasets/demo_fashion/generate.py             # rewrite items.jsonl, images/, README.md here
-python datasets/demo_fashion/generate.py --out DIR   # write a copy to DIR instead
+python scripts/generate_demo_fashion.py             # rewrite the copy shipped in the package
+python scripts/generate_demo_fashion.py --out DIR   # write a copy to DIR instead
 ```
 
 The generator uses seed {seed} and only the Python standard library plus Pillow, so a
 run reproduces these files byte for byte (PNG bytes can change with a different Pillow or
-zlib build even though the pixels stay the same). `ground_truth()` in `generate.py`
-returns what each image shows next to what its text claims.
+zlib build even though the pixels stay the same). `ground_truth()` in
+`scripts/generate_demo_fashion.py` returns what each image shows next to what its text claims.
 """
 
 
@@ -1029,7 +1029,9 @@ def main(
 
 def _cli(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Generate the synthetic demo_fashion dataset.")
-    parser.add_argument("--out", type=Path, default=HERE, help="output folder (default: here)")
+    parser.add_argument(
+        "--out", type=Path, default=HERE, help="output folder (default: the shipped copy)"
+    )
     parser.add_argument("--seed", type=int, default=SEED, help=f"random seed (default: {SEED})")
     args = parser.parse_args(argv)
     main(args.out, seed=args.seed)

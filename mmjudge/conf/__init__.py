@@ -1,0 +1,1 @@
+"""The shipped configuration groups, as package data (Hydra's ``pkg://mmjudge.conf``)."""

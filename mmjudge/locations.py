@@ -1,0 +1,82 @@
+"""Where mmjudge finds its own files and the user's: the one place paths are resolved.
+
+Two kinds of location exist. What ships with mmjudge (the configs, the demo dataset) is package
+data, read from wherever the package is installed. Everything a user names — results,
+reports, caches, their own datasets — is relative to the folder the command runs in, so a
+wheel installed anywhere behaves the same as a clone, and two projects never share files by
+accident.
+
+A config may also name a folder inside an installed package as ``pkg://<package>/<path>``
+(the shipped demo is ``pkg://mmjudge/datasets/demo_fashion``), the form Hydra uses for
+package search paths.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from importlib import resources
+from pathlib import Path
+
+#: The installed package's folder (package data lives under it).
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+#: The shipped config groups (``model/``, ``dataset/``, ``pricing/``…), as files on disk.
+CONFIG_DIR = PACKAGE_DIR / "conf"
+
+#: The same folder as Hydra's package search path entry.
+CONFIG_SEARCH_PATH = "pkg://mmjudge.conf"
+
+PACKAGE_SCHEME = "pkg://"
+
+
+def resolve_path(value: str | Path, base: Path | None = None) -> Path:
+    """A path from a config or the command line, made absolute.
+
+    ``~`` is expanded; ``pkg://<package>/<path>`` names a folder inside an installed package;
+    any other relative path is taken against ``base`` (the current working folder unless
+    given), never against where mmjudge is installed.
+    """
+    text = str(value)
+    if text.startswith(PACKAGE_SCHEME):
+        return package_path(text)
+    path = Path(text).expanduser()
+    if path.is_absolute():
+        return path
+    return (base if base is not None else Path.cwd()) / path
+
+
+def package_path(url: str) -> Path:
+    """The folder or file a ``pkg://<package>/<path>`` location names."""
+    rest = url.removeprefix(PACKAGE_SCHEME).strip("/")
+    package, _, inner = rest.partition("/")
+    if not package:
+        raise ValueError(f"{url!r} names no package; write pkg://<package>/<path>")
+    root = Path(str(resources.files(package.replace("/", "."))))
+    return root / inner if inner else root
+
+
+def source_checkout_commit() -> str | None:
+    """The git commit of mmjudge's own source, when it runs from a git checkout of mmjudge.
+
+    None for an installed wheel, or when the package merely sits inside some other git
+    repository (a virtual environment in a user's project must not report that project's
+    commit as mmjudge's).
+    """
+    try:
+        top = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel", "HEAD"],
+            cwd=PACKAGE_DIR,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    lines = top.stdout.splitlines()
+    if top.returncode != 0 or len(lines) != 2:
+        return None
+    toplevel, commit = lines
+    if Path(toplevel).resolve() / "mmjudge" != PACKAGE_DIR:
+        return None
+    return commit
