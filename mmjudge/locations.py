@@ -17,6 +17,8 @@ import subprocess
 from importlib import resources
 from pathlib import Path
 
+from mmjudge.errors import ConfigError
+
 #: The installed package's folder (package data lives under it).
 PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -50,8 +52,14 @@ def package_path(url: str) -> Path:
     rest = url.removeprefix(PACKAGE_SCHEME).strip("/")
     package, _, inner = rest.partition("/")
     if not package:
-        raise ValueError(f"{url!r} names no package; write pkg://<package>/<path>")
-    root = Path(str(resources.files(package.replace("/", "."))))
+        raise ConfigError(f"{url!r} names no package; write pkg://<package>/<path>")
+    try:
+        root = Path(str(resources.files(package)))
+    except ModuleNotFoundError:
+        raise ConfigError(
+            f"{url!r}: no installed package '{package}'; write pkg://<package>/<path> with an "
+            "installed package, or give a folder path"
+        ) from None
     return root / inner if inner else root
 
 
