@@ -50,3 +50,16 @@ def test_ci_runs_the_readme_linters_and_is_valid_bash() -> None:
     linters = [c.text for c in readme_commands(development) if "ruff check" in c.text]
     assert linters and linters[0] in script_lines()
     assert subprocess.run(["bash", "-n", str(CI)], check=False).returncode == 0
+
+
+def test_ci_builds_the_docs_the_readme_way_after_the_linters() -> None:
+    text = README.read_text(encoding="utf-8")
+    development = [c.text for c in readme_commands(text.split("\n## Development", 1)[1])]
+    install = '.venv/bin/pip install -e ".[docs]"'
+    build = ".venv/bin/mkdocs build --strict"
+    assert install in development and build in development
+    lines = script_lines()
+    linters = next(i for i, line in enumerate(lines) if line.startswith(".venv/bin/ruff check"))
+    installs = [i for i, line in enumerate(lines) if '".[docs]"' in line and "pip install" in line]
+    assert installs and installs[0] > linters
+    assert build in lines and lines.index(build) > installs[0]

@@ -1,9 +1,12 @@
-"""Every command in the README's ``bash`` blocks runs as written.
+"""Every command in the ``bash`` blocks of the README and of the documentation pages runs as
+written.
 
-Each command runs with ``bash`` in a temporary copy of the project (so nothing is written into
-the checkout), in README order, with tiny stand-in data files where the README or a dataset
-config says a user puts theirs, placeholders such as ``results/sweeps/<time>`` filled from what
-an earlier command wrote, and a loopback server wherever a command points at a local server.
+Each command runs with ``bash`` in one temporary copy of the project (so nothing is written into
+the checkout), in reading order — the README, then the pages in the order of the site's
+navigation — with tiny stand-in data files where the docs or a dataset config say a user puts
+theirs, placeholders such as ``results/sweeps/<time>`` filled from what an earlier command
+wrote, and a loopback server wherever a command points at a local server. A command shown in
+several places runs once, where it first appears.
 
 Left out, each for a reason:
 
@@ -13,10 +16,12 @@ Left out, each for a reason:
 - installation steps (``python3 -m venv``, ``pip install``): they need the package registry and
   minutes; ``.ci/run`` runs the set-up command exactly as written (``test_ci_script.py`` checks
   that it does) and installs the extras the README's way before its second pass;
+- benchmarks (``python benchmarks/…``): they take minutes and print figures, not pass or fail;
 - the commands listed in :data:`EXCLUDED`, with their reasons.
 
 A command that needs an optional extra (the local embedding judges, a launcher plugin) skips
-with the reason when the extra is absent, and is marked ``needs_extra`` for CI's second pass.
+with the reason when the extra is absent, and is marked ``needs_extra`` for CI's second pass; a
+command that needs a subcommand this mmjudge lacks skips with that reason.
 """
 
 from __future__ import annotations
@@ -36,9 +41,10 @@ from _pytest.mark.structures import ParameterSet
 from PIL import Image
 
 from tests.fixtures.loopback_server import LoopbackServer
-from tests.helpers import DEMO_DIR, REPO_ROOT, installed, sweep_env
+from tests.helpers import REPO_ROOT, installed, sweep_env
 
 README = REPO_ROOT / "README.md"
+MKDOCS = REPO_ROOT / "mkdocs.yml"
 
 #: Commands not run here, by their exact text in the README, with the reason.
 EXCLUDED = {
@@ -47,13 +53,13 @@ EXCLUDED = {
     ".venv/bin/ruff check . && .venv/bin/ruff format --check . && .venv/bin/mypy mmjudge": (
         "the linters, which .ci/run runs on every change"
     ),
-    "'paths.response_cache=.cache/responses/${dataset.name}.${model.name}.${modality.name}"
-    ".${prompt.id}.sqlite'": "a setting to add to a sweep command, not a command",
+    ".venv/bin/mkdocs build --strict": "the documentation build, which .ci/run runs",
 }
 _KEY = re.compile(r"(?:^|\s)[A-Z][A-Z0-9_]*_API_KEY=\S*")
 _INSTALL = re.compile(r"^(?:python3? -m venv|(?:\.venv/bin/)?pip install)\b")
 _COMMENT = re.compile(r"\s+#\s.*$")
 _LOCAL_URL = re.compile(r"http://127\.0\.0\.1:(\d+)")
+_BENCHMARK = re.compile(r"^python3? benchmarks/")
 #: What some commands need beyond the test extra: (pattern, module, extra named in the reason).
 _NEEDS = (
     (re.compile(r"\bmodel=\S*\b(?:minilm|clip)\b"), "sentence_transformers", "local"),
@@ -63,10 +69,28 @@ _NEEDS = (
 
 
 class Command(NamedTuple):
-    """One command of the README: its text (continued lines joined) and first line number."""
+    """One command of a Markdown file: its text (continued lines joined) and first line
+    number."""
 
     text: str
     line: int
+
+
+class Shown(NamedTuple):
+    """A command where it is shown: the file (relative to the project) and the command."""
+
+    source: str
+    command: Command
+
+
+def doc_pages() -> list[Path]:
+    """The documentation pages in the order of the site's navigation."""
+    return [
+        REPO_ROOT / "docs" / page
+        for page in re.findall(
+            r":\s*(\S+\.md)\s*$", MKDOCS.read_text(encoding="utf-8"), flags=re.MULTILINE
+        )
+    ]
 
 
 def readme_commands(text: str) -> list[Command]:
@@ -104,7 +128,21 @@ def dry_run_of(text: str) -> str:
     return f"{command} runner.dry_run=true"
 
 
-def _param(command: Command, text: str) -> ParameterSet:
+def shown_commands() -> list[Shown]:
+    """Every command of the README's and the documentation pages' ``bash`` blocks, in
+    reading order (a command shown again is kept where it first appears)."""
+    shown: list[Shown] = []
+    seen: set[str] = set()
+    for path in [README, *doc_pages()]:
+        source = path.relative_to(REPO_ROOT).as_posix()
+        for command in readme_commands(path.read_text(encoding="utf-8")):
+            if command.text not in seen:
+                seen.add(command.text)
+                shown.append(Shown(source, command))
+    return shown
+
+
+def _param(shown: Shown, text: str) -> ParameterSet:
     marks: list[pytest.MarkDecorator] = [pytest.mark.slow]
     for pattern, module, extra in _NEEDS:
         if pattern.search(text):
@@ -114,23 +152,24 @@ def _param(command: Command, text: str) -> ParameterSet:
                 marks.append(pytest.mark.skip(reason=reason))
     short = text.replace(".venv/bin/python -m ", "").replace(".venv/bin/", "")
     slug = re.sub(r"[^\w=,.-]+", " ", short)[:60].strip()
-    return pytest.param(text, id=f"README:{command.line} {slug}", marks=marks)
+    return pytest.param(text, id=f"{shown.source}:{shown.command.line} {slug}", marks=marks)
 
 
 def planned() -> tuple[list[ParameterSet], list[ParameterSet]]:
     """(commands run as written, key-needing sweeps checked as dry runs) as test parameters."""
     run: list[ParameterSet] = []
     dry: list[ParameterSet] = []
-    for command in readme_commands(README.read_text(encoding="utf-8")):
-        if command.text in EXCLUDED:
+    for shown in shown_commands():
+        text = shown.command.text
+        if text in EXCLUDED or _BENCHMARK.match(text):
             continue
-        if _KEY.search(command.text):
-            if "-m mmjudge.sweep" in command.text:
-                dry.append(_param(command, dry_run_of(command.text)))
+        if _KEY.search(text):
+            if "-m mmjudge.sweep" in text:
+                dry.append(_param(shown, dry_run_of(text)))
             continue
-        text = without_installs(command.text)
+        text = without_installs(text)
         if text:
-            run.append(_param(command, text))
+            run.append(_param(shown, text))
     return run, dry
 
 
@@ -148,14 +187,13 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ignore = shutil.ignore_patterns(
         ".git", ".venv", "__pycache__", "*.egg-info", ".*_cache", ".cache", "results", "reports"
     )
-    for name in ("mmjudge", "conf", "tests", "benchmarks", "pyproject.toml", "README.md"):
+    for name in ("mmjudge", "tests", "benchmarks", "pyproject.toml", "README.md"):
         source = REPO_ROOT / name
         if source.is_dir():
             shutil.copytree(source, root / name, ignore=ignore)
         elif source.exists():
             shutil.copy2(source, root / name)
-    # only the shipped demo: a developer's own datasets/ must not leak into the copy
-    shutil.copytree(DEMO_DIR, root / "datasets" / "demo_fashion")
+    # a developer's own datasets/ must not leak into the copy (the demo ships in mmjudge/)
     (root / ".venv").symlink_to(Path(sys.prefix), target_is_directory=True)
     write_crowdflower(root / "datasets" / "crowdflower" / "train.csv")
     write_flickr8k(root / "datasets" / "flickr8k_expert")
@@ -271,6 +309,7 @@ def in_the_copy(text: str) -> str:
     """The command as it runs in the project copy: the ``mmjudge`` console script imports the
     installed checkout, so its documented equivalent ``python -m mmjudge`` (which imports the
     code of the folder it runs in) stands in for it."""
+    text = re.sub(r"^mmjudge ", ".venv/bin/mmjudge ", text)
     return text.replace(".venv/bin/mmjudge ", ".venv/bin/python -m mmjudge ")
 
 
@@ -307,11 +346,10 @@ def test_readme_key_command_composes_as_a_dry_run(text: str, project: Path) -> N
 
 
 def test_the_readme_commands_are_all_accounted_for() -> None:
-    commands = readme_commands(README.read_text(encoding="utf-8"))
-    texts = [command.text for command in commands]
+    texts = [shown.command.text for shown in shown_commands()]
     stale = [text for text in EXCLUDED if text not in texts]
-    assert not stale, f"excluded commands no longer in the README: {stale}"
-    assert len(RUN) + len(DRY) + len(EXCLUDED) <= len(commands)
+    assert not stale, f"excluded commands no longer in the README or the docs: {stale}"
+    assert len(RUN) + len(DRY) + len(EXCLUDED) <= len(texts)
     # the default sweep of the set-up command runs here; its installs are CI's
     assert ".venv/bin/python -m mmjudge.sweep" in [p.values[0] for p in RUN]
 
@@ -332,3 +370,15 @@ def test_the_parser_joins_continued_lines_and_skips_comments() -> None:
     assert (
         without_installs('python3 -m venv .venv && .venv/bin/pip install -e ".[test]" && b') == "b"
     )
+
+
+def test_the_docs_pages_are_read_in_the_order_of_the_site() -> None:
+    pages = doc_pages()
+    assert pages and all(page.is_file() for page in pages), pages
+    assert pages[0].name == "index.md" and len(set(pages)) == len(pages)
+    sources = [shown.source for shown in shown_commands()]
+    assert sources[0] == "README.md" and any(s.startswith("docs/") for s in sources)
+    # a benchmark shown in the docs is not run here, and a bare `mmjudge` is the copy's own
+    planned_texts = [p.values[0] for p in RUN + DRY]
+    assert not any(_BENCHMARK.match(text) for text in planned_texts)
+    assert in_the_copy("mmjudge sweep") == ".venv/bin/python -m mmjudge sweep"
