@@ -270,7 +270,7 @@ class Inputs(NamedTuple):
 def read_inputs(
     human_path: str | Path,
     run_paths: Sequence[str | Path],
-    scale: Scale | None = None,
+    scale: Sequence[int] | None = None,
     out_of_scale: str = "error",
     systems: str | Path | None = None,
 ) -> Inputs:
@@ -279,12 +279,12 @@ def read_inputs(
     human = load_qrels(human_path)
     if not human.qrels:
         raise MMJudgeError(f"{human_path}: no judgments in the file")
-    scale = human_scale(human, scale)
+    on = human_scale(human, scale)
     judges, off_scale = {}, {}
     for name, path in zip(run_names(run_paths), run_paths, strict=True):
-        judges[name], off_scale[name] = apply_scale(load_qrels(path), scale, out_of_scale)
+        judges[name], off_scale[name] = apply_scale(load_qrels(path), on, out_of_scale)
     read = read_systems(systems) if systems else None
-    return Inputs(human, scale, judges, off_scale, read)
+    return Inputs(human, on, judges, off_scale, read)
 
 
 class Scored(NamedTuple):
@@ -300,7 +300,7 @@ def score_files(
     human: str | Path,
     runs: Sequence[str | Path],
     *,
-    scale: Scale | None = None,
+    scale: Sequence[int] | None = None,
     out_of_scale: str = "error",
     relevant_from: float | None = None,
     panels: Sequence[str] = (),
