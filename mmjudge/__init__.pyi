@@ -36,6 +36,7 @@ __all__ = [
     "Grade",
     "Judge",
     "JudgmentRecord",
+    "LabelScores",
     "MMJudgeError",
     "PriceFigures",
     "RepricedRun",
