@@ -3,6 +3,7 @@ as a typed result. No provider is called and ``judgments.jsonl`` is never rewrit
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -94,10 +95,11 @@ def reprice(
     from mmjudge.costs.reprice import reprice_run, write_repriced
 
     folder = Path(run)
-    data = reprice_run(folder, sheet, batch=batch, sync=sync, as_model=as_model)
+    result = reprice_run(folder, sheet, batch=batch, sync=sync, as_model=as_model)
     path = None
     if write or out is not None:
-        path = write_repriced(folder, data, None if out is None else Path(out))
+        path = write_repriced(folder, result, None if out is None else Path(out))
+    data = json.loads(json.dumps(result))  # as the file holds it: lists, not tuples
     return RepricedRun(
         run_id=str(data["run_id"]),
         dataset=data["dataset"],
