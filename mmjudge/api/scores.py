@@ -84,27 +84,12 @@ def score_labels(
             the message names it.
         ConfigError: an unknown ``out_of_scale`` or panel, or a scale that does not parse.
     """
-    from mmjudge.agreement.aggregate import AGGREGATORS
     from mmjudge.cli.agree import score_files
-    from mmjudge.label_scale import OUT_OF_SCALE, parse_scale
 
-    if out_of_scale not in OUT_OF_SCALE:
-        raise ConfigError(f"out_of_scale={out_of_scale!r}: use one of {', '.join(OUT_OF_SCALE)}")
-    unknown = [how for how in panels if how not in AGGREGATORS]
-    if unknown:
-        raise ConfigError(f"panel {unknown[0]!r}: use one of {', '.join(AGGREGATORS)}")
-    grades: list[int] | None
-    if isinstance(scale, str):
-        try:
-            grades = parse_scale(scale)
-        except argparse.ArgumentTypeError as error:  # the command's parser reports it
-            raise ConfigError(str(error)) from None
-    else:
-        grades = None if scale is None else list(scale)
     scored = score_files(
         human,
         list(judges),
-        scale=grades,
+        scale=checked_settings(scale, out_of_scale, panels),
         out_of_scale=out_of_scale,
         relevant_from=relevant_from,
         panels=panels,
@@ -120,3 +105,27 @@ def score_labels(
         settings=scored.settings,
         scored=scored,
     )
+
+
+def checked_settings(
+    scale: Sequence[int] | str | None, out_of_scale: str, panels: Sequence[str]
+) -> list[int] | None:
+    """The grade scale as a list (None: the human file's), once the settings are checked.
+
+    Raises:
+        ConfigError: an unknown ``out_of_scale`` or panel, or a scale that does not parse.
+    """
+    from mmjudge.agreement.aggregate import AGGREGATORS
+    from mmjudge.label_scale import OUT_OF_SCALE, parse_scale
+
+    if out_of_scale not in OUT_OF_SCALE:
+        raise ConfigError(f"out_of_scale={out_of_scale!r}: use one of {', '.join(OUT_OF_SCALE)}")
+    unknown = [how for how in panels if how not in AGGREGATORS]
+    if unknown:
+        raise ConfigError(f"panel {unknown[0]!r}: use one of {', '.join(AGGREGATORS)}")
+    if not isinstance(scale, str):
+        return None if scale is None else list(scale)
+    try:
+        return parse_scale(scale)
+    except argparse.ArgumentTypeError as error:  # the command's parser reports it
+        raise ConfigError(str(error)) from None
