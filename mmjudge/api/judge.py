@@ -161,7 +161,7 @@ class Judge:
         grade) is returned in the :class:`Grade`, as a run keeps it in its row.
 
         Raises:
-            BudgetExceeded: ``runner.budget_usd`` is spent (counted over the judge's life).
+            BudgetExceeded: ``runner.max_cost_usd`` is spent (counted over the judge's life).
             FatalProviderError: an error no retry can fix (a rejected key, an unknown model),
                 or the circuit breaker tripped.
         """
