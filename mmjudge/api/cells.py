@@ -14,6 +14,7 @@ configured it.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import itertools
 from collections import OrderedDict
@@ -199,9 +200,9 @@ def _dry(config: SweepConfig | DictConfig) -> SweepConfig | DictConfig:
     """The same config with ``runner.dry_run=true``."""
     if isinstance(config, SweepConfig):
         return dataclasses.replace(config, runner=dataclasses.replace(config.runner, dry_run=True))
-    copy = config.copy()
-    copy.runner.dry_run = True
-    return copy
+    dry = copy.deepcopy(config)  # the caller's config stays as it was
+    dry.runner.dry_run = True
+    return dry
 
 
 def default_run_dir(config: SweepConfig | DictConfig) -> Path:

@@ -16,6 +16,7 @@ running), and :meth:`Judge.agrade` can be awaited from any loop.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import threading
 from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass
@@ -229,7 +230,7 @@ class Judge:
 
     # -- on the judge's loop ---------------------------------------------------------------
 
-    def _on_loop(self, job: Coroutine[Any, Any, T]) -> Any:
+    def _on_loop(self, job: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
         """Start ``job`` on the judge's loop (started on first use); returns its future."""
         with self._lock:
             if self._closed:

@@ -149,3 +149,13 @@ def test_a_sweep_from_python_matches_the_commands(tmp_path: Path) -> None:
         data = json.loads((sweep_dir / "sweep_summary.json").read_text(encoding="utf-8"))
         assert data["by_status"] == {"complete": 2, "skipped": 2}
     assert "report:" in done.stderr
+
+
+def test_forecast_leaves_the_callers_config_as_it_was(tmp_path: Path) -> None:
+    from mmjudge.api.config import compose_raw
+
+    raw = compose_raw(["model=lexical", *small(tmp_path)])
+    typed = mmjudge.compose(["model=lexical", *small(tmp_path)])
+    mmjudge.forecast(raw, tmp_path / "a")
+    mmjudge.forecast(typed, tmp_path / "b")
+    assert raw.runner.dry_run is False and typed.runner.dry_run is False
