@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -56,3 +58,10 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
 
 def test_the_package_ships_its_type_marker() -> None:
     assert (Path(mmjudge.__file__).parent / "py.typed").is_file()
+
+
+@pytest.mark.slow
+def test_importing_the_package_loads_nothing_else() -> None:
+    probe = "import sys, mmjudge; print(sorted(m for m in sys.modules if 'mmjudge' in m))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['mmjudge']"
