@@ -21,10 +21,11 @@ with mmjudge.Judge.from_config(["model=lexical", "modality=text", *WHERE]) as ju
     )
 
     async def both() -> list[mmjudge.Grade]:
-        return await asyncio.gather(
+        grades = await asyncio.gather(
             judge.agrade("hiking boots", {"title": "Waterproof hiking boots"}),
             judge.agrade("hiking boots", {"title": "Silk evening scarf"}),
         )
+        return list(grades)
 
     for result in asyncio.run(both()):
         print(f"grade {result.label}: {result.raw_output!r}")
