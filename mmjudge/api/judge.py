@@ -74,7 +74,9 @@ class Judge:
     """A configured judge that grades one item at a time, as a sweep's cell grades it.
 
     Build one with :meth:`from_config`; close it (or use it in a ``with`` block) to close
-    the provider's client and the response cache.
+    the provider's client and the response cache. Each item is a call of its own, as
+    ``runner.mode=sync`` makes them, whatever the config's mode: a batch API answers in
+    hours, not per item.
     """
 
     def __init__(self, config: SweepConfig) -> None:
