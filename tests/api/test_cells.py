@@ -69,6 +69,7 @@ def test_forecast_is_the_dry_runs(tmp_path: Path) -> None:
     assert not (tmp_path / "dry" / "judgments.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_a_bad_cell_leaves_no_folder(tmp_path: Path) -> None:
     with pytest.raises(mmjudge.MMJudgeError):
         mmjudge.run_cell(["model=gpt4o_mini", *small(tmp_path)], tmp_path / "run")
@@ -111,6 +112,7 @@ def test_run_sweep_runs_every_cell_and_keeps_the_skipped(tmp_path: Path) -> None
     assert sweep.report is None
 
 
+@pytest.mark.slow
 def test_a_dry_sweep_forecasts_every_cell(tmp_path: Path) -> None:
     sweep = mmjudge.run_sweep(
         ["model=lexical,gpt4o_mini", "runner.dry_run=true", *small(tmp_path)],
