@@ -25,8 +25,9 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 #: The shipped config groups (``model/``, ``dataset/``, ``pricing/``…), as files on disk.
 CONFIG_DIR = PACKAGE_DIR / "conf"
 
-#: The same folder as Hydra's package search path entry.
-CONFIG_SEARCH_PATH = "pkg://mmjudge.conf"
+#: The same folder as a Python module, and as Hydra's package search path entry.
+CONFIG_MODULE = "mmjudge.conf"
+CONFIG_SEARCH_PATH = f"pkg://{CONFIG_MODULE}"
 
 PACKAGE_SCHEME = "pkg://"
 

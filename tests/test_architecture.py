@@ -21,7 +21,10 @@ PACKAGE = Path(__file__).resolve().parents[1] / "mmjudge"
 #: and earlier ones only. An entry names a room (``running``) or a module (``testbank.write``:
 #: writing a bank runs a model, so it comes after the runner; the rest of ``testbank`` builds
 #: and grades requests). ``images`` sits with the records: it encodes pictures, knows no
-#: config, and the config checks its settings with it.
+#: config, and the config checks its settings with it. ``api`` is the library surface: it
+#: runs cells and sweeps as the command does, so it sits with the command. (The package's own
+#: ``__init__`` re-exports it lazily, by name, so that importing any module of the package never
+#: loads the surface; see ``mmjudge/__init__.py``.)
 STAGES: list[tuple[str, ...]] = [
     ("__init__", "errors", "records", "keyguard", "interrupt", "images", "pipes", "fastjson"),
     ("locations", "conf"),
@@ -34,7 +37,7 @@ STAGES: list[tuple[str, ...]] = [
     ("agreement", "label_scale"),
     ("running", "testbank.per_entry"),
     ("report",),
-    ("cli", "sweep", "callbacks", "__main__", "review", "export"),
+    ("cli", "sweep", "callbacks", "__main__", "review", "export", "api"),
     ("testbank.write", "testbank.command"),
 ]
 MAX_FILE_LINES = 500

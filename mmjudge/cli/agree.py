@@ -47,6 +47,7 @@ import json
 import math
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -266,71 +267,120 @@ class Inputs(NamedTuple):
     systems: dict[str, Run] | None
 
 
-def read_inputs(args: argparse.Namespace) -> Inputs:
+def read_inputs(
+    human_path: str | Path,
+    run_paths: Sequence[str | Path],
+    scale: Sequence[int] | None = None,
+    out_of_scale: str = "error",
+    systems: str | Path | None = None,
+) -> Inputs:
     """Read the human file, the judges' files (checked against the scale) and the system
     runs; any problem is an :class:`MMJudgeError` naming the file."""
-    human = load_qrels(args.human)
+    human = load_qrels(human_path)
     if not human.qrels:
-        raise MMJudgeError(f"{args.human}: no judgments in the file")
-    scale = human_scale(human, args.scale)
+        raise MMJudgeError(f"{human_path}: no judgments in the file")
+    on = human_scale(human, scale)
     judges, off_scale = {}, {}
-    for name, path in zip(run_names(args.runs), args.runs, strict=True):
-        judges[name], off_scale[name] = apply_scale(load_qrels(path), scale, args.out_of_scale)
-    systems = read_systems(args.systems) if args.systems else None
-    return Inputs(human, scale, judges, off_scale, systems)
+    for name, path in zip(run_names(run_paths), run_paths, strict=True):
+        judges[name], off_scale[name] = apply_scale(load_qrels(path), on, out_of_scale)
+    read = read_systems(systems) if systems else None
+    return Inputs(human, on, judges, off_scale, read)
+
+
+class Scored(NamedTuple):
+    """The command's result: one row per judge and panel, and the settings it used."""
+
+    inputs: Inputs
+    rows: list[JudgeAgreement]
+    settings: dict[str, Any]
+    """What ``--format json`` prints before the rows."""
+
+
+def score_files(
+    human: str | Path,
+    runs: Sequence[str | Path],
+    *,
+    scale: Sequence[int] | None = None,
+    out_of_scale: str = "error",
+    relevant_from: float | None = None,
+    panels: Sequence[str] = (),
+    n_boot: int = scoring.N_BOOT,
+    seed: int = scoring.SEED,
+    systems: str | Path | None = None,
+    measures: Sequence[str] = (),
+) -> Scored:
+    """Score every judge's label file (and each panel of them) against the human file, as
+    the command does; raises :class:`MMJudgeError` naming a file that cannot be used."""
+    level = scoring.LEVEL
+    inputs = read_inputs(human, runs, scale, out_of_scale, systems)
+    alignment = align(inputs.human.qrels, inputs.judges)
+    grades = [float(g) for g in inputs.scale.grades]
+    if out_of_scale == "keep":
+        seen = alignment.judges[~np.isnan(alignment.judges)]
+        grades = sorted(set(grades) | {float(g) for g in seen})
+    threshold = scoring.relevance_threshold(
+        np.asarray(inputs.scale.grades, dtype=float), relevant_from
+    )
+    parsed = parse_measures(list(measures), threshold) if inputs.systems else None
+    hows = list(dict.fromkeys(panels))
+    rows = score_alignment(
+        alignment,
+        panels={how: panel(how, grades, seed) for how in hows},
+        grades=grades,
+        relevant_from=threshold,
+        n_boot=n_boot,
+        seed=seed,
+        level=level,
+        off_scale=inputs.off_scale,
+        systems=inputs.systems,
+        measures=parsed,
+    )
+    settings = {
+        "human": str(human),
+        "n_human": n_judgments(inputs.human.qrels),
+        "scale": inputs.scale.grades,
+        "scale_source": inputs.scale.source,
+        "out_of_scale": out_of_scale,
+        "n_boot": n_boot,
+        "seed": seed,
+        "level": level,
+        "relevant_from": threshold,
+        "panels": hows,
+        "systems": sorted(inputs.systems) if inputs.systems else None,
+    }
+    return Scored(inputs, list(rows), settings)
+
+
+def render(scored: Scored, form: str = "table") -> str:
+    """The command's output for ``--format`` ``table``, ``csv`` or ``json``."""
+    if form == "csv":
+        return format_csv(scored.rows)
+    if form == "json":
+        return format_json(scored.rows, scored.settings)
+    scale = scored.inputs.scale
+    return format_table(scored.rows, scored.settings["level"]) + (
+        f"\nscale {scale.text()} ({scale.source}); grades off the scale: "
+        f"{scored.settings['out_of_scale']}\n"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; returns the exit status (2 for unusable input files)."""
     args = parser().parse_args(argv)
-    level = scoring.LEVEL
     try:
-        inputs = read_inputs(args)
-        alignment = align(inputs.human.qrels, inputs.judges)
-        grades = [float(g) for g in inputs.scale.grades]
-        if args.out_of_scale == "keep":
-            seen = alignment.judges[~np.isnan(alignment.judges)]
-            grades = sorted(set(grades) | {float(g) for g in seen})
-        threshold = scoring.relevance_threshold(
-            np.asarray(inputs.scale.grades, dtype=float), args.relevant_from
-        )
-        measures = parse_measures(args.measure, threshold) if inputs.systems else None
-        rows = score_alignment(
-            alignment,
-            panels={how: panel(how, grades, args.seed) for how in dict.fromkeys(args.panel)},
-            grades=grades,
-            relevant_from=threshold,
+        scored = score_files(
+            args.human,
+            args.runs,
+            scale=args.scale,
+            out_of_scale=args.out_of_scale,
+            relevant_from=args.relevant_from,
+            panels=args.panel,
             n_boot=args.n_boot,
             seed=args.seed,
-            level=level,
-            off_scale=inputs.off_scale,
-            systems=inputs.systems,
-            measures=measures,
+            systems=args.systems,
+            measures=args.measure,
         )
     except MMJudgeError as error:
         return fail(PROG, error)
-    if args.format == "csv":
-        text = format_csv(rows)
-    elif args.format == "json":
-        settings = {
-            "human": args.human,
-            "n_human": n_judgments(inputs.human.qrels),
-            "scale": inputs.scale.grades,
-            "scale_source": inputs.scale.source,
-            "out_of_scale": args.out_of_scale,
-            "n_boot": args.n_boot,
-            "seed": args.seed,
-            "level": level,
-            "relevant_from": threshold,
-            "panels": list(dict.fromkeys(args.panel)),
-            "systems": sorted(inputs.systems) if inputs.systems else None,
-        }
-        text = format_json(rows, settings)
-    else:
-        text = format_table(rows, level)
-        text += (
-            f"\nscale {inputs.scale.text()} ({inputs.scale.source}); grades off the scale: "
-            f"{args.out_of_scale}\n"
-        )
-    sys.stdout.write(text)
+    sys.stdout.write(render(scored, args.format))
     return 0

@@ -354,7 +354,7 @@ async def _run(
                 outcome = collector.add(answer)
                 if outcome is None:
                     continue  # more calls of this result's bank to come
-                record = _record(context, outcome)
+                record = judgment_record(context, outcome)
                 write(record)
                 progress.update(0.0 if record.cached else record.cost_usd)
     finally:
@@ -431,7 +431,9 @@ def _pricer(context: CellContext) -> CallPricer:
     return CallPricer(context.price, context.cfg.model, context.cfg.pricing.batch_discount)
 
 
-def _record(context: CellContext, outcome: Outcome) -> JudgmentRecord:
+def judgment_record(context: CellContext, outcome: Outcome) -> JudgmentRecord:
+    """The row of one outcome: its grade read from the answer (or the bank's entries),
+    usage and cost as priced, and any error redacted."""
     cfg = context.cfg
     example, image_hashes = outcome.item.context
     request = outcome.item.request

@@ -20,9 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from omegaconf.errors import OmegaConfBaseException
-
-from mmjudge.config import SweepConfig
+from mmjudge.api.config import compose
 from mmjudge.errors import ConfigError, MMJudgeError
 from mmjudge.testbank.bank import KINDS, check_queries, read_bank, write_bank
 from mmjudge.testbank.grading import bank_path
@@ -62,28 +60,6 @@ def split_arguments(argv: Sequence[str]) -> Arguments:
     if argv[0] == "import" and file is None:
         raise ConfigError(f"import needs the bank file; {USAGE}")
     return Arguments(argv[0], file, own, overrides)
-
-
-def compose(overrides: list[str]) -> SweepConfig:
-    """The sweep's config for these overrides, checked as a sweep checks it."""
-    from hydra import compose as hydra_compose
-    from hydra import initialize_config_dir
-    from hydra.errors import HydraException
-
-    import mmjudge.sweep as sweep
-    from mmjudge.config_keys import unknown_setting
-    from mmjudge.keyguard import check_overrides
-    from mmjudge.running.cell import typed_config
-
-    problem = check_overrides(overrides) or unknown_setting(overrides, Path(sweep.CONFIG_DIR))
-    if problem:
-        raise ConfigError(problem)
-    try:
-        with initialize_config_dir(config_dir=sweep.CONFIG_DIR, version_base="1.3"):
-            raw = hydra_compose(config_name="config", overrides=overrides)
-        return typed_config(raw)
-    except (HydraException, OmegaConfBaseException) as error:
-        raise ConfigError(str(error).splitlines()[0]) from None
 
 
 def _kind(own: dict[str, str], default: str | None = None) -> str:
