@@ -32,11 +32,11 @@ from mmjudge.cli.exits import (
     stopped_between_calls,
 )
 from mmjudge.config import register_configs
-from mmjudge.config_keys import unknown_setting
+from mmjudge.config.keys import unknown_setting
 from mmjudge.errors import MMJudgeError
-from mmjudge.interrupt import raise_on_sigterm, signal_number_of
 from mmjudge.keyguard import check_overrides, keep_run_config
 from mmjudge.running.collector import skip_collections_at_exit
+from mmjudge.running.interrupt import raise_on_sigterm, signal_number_of
 from mmjudge.runs import RunSummary
 from mmjudge.runs.cleanup import removed_unless_judged
 from mmjudge.runs.status import EXIT_CONFIG, INTERRUPTED

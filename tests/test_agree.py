@@ -14,7 +14,7 @@ from sklearn.metrics import accuracy_score, cohen_kappa_score
 
 from mmjudge.agreement import judge_files
 from mmjudge.cli import agree
-from mmjudge.qrels import read_qrels
+from mmjudge.data.qrels import read_qrels
 
 LLMJUDGE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "llmjudge"
 

@@ -23,18 +23,17 @@ PACKAGE = Path(__file__).resolve().parents[1] / "mmjudge"
 #: and grades requests). ``images`` sits with the records: it encodes pictures, knows no
 #: config, and the config checks its settings with it.
 STAGES: list[tuple[str, ...]] = [
-    ("__init__", "errors", "records", "keyguard", "interrupt", "images", "pipes", "fastjson"),
-    ("config", "config_keys", "config_values"),
-    ("data", "qrels"),
-    ("prompts", "parsing", "testbank"),
+    ("__init__", "errors", "records", "keyguard", "images"),
+    ("config",),
+    ("data",),
+    ("prompts", "testbank"),
     ("judges",),
     ("runs",),
     ("costs",),
-    ("agreement", "label_scale"),
+    ("agreement",),
     ("running", "testbank.per_entry"),
     ("report",),
-    ("cli", "sweep", "callbacks", "__main__", "review", "export"),
-    ("testbank.write", "testbank.command"),
+    ("cli", "sweep", "__main__", "testbank.write"),
 ]
 MAX_FILE_LINES = 500
 MAX_FUNCTION_LINES = 60

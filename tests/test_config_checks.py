@@ -14,7 +14,7 @@ from omegaconf import OmegaConf
 
 from mmjudge import PROJECT_ROOT
 from mmjudge.config import SweepConfig
-from mmjudge.config_keys import unknown_setting
+from mmjudge.config.keys import unknown_setting
 from mmjudge.errors import ConfigError
 from mmjudge.running.cell import run_cell, typed_config
 from tests.helpers import compose_config
@@ -216,7 +216,7 @@ def test_the_config_file_check_reads_yaml_as_the_safe_loader_does() -> None:
     every shipped config file must come out as ``yaml.safe_load`` reads it."""
     import yaml
 
-    from mmjudge import config_keys
+    from mmjudge.config import keys as config_keys
 
     files = sorted((Path(__file__).resolve().parents[1] / "conf").rglob("*.yaml"))
     assert files

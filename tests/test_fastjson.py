@@ -1,4 +1,4 @@
-"""JSON read with msgspec gives what json.loads gives (mmjudge/fastjson.py), on the texts
+"""JSON read with msgspec gives what json.loads gives (mmjudge/judges/fastjson.py), on the texts
 where the two could differ."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from mmjudge import fastjson
+from mmjudge.judges import fastjson
 
 #: Texts where msgspec and json.loads could differ: big and negative-zero numbers, float
 #: round trips, repeated keys, values only json.loads reads, surrogates, a BOM, whitespace.

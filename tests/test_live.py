@@ -13,7 +13,7 @@ from omegaconf import OmegaConf
 
 from mmjudge.config import SweepConfig
 from mmjudge.judges.registry import create_judge
-from mmjudge.parsing import parse_grade
+from mmjudge.prompts.parsing import parse_grade
 from mmjudge.records import JudgeRequest
 from tests.helpers import compose_config
 

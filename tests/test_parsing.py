@@ -1,6 +1,6 @@
 import pytest
 
-from mmjudge.parsing import parse_confidence, parse_grade
+from mmjudge.prompts.parsing import parse_confidence, parse_grade
 
 GRADES = [0, 1, 2]
 
@@ -128,7 +128,7 @@ def test_stated_confidence(text: str | None, confidence: int | None) -> None:
 
 
 def test_short_answers_parsed_once_give_what_parsing_each_gives() -> None:
-    from mmjudge.parsing import MEMO_CHARS, _parse
+    from mmjudge.prompts.parsing import MEMO_CHARS, _parse
 
     answers = ["Grade: 2", "1", "grade 7", "", "  ", "Final: 0\nbecause", "x" * (MEMO_CHARS + 1)]
     for grades in ([0, 1, 2], (0, 1, 2, 3), [1, 0]):

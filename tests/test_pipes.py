@@ -1,4 +1,4 @@
-"""Forked children (mmjudge/pipes.py): the messages they exchange, and a child ending with
+"""Forked children (mmjudge/judges/pipes.py): the messages they exchange, and a child ending with
 the process that forked it."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from mmjudge import PROJECT_ROOT
-from mmjudge.pipes import read_message, write_message
+from mmjudge.judges.pipes import read_message, write_message
 
 
 def test_messages_read_back_in_order_and_a_cut_message_is_an_error() -> None:
@@ -44,7 +44,7 @@ def test_a_child_ends_when_the_process_that_forked_it_is_killed() -> None:
     script = textwrap.dedent(
         """
         import os, signal, sys, time
-        from mmjudge.pipes import die_with_parent
+        from mmjudge.judges.pipes import die_with_parent
         parent = os.getpid()
         pid = os.fork()
         if pid == 0:

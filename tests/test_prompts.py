@@ -14,8 +14,8 @@ from mmjudge.config import N_WORDINGS, DatasetConfig, ModalityConfig, PromptConf
 from mmjudge.data.loading import load_dataset
 from mmjudge.data.schema import Example
 from mmjudge.errors import ConfigError
-from mmjudge.parsing import parse_confidence, parse_grade
 from mmjudge.prompts import render
+from mmjudge.prompts.parsing import parse_confidence, parse_grade
 from mmjudge.running.cell import typed_config
 from tests.helpers import compose_config
 

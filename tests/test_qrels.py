@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
+from mmjudge.data.qrels import n_judgments, read_qrels, read_run, write_qrels
 from mmjudge.errors import DatasetError
-from mmjudge.qrels import n_judgments, read_qrels, read_run, write_qrels
 
 
 def write(path: Path, text: str) -> Path:

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from mmjudge.cli import agree
-from mmjudge.qrels import write_qrels
+from mmjudge.data.qrels import write_qrels
 from mmjudge.report import build_report
 from mmjudge.report.analysis import analyse
 from mmjudge.report.load import cell_table

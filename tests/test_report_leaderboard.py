@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mmjudge import export
-from mmjudge.cli import agree
+from mmjudge.cli import agree, export
 from mmjudge.report.build import build_report
 from tests.fake_runs import make_run
 from tests.test_export import HUMAN, RUNS

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mmjudge import export, review
-from mmjudge.cli import agree
+from mmjudge.cli import agree, export, review
 from mmjudge.running.cell import run_cell
 from mmjudge.testbank.bank import read_bank, write_bank
 from tests.helpers import PROJECT_ROOT, compose_config

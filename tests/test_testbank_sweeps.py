@@ -10,7 +10,7 @@ from pathlib import Path
 import ir_measures
 import pytest
 
-from mmjudge import export
+from mmjudge.cli import export
 from tests.fixtures.loopback_server import LoopbackServer
 from tests.helpers import PROJECT_ROOT, run_sweep
 

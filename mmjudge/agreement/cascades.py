@@ -28,7 +28,7 @@ from mmjudge.agreement.members import check_members, grade_text, short_names
 from mmjudge.agreement.panels import load_all
 from mmjudge.agreement.virtual import Combined, combined_record, member, write_virtual_run
 from mmjudge.errors import MMJudgeError
-from mmjudge.parsing import parse_confidence
+from mmjudge.prompts.parsing import parse_confidence
 from mmjudge.records import JudgmentRecord
 from mmjudge.runs import Ensemble, Key, RunSummary, SavedRun, union_keys
 

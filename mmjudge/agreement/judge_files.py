@@ -17,8 +17,8 @@ import numpy.typing as npt
 
 from mmjudge.agreement import metrics, scoring
 from mmjudge.agreement.scoring import JudgeScore
+from mmjudge.data.qrels import Qrels, Run, read_run
 from mmjudge.errors import MMJudgeError
-from mmjudge.qrels import Qrels, Run, read_run
 
 FloatArray = npt.NDArray[np.float64]
 

@@ -63,11 +63,11 @@ from mmjudge.agreement.judge_files import (
     run_names,
     score_alignment,
 )
+from mmjudge.agreement.label_scale import OUT_OF_SCALE, Scale, apply_scale, human_scale, parse_scale
 from mmjudge.agreement.scoring import Interval
 from mmjudge.cli.exits import fail
+from mmjudge.data.qrels import Qrels, QrelsFile, Run, load_qrels, n_judgments
 from mmjudge.errors import MMJudgeError
-from mmjudge.label_scale import OUT_OF_SCALE, Scale, apply_scale, human_scale, parse_scale
-from mmjudge.qrels import Qrels, QrelsFile, Run, load_qrels, n_judgments
 
 PROG = "mmjudge agree"
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from omegaconf import MISSING
 
-from mmjudge.config_values import _check_whole, _finite, _require
+from mmjudge.config.values import _check_whole, _finite, _require
 
 #: How raw grades are placed on the scale (see :mod:`mmjudge.data.grades`).
 GRADE_RULES = ("exact", "round", "floor", "ceil", "bins")

@@ -8,7 +8,7 @@ from typing import Any
 
 from omegaconf import MISSING
 
-from mmjudge.config_values import _check_whole, _finite, _require
+from mmjudge.config.values import _check_whole, _finite, _require
 
 
 @dataclass

@@ -38,7 +38,7 @@ from typing import Any, NoReturn
 
 import msgspec
 
-from mmjudge import fastjson
+from mmjudge.judges import fastjson
 
 #: JSON as :func:`json.loads` reads it wherever both read a body (tests/test_fastjson.py).
 _decode = fastjson.decode

@@ -20,7 +20,7 @@ import pandas as pd
 
 from mmjudge import PROJECT_ROOT
 from mmjudge.agreement import metrics
-from mmjudge.qrels import Run, read_run
+from mmjudge.data.qrels import Run, read_run
 from mmjudge.report.csv_table import write_csv
 from mmjudge.runs import JUDGMENTS, RunSummary, annotators, load_judgments
 

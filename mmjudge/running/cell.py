@@ -35,11 +35,10 @@ from mmjudge.errors import (
     MMJudgeError,
 )
 from mmjudge.images import ImageCache, ImageSettings
-from mmjudge.interrupt import signal_name, signal_number_of, stop_signals
 from mmjudge.judges.base import JudgeAPI, check_batch_judge
 from mmjudge.judges.registry import endpoint_override, judge_class
 from mmjudge.keyguard import check_config, redact_text, resolved_config
-from mmjudge.parsing import parse_grade
+from mmjudge.prompts.parsing import parse_grade
 from mmjudge.records import Forecast, JudgmentRecord
 from mmjudge.running.aside import import_summary_aside
 from mmjudge.running.batch import BatchRunner
@@ -49,6 +48,7 @@ from mmjudge.running.concurrency import calls_in_flight, first_line, fit_open_fi
 from mmjudge.running.counts_ahead import counter_for, stop_waiting
 from mmjudge.running.event_loop import run_on_fast_loop
 from mmjudge.running.images_pool import PREPARE_AHEAD
+from mmjudge.running.interrupt import signal_name, signal_number_of, stop_signals
 from mmjudge.running.policy import Outcome, RunStats, check_reliability_settings
 from mmjudge.running.progress import Progress
 from mmjudge.running.survey_ahead import sdk_warmer, survey_while

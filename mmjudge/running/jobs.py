@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mmjudge.errors import BudgetExceeded, Interrupted
-from mmjudge.interrupt import signal_name
 from mmjudge.records import JudgeRequest
+from mmjudge.running.interrupt import signal_name
 from mmjudge.running.policy import RunStats, WorkItem
 
 

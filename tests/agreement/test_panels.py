@@ -15,8 +15,8 @@ from sklearn.metrics import cohen_kappa_score
 from mmjudge.agreement import aggregate, cascades, default_ensembles, metrics
 from mmjudge.agreement import panels as panel_builder
 from mmjudge.agreement.judge_files import align
+from mmjudge.data.qrels import read_qrels
 from mmjudge.errors import MMJudgeError
-from mmjudge.qrels import read_qrels
 from tests.fake_runs import make_run, read_rows, read_summary
 from tests.helpers import run_sweep
 

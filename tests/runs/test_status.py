@@ -9,7 +9,7 @@ import pytest
 
 import mmjudge.sweep
 from mmjudge.cli.exits import resume_command
-from mmjudge.interrupt import StopSignal
+from mmjudge.running.interrupt import StopSignal
 from mmjudge.runs import status
 
 

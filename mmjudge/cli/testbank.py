@@ -71,7 +71,7 @@ def compose(overrides: list[str]) -> SweepConfig:
     from hydra.errors import HydraException
 
     import mmjudge.sweep as sweep
-    from mmjudge.config_keys import unknown_setting
+    from mmjudge.config.keys import unknown_setting
     from mmjudge.keyguard import check_overrides
     from mmjudge.running.cell import typed_config
 

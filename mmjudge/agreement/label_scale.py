@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from mmjudge.agreement.aggregate import round_to_scale
+from mmjudge.data.qrels import Qrels, QrelsFile
 from mmjudge.errors import MMJudgeError
-from mmjudge.qrels import Qrels, QrelsFile
 
 OUT_OF_SCALE = ("error", "drop", "clip", "keep")
 

@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from mmjudge.agreement.metrics import consensus
+from mmjudge.data.qrels import Qrels, write_qrels
 from mmjudge.errors import MMJudgeError
-from mmjudge.qrels import Qrels, write_qrels
 from mmjudge.records import JudgmentRecord
 from mmjudge.runs import SavedRun, completed_runs, load_run
 

@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from mmjudge.agreement.metrics import consensus
+from mmjudge.data.qrels import write_qrels
 from mmjudge.errors import DatasetError, MMJudgeError
-from mmjudge.qrels import write_qrels
 from mmjudge.records import JudgmentRecord
 from mmjudge.runs import SavedRun, completed_runs
 from mmjudge.testbank.bank import Bank, Entry, entry_id, make_bank, read_bank, write_bank
