@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from PIL import Image
 
+from mmjudge.cli.sweep import cell_line
 from mmjudge.report import build_report
 from mmjudge.report.synthetic import FakeDataset, FakeJudge, write_sweep
 from mmjudge.running.cell import run_cell
 from mmjudge.runs import RunSummary
-from mmjudge.sweep import cell_line
 from tests.helpers import compose_config, shared_data
 
 

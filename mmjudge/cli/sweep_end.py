@@ -26,10 +26,10 @@ class SweepReport(Callback):
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         from mmjudge.cli.exits import note_exit
+        from mmjudge.cli.sweep import _resolve_path
         from mmjudge.report import build_report
         from mmjudge.report.load import cell_table, judged_statuses, write_sweep_summary
         from mmjudge.runs.status import count_statuses, status_line, sweep_exit_code
-        from mmjudge.sweep import _resolve_path
 
         sweep_dir = Path(config.hydra.sweep.dir)
         if not sweep_dir.is_dir():

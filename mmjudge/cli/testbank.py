@@ -70,7 +70,7 @@ def compose(overrides: list[str]) -> SweepConfig:
     from hydra import initialize_config_dir
     from hydra.errors import HydraException
 
-    import mmjudge.sweep as sweep
+    from mmjudge.cli import sweep
     from mmjudge.config.keys import unknown_setting
     from mmjudge.keyguard import check_overrides
     from mmjudge.running.cell import typed_config
@@ -114,7 +114,7 @@ def _out(own: dict[str, str], default: Path) -> Path:
 
 
 def generate(args: Arguments) -> int:
-    from mmjudge.testbank import write
+    from mmjudge.running import bank_writer as write
 
     cfg = compose(args.overrides)
     kind, n = _kind(args.own), _n(args.own)

@@ -49,6 +49,7 @@ from mmjudge.running.counts_ahead import counter_for, stop_waiting
 from mmjudge.running.event_loop import run_on_fast_loop
 from mmjudge.running.images_pool import PREPARE_AHEAD
 from mmjudge.running.interrupt import signal_name, signal_number_of, stop_signals
+from mmjudge.running.per_entry import EntryCollector
 from mmjudge.running.policy import Outcome, RunStats, check_reliability_settings
 from mmjudge.running.progress import Progress
 from mmjudge.running.survey_ahead import sdk_warmer, survey_while
@@ -65,7 +66,6 @@ from mmjudge.runs import CellInfo, RunSummary, appending_rows, judgments_path, k
 from mmjudge.runs.batches import STATE_FILE
 from mmjudge.testbank import grading as bank_grading
 from mmjudge.testbank.derive import check_bank_prompt
-from mmjudge.testbank.per_entry import EntryCollector
 
 
 def resolve_path(value: str) -> Path:
