@@ -32,6 +32,7 @@ STAGES: list[tuple[str, ...]] = [
     ("costs",),
     ("agreement",),
     ("running",),
+    ("ensembles",),
     ("report",),
     ("cli", "sweep", "__main__"),
 ]

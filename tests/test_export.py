@@ -9,9 +9,9 @@ from pathlib import Path
 import ir_measures
 import pytest
 
-from mmjudge.agreement.panels import build_panel
 from mmjudge.cli import agree, export
 from mmjudge.data.qrels import read_qrels
+from mmjudge.ensembles.panels import build_panel
 from tests.fake_runs import make_run
 
 HUMAN = {

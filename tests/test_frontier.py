@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 
 from mmjudge.agreement import metrics
-from mmjudge.agreement.cascades import build_cascade
 from mmjudge.agreement.frontier import frontier_answer
-from mmjudge.agreement.panels import build_panel
 from mmjudge.cli import frontier
+from mmjudge.ensembles.cascades import build_cascade
+from mmjudge.ensembles.panels import build_panel
+from mmjudge.runs import completed_runs
 from tests.fake_runs import make_run
 
 GRADES = [0, 1, 2]
@@ -43,7 +44,7 @@ def toy_sweep(tmp_path: Path) -> tuple[Path, dict[str, dict[tuple[str, str], int
 
 def test_answer_is_the_cheapest_candidate_not_distinguishably_worse(tmp_path: Path) -> None:
     sweep, labels = toy_sweep(tmp_path)
-    (answer,) = frontier_answer(sweep, n_boot=300, seed=2)
+    (answer,) = frontier_answer(completed_runs(sweep), n_boot=300, seed=2)
     assert answer["dataset"] == "toy"
     assert answer["best"]["name"] == "big/default/text"
     assert answer["best"]["usd_per_million"] == pytest.approx(10_000.0)
@@ -87,7 +88,7 @@ def test_panels_and_cascades_are_candidates_but_never_the_best(tmp_path: Path) -
     cascade = build_cascade(
         sweep / "poor", sweep / "best", sweep / "ensembles" / "c", rules=["middle", "unparseable"]
     )
-    (answer,) = frontier_answer(sweep, n_boot=200, seed=0)
+    (answer,) = frontier_answer(completed_runs(sweep), n_boot=200, seed=0)
     kinds = {c["name"]: c["kind"] for c in answer["candidates"]}
     assert kinds[f"{summary.cell.model}/default/text"] == "panel"
     assert kinds[f"{cascade.cell.model}/default/text"] == "cascade"
@@ -138,7 +139,7 @@ def test_frontier_and_report_give_the_same_numbers_for_a_comparison(tmp_path: Pa
     ]
     write_sweep(root, [FakeDataset("shop", n_queries=20, images=0)], judges)
     (stats,) = analyse(cell_table(root), n_boot=300).datasets
-    (answer,) = frontier_answer(root, n_boot=300)
+    (answer,) = frontier_answer(completed_runs(root), n_boot=300)
 
     best = stats.ranked[0]
     assert answer["best"]["name"] == f"{best.judge.model}/default/text"

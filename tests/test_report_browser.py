@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from mmjudge.agreement.default_ensembles import build_default_ensembles
+from mmjudge.ensembles.defaults import build_default_ensembles
 from mmjudge.report import build_report
 from mmjudge.report.synthetic import FakeDataset, FakeJudge, write_sweep
 from tests import devtools

@@ -63,7 +63,7 @@ def test_trec_sweep_report_has_spend_and_system_rankings(tmp_path: Path) -> None
 
 
 def test_report_lists_cascades_with_their_escalation_rate(tmp_path: Path) -> None:
-    from mmjudge.agreement.cascades import build_cascade
+    from mmjudge.ensembles.cascades import build_cascade
     from mmjudge.report import build_report
     from tests.fake_runs import make_run
 

@@ -14,7 +14,7 @@ from mmjudge.agreement import metrics
 from mmjudge.agreement import selection as sel
 from mmjudge.cli import select as select_command
 from mmjudge.errors import MMJudgeError
-from mmjudge.runs import load_run
+from mmjudge.runs import completed_runs, load_run
 from tests.fake_runs import make_run
 
 GRADES = [0, 1, 2]
@@ -120,7 +120,7 @@ def test_a_perfect_candidate_is_always_chosen_with_no_regret(tmp_path: Path) -> 
     worse = {k: (v + 1) % 3 if i % 4 == 0 else v for i, (k, v) in enumerate(truth.items())}
     make_run(tmp_path, "perfect", truth, human, prompt_id="aspects")
     make_run(tmp_path, "worse", worse, human, prompt_id="default")
-    (result,) = sel.select(tmp_path, splits=30)
+    (result,) = sel.select(completed_runs(tmp_path, include_virtual=False), splits=30)
     assert result["held_out_kappa"] == 1.0 and result["expected_regret"] == 0.0
     assert result["optimism"] == 0.0
     assert result["baseline"]["name"] == "m/default/text"  # the one 'default' run
@@ -178,10 +178,11 @@ def test_cli_errors_exit_2(tmp_path: Path, capsys) -> None:
     assert select_command.main([str(tmp_path / "empty")]) == 2
 
 
-def test_panels_are_not_candidates(tmp_path: Path) -> None:
-    from mmjudge.agreement.panels import build_panel
+def test_panels_are_not_candidates(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from mmjudge.ensembles.panels import build_panel
 
     sweep = toy_sweep(tmp_path)
     build_panel([sweep / "good", sweep / "alt"], sweep / "ensembles" / "p")
-    (result,) = sel.select(sweep, splits=10)
+    assert select_command.main([str(sweep), "--splits", "10", "--format", "json"]) == 0
+    (result,) = json.loads(capsys.readouterr().out)["datasets"]
     assert result["n_candidates"] == 4

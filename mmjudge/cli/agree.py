@@ -59,14 +59,20 @@ from mmjudge.agreement.judge_files import (
     JudgeAgreement,
     align,
     parse_measures,
-    read_systems,
-    run_names,
     score_alignment,
 )
 from mmjudge.agreement.label_scale import OUT_OF_SCALE, Scale, apply_scale, human_scale, parse_scale
 from mmjudge.agreement.scoring import Interval
 from mmjudge.cli.exits import fail
-from mmjudge.data.qrels import Qrels, QrelsFile, Run, load_qrels, n_judgments
+from mmjudge.data.qrels import (
+    Qrels,
+    QrelsFile,
+    Run,
+    load_qrels,
+    n_judgments,
+    read_systems,
+    run_names,
+)
 from mmjudge.errors import MMJudgeError
 
 PROG = "mmjudge agree"

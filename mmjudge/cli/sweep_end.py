@@ -14,7 +14,7 @@ class SweepReport(Callback):
     """Counts the cells in each status (a console line, ``sweep_summary.json``, and the
     process's exit code: that of the worst cell, see :mod:`mmjudge.runs.status`), builds the
     sweep's default ensembles (panels and cascades from the saved records, see
-    :mod:`mmjudge.agreement.default_ensembles`), then writes ``sweep_summary.json`` (skipped
+    :mod:`mmjudge.ensembles.defaults`), then writes ``sweep_summary.json`` (skipped
     cells with reasons) and the sweep's report, which shows the ensembles as extra points.
 
     ``ensembles=false`` (``+hydra.callbacks.sweep_report.ensembles=false`` on the command
@@ -44,7 +44,7 @@ class SweepReport(Callback):
             print(f"sweep: {status_line(count_statuses(statuses))}", file=sys.stderr)
             write_sweep_summary(sweep_dir, cells)
         if self.ensembles:
-            from mmjudge.agreement.default_ensembles import build_default_ensembles
+            from mmjudge.ensembles.defaults import build_default_ensembles
 
             built = build_default_ensembles(sweep_dir)
             if built:

@@ -13,11 +13,11 @@ names the file, the line number and the field at fault.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from mmjudge.errors import DatasetError
+from mmjudge.errors import DatasetError, MMJudgeError
 
 Qrels = dict[str, dict[str, int]]
 Run = dict[str, dict[str, float]]
@@ -134,3 +134,22 @@ def read_run(path: str | os.PathLike[str]) -> Run:
 def n_judgments(qrels: Mapping[str, Mapping[str, int]]) -> int:
     """Number of (query, doc) pairs in ``qrels``."""
     return sum(len(docs) for docs in qrels.values())
+
+
+def run_names(paths: Sequence[str | Path]) -> list[str]:
+    """Judge names: file stems, or the paths as given where two files share a stem."""
+    stems = [Path(p).stem for p in paths]
+    return [s if stems.count(s) == 1 else str(p) for s, p in zip(stems, paths, strict=True)]
+
+
+def read_systems(directory: str | Path) -> dict[str, Run]:
+    """Every TREC run file in ``directory`` (not hidden), by file stem."""
+    root = Path(directory)
+    if not root.is_dir():
+        raise MMJudgeError(f"--runs {root}: not a directory of TREC run files")
+    paths = sorted(p for p in root.iterdir() if p.is_file() and not p.name.startswith("."))
+    if len(paths) < 2:
+        raise MMJudgeError(
+            f"--runs {root}: {len(paths)} run file(s); ranking systems needs at least two"
+        )
+    return {name: read_run(path) for name, path in zip(run_names(paths), paths, strict=True)}

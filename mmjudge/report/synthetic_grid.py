@@ -182,7 +182,7 @@ def write_realistic_sweep(
     """The sweep of ``models × {text, mm, image} × prompts × REALISTIC_DATASETS`` (270 cells
     with the defaults; cells a model cannot serve are written as skipped, as a real sweep
     writes them), plus the ensembles a real multirun builds at its end
-    (:func:`~mmjudge.agreement.default_ensembles.build_default_ensembles`) when
+    (:func:`~mmjudge.ensembles.defaults.build_default_ensembles`) when
     ``ensembles`` is true."""
     datasets = [
         d if n_queries is None else dataclasses.replace(d, n_queries=n_queries)
@@ -204,7 +204,7 @@ def write_realistic_sweep(
                 skipped += [(d.name, judge, reason) for d in datasets]
     sweep = write_sweep(root, datasets, judges, skipped=skipped, dataset_root=dataset_root)
     if ensembles:
-        from mmjudge.agreement.default_ensembles import build_default_ensembles
+        from mmjudge.ensembles.defaults import build_default_ensembles
 
         sweep.runs += build_default_ensembles(root)
     return sweep

@@ -235,9 +235,9 @@ def write_cell_summary(
     cfg: SweepConfig, raw_cfg: DictConfig | SweepConfig, run_dir: Path, **parts: Any
 ) -> RunSummary:
     """Score the cell's rows and write its ``summary.json`` (``parts``: see
-    :func:`mmjudge.agreement.summarise.summarise_run`)."""
+    :func:`mmjudge.running.summarise.summarise_run`)."""
     # Tables and statistics load only now, after the last call.
-    from mmjudge.agreement.summarise import summarise_run
+    from mmjudge.running.summarise import summarise_run
 
     return summarise_run(
         run_dir,

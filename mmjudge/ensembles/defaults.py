@@ -21,8 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mmjudge.agreement.cascades import build_cascade
-from mmjudge.agreement.panels import build_panel
+from mmjudge.ensembles.cascades import build_cascade
+from mmjudge.ensembles.panels import build_panel
 from mmjudge.errors import MMJudgeError
 from mmjudge.runs import ENSEMBLES, SavedRun, completed_runs, in_ensembles_folder
 

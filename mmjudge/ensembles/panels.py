@@ -16,7 +16,7 @@ import numpy as np
 
 from mmjudge.agreement.aggregate import AGGREGATORS, aggregate
 from mmjudge.agreement.members import check_members, grade_text, short_names
-from mmjudge.agreement.virtual import Combined, combined_record, member, write_virtual_run
+from mmjudge.ensembles.virtual import Combined, combined_record, member, write_virtual_run
 from mmjudge.errors import MMJudgeError
 from mmjudge.runs import Ensemble, RunSummary, SavedRun, load_run, union_keys
 

@@ -19,8 +19,8 @@ from typing import NamedTuple
 
 from mmjudge.agreement.members import joined
 from mmjudge.agreement.metrics import default_relevant_from
-from mmjudge.agreement.summarise import summarise_run
 from mmjudge.records import SCHEMA_VERSION, JudgmentRecord
+from mmjudge.running.summarise import summarise_run
 from mmjudge.runs import (
     CellInfo,
     CellStatus,

@@ -25,8 +25,8 @@ import numpy as np
 import numpy.typing as npt
 
 from mmjudge.agreement.members import check_members, grade_text, short_names
-from mmjudge.agreement.panels import load_all
-from mmjudge.agreement.virtual import Combined, combined_record, member, write_virtual_run
+from mmjudge.ensembles.panels import load_all
+from mmjudge.ensembles.virtual import Combined, combined_record, member, write_virtual_run
 from mmjudge.errors import MMJudgeError
 from mmjudge.prompts.parsing import parse_confidence
 from mmjudge.records import JudgmentRecord
