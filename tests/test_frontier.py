@@ -129,7 +129,7 @@ def test_frontier_and_report_give_the_same_numbers_for_a_comparison(tmp_path: Pa
     from mmjudge.report import build_report
     from mmjudge.report.analysis import analyse
     from mmjudge.report.load import cell_table
-    from mmjudge.report.synthetic import FakeDataset, FakeJudge, write_sweep
+    from tests.fixtures.synthetic import FakeDataset, FakeJudge, write_sweep
 
     root = tmp_path / "sweeps" / "s"
     judges = [

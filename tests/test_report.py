@@ -22,8 +22,8 @@ from mmjudge.report.analysis import Analysis, analyse, pareto_frontier, saved_sc
 from mmjudge.report.browser import BUDGET, MIN_PER_JUDGE, per_judge_cap
 from mmjudge.report.findings import answers, cheapest_as_good
 from mmjudge.report.load import DatasetItems, cell_table, read_cell_labels
-from mmjudge.report.synthetic import FakeDataset, FakeJudge, write_sweep
 from mmjudge.runs import Agreement, load_judgments
+from tests.fixtures.synthetic import FakeDataset, FakeJudge, write_sweep
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = "<img src=x onerror=alert(1)>"

@@ -20,7 +20,7 @@ from mmjudge.data.qrels import write_qrels
 from mmjudge.report import build_report
 from mmjudge.report.analysis import analyse
 from mmjudge.report.load import cell_table
-from mmjudge.report.synthetic import FakeDataset, FakeJudge, write_sweep
+from tests.fixtures.synthetic import FakeDataset, FakeJudge, write_sweep
 
 DATASET = FakeDataset("shop", n_queries=25, grades=(0, 1, 2, 3), images=0, human_agreement=0.7)
 JUDGES = [

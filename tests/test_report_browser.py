@@ -17,8 +17,8 @@ from PIL import Image
 
 from mmjudge.ensembles.defaults import build_default_ensembles
 from mmjudge.report import build_report
-from mmjudge.report.synthetic import FakeDataset, FakeJudge, write_sweep
 from tests import devtools
+from tests.fixtures.synthetic import FakeDataset, FakeJudge, write_sweep
 
 pytestmark = [
     pytest.mark.needs_extra,

@@ -14,7 +14,7 @@ import pytest
 
 from mmjudge.report import build_report
 from mmjudge.report.browser import item_rank, sample_order
-from mmjudge.report.synthetic import FakeDataset, FakeJudge, write_sweep
+from tests.fixtures.synthetic import FakeDataset, FakeJudge, write_sweep
 
 
 def _payload(report: Path) -> dict:

@@ -17,7 +17,7 @@ from mmjudge.report.analysis import Analysis, analyse, baseline, recommended
 from mmjudge.report.findings import MAX_POINTS, answers
 from mmjudge.report.labels import collisions, text_boxes
 from mmjudge.report.load import cell_table
-from mmjudge.report.synthetic_grid import REALISTIC_MODELS, write_realistic_sweep
+from tests.fixtures.synthetic_grid import REALISTIC_MODELS, write_realistic_sweep
 
 N_QUERIES = 4
 pytestmark = pytest.mark.slow  # writes 648 runs before the first test

@@ -14,7 +14,7 @@ from mmjudge.cli.report import main
 from mmjudge.report import build_report
 from mmjudge.report.analysis import analyse
 from mmjudge.report.load import cell_table
-from mmjudge.report.synthetic import FakeDataset, FakeJudge, write_sweep
+from tests.fixtures.synthetic import FakeDataset, FakeJudge, write_sweep
 
 SHOP = FakeDataset("shop", n_queries=8, images=0)
 
