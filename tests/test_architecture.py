@@ -122,6 +122,58 @@ def test_no_import_cycles_between_modules() -> None:
             pytest.fail("import cycle: " + " -> ".join(cycle))
 
 
+def private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def borrowed_private_names(path: Path, known: dict[str, Path]) -> Iterator[tuple[str, int]]:
+    """``module._name`` for each private name ``path`` takes from another module of the
+    package: imported by name (``from mmjudge.x import _y``) or read off an imported module
+    (``x._y``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    modules_by_alias: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module.split(".")[0] != "mmjudge":
+                continue
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                if full in known:
+                    modules_by_alias[alias.asname or alias.name] = full
+                elif private(alias.name):
+                    yield full, node.lineno
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "mmjudge":
+                    modules_by_alias[alias.asname or alias.name.split(".")[0]] = (
+                        alias.name if alias.asname else "mmjudge"
+                    )
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and private(node.attr):
+            dotted: list[str] = []
+            base: ast.expr = node.value
+            while isinstance(base, ast.Attribute):
+                dotted.insert(0, base.attr)
+                base = base.value
+            if isinstance(base, ast.Name) and base.id in modules_by_alias:
+                owner = ".".join([modules_by_alias[base.id], *dotted])
+                if owner in known:
+                    yield f"{owner}.{node.attr}", node.lineno
+
+
+def test_no_private_name_is_taken_from_another_module() -> None:
+    """A name with a leading underscore is its module's own; one another module needs is
+    made public (or the code that needs it moves next to it)."""
+    known = modules()
+    wrong = [
+        f"{name}:{line} uses {target}"
+        for name, path in known.items()
+        for target, line in borrowed_private_names(path, known)
+        if target.rsplit(".", 1)[0] != name
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
 def room(module: str) -> str:
     """The room a module lives in: its package under ``mmjudge``, or itself at the top."""
     parts = module.split(".")

@@ -26,9 +26,9 @@ class SweepReport(Callback):
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         from mmjudge.cli.exits import note_exit
-        from mmjudge.cli.sweep import _resolve_path
         from mmjudge.report import build_report
         from mmjudge.report.load import cell_table, judged_statuses, write_sweep_summary
+        from mmjudge.running.cell import resolve_path
         from mmjudge.runs.status import count_statuses, status_line, sweep_exit_code
 
         sweep_dir = Path(config.hydra.sweep.dir)
@@ -51,5 +51,5 @@ class SweepReport(Callback):
                 print(f"ensembles: {len(built)} under {sweep_dir / 'ensembles'}", file=sys.stderr)
         if not config.report.build:
             return
-        out = build_report(sweep_dir, Path(_resolve_path(config.paths.reports)))
+        out = build_report(sweep_dir, resolve_path(config.paths.reports))
         print(f"report: {out / 'index.html'}", file=sys.stderr)

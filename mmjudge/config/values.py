@@ -8,7 +8,7 @@ import math
 from mmjudge.errors import ConfigError
 
 
-def _require(ok: bool, setting: str, value: object, valid: str) -> None:
+def require(ok: bool, setting: str, value: object, valid: str) -> None:
     """Refuse a setting in one line that names it, its value and the valid range."""
     if not ok:
         text = repr(value)
@@ -20,13 +20,13 @@ def _whole(value: object, minimum: int) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
 
 
-def _finite(value: object) -> bool:
+def is_finite(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _check_whole(setting: str, value: object, minimum: int, null: str = "") -> None:
+def check_whole(setting: str, value: object, minimum: int, null: str = "") -> None:
     """A whole number of at least ``minimum``; ``null`` says what null means, if allowed."""
     if null and value is None:
         return
     valid = f"use a whole number of at least {minimum}" + (f", or null {null}" if null else "")
-    _require(_whole(value, minimum), setting, value, valid)
+    require(_whole(value, minimum), setting, value, valid)
