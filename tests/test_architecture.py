@@ -1,7 +1,8 @@
 """The package's shape, checked: rooms import only from their own or earlier stages, no
-import cycles between modules, no file over 500 lines, no function over 60 lines.
+import cycles between modules or between rooms, no private name taken from another module,
+and every file over 500 lines or function over 60 named with why it is one piece.
 
-A small AST walk rather than a linter plugin: the rules are four, the package is small, and
+A small AST walk rather than a linter plugin: the rules are few, the package is small, and
 the test names the offending module, import or function in its message. Imports inside
 functions count like any other (an import moved into a function to dodge a cycle is still
 the dependency it was).
@@ -36,13 +37,21 @@ STAGES: list[tuple[str, ...]] = [
     ("report",),
     ("cli", "sweep", "__main__"),
 ]
+#: Sizes past which a file or a function is worth a second look: it may hold two ideas that
+#: would read better apart. They are prompts, not limits: a file that is one idea stays whole
+#: (a module carved out only to get under a count is harder to read, and code is never
+#: squeezed to fit). Each file or function past its size is named below with why it is one
+#: piece, so the list is read whenever one grows past it.
 MAX_FILE_LINES = 500
 MAX_FUNCTION_LINES = 60
 
-#: Known to be over a limit, to be split; an entry that is no longer over it must be removed
-#: (so the list only shrinks).
-LONG_FILES: set[str] = set()
-LONG_FUNCTIONS: set[str] = set()
+#: Files over :data:`MAX_FILE_LINES`, each with why it stays one file.
+LONG_FILES: dict[str, str] = {
+    "mmjudge.running.sync": "one class, the sync runner: scheduling and each call's retries "
+    "share its slots, limits, claims and stop state",
+}
+#: Functions over :data:`MAX_FUNCTION_LINES` (``module:function``), each with why.
+LONG_FUNCTIONS: dict[str, str] = {}
 
 
 def module_name(path: Path) -> str:
@@ -200,26 +209,36 @@ def test_no_import_cycles_between_rooms() -> None:
     assert not cycles, f"rooms that import themselves through others: {cycles}"
 
 
-def test_no_file_is_over_the_limit() -> None:
+def test_every_long_file_is_named_with_its_reason() -> None:
     long = {
         name
         for name, path in modules().items()
         if len(path.read_text(encoding="utf-8").splitlines()) > MAX_FILE_LINES
     }
-    assert not long - LONG_FILES, f"over {MAX_FILE_LINES} lines: {sorted(long - LONG_FILES)}"
-    assert not LONG_FILES - long, f"no longer too long, drop from LONG_FILES: {LONG_FILES - long}"
+    unnamed, shorter = sorted(long - LONG_FILES.keys()), sorted(LONG_FILES.keys() - long)
+    assert not unnamed, (
+        f"over {MAX_FILE_LINES} lines: {unnamed}. If the file divides into concepts, split it "
+        "there; if it is one idea, add it to LONG_FILES with why (never compact it to fit)"
+    )
+    assert not shorter, f"no longer over {MAX_FILE_LINES} lines, drop from LONG_FILES: {shorter}"
+    assert all(reason.strip() for reason in LONG_FILES.values()), "each entry needs its reason"
 
 
 def too_long(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return (node.end_lineno or node.lineno) - node.lineno + 1 > MAX_FUNCTION_LINES
 
 
-def test_no_function_is_over_the_limit() -> None:
+def test_every_long_function_is_named_with_its_reason() -> None:
     long = set()
     for name, path in modules().items():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and too_long(node):
                 long.add(f"{name}:{node.name}")
-    new, fixed = long - LONG_FUNCTIONS, LONG_FUNCTIONS - long
-    assert not new, f"over {MAX_FUNCTION_LINES} lines: {sorted(new)}"
-    assert not fixed, f"no longer too long, drop from LONG_FUNCTIONS: {sorted(fixed)}"
+    unnamed = sorted(long - LONG_FUNCTIONS.keys())
+    shorter = sorted(LONG_FUNCTIONS.keys() - long)
+    assert not unnamed, (
+        f"over {MAX_FUNCTION_LINES} lines: {unnamed}. Split it into named steps where it has "
+        "them; if it is one step, add it to LONG_FUNCTIONS with why"
+    )
+    assert not shorter, f"no longer over {MAX_FUNCTION_LINES} lines, drop: {shorter}"
+    assert all(reason.strip() for reason in LONG_FUNCTIONS.values()), "each entry needs its reason"
