@@ -1,7 +1,7 @@
 """JSON read with msgspec, about four times faster than :func:`json.loads` on the answers and
 cached responses a run reads by the thousand, with :func:`json.loads` reading what msgspec
 refuses (NaN and infinities, a byte-order mark, numbers beyond a float, lone surrogates), so
-every value read is the one :func:`json.loads` gives (tests/test_fastjson.py)."""
+every value read is the one :func:`json.loads` gives (tests/judges/test_fastjson.py)."""
 
 from __future__ import annotations
 

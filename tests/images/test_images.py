@@ -26,7 +26,7 @@ from mmjudge.images import (
 )
 from mmjudge.records import EncodedImage
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
 RED = (255, 0, 0)
 GREEN = (0, 255, 0)

@@ -16,7 +16,7 @@ from mmjudge.agreement import judge_files
 from mmjudge.cli import agree
 from mmjudge.data.qrels import read_qrels
 
-LLMJUDGE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "llmjudge"
+LLMJUDGE = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "llmjudge"
 
 HUMAN = """\
 q1 0 d1 3
@@ -409,7 +409,7 @@ def test_llmjudge_stray_grades(llmjudge, capsys) -> None:
 
 # --------------------------------------------------------------------------- system rankings
 
-TREC_TINY = Path(__file__).parent / "fixtures" / "trec_tiny"
+TREC_TINY = Path(__file__).parents[1] / "fixtures" / "trec_tiny"
 # Human qrels (trec_tiny): q1 d1=3 d2=0; q2 d3=2 d1=1. The judge swaps q1's grades.
 TINY_JUDGE = "q1 0 d1 0\nq1 0 d2 3\nq2 0 d3 2\nq2 0 d1 1\n"
 TINY_RUNS = {

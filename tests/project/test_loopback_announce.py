@@ -13,7 +13,7 @@ from pathlib import Path
 from tests.fixtures import loopback_server
 from tests.fixtures.loopback_server import RecordedRequest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_first_request_is_announced_once(capsys) -> None:

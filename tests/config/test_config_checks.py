@@ -218,7 +218,7 @@ def test_the_config_file_check_reads_yaml_as_the_safe_loader_does() -> None:
 
     from mmjudge.config import keys as config_keys
 
-    files = sorted((Path(__file__).resolve().parents[1] / "conf").rglob("*.yaml"))
+    files = sorted((Path(__file__).resolve().parents[2] / "conf").rglob("*.yaml"))
     assert files
     for path in files:
         text = path.read_text(encoding="utf-8")

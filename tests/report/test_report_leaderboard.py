@@ -12,8 +12,8 @@ import pytest
 
 from mmjudge.cli import agree, export
 from mmjudge.report.build import build_report
+from tests.cli.test_export import HUMAN, RUNS
 from tests.fake_runs import make_run
-from tests.test_export import HUMAN, RUNS
 
 
 def _with_runs(run_dir: Path, runs_dir: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 
 from mmjudge import PROJECT_ROOT
-from tests.test_readme_commands import README, readme_commands
+from tests.project.test_readme_commands import README, readme_commands
 
 CI = PROJECT_ROOT / ".ci" / "run"
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "mmjudge"
+PACKAGE = Path(__file__).resolve().parents[2] / "mmjudge"
 
 #: The stages, in the order data flows through them; a module may import from its own stage
 #: and earlier ones only. An entry names a room (``running``) or a top-level module (``sweep``).
@@ -74,7 +74,7 @@ def stage(module: str) -> int:
             named = dotted == name or dotted.startswith(name + ".")
             if named and (best is None or len(name) > best[1]):
                 best = (index, len(name))
-    assert best is not None, f"{module}: in no stage of tests/test_architecture.py"
+    assert best is not None, f"{module}: in no stage of tests/project/test_architecture.py"
     return best[0]
 
 
