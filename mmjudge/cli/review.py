@@ -32,12 +32,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from mmjudge.agreement.metrics import consensus
+from mmjudge.agreement.disagreements import Candidate, candidates, human_consensus_of
 from mmjudge.data.qrels import write_qrels
 from mmjudge.errors import DatasetError, MMJudgeError
-from mmjudge.records import JudgmentRecord
-from mmjudge.runs import SavedRun, completed_runs
-from mmjudge.testbank.bank import Bank, Entry, entry_id, make_bank, read_bank, write_bank
+from mmjudge.runs import Key, SavedRun, completed_runs
+from mmjudge.testbank.bank import Entry, apply_edits, entry_id, read_bank, write_bank
 
 PROG = "mmjudge review"
 FILL_IN = ("corrected_grade", "add_entries", "remove_entries", "note")
@@ -59,51 +58,6 @@ COLUMNS = (
     "bank_version",
     *FILL_IN,
 )
-Key = tuple[str, str]
-
-
-class Candidate(NamedTuple):
-    key: Key
-    reasons: list[str]
-
-
-def _reasons(runs: Sequence[SavedRun], key: Key, grades: list[int], human: float) -> list[str]:
-    labels = []
-    reasons: list[str] = []
-    for run in runs:
-        row = run.rows.get(key)
-        if row is None or row.error:
-            continue
-        if row.label is None:
-            reasons.append("unparseable")
-            continue
-        labels.append(int(row.label))
-    if human == human and any(label != human for label in labels):
-        reasons.append("judge differs from humans")
-    if any(grades[0] < label < grades[-1] for label in labels):
-        reasons.append("middle grade")
-    if len(set(labels)) > 1:
-        reasons.append("judges split")
-    return list(dict.fromkeys(reasons))
-
-
-def _human(row: JudgmentRecord) -> float:
-    humans = {n: [g] for n, g in (row.human_labels or {}).items() if g is not None}
-    return float(consensus(humans)[0]) if humans else float("nan")
-
-
-def candidates(runs: Sequence[SavedRun]) -> list[Candidate]:
-    """The items worth a look in one dataset's runs, most reasons first."""
-    grades = sorted({g for run in runs for g in run.grades}) or [0, 1, 2]
-    keys = list(dict.fromkeys(key for run in runs for key in run.rows))
-    found = []
-    for key in keys:
-        row = next(run.rows[key] for run in runs if key in run.rows)
-        reasons = _reasons(runs, key, grades, _human(row))
-        if reasons:
-            found.append(Candidate(key, reasons))
-    found.sort(key=lambda c: -len(c.reasons))
-    return found
 
 
 def _banks_of(runs: Sequence[SavedRun]) -> tuple[SavedRun | None, dict[str, Entry]]:
@@ -216,7 +170,7 @@ def _row(
 ) -> dict[str, Any]:
     key = candidate.key
     first = next(run.rows[key] for run in runs if key in run.rows)
-    human = _human(first)
+    human = human_consensus_of(first)
     bank_run, bank_entries = banked
     info = (bank_run.summary.testbank or {}) if bank_run else {}
     return {
@@ -342,29 +296,6 @@ def _edits(path: Path, rows: list[tuple[int, dict[str, Any]]]) -> Edits:
             )
         edits.remove.setdefault(bank, set()).update((query, r) for r in removes)
     return edits
-
-
-def apply_edits(bank: Bank, add: list[Entry], remove: set[tuple[str, str]]) -> Bank:
-    """The bank with ``remove`` (by id or text) taken out and ``add`` appended per query."""
-    kept = [
-        e
-        for group in bank.entries.values()
-        for e in group
-        if (e.query_id, e.id) not in remove and (e.query_id, e.text) not in remove
-    ]
-    known = {(e.query_id, e.id) for e in kept}
-    for entry in add:
-        if (entry.query_id, entry.id) not in known:
-            kept.append(entry)
-            known.add((entry.query_id, entry.id))
-    kept.sort(
-        key=lambda e: (
-            list(bank.entries).index(e.query_id)
-            if e.query_id in bank.entries
-            else len(bank.entries)
-        )
-    )
-    return make_bank(bank.kind, kept, bank.path)
 
 
 def import_review(path: Path, assessor: str, out_dir: Path) -> list[str]:
