@@ -9,8 +9,6 @@ number of such grades is returned either way so it can be reported.
 
 from __future__ import annotations
 
-import argparse
-import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -89,20 +87,3 @@ def apply_scale(labels: QrelsFile, scale: Scale, how: str) -> tuple[Qrels, int]:
             elif how == "clip":
                 kept[doc] = int(round_to_scale([g], scale.grades)[0])
     return out, count
-
-
-def parse_scale(text: str) -> list[int]:
-    """``0,1,2,3`` (or ``0-3``) as a list of whole grades."""
-    span = re.fullmatch(r"\s*(-?\d+)\s*-\s*(-?\d+)\s*", text)
-    try:
-        if span:
-            grades = list(range(int(span[1]), int(span[2]) + 1))
-        else:
-            grades = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected whole grades such as 0,1,2,3 or 0-3, got {text!r}"
-        ) from None
-    if len(set(grades)) < 2:
-        raise argparse.ArgumentTypeError(f"a scale needs at least two grades, got {text!r}")
-    return grades
