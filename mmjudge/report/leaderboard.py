@@ -1,7 +1,7 @@
 """System leaderboards for datasets that come with retrieval runs (``dataset.runs``).
 
 Each run file is one system. Every cell's labels score the systems (ir_measures, through
-:func:`mmjudge.metrics.system_ranking_on_shared_items`, the definition ``mmjudge.agree``
+:func:`mmjudge.agreement.ranking.system_ranking_on_shared_items`, the definition ``mmjudge.agree``
 uses), beside the human consensus on the same items, and the two orderings are compared by
 Kendall's τ, Spearman's ρ and RBO. The page shows the comparison and one leaderboard per
 dataset and measure (the systems' scores under the human labels and under each judge's);
