@@ -1,6 +1,6 @@
 """Wall time and peak memory of building the report from a large sweep.
 
-Two sweeps, both synthetic (``mmjudge.report.synthetic``, ``synthetic_grid``; no calls):
+Two sweeps, both synthetic (``tests.fixtures.synthetic``, ``synthetic_grid``; no calls):
 
 - ``--grid``: the size practitioners run, 10 models × 3 modalities × 3 prompts × 3 datasets
   (270 cells, those a model cannot serve written as skipped) plus the panels and cascades a
@@ -42,8 +42,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from mmjudge.report.synthetic import FakeDataset, FakeJudge, write_sweep  # noqa: E402
-from mmjudge.report.synthetic_grid import write_realistic_sweep  # noqa: E402
+from tests.fixtures.synthetic import FakeDataset, FakeJudge, write_sweep  # noqa: E402
+from tests.fixtures.synthetic_grid import write_realistic_sweep  # noqa: E402
 
 RESULTS_PER_QUERY = 20
 JUDGES = [

@@ -1,6 +1,6 @@
 """Hand-made run directories (``judgments.jsonl`` + ``summary.json``) with known contents,
 for the tests of panels, cascades, selection and the frontier: written by the report's
-synthetic-run writer (:func:`mmjudge.report.synthetic.write_run`), so every synthetic run
+synthetic-run writer (:func:`tests.fixtures.synthetic.write_run`), so every synthetic run
 in the tests comes from one place and carries the summary real runs carry."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from mmjudge.report.synthetic import Key, write_run
+from tests.fixtures.synthetic import Key, write_run
 
 make_run = write_run
 

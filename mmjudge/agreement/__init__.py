@@ -1,2 +1,3 @@
 """Agreement between judges and people: κ, α and the rest as pure functions of labels,
-intervals from resampling queries, system rankings, and ensembles built from saved runs."""
+intervals from resampling queries, and system rankings. Ensembles built from saved runs are
+:mod:`mmjudge.ensembles`."""

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from mmjudge.agreement import scoring
 from mmjudge.agreement.members import human_consensus
-from mmjudge.runs import Key, SavedRun, common_keys, completed_runs
+from mmjudge.runs import Key, SavedRun, common_keys
 
 OPTIMISM_NOTE = (
     "the best judge is picked on the items it is scored on, so its κ is optimistic; "
@@ -132,7 +131,7 @@ def _dataset_answer(
 
 
 def frontier_answer(
-    sweep_dir: Path,
+    runs: Sequence[SavedRun],
     *,
     n_boot: int = scoring.N_BOOT,
     seed: int = scoring.SEED,
@@ -143,9 +142,11 @@ def frontier_answer(
     distinguishably worse (see the module docstring). One dict per dataset with ``best``
     (κ with its interval on its ``n_items`` items), ``answer`` (κ of both on the
     ``n_items`` items it shares with the best, the paired interval of the difference and
-    its p-value, $ per million) and every ``candidates`` entry checked, in the same form."""
+    its p-value, $ per million) and every ``candidates`` entry checked, in the same form.
+    ``runs``: a sweep's completed runs, ensembles included
+    (:func:`mmjudge.runs.completed_runs`)."""
     by_dataset: dict[str, list[SavedRun]] = {}
-    for run in sorted(completed_runs(Path(sweep_dir)), key=lambda r: r.name):
+    for run in sorted(runs, key=lambda r: r.name):
         by_dataset.setdefault(run.summary.cell.dataset, []).append(run)
     if dataset is not None:
         by_dataset = {k: v for k, v in by_dataset.items() if k == dataset}

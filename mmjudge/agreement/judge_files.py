@@ -9,7 +9,6 @@ import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -17,8 +16,8 @@ import numpy.typing as npt
 
 from mmjudge.agreement import metrics, scoring
 from mmjudge.agreement.scoring import JudgeScore
+from mmjudge.data.qrels import Qrels, Run
 from mmjudge.errors import MMJudgeError
-from mmjudge.qrels import Qrels, Run, read_run
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -181,19 +180,6 @@ def score_alignment(
     return out
 
 
-def read_systems(directory: str | Path) -> dict[str, Run]:
-    """Every TREC run file in ``directory`` (not hidden), by file stem."""
-    root = Path(directory)
-    if not root.is_dir():
-        raise MMJudgeError(f"--runs {root}: not a directory of TREC run files")
-    paths = sorted(p for p in root.iterdir() if p.is_file() and not p.name.startswith("."))
-    if len(paths) < 2:
-        raise MMJudgeError(
-            f"--runs {root}: {len(paths)} run file(s); ranking systems needs at least two"
-        )
-    return {name: read_run(path) for name, path in zip(run_names(paths), paths, strict=True)}
-
-
 def parse_measures(texts: Sequence[str], relevant_from: float) -> list[Any]:
     """ir_measures measures from their names; default nDCG@10 and P@10 at ``relevant_from``."""
     import ir_measures
@@ -216,12 +202,6 @@ INTERVALS = ("kappa", "kappa_linear", "kappa_quadratic")
 
 
 SCALARS = ("kappa_binary", "alpha", "accuracy")
-
-
-def run_names(paths: Sequence[str | Path]) -> list[str]:
-    """Judge names: file stems, or the paths as given where two files share a stem."""
-    stems = [Path(p).stem for p in paths]
-    return [s if stems.count(s) == 1 else str(p) for s, p in zip(stems, paths, strict=True)]
 
 
 def whole_scale(alignment: Alignment) -> list[float]:

@@ -14,10 +14,10 @@ from mmjudge.agreement.labels import (
     FloatArray,
     LabelSet,
     Weights,
-    _label_set,
-    _pair,
-    _tables,
     as_labels,
+    confusion_tables,
+    label_space,
+    paired,
 )
 
 
@@ -33,7 +33,7 @@ def _weight_matrix(k: int, weights: Weights) -> FloatArray:
     raise ValueError(f"weights must be None, 'linear' or 'quadratic', got {weights!r}")
 
 
-def _kappa_from_tables(tables: FloatArray, weights: Weights, undefined: float) -> FloatArray:
+def kappa_from_tables(tables: FloatArray, weights: Weights, undefined: float) -> FloatArray:
     """κ for a stack of contingency tables ``(..., k, k)``."""
     k = tables.shape[-1]
     w = _weight_matrix(k, weights)
@@ -66,11 +66,11 @@ def cohen_kappa(
     perfect too); ``undefined`` (default ``nan``, as scikit-learn's default) is returned then.
     Matches ``sklearn.metrics.cohen_kappa_score`` wherever that is defined.
     """
-    x, y = _pair(a, b)
-    label_set = _label_set(labels, x, y)
+    x, y = paired(a, b)
+    label_set = label_space(labels, x, y)
     if label_set.size == 0:
         return undefined
-    return float(_kappa_from_tables(_tables(x, y, label_set)[0], weights, undefined))
+    return float(kappa_from_tables(confusion_tables(x, y, label_set)[0], weights, undefined))
 
 
 def default_relevant_from(grades: Sequence[float]) -> float:
@@ -98,13 +98,13 @@ def binary_kappa(a: Any, b: Any, relevant_from: float, *, undefined: float = mat
 
 def accuracy(a: Any, b: Any) -> float:
     """Fraction of items (both labels present) where the two labels are equal."""
-    x, y = _pair(a, b)
+    x, y = paired(a, b)
     return float(np.mean(x == y)) if x.size else math.nan
 
 
 def mean_absolute_error(a: Any, b: Any) -> float:
     """Mean absolute grade difference over items where both labels are present."""
-    x, y = _pair(a, b)
+    x, y = paired(a, b)
     return float(np.mean(np.abs(x - y))) if x.size else math.nan
 
 
@@ -114,9 +114,9 @@ def confusion_matrix(a: Any, b: Any, labels: LabelSet | None = None) -> npt.NDAr
     Same layout and defaults as ``sklearn.metrics.confusion_matrix(a, b, labels=labels)``;
     items with a missing label or a label outside ``labels`` are not counted.
     """
-    x, y = _pair(a, b)
-    label_set = _label_set(labels, x, y)
-    return _tables(x, y, label_set)[0].astype(np.int64)
+    x, y = paired(a, b)
+    label_set = label_space(labels, x, y)
+    return confusion_tables(x, y, label_set)[0].astype(np.int64)
 
 
 def label_distribution(labels: Any, grades: LabelSet | None = None) -> dict[float, int]:

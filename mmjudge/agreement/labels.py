@@ -30,7 +30,7 @@ def as_labels(values: Any) -> FloatArray:
     return array
 
 
-def _pair(a: Any, b: Any) -> tuple[FloatArray, FloatArray]:
+def paired(a: Any, b: Any) -> tuple[FloatArray, FloatArray]:
     """Both arrays, restricted to the items where both labels are present."""
     x, y = as_labels(a), as_labels(b)
     if x.shape != y.shape:
@@ -39,7 +39,7 @@ def _pair(a: Any, b: Any) -> tuple[FloatArray, FloatArray]:
     return x[keep], y[keep]
 
 
-def _label_set(labels: Any, *observed: FloatArray) -> FloatArray:
+def label_space(labels: Any, *observed: FloatArray) -> FloatArray:
     """``labels`` as given (order kept), or the sorted values seen in ``observed``."""
     if labels is not None:
         return np.asarray(labels, dtype=float).ravel()
@@ -58,7 +58,7 @@ def _codes(values: FloatArray, labels: FloatArray) -> npt.NDArray[np.intp]:
     return np.where(ordered[pos] == values, order[pos], -1)
 
 
-def _query_codes(query_ids: Any, n: int) -> tuple[npt.NDArray[np.intp], int]:
+def query_codes(query_ids: Any, n: int) -> tuple[npt.NDArray[np.intp], int]:
     """Dense query codes 0..Q-1 and Q. Codes follow the sorted order of the ids, so a
     bootstrap over the same labels gives the same interval whatever the order of rows."""
     ids = np.asarray(query_ids)
@@ -71,7 +71,7 @@ def _query_codes(query_ids: Any, n: int) -> tuple[npt.NDArray[np.intp], int]:
     return codes.astype(np.intp), len(uniques)
 
 
-def _tables(
+def confusion_tables(
     a: FloatArray,
     b: FloatArray,
     labels: FloatArray,

@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from mmjudge.agreement.labels import FloatArray, _query_codes, as_labels
+from mmjudge.agreement.labels import FloatArray, as_labels, query_codes
 
 
 class PairwiseAgreement(NamedTuple):
@@ -26,7 +26,7 @@ class PairwiseAgreement(NamedTuple):
     """Pairs the judge grades equally (counted as half an agreement)."""
 
 
-def _pair_counts(
+def pair_counts(
     groups: npt.NDArray[np.intp], n_groups: int, human: FloatArray, judge: FloatArray
 ) -> FloatArray:
     """Per query: (concordant, judge ties, discordant) over human-ordered pairs.
@@ -60,7 +60,7 @@ def _pair_counts(
     return out
 
 
-def _pairwise_from_counts(counts: FloatArray) -> FloatArray:
+def pairwise_from_counts(counts: FloatArray) -> FloatArray:
     concordant, ties, discordant = counts[..., 0], counts[..., 1], counts[..., 2]
     total = concordant + ties + discordant
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -77,11 +77,11 @@ def pairwise_preference_agreement(query_ids: Any, human: Any, judge: Any) -> Pai
     h, j = as_labels(human), as_labels(judge)
     if h.shape != j.shape:
         raise ValueError(f"label arrays differ in length: {h.size} and {j.size}")
-    groups, n_groups = _query_codes(query_ids, h.size)
-    totals = _pair_counts(groups, n_groups, h, j).sum(axis=0)
+    groups, n_groups = query_codes(query_ids, h.size)
+    totals = pair_counts(groups, n_groups, h, j).sum(axis=0)
     concordant, ties, discordant = (int(x) for x in totals.tolist())
     return PairwiseAgreement(
-        agreement=float(_pairwise_from_counts(totals)),
+        agreement=float(pairwise_from_counts(totals)),
         n_pairs=concordant + ties + discordant,
         concordant=concordant,
         discordant=discordant,

@@ -123,7 +123,7 @@ def system_ranking_agreement(
 ) -> dict[str, RankingAgreement]:
     """Would the judge's qrels rank retrieval systems the way the human qrels do?
 
-    Every run (``{query: {doc: score}}``, as ``mmjudge.qrels.read_run`` returns) is scored
+    Every run (``{query: {doc: score}}``, as ``mmjudge.data.qrels.read_run`` returns) is scored
     under both qrels with ``ir_measures``; systems are then compared by τ-b, ρ and RBO
     (systems ordered by score, ties by name). Default measures: nDCG@10 (graded) and
     P@10 counting grades ≥ ``relevant_from`` as relevant. Measures may be ir_measures

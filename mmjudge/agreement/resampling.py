@@ -14,25 +14,25 @@ import numpy as np
 import numpy.typing as npt
 
 from mmjudge.agreement.kappa import (
-    _kappa_from_tables,
     accuracy,
     binarise,
     binary_kappa,
     cohen_kappa,
+    kappa_from_tables,
     mean_absolute_error,
 )
 from mmjudge.agreement.labels import (
     FloatArray,
     LabelSet,
     Weights,
-    _label_set,
-    _query_codes,
-    _tables,
     as_labels,
+    confusion_tables,
+    label_space,
+    query_codes,
 )
 from mmjudge.agreement.pairwise import (
-    _pair_counts,
-    _pairwise_from_counts,
+    pair_counts,
+    pairwise_from_counts,
     pairwise_preference_agreement,
 )
 
@@ -107,10 +107,10 @@ def _table_metric(
         if transform is not None:
             a, b = transform(a), transform(b)
         both = ~(np.isnan(a) | np.isnan(b))
-        label_set = _label_set(labels, a[both], b[both])
+        label_set = label_space(labels, a[both], b[both])
         state["labels"] = label_set
         k = label_set.size
-        return _tables(a, b, label_set, groups, n_groups).reshape(n_groups, k * k)
+        return confusion_tables(a, b, label_set, groups, n_groups).reshape(n_groups, k * k)
 
     def finish(summed: FloatArray) -> FloatArray:
         label_set = state["labels"]
@@ -125,12 +125,12 @@ def _table_metric(
 def _kappa_form(
     labels: LabelSet | None = None, weights: Weights = None, undefined: float = math.nan
 ) -> _Additive:
-    return _table_metric(lambda t, _: _kappa_from_tables(t, weights, undefined), labels)
+    return _table_metric(lambda t, _: kappa_from_tables(t, weights, undefined), labels)
 
 
 def _binary_kappa_form(relevant_from: float, undefined: float = math.nan) -> _Additive:
     return _table_metric(
-        lambda t, _: _kappa_from_tables(t, None, undefined),
+        lambda t, _: kappa_from_tables(t, None, undefined),
         [0.0, 1.0],
         lambda x: binarise(x, relevant_from),
     )
@@ -155,9 +155,9 @@ def _pairwise_form() -> _Additive:
     ) -> FloatArray:
         if len(arrays) != 2:
             raise ValueError("pairwise_preference_agreement takes (human, judge) arrays here")
-        return _pair_counts(groups, n_groups, arrays[0], arrays[1])
+        return pair_counts(groups, n_groups, arrays[0], arrays[1])
 
-    return _Additive(stats, _pairwise_from_counts)
+    return _Additive(stats, pairwise_from_counts)
 
 
 #: Metrics whose resamples are computed from summed per-query statistics (fast path).
@@ -340,7 +340,7 @@ def _grouped(
     n = labels[0].size if labels else 0
     if any(a.size != n for a in labels):
         raise ValueError("label arrays differ in length")
-    groups, n_groups = _query_codes(query_ids, n)
+    groups, n_groups = query_codes(query_ids, n)
     return labels, groups, n_groups
 
 
@@ -441,7 +441,7 @@ def paired_bootstrap(
         raise ValueError("label arrays differ in length")
     dropped = np.isnan(h) | np.isnan(a) | np.isnan(b)
     h = np.where(dropped, np.nan, h)
-    groups, n_groups = _query_codes(query_ids, h.size)
+    groups, n_groups = query_codes(query_ids, h.size)
     est_a, est_b, diffs = _paired_differences(metric_fn, groups, n_groups, (h, a, b), seed, n_boot)
     difference = est_a - est_b
     low, high, _ = _interval(diffs, level)

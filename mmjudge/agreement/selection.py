@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -16,7 +15,7 @@ import pandas as pd
 
 from mmjudge.agreement.members import human_consensus
 from mmjudge.errors import MMJudgeError
-from mmjudge.runs import SavedRun, common_keys, completed_runs
+from mmjudge.runs import SavedRun, common_keys
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -211,7 +210,7 @@ def _range(values: Any) -> list[float] | None:
 
 
 def select(
-    sweep_dir: Path,
+    runs: Sequence[SavedRun],
     *,
     dataset: str | None = None,
     model: str | None = None,
@@ -219,13 +218,13 @@ def select(
     splits: int = 200,
     seed: int = 0,
 ) -> list[dict[str, Any]]:
-    """One :func:`selection_study` per dataset under ``sweep_dir`` (or just ``dataset``),
-    among all its real runs (or only ``model``'s)."""
-    runs = completed_runs(Path(sweep_dir), include_virtual=False)
+    """One :func:`selection_study` per dataset of ``runs`` (the completed real runs of a sweep,
+    :func:`mmjudge.runs.completed_runs`), or just ``dataset``, among all of them (or only
+    ``model``'s)."""
     if model is not None:
         runs = [run for run in runs if run.summary.cell.model == model]
         if not runs:
-            raise MMJudgeError(f"{sweep_dir}: no completed runs of model {model!r}")
+            raise MMJudgeError(f"no completed runs of model {model!r}")
     by_dataset: dict[str, list[SavedRun]] = {}
     for run in sorted(runs, key=lambda r: r.name):
         by_dataset.setdefault(run.summary.cell.dataset, []).append(run)
@@ -235,7 +234,7 @@ def select(
             raise MMJudgeError(f"no completed runs on dataset {dataset!r} (found: {known})")
         by_dataset = {dataset: by_dataset[dataset]}
     if not by_dataset:
-        raise MMJudgeError(f"{sweep_dir}: no completed runs below it")
+        raise MMJudgeError("no completed runs")
     out = []
     for group in by_dataset.values():
         index = resolve_baseline(group, baseline)

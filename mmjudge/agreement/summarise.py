@@ -1,35 +1,14 @@
-"""A finished run's rows turned into its ``summary.json``: agreement with the annotators,
-dollars, counts and how the cell ended, for real runs and virtual ones alike."""
+"""A run's rows scored against the annotators: the agreement figures of its ``summary.json``,
+the same for real runs and virtual ones (the summary is written by
+:func:`mmjudge.running.summarise.summarise_run`)."""
 
 from __future__ import annotations
-
-import dataclasses
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from mmjudge.agreement import scoring
-from mmjudge.costs.figures import cost_figures
-from mmjudge.records import Forecast
-from mmjudge.runs import (
-    Agreement,
-    CallCounts,
-    CellInfo,
-    CellStatus,
-    Ensemble,
-    RunSummary,
-    annotators,
-    build_summary,
-    judgments_path,
-    load_judgments,
-    read_summary,
-    row_figures,
-    write_summary,
-)
-from mmjudge.runs.rows import SUMMARY_COLUMNS
-from mmjudge.runs.status import cell_end
+from mmjudge.runs import Agreement, annotators
 
 
 def agreement(frame: pd.DataFrame, grades: list[int], relevant_from: float) -> Agreement:
@@ -54,56 +33,3 @@ def agreement(frame: pd.DataFrame, grades: list[int], relevant_from: float) -> A
         relevant_from=relevant_from,
     )
     return Agreement(**values)
-
-
-def summarise_run(
-    run_dir: Path,
-    cell: CellInfo,
-    *,
-    relevant_from: float,
-    config: dict[str, Any],
-    status: CellStatus | None = None,
-    max_error_rate: float = 1.0,
-    skipped: str | None = None,
-    stop: BaseException | None = None,
-    calls: CallCounts | None = None,
-    ensemble: Ensemble | None = None,
-    grading: dict[str, Any] | None = None,
-    testbank: dict[str, Any] | None = None,
-    forecast: Forecast | None = None,
-    n_items: int | None = None,
-) -> RunSummary:
-    """Score a run folder's rows and write its ``summary.json``; returns the summary.
-
-    The cell's status is ``status`` when given (virtual runs are complete), otherwise it
-    follows from ``skipped``, ``stop`` (the error that ended the run early) or the share of
-    failed rows against ``max_error_rate``. A virtual run (``ensemble``) spent nothing: its
-    members' calls were paid for.
-    """
-    frame = load_judgments(judgments_path(run_dir), keep=SUMMARY_COLUMNS)
-    figures = row_figures(frame)
-    cost = cost_figures(frame)
-    if ensemble is not None:
-        cost = dataclasses.replace(cost, spent_usd=0.0)
-    if status is None:
-        status = cell_end(
-            figures.n_judgments, figures.n_errors, max_error_rate, skipped=skipped, stop=stop
-        )
-    summary = build_summary(
-        run_dir,
-        cell,
-        figures,
-        metrics=agreement(frame, list(cell.grades), relevant_from),
-        cost=cost,
-        config=config,
-        status=status,
-        calls=calls,
-        ensemble=ensemble,
-        grading=grading,
-        testbank=testbank,
-        forecast=forecast,
-        n_items=n_items,
-    )
-    write_summary(run_dir, summary)
-    # What the file holds (plain JSON numbers and keys), as any later reader will see it.
-    return read_summary(run_dir)

@@ -116,7 +116,8 @@ def checked_settings(
         ConfigError: an unknown ``out_of_scale`` or panel, or a scale that does not parse.
     """
     from mmjudge.agreement.aggregate import AGGREGATORS
-    from mmjudge.label_scale import OUT_OF_SCALE, parse_scale
+    from mmjudge.agreement.label_scale import OUT_OF_SCALE
+    from mmjudge.cli.agree import parse_scale
 
     if out_of_scale not in OUT_OF_SCALE:
         raise ConfigError(f"out_of_scale={out_of_scale!r}: use one of {', '.join(OUT_OF_SCALE)}")

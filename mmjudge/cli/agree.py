@@ -45,6 +45,7 @@ import csv
 import io
 import json
 import math
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -60,15 +61,21 @@ from mmjudge.agreement.judge_files import (
     JudgeAgreement,
     align,
     parse_measures,
-    read_systems,
-    run_names,
     score_alignment,
 )
+from mmjudge.agreement.label_scale import OUT_OF_SCALE, Scale, apply_scale, human_scale
 from mmjudge.agreement.scoring import Interval
 from mmjudge.cli.exits import fail
+from mmjudge.data.qrels import (
+    Qrels,
+    QrelsFile,
+    Run,
+    load_qrels,
+    n_judgments,
+    read_systems,
+    run_names,
+)
 from mmjudge.errors import MMJudgeError
-from mmjudge.label_scale import OUT_OF_SCALE, Scale, apply_scale, human_scale, parse_scale
-from mmjudge.qrels import Qrels, QrelsFile, Run, load_qrels, n_judgments
 
 PROG = "mmjudge agree"
 
@@ -174,6 +181,23 @@ def _non_negative(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
     return value
+
+
+def parse_scale(text: str) -> list[int]:
+    """``0,1,2,3`` (or ``0-3``) as a list of whole grades."""
+    span = re.fullmatch(r"\s*(-?\d+)\s*-\s*(-?\d+)\s*", text)
+    try:
+        if span:
+            grades = list(range(int(span[1]), int(span[2]) + 1))
+        else:
+            grades = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected whole grades such as 0,1,2,3 or 0-3, got {text!r}"
+        ) from None
+    if len(set(grades)) < 2:
+        raise argparse.ArgumentTypeError(f"a scale needs at least two grades, got {text!r}")
+    return grades
 
 
 def parser() -> argparse.ArgumentParser:

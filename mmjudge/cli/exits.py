@@ -11,7 +11,7 @@ import shlex
 import sys
 from collections.abc import Sequence
 
-from mmjudge.interrupt import signal_name
+from mmjudge.running.interrupt import signal_name
 from mmjudge.runs import RunSummary
 from mmjudge.runs.status import COMPLETE, EXIT_BUDGET, EXIT_FAILED, EXIT_PARTIAL
 

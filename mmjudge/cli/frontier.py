@@ -33,6 +33,7 @@ from typing import Any
 from mmjudge.agreement.frontier import frontier_answer
 from mmjudge.cli.exits import fail
 from mmjudge.errors import MMJudgeError
+from mmjudge.runs import completed_runs
 
 PROG = "mmjudge frontier"
 
@@ -140,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not 0.0 < args.level < 1.0:
             raise MMJudgeError(f"--level must lie between 0 and 1, got {args.level}")
         answers = frontier_answer(
-            args.sweep_dir,
+            completed_runs(Path(args.sweep_dir)),
             n_boot=args.n_boot,
             seed=args.seed,
             level=args.level,

@@ -27,9 +27,9 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "the cheapest judge not distinguishably worse than the best",
     ),
     "select": ("mmjudge.cli.select", "what choosing a prompt costs, on held-out queries"),
-    "testbank": ("mmjudge.testbank.command", "write, import or show a dataset's test bank"),
-    "review": ("mmjudge.review", "export items worth a person's look; import their grades"),
-    "export": ("mmjudge.export", "write saved runs' labels as TREC qrels"),
+    "testbank": ("mmjudge.cli.testbank", "write, import or show a dataset's test bank"),
+    "review": ("mmjudge.cli.review", "export items worth a person's look; import their grades"),
+    "export": ("mmjudge.cli.export", "write saved runs' labels as TREC qrels"),
 }
 
 

@@ -35,6 +35,7 @@ from typing import Any
 from mmjudge.agreement.selection import select
 from mmjudge.cli.exits import fail
 from mmjudge.errors import MMJudgeError
+from mmjudge.runs import completed_runs
 
 PROG = "mmjudge select"
 
@@ -118,8 +119,11 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
+        runs = completed_runs(Path(args.sweep_dir), include_virtual=False)
+        if not runs:
+            raise MMJudgeError(f"{args.sweep_dir}: no completed runs below it")
         results = select(
-            args.sweep_dir,
+            runs,
             dataset=args.dataset,
             model=args.model,
             baseline=args.baseline,

@@ -1,19 +1,206 @@
-"""``mmjudge sweep [OVERRIDES…] [-m]``: the Hydra app of :mod:`mmjudge.sweep`, under the
-``mmjudge`` command (the same as ``python -m mmjudge.sweep``)."""
+"""``mmjudge sweep [OVERRIDES…] [-m]`` and ``python -m mmjudge.sweep``: run one cell, or a grid
+with ``-m``, as a Hydra app."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
+from omegaconf import DictConfig, OmegaConf
+
+from mmjudge.cli.exits import (
+    fail,
+    interrupted_lines,
+    note_exit,
+    pending_exit,
+    status_note,
+    stopped_between_calls,
+)
+from mmjudge.config import register_configs
+from mmjudge.config.keys import unknown_setting
+from mmjudge.errors import MMJudgeError
+from mmjudge.keyguard import check_overrides, keep_run_config
+from mmjudge.locations import CONFIG_DIR as SHIPPED_CONFIG_DIR
+from mmjudge.locations import CONFIG_SEARCH_PATH, resolve_path
+from mmjudge.running.interrupt import raise_on_sigterm, signal_number_of
+from mmjudge.runs import RunSummary
+from mmjudge.runs.cleanup import removed_unless_judged
+from mmjudge.runs.status import EXIT_CONFIG, INTERRUPTED
+
+#: The shipped config groups on disk (package data), for the checks that read files.
+CONFIG_DIR = str(SHIPPED_CONFIG_DIR)
+
+
+def _resolve_path(value: str) -> str:
+    return str(resolve_path(value))
+
+
+def _log_level(verbose: object) -> str:
+    """The level of mmjudge's and Hydra's own loggers: INFO, or DEBUG with ``hydra.verbose=true``
+    (libraries stay at the root's WARNING unless the user turns them up; see conf/config.yaml)."""
+    return "DEBUG" if verbose is True else "INFO"
+
+
+if not OmegaConf.has_resolver("mmjudge_path"):
+    OmegaConf.register_new_resolver("mmjudge_path", _resolve_path)
+if not OmegaConf.has_resolver("mmjudge_log_level"):
+    OmegaConf.register_new_resolver("mmjudge_log_level", _log_level)
+register_configs()
+
+
+@hydra.main(version_base="1.3", config_path=CONFIG_SEARCH_PATH, config_name="config")
+def _app(cfg: DictConfig) -> None:
+    from mmjudge.running.cell import run_cell
+
+    hydra_cfg = HydraConfig.get()
+    run_dir = Path(hydra_cfg.runtime.output_dir)
+    multirun = hydra_cfg.mode == RunMode.MULTIRUN
+    # A run that stops before judging anything leaves no folder (the error says why).
+    with removed_unless_judged(run_dir):
+        try:
+            keep_run_config(cfg, run_dir)
+            summary = run_cell(cfg, run_dir, secrets_checked=True)
+            if not isinstance(summary, RunSummary):
+                print(cell_line(summary), file=sys.stdout)
+                return
+            if summary.status.stopped_because:
+                print(f"mmjudge: {summary.status.stopped_because}", file=sys.stderr)
+            print(cell_line(summary), file=sys.stdout if cfg.runner.dry_run else sys.stderr)
+            code = summary.status.exit_code
+            if summary.status.status == INTERRUPTED:
+                where = str(hydra_cfg.sweep.dir) if multirun else str(run_dir)
+                print(interrupted_lines(summary, where, multirun=multirun), file=sys.stderr)
+                # A stopped multirun stops: the next cells are not started.
+                raise SystemExit(code)
+            note_exit(code)
+            if not multirun and cfg.report.build and not cfg.runner.dry_run:
+                from mmjudge.report import build_report  # plotting and tables, only now
+
+                out = build_report(run_dir, resolve_path(cfg.paths.reports))
+                print(f"report: {out / 'index.html'}", file=sys.stderr)
+        except MMJudgeError as error:
+            print(f"mmjudge: {error}", file=sys.stderr)
+            sys.exit(EXIT_CONFIG)
+
+
+def cell_line(summary: RunSummary | dict[str, Any]) -> str:
+    """The closing line of a run: what was judged, agreement and spend (a dry run's:
+    the forecast)."""
+    if not isinstance(summary, RunSummary):
+        return forecast_line(summary)
+    c = summary.cell
+    cell = f"{c.dataset} × {c.model} × {c.modality}"
+    if summary.status.status == "skipped":
+        return f"{cell}: skipped — {summary.status.skip_reason}"
+    kappa = summary.metrics.kappa
+    kappa_text = f"κ={kappa:.3f}" if isinstance(kappa, float) else "κ=n/a"
+    cost = summary.cost
+    line = (
+        f"{cell}: {summary.n_judgments} judgments, {summary.n_errors} errors, "
+        f"{summary.n_unparseable} unparseable, {kappa_text}, "
+        f"${cost.total_usd:.4f} (${cost.usd_per_million:,.2f} per million)"
+    )
+    return line + status_note(summary)
+
+
+def forecast_line(data: dict[str, Any]) -> str:
+    """The line of a dry run: the forecast at sync and batch prices."""
+    cell = f"{data['dataset']} × {data['model']} × {data['modality']}"
+    f = data["forecast"]
+    estimate = "" if f.get("exact_text_tokens", True) else " (text tokens estimated)"
+    batch = data.get("forecast_batch")
+    batch_text = ""
+    if isinstance(batch, dict) and f["usd"]:
+        usd, per_million = batch["usd"], batch["usd_per_million"]
+        batch_text = f"; batch API ${usd:.4f}, ${per_million:,.2f} per million"
+    return (
+        f"{cell}: forecast {f['calls']} calls, {f['input_tokens']:,} input tokens "
+        f"({f['image_tokens']:,} image), {f['output_tokens']:,} output tokens "
+        f"(per call from {f.get('output_basis') or 'runner.forecast_output_tokens'}), "
+        f"sync ${f['usd']:.4f}, ${f['usd_per_million']:,.2f} per million judgments"
+        f"{batch_text}{estimate}{_cut_text(data.get('text_cut'))}"
+    )
+
+
+def _cut_text(cut: object) -> str:
+    """What ``dataset.max_text_tokens`` cuts, for the dry run's line (empty when nothing)."""
+    if not isinstance(cut, dict) or not cut.get("items"):
+        return ""
+    return (
+        f"; text cut to dataset.max_text_tokens={cut['max_text_tokens']} in {cut['items']:,} "
+        f"items (about {cut['tokens_removed']:,} tokens removed)"
+    )
+
+
+#: Command-line flags that bring in config files other than the shipped ones (as does an override of
+#: ``hydra.searchpath``).
+_OTHER_CONFIGS = ("-cd", "--config-dir", "-cp", "--config-path", "-cn", "--config-name")
+
+
+@contextlib.contextmanager
+def _mode_from_the_command_line(argv: list[str]) -> Iterator[None]:
+    """Skip the whole config compose Hydra runs only to read ``hydra.mode``.
+
+    Before running the app, Hydra composes the config once just to learn whether it sets
+    ``hydra.mode``, then again to run it (about half a second each, before the first call).
+    No shipped config sets it (``tests/cli/test_hydra_mode.py`` checks), so unless the
+    command line sets it or brings in other config files, the answer is "not set", and Hydra
+    then takes the mode from ``-m`` / ``--multirun`` exactly as it would have.
+    """
+    from hydra._internal.hydra import Hydra
+
+    sets_mode = any("hydra.mode" in arg for arg in argv)
+    other_configs = any(
+        arg.split("=", 1)[0] in _OTHER_CONFIGS or "hydra.searchpath" in arg for arg in argv
+    )
+    original = getattr(Hydra, "get_mode", None)
+    if sets_mode or other_configs or original is None:
+        yield
+        return
+    setattr(Hydra, "get_mode", _mode_not_set)  # noqa: B010 (a method of Hydra's, for this run)
+    try:
+        yield
+    finally:
+        setattr(Hydra, "get_mode", original)  # noqa: B010
+
+
+def _mode_not_set(_hydra: object, config_name: str | None, overrides: list[str]) -> None:
+    """What ``Hydra.get_mode`` answers for a config that does not set ``hydra.mode``."""
+    return None
+
+
+def run_app() -> None:
+    """Run the Hydra app with ``sys.argv`` as its command line; exits with the sweep's code."""
+    problem = check_overrides(sys.argv[1:])
+    if problem:
+        sys.exit(fail("mmjudge", problem))
+    # Hydra's own message for a misspelt key spans several lines and lists no valid keys.
+    problem = unknown_setting(sys.argv[1:], Path(CONFIG_DIR))
+    if problem:
+        sys.exit(fail("mmjudge", problem))
+    raise_on_sigterm()
+    try:
+        with _mode_from_the_command_line(sys.argv[1:]):
+            _app()
+    except KeyboardInterrupt as error:
+        number = signal_number_of(error)
+        print(f"\nmmjudge: {stopped_between_calls(number, sys.argv[1:])}", file=sys.stderr)
+        sys.exit(128 + number)
+    sys.exit(pending_exit())
 
 
 def main(argv: Sequence[str]) -> int:
-    """Run the sweep with ``argv`` as its command line (Hydra reads ``sys.argv``)."""
-    from mmjudge import sweep
-
+    """``mmjudge sweep``: run the sweep with ``argv`` as its command line (Hydra reads
+    ``sys.argv``)."""
     sys.argv = [sys.argv[0], *argv]
     try:
-        sweep.main()
+        run_app()
     except SystemExit as done:
         return done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
     return 0

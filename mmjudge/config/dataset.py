@@ -9,7 +9,7 @@ from typing import Any
 
 from omegaconf import MISSING
 
-from mmjudge.config_values import _check_whole, _finite, _require
+from mmjudge.config.values import check_whole, is_finite, require
 
 #: How raw grades are placed on the scale (see :mod:`mmjudge.data.grades`).
 GRADE_RULES = ("exact", "round", "floor", "ceil", "bins")
@@ -32,33 +32,33 @@ class ScaleConfig:
 
     def validate(self) -> None:
         grades = list(self.grades)
-        _require(
+        require(
             len(grades) >= 2,
             "dataset.scale.grades",
             grades,
             "list at least two grades, in increasing relevance, e.g. [0, 1, 2]",
         )
         repeated = sorted({g for g in grades if grades.count(g) > 1})
-        _require(
+        require(
             not repeated,
             "dataset.scale.grades",
             grades,
             f"grade {', '.join(map(str, repeated))} is listed more than once",
         )
-        _require(
+        require(
             grades == sorted(grades),
             "dataset.scale.grades",
             grades,
             "list the grades in increasing relevance, e.g. [0, 1, 2]",
         )
-        _require(
+        require(
             self.relevant_from in grades[1:],
             "dataset.scale.relevant_from",
             self.relevant_from,
             f"use one of the grades above the lowest: {', '.join(map(str, grades[1:]))}",
         )
         strangers = [str(k) for k in self.meanings if k not in grades]
-        _require(
+        require(
             not strangers,
             "dataset.scale.meanings",
             dict(self.meanings),
@@ -140,15 +140,15 @@ class DatasetConfig:
 
     def validate(self) -> None:
         self.scale.validate()
-        _check_whole("dataset.limit", self.limit, 1, "for every item")
-        _check_whole("dataset.sample_queries", self.sample_queries, 1, "for every query")
-        _check_whole("dataset.max_images", self.max_images, 0)
-        _check_whole("dataset.max_text_tokens", self.max_text_tokens, 1, "for no cap")
+        check_whole("dataset.limit", self.limit, 1, "for every item")
+        check_whole("dataset.sample_queries", self.sample_queries, 1, "for every query")
+        check_whole("dataset.max_images", self.max_images, 0)
+        check_whole("dataset.max_text_tokens", self.max_text_tokens, 1, "for no cap")
         try:
             codecs.lookup(self.encoding)
         except LookupError:
-            _require(False, "dataset.encoding", self.encoding, "use e.g. utf-8, latin-1, cp1252")
-        _require(
+            require(False, "dataset.encoding", self.encoding, "use e.g. utf-8, latin-1, cp1252")
+        require(
             not (self.html_to_text and self.html_fields),
             "dataset.html_fields",
             list(self.html_fields),
@@ -158,7 +158,7 @@ class DatasetConfig:
 
     def check_grade_rule(self) -> None:
         """``grade_rule`` and ``grade_bins`` (also checked by the loaders' grade reader)."""
-        _require(
+        require(
             self.grade_rule in GRADE_RULES,
             "dataset.grade_rule",
             self.grade_rule,
@@ -166,17 +166,17 @@ class DatasetConfig:
         )
         edges = list(self.grade_bins)
         if self.grade_rule != "bins":
-            _require(not edges, "dataset.grade_bins", edges, "it needs dataset.grade_rule=bins")
+            require(not edges, "dataset.grade_bins", edges, "it needs dataset.grade_rule=bins")
             return
         n = len(self.scale.grades) + 1
-        _require(
-            len(edges) == n and all(map(_finite, edges)),
+        require(
+            len(edges) == n and all(map(is_finite, edges)),
             "dataset.grade_bins",
             edges,
             f"give {n} edges, one more than the scale's {n - 1} grades (for grades 1-3 of "
             "averaged ratings, e.g. [1, 1.5, 2.5, 3])",
         )
-        _require(
+        require(
             all(a < b for a, b in itertools.pairwise(edges)),
             "dataset.grade_bins",
             edges,

@@ -7,7 +7,7 @@ from typing import Any
 
 from omegaconf import MISSING
 
-from mmjudge.config_values import _check_whole, _finite, _require
+from mmjudge.config.values import check_whole, is_finite, require
 
 
 @dataclass
@@ -49,12 +49,12 @@ class ModelConfig:
     """Token rate limit (input + output); null for none."""
 
     def validate(self) -> None:
-        _check_whole("model.max_concurrency", self.max_concurrency, 1, "for no limit of its own")
-        _check_whole("model.max_tokens", self.max_tokens, 0)
-        _check_whole("model.context_tokens", self.context_tokens, 1)
+        check_whole("model.max_concurrency", self.max_concurrency, 1, "for no limit of its own")
+        check_whole("model.max_tokens", self.max_tokens, 0)
+        check_whole("model.context_tokens", self.context_tokens, 1)
         if self.temperature is not None:
-            _require(
-                _finite(self.temperature) and 0 <= self.temperature <= 2,
+            require(
+                is_finite(self.temperature) and 0 <= self.temperature <= 2,
                 "model.temperature",
                 self.temperature,
                 "use a number from 0 to 2, or null for the model's default",
@@ -62,8 +62,8 @@ class ModelConfig:
         for name in ("requests_per_minute", "tokens_per_minute"):
             value = getattr(self, name)
             if value is not None:
-                _require(
-                    _finite(value) and value > 0,
+                require(
+                    is_finite(value) and value > 0,
                     f"model.{name}",
                     value,
                     "use a number above 0, or null for no limit",
@@ -82,7 +82,7 @@ class ModalityConfig:
     """Show the result's image(s)."""
 
     def validate(self) -> None:
-        _require(
+        require(
             self.include_text or self.include_image,
             "modality.include_text",
             self.include_text,

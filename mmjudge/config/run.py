@@ -8,7 +8,7 @@ from typing import Any
 
 from omegaconf import MISSING
 
-from mmjudge.config_values import _check_whole, _finite, _require
+from mmjudge.config.values import check_whole, is_finite, require
 
 
 @dataclass
@@ -62,36 +62,36 @@ class RunnerConfig:
     are taken over after this (at once when it ran on this host)."""
 
     def validate(self) -> None:
-        _check_whole("runner.concurrency", self.concurrency, 1, "for the default")
-        _check_whole("runner.max_retries", self.max_retries, 0)
+        check_whole("runner.concurrency", self.concurrency, 1, "for the default")
+        check_whole("runner.max_retries", self.max_retries, 0)
         for name, low, valid in (
             ("timeout_s", 0.0, "use a number of seconds above 0"),
             ("batch_poll_s", 0.0, "use a number of seconds above 0"),
         ):
             value = getattr(self, name)
-            _require(_finite(value) and value > low, f"runner.{name}", value, valid)
-        _require(
-            _finite(self.backoff_base_s) and self.backoff_base_s >= 0,
+            require(is_finite(value) and value > low, f"runner.{name}", value, valid)
+        require(
+            is_finite(self.backoff_base_s) and self.backoff_base_s >= 0,
             "runner.backoff_base_s",
             self.backoff_base_s,
             "use a number of seconds of at least 0",
         )
-        _require(
-            _finite(self.backoff_max_s) and self.backoff_max_s >= self.backoff_base_s,
+        require(
+            is_finite(self.backoff_max_s) and self.backoff_max_s >= self.backoff_base_s,
             "runner.backoff_max_s",
             self.backoff_max_s,
             f"use a number of seconds of at least runner.backoff_base_s ({self.backoff_base_s})",
         )
         if self.max_cost_usd is not None:
-            _require(
-                _finite(self.max_cost_usd) and self.max_cost_usd >= 0,
+            require(
+                is_finite(self.max_cost_usd) and self.max_cost_usd >= 0,
                 "runner.max_cost_usd",
                 self.max_cost_usd,
                 "use a dollar amount of at least 0, or null for no cap",
             )
-        _check_whole("runner.batch_max_requests", self.batch_max_requests, 1, "for the default")
-        _check_whole("runner.batch_max_bytes", self.batch_max_bytes, 1, "for the default")
-        _check_whole("runner.forecast_output_tokens", self.forecast_output_tokens, 0, "to learn it")
+        check_whole("runner.batch_max_requests", self.batch_max_requests, 1, "for the default")
+        check_whole("runner.batch_max_bytes", self.batch_max_bytes, 1, "for the default")
+        check_whole("runner.forecast_output_tokens", self.forecast_output_tokens, 0, "to learn it")
 
 
 @dataclass
@@ -113,8 +113,8 @@ class PricingConfig:
     :mod:`mmjudge.costs`)."""
 
     def validate(self) -> None:
-        _require(
-            _finite(self.batch_discount) and 0 < self.batch_discount <= 1,
+        require(
+            is_finite(self.batch_discount) and 0 < self.batch_discount <= 1,
             "pricing.batch_discount",
             self.batch_discount,
             "use the fraction of the list price paid, above 0 and at most 1 (0.5 = half price)",

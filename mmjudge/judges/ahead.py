@@ -35,7 +35,7 @@ import sys
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
-from mmjudge.pipes import die_with_parent, read_message, write_message
+from mmjudge.judges.pipes import die_with_parent, read_message, write_message
 
 #: Providers whose judges can take a template made ahead, and the SDK each loads.
 _SDKS = {"openai": "openai", "openai_compatible": "openai", "anthropic": "anthropic"}

@@ -38,9 +38,9 @@ from typing import Any, NoReturn
 
 import msgspec
 
-from mmjudge import fastjson
+from mmjudge.judges import fastjson
 
-#: JSON as :func:`json.loads` reads it wherever both read a body (tests/test_fastjson.py).
+#: JSON as :func:`json.loads` reads it wherever both read a body (tests/judges/test_fastjson.py).
 _decode = fastjson.decode
 
 #: Headers aiohttp computes for each request itself.

@@ -102,10 +102,10 @@ def render(
         final_key="final" if prompt.raters > 1 else "overall",
         confidence=prompt.confidence,
     )
-    return RenderedPrompt(system=SYSTEM_PROMPT, text=_tidy(text), fields=fields)
+    return RenderedPrompt(system=SYSTEM_PROMPT, text=tidy(text), fields=fields)
 
 
-def _tidy(text: str) -> str:
+def tidy(text: str) -> str:
     """Collapse runs of blank lines left by optional template sections."""
     lines = [line.rstrip() for line in text.strip().splitlines()]
     out: list[str] = []

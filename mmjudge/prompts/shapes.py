@@ -17,7 +17,7 @@ import re
 from mmjudge.config import DatasetConfig, ModalityConfig, PromptConfig
 from mmjudge.data.schema import Example
 from mmjudge.prompts import SYSTEM_PROMPT, RenderedPrompt, render
-from mmjudge.prompts import _tidy as tidy
+from mmjudge.prompts import tidy as tidy
 
 _SLOT = re.compile("\x00(\\d+)\x00")
 
@@ -33,7 +33,7 @@ _LINE_BREAK = re.compile("[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 def _plain(value: str) -> bool:
     """Whether filling ``value`` into a tidy skeleton leaves the text tidy.
 
-    :func:`~mmjudge.prompts._tidy` strips the text, strips each line's end and collapses
+    :func:`~mmjudge.prompts.tidy` strips the text, strips each line's end and collapses
     runs of blank lines. A value that is not empty, neither starts nor ends with whitespace
     and holds no line break adds no line, empties none and ends none with whitespace, so the
     filled text is tidy already and the pass over it (most of a filled prompt's cost) can be

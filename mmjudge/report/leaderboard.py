@@ -1,7 +1,7 @@
 """System leaderboards for datasets that come with retrieval runs (``dataset.runs``).
 
 Each run file is one system. Every cell's labels score the systems (ir_measures, through
-:func:`mmjudge.metrics.system_ranking_on_shared_items`, the definition ``mmjudge.agree``
+:func:`mmjudge.agreement.ranking.system_ranking_on_shared_items`, the definition ``mmjudge.agree``
 uses), beside the human consensus on the same items, and the two orderings are compared by
 Kendall's τ, Spearman's ρ and RBO. The page shows the comparison and one leaderboard per
 dataset and measure (the systems' scores under the human labels and under each judge's);
@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 
 from mmjudge.agreement import metrics
+from mmjudge.data.qrels import Run, read_run
 from mmjudge.locations import resolve_path
-from mmjudge.qrels import Run, read_run
 from mmjudge.report.csv_table import write_csv
 from mmjudge.runs import JUDGMENTS, RunSummary, annotators, load_judgments
 

@@ -15,7 +15,7 @@ import threading
 from importlib import import_module
 
 #: The modules the cell's summary loads (:func:`mmjudge.running.cell.write_cell_summary`).
-SUMMARY_MODULES = ("mmjudge.agreement.summarise",)
+SUMMARY_MODULES = ("mmjudge.running.summarise",)
 
 #: Seconds after the calls begin that the import starts.
 SUMMARY_IMPORT_DELAY_S = 1.0

@@ -45,7 +45,6 @@ from mmjudge.errors import (
     FatalProviderError,
     Interrupted,
 )
-from mmjudge.interrupt import signal_name
 from mmjudge.judges.base import (
     BatchItemResult,
     BatchJudge,
@@ -69,6 +68,7 @@ from mmjudge.running.batching import (
     without_image_data,
 )
 from mmjudge.running.cache import RequestKeys, ResponseCache
+from mmjudge.running.interrupt import signal_name
 from mmjudge.running.policy import (
     CallPolicy,
     Outcome,

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mmjudge import fastjson
 from mmjudge.config import ModelConfig
+from mmjudge.judges import fastjson
 from mmjudge.judges.registry import endpoint_override
 from mmjudge.records import (
     JudgeRequest,

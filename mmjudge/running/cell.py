@@ -34,12 +34,11 @@ from mmjudge.errors import (
     MMJudgeError,
 )
 from mmjudge.images import ImageCache, ImageSettings
-from mmjudge.interrupt import signal_name, signal_number_of, stop_signals
 from mmjudge.judges.base import JudgeAPI, check_batch_judge
 from mmjudge.judges.registry import endpoint_override, judge_class
 from mmjudge.keyguard import check_config, redact_text, resolved_config
 from mmjudge.locations import resolve_path
-from mmjudge.parsing import parse_grade
+from mmjudge.prompts.parsing import parse_grade
 from mmjudge.records import Forecast, JudgmentRecord
 from mmjudge.running.aside import import_summary_aside
 from mmjudge.running.batch import BatchRunner
@@ -49,6 +48,8 @@ from mmjudge.running.concurrency import calls_in_flight, first_line, fit_open_fi
 from mmjudge.running.counts_ahead import counter_for, stop_waiting
 from mmjudge.running.event_loop import run_on_fast_loop
 from mmjudge.running.images_pool import PREPARE_AHEAD
+from mmjudge.running.interrupt import signal_name, signal_number_of, stop_signals
+from mmjudge.running.per_entry import EntryCollector
 from mmjudge.running.policy import Outcome, RunStats, check_reliability_settings
 from mmjudge.running.progress import Progress
 from mmjudge.running.survey_ahead import sdk_warmer, survey_while
@@ -65,7 +66,6 @@ from mmjudge.runs import CellInfo, RunSummary, appending_rows, judgments_path, k
 from mmjudge.runs.batches import STATE_FILE
 from mmjudge.testbank import grading as bank_grading
 from mmjudge.testbank.derive import check_bank_prompt
-from mmjudge.testbank.per_entry import EntryCollector
 
 
 def typed_config(cfg: DictConfig | SweepConfig) -> SweepConfig:
@@ -229,9 +229,9 @@ def write_cell_summary(
     cfg: SweepConfig, raw_cfg: DictConfig | SweepConfig, run_dir: Path, **parts: Any
 ) -> RunSummary:
     """Score the cell's rows and write its ``summary.json`` (``parts``: see
-    :func:`mmjudge.agreement.summarise.summarise_run`)."""
+    :func:`mmjudge.running.summarise.summarise_run`)."""
     # Tables and statistics load only now, after the last call.
-    from mmjudge.agreement.summarise import summarise_run
+    from mmjudge.running.summarise import summarise_run
 
     return summarise_run(
         run_dir,

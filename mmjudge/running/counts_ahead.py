@@ -25,7 +25,7 @@ from mmjudge.config import SweepConfig
 from mmjudge.costs.forecast import forecast_text
 from mmjudge.costs.tokens import TokenCount, add_counts_ahead, ahead_key, count_tokens
 from mmjudge.data.schema import Example
-from mmjudge.pipes import read_message
+from mmjudge.judges.pipes import read_message
 from mmjudge.prompts.shapes import PromptRenderer
 
 Counts = dict[tuple[str, str, int, int], TokenCount]

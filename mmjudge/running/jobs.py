@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mmjudge.errors import BudgetExceeded, Interrupted
-from mmjudge.interrupt import signal_name
 from mmjudge.records import JudgeRequest
+from mmjudge.running.interrupt import signal_name
 from mmjudge.running.policy import RunStats, WorkItem
 
 
@@ -23,7 +23,8 @@ class Job:
     """A work item on its way to the judge."""
 
     item: WorkItem
-    key: str  # the request's cache key
+    key: str
+    """The request's cache key."""
     resent: int = 0
     """Earlier sends lost by stopped processes (see :class:`mmjudge.running.cache.Claim`)."""
     started: bool = False
@@ -32,7 +33,8 @@ class Job:
     """Whether this run holds the request's claim."""
     waited: bool = False
     """Whether the item was set aside first, another live process holding it."""
-    committed_usd: float = 0.0  # its forecast in the budget's committed spend (with a budget)
+    committed_usd: float = 0.0
+    """The call's forecast dollars counted in the run's committed spend (with a budget)."""
 
 
 def token_estimate(request: JudgeRequest, max_tokens: int) -> float:

@@ -36,7 +36,7 @@ from mmjudge.data.schema import Example, dataset_root
 from mmjudge.data.survey import DatasetSurvey, survey
 from mmjudge.judges import ahead
 from mmjudge.judges.base import JudgeAPI
-from mmjudge.pipes import die_with_parent, read_message, write_message
+from mmjudge.judges.pipes import die_with_parent, read_message, write_message
 from mmjudge.running import counts_ahead
 from mmjudge.running.cache import ResponseCache
 from mmjudge.running.counts_ahead import PendingCounts

@@ -15,6 +15,7 @@ import functools
 import math
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable
+from typing import TypeVar
 
 from mmjudge.config import ModelConfig, RunnerConfig
 from mmjudge.errors import CredentialError, FatalProviderError
@@ -29,7 +30,6 @@ from mmjudge.running.event_loop import TurnPacer
 from mmjudge.running.jobs import SET_ASIDE, Job, SetAside, stop_error, token_estimate
 from mmjudge.running.limits import RateLimiter
 from mmjudge.running.lookahead import LookedUp, look_up, looked_up
-from mmjudge.running.next_item import next_of
 from mmjudge.running.policy import (
     CallPolicy,
     CallTimeout,
@@ -44,6 +44,28 @@ from mmjudge.running.policy import (
 
 #: Seconds between looks at items another process is judging.
 CLAIM_POLL_S = 0.25
+
+
+T = TypeVar("T")
+
+
+def next_of(
+    items: Iterable[T] | AsyncIterable[T],
+) -> Callable[[], Awaitable[T | None]]:
+    """A coroutine function giving the next item, or None at the end."""
+    if isinstance(items, AsyncIterable):
+        async_iterator = aiter(items)
+
+        async def next_async() -> T | None:
+            return await anext(async_iterator, None)
+
+        return next_async
+    iterator = iter(items)
+
+    async def next_sync() -> T | None:
+        return next(iterator, None)
+
+    return next_sync
 
 
 class Runner:
@@ -148,9 +170,10 @@ class Runner:
         self, items: Iterable[WorkItem] | AsyncIterable[WorkItem]
     ) -> AsyncIterator[Outcome]:
         """Yield an outcome per item; stops early on a fatal error, the breaker, the budget
-        cap or a stop request, and then raises the matching error. ``items`` may be
-        asynchronous: items whose preparation is awaited (images preprocessed in worker
-        threads) rather than done on the event loop.
+        cap or a stop request, and then raises the matching error.
+
+        ``items`` may be asynchronous, for items whose preparation is awaited (images
+        preprocessed in worker threads) rather than done on the event loop.
         """
         waiting = self._waiting
         self._entries = looked_up(next_of(items), self.cache, self.keys, self.claims is not None)
@@ -159,9 +182,10 @@ class Runner:
         restore_collector = quiet_collector()
         try:
             while True:
-                # Full slots are waited for in _next_outcome (a stop wakes it). Finished
-                # outcomes are yielded before more items are taken: an item may take a while
-                # to arrive (images being prepared) and must not hold back finished rows.
+                # A full set of slots is waited for in _next_outcome, which a stop wakes.
+                # Finished outcomes are yielded before more items are taken: an item may
+                # take a while to arrive (images being prepared), and its wait must not
+                # hold back the rows of calls that have finished meanwhile.
                 while (
                     not self._exhausted
                     and self._may_schedule()

@@ -30,10 +30,10 @@ from mmjudge.prompts.shapes import PromptRenderer
 from mmjudge.records import EncodedImage, Forecast, JudgeRequest
 from mmjudge.running.cache import RequestKeys, ResponseCache
 from mmjudge.running.images_pool import PREPARE_AHEAD, ImagePool, prepared_async, prepared_sync
+from mmjudge.running.per_entry import EntryCall
 from mmjudge.running.policy import WorkItem
 from mmjudge.testbank import grading as bank_grading
 from mmjudge.testbank.bank import Bank
-from mmjudge.testbank.per_entry import EntryCall
 
 
 @dataclass

@@ -75,7 +75,7 @@ _NOT_SCORED = frozenset(
     | {"parse_error"}
 )
 
-#: The columns a run's summary reads (:func:`mmjudge.agreement.summarise.summarise_run`):
+#: The columns a run's summary reads (:func:`mmjudge.running.summarise.summarise_run`):
 #: no answer texts, so a large run's summary holds only small values per row.
 SUMMARY_COLUMNS = tuple(name for name in COLUMNS if name not in _NOT_SCORED)
 

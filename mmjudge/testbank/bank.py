@@ -170,6 +170,29 @@ def write_bank(bank: Bank, path: str | os.PathLike[str]) -> Path:
     return path
 
 
+def apply_edits(bank: Bank, add: list[Entry], remove: set[tuple[str, str]]) -> Bank:
+    """The bank with ``remove`` (by id or text) taken out and ``add`` appended per query."""
+    kept = [
+        e
+        for group in bank.entries.values()
+        for e in group
+        if (e.query_id, e.id) not in remove and (e.query_id, e.text) not in remove
+    ]
+    known = {(e.query_id, e.id) for e in kept}
+    for entry in add:
+        if (entry.query_id, entry.id) not in known:
+            kept.append(entry)
+            known.add((entry.query_id, entry.id))
+    kept.sort(
+        key=lambda e: (
+            list(bank.entries).index(e.query_id)
+            if e.query_id in bank.entries
+            else len(bank.entries)
+        )
+    )
+    return make_bank(bank.kind, kept, bank.path)
+
+
 def check_queries(bank: Bank, queries: Mapping[str, str]) -> None:
     """Every query of ``bank`` must be a query of the dataset (``queries``: id → text)."""
     for query_id, group in bank.entries.items():

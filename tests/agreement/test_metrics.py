@@ -405,7 +405,7 @@ def test_rbo_by_hand() -> None:
 
 
 def test_system_ranking_agreement_on_a_tiny_collection(tmp_path) -> None:
-    from mmjudge.qrels import read_run
+    from mmjudge.data.qrels import read_run
 
     human = {"q1": {"d1": 2, "d2": 1, "d3": 0, "d4": 2}, "q2": {"d5": 2, "d6": 0, "d7": 1}}
     judge = {"q1": {"d1": 0, "d2": 2, "d3": 2, "d4": 0}, "q2": {"d5": 0, "d6": 2, "d7": 2}}

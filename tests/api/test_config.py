@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 import mmjudge
-from mmjudge.api.config import compose
+from mmjudge.cli import testbank as command
+from mmjudge.cli.compose import compose
 from mmjudge.config import SweepConfig
 from mmjudge.errors import ConfigError
-from mmjudge.testbank import command
 
 
 def test_overrides_compose_the_typed_config() -> None:

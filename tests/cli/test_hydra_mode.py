@@ -10,7 +10,7 @@ import pytest
 import yaml
 from hydra._internal.hydra import Hydra
 
-from mmjudge.sweep import CONFIG_DIR, _mode_from_the_command_line
+from mmjudge.cli.sweep import CONFIG_DIR, _mode_from_the_command_line
 from tests.helpers import run_sweep
 
 

@@ -25,7 +25,7 @@ from PIL import Image
 from mmjudge.config import ModelConfig
 from mmjudge.errors import ConfigError, FatalProviderError, ImageError
 from mmjudge.judges.registry import judge_class
-from mmjudge.parsing import parse_grade
+from mmjudge.prompts.parsing import parse_grade
 from mmjudge.records import EncodedImage, JudgeRequest
 from mmjudge.running.cell import run_cell
 from tests.helpers import compose_config

@@ -19,6 +19,7 @@ from mmjudge.judges.openai import OpenAIJudge
 from mmjudge.records import JudgeRequest
 from mmjudge.running.policy import error_text
 from tests.fixtures.loopback_server import ANTHROPIC_PATH, OPENAI_PATH, Behaviour, LoopbackServer
+from tests.judges.test_fastjson import JSON_TEXTS
 from tests.judges.test_providers import (  # noqa: F401
     ANTHROPIC_KEY,
     OPENAI_KEY,
@@ -27,7 +28,6 @@ from tests.judges.test_providers import (  # noqa: F401
     make_image,
     openai_model,
 )
-from tests.test_fastjson import JSON_TEXTS
 
 #: Headers that differ between two sends by design: a fresh key per request, the encodings
 #: asked for (aiohttp decodes gzip and deflate itself), and connection handling.

@@ -7,9 +7,9 @@ import signal
 
 import pytest
 
-import mmjudge.sweep
+import mmjudge.cli.sweep
 from mmjudge.cli.exits import resume_command
-from mmjudge.interrupt import StopSignal
+from mmjudge.running.interrupt import StopSignal
 from mmjudge.runs import status
 
 
@@ -76,12 +76,12 @@ def test_a_stop_outside_the_judging_loop_is_one_line_and_its_own_exit_code(
     def stopped() -> None:
         raise error
 
-    monkeypatch.setattr(mmjudge.sweep, "_app", stopped)
-    monkeypatch.setattr(mmjudge.sweep.sys, "argv", ["mmjudge.sweep", "model=lexical"])
+    monkeypatch.setattr(mmjudge.cli.sweep, "_app", stopped)
+    monkeypatch.setattr(mmjudge.cli.sweep.sys, "argv", ["mmjudge.sweep", "model=lexical"])
     previous = signal.getsignal(signal.SIGTERM)
     try:
         with pytest.raises(SystemExit) as exited:
-            mmjudge.sweep.main()
+            mmjudge.cli.sweep.run_app()
     finally:
         signal.signal(signal.SIGTERM, previous)
     assert exited.value.code == code

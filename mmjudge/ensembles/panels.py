@@ -1,0 +1,74 @@
+"""Panels: several runs on one dataset (several prompts on one model, or several models)
+combined item by item into one judge, written as a virtual run; no new calls.
+
+Items are aligned by ``(query_id, result_id)``; an item any member judged is an item of the
+panel. Grades are combined by an aggregator (:mod:`mmjudge.agreement.aggregate`); a panel item
+costs the sum of its members' costs on it, and its latency is its slowest member's (members
+can be called at once).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from mmjudge.agreement.aggregate import AGGREGATORS, aggregate
+from mmjudge.agreement.members import check_members, grade_text, short_names
+from mmjudge.ensembles.virtual import Combined, combined_record, member, write_virtual_run
+from mmjudge.errors import MMJudgeError
+from mmjudge.runs import Ensemble, RunSummary, SavedRun, load_run, union_keys
+
+
+def load_all(paths: Sequence[Path | SavedRun]) -> list[SavedRun]:
+    """Runs given as folders or already read."""
+    return [p if isinstance(p, SavedRun) else load_run(Path(p)) for p in paths]
+
+
+def build_panel(
+    members: Sequence[Path | SavedRun],
+    out_dir: Path,
+    *,
+    how: str = "majority",
+    seed: int = 0,
+) -> RunSummary:
+    """Combine ``members`` item by item and write the panel as a virtual run in
+    ``out_dir``; returns its summary."""
+    if how not in AGGREGATORS:
+        raise MMJudgeError(f"unknown aggregator {how!r}; use one of {', '.join(AGGREGATORS)}")
+    runs = load_all(members)
+    if len(runs) < 2:
+        raise MMJudgeError("a panel needs at least two member runs")
+    grades, relevant_from = check_members(runs)
+    keys = union_keys(runs)
+    matrix = np.vstack([run.labels(keys) for run in runs])
+    labels = aggregate(matrix, how, grades, seed)
+    shared, names = short_names(runs)
+    model = f"panel:{how}({shared + ': ' if shared else ''}{'+'.join(names)})"
+    records = []
+    for i, key in enumerate(keys):
+        rows = [run.rows.get(key) for run in runs]
+        votes = ", ".join(
+            f"{name}={grade_text(v)}" for name, v in zip(names, matrix[:, i], strict=True)
+        )
+        latency = max((row.latency_s or 0.0 for row in rows if row is not None), default=0.0)
+        combined = Combined(float(labels[i]), f"{how} of {votes}", float(latency))
+        records.append(
+            combined_record(
+                out_dir.name, runs, key, rows, provider="panel", model=model, combined=combined
+            )
+        )
+    ensemble = Ensemble(
+        members=[member(run, out_dir, "member") for run in runs], aggregator=how, seed=seed
+    )
+    return write_virtual_run(
+        out_dir,
+        records,
+        runs,
+        kind="panel",
+        model=model,
+        grades=grades,
+        relevant_from=relevant_from,
+        ensemble=ensemble,
+    )

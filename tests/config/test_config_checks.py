@@ -1,0 +1,234 @@
+"""Config values out of range and unknown settings are refused before anything runs, in one
+line naming the setting and what is valid."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from omegaconf import OmegaConf
+
+from mmjudge.config import SweepConfig
+from mmjudge.config.keys import unknown_setting
+from mmjudge.errors import ConfigError
+from mmjudge.locations import CONFIG_DIR
+from mmjudge.running.cell import run_cell, typed_config
+from tests.helpers import compose_config
+
+CONF = CONFIG_DIR
+GROUPS = ["model", "modality", "dataset", "prompt", "pricing", "runner"]
+
+
+def options(group: str) -> list[str]:
+    return sorted(p.stem for p in (CONF / group).glob("*.yaml"))
+
+
+@pytest.mark.parametrize(("group", "option"), [(g, o) for g in GROUPS for o in options(g)])
+def test_every_shipped_option_passes_validation(group: str, option: str) -> None:
+    typed = OmegaConf.to_object(compose_config([f"{group}={option}"]))
+    assert isinstance(typed, SweepConfig)
+    typed.validate()
+
+
+@pytest.mark.parametrize(
+    ("override", "expected"),
+    [
+        (
+            "runner.concurrency=0",
+            "runner.concurrency=0 is not allowed; use a whole number of at least 1",
+        ),
+        ("model.max_concurrency=0", "model.max_concurrency=0 is not allowed"),
+        ("model.max_concurrency=-3", "model.max_concurrency=-3 is not allowed"),
+        (
+            "runner.max_retries=-1",
+            "runner.max_retries=-1 is not allowed; use a whole number of at least 0",
+        ),
+        (
+            "runner.timeout_s=0",
+            "runner.timeout_s=0.0 is not allowed; use a number of seconds above 0",
+        ),
+        ("runner.timeout_s=-5", "runner.timeout_s=-5.0 is not allowed"),
+        ("runner.timeout_s=nan", "runner.timeout_s=nan is not allowed"),
+        ("runner.max_cost_usd=-1", "runner.max_cost_usd=-1.0 is not allowed; use a dollar amount"),
+        (
+            "runner.backoff_max_s=0.5",
+            "runner.backoff_max_s=0.5 is not allowed; use a number of seconds of at least runner.",
+        ),
+        ("runner.batch_poll_s=0", "runner.batch_poll_s=0.0 is not allowed"),
+        (
+            "dataset.limit=-1",
+            "dataset.limit=-1 is not allowed; use a whole number of at least 1, or null for every",
+        ),
+        ("dataset.limit=0", "dataset.limit=0 is not allowed"),
+        ("dataset.sample_queries=0", "dataset.sample_queries=0 is not allowed"),
+        ("dataset.max_images=-1", "dataset.max_images=-1 is not allowed"),
+        (
+            "dataset.max_text_tokens=0",
+            "dataset.max_text_tokens=0 is not allowed; use a whole number of at least 1, or null",
+        ),
+        ("dataset.encoding=klingon", "dataset.encoding='klingon' is not allowed"),
+        (
+            "dataset.scale.grades=[]",
+            "dataset.scale.grades=[] is not allowed; list at least two grades",
+        ),
+        ("dataset.scale.grades=[0,1,1]", "grade 1 is listed more than once"),
+        ("dataset.scale.grades=[2,1,0]", "list the grades in increasing relevance"),
+        (
+            "dataset.scale.relevant_from=7",
+            "dataset.scale.relevant_from=7 is not allowed; use one of the grades above the lowest",
+        ),
+        ("dataset.scale.relevant_from=0", "dataset.scale.relevant_from=0 is not allowed"),
+        (
+            "dataset.grade_rule=median",
+            "dataset.grade_rule='median' is not allowed; use one of exact, round, floor, ceil,",
+        ),
+        (
+            "dataset.grade_bins=[0,1,2,3]",
+            "dataset.grade_bins=[0.0, 1.0, 2.0, 3.0] is not allowed; it needs dataset.grade_rule",
+        ),
+        ("model.temperature=3", "model.temperature=3.0 is not allowed"),
+        ("model.requests_per_minute=0", "model.requests_per_minute=0.0 is not allowed"),
+        ("pricing.batch_discount=0", "pricing.batch_discount=0.0 is not allowed"),
+        ("modality.include_text=false", "a modality shows the result's text, its image or both"),
+        ("prompt.raters=0", "prompt.raters=0: use 1 (one grade) or more"),
+        ("images.quality=0", "images.quality=0 must be an integer from 1 to 100"),
+    ],
+)
+def test_out_of_range_values_are_refused_in_one_line(override: str, expected: str) -> None:
+    cfg = compose_config([override])
+    with pytest.raises(ConfigError) as info:
+        typed_config(cfg)
+    message = str(info.value)
+    assert expected in message and "\n" not in message
+
+
+@pytest.mark.parametrize(
+    ("bins", "expected"),
+    [
+        ("[0,1,2]", "give 4 edges, one more than the scale's 3 grades"),
+        ("[0,1,2,inf]", "give 4 edges"),
+        ("[0,2,1,3]", "the edges must increase"),
+    ],
+)
+def test_grade_bins_are_checked(bins: str, expected: str) -> None:
+    cfg = compose_config(["dataset.grade_rule=bins", f"dataset.grade_bins={bins}"])
+    with pytest.raises(ConfigError, match=expected):
+        typed_config(cfg)
+    typed_config(compose_config(["dataset.grade_rule=bins", "dataset.grade_bins=[0,0.5,1.5,2]"]))
+
+
+def test_every_entry_point_gets_the_checks(tmp_path: Path) -> None:
+    """run_cell validates typed configs too (the batch and launcher paths pass those)."""
+    typed = OmegaConf.to_object(compose_config())
+    assert isinstance(typed, SweepConfig)
+    typed.runner.max_retries = -2
+    with pytest.raises(ConfigError, match=r"runner\.max_retries=-2"):
+        run_cell(typed, tmp_path / "run")
+    assert not (tmp_path / "run").exists()  # refused before anything was written
+    typed.runner.max_retries = 0
+    typed.dataset.scale.meanings[5] = "great"
+    with pytest.raises(ConfigError, match=r"grade\(s\) 5 are not on the scale \[0, 1, 2\]"):
+        run_cell(typed, tmp_path / "run")
+
+
+# --- unknown settings ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (
+            ["dataset.limt=5"],
+            "unknown setting 'dataset.limt'; valid settings of dataset: name, loader, path,",
+        ),
+        (["+dataset.foo=1"], "unknown setting 'dataset.foo'"),
+        (["-m", "runner.timout_s=5,10"], "unknown setting 'runner.timout_s'"),
+        (["dataset.scale.grade=[0,1]"], "valid settings of dataset.scale: grades, meanings"),
+        (["colour=red"], "unknown setting 'colour'; valid settings at the top level: model,"),
+        (["model=gtp4o"], "unknown option 'gtp4o' for model; valid options: claude35_sonnet,"),
+        (["-m", "model=lexical,gtp4o"], "unknown option 'gtp4o' for model"),
+    ],
+)
+def test_unknown_settings_name_the_valid_ones(argv: list[str], expected: str) -> None:
+    message = unknown_setting(argv, CONF)
+    assert message is not None and expected in message and "\n" not in message
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["-m", "model=lexical,gpt4o", "modality=text,mm", "dataset.limit=5"],
+        ["+model.options.k1=1.5", "dataset.columns.anything=1", "dataset.scale.meanings.0=x"],
+        ["hydra.verbose=true", "hydra/launcher=basic", "~dataset.limit", "model=glob(gpt*)"],
+        ["--cfg", "job", "images.size=256", "paths.results=/tmp/x", "pricing=2024-08-16"],
+        ["--help"],
+        ["--version"],
+        ["--cfg", "bogus", "dataset.limt=1"],  # Hydra's own parse error comes first
+    ],
+)
+def test_valid_command_lines_pass(argv: list[str]) -> None:
+    assert unknown_setting(argv, CONF) is None
+
+
+def test_a_misspelt_key_in_a_group_file_names_the_file(tmp_path: Path) -> None:
+    conf = tmp_path / "conf"
+    shutil.copytree(CONF, conf)
+    path = conf / "dataset" / "demo_fashion.yaml"
+    path.write_text(path.read_text() + "max_imags: 2\n", encoding="utf-8")
+    message = unknown_setting([], conf)
+    assert message is not None
+    assert message.startswith(f"{path}: unknown setting 'dataset.max_imags'; valid settings")
+    assert unknown_setting(["dataset=trec_example"], conf) is None  # that file is not used
+    scale = conf / "dataset" / "trec_example.yaml"
+    scale.write_text(scale.read_text().replace("relevant_from", "relevant_form"))
+    message = unknown_setting(["dataset=trec_example"], conf)
+    assert message is not None and "'dataset.scale.relevant_form'" in message
+
+
+@pytest.mark.slow
+def test_the_command_line_prints_one_line_and_exits_2(tmp_path: Path) -> None:
+    for args, expected in (
+        (["dataset.limt=5"], "mmjudge: unknown setting 'dataset.limt'; valid settings of dataset:"),
+        (["runner.timeout_s=-1"], "mmjudge: runner.timeout_s=-1.0 is not allowed"),
+    ):
+        result = subprocess.run(
+            [sys.executable, "-m", "mmjudge.sweep", *args, f"paths.results={tmp_path}"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "HYDRA_FULL_ERROR": ""},
+            check=False,
+        )
+        assert result.returncode == 2
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(expected), result.stderr
+        assert "Traceback" not in result.stderr
+
+
+def test_the_config_file_check_reads_yaml_as_the_safe_loader_does() -> None:
+    """The check of settings in conf/ files parses them with libyaml where PyYAML has it:
+    every shipped config file must come out as ``yaml.safe_load`` reads it."""
+    import yaml
+
+    from mmjudge.config import keys as config_keys
+
+    files = sorted(CONFIG_DIR.rglob("*.yaml"))
+    assert files
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        assert config_keys._load_yaml(text) == yaml.safe_load(text), path
+
+
+def test_a_parsed_override_is_kept_per_text() -> None:
+    from mmjudge.keyguard.recognise import parse_override
+
+    first = parse_override("model.temperature=0.5")
+    assert parse_override("model.temperature=0.5") is first
+    assert first.value() == 0.5 and first.key_or_group == "model.temperature"
+    assert parse_override("-m") is None

@@ -1,0 +1,65 @@
+"""CI runs the README's set-up commands exactly as written, before any extra is installed."""
+
+from __future__ import annotations
+
+import subprocess
+
+from tests.helpers import REPO_ROOT
+from tests.project.test_readme_commands import README, readme_commands
+
+CI = REPO_ROOT / ".ci" / "run"
+
+
+def setup_commands() -> list[str]:
+    """The commands of the README's set-up section, in order."""
+    text = README.read_text(encoding="utf-8")
+    section = text.split("\n## Set-up", 1)[1].split("\n## ", 1)[0]
+    return [command.text for command in readme_commands(section)]
+
+
+def script_lines() -> list[str]:
+    return [line.strip() for line in CI.read_text(encoding="utf-8").splitlines()]
+
+
+def test_ci_runs_the_readme_set_up_commands_verbatim_and_in_order() -> None:
+    commands = setup_commands()
+    assert len(commands) == 2, commands  # install + default sweep, then the tests
+    lines = script_lines()
+    positions = []
+    for command in commands:
+        assert command in lines, f".ci/run does not run the README's command as written: {command}"
+        positions.append(lines.index(command))
+    assert positions == sorted(positions)
+
+
+def test_ci_installs_no_extra_before_the_readme_commands_have_passed() -> None:
+    lines = script_lines()
+    tests_at = lines.index(setup_commands()[-1])
+    installs = [
+        i for i, line in enumerate(lines) if "pip install" in line and not line.startswith("#")
+    ]
+    first, *later = installs
+    assert first < tests_at and '-e ".[test]"' in lines[first]  # the README's own install
+    assert later and all(i > tests_at for i in later)
+    assert any("pytest -m needs_extra" in line for line in lines[tests_at + 1 :])
+
+
+def test_ci_runs_the_readme_linters_and_is_valid_bash() -> None:
+    text = README.read_text(encoding="utf-8")
+    development = text.split("\n## Development", 1)[1]
+    linters = [c.text for c in readme_commands(development) if "ruff check" in c.text]
+    assert linters and linters[0] in script_lines()
+    assert subprocess.run(["bash", "-n", str(CI)], check=False).returncode == 0
+
+
+def test_ci_builds_the_docs_the_readme_way_after_the_linters() -> None:
+    text = README.read_text(encoding="utf-8")
+    development = [c.text for c in readme_commands(text.split("\n## Development", 1)[1])]
+    install = '.venv/bin/pip install -e ".[docs]"'
+    build = ".venv/bin/mkdocs build --strict"
+    assert install in development and build in development
+    lines = script_lines()
+    linters = next(i for i, line in enumerate(lines) if line.startswith(".venv/bin/ruff check"))
+    installs = [i for i, line in enumerate(lines) if '".[docs]"' in line and "pip install" in line]
+    assert installs and installs[0] > linters
+    assert build in lines and lines.index(build) > installs[0]
