@@ -108,6 +108,7 @@ def run_cell(
         if problem:
             raise ConfigError(problem)
     check_reliability_settings(cfg.runner)
+    endpoint_override(cfg.model)  # a base URL that cannot work is refused before anything runs
     run_dir.mkdir(parents=True, exist_ok=True)
     run_id = run_dir.name
     judge_cls = judge_class(cfg.model)
