@@ -27,6 +27,7 @@ from mmjudge.cli.exits import (
     interrupted_lines,
     note_exit,
     pending_exit,
+    quiet_when_output_closes,
     status_note,
     stopped_between_calls,
 )
@@ -218,6 +219,7 @@ def main() -> None:
 
 if __name__ == "__main__":
     try:
-        main()
+        with quiet_when_output_closes():
+            main()
     finally:
         skip_collections_at_exit()

@@ -51,6 +51,7 @@ from mmjudge.running.event_loop import run_on_fast_loop
 from mmjudge.running.images_pool import PREPARE_AHEAD
 from mmjudge.running.policy import Outcome, RunStats, check_reliability_settings
 from mmjudge.running.progress import Progress
+from mmjudge.running.stop_line import stop_line
 from mmjudge.running.survey_ahead import sdk_warmer, survey_while
 from mmjudge.running.sync import Runner
 from mmjudge.running.work import (
@@ -340,7 +341,9 @@ async def _run(
         runner = _sync_runner(context, cache, stats)
     try:
         with (
-            stop_signals(asyncio.get_running_loop(), _stop_handler(runner, cfg)),
+            stop_signals(
+                asyncio.get_running_loop(), _stop_handler(runner, cfg, records_path.parent)
+            ),
             appending_rows(records_path.parent) as write,
             image_pool(context) as pool,
         ):
@@ -390,20 +393,22 @@ def _ahead(runner: Runner) -> int:
     return 2 * runner.concurrency + PREPARE_AHEAD
 
 
-def _stop_handler(runner: Runner | BatchRunner, cfg: SweepConfig) -> Callable[[int], None]:
+def _stop_handler(
+    runner: Runner | BatchRunner, cfg: SweepConfig, run_dir: Path
+) -> Callable[[int], None]:
     """What Ctrl-C and SIGTERM do while the cell is judging: tell the runner, say so once."""
 
     def on_stop(number: int) -> None:
         if not runner.request_stop(number):
             return
-        if cfg.runner.mode == "batch":
-            what = "no new batches; submitted ones keep running at the provider"
-        else:
-            what = (
-                f"no new calls; waiting up to {cfg.runner.grace_s:g} s (runner.grace_s) for "
-                f"the {runner.in_flight} in flight; press Ctrl-C again to stop at once"
-            )
-        print(f"\nmmjudge: {signal_name(number)}: {what}", file=sys.stderr)
+        line = stop_line(
+            number,
+            batch=cfg.runner.mode == "batch",
+            grace_s=cfg.runner.grace_s,
+            in_flight=runner.in_flight,
+            run_dir=run_dir,
+        )
+        print(f"\nmmjudge: {line}", file=sys.stderr)
 
     return on_stop
 
