@@ -151,3 +151,16 @@ def test_table_jsonl_refuses_a_numeric_query_and_counts_numeric_ids(
     bad = json.dumps({**good, "q": 1984}) + "\n"
     message = refusal(table_dataset(tmp_path, "bad.jsonl", bad))
     assert ":1: field 'q' must be text, got 1984" in message
+
+
+def test_each_cell_warns_about_its_own_data(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from mmjudge.data.validation import new_cell_warnings
+
+    cfg = jsonl_dataset(tmp_path, [row(1, result_id=1)])
+    with caplog.at_level(logging.WARNING, logger="mmjudge"):
+        list(load_dataset(cfg))
+        new_cell_warnings()  # a second cell of a sweep run in the same process
+        list(load_dataset(cfg))
+    assert len(warnings_of(caplog)) == 2

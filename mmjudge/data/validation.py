@@ -398,8 +398,14 @@ LENIENT_READINGS = {
     "control": "control characters in a text field (kept as written)",
 }
 
-#: Warnings already given in this process: a dataset is read more than once per run.
+#: Warnings already given for the cell being run: it reads its dataset more than once.
 _SAID: set[str] = set()
+
+
+def new_cell_warnings() -> None:
+    """Let each lenient reading be said again: called as a cell starts, so every run's
+    messages (and its log) have the warnings about its own data."""
+    _SAID.clear()
 
 
 class Leniency:

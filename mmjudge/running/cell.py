@@ -26,6 +26,7 @@ from mmjudge.data.survey import (
     unserved,
     unserved_by_config,
 )
+from mmjudge.data.validation import new_cell_warnings
 from mmjudge.errors import (
     BudgetExceeded,
     ConfigError,
@@ -103,6 +104,7 @@ def run_cell(
     The config is checked for secrets first, unless the caller has just done that
     (``secrets_checked``: the sweep's :func:`~mmjudge.keyguard.keep_run_config`)."""
     cfg = typed_config(raw_cfg)
+    new_cell_warnings()
     if not secrets_checked:
         source = raw_cfg if isinstance(raw_cfg, DictConfig) else OmegaConf.structured(cfg)
         problem = check_config(source)
