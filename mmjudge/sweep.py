@@ -13,11 +13,13 @@ if __name__ == "__main__":
 
     start_for_argv(sys.argv[1:], _SHIPPED_CONFIGS)
 
+from mmjudge.cli.exits import quiet_when_output_closes
 from mmjudge.cli.sweep import run_app
 from mmjudge.running.collector import skip_collections_at_exit
 
 if __name__ == "__main__":
     try:
-        run_app()
+        with quiet_when_output_closes():
+            run_app()
     finally:
         skip_collections_at_exit()

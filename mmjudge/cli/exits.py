@@ -7,9 +7,11 @@ run prints: what was kept and the command that resumes it.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from mmjudge.running.interrupt import signal_name
 from mmjudge.runs import RunSummary
@@ -103,3 +105,31 @@ def stopped_between_calls(signal_number: int, argv: Sequence[str]) -> str:
         f"stopped by {signal_name(signal_number)}; nothing in flight was lost. Run the same "
         f"command again with {where} to go on where it stopped"
     )
+
+
+#: The exit status of a command whose reader went away (a shell's for a process that SIGPIPE
+#: ended: 128 + 13).
+EXIT_PIPE_CLOSED = 128 + 13
+
+
+@contextlib.contextmanager
+def quiet_when_output_closes() -> Iterator[None]:
+    """End the command quietly, with :data:`EXIT_PIPE_CLOSED`, when whatever reads its output
+    stops reading (``mmjudge testbank show … | head``), rather than with a traceback.
+
+    Output is flushed inside the block, so a pipe that closed while the last lines sat in the
+    buffer is caught here too; then standard output is pointed at the null device, so the
+    interpreter's own flush at exit has nowhere to fail (the recipe of Python's ``signal``
+    documentation).
+    """
+    try:
+        try:
+            yield
+        finally:
+            if sys.stdout is not None:
+                sys.stdout.flush()
+    except BrokenPipeError:
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        raise SystemExit(EXIT_PIPE_CLOSED) from None

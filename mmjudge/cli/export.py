@@ -227,4 +227,7 @@ def _print(written: Iterable[Exported]) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from mmjudge.cli.exits import quiet_when_output_closes
+
+    with quiet_when_output_closes():
+        sys.exit(main())

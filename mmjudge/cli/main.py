@@ -12,7 +12,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from mmjudge.cli.exits import EXIT_USAGE, fail
+from mmjudge.cli.exits import EXIT_USAGE, fail, quiet_when_output_closes
 from mmjudge.running.collector import skip_collections_at_exit
 
 #: Subcommand -> (the module whose ``main(argv)`` runs it, what it does).
@@ -63,7 +63,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def run() -> None:
     """The ``mmjudge`` console script."""
     try:
-        status = main()
+        # Every subcommand's output may go to a pipe that closes early (``| head``).
+        with quiet_when_output_closes():
+            status = main()
     finally:
         skip_collections_at_exit()
     sys.exit(status)

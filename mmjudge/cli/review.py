@@ -368,4 +368,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from mmjudge.cli.exits import quiet_when_output_closes
+
+    with quiet_when_output_closes():
+        sys.exit(main())

@@ -23,6 +23,12 @@ from mmjudge.cli.exits import (
     stopped_between_calls,
 )
 from mmjudge.config import register_configs
+from mmjudge.config.hydra_errors import (
+    CONFIG_ERRORS,
+    config_error_line,
+    config_errors_raised,
+    user_wants_full_errors,
+)
 from mmjudge.config.keys import unknown_setting
 from mmjudge.errors import MMJudgeError
 from mmjudge.keyguard import check_overrides, keep_run_config
@@ -185,9 +191,16 @@ def run_app() -> None:
     if problem:
         sys.exit(fail("mmjudge", problem))
     raise_on_sigterm()
+    full_errors = user_wants_full_errors()
     try:
-        with _mode_from_the_command_line(sys.argv[1:]):
+        # Hydra prints a config it cannot compose in several lines and exits 1; raised
+        # instead, it is said in one line and exits 2 like every other configuration error.
+        with _mode_from_the_command_line(sys.argv[1:]), config_errors_raised():
             _app()
+    except CONFIG_ERRORS as error:
+        if full_errors:
+            raise
+        sys.exit(fail("mmjudge", config_error_line(error)))
     except KeyboardInterrupt as error:
         number = signal_number_of(error)
         print(f"\nmmjudge: {stopped_between_calls(number, sys.argv[1:])}", file=sys.stderr)

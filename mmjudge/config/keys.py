@@ -203,3 +203,9 @@ def _dataclass_fields(node: type) -> dict[str, Any]:
     """Once per class: resolving the annotations compiles every one (read-only result)."""
     hints = typing.get_type_hints(node)
     return {field.name: hints[field.name] for field in dataclasses.fields(node)}
+
+
+def unknown_key(key: str, where: str = "") -> str | None:
+    """The one-line message for a dotted ``key`` the structured config does not have (valid
+    settings of its node listed), else ``None``; ``where`` prefixes it (a file's name)."""
+    return _check_path(key.split("."), where=where)

@@ -9,13 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any
 
 from mmjudge.config import DatasetConfig
 from mmjudge.data.grades import GradeReader
 from mmjudge.data.schema import Example, dataset_root
 from mmjudge.data.validation import (
     DuplicateCheck,
+    Leniency,
+    checked_id,
+    checked_query,
+    checked_text,
     json_line,
     resolve_image,
     shown,
@@ -39,49 +43,53 @@ def load(cfg: DatasetConfig) -> Iterator[Example]:
     known_annotators = set(cfg.annotators)
     duplicates = DuplicateCheck(path)
     count = 0
-    for line_no, text in enumerate(text_lines(path, cfg.encoding), start=1):
-        if not text.strip():
-            continue
-        row = json_line(text, path, line_no)
-        example = _example(row, root, path, line_no, reader, known_annotators, cfg.max_images)
-        duplicates.add(example.query_id, example.result_id, line_no)
-        count += 1
-        yield example
+    with Leniency(path) as lenient:
+        for line_no, text in enumerate(text_lines(path, cfg.encoding), start=1):
+            if not text.strip():
+                continue
+            row = json_line(text, path, line_no)
+            example = _example(
+                row, root, (path, line_no), reader, known_annotators, cfg.max_images, lenient
+            )
+            duplicates.add(example.query_id, example.result_id, line_no)
+            count += 1
+            yield example
     if count == 0:
         raise DatasetError(f"{path}: dataset '{cfg.name}' has no items")
 
 
-def _text(row: dict[str, Any], name: str, path: Path, line: int) -> str:
+def _text(row: dict[str, Any], name: str, path: Path, line: int, lenient: Leniency) -> str:
+    """A required id or query: present and not empty; a whole-number id is read as its text
+    (counted), a query must be text, and neither holds a NUL byte."""
     value = row.get(name)
-    if isinstance(value, int) and not isinstance(value, bool):
-        value = str(value)
-    if not isinstance(value, str) or not value.strip():
+    if value is None or (isinstance(value, str) and not value.strip()):
         raise DatasetError(
             f"{where(path, line)}: field '{name}' is missing or empty; every line needs "
             f"{', '.join(REQUIRED)}"
         )
-    return value
+    if name == "query":
+        return checked_query(value, name, path, line, lenient)
+    return checked_id(value, name, path, line, lenient)
 
 
 def _example(
     row: Any,
     root: Path,
-    path: Path,
-    line: int,
+    at: tuple[Path, int],
     reader: GradeReader,
     known_annotators: set[str],
     max_images: int,
+    lenient: Leniency,
 ) -> Example:
+    path, line = at
     if not isinstance(row, dict):
         raise DatasetError(f"{where(path, line)}: expected a JSON object, got {type(row).__name__}")
-    query_id, query, result_id = row.get("query_id"), row.get("query"), row.get("result_id")
-    if not (_filled(query_id) and _filled(query) and _filled(result_id)):
-        query_id = _text(row, "query_id", path, line)
-        query = _text(row, "query", path, line)
-        result_id = _text(row, "result_id", path, line)
+    query_id = _text(row, "query_id", path, line, lenient)
+    query = _text(row, "query", path, line, lenient)
+    result_id = _text(row, "result_id", path, line, lenient)
 
-    fields = _fields(row, path, line)
-    resolved = _images(row, root, path, line)[: max(max_images, 0)]
+    fields = _fields(row, path, line, lenient)
+    resolved = _images(row, root, path, line, lenient)[: max(max_images, 0)]
     labels = _labels(row, path, line, reader, known_annotators)
 
     return Example(
@@ -95,17 +103,16 @@ def _example(
     )
 
 
-def _filled(value: object) -> TypeGuard[str]:
-    """A non-empty text id or query, as most lines have them (others go through :func:`_text`,
-    which also reads numbers and says what is wrong)."""
-    return type(value) is str and not value.isspace() and value != ""
-
-
-def _fields(row: dict[str, Any], path: Path, line: int) -> tuple[tuple[str, str], ...]:
-    """The result's text fields (``fields``: an object of strings; null reads as empty)."""
+def _fields(
+    row: dict[str, Any], path: Path, line: int, lenient: Leniency
+) -> tuple[tuple[str, str], ...]:
+    """The result's text fields (``fields``: an object of strings; null reads as empty, a
+    number as its text; a NUL byte is refused, other control characters counted)."""
     raw_fields = row.get("fields", {})
     if type(raw_fields) is dict and all(type(value) is str for value in raw_fields.values()):
-        return tuple(raw_fields.items())  # JSON object keys are always text
+        for name, value in raw_fields.items():  # JSON object keys are always text
+            checked_text(value, f"fields.{name}", path, line, lenient)
+        return tuple(raw_fields.items())
     if not isinstance(raw_fields, dict):
         raise DatasetError(f"{where(path, line)}: field 'fields' must be an object of strings")
     fields = []
@@ -116,14 +123,19 @@ def _fields(row: dict[str, Any], path: Path, line: int) -> tuple[tuple[str, str]
             raise DatasetError(
                 f"{where(path, line)}: field 'fields.{name}' must be text, got {shown(value)}"
             )
-        fields.append((str(name), str(value)))
+        text = checked_text(str(value), f"fields.{name}", path, line, lenient)
+        fields.append((str(name), text))
     return tuple(fields)
 
 
-def _images(row: dict[str, Any], root: Path, path: Path, line: int) -> list[tuple[str, str]]:
-    """The result's images (``images``: a path or a list of them), resolved and named."""
+def _images(
+    row: dict[str, Any], root: Path, path: Path, line: int, lenient: Leniency
+) -> list[tuple[str, str]]:
+    """The result's images (``images``: a list of paths; one path alone is read as a list of
+    one, counted), resolved and named."""
     raw_images = row.get("images", [])
     if isinstance(raw_images, str):
+        lenient.note("images_path", line)
         raw_images = [raw_images]
     if not isinstance(raw_images, list):
         raise DatasetError(f"{where(path, line)}: field 'images' must be a list of paths")

@@ -33,7 +33,11 @@ from mmjudge.data.schema import Example, dataset_root
 from mmjudge.data.validation import (
     CsvTable,
     DuplicateCheck,
+    Leniency,
     cell_text,
+    checked_id,
+    checked_query,
+    checked_text,
     dataset_file,
     json_line,
     require_file,
@@ -152,11 +156,12 @@ def load(cfg: DatasetConfig) -> Iterator[Example]:
         )
     duplicates = DuplicateCheck(path)
     count = 0
-    for line, row in rows:
-        example = _example(row, mapping, root, path, line, cfg)
-        duplicates.add(example.query_id, example.result_id, line)
-        count += 1
-        yield example
+    with Leniency(path) as lenient:
+        for line, row in rows:
+            example = _example(row, mapping, root, (path, line), cfg, lenient)
+            duplicates.add(example.query_id, example.result_id, line)
+            count += 1
+            yield example
     if count == 0:
         raise DatasetError(f"{path}: dataset '{cfg.name}' has no rows")
 
@@ -186,20 +191,27 @@ def _example(
     row: Mapping[str, Any],
     mapping: ColumnMapping,
     root: Path,
-    path: Path,
-    line: int,
+    at: tuple[Path, int],
     cfg: DatasetConfig,
+    lenient: Leniency,
 ) -> Example:
-    def required_text(column: str) -> str:
-        value = cell_text(row, column, path, line)
-        if not value.strip():
+    path, line = at
+
+    def required(column: str) -> object:
+        value = row.get(column)
+        if value is None or (isinstance(value, str) and not value.strip()):
             raise DatasetError(f"{where(path, line)}: field '{column}' is empty")
         return value
 
-    query = required_text(mapping.query)
-    query_id = required_text(mapping.query_id) if mapping.query_id else query
-    result_id = required_text(mapping.result_id)
-    fields = tuple((column, cell_text(row, column, path, line)) for column in mapping.text_fields)
+    query = checked_query(required(mapping.query), mapping.query, path, line, lenient)
+    # Without a query_id column the query's text is its id, and is checked as one.
+    id_column = mapping.query_id or mapping.query
+    query_id = checked_id(required(id_column), id_column, path, line, lenient)
+    result_id = checked_id(required(mapping.result_id), mapping.result_id, path, line, lenient)
+    fields = tuple(
+        (column, checked_text(cell_text(row, column, path, line), column, path, line, lenient))
+        for column in mapping.text_fields
+    )
 
     images: tuple[str, ...] = ()
     names: tuple[str, ...] = ()

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import importlib
 import os
+import urllib.parse
 from collections.abc import Callable
 
 from mmjudge.config import ModelConfig
 from mmjudge.errors import ConfigError
 from mmjudge.judges.base import JudgeAPI
+from mmjudge.keyguard import redact_text
 
 #: provider name -> "module:Class"; the class is built as ``Class(model_config)``.
 _PROVIDERS: dict[str, str] = {
@@ -39,10 +41,55 @@ def endpoint_override(model: ModelConfig) -> str | None:
     read it here, so they agree on the endpoint.
     """
     if model.base_url:
-        return str(model.base_url)
+        return checked_base_url(str(model.base_url), "model.base_url")
     variable = BASE_URL_ENVS.get(str(model.provider))
     value = os.environ.get(variable, "").strip() if variable else ""
-    return value or None
+    return checked_base_url(value, variable) if value and variable else None
+
+
+#: The schemes a judge's HTTP client can call.
+_SCHEMES = ("http", "https")
+
+
+def checked_base_url(url: str, source: str) -> str:
+    """``url`` when a judge can call it; otherwise a :class:`ConfigError` naming ``source``
+    (the setting or environment variable it came from) and what to give instead.
+
+    Refused: no scheme (``localhost:8000/v1``), a scheme other than http(s), no host, and a
+    user name or password in the URL (the SDK's key header clashes with it, and the URL is
+    kept in records). The credentials are never repeated in the message.
+    """
+    example = "e.g. http://127.0.0.1:8000/v1 or https://api.example.com/v1"
+    try:
+        parts = urllib.parse.urlsplit(url)
+        has_credentials = parts.username is not None or parts.password is not None
+        host = parts.hostname
+        parts.port  # noqa: B018 (raises ValueError for a port that is not a number)
+    except ValueError:
+        raise ConfigError(
+            f"{source} is not a URL a judge can call; give the server's full URL, {example}"
+        ) from None
+    if has_credentials:
+        raise ConfigError(
+            f"{source} holds a user name or password in the URL; remove them (give "
+            "scheme://host/path only) and put the key in the environment variable that "
+            "model.api_key_env names"
+        )
+    scheme = parts.scheme.lower()
+    shown = repr(redact_text(url))
+    if "://" not in url or not scheme:
+        raise ConfigError(
+            f"{source}={shown} has no scheme; give the server's full URL starting with "
+            f"http:// or https://, {example}"
+        )
+    if scheme not in _SCHEMES:
+        raise ConfigError(
+            f"{source}={shown} uses {scheme}://, which judges cannot call; give an http:// "
+            f"or https:// URL, {example}"
+        )
+    if not host:
+        raise ConfigError(f"{source}={shown} names no host; give the server's full URL, {example}")
+    return url
 
 
 def provider_names() -> list[str]:

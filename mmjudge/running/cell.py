@@ -26,6 +26,7 @@ from mmjudge.data.survey import (
     unserved,
     unserved_by_config,
 )
+from mmjudge.data.validation import new_cell_warnings
 from mmjudge.errors import (
     BudgetExceeded,
     ConfigError,
@@ -52,6 +53,7 @@ from mmjudge.running.interrupt import signal_name, signal_number_of, stop_signal
 from mmjudge.running.per_entry import EntryCollector
 from mmjudge.running.policy import Outcome, RunStats, check_reliability_settings
 from mmjudge.running.progress import Progress
+from mmjudge.running.stop_line import stop_line
 from mmjudge.running.survey_ahead import sdk_warmer, survey_while
 from mmjudge.running.sync import Runner
 from mmjudge.running.work import (
@@ -102,12 +104,14 @@ def run_cell(
     The config is checked for secrets first, unless the caller has just done that
     (``secrets_checked``: the sweep's :func:`~mmjudge.keyguard.keep_run_config`)."""
     cfg = typed_config(raw_cfg)
+    new_cell_warnings()
     if not secrets_checked:
         source = raw_cfg if isinstance(raw_cfg, DictConfig) else OmegaConf.structured(cfg)
         problem = check_config(source)
         if problem:
             raise ConfigError(problem)
     check_reliability_settings(cfg.runner)
+    endpoint_override(cfg.model)  # a base URL that cannot work is refused before anything runs
     run_dir.mkdir(parents=True, exist_ok=True)
     run_id = run_dir.name
     judge_cls = judge_class(cfg.model)
@@ -339,7 +343,9 @@ async def _run(
         runner = _sync_runner(context, cache, stats)
     try:
         with (
-            stop_signals(asyncio.get_running_loop(), _stop_handler(runner, cfg)),
+            stop_signals(
+                asyncio.get_running_loop(), _stop_handler(runner, cfg, records_path.parent)
+            ),
             appending_rows(records_path.parent) as write,
             image_pool(context) as pool,
         ):
@@ -389,20 +395,22 @@ def _ahead(runner: Runner) -> int:
     return 2 * runner.concurrency + PREPARE_AHEAD
 
 
-def _stop_handler(runner: Runner | BatchRunner, cfg: SweepConfig) -> Callable[[int], None]:
+def _stop_handler(
+    runner: Runner | BatchRunner, cfg: SweepConfig, run_dir: Path
+) -> Callable[[int], None]:
     """What Ctrl-C and SIGTERM do while the cell is judging: tell the runner, say so once."""
 
     def on_stop(number: int) -> None:
         if not runner.request_stop(number):
             return
-        if cfg.runner.mode == "batch":
-            what = "no new batches; submitted ones keep running at the provider"
-        else:
-            what = (
-                f"no new calls; waiting up to {cfg.runner.grace_s:g} s (runner.grace_s) for "
-                f"the {runner.in_flight} in flight; press Ctrl-C again to stop at once"
-            )
-        print(f"\nmmjudge: {signal_name(number)}: {what}", file=sys.stderr)
+        line = stop_line(
+            number,
+            batch=cfg.runner.mode == "batch",
+            grace_s=cfg.runner.grace_s,
+            in_flight=runner.in_flight,
+            run_dir=run_dir,
+        )
+        print(f"\nmmjudge: {line}", file=sys.stderr)
 
     return on_stop
 

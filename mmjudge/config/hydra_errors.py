@@ -1,0 +1,143 @@
+"""Hydra's and OmegaConf's errors about a config, said in one line.
+
+Hydra reports a value of the wrong type (``dataset.limit=abc``), a setting a node does not
+have (an ``api_key:`` in a model file of a ``--config-dir`` folder) or an override it cannot
+parse in several lines, and exits 1. The sweep command lets Hydra raise them instead
+(:func:`config_errors_raised`, through ``HYDRA_FULL_ERROR``, Hydra's documented switch) and
+words each in one line that names the setting, where it came from and what to do
+(:func:`config_error_line`); the command then exits 2, as for every other configuration error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from collections.abc import Iterator
+
+from hydra.errors import HydraException, OverrideParseException
+from omegaconf.errors import OmegaConfBaseException
+
+from mmjudge.config.keys import unknown_key
+from mmjudge.keyguard import FIX, destination_problem, redact_text
+
+#: The exceptions that mean the config cannot be composed or read as typed.
+CONFIG_ERRORS = (HydraException, OmegaConfBaseException)
+
+#: Hydra's switch that makes it raise errors rather than print them and exit 1.
+_FULL_ERROR = "HYDRA_FULL_ERROR"
+
+#: OmegaConf's names of the types it could not convert a value to -> what the setting takes.
+_TAKES = {
+    "Integer": "a whole number",
+    "Float": "a number",
+    "Boolean": "true or false",
+    "String": "text",
+}
+
+_IN_FILE = re.compile(r"^In '(?P<file>[^']+)': (?P<kind>\w+) raised while composing config:$")
+_MERGING = re.compile(r"^Error merging override (?P<override>.+)$")
+_CONVERT = re.compile(r"could not be converted to (?P<type>\w+)")
+_NOT_IN = re.compile(r"^Key '(?P<key>[^']+)' not in '(?P<node>[^']+)'$")
+#: Lines of OmegaConf's messages that name its own classes, not anything a user wrote.
+_NOISE = re.compile(r"^(reference_type|object_type)=|^Set the environment variable")
+
+
+def user_wants_full_errors() -> bool:
+    """Whether the user set ``HYDRA_FULL_ERROR=1`` (then errors keep Hydra's traceback)."""
+    return os.environ.get(_FULL_ERROR) == "1"
+
+
+@contextlib.contextmanager
+def config_errors_raised() -> Iterator[None]:
+    """While the block runs, Hydra raises the errors it would print and exit 1 on."""
+    before = os.environ.get(_FULL_ERROR)
+    os.environ[_FULL_ERROR] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(_FULL_ERROR, None)
+        else:
+            os.environ[_FULL_ERROR] = before
+
+
+def config_error_line(error: BaseException) -> str:
+    """One line for a Hydra or OmegaConf error: the setting, where it was given, the fix.
+
+    Values that look like keys are redacted, as everywhere else.
+    """
+    return redact_text(" ".join(_line(error).split()))
+
+
+def _line(error: BaseException) -> str:
+    cause = error.__cause__ if isinstance(error.__cause__, OmegaConfBaseException) else None
+    omega = error if isinstance(error, OmegaConfBaseException) else cause
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    where = ""
+    message = ""
+    full_key = ""
+    if omega is not None:
+        message = _first_line(str(omega.msg or omega))
+        full_key = str(omega.full_key or "")
+    if lines:
+        merging = _MERGING.match(lines[0])
+        in_file = _IN_FILE.match(lines[0])
+        if merging:
+            where = f"the override {merging['override']}"
+        elif in_file:
+            where = f"config file {in_file['file']}.yaml"
+            if not message and len(lines) > 1:
+                message = lines[1]
+    for line in lines:
+        if line.startswith("full_key:") and not full_key:
+            full_key = line.removeprefix("full_key:").strip()
+    if not message:
+        if isinstance(error, OverrideParseException):
+            return f"an override cannot be read: {_joined(str(error))}"
+        return _joined(str(error))
+    return _worded(message, full_key, where)
+
+
+def _worded(message: str, full_key: str, where: str) -> str:
+    """The message with its setting, its source and the fix."""
+    at = f" (in {where})" if where else ""
+    not_in = _NOT_IN.match(message)
+    if not_in and full_key:
+        credential = destination_problem(full_key, ())
+        if credential is not None:
+            return f"refusing config setting '{full_key}'{at}: {credential}; {FIX}"
+        unknown = unknown_key(full_key)
+        if unknown is not None:
+            return f"{unknown}{at}"
+        return f"unknown setting '{full_key}'{at}; remove it or check its spelling"
+    convert = _CONVERT.search(message)
+    if convert and full_key:
+        takes = _TAKES.get(convert["type"], convert["type"])
+        return f"{full_key}: {message}{at}; {full_key} takes {takes}"
+    if full_key:
+        return f"{full_key}: {message}{at}; fix the value"
+    return f"{message}{at}"
+
+
+def _first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), text)
+
+
+def _joined(text: str) -> str:
+    """Any other message, its lines joined; an indented list under a line ending in ``:``
+    (Hydra's available options) comma-separated."""
+    parts: list[str] = []
+    listing = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("Config search path"):
+            break  # Hydra's search path: where it looked, not what is wrong
+        if not line or _NOISE.search(line):
+            continue
+        if listing and raw[:1].isspace():
+            parts[-1] += (" " if parts[-1].endswith(":") else ", ") + line
+            continue
+        parts.append(line)
+        listing = line.endswith(":")
+    return "; ".join(parts) if parts else "the configuration could not be composed"
