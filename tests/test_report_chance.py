@@ -57,9 +57,7 @@ def test_the_case_is_a_judge_no_better_than_chance(chance: Analysis) -> None:
     assert cell.kappa.high < 0.05 and cell.kappa.low < 0 and not cell.kappa.above_chance
 
 
-def test_a_judge_answering_at_random_is_not_recommended(
-    chance: Analysis, chance_page: str
-) -> None:
+def test_a_judge_answering_at_random_is_not_recommended(chance: Analysis, chance_page: str) -> None:
     (stats,) = chance.datasets
     assert recommended(stats) is None
     (card,) = cards.cards(chance)
@@ -131,7 +129,10 @@ def test_the_chance_line_is_on_the_axis_even_when_every_judge_is_far_above_it(
     write_sweep(
         root,
         [FakeDataset("shop", n_queries=20, images=0)],
-        [FakeJudge("strong", accuracy=0.95), FakeJudge("dear", accuracy=0.9, usd_per_judgment=1e-3)],
+        [
+            FakeJudge("strong", accuracy=0.95),
+            FakeJudge("dear", accuracy=0.9, usd_per_judgment=1e-3),
+        ],
     )
     good = analyse(cell_table(root), n_boot=N_BOOT)
     assert all(c.kappa.low > 0.5 for c in good.datasets[0].ranked)
