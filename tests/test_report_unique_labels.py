@@ -5,7 +5,6 @@ says so."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
