@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from mmjudge import sweep
 from mmjudge.agreement.default_ensembles import build_default_ensembles
 from mmjudge.report import build_report
 from mmjudge.report.synthetic import FakeDataset, FakeJudge, write_sweep
 from mmjudge.runs.summary import read_summary
-from mmjudge.sweep import cell_line, forecast_line, prompt_chosen
 from tests.helpers import run_sweep
 
 PROMPTS = ("default", "nuggets", "questions")
@@ -39,15 +39,15 @@ def prompt_sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_prompt_counts_as_chosen_when_an_override_sets_it(
     overrides: list[str], chosen: bool
 ) -> None:
-    assert prompt_chosen(overrides) is chosen
+    assert sweep.prompt_chosen(overrides) is chosen
 
 
 def test_the_cells_of_a_prompt_sweep_get_distinct_lines(prompt_sweep: Path) -> None:
     summaries = [read_summary(run) for run in sorted(prompt_sweep.iterdir()) if run.is_dir()]
-    lines = [cell_line(s, prompt_named=True).split(":")[0] for s in summaries]
+    lines = [sweep.cell_line(s, prompt_named=True).split(":")[0] for s in summaries]
     assert sorted(lines) == [f"demo_fashion × lexical × text × {p}" for p in PROMPTS]
     # outside a prompt sweep, a prompt other than the default is still named
-    alone = {cell_line(s).split(":")[0] for s in summaries}
+    alone = {sweep.cell_line(s).split(":")[0] for s in summaries}
     assert alone == {
         "demo_fashion × lexical × text",
         "demo_fashion × lexical × text × nuggets",
@@ -70,7 +70,7 @@ def test_a_dry_run_line_names_the_prompt_too() -> None:
             "usd_per_million": 0.0,
         },
     }
-    assert forecast_line(data).startswith("demo_fashion × lexical × text × nuggets: forecast")
+    assert sweep.forecast_line(data).startswith("demo_fashion × lexical × text × nuggets: forecast")
 
 
 def test_the_report_header_says_what_it_counted(prompt_sweep: Path, tmp_path: Path) -> None:

@@ -10,7 +10,6 @@ import pytest
 
 from mmjudge.report import figures
 from mmjudge.report.analysis import Analysis, Judge, analyse
-from mmjudge.report.figures import Named, distinct_labels
 from mmjudge.report.load import cell_table
 from mmjudge.report.synthetic import FakeDataset, FakeJudge, write_sweep
 
@@ -56,6 +55,8 @@ def test_cost_figure_labels_are_unique_within_a_panel(analysis: Analysis) -> Non
 
 
 def test_labels_grow_only_as_far_as_they_must() -> None:
+    from mmjudge.report.figures import Named, distinct_labels
+
     same = Judge("m", "text", "p")
     names = distinct_labels(
         [
