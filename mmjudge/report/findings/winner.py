@@ -117,6 +117,16 @@ def _tied_everywhere(analysis: Analysis, winners: set[Judge], unclear: list[str]
     if not ran_everywhere or (len(winners) == 1 and not unclear):
         return []
     names = sorted(analysis.judge_name(j) for j in ran_everywhere)
+    if _at_chance(analysis):  # not "best" where the top may be no better than chance
+        return [
+            join(
+                "Highest κ or ",
+                NOT_DISTINGUISHABLE,
+                " from it on every dataset: ",
+                capped(names),
+                ".",
+            )
+        ]
     return [
         join(
             "Best or ", NOT_DISTINGUISHABLE, " from the best on every dataset: ", capped(names), "."
