@@ -3,6 +3,7 @@ every view of κ shows chance (κ 0) beside the human–human κ."""
 
 from __future__ import annotations
 
+import csv
 import re
 from pathlib import Path
 
@@ -158,3 +159,11 @@ def test_the_tables_show_chance_beside_the_humans(chance_page: str) -> None:
     assert "chance (a judge answering at random)" in shown  # κ by dataset
     assert "chance: a judge answering at random" in shown  # the dataset's own table
     assert "not above chance (interval reaches 0); humans" in shown  # the frontier table
+
+
+def test_the_judges_csv_marks_no_judge_best_or_recommended_at_chance(
+    chance_sweep: Path, chance_page: str
+) -> None:
+    path = chance_sweep.parent.parent / "reports" / chance_sweep.name / "judges.csv"
+    (row,) = list(csv.DictReader(path.open(encoding="utf-8")))
+    assert (row["above_chance"], row["best"], row["recommended"]) == ("False", "False", "False")

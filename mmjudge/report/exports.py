@@ -55,7 +55,8 @@ def judge_rows(analysis: Analysis, stats: DatasetStats) -> list[dict[str, Any]]:
             **_score(cell),
             **_cost(cell),
             "frontier": cell.frontier,
-            "best": cell is best,
+            "above_chance": cell.kappa.above_chance,
+            "best": cell is best and cell.kappa.above_chance,
             "recommended": cell is chosen,
             "run_id": cell.run_id,
         }
