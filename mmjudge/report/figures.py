@@ -118,7 +118,10 @@ def _kappa_limits(
     points: Sequence[Point], ceiling: tuple[float, float] | None
 ) -> tuple[float, float]:
     values = [v for p in points for v in (p.kappa.low, p.kappa.high, p.kappa.estimate)]
-    values = [v for v in values if math.isfinite(v)] + list(ceiling or ()) + [CHANCE]
+    values = [v for v in values if math.isfinite(v)] + list(ceiling or ())
+    if not values:
+        return -0.05, 1.0
+    values.append(CHANCE)  # chance is always on the axis, however far above it the judges are
     low, high = min(values), max(values)
     pad = max(0.04, 0.08 * (high - low))
     return low - pad, min(1.02, high + 2 * pad)
@@ -370,8 +373,10 @@ def _finish(fig: Figure, labels: list[Label]) -> Figure:
 def cost_figure(analysis: Analysis) -> Figure:
     """κ (y, 95% bootstrap interval) against $ per million judgments (x, log; free judges in
     a band at the left), one point per judge; a panel per dataset and one averaged over the
-    datasets. Labelled: the Pareto frontier (dashed), the best judge, the recommended one
-    (cheapest not distinguishable from the best) and the free baseline."""
+    datasets. Labelled: the Pareto frontier (dashed), the best judge ("highest κ" when its
+    interval reaches 0), the recommended one (cheapest not distinguishable from the best,
+    above chance) and the free baseline. Every panel draws chance (κ 0) and the human–human
+    range on its κ axis."""
     panels = judge_panels(analysis) or [("(no completed runs)", [], None)]
     axis = CostAxis.fit([p.cost for _, points, _ in panels for p in points])
     modalities = sorted({p.judge.modality for _, points, _ in panels for p in points})

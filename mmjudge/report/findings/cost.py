@@ -91,7 +91,8 @@ def frontier(analysis: Analysis) -> Answer:
 
 
 def cheapest_as_good(stats: DatasetStats) -> Cell | None:
-    """The cheapest judge not distinguishable from the best (:func:`analysis.recommended`)."""
+    """The cheapest judge not distinguishable from the best whose κ interval lies above 0
+    (:func:`analysis.recommended`); None when there is none."""
     return recommended(stats)
 
 
