@@ -11,7 +11,7 @@ import pytest
 from matplotlib.lines import Line2D
 
 from mmjudge.report import build_report, cards, figures, forest, interactive
-from mmjudge.report.analysis import Analysis, analyse, recommended
+from mmjudge.report.analysis import Analysis, analyse
 from mmjudge.report.findings import answers
 from mmjudge.report.findings.prose import interval
 from mmjudge.report.load import cell_table
@@ -59,6 +59,8 @@ def test_the_case_is_a_judge_no_better_than_chance(chance: Analysis) -> None:
 
 
 def test_a_judge_answering_at_random_is_not_recommended(chance: Analysis, chance_page: str) -> None:
+    from mmjudge.report.verdicts import recommended
+
     (stats,) = chance.datasets
     assert recommended(stats) is None
     (card,) = cards.cards(chance)

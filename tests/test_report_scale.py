@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 
 from mmjudge.report import build_report, figures, forest
-from mmjudge.report.analysis import Analysis, Cell, analyse, baseline, recommended
+from mmjudge.report.analysis import Analysis, Cell, analyse
 from mmjudge.report.findings import MAX_POINTS, answers
 from mmjudge.report.labels import collisions, text_boxes
 from mmjudge.report.load import cell_table
 from mmjudge.report.synthetic_grid import REALISTIC_MODELS, write_realistic_sweep
+from mmjudge.report.verdicts import baseline, recommended
 
 N_QUERIES = 4
 pytestmark = pytest.mark.slow  # writes 648 runs before the first test

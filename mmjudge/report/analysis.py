@@ -178,11 +178,6 @@ class DatasetStats:
         return [c for c in self.cells if c.kappa.known]
 
     @property
-    def above_chance(self) -> list[Cell]:
-        """The judges whose κ interval lies above 0 (chance), best κ first."""
-        return [c for c in self.ranked if c.kappa.above_chance]
-
-    @property
     def frontier_cells(self) -> list[Cell]:
         return sorted(
             (c for c in self.cells if c.frontier), key=lambda c: (c.usd_per_million, -c.kappa[0])
@@ -349,34 +344,6 @@ def unfinished_cells(cells: pd.DataFrame, done: pd.DataFrame) -> list[Unfinished
         reason = str(row.get("status_reason") or row.get("skip_reason") or "")
         out.append(Unfinished(str(row["dataset"]), judge, status, reason))
     return out
-
-
-def recommended(stats: DatasetStats) -> Cell | None:
-    """The judge to recommend on a dataset: the cheapest judge whose paired difference from
-    the best judge contains 0 (the best itself when none is cheaper) and whose κ interval
-    lies above 0, the κ of chance; ties go to the higher κ. None when no such judge exists:
-    a judge that may be no better than chance is never recommended."""
-    ranked = stats.ranked
-    if not ranked:
-        return None
-    candidates = [ranked[0]] + [c.b for c in stats.best_vs_others if not c.distinguishable]
-    candidates = [c for c in candidates if c.kappa.above_chance]
-    if not candidates:
-        return None
-    return min(candidates, key=lambda c: (c.usd_per_million, -c.kappa.estimate))
-
-
-def best_role(stats: DatasetStats) -> str:
-    """What the top-ranked judge may be called: ``best`` when its κ interval lies above 0,
-    else ``highest κ`` (it may be no better than chance)."""
-    ranked = stats.ranked
-    return "best" if ranked and ranked[0].kappa.above_chance else "highest κ"
-
-
-def baseline(cells: Sequence[Cell]) -> Cell | None:
-    """The best free judge, the baseline any paid judge has to beat (None if none is free)."""
-    free = [c for c in cells if c.free and c.kappa.known]
-    return max(free, key=lambda c: c.kappa.estimate) if free else None
 
 
 def load_labels(stats: DatasetStats, cell: Cell) -> CellLabels:

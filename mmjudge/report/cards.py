@@ -1,7 +1,7 @@
 """The answer at the top of the page: one card per dataset, then a few lines on ensembles.
 
 A card names the recommended judge (the cheapest judge not distinguishable from the best
-whose κ interval lies above 0, :func:`mmjudge.report.analysis.recommended`), the best judge,
+whose κ interval lies above 0, :func:`mmjudge.report.verdicts.recommended`), the best judge,
 what the image adds on that dataset and where the best κ sits between chance (κ 0) and the
 human ceiling. When no judge's interval lies above 0 the card recommends none and says
 plainly that no judge agrees with people better than chance. Every number is the one the
@@ -21,9 +21,6 @@ from mmjudge.report.analysis import (
     Analysis,
     Cell,
     DatasetStats,
-    baseline,
-    best_role,
-    recommended,
 )
 from mmjudge.report.findings.prose import (
     NOT_DISTINGUISHABLE,
@@ -35,6 +32,7 @@ from mmjudge.report.findings.prose import (
     usd,
 )
 from mmjudge.report.style import ensemble_label
+from mmjudge.report.verdicts import at_chance, baseline, best_role, recommended
 
 
 @dataclass
@@ -133,7 +131,7 @@ def _no_recommendation(analysis: Analysis, stats: DatasetStats) -> Markup:
     best = stats.ranked[0]
     shown = join(Markup("<b>{}</b>").format(analysis.judge_name(best.judge)))
     value = f"κ {interval(best.kappa)}"
-    if not stats.above_chance:
+    if at_chance(stats):
         return join(
             "No judge on this dataset agrees with people better than chance: every judge's "
             "95% interval reaches κ 0 (a judge answering at random) or lies below it. The "

@@ -7,8 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from mmjudge.report.analysis import Analysis, Cell, DatasetStats, recommended
+from mmjudge.report.analysis import Analysis, Cell, DatasetStats
 from mmjudge.report.csv_table import write_csv
+from mmjudge.report.verdicts import recommended
 from mmjudge.runs import Ensemble
 
 JUDGES_CSV = "judges.csv"

@@ -33,12 +33,10 @@ from mmjudge.report.analysis import (
     DatasetStats,
     Interval,
     Judge,
-    baseline,
-    best_role,
-    recommended,
 )
 from mmjudge.report.labels import Label, place_labels
 from mmjudge.report.style import MARKERS, Palette, ensemble_label
+from mmjudge.report.verdicts import baseline, best_role, recommended
 
 DPI = 110
 WIDTH = 12.5

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from markupsafe import Markup
 
-from mmjudge.report.analysis import Analysis, Cell, DatasetStats, recommended
+from mmjudge.report.analysis import Analysis, Cell, DatasetStats
 from mmjudge.report.findings.answer import Answer, dataset_link
 from mmjudge.report.findings.prose import (
     FIG_COST,
@@ -19,6 +19,7 @@ from mmjudge.report.findings.prose import (
     num,
     usd,
 )
+from mmjudge.report.verdicts import at_chance, recommended
 
 
 def _frontier_text(analysis: Analysis, stats: DatasetStats) -> Markup:
@@ -59,12 +60,12 @@ def frontier(analysis: Analysis) -> Answer:
     for stats in analysis.datasets:
         if stats.frontier_cells:
             answer.points.append(_frontier_text(analysis, stats))
-    at_chance = [s for s in analysis.datasets if s.ranked and not s.above_chance]
-    if at_chance:
+    chance_only = [s for s in analysis.datasets if at_chance(s)]
+    if chance_only:
         answer.lead = join(
             answer.lead,
             " On ",
-            listed(dataset_link(analysis, s) for s in at_chance),
+            listed(dataset_link(analysis, s) for s in chance_only),
             " no judge agrees with people better than chance (every κ interval reaches 0), "
             "so its frontier recommends nothing.",
         )
@@ -92,7 +93,7 @@ def frontier(analysis: Analysis) -> Answer:
 
 def cheapest_as_good(stats: DatasetStats) -> Cell | None:
     """The cheapest judge not distinguishable from the best whose κ interval lies above 0
-    (:func:`analysis.recommended`); None when there is none."""
+    (:func:`mmjudge.report.verdicts.recommended`); None when there is none."""
     return recommended(stats)
 
 

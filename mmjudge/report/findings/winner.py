@@ -18,6 +18,7 @@ from mmjudge.report.findings.prose import (
     join,
     link,
 )
+from mmjudge.report.verdicts import at_chance
 
 
 def one_winner(analysis: Analysis) -> Answer:
@@ -60,7 +61,7 @@ def _best_per_dataset(analysis: Analysis, answer: Answer) -> tuple[dict[str, Jud
 
 def _at_chance(analysis: Analysis) -> list[str]:
     """The datasets where no judge's κ interval lies above 0 (chance)."""
-    return [s.name for s in analysis.datasets if s.ranked and not s.above_chance]
+    return [s.name for s in analysis.datasets if at_chance(s)]
 
 
 def _one_dataset_lead(analysis: Analysis, bests: dict[str, Judge], unclear: list[str]) -> Markup:
