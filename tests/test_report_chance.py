@@ -169,3 +169,21 @@ def test_the_judges_csv_marks_no_judge_best_or_recommended_at_chance(
     path = chance_sweep.parent.parent / "reports" / chance_sweep.name / "judges.csv"
     (row,) = list(csv.DictReader(path.open(encoding="utf-8")))
     assert (row["above_chance"], row["best"], row["recommended"]) == ("False", "False", "False")
+
+
+def test_every_other_kappa_table_sets_chance_and_humans_beside_it(tmp_path: Path) -> None:
+    from mmjudge.agreement.default_ensembles import build_default_ensembles
+
+    root = tmp_path / "sweeps" / "vision"
+    judges = [
+        FakeJudge("vision", accuracy=0.6, usd_per_judgment=0.001),
+        FakeJudge("vision", modality="mm", accuracy=0.8, usd_per_judgment=0.002),
+        FakeJudge("vision", prompt_id="terse", accuracy=0.7, usd_per_judgment=0.001),
+    ]
+    write_sweep(root, [FakeDataset("shop", n_queries=12, images=2)], judges)
+    build_default_ensembles(root)
+    page = (build_report(root, tmp_path / "reports", n_boot=50) / "index.html").read_text()
+    for start, end in (('id="image-vs-text"', 'id="frontier"'), ('id="ensembles"', 'id="spend"')):
+        section = page[page.index(start) : page.index(end)]
+        assert "chance and humans" in section
+        assert re.search(r"chance 0\.00 · humans \d\.\d\d", section), start

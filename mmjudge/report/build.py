@@ -191,6 +191,7 @@ def _answer_tables(cells: pd.DataFrame, analysis: Analysis) -> dict[str, Any]:
         "shown_judges": len(forest.shown_judges(analysis)[0]),
         "effects": tables.image_effects(analysis),
         "frontier": tables.frontier_rows(analysis),
+        "scales": tables.chance_and_humans(analysis),
         "spend": spend.spend_rows(cells),
         "ensembles": spend.ensemble_rows(cells),
         "designs": bank_report.design_rows(analysis),

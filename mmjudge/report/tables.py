@@ -272,6 +272,23 @@ def _judge_fields(judge: Judge) -> Row:
     }
 
 
+def chance_and_humans(analysis: Analysis) -> dict[str, str]:
+    """Per dataset, chance and the human–human κ as one cell of text (``chance 0.00 ·
+    humans 0.78``), for the tables whose κ has no row of its own to set them against."""
+    out = {}
+    for stats in analysis.datasets:
+        ceiling = stats.ceiling
+        humans = (
+            "–"
+            if ceiling is None
+            else num(ceiling[0])
+            if ceiling[0] == ceiling[1]
+            else f"{num(ceiling[0])}–{num(ceiling[1])}"
+        )
+        out[stats.name] = f"chance 0.00 · humans {humans}"
+    return out
+
+
 def against_chance(kappa: Interval, ceiling: tuple[float, float] | None) -> str:
     """Where an interval sits between chance (κ 0) and the human–human κ, in words."""
     place = "above chance" if kappa.above_chance else "not above chance (interval reaches 0)"
