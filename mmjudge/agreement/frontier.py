@@ -1,7 +1,8 @@
 """The cheapest judge that is as good as the best one, per dataset: the best single judge, every
 candidate (real runs, panels, cascades) compared with it on the items both graded
 (:func:`~mmjudge.agreement.scoring.compare_judges`), and the cheapest candidate not
-distinguishably worse. The command is :mod:`mmjudge.cli.frontier`."""
+distinguishably worse whose own κ interval lies above 0 (chance, the κ of a judge answering
+at random); none when no candidate's does. The command is :mod:`mmjudge.cli.frontier`."""
 
 from __future__ import annotations
 
@@ -76,6 +77,28 @@ def _comparison_entry(found: scoring.PairedComparison | None) -> dict[str, Any]:
     }
 
 
+def human_ceiling(run: SavedRun) -> dict[str, float] | None:
+    """The lowest and highest κ of one annotator against another on the run's items (the
+    ceiling a judge is held to); None with fewer than two annotators."""
+    keys = list(run.rows)
+    grades_of = [run.rows[key].human_labels or {} for key in keys]
+    names = sorted({name for labels in grades_of for name in labels})
+    queries = _queries(keys)
+    values = []
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            x, y = (
+                np.array([math.nan if g.get(n) is None else float(g[n]) for g in grades_of])
+                for n in (a, b)
+            )
+            score = scoring.score_judge(
+                queries, x, y, run.grades, relevant_from=run.relevant_from, n_boot=0
+            )
+            if score.n_items and math.isfinite(score.kappa.estimate):
+                values.append(score.kappa.estimate)
+    return {"low": min(values), "high": max(values)} if values else None
+
+
 def _entry(run: SavedRun) -> dict[str, Any]:
     return {
         "name": run.name,
@@ -83,6 +106,34 @@ def _entry(run: SavedRun) -> dict[str, Any]:
         "run_dir": str(run.run_dir),
         "usd_per_million": run.usd_per_million,
     }
+
+
+def _cheapest_above_chance(
+    qualifying: list[dict[str, Any]],
+    runs: dict[int, SavedRun],
+    best_kappa: scoring.Interval | None,
+    best: SavedRun,
+    *,
+    n_boot: int,
+    seed: int,
+    level: float,
+) -> dict[str, Any] | None:
+    """The cheapest candidate not distinguishably worse than the best whose own κ interval
+    lies above 0 (each candidate is marked ``above_chance``, cheapest first, until one
+    does); None when none does."""
+    qualifying.sort(key=lambda c: (c["usd_per_million"], -(c["kappa"] or -2.0), c["name"]))
+    for candidate in qualifying:
+        run = runs[candidate["_run"]]
+        if run is best and best_kappa is None:
+            candidate["above_chance"] = False
+            continue
+        own = best_kappa if run is best else None
+        if own is None:
+            own = own_score(run, n_boot=n_boot, seed=seed, level=level).kappa
+        candidate["above_chance"] = own.above_chance
+        if own.above_chance:
+            return {k: v for k, v in candidate.items() if k != "_run"}
+    return None
 
 
 def _dataset_answer(
@@ -106,23 +157,33 @@ def _dataset_answer(
         difference = comparison.get("difference")
         low = None if difference is None else difference.get("low")
         qualifies = run is best or (low is not None and low <= 0.0)
-        candidates.append({**_entry(run), **comparison, "qualifies": qualifies})
-    qualifying = [c for c in candidates if c["qualifies"]]
-    answer = min(
-        qualifying,
-        key=lambda c: (c["usd_per_million"], -(c["kappa"] or -2.0), c["name"]),
+        candidates.append({**_entry(run), **comparison, "qualifies": qualifies, "_run": id(run)})
+    answer = _cheapest_above_chance(
+        [c for c in candidates if c["qualifies"]],
+        {id(run): run for run in runs},
+        best_score.kappa if best_score.kappa.above_chance else None,
+        best,
+        n_boot=n_boot,
+        seed=seed,
+        level=level,
     )
     return {
         "dataset": runs[0].summary.cell.dataset,
         "best": {
             **_entry(best),
             "kappa": best_score.kappa.as_dict(),
+            "above_chance": best_score.kappa.above_chance,
             "alpha": scoring.none_if_nan(best_score.alpha),
             "n_items": best_score.n_items,
             "n_queries": best_score.n_queries,
         },
+        "chance": 0.0,
+        "human_kappa": human_ceiling(best),
         "answer": answer,
-        "candidates": sorted(candidates, key=lambda c: (c["usd_per_million"], c["name"])),
+        "candidates": sorted(
+            ({k: v for k, v in c.items() if k != "_run"} for c in candidates),
+            key=lambda c: (c["usd_per_million"], c["name"]),
+        ),
         "n_boot": n_boot,
         "seed": seed,
         "level": level,
@@ -142,7 +203,9 @@ def frontier_answer(
     distinguishably worse (see the module docstring). One dict per dataset with ``best``
     (κ with its interval on its ``n_items`` items), ``answer`` (κ of both on the
     ``n_items`` items it shares with the best, the paired interval of the difference and
-    its p-value, $ per million) and every ``candidates`` entry checked, in the same form.
+    its p-value, $ per million; None when no candidate's own κ interval lies above 0,
+    chance), ``chance`` (0), ``human_kappa`` (lowest and highest κ of one annotator against
+    another, None without two) and every ``candidates`` entry checked, in the same form.
     ``runs``: a sweep's completed runs, ensembles included
     (:func:`mmjudge.runs.completed_runs`)."""
     by_dataset: dict[str, list[SavedRun]] = {}

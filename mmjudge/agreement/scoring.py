@@ -68,6 +68,12 @@ class Interval(NamedTuple):
             return True
         return not (self.low > other.high or other.low > self.high)
 
+    @property
+    def above_chance(self) -> bool:
+        """The whole interval lies above 0, the κ of a judge answering at random; False
+        without an interval (nothing then shows the judge beats chance)."""
+        return math.isfinite(self.low) and math.isfinite(self.high) and self.low > 0
+
     def as_dict(self) -> dict[str, float | None]:
         """JSON-ready, undefined values as ``None``."""
         return {key: none_if_nan(value) for key, value in self._asdict().items()}

@@ -13,6 +13,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from mmjudge.agreement.frontier import human_ceiling
 from mmjudge.agreement.members import human_consensus
 from mmjudge.errors import MMJudgeError
 from mmjudge.runs import SavedRun, common_keys
@@ -109,6 +110,8 @@ def selection_study(
         "seed": seed,
         "held_out_kappa": _mean(chosen_b),
         "held_out_kappa_range": _range(chosen_b),
+        "at_chance_rate": _at_chance_rate(chosen_b),
+        "human_kappa": human_ceiling(runs[0]),
         "selection_kappa": _mean(chosen_a),
         "optimism": _mean(chosen_a - chosen_b),
         "expected_regret": _mean(regret),
@@ -192,6 +195,14 @@ def _candidates(
         )
     out.sort(key=lambda c: (-c["chosen_rate"], c["name"]))
     return out
+
+
+def _at_chance_rate(values: Any) -> float | None:
+    """The share of splits whose chosen candidate is at or below chance (κ ≤ 0) on the
+    held-out half."""
+    x = np.asarray(values, dtype=float)
+    x = x[np.isfinite(x)]
+    return float(np.mean(x <= 0.0)) if x.size else None
 
 
 def _mean(values: Any) -> float | None:

@@ -14,7 +14,11 @@ For each dataset under SWEEP_DIR:
    Δκ = κ(best) − κ(candidate) with its paired query-bootstrap interval and p-value. A
    candidate whose interval reaches 0 or below is *not distinguishably worse* than the best;
 3. the answer is the cheapest such candidate by $ per million judgments (ties: the higher
-   κ, then the name). The best judge always qualifies, so there is always an answer.
+   κ, then the name) whose own κ interval lies above 0, the κ of a judge answering at
+   random. When none does, no judge is named: the dataset's line says that no judge agrees
+   with people better than chance, with the best κ and its interval.
+
+Each κ line shows chance (0) and the human–human κ beside it.
 
 Every κ printed says which items it is on. The best judge is picked on the very items it is
 scored on, so its κ flatters it; ``mmjudge select`` estimates what choosing costs
@@ -56,23 +60,55 @@ def _p(value: float | None) -> str:
     return "< 0.001" if value < 0.001 else f"{value:.3f}"
 
 
+def _scale(a: dict[str, Any]) -> str:
+    """Chance and the human–human κ, for the line of the best judge's κ."""
+    humans = a.get("human_kappa")
+    if not humans:
+        shown = "– (fewer than two annotators)"
+    elif humans["low"] == humans["high"]:
+        shown = _fmt(humans["low"])
+    else:
+        shown = f"{_fmt(humans['low'])}–{_fmt(humans['high'])}"
+    return f"chance {_fmt(a.get('chance', 0.0))}, humans {shown}"
+
+
+def _answer_lines(a: dict[str, Any], pct: str) -> list[str]:
+    """The cheapest judge as good as the best, or why there is none."""
+    answer, best = a["answer"], a["best"]
+    if answer is None:
+        if not best.get("above_chance"):
+            return [
+                "  no judge to use     no judge on this dataset agrees with people better "
+                f"than chance: the best κ, {_interval(best['kappa'])}, has a {pct} interval "
+                "that reaches 0"
+            ]
+        return [
+            "  no judge to use     every judge as good as the best may be no better than "
+            f"chance (its {pct} interval reaches 0)"
+        ]
+    difference = answer.get("difference") or {}
+    return [
+        f"  cheapest as good    {answer['name']} ({answer['kind']})  "
+        f"${answer['usd_per_million']:,.2f} per million",
+        f"    on the {answer['n_items']} items both graded: κ(best) "
+        f"{_fmt(answer.get('kappa_best'))}, κ {_fmt(answer.get('kappa'))}",
+        f"    κ(best) − κ: {_interval(difference)}, p {_p(difference.get('p_value'))} "
+        f"({pct} interval, paired bootstrap over {answer['n_queries']} queries)",
+    ]
+
+
 def format_table(answers: Sequence[dict[str, Any]]) -> str:
     out: list[str] = []
     for a in answers:
-        best, answer = a["best"], a["answer"]
+        best = a["best"]
         pct = f"{a['level'] * 100:g}%"
-        difference = answer.get("difference") or {}
+        title = "best single judge" if best.get("above_chance") else "highest κ"
         out += [
             f"{a['dataset']}:",
-            f"  best single judge   {best['name']}  κ {_interval(best['kappa'])} ({pct} "
-            f"interval), α {_fmt(best['alpha'])} on its {best['n_items']} items  "
+            f"  {title:<17}   {best['name']}  κ {_interval(best['kappa'])} ({pct} "
+            f"interval; {_scale(a)}), α {_fmt(best['alpha'])} on its {best['n_items']} items  "
             f"${best['usd_per_million']:,.2f} per million",
-            f"  cheapest as good    {answer['name']} ({answer['kind']})  "
-            f"${answer['usd_per_million']:,.2f} per million",
-            f"    on the {answer['n_items']} items both graded: κ(best) "
-            f"{_fmt(answer.get('kappa_best'))}, κ {_fmt(answer.get('kappa'))}",
-            f"    κ(best) − κ: {_interval(difference)}, p {_p(difference.get('p_value'))} "
-            f"({pct} interval, paired bootstrap over {answer['n_queries']} queries)",
+            *_answer_lines(a, pct),
             f"  note: {a['note']}",
             "",
         ]

@@ -46,6 +46,27 @@ def _fmt(value: float | None, sign: bool = False) -> str:
     return f"{value:+.3f}" if sign else f"{value:.3f}"
 
 
+def _scale(r: dict[str, Any]) -> str:
+    """Chance and the human–human κ, beside the held-out κ."""
+    humans = r.get("human_kappa")
+    if not humans:
+        return "chance 0.000, humans – (fewer than two annotators)"
+    if humans["low"] == humans["high"]:
+        return f"chance 0.000, humans {_fmt(humans['low'])}"
+    return f"chance 0.000, humans {_fmt(humans['low'])}–{_fmt(humans['high'])}"
+
+
+def _chance_line(r: dict[str, Any]) -> list[str]:
+    """A warning when the chosen candidate is at or below chance on some held-out halves."""
+    rate = r.get("at_chance_rate")
+    if not rate:
+        return []
+    return [
+        f"  not above chance: the chosen candidate's held-out κ is 0 or below (chance) in "
+        f"{rate:.1%} of splits"
+    ]
+
+
 def format_table(results: Sequence[dict[str, Any]]) -> str:
     """Plain text, one block per dataset."""
     out: list[str] = []
@@ -57,7 +78,9 @@ def format_table(results: Sequence[dict[str, Any]]) -> str:
             f"{r['n_items']} items; {r['splits']} random halvings of the queries "
             f"(seed {r['seed']})",
             "The candidate with the best κ on one half is chosen, then scored on the other half.",
-            f"  held-out κ of the chosen candidate   {_fmt(r['held_out_kappa'])}{spread}",
+            f"  held-out κ of the chosen candidate   {_fmt(r['held_out_kappa'])}{spread}; "
+            f"{_scale(r)}",
+            *_chance_line(r),
             f"  its κ on the half it was chosen on   {_fmt(r['selection_kappa'])} "
             f"(optimism {_fmt(r['optimism'], sign=True)})",
             f"  expected regret                      {_fmt(r['expected_regret'])} "

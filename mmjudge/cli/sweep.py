@@ -72,12 +72,16 @@ def _app(cfg: DictConfig) -> None:
         try:
             keep_run_config(cfg, run_dir)
             summary = run_cell(cfg, run_dir, secrets_checked=True)
+            prompt_named = prompt_chosen(hydra_cfg.overrides.task)
             if not isinstance(summary, RunSummary):
-                print(cell_line(summary), file=sys.stdout)
+                print(cell_line(summary, prompt_named=prompt_named), file=sys.stdout)
                 return
             if summary.status.stopped_because:
                 print(f"mmjudge: {summary.status.stopped_because}", file=sys.stderr)
-            print(cell_line(summary), file=sys.stdout if cfg.runner.dry_run else sys.stderr)
+            print(
+                cell_line(summary, prompt_named=prompt_named),
+                file=sys.stdout if cfg.runner.dry_run else sys.stderr,
+            )
             code = summary.status.exit_code
             if summary.status.status == INTERRUPTED:
                 where = str(hydra_cfg.sweep.dir) if multirun else str(run_dir)
@@ -95,13 +99,39 @@ def _app(cfg: DictConfig) -> None:
             sys.exit(EXIT_CONFIG)
 
 
-def cell_line(summary: RunSummary | dict[str, Any]) -> str:
+#: The prompt a cell uses unless one is chosen (``conf/config.yaml``'s defaults list).
+DEFAULT_PROMPT = "default"
+
+
+def prompt_chosen(overrides: Sequence[str]) -> bool:
+    """Whether the command line (or the sweep, for one of its cells) chooses the prompt:
+    ``prompt=…``, ``prompt.id=…``, ``+prompt=…``. Hydra gives each cell of a multirun the
+    overrides it was started with, the swept value included."""
+    for override in overrides:
+        key = override.lstrip("~+").split("=", 1)[0]
+        if key.split("@", 1)[0].split(".", 1)[0] == "prompt":
+            return True
+    return False
+
+
+def cell_name(
+    dataset: str, model: str, modality: str, prompt_id: str, prompt_named: bool = False
+) -> str:
+    """``dataset × model × modality``, then ``× prompt`` when the prompt was chosen (as in
+    a prompt sweep, where it is what tells the cells apart) or is not the default one."""
+    parts = [dataset, model, modality]
+    if prompt_named or prompt_id != DEFAULT_PROMPT:
+        parts.append(prompt_id)
+    return " × ".join(str(p) for p in parts)
+
+
+def cell_line(summary: RunSummary | dict[str, Any], *, prompt_named: bool = False) -> str:
     """The closing line of a run: what was judged, agreement and spend (a dry run's:
-    the forecast)."""
+    the forecast). It names every axis a sweep can vary (:func:`cell_name`)."""
     if not isinstance(summary, RunSummary):
-        return forecast_line(summary)
+        return forecast_line(summary, prompt_named=prompt_named)
     c = summary.cell
-    cell = f"{c.dataset} × {c.model} × {c.modality}"
+    cell = cell_name(c.dataset, c.model, c.modality, c.prompt_id, prompt_named)
     if summary.status.status == "skipped":
         return f"{cell}: skipped — {summary.status.skip_reason}"
     kappa = summary.metrics.kappa
@@ -115,9 +145,15 @@ def cell_line(summary: RunSummary | dict[str, Any]) -> str:
     return line + status_note(summary)
 
 
-def forecast_line(data: dict[str, Any]) -> str:
+def forecast_line(data: dict[str, Any], *, prompt_named: bool = False) -> str:
     """The line of a dry run: the forecast at sync and batch prices."""
-    cell = f"{data['dataset']} × {data['model']} × {data['modality']}"
+    cell = cell_name(
+        data["dataset"],
+        data["model"],
+        data["modality"],
+        str(data.get("prompt_id") or DEFAULT_PROMPT),
+        prompt_named,
+    )
     f = data["forecast"]
     estimate = "" if f.get("exact_text_tokens", True) else " (text tokens estimated)"
     batch = data.get("forecast_batch")

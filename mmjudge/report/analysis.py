@@ -346,23 +346,6 @@ def unfinished_cells(cells: pd.DataFrame, done: pd.DataFrame) -> list[Unfinished
     return out
 
 
-def recommended(stats: DatasetStats) -> Cell | None:
-    """The judge to recommend on a dataset: the cheapest judge whose paired difference from
-    the best judge contains 0 (the best itself when none is cheaper); ties go to the higher
-    κ."""
-    ranked = stats.ranked
-    if not ranked:
-        return None
-    candidates = [ranked[0]] + [c.b for c in stats.best_vs_others if not c.distinguishable]
-    return min(candidates, key=lambda c: (c.usd_per_million, -c.kappa.estimate))
-
-
-def baseline(cells: Sequence[Cell]) -> Cell | None:
-    """The best free judge, the baseline any paid judge has to beat (None if none is free)."""
-    free = [c for c in cells if c.free and c.kappa.known]
-    return max(free, key=lambda c: c.kappa.estimate) if free else None
-
-
 def load_labels(stats: DatasetStats, cell: Cell) -> CellLabels:
     """The cell's labels, read on first use (ensembles are read only when compared)."""
     if cell.labels is None:

@@ -35,7 +35,7 @@ from mmjudge.report import testbank as bank_report
 from mmjudge.report.analysis import MODALITY_NAMES, N_BOOT, Analysis, analyse
 from mmjudge.report.browser import BUDGET, CAP, build_browser
 from mmjudge.report.load import cell_table, judged_statuses, write_sweep_summary
-from mmjudge.runs.status import count_statuses, status_line
+from mmjudge.runs.status import count_statuses
 
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("mmjudge", "report/templates"),
@@ -148,8 +148,37 @@ def _overview(
         "n_ensembles": sum(len(d.ensembles) for d in analysis.datasets),
         "n_boot": analysis.n_boot,
         "cards": cards.cards(analysis),
-        "status_line": status_line(count_statuses(judged_statuses(cells))),
+        "cells_clause": cells_clause(cells, analysis),
     }
+
+
+def cells_clause(cells: pd.DataFrame, analysis: Analysis) -> str:
+    """What the report is built from, in one clause: ``17 judge cells (16 complete, 1
+    failed), of which 16 are analysed, plus 2 panels and 2 cascades built from their saved
+    records``."""
+    counts = count_statuses(judged_statuses(cells))
+    judged = sum(counts.values())
+    statuses = ", ".join(f"{n} {status.replace('_', ' ')}" for status, n in counts.items())
+    analysed = sum(len(d.cells) for d in analysis.datasets)
+    kinds = [e.kind for d in analysis.datasets for e in d.ensembles]
+    of_them = (
+        f"all {analysed} are analysed"
+        if analysed == judged and judged > 1
+        else f"{analysed} {'is' if analysed == 1 else 'are'} analysed"
+    )
+    text = f"{judged} judge cell{'s' * (judged != 1)} ({statuses or 'none'}), of which {of_them}"
+    built = [
+        f"{n} {kind}{'s' * (n != 1)}" for kind in ("panel", "cascade") if (n := kinds.count(kind))
+    ]
+    if built:
+        text += f", plus {' and '.join(built)} built from their saved records"
+    replaced = len(analysis.ignored_runs)
+    if replaced:
+        text += (
+            f"; {replaced} older run{'s' * (replaced != 1)} replaced by a later run of the "
+            "same cell"
+        )
+    return text
 
 
 def _answer_tables(cells: pd.DataFrame, analysis: Analysis) -> dict[str, Any]:
@@ -162,6 +191,7 @@ def _answer_tables(cells: pd.DataFrame, analysis: Analysis) -> dict[str, Any]:
         "shown_judges": len(forest.shown_judges(analysis)[0]),
         "effects": tables.image_effects(analysis),
         "frontier": tables.frontier_rows(analysis),
+        "scales": tables.chance_and_humans(analysis),
         "spend": spend.spend_rows(cells),
         "ensembles": spend.ensemble_rows(cells),
         "designs": bank_report.design_rows(analysis),

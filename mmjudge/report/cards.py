@@ -1,9 +1,12 @@
 """The answer at the top of the page: one card per dataset, then a few lines on ensembles.
 
-A card names the recommended judge (the cheapest judge not distinguishable from the best,
-:func:`mmjudge.report.analysis.recommended`), the best judge, what the image adds on that
-dataset and the human ceiling. Every number is the one the tables show (the cell's score,
-the paired comparisons of :mod:`mmjudge.report.analysis`); nothing is computed here.
+A card names the recommended judge (the cheapest judge not distinguishable from the best
+whose κ interval lies above 0, :func:`mmjudge.report.verdicts.recommended`), the best judge,
+what the image adds on that dataset and where the best κ sits between chance (κ 0) and the
+human ceiling. When no judge's interval lies above 0 the card recommends none and says
+plainly that no judge agrees with people better than chance. Every number is the one the
+tables show (the cell's score, the paired comparisons of :mod:`mmjudge.report.analysis`);
+nothing is computed here.
 """
 
 from __future__ import annotations
@@ -18,8 +21,6 @@ from mmjudge.report.analysis import (
     Analysis,
     Cell,
     DatasetStats,
-    baseline,
-    recommended,
 )
 from mmjudge.report.findings.prose import (
     NOT_DISTINGUISHABLE,
@@ -31,19 +32,26 @@ from mmjudge.report.findings.prose import (
     usd,
 )
 from mmjudge.report.style import ensemble_label
+from mmjudge.report.verdicts import at_chance, baseline, best_role, recommended
 
 
 @dataclass
 class Card:
     dataset: str
     anchor: str
-    recommended: Markup
+    recommended: Markup | None
+    """The judge to use; None when none can be recommended (see ``verdict``)."""
     why: Markup
     best: Markup
     image: Markup
     ceiling: Markup
+    """Chance, the best κ and the human–human κ on one line."""
     baseline: Markup | None = None
     ensembles: list[Markup] = field(default_factory=list)
+    verdict: Markup | None = None
+    """Why no judge is recommended (set exactly when ``recommended`` is None)."""
+    best_title: str = "Best"
+    """``Best``, or ``Highest κ`` when that judge may be no better than chance."""
 
 
 def _judge(analysis: Analysis, cell: Cell) -> Markup:
@@ -69,10 +77,18 @@ def _why(stats: DatasetStats, chosen: Cell) -> Markup:
         cheaper = [c for c in stats.best_vs_others if c.b.usd_per_million < best.usd_per_million]
         if not cheaper:
             return join("It is also the cheapest of the judges that match it.")
+        if any(not c.distinguishable for c in cheaper):
+            return join(
+                "The cheaper judges that match it may be no better than chance (their κ "
+                "intervals reach 0); every other cheaper judge is distinguishably worse."
+            )
         return join("Every cheaper judge is distinguishably worse (paired bootstrap).")
     paired = next((c for c in stats.best_vs_others if c.b is chosen), None)
     evidence = f": {difference(paired)}" if paired is not None else ""
-    return join(f"The cheapest judge {NOT_DISTINGUISHABLE} from the best{evidence}.")
+    role = best_role(stats)
+    return join(
+        f"The cheapest judge above chance and {NOT_DISTINGUISHABLE} from the {role}{evidence}."
+    )
 
 
 def _image(stats: DatasetStats) -> Markup:
@@ -95,12 +111,40 @@ def _image(stats: DatasetStats) -> Markup:
 
 
 def _ceiling(stats: DatasetStats) -> Markup:
+    """Chance, the top judge's κ and the human–human κ on one line, lowest first."""
     ceiling = stats.ceiling
+    best = stats.ranked[0]
+    role = "best judge" if best.kappa.above_chance else "highest judge"
+    line = f"chance 0 · {role} {interval(best.kappa)} · "
     if ceiling is None:
-        return join("Fewer than two annotators: no human–human κ.")
+        return join(line, "humans – (fewer than two annotators: no human–human κ).")
     value = num(ceiling[0]) if ceiling[0] == ceiling[1] else f"{num(ceiling[0])}–{num(ceiling[1])}"
     pairs = len(stats.human_pairs)
-    return join(f"Annotators agree with each other at κ {value} ({pairs} pair{'s' * (pairs > 1)}).")
+    return join(
+        line, f"humans {value} (annotators with each other, {pairs} pair{'s' * (pairs > 1)})."
+    )
+
+
+def _no_recommendation(analysis: Analysis, stats: DatasetStats) -> Markup:
+    """Why no judge is recommended: none agrees with people better than chance, or those
+    that do are distinguishably below a judge that may not."""
+    best = stats.ranked[0]
+    shown = join(Markup("<b>{}</b>").format(analysis.judge_name(best.judge)))
+    value = f"κ {interval(best.kappa)}"
+    if at_chance(stats):
+        return join(
+            "No judge on this dataset agrees with people better than chance: every judge's "
+            "95% interval reaches κ 0 (a judge answering at random) or lies below it. The "
+            "highest κ is ",
+            shown,
+            f" — {value}.",
+        )
+    return join(
+        "No judge can be recommended: the highest κ, ",
+        shown,
+        f" — {value}, may be no better than chance (its interval reaches 0), and every "
+        "judge whose interval lies above 0 is distinguishably below it.",
+    )
 
 
 def _ensemble_lines(analysis: Analysis, stats: DatasetStats) -> list[Markup]:
@@ -113,12 +157,13 @@ def _ensemble_lines(analysis: Analysis, stats: DatasetStats) -> list[Markup]:
     )
     for c in ordered:
         ensemble = c.a
+        top = f"the {best_role(stats)} judge"
         verdict = (
-            f"{NOT_DISTINGUISHABLE} from the best judge"
+            f"{NOT_DISTINGUISHABLE} from {top}"
             if not c.distinguishable
-            else "above the best judge"
+            else f"above {top}"
             if c.difference > 0
-            else "below the best judge"
+            else f"below {top}"
         )
         lines.append(
             join(
@@ -135,17 +180,19 @@ def _ensemble_lines(analysis: Analysis, stats: DatasetStats) -> list[Markup]:
 def cards(analysis: Analysis) -> list[Card]:
     out = []
     for index, stats in enumerate(analysis.datasets):
-        chosen = recommended(stats)
-        if chosen is None:
+        if not stats.ranked:
             continue
+        chosen = recommended(stats)
         free = baseline(stats.cells)
         out.append(
             Card(
                 dataset=stats.name,
                 anchor=dataset_anchor(index, stats.name),
-                recommended=_judge(analysis, chosen),
-                why=_why(stats, chosen),
+                recommended=_judge(analysis, chosen) if chosen is not None else None,
+                verdict=_no_recommendation(analysis, stats) if chosen is None else None,
+                why=_why(stats, chosen) if chosen is not None else Markup(""),
                 best=_judge(analysis, stats.ranked[0]),
+                best_title=best_role(stats).capitalize(),
                 image=_image(stats),
                 ceiling=_ceiling(stats),
                 baseline=_judge(analysis, free) if free is not None else None,

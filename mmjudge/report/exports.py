@@ -7,8 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from mmjudge.report.analysis import Analysis, Cell, DatasetStats, recommended
+from mmjudge.report.analysis import Analysis, Cell, DatasetStats
 from mmjudge.report.csv_table import write_csv
+from mmjudge.report.verdicts import recommended
 from mmjudge.runs import Ensemble
 
 JUDGES_CSV = "judges.csv"
@@ -55,7 +56,8 @@ def judge_rows(analysis: Analysis, stats: DatasetStats) -> list[dict[str, Any]]:
             **_score(cell),
             **_cost(cell),
             "frontier": cell.frontier,
-            "best": cell is best,
+            "above_chance": cell.kappa.above_chance,
+            "best": cell is best and cell.kappa.above_chance,
             "recommended": cell is chosen,
             "run_id": cell.run_id,
         }

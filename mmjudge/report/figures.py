@@ -30,18 +30,26 @@ from mmjudge.report.analysis import (
     Analysis,
     AverageCell,
     Cell,
+    DatasetStats,
     Interval,
     Judge,
-    baseline,
-    recommended,
 )
 from mmjudge.report.labels import Label, place_labels
 from mmjudge.report.style import MARKERS, Palette, ensemble_label
+from mmjudge.report.verdicts import baseline, best_role, recommended
 
 DPI = 110
 WIDTH = 12.5
 """Inches: 1,375 pixels at DPI, the width of the page's content."""
 ENSEMBLE_COLOURS = {"panel": "#1b7f79", "cascade": "#b5541c"}
+CHANCE = 0.0
+"""The κ of a judge answering at random: drawn in every figure that shows κ."""
+CHANCE_STYLE = {"color": "tab:red", "linestyle": "-.", "linewidth": 0.9, "alpha": 0.8}
+
+
+def chance_handle() -> Line2D:
+    """The legend entry of the chance line."""
+    return Line2D([], [], label="chance (κ = 0, a judge answering at random)", **CHANCE_STYLE)  # type: ignore[arg-type]
 
 
 class Point(NamedTuple):
@@ -111,6 +119,7 @@ def _kappa_limits(
     values = [v for v in values if math.isfinite(v)] + list(ceiling or ())
     if not values:
         return -0.05, 1.0
+    values.append(CHANCE)  # chance is always on the axis, however far above it the judges are
     low, high = min(values), max(values)
     pad = max(0.04, 0.08 * (high - low))
     return low - pad, min(1.02, high + 2 * pad)
@@ -170,6 +179,7 @@ def _cost_panel(
 ) -> list[Label]:
     """One dataset's panel; returns the labels to place once the layout is fixed."""
     axis.apply(ax)
+    ax.axhline(CHANCE, zorder=1, **CHANCE_STYLE)  # type: ignore[arg-type]
     if ceiling is not None:
         ax.axhspan(ceiling[0], ceiling[1], color="tab:green", alpha=0.15, zorder=0)
         for value in set(ceiling):
@@ -202,9 +212,46 @@ def _cost_panel(
 
 def judge_label(analysis: Analysis, judge: Judge, role: str = "") -> str:
     """A labelled point's text: the model (and prompt, when the report has several); the
-    modality is the marker."""
+    modality is the marker. Within a panel, :func:`distinct_labels` adds what tells two
+    labels apart."""
     text = f"{judge.model} · {judge.prompt_id}" if analysis.with_prompt else judge.model
     return f"{text} ({role})" if role else text
+
+
+class Named(NamedTuple):
+    """A point to label: its judge, the sweep it came from and its role (may be empty)."""
+
+    judge: Judge
+    sweep: str = ""
+    role: str = ""
+
+
+def distinct_labels(named: Sequence[Named], with_prompt: bool, ensemble: bool = False) -> list[str]:
+    """One label per point, none repeated within the panel: the model (the ensemble's short
+    name), with the prompt when the report has several; where two labels would read the same,
+    the modality is added, then the prompt, then the sweep. The role follows in brackets."""
+    shown: list[set[str]] = [{"prompt"} if with_prompt and not ensemble else set() for _ in named]
+
+    def text(index: int) -> str:
+        judge, sweep, _ = named[index]
+        parts = [ensemble_label(judge.model) if ensemble else judge.model]
+        if "modality" in shown[index]:
+            parts.append(MODALITY_NAMES.get(judge.modality, judge.modality))
+        if "prompt" in shown[index]:
+            parts.append(judge.prompt_id)
+        if "sweep" in shown[index] and sweep:
+            parts.append(sweep)
+        return " · ".join(parts)
+
+    for extra in ("modality", "prompt", "sweep"):
+        groups: dict[str, list[int]] = {}
+        for index in range(len(named)):
+            groups.setdefault(text(index), []).append(index)
+        for indices in groups.values():
+            if len(indices) > 1:
+                for index in indices:
+                    shown[index].add(extra)
+    return [f"{text(i)} ({item.role})" if item.role else text(i) for i, item in enumerate(named)]
 
 
 def _point(cell: Cell | AverageCell, colour: str, label: str = "") -> Point:
@@ -212,16 +259,40 @@ def _point(cell: Cell | AverageCell, colour: str, label: str = "") -> Point:
     return Point(cell.judge, cell.usd_per_million, cell.kappa, cell.frontier, colour, label)
 
 
-def _roles(cells: Sequence[Cell], best: Cell | None, chosen: Cell | None) -> dict[int, str]:
+def _roles(stats: DatasetStats) -> dict[int, str]:
+    """The roles worth a label: the free baseline, the recommended judge (never one that
+    may be no better than chance) and the best, called "highest κ" when its interval
+    reaches 0."""
     roles: dict[int, str] = {}
-    free = baseline(cells)
+    free = baseline(stats.cells)
     if free is not None:
         roles[id(free)] = "free baseline"
+    chosen = recommended(stats)
     if chosen is not None:
         roles[id(chosen)] = "recommended"
-    if best is not None:
-        roles[id(best)] = "best" if best is not chosen else "best, recommended"
+    if stats.ranked:
+        best = stats.ranked[0]
+        top = best_role(stats)
+        roles[id(best)] = top if best is not chosen else f"{top}, recommended"
     return roles
+
+
+def _labelled(
+    analysis: Analysis, cells: Sequence[Cell | AverageCell], roles: dict[int, str]
+) -> list[str]:
+    """Each cell's label ("" for a point the legend identifies), unique within the panel."""
+    wanted = [i for i, c in enumerate(cells) if c.frontier or id(c) in roles]
+    texts = distinct_labels(
+        [
+            Named(cells[i].judge, getattr(cells[i], "sweep", ""), roles.get(id(cells[i]), ""))
+            for i in wanted
+        ],
+        analysis.with_prompt,
+    )
+    labels = [""] * len(cells)
+    for i, text in zip(wanted, texts, strict=True):
+        labels[i] = text
+    return labels
 
 
 def judge_panels(analysis: Analysis) -> list[tuple[str, list[Point], tuple[float, float] | None]]:
@@ -229,29 +300,23 @@ def judge_panels(analysis: Analysis) -> list[tuple[str, list[Point], tuple[float
     palette = analysis.palette
     panels = []
     for stats in analysis.datasets:
-        best = stats.ranked[0] if stats.ranked else None
-        roles = _roles(stats.cells, best, recommended(stats))
+        labels = _labelled(analysis, stats.cells, _roles(stats))
         points = [
-            _point(
-                c,
-                palette.of(c.judge.model),
-                judge_label(analysis, c.judge, roles.get(id(c), ""))
-                if c.frontier or id(c) in roles
-                else "",
-            )
-            for c in stats.cells
+            _point(c, palette.of(c.judge.model), label)
+            for c, label in zip(stats.cells, labels, strict=True)
         ]
         panels.append((stats.name, points, stats.ceiling))
     if len(analysis.datasets) > 1:
         ranked = [a for a in analysis.averages if a.kappa.known]
         top = max(ranked, key=lambda a: a.kappa.estimate) if ranked else None
+        roles = {}
+        if top is not None and top.frontier:
+            roles[id(top)] = "best" if top.kappa.above_chance else "highest κ"
+        averages = [a for a in analysis.averages if a.frontier]
+        labels = _labelled(analysis, averages, roles)
+        by_id = {id(a): label for a, label in zip(averages, labels, strict=True)}
         points = [
-            _point(
-                a,
-                palette.of(a.judge.model),
-                judge_label(analysis, a.judge, "best" if a is top else "") if a.frontier else "",
-            )
-            for a in analysis.averages
+            _point(a, palette.of(a.judge.model), by_id.get(id(a), "")) for a in analysis.averages
         ]
         panels.append(("average over datasets", points, None))
     return panels
@@ -306,8 +371,10 @@ def _finish(fig: Figure, labels: list[Label]) -> Figure:
 def cost_figure(analysis: Analysis) -> Figure:
     """κ (y, 95% bootstrap interval) against $ per million judgments (x, log; free judges in
     a band at the left), one point per judge; a panel per dataset and one averaged over the
-    datasets. Labelled: the Pareto frontier (dashed), the best judge, the recommended one
-    (cheapest not distinguishable from the best) and the free baseline."""
+    datasets. Labelled: the Pareto frontier (dashed), the best judge ("highest κ" when its
+    interval reaches 0), the recommended one (cheapest not distinguishable from the best,
+    above chance) and the free baseline. Every panel draws chance (κ 0) and the human–human
+    range on its κ axis."""
     panels = judge_panels(analysis) or [("(no completed runs)", [], None)]
     axis = CostAxis.fit([p.cost for _, points, _ in panels for p in points])
     modalities = sorted({p.judge.modality for _, points, _ in panels for p in points})
@@ -323,6 +390,7 @@ def cost_figure(analysis: Analysis) -> Figure:
         [
             Line2D([], [], color="black", linestyle="--", label="Pareto frontier (outlined)"),
             Patch(color="tab:green", alpha=0.3, label="human–human κ (min–max)"),
+            chance_handle(),
         ],
     )
     return _finish(fig, labels)
@@ -340,12 +408,13 @@ def ensemble_figure(analysis: Analysis) -> Figure | None:
         return None
     panels = []
     for stats in datasets:
+        front = [c for c in stats.ensembles if c.frontier]
+        names = distinct_labels(
+            [Named(c.judge, c.sweep) for c in front], analysis.with_prompt, ensemble=True
+        )
+        by_id = {id(c): name for c, name in zip(front, names, strict=True)}
         points = [
-            _point(
-                c,
-                ENSEMBLE_COLOURS.get(c.kind, "0.3"),
-                ensemble_label(c.judge.model) if c.frontier else "",
-            )
+            _point(c, ENSEMBLE_COLOURS.get(c.kind, "0.3"), by_id.get(id(c), ""))
             for c in stats.ensembles
         ]
         judges = [_point(c, "0.7") for c in stats.cells]
@@ -367,6 +436,7 @@ def ensemble_figure(analysis: Analysis) -> Figure | None:
             Line2D(
                 [], [], color="0.55", linestyle=":", marker="o", markersize=3, label="judges alone"
             ),
+            chance_handle(),
         ],
     )
     return _finish(fig, labels)

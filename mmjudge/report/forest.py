@@ -12,7 +12,16 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from mmjudge.report.analysis import Analysis, Judge
-from mmjudge.report.figures import DPI, WIDTH, legend, save, used
+from mmjudge.report.figures import (
+    CHANCE,
+    CHANCE_STYLE,
+    DPI,
+    WIDTH,
+    chance_handle,
+    legend,
+    save,
+    used,
+)
 from mmjudge.report.style import MARKERS
 
 MAX_ROWS = 40
@@ -46,6 +55,7 @@ def by_dataset_figure(analysis: Analysis) -> Figure:
     axes = fig.subplots(1, columns, sharey=True, squeeze=False)[0]
     rows = {judge: i for i, judge in enumerate(judges)}
     for ax, stats in zip(axes, datasets, strict=False):
+        ax.axvline(CHANCE, **CHANCE_STYLE)
         if stats.ceiling is not None:
             ax.axvspan(*stats.ceiling, color="tab:green", alpha=0.15, linewidth=0)
             for value in set(stats.ceiling):
@@ -84,7 +94,7 @@ def by_dataset_figure(analysis: Analysis) -> Figure:
         fig,
         used(analysis.palette, {j.model for j in judges}),
         modalities,
-        [Patch(color="tab:green", alpha=0.3, label="human–human κ (min–max)")],
+        [Patch(color="tab:green", alpha=0.3, label="human–human κ (min–max)"), chance_handle()],
     )
     return fig
 

@@ -147,6 +147,39 @@ def _controls(rows: list[dict[str, Any]]) -> tuple[list[Any], alt.Chart]:
     return params, base
 
 
+CHANCE_LINE = "chance (κ = 0)"
+HUMAN_LINE = "human–human κ"
+
+
+def reference_rows(analysis: Analysis, datasets: list[str]) -> list[dict[str, Any]]:
+    """Per panel of the chart: chance (κ 0) and the lowest and highest human–human κ (the
+    average over datasets has chance only)."""
+    ceilings = {d.name: d.ceiling for d in analysis.datasets}
+    rows = []
+    for name in dict.fromkeys(datasets):
+        rows.append({"dataset": name, "kappa": 0.0, "line": CHANCE_LINE})
+        ceiling = ceilings.get(name)
+        for value in sorted(set(ceiling or ())):
+            rows.append({"dataset": name, "kappa": value, "line": HUMAN_LINE})
+    return rows
+
+
+def _reference_rules(analysis: Analysis, datasets: list[str]) -> alt.Chart:
+    """Horizontal rules at chance and at the human–human κ of the dataset shown."""
+    return (
+        alt.Chart(alt.Data(values=reference_rows(analysis, datasets)))
+        .transform_filter("datum.dataset == dataset")
+        .mark_rule(strokeDash=[6, 3], strokeWidth=1.2)
+        .encode(
+            y=alt.Y("kappa:Q"),
+            color=alt.condition(
+                f"datum.line == '{CHANCE_LINE}'", alt.value("#d62728"), alt.value("#2ca02c")
+            ),
+            tooltip=[alt.Tooltip("line:N", title="line"), alt.Tooltip("kappa:Q", format=".2f")],
+        )
+    )
+
+
 def chart_spec(analysis: Analysis) -> dict[str, Any] | None:
     """The Vega-Lite spec (a dict), or None when no judge has a κ."""
     costs = [c.usd_per_million for d in analysis.datasets for c in [*d.cells, *d.ensembles]]
@@ -197,7 +230,10 @@ def chart_spec(analysis: Analysis) -> dict[str, Any] | None:
         )
         .add_params(zoom)
     )
-    chart = alt.layer(bars, points).add_params(*params).properties(width="container", height=460)
+    rules = _reference_rules(analysis, [r["dataset"] for r in rows])
+    chart = (
+        alt.layer(rules, bars, points).add_params(*params).properties(width="container", height=460)
+    )
     spec: dict[str, Any] = chart.to_dict()
     return spec
 

@@ -17,6 +17,7 @@ from mmjudge.report.analysis import (
     Cell,
     Comparison,
     DatasetStats,
+    Interval,
     Judge,
 )
 from mmjudge.report.findings.prose import (
@@ -271,6 +272,32 @@ def _judge_fields(judge: Judge) -> Row:
     }
 
 
+def chance_and_humans(analysis: Analysis) -> dict[str, str]:
+    """Per dataset, chance and the human–human κ as one cell of text (``chance 0.00 ·
+    humans 0.78``), for the tables whose κ has no row of its own to set them against."""
+    out = {}
+    for stats in analysis.datasets:
+        ceiling = stats.ceiling
+        humans = (
+            "–"
+            if ceiling is None
+            else num(ceiling[0])
+            if ceiling[0] == ceiling[1]
+            else f"{num(ceiling[0])}–{num(ceiling[1])}"
+        )
+        out[stats.name] = f"chance 0.00 · humans {humans}"
+    return out
+
+
+def against_chance(kappa: Interval, ceiling: tuple[float, float] | None) -> str:
+    """Where an interval sits between chance (κ 0) and the human–human κ, in words."""
+    place = "above chance" if kappa.above_chance else "not above chance (interval reaches 0)"
+    if ceiling is None:
+        return f"{place}; no human–human κ"
+    value = num(ceiling[0]) if ceiling[0] == ceiling[1] else f"{num(ceiling[0])}–{num(ceiling[1])}"
+    return f"{place}; humans {value}"
+
+
 def frontier_rows(analysis: Analysis) -> list[Row]:
     rows = []
     for stats in analysis.datasets:
@@ -284,6 +311,7 @@ def frontier_rows(analysis: Analysis) -> list[Row]:
                     **_judge_fields(cell.judge),
                     "usd": money(cell.usd_per_million),
                     "kappa": interval(cell.kappa),
+                    "scale": against_chance(cell.kappa, stats.ceiling),
                     "step": (
                         f"{difference(step)} vs {analysis.judge_name(step.b.judge)}"
                         if step
@@ -309,6 +337,9 @@ def frontier_rows(analysis: Analysis) -> list[Row]:
                     **_judge_fields(a.judge),
                     "usd": money(a.usd_per_million),
                     "kappa": interval(a.kappa),
+                    "scale": against_chance(a.kappa, None).replace(
+                        "no human–human κ", "humans: see each dataset"
+                    ),
                     "step": f"mean over {len(a.datasets)} dataset(s): {', '.join(a.datasets)}",
                     "verdict": "–",
                 }

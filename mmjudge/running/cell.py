@@ -161,8 +161,11 @@ def _judge_cell(
     cfg = context.cfg
     records_path = judgments_path(run_dir)
     done = keep_finished_rows(run_dir)
+    name = f"{cfg.dataset.name} × {cfg.model.name} × {cfg.modality.name}"
+    if cfg.prompt.id != "default":  # a prompt sweep's cells differ by the prompt alone
+        name += f" × {cfg.prompt.id}"
     progress = Progress(
-        f"{cfg.dataset.name} × {cfg.model.name} × {cfg.modality.name}",
+        name,
         total - len(done),
         cfg.runner.progress,
     )

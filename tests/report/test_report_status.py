@@ -55,7 +55,7 @@ def test_failed_cells_are_left_out_listed_and_named_by_the_answers(tmp_path: Pat
 
     out = build_report(root, tmp_path / "reports", n_boot=50)
     html = (out / "index.html").read_text()
-    assert "1 completed cell of 3 (3 cells: 1 complete, 1 failed, 1 interrupted)" in html
+    assert "3 judge cells (1 complete, 1 failed, 1 interrupted), of which 1 is analysed" in html
     assert "Failed or stopped cells" in html
     assert "20 of 20" in html and "BadRequestError 20" in html and "Invalid image" in html
     summary = json.loads((root / "sweep_summary.json").read_text())

@@ -179,7 +179,7 @@ def test_a_sweep_with_a_failed_cell_exits_non_zero_and_says_so_everywhere(
     assert "every judgment failed" in failed["status_reason"]
     assert "Invalid image" in failed["first_error"]
     html = (tmp_path / "reports" / sweep_dir.name / "index.html").read_text()
-    assert "1 completed cell of 2 (2 cells: 1 complete, 1 failed)" in html
+    assert "2 judge cells (1 complete, 1 failed), of which 1 is analysed" in html
     assert "Failed or stopped cells" in html and "16 of 16" in html
     # The image question names the failure instead of suggesting the sweep that just ran.
     assert "failed or were stopped, so it cannot be answered" in html

@@ -5,18 +5,21 @@ from __future__ import annotations
 
 from markupsafe import Markup
 
-from mmjudge.report.analysis import Analysis, Cell, DatasetStats, recommended
+from mmjudge.report.analysis import Analysis, Cell, DatasetStats
 from mmjudge.report.findings.answer import Answer, dataset_link
 from mmjudge.report.findings.prose import (
     FIG_COST,
     NOT_DISTINGUISHABLE,
     TABLE_FRONTIER,
     difference,
+    interval,
     join,
     link,
+    listed,
     num,
     usd,
 )
+from mmjudge.report.verdicts import at_chance, recommended
 
 
 def _frontier_text(analysis: Analysis, stats: DatasetStats) -> Markup:
@@ -28,6 +31,8 @@ def _frontier_text(analysis: Analysis, stats: DatasetStats) -> Markup:
             f"{analysis.judge_name(cell.judge)} ({usd(cell.usd_per_million)}, "
             f"κ {num(cell.kappa.estimate)}"
         )
+        if not cell.kappa.above_chance:
+            text += ", not above chance"
         step = steps.get(id(cell))
         if index and step is not None:
             cheaper = analysis.judge_name(step.b.judge)
@@ -55,6 +60,15 @@ def frontier(analysis: Analysis) -> Answer:
     for stats in analysis.datasets:
         if stats.frontier_cells:
             answer.points.append(_frontier_text(analysis, stats))
+    chance_only = [s for s in analysis.datasets if at_chance(s)]
+    if chance_only:
+        answer.lead = join(
+            answer.lead,
+            " On ",
+            listed(dataset_link(analysis, s) for s in chance_only),
+            " no judge agrees with people better than chance (every κ interval reaches 0), "
+            "so its frontier recommends nothing.",
+        )
     if len(analysis.datasets) > 1 and analysis.average_frontier:
         parts = [
             f"{analysis.judge_name(a.judge)} ({usd(a.usd_per_million)}, "
@@ -78,7 +92,8 @@ def frontier(analysis: Analysis) -> Answer:
 
 
 def cheapest_as_good(stats: DatasetStats) -> Cell | None:
-    """The cheapest judge not distinguishable from the best (:func:`analysis.recommended`)."""
+    """The cheapest judge not distinguishable from the best whose κ interval lies above 0
+    (:func:`mmjudge.report.verdicts.recommended`); None when there is none."""
     return recommended(stats)
 
 
@@ -86,7 +101,13 @@ def _cheapest_as_good(analysis: Analysis, stats: DatasetStats) -> Markup:
     best = stats.ranked[0]
     cell = cheapest_as_good(stats)
     where = dataset_link(analysis, stats)
-    if cell is None or cell is best:
+    if cell is None:
+        return join(
+            where,
+            f" none: no judge that matches the highest κ ({analysis.judge_name(best.judge)}, "
+            f"κ {interval(best.kappa)}) agrees with people better than chance (κ 0)",
+        )
+    if cell is best:
         return join(where, f" the best itself, {analysis.judge_name(best.judge)}")
     return join(
         where,

@@ -18,6 +18,7 @@ from mmjudge.report.findings.prose import (
     join,
     link,
 )
+from mmjudge.report.verdicts import at_chance
 
 
 def one_winner(analysis: Analysis) -> Answer:
@@ -58,8 +59,19 @@ def _best_per_dataset(analysis: Analysis, answer: Answer) -> tuple[dict[str, Jud
     return bests, unclear
 
 
+def _at_chance(analysis: Analysis) -> list[str]:
+    """The datasets where no judge's κ interval lies above 0 (chance)."""
+    return [s.name for s in analysis.datasets if at_chance(s)]
+
+
 def _one_dataset_lead(analysis: Analysis, bests: dict[str, Judge], unclear: list[str]) -> Markup:
     name, judge = next(iter(bests.items()))
+    if _at_chance(analysis):
+        return join(
+            f"No judge on {name} agrees with people better than chance (every κ interval "
+            f"reaches 0); the highest κ is {analysis.judge_name(judge)}'s. With a single "
+            "dataset, “everywhere” cannot be tested."
+        )
     return join(
         f"{analysis.judge_name(judge)} is best on {name}"
         + (f" but {NOT_DISTINGUISHABLE} from the runner-up" if unclear else "")
@@ -75,14 +87,25 @@ def _lead(analysis: Analysis, bests: dict[str, Judge], unclear: list[str]) -> Ma
         lead = f"Yes: {analysis.judge_name(judge)} has the highest κ on every dataset"
         if unclear:
             lead += f", but on {', '.join(unclear)} it is {NOT_DISTINGUISHABLE} from the runner-up"
-        return join(lead + ".")
+        return join(lead + "." + _chance_note(analysis))
     per = "; ".join(f"{name}: {analysis.judge_name(j)}" for name, j in bests.items())
     lead = f"No: the best judge differs by dataset ({per})"
     if unclear:
         lead += (
             f", though on {', '.join(unclear)} the best is {NOT_DISTINGUISHABLE} from the runner-up"
         )
-    return join(lead + ".")
+    return join(lead + "." + _chance_note(analysis))
+
+
+def _chance_note(analysis: Analysis) -> str:
+    """A sentence naming the datasets where no judge beats chance (empty when none)."""
+    at_chance = _at_chance(analysis)
+    if not at_chance:
+        return ""
+    return (
+        f" On {', '.join(at_chance)} no judge agrees with people better than chance (every "
+        "κ interval reaches 0): the highest κ there is not a judge to use."
+    )
 
 
 def _tied_everywhere(analysis: Analysis, winners: set[Judge], unclear: list[str]) -> list[Markup]:
@@ -95,6 +118,16 @@ def _tied_everywhere(analysis: Analysis, winners: set[Judge], unclear: list[str]
     if not ran_everywhere or (len(winners) == 1 and not unclear):
         return []
     names = sorted(analysis.judge_name(j) for j in ran_everywhere)
+    if _at_chance(analysis):  # not "best" where the top may be no better than chance
+        return [
+            join(
+                "Highest κ or ",
+                NOT_DISTINGUISHABLE,
+                " from it on every dataset: ",
+                capped(names),
+                ".",
+            )
+        ]
     return [
         join(
             "Best or ", NOT_DISTINGUISHABLE, " from the best on every dataset: ", capped(names), "."
@@ -121,7 +154,15 @@ def _best_sentence(analysis: Analysis, stats: DatasetStats) -> tuple[Markup, boo
     else:
         distinct = not best.kappa.overlaps(runner.kappa)
         evidence = "no shared items; compared by interval overlap"
-    head = join("On ", where, f" the best judge is {name} (κ {interval(best.kappa)})")
+    if not best.kappa.above_chance:
+        head = join(
+            "On ",
+            where,
+            f" the highest κ is {name}'s (κ {interval(best.kappa)}), which may be no better "
+            "than chance (its interval reaches 0)",
+        )
+    else:
+        head = join("On ", where, f" the best judge is {name} (κ {interval(best.kappa)})")
     runner_text = f"the runner-up {runner_name} (κ {interval(runner.kappa)})"
     if distinct:
         return join(head, f"; it is ahead of {runner_text}: {evidence}."), True
