@@ -120,7 +120,7 @@ def test_a_partly_served_dataset_runs_and_records_the_gaps(tmp_path: Path) -> No
 
 
 def test_flickr8k_text_cells_are_skipped(tmp_path: Path) -> None:
-    shared_data("flickr8k_expert")
+    root = shared_data("flickr8k_expert")
     for modality in ("text", "mm"):
         summary = cell(
             tmp_path,
@@ -128,6 +128,7 @@ def test_flickr8k_text_cells_are_skipped(tmp_path: Path) -> None:
             "model=gpt4o_mini",
             f"modality={modality}",
             "dataset=flickr8k_expert",
+            f"dataset.path={root}",
             "runner.dry_run=true",
         )
         assert isinstance(summary, RunSummary) and summary.status.status == "skipped", summary

@@ -138,7 +138,9 @@ def test_hm_on_the_real_sample(tmp_path: Path) -> None:
     rows[0][2] = rows[0][2].lstrip("0")
     labels = hm_labels(tmp_path / "labels.csv", rows, annotators=("annotator_a",))
     cfg = OmegaConf.to_object(
-        compose_config(["dataset=hm_sample", f"dataset.labels_file={labels}"])
+        compose_config(
+            ["dataset=hm_sample", f"dataset.path={root}", f"dataset.labels_file={labels}"]
+        )
     )
     assert isinstance(cfg, SweepConfig)
     examples = list(load_dataset(cfg.dataset))
@@ -224,7 +226,7 @@ def test_flickr8k_on_the_real_data() -> None:
         line.rstrip("\n").split("\t", 1)
         for line in (root / "Flickr8k.token.txt").read_text(encoding="utf-8").splitlines(True)
     )
-    cfg = OmegaConf.to_object(compose_config(["dataset=flickr8k_expert"]))
+    cfg = OmegaConf.to_object(compose_config(["dataset=flickr8k_expert", f"dataset.path={root}"]))
     assert isinstance(cfg, SweepConfig)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # every image of the subset is present: nothing skipped

@@ -262,11 +262,12 @@ def test_budget_cap_stops_writes_what_it_has_and_resumes(
 
 
 def test_flickr8k_expert_image_only_sweep(tmp_path: Path, loopback: LoopbackServer) -> None:
-    shared_data("flickr8k_expert")
+    root = shared_data("flickr8k_expert")
     loopback.responder = lambda request: "3\nThe caption fits the picture."
     result = run(
         tmp_path,
         "dataset=flickr8k_expert",
+        f"dataset.path={root}",
         "modality=image",
         "model=gpt4o_mini",
         f"model.base_url={loopback.openai_base_url}",
@@ -298,6 +299,7 @@ def test_hm_sweep_with_a_label_file(tmp_path: Path, loopback: LoopbackServer) ->
     result = run(
         tmp_path,
         "dataset=hm_sample",
+        f"dataset.path={root}",
         f"dataset.labels_file={labels}",
         "dataset.annotators=[assessor]",
         "modality=mm",
