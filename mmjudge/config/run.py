@@ -52,6 +52,10 @@ class RunnerConfig:
     max_error_rate: float = 0.1
     """A cell whose share of failed judgments is above this (or in which every judgment
     failed) ends ``failed``; with fewer failures it ends ``partial``."""
+    max_unparseable_rate: float = 0.1
+    """A cell in which more than this share of the answers hold no grade the prompt's format
+    allows (or in which none does) ends ``failed``; with fewer it ends ``partial``. Such
+    answers are not retried: the same request gets the same answer."""
     breaker_failures: int = 10
     """Failed calls of one kind in a row (connection refused, DNS, TLS, 5xx, timeouts), with
     no success in between, that stop a cell: its endpoint cannot work."""

@@ -343,10 +343,13 @@ def write_run(
     raw_output: Mapping[Key, str] | None = None,
     errors: Mapping[Key, str] | None = None,
     image_hashes: Mapping[Key, list[str]] | None = None,
+    max_unparseable_rate: float | None = None,
 ) -> Path:
-    """A completed run ``root/name`` judging exactly ``labels`` (None: unparseable) of the
+    """A finished run ``root/name`` judging exactly ``labels`` (None: unparseable) of the
     (query id, result id) items whose assessors' grades ``human`` gives; per-item cost, image
-    cost, raw output, error and image hashes where given."""
+    cost, raw output, error and image hashes where given. Its status follows from its rows
+    as a real run's does (``max_unparseable_rate``: the runner's setting, default as
+    shipped)."""
     from mmjudge.running.cell import write_cell_summary
 
     given = {
@@ -371,6 +374,8 @@ def write_run(
         FakeJudge(model, modality=modality, prompt_id=prompt_id, model_id=model, provider="fake"),
         relevant_from=relevant_from,
     )
+    if max_unparseable_rate is not None:
+        cfg.runner.max_unparseable_rate = max_unparseable_rate
     write_cell_summary(cfg, cfg, run_dir)
     return run_dir
 

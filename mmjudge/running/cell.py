@@ -239,6 +239,7 @@ def write_cell_summary(
         relevant_from=cfg.dataset.scale.relevant_from,
         config=resolved_config(raw_cfg),
         max_error_rate=cfg.runner.max_error_rate,
+        max_unparseable_rate=cfg.runner.max_unparseable_rate,
         **parts,
     )
 
