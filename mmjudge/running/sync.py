@@ -41,6 +41,7 @@ from mmjudge.running.policy import (
     endpoint_of,
     error_text,
 )
+from mmjudge.running.rate_limits import RateLimitWatch
 
 #: Seconds between looks at items another process is judging.
 CLAIM_POLL_S = 0.25
@@ -57,6 +58,8 @@ class Runner:
       of all calls in flight are committed together, once per turn of the event loop
       (:mod:`mmjudge.running.claim_writes`);
     - trips a circuit breaker (:mod:`mmjudge.running.breaker`) when the endpoint cannot work;
+    - stops when the endpoint has answered nothing but rate limits for
+      ``runner.rate_limit_wait_s`` (:mod:`mmjudge.running.rate_limits`);
     - stops cleanly on :meth:`request_stop` (Ctrl-C, SIGTERM): nothing new is scheduled,
       answers that arrive within ``runner.grace_s`` are yielded, the rest are cancelled.
     """
@@ -90,6 +93,9 @@ class Runner:
         self.requests = RateLimiter(model.requests_per_minute)
         self.tokens = RateLimiter(model.tokens_per_minute)
         self.breaker = Breaker(settings.breaker_failures, endpoint_of(judge, model), model.name)
+        self.rate_limits = RateLimitWatch(
+            settings.rate_limit_wait_s, endpoint_of(judge, model), model.name
+        )
         self._in_flight_forecast = 0.0
         self._fatal: BaseException | None = None
         self._stop_signal: int | None = None
@@ -463,6 +469,12 @@ class Runner:
                 self._fail_fast(trip)
                 self._release(job)
                 return False, None
+        # Rate limits have an end too: a stretch of nothing else for runner.rate_limit_wait_s.
+        limited = self.rate_limits.failure(error, text)
+        if limited is not None:
+            self._fail_fast(limited)
+            self._release(job)
+            return False, None
         if will_retry and not self._stopping():
             self.stats.retries += 1
             if self.writes is not None:
@@ -480,6 +492,7 @@ class Runner:
 
     async def _answered(self, job: Job, response: JudgeResponse, attempts: int) -> Outcome:
         self.breaker.success()
+        self.rate_limits.success()
         if self.writes is not None:
             # Committed before the outcome (and its row) goes on: see claim_writes.
             await self.writes.complete(job.key, response)
