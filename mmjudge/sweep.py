@@ -13,6 +13,7 @@ if __name__ == "__main__":
     start_for_argv(sys.argv[1:], _SHIPPED_CONFIGS)
 
 import contextlib
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,7 @@ from mmjudge.locations import CONFIG_SEARCH_PATH, resolve_path
 from mmjudge.running.collector import skip_collections_at_exit
 from mmjudge.runs import RunSummary
 from mmjudge.runs.cleanup import removed_unless_judged
+from mmjudge.runs.log import keeping_warnings, say
 from mmjudge.runs.status import EXIT_CONFIG, INTERRUPTED
 
 #: The shipped config groups on disk (package data), for the checks that read files.
@@ -71,20 +73,22 @@ def _app(cfg: DictConfig) -> None:
     run_dir = Path(hydra_cfg.runtime.output_dir)
     multirun = hydra_cfg.mode == RunMode.MULTIRUN
     # A run that stops before judging anything leaves no folder (the error says why).
-    with removed_unless_judged(run_dir):
+    # What the console shows for this run is kept in its sweep.log too (runs/log.py).
+    with removed_unless_judged(run_dir), keeping_warnings(run_dir):
         try:
             keep_run_config(cfg, run_dir)
             summary = run_cell(cfg, run_dir, secrets_checked=True)
             if not isinstance(summary, RunSummary):
-                print(cell_line(summary), file=sys.stdout)
+                say(cell_line(summary), run_dir, stream=sys.stdout)
                 return
             if summary.status.stopped_because:
-                print(f"mmjudge: {summary.status.stopped_because}", file=sys.stderr)
-            print(cell_line(summary), file=sys.stdout if cfg.runner.dry_run else sys.stderr)
+                say(f"mmjudge: {summary.status.stopped_because}", run_dir, level=logging.WARNING)
+            line = cell_line(summary)
+            say(line, run_dir, stream=sys.stdout if cfg.runner.dry_run else sys.stderr)
             code = summary.status.exit_code
             if summary.status.status == INTERRUPTED:
                 where = str(hydra_cfg.sweep.dir) if multirun else str(run_dir)
-                print(interrupted_lines(summary, where, multirun=multirun), file=sys.stderr)
+                say(interrupted_lines(summary, where, multirun=multirun), run_dir)
                 # A stopped multirun stops: the next cells are not started.
                 raise SystemExit(code)
             note_exit(code)
@@ -92,9 +96,9 @@ def _app(cfg: DictConfig) -> None:
                 from mmjudge.report import build_report  # plotting and tables, only now
 
                 out = build_report(run_dir, Path(_resolve_path(cfg.paths.reports)))
-                print(f"report: {out / 'index.html'}", file=sys.stderr)
+                say(f"report: {out / 'index.html'}", run_dir)
         except MMJudgeError as error:
-            print(f"mmjudge: {error}", file=sys.stderr)
+            say(f"mmjudge: {error}", run_dir, level=logging.ERROR)
             sys.exit(EXIT_CONFIG)
 
 

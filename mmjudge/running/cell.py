@@ -63,6 +63,7 @@ from mmjudge.running.work import (
 )
 from mmjudge.runs import CellInfo, RunSummary, appending_rows, judgments_path, keep_finished_rows
 from mmjudge.runs.batches import STATE_FILE
+from mmjudge.runs.log import say
 from mmjudge.testbank import grading as bank_grading
 from mmjudge.testbank.derive import check_bank_prompt
 from mmjudge.testbank.per_entry import EntryCollector
@@ -337,10 +338,12 @@ async def _run(
         state_path = records_path.parent / STATE_FILE
         runner = _batch_runner(context, state_path, cache, stats)
     else:
-        runner = _sync_runner(context, cache, stats)
+        runner = _sync_runner(context, cache, stats, records_path.parent)
     try:
         with (
-            stop_signals(asyncio.get_running_loop(), _stop_handler(runner, cfg)),
+            stop_signals(
+                asyncio.get_running_loop(), _stop_handler(runner, cfg, records_path.parent)
+            ),
             appending_rows(records_path.parent) as write,
             image_pool(context) as pool,
         ):
@@ -365,12 +368,15 @@ async def _run(
             cache.close()
 
 
-def _sync_runner(context: CellContext, cache: ResponseCache | None, stats: RunStats) -> Runner:
-    """The runner for ``runner.mode=sync``; says first how many calls will be in flight."""
+def _sync_runner(
+    context: CellContext, cache: ResponseCache | None, stats: RunStats, run_dir: Path
+) -> Runner:
+    """The runner for ``runner.mode=sync``; says first how many calls will be in flight (on
+    the console and in the run's log)."""
     assert context.judge is not None
     cfg = context.cfg
     in_flight = fit_open_files(calls_in_flight(cfg.runner, cfg.model))
-    print(first_line(in_flight, cfg.model), file=sys.stderr, flush=True)
+    say(first_line(in_flight, cfg.model), run_dir)
     return Runner(
         context.judge,
         cfg.model,
@@ -390,8 +396,11 @@ def _ahead(runner: Runner) -> int:
     return 2 * runner.concurrency + PREPARE_AHEAD
 
 
-def _stop_handler(runner: Runner | BatchRunner, cfg: SweepConfig) -> Callable[[int], None]:
-    """What Ctrl-C and SIGTERM do while the cell is judging: tell the runner, say so once."""
+def _stop_handler(
+    runner: Runner | BatchRunner, cfg: SweepConfig, run_dir: Path
+) -> Callable[[int], None]:
+    """What Ctrl-C and SIGTERM do while the cell is judging: tell the runner, say so once
+    (on the console and in the run's log)."""
 
     def on_stop(number: int) -> None:
         if not runner.request_stop(number):
@@ -403,7 +412,8 @@ def _stop_handler(runner: Runner | BatchRunner, cfg: SweepConfig) -> Callable[[i
                 f"no new calls; waiting up to {cfg.runner.grace_s:g} s (runner.grace_s) for "
                 f"the {runner.in_flight} in flight; press Ctrl-C again to stop at once"
             )
-        print(f"\nmmjudge: {signal_name(number)}: {what}", file=sys.stderr)
+        print(file=sys.stderr)  # off the progress bar's line
+        say(f"mmjudge: {signal_name(number)}: {what}", run_dir)
 
     return on_stop
 
