@@ -4,13 +4,15 @@ each printed once on the console; and no key, though the server echoed one."""
 
 from __future__ import annotations
 
+import signal
 import socket
+import time
 from pathlib import Path
 
 import pytest
 
 from tests.fixtures.loopback_server import Behaviour, LoopbackServer
-from tests.helpers import run_sweep
+from tests.helpers import run_sweep, start_sweep
 
 KEY = "sk-test-loopback-0123456789abcdef"
 
@@ -91,3 +93,28 @@ def test_a_key_the_server_echoes_is_redacted_in_the_run_log(
     ((_, log),) = run_logs(tmp_path).items()
     assert "got only server errors" in log and "<redacted>" in log
     assert KEY not in log and KEY not in result.stderr
+
+
+@pytest.mark.slow
+def test_a_stop_by_signal_and_the_resume_command_are_kept(
+    tmp_path: Path, loopback: LoopbackServer
+) -> None:
+    loopback.latency_s = 0.5  # calls are in flight when the signal comes
+    process = start_sweep(
+        tmp_path,
+        "model=gpt4o",
+        "runner.concurrency=3",
+        f"model.base_url={loopback.openai_base_url}",
+        "dataset.limit=16",
+        env={"OPENAI_API_KEY": KEY},
+    )
+    deadline = time.monotonic() + 60
+    while loopback.request_count < 4:
+        assert time.monotonic() < deadline, "the run sent nothing"
+        time.sleep(0.02)
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=60) == 143
+    ((name, log),) = run_logs(tmp_path).items()
+    stop = log.index("mmjudge: SIGTERM")
+    assert "interrupted;" in log[stop:] and f"hydra.run.dir={tmp_path}" in log[stop:]
+    assert name in log[stop:]  # the resume command pins this run's folder
