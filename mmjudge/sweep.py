@@ -22,6 +22,7 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import MissingMandatoryValue
 
 from mmjudge.cli.exits import (
     fail,
@@ -188,6 +189,18 @@ def _mode_not_set(_hydra: object, config_name: str | None, overrides: list[str])
     return None
 
 
+def _last_run_dir() -> Path | None:
+    """The folder of the run Hydra started last (None before it started one), whose log keeps
+    a stop that came between its calls."""
+    if not HydraConfig.initialized():
+        return None
+    try:
+        output_dir = HydraConfig.get().runtime.output_dir
+    except (AttributeError, ValueError, MissingMandatoryValue):  # no job started yet
+        return None
+    return Path(output_dir) if output_dir else None
+
+
 def main() -> None:
     problem = check_overrides(sys.argv[1:])
     if problem:
@@ -202,7 +215,9 @@ def main() -> None:
             _app()
     except KeyboardInterrupt as error:
         number = signal_number_of(error)
-        print(f"\nmmjudge: {stopped_between_calls(number, sys.argv[1:])}", file=sys.stderr)
+        print(file=sys.stderr)  # off the progress bar's line
+        line = f"mmjudge: {stopped_between_calls(number, sys.argv[1:])}"
+        say(line, _last_run_dir(), level=logging.WARNING)
         sys.exit(128 + number)
     sys.exit(pending_exit())
 
