@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import sys
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -131,6 +130,7 @@ def run_cell(
     context = CellContext(
         cfg=cfg,
         run_id=run_id,
+        run_dir=run_dir,
         judge=judge,
         price=price,
         image_settings=_image_settings(cfg),
@@ -338,12 +338,10 @@ async def _run(
         state_path = records_path.parent / STATE_FILE
         runner = _batch_runner(context, state_path, cache, stats)
     else:
-        runner = _sync_runner(context, cache, stats, records_path.parent)
+        runner = _sync_runner(context, cache, stats)
     try:
         with (
-            stop_signals(
-                asyncio.get_running_loop(), _stop_handler(runner, cfg, records_path.parent)
-            ),
+            stop_signals(asyncio.get_running_loop(), _stop_handler(runner, context)),
             appending_rows(records_path.parent) as write,
             image_pool(context) as pool,
         ):
@@ -368,15 +366,12 @@ async def _run(
             cache.close()
 
 
-def _sync_runner(
-    context: CellContext, cache: ResponseCache | None, stats: RunStats, run_dir: Path
-) -> Runner:
-    """The runner for ``runner.mode=sync``; says first how many calls will be in flight (on
-    the console and in the run's log)."""
+def _sync_runner(context: CellContext, cache: ResponseCache | None, stats: RunStats) -> Runner:
+    """The runner for ``runner.mode=sync``; says first how many calls will be in flight."""
     assert context.judge is not None
     cfg = context.cfg
     in_flight = fit_open_files(calls_in_flight(cfg.runner, cfg.model))
-    say(first_line(in_flight, cfg.model), run_dir)
+    say(first_line(in_flight, cfg.model), context.run_dir)
     return Runner(
         context.judge,
         cfg.model,
@@ -396,11 +391,9 @@ def _ahead(runner: Runner) -> int:
     return 2 * runner.concurrency + PREPARE_AHEAD
 
 
-def _stop_handler(
-    runner: Runner | BatchRunner, cfg: SweepConfig, run_dir: Path
-) -> Callable[[int], None]:
-    """What Ctrl-C and SIGTERM do while the cell is judging: tell the runner, say so once
-    (on the console and in the run's log)."""
+def _stop_handler(runner: Runner | BatchRunner, context: CellContext) -> Callable[[int], None]:
+    """What Ctrl-C and SIGTERM do while the cell is judging: tell the runner, say so once."""
+    cfg = context.cfg
 
     def on_stop(number: int) -> None:
         if not runner.request_stop(number):
@@ -412,8 +405,7 @@ def _stop_handler(
                 f"no new calls; waiting up to {cfg.runner.grace_s:g} s (runner.grace_s) for "
                 f"the {runner.in_flight} in flight; press Ctrl-C again to stop at once"
             )
-        print(file=sys.stderr)  # off the progress bar's line
-        say(f"mmjudge: {signal_name(number)}: {what}", run_dir)
+        say(f"\nmmjudge: {signal_name(number)}: {what}", context.run_dir)
 
     return on_stop
 

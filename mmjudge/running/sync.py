@@ -20,12 +20,12 @@ from mmjudge.config import ModelConfig, RunnerConfig
 from mmjudge.errors import CredentialError, FatalProviderError
 from mmjudge.judges.base import JudgeAPI
 from mmjudge.records import JudgeRequest, JudgeResponse
-from mmjudge.running.breaker import Breaker
 from mmjudge.running.cache import ItemClaims, RequestKeys, ResponseCache
 from mmjudge.running.claim_writes import GroupCommit
 from mmjudge.running.collector import quiet_collector
 from mmjudge.running.concurrency import calls_in_flight
 from mmjudge.running.event_loop import TurnPacer
+from mmjudge.running.health import EndpointHealth
 from mmjudge.running.jobs import SET_ASIDE, Job, SetAside, stop_error, token_estimate
 from mmjudge.running.limits import RateLimiter
 from mmjudge.running.lookahead import LookedUp, look_up, looked_up
@@ -41,7 +41,6 @@ from mmjudge.running.policy import (
     endpoint_of,
     error_text,
 )
-from mmjudge.running.rate_limits import RateLimitWatch
 
 #: Seconds between looks at items another process is judging.
 CLAIM_POLL_S = 0.25
@@ -57,9 +56,8 @@ class Runner:
       is set aside and its answer taken from the cache when it arrives. The claims' writes
       of all calls in flight are committed together, once per turn of the event loop
       (:mod:`mmjudge.running.claim_writes`);
-    - trips a circuit breaker (:mod:`mmjudge.running.breaker`) when the endpoint cannot work;
-    - stops when the endpoint has answered nothing but rate limits for
-      ``runner.rate_limit_wait_s`` (:mod:`mmjudge.running.rate_limits`);
+    - stops the cell when the endpoint cannot work or its rate limit does not clear
+      (:mod:`mmjudge.running.health`: the circuit breaker and ``runner.rate_limit_wait_s``);
     - stops cleanly on :meth:`request_stop` (Ctrl-C, SIGTERM): nothing new is scheduled,
       answers that arrive within ``runner.grace_s`` are yielded, the rest are cancelled.
     """
@@ -92,10 +90,7 @@ class Runner:
         self.concurrency = concurrency = max(1, concurrency)
         self.requests = RateLimiter(model.requests_per_minute)
         self.tokens = RateLimiter(model.tokens_per_minute)
-        self.breaker = Breaker(settings.breaker_failures, endpoint_of(judge, model), model.name)
-        self.rate_limits = RateLimitWatch(
-            settings.rate_limit_wait_s, endpoint_of(judge, model), model.name
-        )
+        self.health = EndpointHealth.of(settings, endpoint_of(judge, model), model.name)
         self._in_flight_forecast = 0.0
         self._fatal: BaseException | None = None
         self._stop_signal: int | None = None
@@ -460,19 +455,9 @@ class Runner:
         with the item's error outcome, or None when the run is stopping (no row)."""
         text = error_text(error)
         will_retry = retryable and attempts <= self.settings.max_retries
-        # The breaker counts failures that no retry has fixed: a failed retry, or a failure
-        # that will not be retried. A burst of first attempts failing together (stale
-        # keep-alive connections dropped at once) does not count until retries fail too.
-        if attempts > 1 or not will_retry:
-            trip = self.breaker.failure(error, text)
-            if trip is not None:
-                self._fail_fast(trip)
-                self._release(job)
-                return False, None
-        # Rate limits have an end too: a stretch of nothing else for runner.rate_limit_wait_s.
-        limited = self.rate_limits.failure(error, text)
-        if limited is not None:
-            self._fail_fast(limited)
+        stop = self.health.failure(error, text, settled=attempts > 1 or not will_retry)
+        if stop is not None:
+            self._fail_fast(stop)
             self._release(job)
             return False, None
         if will_retry and not self._stopping():
@@ -491,8 +476,7 @@ class Runner:
         return False, self.policy.failed(job.item, kind, text, attempts, elapsed, job.resent)
 
     async def _answered(self, job: Job, response: JudgeResponse, attempts: int) -> Outcome:
-        self.breaker.success()
-        self.rate_limits.success()
+        self.health.success()
         if self.writes is not None:
             # Committed before the outcome (and its row) goes on: see claim_writes.
             await self.writes.complete(job.key, response)
