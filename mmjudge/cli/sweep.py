@@ -4,6 +4,7 @@ with ``-m``, as a Hydra app."""
 from __future__ import annotations
 
 import contextlib
+import logging
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -13,6 +14,7 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import MissingMandatoryValue
 
 from mmjudge.cli.exits import (
     fail,
@@ -37,6 +39,7 @@ from mmjudge.locations import CONFIG_SEARCH_PATH, resolve_path
 from mmjudge.running.interrupt import raise_on_sigterm, signal_number_of
 from mmjudge.runs import RunSummary
 from mmjudge.runs.cleanup import removed_unless_judged
+from mmjudge.runs.log import keeping_warnings, say
 from mmjudge.runs.status import EXIT_CONFIG, INTERRUPTED
 
 #: The shipped config groups on disk (package data), for the checks that read files.
@@ -68,24 +71,23 @@ def _app(cfg: DictConfig) -> None:
     run_dir = Path(hydra_cfg.runtime.output_dir)
     multirun = hydra_cfg.mode == RunMode.MULTIRUN
     # A run that stops before judging anything leaves no folder (the error says why).
-    with removed_unless_judged(run_dir):
+    # What the console shows for this run is kept in its sweep.log too (runs/log.py).
+    with removed_unless_judged(run_dir), keeping_warnings(run_dir):
         try:
             keep_run_config(cfg, run_dir)
             summary = run_cell(cfg, run_dir, secrets_checked=True)
             prompt_named = prompt_chosen(hydra_cfg.overrides.task)
             if not isinstance(summary, RunSummary):
-                print(cell_line(summary, prompt_named=prompt_named), file=sys.stdout)
+                say(cell_line(summary, prompt_named=prompt_named), run_dir, stream=sys.stdout)
                 return
             if summary.status.stopped_because:
-                print(f"mmjudge: {summary.status.stopped_because}", file=sys.stderr)
-            print(
-                cell_line(summary, prompt_named=prompt_named),
-                file=sys.stdout if cfg.runner.dry_run else sys.stderr,
-            )
+                say(f"mmjudge: {summary.status.stopped_because}", run_dir, level=logging.WARNING)
+            line = cell_line(summary, prompt_named=prompt_named)
+            say(line, run_dir, stream=sys.stdout if cfg.runner.dry_run else sys.stderr)
             code = summary.status.exit_code
             if summary.status.status == INTERRUPTED:
                 where = str(hydra_cfg.sweep.dir) if multirun else str(run_dir)
-                print(interrupted_lines(summary, where, multirun=multirun), file=sys.stderr)
+                say(interrupted_lines(summary, where, multirun=multirun), run_dir)
                 # A stopped multirun stops: the next cells are not started.
                 raise SystemExit(code)
             note_exit(code)
@@ -93,9 +95,9 @@ def _app(cfg: DictConfig) -> None:
                 from mmjudge.report import build_report  # plotting and tables, only now
 
                 out = build_report(run_dir, resolve_path(cfg.paths.reports))
-                print(f"report: {out / 'index.html'}", file=sys.stderr)
+                say(f"report: {out / 'index.html'}", run_dir)
         except MMJudgeError as error:
-            print(f"mmjudge: {error}", file=sys.stderr)
+            say(f"mmjudge: {error}", run_dir, level=logging.ERROR)
             sys.exit(EXIT_CONFIG)
 
 
@@ -217,6 +219,18 @@ def _mode_not_set(_hydra: object, config_name: str | None, overrides: list[str])
     return None
 
 
+def _last_run_dir() -> Path | None:
+    """The folder of the run Hydra started last (None before it started one), whose log keeps
+    a stop that came between its calls."""
+    if not HydraConfig.initialized():
+        return None
+    try:
+        output_dir = HydraConfig.get().runtime.output_dir
+    except (AttributeError, ValueError, MissingMandatoryValue):  # no job started yet
+        return None
+    return Path(output_dir) if output_dir else None
+
+
 def run_app() -> None:
     """Run the Hydra app with ``sys.argv`` as its command line; exits with the sweep's code."""
     problem = check_overrides(sys.argv[1:])
@@ -239,7 +253,9 @@ def run_app() -> None:
         sys.exit(fail("mmjudge", config_error_line(error)))
     except KeyboardInterrupt as error:
         number = signal_number_of(error)
-        print(f"\nmmjudge: {stopped_between_calls(number, sys.argv[1:])}", file=sys.stderr)
+        print(file=sys.stderr)  # off the progress bar's line
+        line = f"mmjudge: {stopped_between_calls(number, sys.argv[1:])}"
+        say(line, _last_run_dir(), level=logging.WARNING)
         sys.exit(128 + number)
     sys.exit(pending_exit())
 

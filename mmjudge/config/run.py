@@ -52,9 +52,19 @@ class RunnerConfig:
     max_error_rate: float = 0.1
     """A cell whose share of failed judgments is above this (or in which every judgment
     failed) ends ``failed``; with fewer failures it ends ``partial``."""
+    max_unparseable_rate: float = 0.1
+    """A cell in which more than this share of the answers hold no grade the prompt's format
+    allows (or in which none does) ends ``failed``; with fewer it ends ``partial``. Such
+    answers are not retried: the same request gets the same answer."""
     breaker_failures: int = 10
     """Failed calls of one kind in a row (connection refused, DNS, TLS, 5xx, timeouts), with
     no success in between, that stop a cell: its endpoint cannot work."""
+    rate_limit_wait_s: float | None = 300.0
+    """Seconds of nothing but rate-limit answers (429) after which a cell stops ``failed``,
+    naming the limit; null: retry for as long as the run lasts. Five minutes is several
+    windows of the per-minute limits providers set, at the longest backoff (60 s): a limit
+    still hit after that is a daily quota or a tier below the run's concurrency, which no
+    retry within the run can outlast."""
     grace_s: float = 5.0
     """After Ctrl-C or SIGTERM, seconds to wait for answers already in flight."""
     claim_ttl_s: float = 30.0
@@ -88,6 +98,13 @@ class RunnerConfig:
                 "runner.max_cost_usd",
                 self.max_cost_usd,
                 "use a dollar amount of at least 0, or null for no cap",
+            )
+        if self.rate_limit_wait_s is not None:
+            require(
+                is_finite(self.rate_limit_wait_s) and self.rate_limit_wait_s > 0,
+                "runner.rate_limit_wait_s",
+                self.rate_limit_wait_s,
+                "use a number of seconds above 0, or null to retry rate limits without end",
             )
         check_whole("runner.batch_max_requests", self.batch_max_requests, 1, "for the default")
         check_whole("runner.batch_max_bytes", self.batch_max_bytes, 1, "for the default")

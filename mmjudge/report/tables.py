@@ -351,14 +351,18 @@ def frontier_rows(analysis: Analysis) -> list[Row]:
 
 
 def failures(cells: pd.DataFrame) -> list[Row]:
-    """Cells with failed judgments or an early stop: partial ones (analysed without their
-    failed rows), and failed, interrupted and budget-stopped ones (not analysed)."""
+    """Cells with failed judgments, unparseable answers or an early stop: partial ones
+    (analysed without their failed rows), and failed, interrupted and budget-stopped ones
+    (not analysed)."""
     wanted = ~cells["status"].isin([COMPLETE, SKIPPED, DRY_RUN]) & (cells["kind"] == "single")
     rows = []
     for _, cell in cells[wanted].sort_values(["dataset", "model", "modality"]).iterrows():
         n = int(cell["n"] or 0)
         errors = int(cell["n_errors"] or 0)
-        kinds = cell["errors_by_kind"] or {}
+        kinds = dict(cell["errors_by_kind"] or {})
+        unparseable = int(cell["n_unparseable"] or 0)
+        if unparseable:  # answers without a grade: no judgment either
+            kinds["unparseable answers"] = unparseable
         rows.append(
             {
                 "dataset": str(cell["dataset"]),

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import sys
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -66,6 +65,7 @@ from mmjudge.running.work import (
 )
 from mmjudge.runs import CellInfo, RunSummary, appending_rows, judgments_path, keep_finished_rows
 from mmjudge.runs.batches import STATE_FILE
+from mmjudge.runs.log import say
 from mmjudge.testbank import grading as bank_grading
 from mmjudge.testbank.derive import check_bank_prompt
 
@@ -134,6 +134,7 @@ def run_cell(
     context = CellContext(
         cfg=cfg,
         run_id=run_id,
+        run_dir=run_dir,
         judge=judge,
         price=price,
         image_settings=_image_settings(cfg),
@@ -246,6 +247,7 @@ def write_cell_summary(
         relevant_from=cfg.dataset.scale.relevant_from,
         config=resolved_config(raw_cfg),
         max_error_rate=cfg.runner.max_error_rate,
+        max_unparseable_rate=cfg.runner.max_unparseable_rate,
         **parts,
     )
 
@@ -346,9 +348,7 @@ async def _run(
         runner = _sync_runner(context, cache, stats)
     try:
         with (
-            stop_signals(
-                asyncio.get_running_loop(), _stop_handler(runner, cfg, records_path.parent)
-            ),
+            stop_signals(asyncio.get_running_loop(), _stop_handler(runner, context)),
             appending_rows(records_path.parent) as write,
             image_pool(context) as pool,
         ):
@@ -378,7 +378,7 @@ def _sync_runner(context: CellContext, cache: ResponseCache | None, stats: RunSt
     assert context.judge is not None
     cfg = context.cfg
     in_flight = fit_open_files(calls_in_flight(cfg.runner, cfg.model))
-    print(first_line(in_flight, cfg.model), file=sys.stderr, flush=True)
+    say(first_line(in_flight, cfg.model), context.run_dir)
     return Runner(
         context.judge,
         cfg.model,
@@ -398,10 +398,9 @@ def _ahead(runner: Runner) -> int:
     return 2 * runner.concurrency + PREPARE_AHEAD
 
 
-def _stop_handler(
-    runner: Runner | BatchRunner, cfg: SweepConfig, run_dir: Path
-) -> Callable[[int], None]:
+def _stop_handler(runner: Runner | BatchRunner, context: CellContext) -> Callable[[int], None]:
     """What Ctrl-C and SIGTERM do while the cell is judging: tell the runner, say so once."""
+    cfg = context.cfg
 
     def on_stop(number: int) -> None:
         if not runner.request_stop(number):
@@ -411,9 +410,9 @@ def _stop_handler(
             batch=cfg.runner.mode == "batch",
             grace_s=cfg.runner.grace_s,
             in_flight=runner.in_flight,
-            run_dir=run_dir,
+            run_dir=context.run_dir,
         )
-        print(f"\nmmjudge: {line}", file=sys.stderr)
+        say(f"\nmmjudge: {line}", context.run_dir)
 
     return on_stop
 

@@ -254,6 +254,11 @@ def check_reliability_settings(settings: RunnerConfig) -> None:
             f"runner.max_error_rate={settings.max_error_rate} must be between 0 and 1 "
             "(the share of failed judgments above which a cell counts as failed)"
         )
+    if not 0.0 <= settings.max_unparseable_rate <= 1.0:
+        raise ConfigError(
+            f"runner.max_unparseable_rate={settings.max_unparseable_rate} must be between 0 "
+            "and 1 (the share of answers without a grade above which a cell counts as failed)"
+        )
     if settings.breaker_failures < 1:
         raise ConfigError(
             f"runner.breaker_failures={settings.breaker_failures} must be at least 1 "

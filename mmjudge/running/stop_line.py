@@ -9,7 +9,9 @@ from pathlib import Path
 from mmjudge.running.interrupt import signal_name
 
 
-def stop_line(number: int, *, batch: bool, grace_s: float, in_flight: int, run_dir: Path) -> str:
+def stop_line(
+    number: int, *, batch: bool, grace_s: float, in_flight: int, run_dir: Path | None
+) -> str:
     """What was received, what happens now and how to stop at once; for SIGTERM (or another
     signal than Ctrl-C's) also how to resume, since whoever sent it (a job scheduler, ``kill``)
     may end the process before it prints its closing lines."""
@@ -26,7 +28,7 @@ def stop_line(number: int, *, batch: bool, grace_s: float, in_flight: int, run_d
             f"in flight, then saving; {again} to stop at once"
         )
     line = f"{received}: {what}"
-    if number == signal.SIGINT:
+    if number == signal.SIGINT or run_dir is None:
         return line
     return f"{line}. To resume, run the same command again {resume_hint(run_dir)}"
 

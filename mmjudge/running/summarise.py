@@ -23,8 +23,19 @@ from mmjudge.runs import (
     row_figures,
     write_summary,
 )
-from mmjudge.runs.rows import SUMMARY_COLUMNS
+from mmjudge.runs.rows import SUMMARY_COLUMNS, iter_rows
 from mmjudge.runs.status import cell_end
+
+
+def first_unparseable(run_dir: Path) -> str | None:
+    """The text of the run's first answer that holds no grade (None when there is none).
+
+    The summary's frame leaves answer texts out, so the rows are read again here, only as
+    far as that answer."""
+    for row in iter_rows(judgments_path(run_dir)):
+        if row.get("error") is None and row.get("label") is None:
+            return str(row.get("raw_output") or "")
+    return None
 
 
 def summarise_run(
@@ -35,6 +46,7 @@ def summarise_run(
     config: dict[str, Any],
     status: CellStatus | None = None,
     max_error_rate: float = 1.0,
+    max_unparseable_rate: float = 1.0,
     skipped: str | None = None,
     stop: BaseException | None = None,
     calls: CallCounts | None = None,
@@ -48,8 +60,9 @@ def summarise_run(
 
     The cell's status is ``status`` when given (virtual runs are complete), otherwise it
     follows from ``skipped``, ``stop`` (the error that ended the run early) or the share of
-    failed rows against ``max_error_rate``. A virtual run (``ensemble``) spent nothing: its
-    members' calls were paid for.
+    failed rows against ``max_error_rate`` and of unparseable answers against
+    ``max_unparseable_rate`` (the first such answer quoted in the reason). A virtual run
+    (``ensemble``) spent nothing: its members' calls were paid for.
     """
     frame = load_judgments(judgments_path(run_dir), keep=SUMMARY_COLUMNS)
     figures = row_figures(frame)
@@ -58,7 +71,14 @@ def summarise_run(
         cost = dataclasses.replace(cost, spent_usd=0.0)
     if status is None:
         status = cell_end(
-            figures.n_judgments, figures.n_errors, max_error_rate, skipped=skipped, stop=stop
+            figures.n_judgments,
+            figures.n_errors,
+            max_error_rate,
+            skipped=skipped,
+            stop=stop,
+            n_unparseable=figures.n_unparseable,
+            max_unparseable_rate=max_unparseable_rate,
+            first_unparseable=first_unparseable(run_dir) if figures.n_unparseable else None,
         )
     summary = build_summary(
         run_dir,

@@ -21,12 +21,12 @@ from mmjudge.config import ModelConfig, RunnerConfig
 from mmjudge.errors import CredentialError, FatalProviderError
 from mmjudge.judges.base import JudgeAPI
 from mmjudge.records import JudgeRequest, JudgeResponse
-from mmjudge.running.breaker import Breaker
 from mmjudge.running.cache import ItemClaims, RequestKeys, ResponseCache
 from mmjudge.running.claim_writes import GroupCommit
 from mmjudge.running.collector import quiet_collector
 from mmjudge.running.concurrency import calls_in_flight
 from mmjudge.running.event_loop import TurnPacer
+from mmjudge.running.health import EndpointHealth
 from mmjudge.running.jobs import SET_ASIDE, Job, SetAside, stop_error, token_estimate
 from mmjudge.running.limits import RateLimiter
 from mmjudge.running.lookahead import LookedUp, look_up, looked_up
@@ -78,7 +78,8 @@ class Runner:
       is set aside and its answer taken from the cache when it arrives. The claims' writes
       of all calls in flight are committed together, once per turn of the event loop
       (:mod:`mmjudge.running.claim_writes`);
-    - trips a circuit breaker (:mod:`mmjudge.running.breaker`) when the endpoint cannot work;
+    - stops the cell when the endpoint cannot work or its rate limit does not clear
+      (:mod:`mmjudge.running.health`: the circuit breaker and ``runner.rate_limit_wait_s``);
     - stops cleanly on :meth:`request_stop` (Ctrl-C, SIGTERM): nothing new is scheduled,
       answers that arrive within ``runner.grace_s`` are yielded, the rest are cancelled.
     """
@@ -111,7 +112,7 @@ class Runner:
         self.concurrency = concurrency = max(1, concurrency)
         self.requests = RateLimiter(model.requests_per_minute)
         self.tokens = RateLimiter(model.tokens_per_minute)
-        self.breaker = Breaker(settings.breaker_failures, endpoint_of(judge, model), model.name)
+        self.health = EndpointHealth.of(settings, endpoint_of(judge, model), model.name)
         self._in_flight_forecast = 0.0
         self._fatal: BaseException | None = None
         self._stop_signal: int | None = None
@@ -478,15 +479,11 @@ class Runner:
         with the item's error outcome, or None when the run is stopping (no row)."""
         text = error_text(error)
         will_retry = retryable and attempts <= self.settings.max_retries
-        # The breaker counts failures that no retry has fixed: a failed retry, or a failure
-        # that will not be retried. A burst of first attempts failing together (stale
-        # keep-alive connections dropped at once) does not count until retries fail too.
-        if attempts > 1 or not will_retry:
-            trip = self.breaker.failure(error, text)
-            if trip is not None:
-                self._fail_fast(trip)
-                self._release(job)
-                return False, None
+        stop = self.health.failure(error, text, settled=attempts > 1 or not will_retry)
+        if stop is not None:
+            self._fail_fast(stop)
+            self._release(job)
+            return False, None
         if will_retry and not self._stopping():
             self.stats.retries += 1
             if self.writes is not None:
@@ -503,7 +500,7 @@ class Runner:
         return False, self.policy.failed(job.item, kind, text, attempts, elapsed, job.resent)
 
     async def _answered(self, job: Job, response: JudgeResponse, attempts: int) -> Outcome:
-        self.breaker.success()
+        self.health.success()
         if self.writes is not None:
             # Committed before the outcome (and its row) goes on: see claim_writes.
             await self.writes.complete(job.key, response)

@@ -51,6 +51,8 @@ class CellContext:
     """The test bank the cell grades against (``prompt.bank``), or None."""
     output: OutputTokens = field(default_factory=lambda: OutputTokens(0.0, ""))
     """Output tokens per call for the forecast, and their basis."""
+    run_dir: Path | None = None
+    """The run folder, whose ``sweep.log`` keeps the cell's console lines (None: no log)."""
 
 
 #: A dataset whose first whole pass held at most this many items and characters of text is

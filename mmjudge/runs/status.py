@@ -9,10 +9,15 @@ status                    exit   meaning
 ``complete``              0      every item was judged without an error
 ``skipped``               0      the judge cannot do this cell (reason in ``skip_reason``)
 ``dry_run``               0      forecast only, nothing was called
-``partial``               3      some judgments failed (at most ``runner.max_error_rate``)
+``partial``               3      some judgments failed (at most ``runner.max_error_rate``), or
+                                 some answers could not be read as a grade (at most
+                                 ``runner.max_unparseable_rate`` of the answers)
 ``failed``                4      more than ``runner.max_error_rate`` of the judgments failed
-                                 (or all of them), or the run was stopped by an error no
-                                 retry can fix (the circuit breaker, a rejected key)
+                                 (or all of them), more than ``runner.max_unparseable_rate``
+                                 of the answers could not be read as a grade (or none could),
+                                 or the run was stopped by an error no retry can fix (the
+                                 circuit breaker, a rejected key, a rate limit that lasted
+                                 ``runner.rate_limit_wait_s``)
 ``stopped_by_budget``     5      ``runner.max_cost_usd`` stopped scheduling calls
 ``interrupted``           130    Ctrl-C (SIGINT); 143 for SIGTERM
 ========================  =====  ==========================================================
@@ -58,8 +63,34 @@ _EXIT = {PARTIAL: EXIT_PARTIAL, FAILED: EXIT_FAILED, STOPPED_BY_BUDGET: EXIT_BUD
 _SEVERITY = (INTERRUPTED, FAILED, STOPPED_BY_BUDGET, PARTIAL)
 
 
-def cell_status(n_judgments: int, n_errors: int, max_error_rate: float) -> tuple[str, str]:
-    """``(status, reason)`` of a cell that ran to the end, from its rows' error count."""
+def cell_status(
+    n_judgments: int,
+    n_errors: int,
+    max_error_rate: float,
+    n_unparseable: int = 0,
+    max_unparseable_rate: float = 1.0,
+    first_unparseable: str | None = None,
+) -> tuple[str, str]:
+    """``(status, reason)`` of a cell that ran to the end, from its rows' error count and its
+    answers that could not be read as a grade (``first_unparseable``: the first such answer,
+    quoted in the reason). The worse of the two decides; both are named when both count."""
+    found = [
+        _errors_status(n_judgments, n_errors, max_error_rate),
+        _unparseable_status(
+            n_judgments - n_errors, n_unparseable, max_unparseable_rate, first_unparseable
+        ),
+    ]
+    worst = max(found, key=lambda part: _RANK[part[0]])
+    if worst[0] == COMPLETE:
+        return COMPLETE, ""
+    reasons = [reason for state, reason in sorted(found, key=lambda p: -_RANK[p[0]]) if reason]
+    return worst[0], "; ".join(reasons)
+
+
+_RANK = {COMPLETE: 0, PARTIAL: 1, FAILED: 2}
+
+
+def _errors_status(n_judgments: int, n_errors: int, max_error_rate: float) -> tuple[str, str]:
     if n_errors == 0:
         return COMPLETE, ""
     share = n_errors / n_judgments if n_judgments else 1.0
@@ -71,6 +102,48 @@ def cell_status(n_judgments: int, n_errors: int, max_error_rate: float) -> tuple
     return PARTIAL, f"{counted}; run the same command again to retry them"
 
 
+#: Characters of the first unparseable answer quoted in a cell's reason.
+QUOTED_ANSWER_CHARS = 120
+
+
+def quoted_answer(text: str | None) -> str:
+    """An answer as one short quoted line: whitespace runs (newlines too) become one space,
+    and a long answer is cut at :data:`QUOTED_ANSWER_CHARS` characters."""
+    line = " ".join((text or "").split())
+    if not line:
+        return "an empty answer"
+    if len(line) > QUOTED_ANSWER_CHARS:
+        line = line[: QUOTED_ANSWER_CHARS - 1].rstrip() + "…"
+    return f'"{line}"'
+
+
+def _unparseable_status(
+    n_answered: int, n_unparseable: int, max_rate: float, first: str | None
+) -> tuple[str, str]:
+    """An answer the judge gave that holds no grade is no judgment either: past
+    ``runner.max_unparseable_rate`` of the answers the cell failed, below it it is partial.
+    Unlike a failed call, running again does not retry it (the same request gets the same
+    answer from the cache): the prompt or the model has to change."""
+    if n_unparseable == 0:
+        return COMPLETE, ""
+    share = n_unparseable / n_answered if n_answered else 1.0
+    counted = (
+        f"{n_unparseable:,} of {n_answered:,} answers could not be read as a grade "
+        f"({share:.0%}); first: {quoted_answer(first)}"
+    )
+    if n_unparseable >= n_answered:
+        return FAILED, (
+            f"{counted}; no answer could be read: check that the model answers in the "
+            "prompt's format (a prompt with a test bank needs a rating for each entry)"
+        )
+    if share > max_rate:
+        return FAILED, (
+            f"{counted}; more than runner.max_unparseable_rate={max_rate:g}: check that the "
+            "model answers in the prompt's format"
+        )
+    return PARTIAL, f"{counted}; left out of the agreement figures"
+
+
 def cell_end(
     n_judgments: int,
     n_errors: int,
@@ -78,10 +151,13 @@ def cell_end(
     *,
     skipped: str | None = None,
     stop: BaseException | None = None,
+    n_unparseable: int = 0,
+    max_unparseable_rate: float = 1.0,
+    first_unparseable: str | None = None,
 ) -> CellStatus:
     """How a cell ended: skipped (with the reason), stopped early by ``stop`` (an interruption,
     the budget, the circuit breaker, a rejected key), or, when it ran to the end, as its rows'
-    error count says."""
+    error count and unparseable answers say (:func:`cell_status`)."""
     if skipped:
         state, reason = SKIPPED, skipped
     elif isinstance(stop, Interrupted):
@@ -91,7 +167,14 @@ def cell_end(
     elif stop is not None:
         state, reason = FAILED, str(stop)
     else:
-        state, reason = cell_status(n_judgments, n_errors, max_error_rate)
+        state, reason = cell_status(
+            n_judgments,
+            n_errors,
+            max_error_rate,
+            n_unparseable,
+            max_unparseable_rate,
+            first_unparseable,
+        )
     if isinstance(stop, ConfigError | CredentialError | DatasetError):
         code = EXIT_CONFIG  # a setting found wrong as the calls were about to start
     else:
