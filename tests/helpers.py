@@ -15,6 +15,7 @@ test that does it must be marked ``@pytest.mark.slow``; :func:`run_sweep` and
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import subprocess
@@ -25,7 +26,7 @@ from pathlib import Path
 
 import pytest
 from hydra import compose, initialize_config_dir
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 import mmjudge.sweep  # noqa: F401  (registers the schema and the path resolver)
 from mmjudge import PROJECT_ROOT
@@ -57,6 +58,32 @@ def shared_data(name: str) -> Path:
 def compose_config(overrides: list[str] | None = None) -> DictConfig:
     with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
         return compose(config_name="config", overrides=overrides or [], return_hydra_config=False)
+
+
+#: The config groups whose every shipped option the config tests compose.
+OPTION_GROUPS = ("model", "modality", "dataset", "prompt", "pricing", "runner")
+
+
+def shipped_options() -> list[tuple[str, str]]:
+    """Every shipped option of :data:`OPTION_GROUPS`, as ``(group, option)`` pairs."""
+    return [
+        (group, path.stem)
+        for group in OPTION_GROUPS
+        for path in sorted((PROJECT_ROOT / "conf" / group).glob("*.yaml"))
+    ]
+
+
+@functools.cache
+def compose_option(group: str, option: str, *, hydra: bool = False) -> DictConfig:
+    """The config composed with ``group=option`` (with Hydra's own settings when ``hydra``),
+    read-only and composed once per test process: several test modules check every shipped
+    option, and composing one takes a tenth of a second."""
+    with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
+        cfg = compose(
+            config_name="config", overrides=[f"{group}={option}"], return_hydra_config=hydra
+        )
+    OmegaConf.set_readonly(cfg, True)
+    return cfg
 
 
 # --- sweep subprocesses ------------------------------------------------------------------------
