@@ -209,6 +209,7 @@ def run_script(script: str, server: LoopbackServer, provider: str) -> dict[str, 
     return seen
 
 
+@pytest.mark.slow
 def test_a_child_started_with_the_command_hands_over_the_template(
     loopback: LoopbackServer, provider: str
 ) -> None:
@@ -227,6 +228,7 @@ def test_a_child_started_with_the_command_hands_over_the_template(
     assert first.body == {**second.body, "max_tokens": 20}
 
 
+@pytest.mark.slow
 def test_a_child_nobody_asks_is_stopped() -> None:
     script = textwrap.dedent(
         """
@@ -314,6 +316,7 @@ ERROR_SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_the_first_error_loads_the_sdk_off_the_event_loop(
     loopback: LoopbackServer, provider: str
 ) -> None:
