@@ -22,7 +22,7 @@ from mmjudge.data import table as table_loader
 from mmjudge.data.trec import run_paths
 from mmjudge.data.validation import approx_tokens, truncate_fields
 from mmjudge.errors import ConfigError, DatasetError
-from tests.helpers import compose_config, shared_data
+from tests.helpers import compose_config, compose_option, shared_data
 
 TREC_TINY = PROJECT_ROOT / "tests" / "fixtures" / "trec_tiny"
 
@@ -225,7 +225,7 @@ def test_flickr8k_on_the_real_data() -> None:
         line.rstrip("\n").split("\t", 1)
         for line in (root / "Flickr8k.token.txt").read_text(encoding="utf-8").splitlines(True)
     )
-    cfg = OmegaConf.to_object(compose_config(["dataset=flickr8k_expert"]))
+    cfg = OmegaConf.to_object(compose_option("dataset", "flickr8k_expert"))
     assert isinstance(cfg, SweepConfig)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # every image of the subset is present: nothing skipped
