@@ -15,6 +15,7 @@ test that does it must be marked ``@pytest.mark.slow``; :func:`run_sweep` and
 
 from __future__ import annotations
 
+import copy
 import functools
 import importlib.util
 import os
@@ -26,7 +27,7 @@ from pathlib import Path
 
 import pytest
 from hydra import compose, initialize_config_dir
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
 import mmjudge.sweep  # noqa: F401  (registers the schema and the path resolver)
 from mmjudge import PROJECT_ROOT
@@ -73,15 +74,24 @@ def shipped_options() -> list[tuple[str, str]]:
     ]
 
 
-@functools.cache
 def compose_option(group: str, option: str, *, hydra: bool = False) -> DictConfig:
     """The config composed with ``group=option`` (with Hydra's own settings when ``hydra``),
     read-only and composed once per test process: several test modules check every shipped
-    option, and composing one takes a tenth of a second."""
-    with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
-        cfg = compose(
-            config_name="config", overrides=[f"{group}={option}"], return_hydra_config=hydra
-        )
+    option, and composing one takes a tenth of a second. Without ``hydra`` it is the composed
+    config less its ``hydra`` node, which is how Hydra's ``compose`` makes it."""
+    return _composed(group, option, hydra)
+
+
+@functools.cache
+def _composed(group: str, option: str, hydra: bool) -> DictConfig:
+    if not hydra:
+        cfg = copy.deepcopy(_composed(group, option, True))
+        with read_write(cfg), open_dict(cfg):
+            del cfg["hydra"]
+    else:
+        with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
+            overrides = [f"{group}={option}"]
+            cfg = compose(config_name="config", overrides=overrides, return_hydra_config=True)
     OmegaConf.set_readonly(cfg, True)
     return cfg
 
