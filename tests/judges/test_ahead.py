@@ -252,7 +252,7 @@ def test_a_child_nobody_asks_is_stopped() -> None:
 
 
 def test_a_child_that_never_answers_is_given_up_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    silent = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    silent = subprocess.Popen(["sleep", "60"])
     to_child, from_child = os.pipe(), os.pipe()
     child = ahead._Child(
         silent.pid, "openai", os.fdopen(to_child[1], "wb"), os.fdopen(from_child[0], "rb")
