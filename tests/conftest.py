@@ -5,12 +5,18 @@
   names them (``pytest -m live``); any other selection, ``-m "not slow"`` included, leaves
   them out.
 - The running test is recorded so that the sweep helpers in ``tests/helpers.py`` can insist
-  that a test starting a sweep subprocess is marked ``slow``.
+  that a test starting a sweep subprocess is marked ``slow``; more generally, a test that
+  starts a Python process (the interpreter or the ``mmjudge`` command) must be marked
+  ``slow``: each costs a fresh interpreter and its imports, a second or more, which keeps
+  ``pytest -m "not slow"`` fast as tests are added.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Generator, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -44,3 +50,37 @@ def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object
         return (yield)
     finally:
         RUNNING_TEST.reset(token)
+
+
+_PYTHON = os.path.realpath(sys.executable)
+_COMMANDS = {"mmjudge"}
+
+
+def _starts_python(executable: object, args: object) -> bool:
+    program = executable if executable is not None else args
+    if isinstance(program, (list, tuple)):
+        program = program[0] if program else None
+    if not isinstance(program, (str, bytes, os.PathLike)):
+        return False  # a shell string: left to the test's own judgement
+    path = Path(os.fsdecode(program))
+    return (
+        os.path.realpath(path) == _PYTHON
+        or path.name.startswith("python")
+        or path.name in _COMMANDS
+    )
+
+
+def _refuse_python_processes_outside_slow(event: str, args: tuple[object, ...]) -> None:
+    if event != "subprocess.Popen":
+        return
+    item = RUNNING_TEST.get()
+    if item is None or item.get_closest_marker("slow") is not None:
+        return
+    if _starts_python(args[0], args[1]):
+        raise AssertionError(
+            f"{item.nodeid} starts a Python process: mark it @pytest.mark.slow so that "
+            "pytest -m 'not slow' stays fast"
+        )
+
+
+sys.addaudithook(_refuse_python_processes_outside_slow)

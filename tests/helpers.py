@@ -15,6 +15,8 @@ test that does it must be marked ``@pytest.mark.slow``; :func:`run_sweep` and
 
 from __future__ import annotations
 
+import copy
+import functools
 import importlib.util
 import os
 import subprocess
@@ -25,7 +27,7 @@ from pathlib import Path
 
 import pytest
 from hydra import compose, initialize_config_dir
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
 import mmjudge.sweep  # noqa: F401  (registers the schema and the path resolver)
 from mmjudge.locations import CONFIG_DIR, PACKAGE_DIR
@@ -62,6 +64,41 @@ def shared_data(name: str) -> Path:
 def compose_config(overrides: list[str] | None = None) -> DictConfig:
     with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
         return compose(config_name="config", overrides=overrides or [], return_hydra_config=False)
+
+
+#: The config groups whose every shipped option the config tests compose.
+OPTION_GROUPS = ("model", "modality", "dataset", "prompt", "pricing", "runner")
+
+
+def shipped_options() -> list[tuple[str, str]]:
+    """Every shipped option of :data:`OPTION_GROUPS`, as ``(group, option)`` pairs."""
+    return [
+        (group, path.stem)
+        for group in OPTION_GROUPS
+        for path in sorted((CONFIG_DIR / group).glob("*.yaml"))
+    ]
+
+
+def compose_option(group: str, option: str, *, hydra: bool = False) -> DictConfig:
+    """The config composed with ``group=option`` (with Hydra's own settings when ``hydra``),
+    read-only and composed once per test process: several test modules check every shipped
+    option, and composing one takes a tenth of a second. Without ``hydra`` it is the composed
+    config less its ``hydra`` node, which is how Hydra's ``compose`` makes it."""
+    return _composed(group, option, hydra)
+
+
+@functools.cache
+def _composed(group: str, option: str, hydra: bool) -> DictConfig:
+    if not hydra:
+        cfg = copy.deepcopy(_composed(group, option, True))
+        with read_write(cfg), open_dict(cfg):
+            del cfg["hydra"]
+    else:
+        with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
+            overrides = [f"{group}={option}"]
+            cfg = compose(config_name="config", overrides=overrides, return_hydra_config=True)
+    OmegaConf.set_readonly(cfg, True)
+    return cfg
 
 
 # --- sweep subprocesses ------------------------------------------------------------------------

@@ -66,9 +66,13 @@ def _whole_blocks(seed: int, n_groups: int, n_boot: int) -> np.ndarray:
     return np.concatenate(draws)
 
 
-@pytest.mark.parametrize("n_groups", [1, 2, 7, 1_251, 12_501, 40_000])
-def test_resamples_in_pieces_are_the_resamples_drawn_whole(n_groups: int) -> None:
-    n_boot = 1000
+# Each case crosses at least two boundaries of the 4,000,000-code draws (the last one partial)
+# and ends its blocks on a short piece, with as few resamples as that takes.
+@pytest.mark.parametrize(
+    ("n_groups", "n_boot"),
+    [(1, 1000), (2, 1000), (7, 1000), (1_251, 1000), (12_501, 700), (40_000, 250)],
+)
+def test_resamples_in_pieces_are_the_resamples_drawn_whole(n_groups: int, n_boot: int) -> None:
     pieces = list(resampling._resamples(np.random.default_rng(5), n_groups, n_boot))
     assert max(piece.size for piece in pieces) <= max(resampling._COUNT_CELLS, 2 * n_groups)
     assert np.array_equal(np.concatenate(pieces), _whole_blocks(5, n_groups, n_boot))

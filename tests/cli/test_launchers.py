@@ -170,6 +170,7 @@ def _write_many(path: str, worker: int, n: int) -> float:
     return time.perf_counter() - started
 
 
+@pytest.mark.slow
 def test_cache_takes_writers_from_several_processes_at_once(tmp_path: Path) -> None:
     path = tmp_path / "shared.sqlite"
     workers, per_worker = 4, 250

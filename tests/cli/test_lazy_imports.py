@@ -24,6 +24,7 @@ print(json.dumps(sorted(name for name in sys.modules if name.split(".")[0] in {l
 """
 
 
+@pytest.mark.slow
 def test_the_sweep_and_its_judges_load_no_heavy_library() -> None:
     probe = _PROBE.format(later=set(LATER))
     out = subprocess.run(
@@ -109,6 +110,7 @@ print(json.dumps({"problems": problems, "loaded": loaded}))
 """
 
 
+@pytest.mark.slow
 def test_judges_check_keys_and_settings_without_loading_their_sdk() -> None:
     """A missing key or a bad setting is reported when the judge is made, before any call,
     and making a judge loads no SDK (that waits for its first call)."""

@@ -39,6 +39,7 @@ def test_subcommands_end_bad_input_with_one_line_named_after_them(
     assert err.startswith(f"mmjudge {name}: ") and "\n" not in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_the_console_script_and_python_dash_m_are_the_same_command() -> None:
     script = Path(sys.executable).with_name("mmjudge")
     if not script.exists():

@@ -6,19 +6,23 @@ from omegaconf import OmegaConf
 
 from mmjudge.config import SweepConfig
 from mmjudge.keyguard import check_config, check_overrides
-from mmjudge.locations import CONFIG_DIR
-from tests.helpers import DEMO_DIR, compose_config
-
-GROUPS = ["model", "modality", "dataset", "prompt", "pricing", "runner"]
+from tests.helpers import (
+    DEMO_DIR,
+    OPTION_GROUPS,
+    compose_config,
+    compose_option,
+    shipped_options,
+)
 
 
 def options(group: str) -> list[str]:
-    return sorted(p.stem for p in (CONFIG_DIR / group).glob("*.yaml"))
+    assert group in OPTION_GROUPS
+    return [option for g, option in shipped_options() if g == group]
 
 
-@pytest.mark.parametrize(("group", "option"), [(g, o) for g in GROUPS for o in options(g)])
+@pytest.mark.parametrize(("group", "option"), shipped_options())
 def test_every_config_option_composes_and_validates(group: str, option: str) -> None:
-    cfg = compose_config([f"{group}={option}"])
+    cfg = compose_option(group, option)
     typed = OmegaConf.to_object(cfg)
     assert isinstance(typed, SweepConfig)
     assert getattr(typed, group) is not None
@@ -51,7 +55,7 @@ def test_wrong_type_fails_at_compose_time() -> None:
 
 def test_model_configs_pin_snapshots_and_name_key_variables() -> None:
     for option in options("model"):
-        typed = OmegaConf.to_object(compose_config([f"model={option}"]))
+        typed = OmegaConf.to_object(compose_option("model", option))
         assert isinstance(typed, SweepConfig)
         model = typed.model
         if model.provider in ("openai", "anthropic"):

@@ -17,19 +17,14 @@ from mmjudge.config.keys import unknown_setting
 from mmjudge.errors import ConfigError
 from mmjudge.locations import CONFIG_DIR
 from mmjudge.running.cell import run_cell, typed_config
-from tests.helpers import compose_config
+from tests.helpers import compose_config, compose_option, shipped_options
 
 CONF = CONFIG_DIR
-GROUPS = ["model", "modality", "dataset", "prompt", "pricing", "runner"]
 
 
-def options(group: str) -> list[str]:
-    return sorted(p.stem for p in (CONF / group).glob("*.yaml"))
-
-
-@pytest.mark.parametrize(("group", "option"), [(g, o) for g in GROUPS for o in options(g)])
+@pytest.mark.parametrize(("group", "option"), shipped_options())
 def test_every_shipped_option_passes_validation(group: str, option: str) -> None:
-    typed = OmegaConf.to_object(compose_config([f"{group}={option}"]))
+    typed = OmegaConf.to_object(compose_option(group, option))
     assert isinstance(typed, SweepConfig)
     typed.validate()
 

@@ -19,11 +19,11 @@ from mmjudge.costs.ledger import cost_of
 from mmjudge.costs.sheets import price_for
 from mmjudge.errors import ConfigError
 from mmjudge.records import Usage
-from tests.helpers import compose_config
+from tests.helpers import compose_option
 
 
 def sheet(name: str) -> PricingConfig:
-    typed = OmegaConf.to_object(compose_config([f"pricing={name}"]))
+    typed = OmegaConf.to_object(compose_option("pricing", name))
     assert isinstance(typed, SweepConfig)
     return typed.pricing
 

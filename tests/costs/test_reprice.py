@@ -307,6 +307,7 @@ def test_cli_reports_a_run_it_cannot_price(
     assert not (tmp_path / "sweep" / "a" / "repriced_2024-08-16.json").exists()
 
 
+@pytest.mark.slow
 def test_module_entry_point_imports_no_provider_sdk(run: Path) -> None:
     code = (
         "import sys, runpy\n"

@@ -47,6 +47,7 @@ def rows() -> list[dict]:
     return [json.loads(line) for line in lines if line.strip()]
 
 
+@pytest.mark.slow
 def test_regenerating_reproduces_items_and_readme(regenerated: Path) -> None:
     for name in ("items.jsonl", "README.md", "testbank_nuggets.jsonl", "testbank_questions.jsonl"):
         assert (regenerated / name).read_bytes() == (DATASET / name).read_bytes(), (
@@ -54,6 +55,7 @@ def test_regenerating_reproduces_items_and_readme(regenerated: Path) -> None:
         )
 
 
+@pytest.mark.slow
 def test_regenerating_reproduces_images(regenerated: Path) -> None:
     fresh = sorted(p.name for p in (regenerated / "images").glob("*.png"))
     shipped = sorted(p.name for p in (DATASET / "images").glob("*.png"))

@@ -210,6 +210,7 @@ def run_script(script: str, server: LoopbackServer, provider: str) -> dict[str, 
     return seen
 
 
+@pytest.mark.slow
 def test_a_child_started_with_the_command_hands_over_the_template(
     loopback: LoopbackServer, provider: str
 ) -> None:
@@ -228,6 +229,7 @@ def test_a_child_started_with_the_command_hands_over_the_template(
     assert first.body == {**second.body, "max_tokens": 20}
 
 
+@pytest.mark.slow
 def test_a_child_nobody_asks_is_stopped() -> None:
     script = textwrap.dedent(
         """
@@ -251,7 +253,7 @@ def test_a_child_nobody_asks_is_stopped() -> None:
 
 
 def test_a_child_that_never_answers_is_given_up_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    silent = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    silent = subprocess.Popen(["sleep", "60"])
     to_child, from_child = os.pipe(), os.pipe()
     child = ahead._Child(
         silent.pid, "openai", os.fdopen(to_child[1], "wb"), os.fdopen(from_child[0], "rb")
@@ -315,6 +317,7 @@ ERROR_SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_the_first_error_loads_the_sdk_off_the_event_loop(
     loopback: LoopbackServer, provider: str
 ) -> None:

@@ -15,7 +15,7 @@ from mmjudge.judges.cut_points import spread
 from mmjudge.judges.lexical import LexicalJudge, bm25_overlap
 from mmjudge.records import JudgeRequest
 from mmjudge.running.cell import run_cell
-from tests.helpers import compose_config
+from tests.helpers import compose_config, compose_option
 
 
 def lexical(thresholds: list[float] | None = None, **options: Any) -> LexicalJudge:
@@ -42,7 +42,7 @@ def test_spread_splits_the_span_into_equal_steps(n_grades: int, expected: list[f
 
 
 def test_shipped_config_keeps_the_three_grade_cut_points_and_derives_the_others() -> None:
-    judge = LexicalJudge(compose_config(["model=lexical"]).model)
+    judge = LexicalJudge(compose_option("model", "lexical").model)
     assert judge.cut_points([0, 1, 2]).values == [0.3, 0.7]  # the demo's result is unchanged
     assert judge.cut_points([0, 1, 2, 3]).values == pytest.approx([0.3, 0.5, 0.7])
     assert judge.cut_points([1, 2]).values == pytest.approx([0.5])

@@ -39,6 +39,7 @@ def _running(pid: int) -> bool:
     return state not in {"Z", "X"}
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux's")
 def test_a_child_ends_when_the_process_that_forked_it_is_killed() -> None:
     script = textwrap.dedent(

@@ -28,9 +28,7 @@ from mmjudge.keyguard import (
 )
 from mmjudge.locations import CONFIG_DIR
 from tests.fixtures.loopback_server import Behaviour, LoopbackServer
-from tests.helpers import CONF_DIR, compose_config
-
-GROUPS = ["model", "modality", "dataset", "prompt", "pricing", "runner"]
+from tests.helpers import CONF_DIR, compose_config, compose_option, shipped_options
 
 
 def fresh(prefix: str = "pl") -> str:
@@ -157,10 +155,9 @@ def test_ordinary_overrides_pass(live_key: str, monkeypatch: pytest.MonkeyPatch)
 
 
 def test_every_config_option_passes_the_guard_with_hydras_settings(live_key: str) -> None:
-    for group in GROUPS:
-        for option in sorted(p.stem for p in (CONFIG_DIR / group).glob("*.yaml")):
-            cfg = compose_with_hydra([f"{group}={option}"])
-            assert check_config(cfg) is None, f"{group}={option}"
+    for group, option in shipped_options():
+        cfg = compose_option(group, option, hydra=True)
+        assert check_config(cfg) is None, f"{group}={option}"
 
 
 def test_composed_config_refused_by_resolved_value(live_key: str) -> None:

@@ -8,14 +8,10 @@ import enum
 
 import pytest
 import yaml
-from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from mmjudge.keyguard.yaml_text import yaml_text
-from mmjudge.locations import CONFIG_DIR
-from tests.helpers import CONF_DIR
-
-GROUPS = ["model", "modality", "dataset", "prompt", "pricing", "runner"]
+from tests.helpers import compose_option, shipped_options
 
 
 def omegaconf_text(tree: object) -> str:
@@ -23,13 +19,11 @@ def omegaconf_text(tree: object) -> str:
 
 
 def test_every_shipped_option_is_written_as_omegaconf_writes_it() -> None:
-    with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
-        for group in GROUPS:
-            for option in sorted(p.stem for p in (CONFIG_DIR / group).glob("*.yaml")):
-                cfg = compose("config", overrides=[f"{group}={option}"], return_hydra_config=True)
-                for node in (cfg, cfg.hydra):
-                    tree = OmegaConf.to_container(node, resolve=False, enum_to_str=True)
-                    assert yaml_text(tree) == omegaconf_text(tree), f"{group}={option}"
+    for group, option in shipped_options():
+        cfg = compose_option(group, option, hydra=True)
+        for node in (cfg, cfg.hydra):
+            tree = OmegaConf.to_container(node, resolve=False, enum_to_str=True)
+            assert yaml_text(tree) == omegaconf_text(tree), f"{group}={option}"
 
 
 LOOKALIKES = [

@@ -10,6 +10,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from tests.fixtures import loopback_server
 from tests.fixtures.loopback_server import RecordedRequest
 
@@ -33,6 +35,7 @@ def test_the_first_request_is_announced_once(capsys) -> None:
     assert seen == ["first", "second"]
 
 
+@pytest.mark.slow
 def test_a_server_started_with_announce_first_prints_when_a_call_arrives() -> None:
     command = [sys.executable, "-m", "tests.fixtures.loopback_server", "--announce-first"]
     server = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)

@@ -17,7 +17,7 @@ from mmjudge.locations import CONFIG_DIR
 from mmjudge.prompts import render
 from mmjudge.prompts.parsing import parse_confidence, parse_grade
 from mmjudge.running.cell import typed_config
-from tests.helpers import compose_config
+from tests.helpers import compose_config, compose_option
 
 PROMPTS = sorted(p.stem for p in (CONFIG_DIR / "prompt").glob("*.yaml"))
 MODALITIES = ("text", "mm", "image")
@@ -77,10 +77,8 @@ def configs() -> Setup:
     return Setup(
         example=next(iter(load_dataset(cfg.dataset))),
         dataset=cfg.dataset,
-        prompts={n: typed_config(compose_config([f"prompt={n}"])).prompt for n in PROMPTS},
-        modalities={
-            m: typed_config(compose_config([f"modality={m}"])).modality for m in MODALITIES
-        },
+        prompts={n: typed_config(compose_option("prompt", n)).prompt for n in PROMPTS},
+        modalities={m: typed_config(compose_option("modality", m)).modality for m in MODALITIES},
     )
 
 

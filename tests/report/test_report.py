@@ -403,6 +403,7 @@ def test_browser_survives_a_missing_dataset(tmp_path: Path) -> None:
     assert "(text unavailable)" in page and "data:image/jpeg" not in page
 
 
+@pytest.mark.slow
 def test_rebuild_imports_no_provider(sweep: Path, tmp_path: Path) -> None:
     code = (
         "import sys\n"

@@ -49,9 +49,9 @@ def sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_the_sample_does_not_depend_on_the_order_of_rows(sweep: Path, tmp_path: Path) -> None:
+    # Each build from shuffled rows gives the first build's payload, so building again from
+    # the same rows does too.
     first = _payload(build_report(sweep, tmp_path / "reports", "first", max_disagreements=5))
-    again = _payload(build_report(sweep, tmp_path / "reports", "again", max_disagreements=5))
-    assert first == again
     shuffled = tmp_path / "sweeps" / "shuffled"
     shutil.copytree(sweep, shuffled)
     for seed in (1, 2):

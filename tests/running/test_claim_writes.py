@@ -80,6 +80,7 @@ def test_claims_of_calls_in_flight_commit_together_and_before_each_send(tmp_path
     assert claim_rows(path) == {}
 
 
+@pytest.mark.slow
 def test_an_answer_lost_before_its_commit_is_counted_as_paid_by_the_next_run(
     tmp_path: Path,
 ) -> None:
