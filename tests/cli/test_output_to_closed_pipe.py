@@ -12,6 +12,8 @@ import pytest
 from mmjudge.cli.exits import EXIT_PIPE_CLOSED
 from tests.helpers import run_sweep
 
+pytestmark = pytest.mark.slow  # every test starts the command
+
 
 def _with_stdout_closed(*args: str, cwd: Path) -> tuple[int, str]:
     """Run ``python -m mmjudge ARGS`` with its reader gone before it writes a line."""
@@ -39,7 +41,6 @@ def test_help_into_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
     assert _with_stdout_closed("--help", cwd=tmp_path) == (EXIT_PIPE_CLOSED, "")
 
 
-@pytest.mark.slow
 def test_reprice_into_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
     done = run_sweep(tmp_path, "model=lexical", "dataset.limit=4", "report.build=false")
     assert done.returncode == 0, done.stderr

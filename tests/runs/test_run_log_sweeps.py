@@ -115,6 +115,6 @@ def test_a_stop_by_signal_and_the_resume_command_are_kept(
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=60) == 143
     ((name, log),) = run_logs(tmp_path).items()
-    stop = log.index("mmjudge: SIGTERM")
+    stop = log.index("mmjudge: received SIGTERM")
     assert "interrupted;" in log[stop:] and f"hydra.run.dir={tmp_path}" in log[stop:]
     assert name in log[stop:]  # the resume command pins this run's folder
