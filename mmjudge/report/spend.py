@@ -24,6 +24,13 @@ def _resent(cost: CostFigures) -> str:
     return f"{n} (≈{_money(cost.resent_usd)})" if n else "0"
 
 
+def _possible(cost: CostFigures) -> str:
+    """Sends that may have been billed without an answer, and what they may have cost (at
+    their forecasts; not part of what was paid)."""
+    n = cost.possibly_billed_requests
+    return f"+{_money(cost.possibly_billed_usd)} ({n} unanswered)" if n else "–"
+
+
 def _judge(summary: RunSummary) -> str:
     cell = summary.cell
     return f"{cell.model} · {cell.modality} · {cell.prompt_id}"
@@ -54,6 +61,7 @@ def spend_rows(cells: pd.DataFrame) -> list[dict[str, str]]:
                 "total": _money(total),
                 "spent": _money(cost.spent_usd),
                 "resent": _resent(cost),
+                "possible": _possible(cost),
                 "forecast": _money(float(expected) if expected is not None else None),
                 "difference": ratio,
                 "per_million": f"{cost.usd_per_million:,.2f}",

@@ -51,6 +51,12 @@ class CostFigures:
     """Requests lost in flight by a stopped process and sent again."""
     resent_usd: float = 0.0
     """Their estimated cost (each priced as the call that replaced it); in ``spent_usd``."""
+    possibly_billed_requests: int = 0
+    """Sends that may have reached the provider and got no answer (timed out or cut off after
+    leaving, lost by a killed process between marking and recording the send)."""
+    possibly_billed_usd: float = 0.0
+    """Their estimated cost, each at its call's forecast: a possible extra beside
+    ``spent_usd``, not part of it."""
 
 
 @dataclass(frozen=True)
@@ -149,7 +155,15 @@ class CallCounts:
     resent_usd: float = 0.0
     """Estimated cost of those lost first sends."""
     abandoned_in_flight: int = 0
-    """Calls in flight that this run gave up when it stopped."""
+    """Calls in flight that this run gave up when it stopped (whoever sends them again counts
+    them as resent)."""
+    maybe_resent: int = 0
+    """Requests sent again whose earlier send a killed process may or may not have made."""
+    possibly_billed: int = 0
+    """Sends that may have reached the provider and got no answer (timed out or cut off after
+    leaving, maybe resent)."""
+    possibly_billed_usd: float = 0.0
+    """Their estimated cost at the calls' forecasts; not in ``spent_usd``."""
     answered_by_another_process: int = 0
     """Items another live process paid for; this run took their answers from the cache."""
     batch: dict[str, int] | None = None
