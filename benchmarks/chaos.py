@@ -204,6 +204,7 @@ def timeouts(h: Harness) -> dict[str, Any]:
     code, seconds, stderr = h.run(
         "timeouts", "runner.timeout_s=2", "runner.max_retries=1", "report.build=false", items=8
     )
+    seen = len(h.server.requests_to(OPENAI_PATH))
     h.server.reset()
     final = summary(h.run_dir("timeouts"))
     calls = final.get("calls") or {}
@@ -211,7 +212,7 @@ def timeouts(h: Harness) -> dict[str, Any]:
     return {
         "exit": code,
         "status": final["status"],
-        "requests_seen": len(h.server.requests_to(OPENAI_PATH)),
+        "requests_seen": seen,
         "paid_calls": calls.get("api_calls", 0),
         "possibly_billed": cost.get("possibly_billed_requests", 0),
         "possibly_billed_usd": cost.get("possibly_billed_usd", 0.0),
