@@ -74,6 +74,25 @@ async def _chunk_sent(_session: Any, _context: Any, _params: Any) -> None:
     request_left()
 
 
+async def _httpcore_event(name: str, _info: Any) -> None:
+    if name.endswith("send_request_body.complete"):
+        request_left()
+
+
+async def _httpx_request(request: Any) -> None:
+    # httpx's request extensions: its transport (httpcore) calls "trace" at each step of the
+    # exchange, in the caller's task.
+    tracking()
+    request.extensions["trace"] = _httpcore_event
+
+
+def httpx_hooks() -> dict[str, list[Any]]:
+    """``event_hooks`` for an httpx client whose transport is httpcore's (the default): each
+    request is reported as left once its body has been written (the ``trace`` extension's
+    ``send_request_body.complete`` event)."""
+    return {"request": [_httpx_request]}
+
+
 def aiohttp_trace() -> Any:
     """An :class:`aiohttp.TraceConfig` that reports each request as left once its body has
     been written (aiohttp runs the body's writer in a task copied from the caller's context,
