@@ -112,6 +112,11 @@ def cell_line(summary: RunSummary | dict[str, Any]) -> str:
         f"{summary.n_unparseable} unparseable, {kappa_text}, "
         f"${cost.total_usd:.4f} (${cost.usd_per_million:,.2f} per million)"
     )
+    if cost.possibly_billed_requests:  # beside what is known, never added to it
+        line += (
+            f", possibly billed +${cost.possibly_billed_usd:.4f} "
+            f"({cost.possibly_billed_requests} sends given up after they left)"
+        )
     return line + status_note(summary)
 
 

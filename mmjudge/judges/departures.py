@@ -5,9 +5,11 @@ A provider bills a request that reached it, answered or not. The runner cannot s
 so it sets a :class:`Departure` around each attempt (:func:`watching`), and a transport that
 can tell when a request has been written out says so: :func:`tracking` when it takes the
 call on a path that reports, :func:`request_left` once the request has been handed to the
-operating system (for aiohttp, the signal :attr:`aiohttp.TraceConfig.on_request_chunk_sent`,
-see :func:`aiohttp_trace`). A call on a path that reports nothing is taken to have maybe
-left as soon as it started.
+operating system: for aiohttp, the signal :attr:`aiohttp.TraceConfig.on_request_chunk_sent`
+(:func:`aiohttp_trace`, the session of :mod:`mmjudge.judges.wire`); for an SDK's httpx
+client, its ``request`` event hook and httpcore's ``trace`` extension (:func:`httpx_hooks`).
+A call on a path that reports nothing (an SDK's first call through its own aiohttp client, a
+judge of another kind) is taken to have maybe left as soon as it started.
 
 The departure is found through a context variable, so nothing in :meth:`JudgeAPI.generate`'s
 signature changes and a judge that knows nothing of this still works.

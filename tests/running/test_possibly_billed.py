@@ -80,5 +80,7 @@ def test_calls_timed_out_after_they_left_are_possibly_billed(
     assert possible == pytest.approx(2 * forecast) and possible > 0
     assert summary["calls"]["possibly_billed_usd"] == pytest.approx(possible)
     assert summary["cost"]["spent_usd"] == 0  # nothing is known to be paid
+    console = done.stdout + done.stderr
+    assert f"possibly billed +${possible:.4f} (16 sends given up after they left)" in console
     report = next((tmp_path / "reports").rglob("*.html")).read_text(encoding="utf-8")
     assert "possible extra" in report and "(16 unanswered)" in report
