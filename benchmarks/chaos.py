@@ -66,6 +66,27 @@ FAULT_RATES = {
 }
 
 
+#: Items in the shipped dataset the runs judge; a larger ``--items`` writes a synthetic one.
+SHIPPED_ITEMS = 240
+
+
+def write_dataset(folder: Path, n: int) -> list[str]:
+    """``n`` text items in mmjudge's JSONL format, each with its own prompt; the settings
+    that point a run at them."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / "items.jsonl").open("w", encoding="utf-8") as out:
+        for i in range(n):
+            row = {
+                "query_id": f"q{i // 8}",
+                "query": f"item {i // 8} in red",
+                "result_id": f"r{i}",
+                "fields": {"name": f"Item {i}", "description": f"A red garment, number {i}."},
+                "labels": {"a": i % 3, "b": (i // 3) % 3},
+            }
+            out.write(json.dumps(row) + "\n")
+    return [f"dataset.path={folder}", "dataset.annotators=[a,b]"]
+
+
 class Harness:
     """Builds and runs sweep commands in a scratch folder against one loopback server."""
 
@@ -73,6 +94,7 @@ class Harness:
         self.work = work
         self.server = server
         self.items = items
+        self.dataset = write_dataset(work / "data", items) if items > SHIPPED_ITEMS else []
         self.env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
         self.env["OPENAI_API_KEY"] = KEY
 
@@ -97,6 +119,7 @@ class Harness:
             f"paths.image_cache={self.work / 'images'}",
             f"hydra.run.dir={self.run_dir(name)}",
             "runner.progress=false",
+            *self.dataset,
             *args,
         ]
 
