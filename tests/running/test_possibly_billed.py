@@ -84,3 +84,26 @@ def test_calls_timed_out_after_they_left_are_possibly_billed(
     assert f"possibly billed +${possible:.4f} (16 sends given up after they left)" in console
     report = next((tmp_path / "reports").rglob("*.html")).read_text(encoding="utf-8")
     assert "possible extra" in report and "(16 unanswered)" in report
+
+
+def test_the_possible_extra_stands_beside_the_spend_not_in_it() -> None:
+    import pandas as pd
+
+    from mmjudge.costs.figures import cost_figures
+    from mmjudge.report.spend import _possible
+
+    frame = pd.DataFrame(
+        {
+            "cost_usd": [0.01, 0.02, 0.0],
+            "image_cost_usd": [0.0, 0.0, 0.0],
+            "cached": [False, False, False],
+            "resent": [0, 1, 0],
+            "possibly_billed": [0, 1, 2],
+            "possibly_billed_usd": [0.0, 0.015, 0.03],
+        }
+    )
+    cost = cost_figures(frame)
+    assert cost.spent_usd == pytest.approx(0.01 + 0.02 * 2)  # the resend is known spend
+    assert cost.possibly_billed_requests == 3
+    assert cost.possibly_billed_usd == pytest.approx(0.045)
+    assert _possible(cost) == "+$0.0450 (3 unanswered)"
