@@ -18,7 +18,8 @@ def cost_figures(frame: pd.DataFrame) -> CostFigures:
     ``possibly_billed_usd`` is what sends that may have reached the provider without an
     answer may have cost (timed out or cut off after leaving; see
     :meth:`mmjudge.running.policy.CallPolicy.possibly_billed`, which priced each row's at
-    the call's forecast): a possible extra beside ``spent_usd``, not part of it.
+    the call's forecast): a possible extra beside ``spent_usd``, not part of it (with the
+    calls abandoned at a stop: :func:`mmjudge.runs.blocks.possible_extra`).
     """
     n = len(frame)
     if not n:

@@ -109,12 +109,16 @@ class RunStats:
     """Estimated cost of those lost first sends (each priced as its resend); in ``spent_usd``."""
     abandoned: int = 0
     """Calls in flight that this run gave up when it stopped (resent on resume)."""
+    abandoned_usd: float = 0.0
+    """Their cost at the calls' forecasts (they have no row: a resume counts each as resent);
+    in ``possibly_billed_usd``."""
     maybe_resent: int = 0
     """Requests sent again whose earlier send a killed process may or may not have made (it
     stopped after marking the send and before recording that the request had left)."""
     possibly_billed: int = 0
     """Sends that may have reached the provider and got no answer (timed out or cut off
-    after leaving, maybe resent), each priced at its forecast; not in ``spent_usd``."""
+    after leaving, maybe resent, abandoned at a stop), each priced at its forecast; not in
+    ``spent_usd``."""
     possibly_billed_usd: float = 0.0
     """Their cost at the calls' forecasts (:meth:`CallPolicy.possibly_billed`)."""
     from_other_process: int = 0
@@ -185,6 +189,7 @@ class RunStats:
         ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.possibly_billed_usd += other.possibly_billed_usd
+        self.abandoned_usd += other.abandoned_usd
         self.from_other_process += other.from_other_process
         self.resent_usd += other.resent_usd
         self.spent_usd += other.spent_usd - spent_before
@@ -204,6 +209,7 @@ class RunStats:
             resent=self.resent,
             resent_usd=self.resent_usd,
             abandoned_in_flight=self.abandoned,
+            abandoned_usd=self.abandoned_usd,
             maybe_resent=self.maybe_resent,
             possibly_billed=self.possibly_billed,
             possibly_billed_usd=self.possibly_billed_usd,

@@ -455,6 +455,8 @@ class Runner:
             # sends it again counts the lost send (resent, or maybe resent: see cache.py).
             if sent and departure.may_have_left:
                 self.stats.abandoned += 1
+                if not self.judge.free:
+                    self.stats.abandoned_usd += self.policy.possibly_billed(job.item)
                 if self.writes is not None:
                     self.writes.abandon(job.key)
             elif self.writes is not None:

@@ -14,6 +14,7 @@ import pytest
 from mmjudge.records import JudgeRequest
 from mmjudge.running.cache import MAYBE_SENT, SENT, Owner, ResponseCache, request_key
 from mmjudge.running.sync import Runner
+from mmjudge.runs.blocks import CallCounts, CostFigures, possible_extra
 from tests.fixtures.loopback_server import OPENAI_PATH, LoopbackServer
 from tests.helpers import run_sweep
 from tests.running.test_sync import MODEL, FakeJudge, collect, items, settings
@@ -90,7 +91,6 @@ def test_the_possible_extra_stands_beside_the_spend_not_in_it() -> None:
     import pandas as pd
 
     from mmjudge.costs.figures import cost_figures
-    from mmjudge.report.spend import _possible
 
     frame = pd.DataFrame(
         {
@@ -106,4 +106,39 @@ def test_the_possible_extra_stands_beside_the_spend_not_in_it() -> None:
     assert cost.spent_usd == pytest.approx(0.01 + 0.02 * 2)  # the resend is known spend
     assert cost.possibly_billed_requests == 3
     assert cost.possibly_billed_usd == pytest.approx(0.045)
-    assert _possible(cost) == "+$0.0450 (3 unanswered)"
+    abandoned = CallCounts(abandoned_in_flight=2, abandoned_usd=0.5)
+    assert possible_extra(cost, None) == (3, pytest.approx(0.045))
+    assert possible_extra(cost, abandoned) == (5, pytest.approx(0.545))  # no rows yet
+
+
+def test_calls_given_up_at_a_stop_are_possibly_billed_at_their_forecast(tmp_path: Path) -> None:
+    import asyncio
+
+    from mmjudge.errors import Interrupted
+
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    runner = Runner(
+        FakeJudge(delay=5.0),
+        MODEL,
+        settings(concurrency=3, grace_s=0.0),
+        cache=cache,
+        claims=cache.claims(30.0),
+    )
+
+    async def go() -> None:
+        async def stop_soon() -> None:
+            await asyncio.sleep(0.05)
+            runner.request_stop(15)
+
+        stopper = asyncio.create_task(stop_soon())
+        with pytest.raises(Interrupted):
+            async for _ in runner.run(items(6, forecast=0.1)):
+                pass
+        await stopper
+
+    asyncio.run(go())
+    counts = runner.stats.counts()
+    assert counts.abandoned_in_flight == counts.possibly_billed == 3
+    assert counts.abandoned_usd == counts.possibly_billed_usd == pytest.approx(0.3)
+    extra = possible_extra(CostFigures(), counts)
+    assert (extra.sends, extra.usd) == (3, pytest.approx(0.3))

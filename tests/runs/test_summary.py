@@ -43,6 +43,7 @@ ADDED = {
     "calls.maybe_resent",
     "calls.possibly_billed",
     "calls.possibly_billed_usd",
+    "calls.abandoned_usd",
 }
 
 
