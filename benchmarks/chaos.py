@@ -5,8 +5,13 @@ subprocesses against the loopback server of ``tests/fixtures/loopback_server.py`
 in this process and records every request it receives. It prints:
 
 - **kills**: SIGKILLs at random moments while a cell runs, each followed by a resume in the
-  same run folder, then one run to the end: rows lost, rows duplicated, and requests sent
-  twice as the server saw them against those mmjudge counted as resent;
+  same run folder, then one run to the end, at 4 and at 32 calls in flight: rows lost, rows
+  duplicated, and requests sent twice as the server saw them against those mmjudge counted as
+  resent (the request had left) and as maybe resent (killed between marking the send and
+  recording that it had left: the server may or may not have seen it);
+- **timeouts**: 8 items against a server that answers in 3 s, with ``runner.timeout_s=2`` and
+  ``runner.max_retries=1``: requests the server received against the calls mmjudge paid for
+  and those it counts as possibly billed (sent, then given up);
 - **faults**: a cell under random 429s, 500s, hanging calls, dropped connections and
   malformed bodies: how many of each were injected and how the cell ended;
 - **fail fast**: seconds until the command gives up on an endpoint that cannot work
@@ -16,6 +21,7 @@ in this process and records every request it receives. It prints:
 
     python benchmarks/chaos.py                      # 20 kills on a 240-item cell
     python benchmarks/chaos.py --kills 30 --seed 2 --keep /tmp/chaos
+    python benchmarks/chaos.py --kills 6 --items 2000 --in-flight 32
 """
 
 from __future__ import annotations
@@ -60,6 +66,27 @@ FAULT_RATES = {
 }
 
 
+#: Items in the shipped dataset the runs judge; a larger ``--items`` writes a synthetic one.
+SHIPPED_ITEMS = 240
+
+
+def write_dataset(folder: Path, n: int) -> list[str]:
+    """``n`` text items in mmjudge's JSONL format, each with its own prompt; the settings
+    that point a run at them."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / "items.jsonl").open("w", encoding="utf-8") as out:
+        for i in range(n):
+            row = {
+                "query_id": f"q{i // 8}",
+                "query": f"item {i // 8} in red",
+                "result_id": f"r{i}",
+                "fields": {"name": f"Item {i}", "description": f"A red garment, number {i}."},
+                "labels": {"a": i % 3, "b": (i // 3) % 3},
+            }
+            out.write(json.dumps(row) + "\n")
+    return [f"dataset.path={folder}", "dataset.annotators=[a,b]"]
+
+
 class Harness:
     """Builds and runs sweep commands in a scratch folder against one loopback server."""
 
@@ -67,6 +94,7 @@ class Harness:
         self.work = work
         self.server = server
         self.items = items
+        self.dataset = write_dataset(work / "data", items) if items > SHIPPED_ITEMS else []
         self.env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
         self.env["OPENAI_API_KEY"] = KEY
 
@@ -91,6 +119,7 @@ class Harness:
             f"paths.image_cache={self.work / 'images'}",
             f"hydra.run.dir={self.run_dir(name)}",
             "runner.progress=false",
+            *self.dataset,
             *args,
         ]
 
@@ -151,13 +180,16 @@ def wait_for(server: LoopbackServer, n: int, process: subprocess.Popen[str]) -> 
     return True
 
 
-def kills(h: Harness, n: int, rng: random.Random) -> dict[str, Any]:
-    """SIGKILL a cell ``n`` times at random moments, resuming in place, then finish it."""
+def kills(h: Harness, n: int, rng: random.Random, in_flight: int = 4) -> dict[str, Any]:
+    """SIGKILL a cell ``n`` times at random moments, resuming in place, then finish it, with
+    ``in_flight`` calls at a time."""
     h.server.reset()
     h.server.responder = slow_answers(rng, 0.05, 0.6)
+    name = f"kills{in_flight}"
+    concurrency = f"runner.concurrency={in_flight}"
     killed = 0
     for _ in range(n):
-        process = h.start("kills", "runner.concurrency=4")
+        process = h.start(name, concurrency)
         if not wait_for(h.server, h.server.request_count + 1, process):
             break  # the cell finished before this kill
         time.sleep(rng.uniform(0.0, 1.2))
@@ -166,11 +198,12 @@ def kills(h: Harness, n: int, rng: random.Random) -> dict[str, Any]:
         process.send_signal(signal.SIGKILL)
         process.wait()
         killed += 1
-    code, _, stderr = h.run("kills", "runner.concurrency=4")
-    found = rows(h.run_dir("kills"))
+    code, _, stderr = h.run(name, concurrency)
+    found = rows(h.run_dir(name))
     keys = [(r["query_id"], r["result_id"]) for r in found]
-    final = summary(h.run_dir("kills"))
+    final = summary(h.run_dir(name))
     return {
+        "in_flight": in_flight,
         "kills": killed,
         "final_exit": code,
         "status": final["status"],
@@ -179,7 +212,35 @@ def kills(h: Harness, n: int, rng: random.Random) -> dict[str, Any]:
         "requests_sent_twice_seen": sent_twice(h.server),
         "requests_resent_counted": final["cost"]["resent_requests"],
         "resent_usd": final["cost"]["resent_usd"],
+        "requests_maybe_resent_counted": final["cost"].get("possibly_billed_requests", 0),
+        "maybe_resent_usd": final["cost"].get("possibly_billed_usd", 0.0),
         "requests": h.server.request_count,
+        "error": stderr.strip().splitlines()[-1] if code else "",
+    }
+
+
+def timeouts(h: Harness) -> dict[str, Any]:
+    """8 items whose every answer comes after the runner's limit: each attempt is given up
+    after it reached the server, which providers bill."""
+    h.server.reset()
+    h.server.set_default(Behaviour.reply(DEFAULT_TEXT, latency_s=3.0))
+    code, seconds, stderr = h.run(
+        "timeouts", "runner.timeout_s=2", "runner.max_retries=1", "report.build=false", items=8
+    )
+    seen = len(h.server.requests_to(OPENAI_PATH))
+    h.server.reset()
+    final = summary(h.run_dir("timeouts"))
+    calls = final.get("calls") or {}
+    cost = final["cost"]
+    return {
+        "exit": code,
+        "status": final["status"],
+        "requests_seen": seen,
+        "paid_calls": calls.get("api_calls", 0),
+        "possibly_billed": cost.get("possibly_billed_requests", 0),
+        "possibly_billed_usd": cost.get("possibly_billed_usd", 0.0),
+        "spent_usd": cost["spent_usd"],
+        "seconds": seconds,
         "error": stderr.strip().splitlines()[-1] if code else "",
     }
 
@@ -287,6 +348,13 @@ def main() -> None:
     parser.add_argument("--kills", type=int, default=20, help="SIGKILLs to send (default 20)")
     parser.add_argument("--items", type=int, default=240, help="items in the cell")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--in-flight",
+        type=int,
+        nargs="+",
+        default=[4, 32],
+        help="calls in flight for the kills (default: 4 and 32, one kill series each)",
+    )
     parser.add_argument("--keep", type=Path, help="keep the scratch folder here")
     args = parser.parse_args()
     rng = random.Random(args.seed)
@@ -295,7 +363,8 @@ def main() -> None:
     with LoopbackServer() as server:
         h = Harness(work, server, args.items)
         report = {
-            "kills": kills(h, args.kills, rng),
+            "kills": [kills(h, args.kills, rng, n) for n in args.in_flight],
+            "timeouts": timeouts(h),
             "faults": faults(h, args.seed),
             "fail_fast": fail_fast(h),
             "two_processes": two_processes(h, rng),
@@ -308,13 +377,23 @@ def main() -> None:
 
 
 def print_report(report: dict[str, Any], args: argparse.Namespace) -> None:
-    k, f, t = report["kills"], report["faults"], report["two_processes"]
+    f, t, o = report["faults"], report["two_processes"], report["timeouts"]
     print(f"chaos run: {args.items}-item cell, seed {args.seed}")
+    for k in report["kills"]:
+        print(
+            f"kills survived at {k['in_flight']} in flight: {k['kills']} SIGKILLs, then a run to "
+            f"the end (exit {k['final_exit']}, {k['status']}): rows lost {k['rows_lost']}, "
+            f"rows duplicated {k['rows_duplicated']}, requests sent twice "
+            f"{k['requests_sent_twice_seen']} (seen by the server) / "
+            f"{k['requests_resent_counted']} resent (counted by mmjudge, "
+            f"${k['resent_usd']:.4f}) + {k['requests_maybe_resent_counted']} maybe resent "
+            f"(possibly billed, ${k['maybe_resent_usd']:.4f})"
+        )
     print(
-        f"kills survived: {k['kills']} SIGKILLs, then a run to the end (exit {k['final_exit']}, "
-        f"{k['status']}): rows lost {k['rows_lost']}, rows duplicated {k['rows_duplicated']}, "
-        f"requests sent twice {k['requests_sent_twice_seen']} (seen by the server) / "
-        f"{k['requests_resent_counted']} (counted by mmjudge, ${k['resent_usd']:.4f})"
+        f"timeouts: 8 items, answers in 3 s, runner.timeout_s=2, max_retries=1 -> exit "
+        f"{o['exit']}, {o['status']}: the server received {o['requests_seen']} requests; "
+        f"mmjudge counts {o['paid_calls']} paid calls (${o['spent_usd']:.4f}) and "
+        f"{o['possibly_billed']} possibly billed (+${o['possibly_billed_usd']:.4f})"
     )
     injected = ", ".join(f"{n} {name}" for name, n in f["injected"].items())
     print(
@@ -333,8 +412,9 @@ def print_report(report: dict[str, Any], args: argparse.Namespace) -> None:
         f"secrets: {s['files_holding_the_key']} of {s['files_written']} files written hold the "
         "API key the runs were given"
     )
-    if f["error"] or k["error"]:
-        print(f"last error lines: {k['error'] or '-'} | {f['error'] or '-'}")
+    errors = [k["error"] for k in report["kills"]] + [f["error"]]
+    if any(errors):
+        print(f"last error lines: {' | '.join(e or '-' for e in errors)}")
 
 
 if __name__ == "__main__":

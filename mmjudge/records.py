@@ -251,6 +251,12 @@ class JudgmentRecord:
     """How many earlier sends of this request were lost (a process stopped while it was on
     the wire, and it was sent again): the provider billed each, estimated at this row's
     ``cost_usd``."""
+    possibly_billed: int = 0
+    """Sends of this request that may have reached the provider and got no answer (an attempt
+    that timed out or was cut off after it left; a lost send a killed process may have made):
+    providers bill what reaches them, answered or not. Not in ``cost_usd``."""
+    possibly_billed_usd: float = 0.0
+    """Their estimated cost, each at the call's forecast."""
     bank_version: str | None = None
     """Test-bank grading: the content hash of the bank the item was graded against."""
     entry_grades: dict[str, int] | None = None

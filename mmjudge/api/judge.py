@@ -195,6 +195,12 @@ class Judge:
         return self._stats.spent_usd
 
     @property
+    def possibly_billed_usd(self) -> float:
+        """Dollars that calls given up after their request left (a timeout) may have cost,
+        each at its forecast: a possible extra beside :attr:`spent_usd`, not part of it."""
+        return self._stats.possibly_billed_usd
+
+    @property
     def calls(self) -> int:
         """Calls made so far (retries included)."""
         return self._stats.calls

@@ -38,6 +38,7 @@ from mmjudge.locations import CONFIG_DIR as SHIPPED_CONFIG_DIR
 from mmjudge.locations import CONFIG_SEARCH_PATH, resolve_path
 from mmjudge.running.interrupt import raise_on_sigterm, signal_number_of
 from mmjudge.runs import RunSummary
+from mmjudge.runs.blocks import possible_extra
 from mmjudge.runs.cleanup import removed_unless_judged
 from mmjudge.runs.log import keeping_warnings, say
 from mmjudge.runs.status import EXIT_CONFIG, INTERRUPTED
@@ -144,6 +145,12 @@ def cell_line(summary: RunSummary | dict[str, Any], *, prompt_named: bool = Fals
         f"{summary.n_unparseable} unparseable, {kappa_text}, "
         f"${cost.total_usd:.4f} (${cost.usd_per_million:,.2f} per million)"
     )
+    possible = possible_extra(cost, summary.calls)
+    if possible.sends:  # beside what is known, never added to it
+        line += (
+            f", possibly billed +${possible.usd:.4f} "
+            f"({possible.sends} sends given up after they left)"
+        )
     return line + status_note(summary)
 
 

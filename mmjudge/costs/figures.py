@@ -14,6 +14,12 @@ def cost_figures(frame: pd.DataFrame) -> CostFigures:
     provider billed them, and each is priced as the request sent again in its place. It is
     part of ``spent_usd`` but not of ``total_usd`` and the per-million figures, which price
     the judgments themselves.
+
+    ``possibly_billed_usd`` is what sends that may have reached the provider without an
+    answer may have cost (timed out or cut off after leaving; see
+    :meth:`mmjudge.running.policy.CallPolicy.possibly_billed`, which priced each row's at
+    the call's forecast): a possible extra beside ``spent_usd``, not part of it (with the
+    calls abandoned at a stop: :func:`mmjudge.runs.blocks.possible_extra`).
     """
     n = len(frame)
     if not n:
@@ -32,4 +38,13 @@ def cost_figures(frame: pd.DataFrame) -> CostFigures:
         text_usd_per_million=per_million - image_per_million,
         resent_requests=int(frame["resent"].sum()),
         resent_usd=resent_usd,
+        possibly_billed_requests=int(_column(frame, "possibly_billed").sum()),
+        possibly_billed_usd=float(_column(frame, "possibly_billed_usd").sum()),
     )
+
+
+def _column(frame: pd.DataFrame, name: str) -> pd.Series:
+    """A numeric column, zeros where the rows predate it."""
+    if name in frame:
+        return frame[name]
+    return pd.Series(0, index=frame.index)

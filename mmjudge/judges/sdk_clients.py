@@ -12,6 +12,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from mmjudge.errors import ConfigError
+from mmjudge.judges import departures
 
 if TYPE_CHECKING:
     from mmjudge.config import ModelConfig
@@ -60,6 +61,16 @@ def aiohttp_client(sdk: Any, connections: int | None) -> Any | None:
     return client_class(limits=limits)
 
 
+def httpx_client(sdk: Any) -> Any | None:
+    """The SDK's own httpx client (``DefaultAsyncHttpxClient``, with the SDK's defaults),
+    reporting when each request has left (:func:`mmjudge.judges.departures.httpx_hooks`);
+    None when the SDK has none."""
+    client_class = getattr(sdk, "DefaultAsyncHttpxClient", None)
+    if client_class is None:
+        return None
+    return client_class(event_hooks=departures.httpx_hooks())
+
+
 @dataclass(frozen=True)
 class ClientSpec:
     """Everything a judge's SDK client is built from (``AsyncOpenAI`` and ``AsyncAnthropic``
@@ -81,11 +92,12 @@ class ClientSpec:
         connections, where the default httpx pool spends about a millisecond of CPU per
         request scanning its connections)."""
         transport = aiohttp_client(sdk, self.connections) if self.use_aiohttp else None
+        http_client = transport if self.use_aiohttp else httpx_client(sdk)
         client = getattr(sdk, self.client_class)(
             api_key=self.api_key,
             base_url=self.base_url,
             max_retries=0,  # the runner retries
             timeout=self.timeout_s,
-            http_client=transport,
+            http_client=http_client,
         )
         return client, transport is not None

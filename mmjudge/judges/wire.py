@@ -38,7 +38,7 @@ from typing import Any, NoReturn
 
 import msgspec
 
-from mmjudge.judges import fastjson
+from mmjudge.judges import departures, fastjson
 
 #: JSON as :func:`json.loads` reads it wherever both read a body (tests/judges/test_fastjson.py).
 _decode = fastjson.decode
@@ -256,6 +256,7 @@ class WireSender:
             headers = {**headers, idempotency: self.client()._idempotency_key()}
         data = template.encode(body)
         self.fast_calls += 1
+        departures.tracking()  # the session's trace says when the request has left
         try:
             async with session.post(
                 template.url, data=data, headers=headers, proxy=template.proxy
@@ -303,7 +304,10 @@ class WireSender:
             total=None, sock_connect=self.timeout_s, sock_read=self.timeout_s
         )
         self._session = aiohttp.ClientSession(
-            connector=connector, timeout=timeout, auto_decompress=True
+            connector=connector,
+            timeout=timeout,
+            auto_decompress=True,
+            trace_configs=[departures.aiohttp_trace()],
         )
         return self._session
 

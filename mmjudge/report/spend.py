@@ -10,6 +10,7 @@ import pandas as pd
 from mmjudge.report.analysis import MODALITY_NAMES
 from mmjudge.report.leaderboard import CellRanking
 from mmjudge.runs import CostFigures, Member, RunSummary
+from mmjudge.runs.blocks import possible_extra
 
 
 def _money(value: float | None) -> str:
@@ -22,6 +23,13 @@ def _resent(cost: CostFigures) -> str:
     """Requests sent again after a stop, and their estimated cost (part of what was paid)."""
     n = cost.resent_requests
     return f"{n} (≈{_money(cost.resent_usd)})" if n else "0"
+
+
+def _possible(summary: RunSummary) -> str:
+    """Sends that may have been billed without an answer, and what they may have cost (at
+    their forecasts; not part of what was paid)."""
+    n, usd = possible_extra(summary.cost, summary.calls)
+    return f"+{_money(usd)} ({n} unanswered)" if n else "–"
 
 
 def _judge(summary: RunSummary) -> str:
@@ -54,6 +62,7 @@ def spend_rows(cells: pd.DataFrame) -> list[dict[str, str]]:
                 "total": _money(total),
                 "spent": _money(cost.spent_usd),
                 "resent": _resent(cost),
+                "possible": _possible(summary),
                 "forecast": _money(float(expected) if expected is not None else None),
                 "difference": ratio,
                 "per_million": f"{cost.usd_per_million:,.2f}",

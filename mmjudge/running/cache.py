@@ -13,6 +13,11 @@ live claim waits for the answer instead of paying for it again; a claim whose ow
 and its process is gone. A claim marked *in flight* whose owner died records a request that
 was sent and never answered: the provider billed it, and the process that sends it again
 counts it as resent (a claim keeps the count of such lost sends of its request).
+
+A claim is marked *maybe sent* (:data:`MAYBE_SENT`) before its request goes out, and *sent*
+(:data:`SENT`) once the transport says it has left (:mod:`mmjudge.judges.departures`); a
+process killed between the two leaves a request the provider may or may not have seen, which
+the next sender counts apart, as maybe resent.
 """
 
 from __future__ import annotations
@@ -96,6 +101,20 @@ class RequestKeys:
             )
         )
         return sha256_text(text)
+
+
+#: A claim's ``in_flight`` value: its request is about to go out, or may have gone out without
+#: the transport having said so yet.
+MAYBE_SENT = 1
+#: A claim's ``in_flight`` value: its request has left (the transport said so).
+SENT = 2
+
+
+def _in_flight(argument: bool | int) -> int:
+    """The ``in_flight`` value for a ``sending`` argument: True means :data:`SENT`."""
+    if argument is True:
+        return SENT
+    return int(argument)
 
 
 #: Keys looked up in one query by :meth:`ResponseCache.get_many` (under SQLite's oldest limit
@@ -258,6 +277,9 @@ class Claim:
     resent: int = 0
     """When ``claimed``: how many earlier sends of this request were lost (an owner sent it
     and stopped before its answer arrived); calling again sends it once more."""
+    maybe_resent: int = 0
+    """When ``claimed``: earlier sends that an owner stopped between marking and sending, or
+    before it could record that the request had left: the provider may have seen them."""
     holder: str = ""
     """When ``busy``: who holds it (``host:pid``)."""
 
@@ -288,8 +310,12 @@ class ItemClaims:
             "CREATE TABLE IF NOT EXISTS claims ("
             " key TEXT PRIMARY KEY, host TEXT NOT NULL, pid INTEGER NOT NULL,"
             " started TEXT NOT NULL, claimed REAL NOT NULL, expires REAL NOT NULL,"
-            " in_flight INTEGER NOT NULL DEFAULT 0, lost INTEGER NOT NULL DEFAULT 0)"
+            " in_flight INTEGER NOT NULL DEFAULT 0, lost INTEGER NOT NULL DEFAULT 0,"
+            " maybe_lost INTEGER NOT NULL DEFAULT 0)"
         )
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(claims)")}
+        if "maybe_lost" not in columns:  # a file written before maybe-sent requests were kept
+            self._db.execute("ALTER TABLE claims ADD COLUMN maybe_lost INTEGER NOT NULL DEFAULT 0")
         self._mine = (owner.host, owner.pid, owner.started)
         self.staged: list[_Write] = []
         """Writes not committed yet, in order."""
@@ -304,16 +330,25 @@ class ItemClaims:
             raise
         self._db.execute("COMMIT")
 
-    def _row(self, key: str) -> tuple[str, int, str, float, int, int] | None:
+    def _row(self, key: str) -> tuple[str, int, str, float, int, int, int] | None:
         row = self._db.execute(
-            "SELECT host, pid, started, expires, in_flight, lost FROM claims WHERE key = ?",
+            "SELECT host, pid, started, expires, in_flight, lost, maybe_lost FROM claims "
+            "WHERE key = ?",
             (key,),
         ).fetchone()
         if row is None:
             return None
-        return str(row[0]), int(row[1]), str(row[2]), float(row[3]), int(row[4]), int(row[5])
+        return (
+            str(row[0]),
+            int(row[1]),
+            str(row[2]),
+            float(row[3]),
+            int(row[4]),
+            int(row[5]),
+            int(row[6]),
+        )
 
-    def _live_elsewhere(self, row: tuple[str, int, str, float, int, int] | None) -> bool:
+    def _live_elsewhere(self, row: tuple[Any, ...] | None) -> bool:
         if row is None or row[:3] == self._mine:
             return False
         if row[3] <= time.time():
@@ -326,8 +361,9 @@ class ItemClaims:
         self, what: str, key: str, argument: Any = None, settle: Settle | None = None
     ) -> None:
         """Add a write to the next :meth:`flush`: ``claim`` (argument: whether its request
-        goes on the wire at once), ``sending`` (argument: in flight or not), ``complete``
-        (argument: the answer), ``release`` or ``abandon``."""
+        goes on the wire at once: True or :data:`SENT`, or :data:`MAYBE_SENT`), ``sending``
+        (argument: the same, or False/0 for off the wire), ``complete`` (argument: the
+        answer), ``release`` or ``abandon``."""
         self.staged.append((what, key, argument, settle))
 
     def flush(self) -> None:
@@ -352,12 +388,12 @@ class ItemClaims:
         """One staged write, inside the flush's transaction."""
         mine = (key, *self._mine)
         if what == "claim":
-            return self._take(key, bool(argument))
+            return self._take(key, _in_flight(argument))
         if what == "sending":
             self._db.execute(
                 "UPDATE claims SET in_flight = ?, expires = ? "
                 "WHERE key = ? AND host = ? AND pid = ? AND started = ?",
-                (int(argument), time.time() + self.ttl_s, *mine),
+                (_in_flight(argument), time.time() + self.ttl_s, *mine),
             )
         elif what == "complete":
             self.cache.put(key, argument)
@@ -368,7 +404,7 @@ class ItemClaims:
             )
         elif what == "abandon":
             self._db.execute(
-                "UPDATE claims SET expires = 0, in_flight = 1 "
+                f"UPDATE claims SET expires = 0, in_flight = MAX(in_flight, {SENT}) "
                 "WHERE key = ? AND host = ? AND pid = ? AND started = ?",
                 mine,
             )
@@ -376,7 +412,7 @@ class ItemClaims:
             raise ValueError(f"unknown claim write {what!r}")
         return None
 
-    def _take(self, key: str, in_flight: bool) -> Claim:
+    def _take(self, key: str, in_flight: int) -> Claim:
         """Claim ``key`` unless it is answered already or a live process holds it."""
         response = self.cache.get(key)
         if response is not None:
@@ -386,8 +422,8 @@ class ItemClaims:
         # claim on file (held, expired or lost) is looked at below.
         taken = self._db.execute(
             "INSERT OR IGNORE INTO claims (key, host, pid, started, claimed, expires, "
-            "in_flight, lost) VALUES (?, ?, ?, ?, ?, ?, ?, 0)",
-            (key, *self._mine, now, now + self.ttl_s, int(in_flight)),
+            "in_flight, lost, maybe_lost) VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0)",
+            (key, *self._mine, now, now + self.ttl_s, in_flight),
         )
         if taken.rowcount == 1:
             return Claim("claimed")
@@ -395,15 +431,17 @@ class ItemClaims:
         if self._live_elsewhere(row):
             assert row is not None
             return Claim("busy", holder=f"{row[0]}:{row[1]}")
-        lost = 0
+        lost = maybe_lost = 0
         if row is not None:
-            lost = row[5] + (1 if row[4] and row[:3] != self._mine else 0)
+            theirs = row[:3] != self._mine
+            lost = row[5] + (1 if theirs and row[4] == SENT else 0)
+            maybe_lost = row[6] + (1 if theirs and row[4] == MAYBE_SENT else 0)
         self._db.execute(
             "INSERT OR REPLACE INTO claims (key, host, pid, started, claimed, expires, "
-            "in_flight, lost) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (key, *self._mine, now, now + self.ttl_s, int(in_flight), lost),
+            "in_flight, lost, maybe_lost) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (key, *self._mine, now, now + self.ttl_s, in_flight, lost, maybe_lost),
         )
-        return Claim("claimed", resent=lost)
+        return Claim("claimed", resent=lost, maybe_resent=maybe_lost)
 
     def _now(self, what: str, key: str, argument: Any = None) -> Claim | None:
         """Stage one write and commit it with whatever was staged before it."""
@@ -414,15 +452,17 @@ class ItemClaims:
 
     # -- one write at a time ---------------------------------------------------------------
 
-    def claim(self, key: str, *, sending: bool = False) -> Claim:
+    def claim(self, key: str, *, sending: bool | int = False) -> Claim:
         """Claim ``key`` unless it is answered already or a live process holds it; with
-        ``sending``, the claim records its request as on the wire from the start."""
+        ``sending``, the claim records its request as on the wire from the start (True or
+        :data:`SENT`; :data:`MAYBE_SENT`: about to go out)."""
         found = self._now("claim", key, sending)
         assert found is not None
         return found
 
-    def sending(self, key: str, in_flight: bool = True) -> None:
-        """Mark our claim as having a request on the wire (or not any more)."""
+    def sending(self, key: str, in_flight: bool | int = True) -> None:
+        """Mark our claim as having a request on the wire (True or :data:`SENT`), maybe on
+        it (:data:`MAYBE_SENT`), or not any more (False)."""
         self._now("sending", key, in_flight)
 
     def complete(self, key: str, response: JudgeResponse) -> None:
@@ -462,5 +502,7 @@ class ItemClaims:
 
     def held(self) -> int:
         """Claims held by live owners other than us (for tests and the chaos script)."""
-        rows = self._db.execute("SELECT host, pid, started, expires, in_flight, lost FROM claims")
+        rows = self._db.execute(
+            "SELECT host, pid, started, expires, in_flight, lost, maybe_lost FROM claims"
+        )
         return sum(self._live_elsewhere(tuple(r)) for r in rows)

@@ -499,5 +499,7 @@ def judgment_record(context: CellContext, outcome: Outcome) -> JudgmentRecord:
         truncated=example.truncated,
         batch=bool(response is not None and response.batch),
         resent=outcome.resent,
+        possibly_billed=outcome.possibly_billed,
+        possibly_billed_usd=outcome.possibly_billed_usd,
         **bank_fields,
     )

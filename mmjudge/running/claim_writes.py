@@ -7,9 +7,11 @@ write used to be a commit of its own. Here a call stages its write in
 loop schedules one :meth:`~mmjudge.running.cache.ItemClaims.flush` for the end of that turn,
 and every write staged meanwhile commits with it. What the claims guarantee stays as it was:
 
-- a call's claim, marked on the wire, is committed **before** its request is sent (the call
-  waits for the flush), so another process never pays for it too, and a process killed after
-  the send leaves a record that the request was paid for;
+- a call's claim, marked maybe on the wire, is committed **before** its request is sent (the
+  call waits for the flush), so another process never pays for it too; once the transport
+  says the request has left, the claim is marked sent (staged, nothing waits), so a process
+  killed after the send leaves a record that the request was paid for, and one killed in the
+  window between leaves a record that it may have been;
 - an answer is committed **before** its row is written (the call waits for the flush), so a
   row never stands for an answer the cache lost; an answer is held only for the rest of the
   turn in which it arrived, and a process killed in that moment leaves its claim marked on
@@ -26,7 +28,7 @@ import contextlib
 from typing import Any
 
 from mmjudge.records import JudgeResponse
-from mmjudge.running.cache import Claim, ItemClaims
+from mmjudge.running.cache import MAYBE_SENT, SENT, Claim, ItemClaims
 
 
 class GroupCommit:
@@ -39,15 +41,20 @@ class GroupCommit:
         """Transactions committed (for tests and benchmarks)."""
 
     async def claim_to_send(self, key: str) -> Claim:
-        """Claim ``key`` marked as on the wire, committed: the request may be sent when the
-        claim comes back ``claimed``."""
-        found = await self._wait("claim", key, True)
+        """Claim ``key`` marked as maybe on the wire, committed: the request may be sent when
+        the claim comes back ``claimed`` (:meth:`left` marks it sent once it has left)."""
+        found = await self._wait("claim", key, MAYBE_SENT)
         assert found is not None
         return found
 
     async def sending(self, key: str) -> None:
-        """Mark our claim as on the wire again (a retry), committed."""
-        await self._wait("sending", key, True)
+        """Mark our claim as maybe on the wire again (a retry), committed."""
+        await self._wait("sending", key, MAYBE_SENT)
+
+    def left(self, key: str) -> None:
+        """Our request has left (the transport said so): the claim is marked sent at the end
+        of this turn; a process killed before then leaves it marked maybe sent."""
+        self._later("sending", key, SENT)
 
     async def complete(self, key: str, response: JudgeResponse) -> None:
         """Store the answer and drop the claim, committed."""

@@ -33,6 +33,11 @@ class Job:
     """Whether this run holds the request's claim."""
     waited: bool = False
     """Whether the item was set aside first, another live process holding it."""
+    possibly_billed: int = 0
+    """Sends of this job's request that may have been billed without an answer (see
+    :attr:`mmjudge.running.policy.Outcome.possibly_billed`)."""
+    possibly_billed_usd: float = 0.0
+    """Their dollars at the call's forecast."""
     committed_usd: float = 0.0
     """The call's forecast dollars counted in the run's committed spend (with a budget)."""
 

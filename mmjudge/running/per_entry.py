@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, NamedTuple
 
-from mmjudge.costs.calls import PricedCall
+from mmjudge.costs.calls import UNPRICED, PricedCall
 from mmjudge.records import Forecast, JudgeRequest, Usage
 from mmjudge.running.policy import Outcome, WorkItem
 
@@ -63,10 +63,14 @@ def merge(outcomes: list[Outcome], call: EntryCall) -> Outcome:
     attempts = sum(o.attempts for o in outcomes)
     latency = sum(o.latency_s for o in outcomes)
     resent = sum(o.resent for o in outcomes)
+    maybe = sum(o.possibly_billed for o in outcomes)
+    maybe_usd = sum(o.possibly_billed_usd for o in outcomes)
     failed = next((o for o in outcomes if o.response is None), None)
     if failed is not None:
         error = failed.error or "an entry call failed"
-        return Outcome(item, None, error, cached, attempts, latency, resent)
+        return Outcome(
+            item, None, error, cached, attempts, latency, resent, UNPRICED, maybe, maybe_usd
+        )
     responses = [o.response for o in outcomes if o.response is not None]
     usage = Usage()
     for response in responses:
@@ -84,4 +88,4 @@ def merge(outcomes: list[Outcome], call: EntryCall) -> Outcome:
         sum(o.priced.total_usd for o in outcomes),
         sum(o.priced.image_usd for o in outcomes),
     )
-    return Outcome(item, merged, None, cached, attempts, latency, resent, priced)
+    return Outcome(item, merged, None, cached, attempts, latency, resent, priced, maybe, maybe_usd)

@@ -85,6 +85,11 @@ class Outcome:
     its answer arrived)."""
     priced: PricedCall = UNPRICED
     """The answer's usage and cost, priced once when it arrived (or came from the cache)."""
+    possibly_billed: int = 0
+    """Sends of this request that may have reached the provider and got no answer (an
+    attempt timed out or was cut off after it left, a lost send that may have left)."""
+    possibly_billed_usd: float = 0.0
+    """Their cost, each at the call's forecast (:meth:`CallPolicy.possibly_billed`)."""
 
 
 @dataclass
@@ -104,6 +109,18 @@ class RunStats:
     """Estimated cost of those lost first sends (each priced as its resend); in ``spent_usd``."""
     abandoned: int = 0
     """Calls in flight that this run gave up when it stopped (resent on resume)."""
+    abandoned_usd: float = 0.0
+    """Their cost at the calls' forecasts (they have no row: a resume counts each as resent);
+    in ``possibly_billed_usd``."""
+    maybe_resent: int = 0
+    """Requests sent again whose earlier send a killed process may or may not have made (it
+    stopped after marking the send and before recording that the request had left)."""
+    possibly_billed: int = 0
+    """Sends that may have reached the provider and got no answer (timed out or cut off
+    after leaving, maybe resent, abandoned at a stop), each priced at its forecast; not in
+    ``spent_usd``."""
+    possibly_billed_usd: float = 0.0
+    """Their cost at the calls' forecasts (:meth:`CallPolicy.possibly_billed`)."""
     from_other_process: int = 0
     """Items another live process was paying for; this run waited for their answers."""
     counted: Forecast = field(default_factory=Forecast)
@@ -160,8 +177,19 @@ class RunStats:
     def absorb(self, other: RunStats, spent_before: float) -> None:
         """Add the counts of a runner that started with ``spent_before`` already spent (the
         batch runner's sync fallback) to these."""
-        for name in ("calls", "cache_hits", "retries", "failures", "resent", "abandoned"):
+        for name in (
+            "calls",
+            "cache_hits",
+            "retries",
+            "failures",
+            "resent",
+            "abandoned",
+            "maybe_resent",
+            "possibly_billed",
+        ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.possibly_billed_usd += other.possibly_billed_usd
+        self.abandoned_usd += other.abandoned_usd
         self.from_other_process += other.from_other_process
         self.resent_usd += other.resent_usd
         self.spent_usd += other.spent_usd - spent_before
@@ -181,6 +209,10 @@ class RunStats:
             resent=self.resent,
             resent_usd=self.resent_usd,
             abandoned_in_flight=self.abandoned,
+            abandoned_usd=self.abandoned_usd,
+            maybe_resent=self.maybe_resent,
+            possibly_billed=self.possibly_billed,
+            possibly_billed_usd=self.possibly_billed_usd,
             answered_by_another_process=self.from_other_process,
             batch=dict(self.batch) if self.batch else None,
         )
@@ -348,6 +380,16 @@ class CallPolicy:
         self.stats.spent_usd += priced.total_usd * (1 + resent)
         self.stats.resent_usd += priced.total_usd * resent
         return Outcome(item, response, None, False, attempts, latency, resent, priced)
+
+    def possibly_billed(self, item: WorkItem, sends: int = 1) -> float:
+        """Count ``sends`` of ``item``'s request that may have reached the provider and got no
+        answer; returns their dollars. Each is priced at the call's forecast (at the run's
+        discount): the one place these dollars are computed, which the rows, the summary and
+        the report carry as they are."""
+        usd = item.forecast_usd * self.discount * sends
+        self.stats.possibly_billed += sends
+        self.stats.possibly_billed_usd += usd
+        return usd
 
     def failed(
         self, item: WorkItem, kind: str, text: str, attempts: int, latency: float, resent: int = 0

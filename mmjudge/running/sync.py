@@ -20,6 +20,7 @@ from typing import TypeVar
 from mmjudge.config import ModelConfig, RunnerConfig
 from mmjudge.errors import CredentialError, FatalProviderError
 from mmjudge.judges.base import JudgeAPI
+from mmjudge.judges.departures import Departure, watching
 from mmjudge.records import JudgeRequest, JudgeResponse
 from mmjudge.running.cache import ItemClaims, RequestKeys, ResponseCache
 from mmjudge.running.claim_writes import GroupCommit
@@ -375,13 +376,39 @@ class Runner:
     # -- one item --------------------------------------------------------------------------
 
     async def _judge_one(self, job: Job) -> Outcome | SetAside | None:
-        """Call the judge for one job, with retries; None when the run stopped first."""
+        """Call the judge for one job, with retries; None when the run stopped first. The
+        outcome carries the sends of its request that may have been billed without an
+        answer."""
+        outcome = await self._attempts(job)
+        if isinstance(outcome, Outcome) and job.possibly_billed:
+            outcome.possibly_billed = job.possibly_billed
+            outcome.possibly_billed_usd = job.possibly_billed_usd
+        return outcome
+
+    def _departure(self, job: Job) -> Departure:
+        """What the transport says about one attempt's request: once it has left, the claim
+        is marked sent."""
+        writes = self.writes
+        if writes is None or not job.claimed:
+            return Departure()
+        return Departure(on_left=functools.partial(writes.left, job.key))
+
+    def _maybe_billed(self, job: Job, sends: int = 1) -> None:
+        """Count sends of the job's request that may have reached the provider unanswered."""
+        if self.judge.free or sends <= 0:
+            return
+        job.possibly_billed += sends
+        job.possibly_billed_usd += self.policy.possibly_billed(job.item, sends)
+
+    async def _attempts(self, job: Job) -> Outcome | SetAside | None:
+        """The attempts of :meth:`_judge_one`."""
         item = job.item
         request = item.request
         assert request is not None
         attempts = 0
         started = time.perf_counter()
         sent = False
+        departure = Departure()
         try:
             while True:
                 attempts += 1
@@ -394,10 +421,12 @@ class Runner:
                 if instead is not None:
                     return instead
                 sent = True
+                departure = self._departure(job)
                 try:
-                    call = self._call(request)
-                    first = attempts == 1
-                    response = await (self.policy.drawn_around(item, call) if first else call)
+                    with watching(departure):
+                        call = self._call(request)
+                        first = attempts == 1
+                        response = await (self.policy.drawn_around(item, call) if first else call)
                 except (FatalProviderError, CredentialError) as error:
                     sent = False
                     self._fail_fast(error)
@@ -405,6 +434,8 @@ class Runner:
                     return Outcome(item, None, error_text(error), False, attempts, 0.0, job.resent)
                 except Exception as error:
                     sent = False
+                    if departure.may_have_left and not _answered(error):
+                        self._maybe_billed(job)  # timed out or cut off after it left
                     verdict = classify(self.judge, error)
                     if verdict.fatal is not None:
                         self._fail_fast(verdict.fatal)
@@ -421,12 +452,16 @@ class Runner:
                 sent = False
                 return await self._answered(job, response, attempts)
         except asyncio.CancelledError:
-            if self.writes is not None:
-                if sent:
-                    self.stats.abandoned += 1
+            # Given up at a stop: a request that may have left is abandoned, and whoever
+            # sends it again counts the lost send (resent, or maybe resent: see cache.py).
+            if sent and departure.may_have_left:
+                self.stats.abandoned += 1
+                if not self.judge.free:
+                    self.stats.abandoned_usd += self.policy.possibly_billed(job.item)
+                if self.writes is not None:
                     self.writes.abandon(job.key)
-                else:
-                    self.writes.release(job.key)
+            elif self.writes is not None:
+                self.writes.release(job.key)
             raise
         finally:
             self._in_flight_forecast -= job.committed_usd
@@ -455,6 +490,8 @@ class Runner:
         job.claimed = True
         job.resent = claim.resent
         self.stats.resent += claim.resent
+        self.stats.maybe_resent += claim.maybe_resent
+        self._maybe_billed(job, claim.maybe_resent)
         return None
 
     async def _call(self, request: JudgeRequest) -> JudgeResponse:
@@ -519,3 +556,9 @@ class Runner:
             return
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._halt.wait(), seconds)
+
+
+def _answered(error: Exception) -> bool:
+    """Whether a failed attempt got an answer from the server (an error status): the request
+    reached it and was refused, which providers do not bill."""
+    return isinstance(getattr(error, "status_code", None), int)

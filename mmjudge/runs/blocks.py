@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:  # pandas loads with the first summary, not before the first call
     import pandas as pd
@@ -51,6 +51,12 @@ class CostFigures:
     """Requests lost in flight by a stopped process and sent again."""
     resent_usd: float = 0.0
     """Their estimated cost (each priced as the call that replaced it); in ``spent_usd``."""
+    possibly_billed_requests: int = 0
+    """Sends that may have reached the provider and got no answer (timed out or cut off after
+    leaving, lost by a killed process between marking and recording the send)."""
+    possibly_billed_usd: float = 0.0
+    """Their estimated cost, each at its call's forecast: a possible extra beside
+    ``spent_usd``, not part of it."""
 
 
 @dataclass(frozen=True)
@@ -149,7 +155,17 @@ class CallCounts:
     resent_usd: float = 0.0
     """Estimated cost of those lost first sends."""
     abandoned_in_flight: int = 0
-    """Calls in flight that this run gave up when it stopped."""
+    """Calls in flight that this run gave up when it stopped (whoever sends them again counts
+    them as resent)."""
+    abandoned_usd: float = 0.0
+    """Their cost at the calls' forecasts (they have no row yet); in ``possibly_billed_usd``."""
+    maybe_resent: int = 0
+    """Requests sent again whose earlier send a killed process may or may not have made."""
+    possibly_billed: int = 0
+    """Sends that may have reached the provider and got no answer (timed out or cut off after
+    leaving, maybe resent, abandoned at a stop)."""
+    possibly_billed_usd: float = 0.0
+    """Their estimated cost at the calls' forecasts; not in ``spent_usd``."""
     answered_by_another_process: int = 0
     """Items another live process paid for; this run took their answers from the cache."""
     batch: dict[str, int] | None = None
@@ -338,3 +354,23 @@ class CellStatus:
     """The error that ended the run early, or null."""
     skip_reason: str | None = None
     """Why a skipped cell could not run."""
+
+
+class PossibleExtra(NamedTuple):
+    """Sends that may have been billed without an answer, beside the known spend."""
+
+    sends: int
+    usd: float
+
+
+def possible_extra(cost: CostFigures, calls: CallCounts | None) -> PossibleExtra:
+    """What a run may have paid beyond its known spend: the rows' possibly billed sends
+    (``cost``) and the calls its last process abandoned in flight at a stop (``calls``),
+    which have no row until a resume sends them again and counts them as resent. Every view
+    of the figure (the report, the console) reads it here."""
+    sends = cost.possibly_billed_requests
+    usd = cost.possibly_billed_usd
+    if calls is not None:
+        sends += calls.abandoned_in_flight
+        usd += calls.abandoned_usd
+    return PossibleExtra(sends, usd)

@@ -42,6 +42,8 @@ COLUMNS = (
     "cached",
     "truncated",
     "resent",
+    "possibly_billed",
+    "possibly_billed_usd",
 )
 
 
@@ -126,6 +128,8 @@ _NUMBERS: dict[str, tuple[Any, str]] = {
     "cached": (False, "bool"),
     "truncated": (False, "bool"),
     "resent": (0, "int64"),
+    "possibly_billed": (0, "int64"),
+    "possibly_billed_usd": (0.0, "float64"),
 }
 
 

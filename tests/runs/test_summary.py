@@ -38,6 +38,12 @@ ADDED = {
     "endpoint",
     "errors",
     "forecast.output_basis",
+    "cost.possibly_billed_requests",
+    "cost.possibly_billed_usd",
+    "calls.maybe_resent",
+    "calls.possibly_billed",
+    "calls.possibly_billed_usd",
+    "calls.abandoned_usd",
 }
 
 
