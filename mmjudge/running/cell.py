@@ -8,7 +8,7 @@ import json
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from omegaconf import DictConfig, OmegaConf
 
@@ -441,16 +441,22 @@ def _pricer(context: CellContext) -> CallPricer:
     return CallPricer(context.price, context.cfg.model, context.cfg.pricing.batch_discount)
 
 
-def judgment_record(context: CellContext, outcome: Outcome) -> JudgmentRecord:
-    """The row of one outcome: its grade read from the answer (or the bank's entries),
-    usage and cost as priced, and any error redacted."""
+class Graded(NamedTuple):
+    """What an answer says: its grade and explanation, why none could be read, and the test
+    bank's fields of the row (empty without a bank)."""
+
+    label: int | None
+    explanation: str | None
+    parse_error: str | None
+    bank_fields: dict[str, Any]
+
+
+def graded_answer(context: CellContext, outcome: Outcome) -> Graded:
+    """The grade read from an outcome's answer, directly or through the bank's entries."""
     cfg = context.cfg
-    example, image_hashes = outcome.item.context
-    request = outcome.item.request
+    example = outcome.item.context[0]
     response = outcome.response
     label = explanation = parse_error = None
-    usage: dict[str, int] = {}
-    cost = image_cost = 0.0
     bank_fields: dict[str, Any] = {}
     if context.bank is not None:
         bank_fields["bank_version"] = context.bank.version
@@ -462,11 +468,23 @@ def judgment_record(context: CellContext, outcome: Outcome) -> JudgmentRecord:
         label, explanation, parse_error = graded.label, graded.explanation, graded.parse_error
         bank_fields.update(entry_grades=graded.entry_grades, spans=graded.spans)
     elif response is not None:
-        parsed = parse_grade(response.text, list(cfg.dataset.scale.grades))
-        label, explanation, parse_error = parsed
+        label, explanation, parse_error = parse_grade(response.text, list(cfg.dataset.scale.grades))
+    if response is not None and response.stop_reason == "refusal" and label is None:
+        parse_error = "the model refused to answer"
+    return Graded(label, explanation, parse_error, bank_fields)
+
+
+def judgment_record(context: CellContext, outcome: Outcome) -> JudgmentRecord:
+    """The row of one outcome: its grade read from the answer (or the bank's entries),
+    usage and cost as priced, and any error redacted."""
+    cfg = context.cfg
+    example, image_hashes = outcome.item.context
+    request = outcome.item.request
+    response = outcome.response
+    label, explanation, parse_error, bank_fields = graded_answer(context, outcome)
+    usage: dict[str, int] = {}
+    cost = image_cost = 0.0
     if response is not None:
-        if response.stop_reason == "refusal" and label is None:
-            parse_error = "the model refused to answer"
         priced = outcome.priced
         usage = priced.usage.to_dict()
         cost, image_cost = priced.total_usd, priced.image_usd

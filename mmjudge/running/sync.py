@@ -452,19 +452,23 @@ class Runner:
                 sent = False
                 return await self._answered(job, response, attempts)
         except asyncio.CancelledError:
-            # Given up at a stop: a request that may have left is abandoned, and whoever
-            # sends it again counts the lost send (resent, or maybe resent: see cache.py).
-            if sent and departure.may_have_left:
-                self.stats.abandoned += 1
-                if not self.judge.free:
-                    self.stats.abandoned_usd += self.policy.possibly_billed(job.item)
-                if self.writes is not None:
-                    self.writes.abandon(job.key)
-            elif self.writes is not None:
-                self.writes.release(job.key)
+            self._given_up(job, sent and departure.may_have_left)
             raise
         finally:
             self._in_flight_forecast -= job.committed_usd
+
+    def _given_up(self, job: Job, may_have_left: bool) -> None:
+        """A call given up at a stop: a request that may have left is abandoned (possibly
+        billed at its forecast), and whoever sends it again counts the lost send (resent, or
+        maybe resent: see cache.py); one that never left just gives its claim back."""
+        if may_have_left:
+            self.stats.abandoned += 1
+            if not self.judge.free:
+                self.stats.abandoned_usd += self.policy.possibly_billed(job.item)
+            if self.writes is not None:
+                self.writes.abandon(job.key)
+        elif self.writes is not None:
+            self.writes.release(job.key)
 
     def _stopping(self) -> bool:
         return self._stop_signal is not None or self._fatal is not None
