@@ -31,6 +31,7 @@ the SDK's path. No retries happen here: the runner owns them (SDK ``max_retries=
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import math
 import sys
@@ -151,7 +152,7 @@ def _transport(flavour: Any, handle: Callable[[Any], Any]) -> Any:
     """An HTTP client of the SDK's flavour whose transport hands each request to ``handle``
     (a coroutine function) and sends nothing."""
 
-    class Transport(flavour.AsyncBaseTransport):  # type: ignore[misc, name-defined]
+    class Transport(flavour.AsyncBaseTransport):
         async def handle_async_request(self, request: Any) -> Any:
             await request.aread()
             return await handle(request)
@@ -184,7 +185,7 @@ class WireSender:
         self.timeout_s = timeout_s
         self._template: _Template | None = None
         self._session: Any = None
-        self._capture: asyncio.Future[None] | None = None
+        self._capture: asyncio.Future[tuple[Any, ...] | None] | None = None
         """The capture of the template, shared by the calls started while it runs."""
         self._replayer: Any = None
         """The SDK's client over a replaying transport, which turns outcomes into errors."""
@@ -254,10 +255,8 @@ class WireSender:
         """The template, captured once for the calls started before it was known."""
         if self._capture is None:
             self._capture = asyncio.ensure_future(self.capture(body))
-        try:
+        with contextlib.suppress(Exception):  # a failed capture: the SDK's path for every call
             await asyncio.shield(self._capture)
-        except Exception:  # the SDK's path for every call
-            pass
         return self._template
 
     def _learn(self, request: Any, body: dict[str, Any]) -> None:
@@ -396,7 +395,7 @@ async def _replayed(request: Any) -> Any:
     raise mapped(str(error), request=request) from error
 
 
-def _mapped(flavour: Any, error: Exception) -> type[Exception] | None:
+def _mapped(flavour: Any, error: Exception) -> Any:
     """The HTTP client's error for an aiohttp failure, by what happened: a timeout connecting
     or reading is its timeout (the SDK's timeout error), a proxy's failure its proxy error,
     an answer cut off its read error, and any other failure to connect (refused, reset, a
@@ -405,15 +404,15 @@ def _mapped(flavour: Any, error: Exception) -> type[Exception] | None:
     import aiohttp
 
     if isinstance(error, aiohttp.ConnectionTimeoutError):
-        return flavour.ConnectTimeout  # type: ignore[no-any-return]
+        return flavour.ConnectTimeout
     if isinstance(error, TimeoutError | aiohttp.ServerTimeoutError):
-        return flavour.ReadTimeout  # type: ignore[no-any-return]
+        return flavour.ReadTimeout
     if isinstance(error, aiohttp.ClientProxyConnectionError | aiohttp.ClientHttpProxyError):
-        return flavour.ProxyError  # type: ignore[no-any-return]
+        return flavour.ProxyError
     if isinstance(error, aiohttp.ClientPayloadError | aiohttp.ServerDisconnectedError):
-        return flavour.ReadError  # type: ignore[no-any-return]
+        return flavour.ReadError
     if isinstance(error, aiohttp.ClientError | OSError):
-        return flavour.ConnectError  # type: ignore[no-any-return]
+        return flavour.ConnectError
     return None
 
 
