@@ -7,9 +7,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
-from mmjudge.report.labels import text_boxes  # noqa: E402
+from mmjudge.report.labels import text_boxes
 
 
 def test_only_the_ticks_inside_the_view_are_drawn_texts() -> None:
