@@ -108,7 +108,7 @@ def _hydra_command_line() -> argparse.ArgumentParser:
 
 
 def _parse(argv: list[str]) -> list[Any] | None:
-    """Hydra's own parse of the command line; ``None`` when Hydra should answer instead."""
+    """The command line parsed as Hydra parses it; ``None`` when Hydra should answer instead."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra.errors import HydraException
 
