@@ -58,9 +58,16 @@ LONG_FILES: dict[str, str] = {
     "share its slots, limits, claims and stop state",
     "mmjudge.running.cell": "one cell from its config to its summary: checks, skip, dry run, "
     "the runner of its mode and the row of each outcome, all over the same CellContext",
+    "mmjudge.running.cache": "one SQLite file's reader and writer: the answers and the claims "
+    "on them share its connection, schema and transaction rules",
 }
 #: Functions over :data:`MAX_FUNCTION_LINES` (``module:function``), each with why.
-LONG_FUNCTIONS: dict[str, str] = {}
+LONG_FUNCTIONS: dict[str, str] = {
+    "mmjudge.running.cell:judgment_record": "one row's fields read from one outcome in turn "
+    "(grade, usage, cost, bank entries, the redacted error)",
+    "mmjudge.running.sync:_attempts": "one call's retry loop: the rate, the send, the verdict, "
+    "the backoff and the departure share its local state",
+}
 
 
 def module_name(path: Path) -> str:
