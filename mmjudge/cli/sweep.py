@@ -3,10 +3,9 @@ with ``-m``, as a Hydra app."""
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -189,43 +188,6 @@ def _cut_text(cut: object) -> str:
     )
 
 
-#: Command-line flags that bring in config files other than the shipped ones (as does an override of
-#: ``hydra.searchpath``).
-_OTHER_CONFIGS = ("-cd", "--config-dir", "-cp", "--config-path", "-cn", "--config-name")
-
-
-@contextlib.contextmanager
-def _mode_from_the_command_line(argv: list[str]) -> Iterator[None]:
-    """Skip the whole config compose Hydra runs only to read ``hydra.mode``.
-
-    Before running the app, Hydra composes the config once just to learn whether it sets
-    ``hydra.mode``, then again to run it (about half a second each, before the first call).
-    No shipped config sets it (``tests/cli/test_hydra_mode.py`` checks), so unless the
-    command line sets it or brings in other config files, the answer is "not set", and Hydra
-    then takes the mode from ``-m`` / ``--multirun`` exactly as it would have.
-    """
-    from hydra._internal.hydra import Hydra
-
-    sets_mode = any("hydra.mode" in arg for arg in argv)
-    other_configs = any(
-        arg.split("=", 1)[0] in _OTHER_CONFIGS or "hydra.searchpath" in arg for arg in argv
-    )
-    original = getattr(Hydra, "get_mode", None)
-    if sets_mode or other_configs or original is None:
-        yield
-        return
-    setattr(Hydra, "get_mode", _mode_not_set)  # noqa: B010 (a method of Hydra's, for this run)
-    try:
-        yield
-    finally:
-        setattr(Hydra, "get_mode", original)  # noqa: B010
-
-
-def _mode_not_set(_hydra: object, config_name: str | None, overrides: list[str]) -> None:
-    """What ``Hydra.get_mode`` answers for a config that does not set ``hydra.mode``."""
-    return None
-
-
 def _last_run_dir() -> Path | None:
     """The folder of the run Hydra started last (None before it started one), whose log keeps
     a stop that came between its calls."""
@@ -252,7 +214,7 @@ def run_app() -> None:
     try:
         # Hydra prints a config it cannot compose in several lines and exits 1; raised
         # instead, it is said in one line and exits 2 like every other configuration error.
-        with _mode_from_the_command_line(sys.argv[1:]), config_errors_raised():
+        with config_errors_raised():
             _app()
     except CONFIG_ERRORS as error:
         if full_errors:

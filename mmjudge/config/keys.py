@@ -85,16 +85,36 @@ def unknown_setting(argv: list[str], conf_dir: Path) -> str | None:
     return _check_yaml(conf_dir / "config.yaml", [])
 
 
+def _hydra_command_line() -> argparse.ArgumentParser:
+    """A parser for the command line ``@hydra.main`` reads: its documented flags (``--help``
+    lists them), those that take a value declared with it, so that what is left are the
+    overrides. Hydra itself parses the command line again when it runs; this one only finds
+    the overrides to check."""
+    parser = argparse.ArgumentParser(add_help=False, exit_on_error=False)
+    parser.add_argument("overrides", nargs="*")
+    for flags in (("--help", "-h"), ("--hydra-help",), ("--version",), ("--resolve",)):
+        parser.add_argument(*flags, action="store_true")
+    for flags in (("--run", "-r"), ("--multirun", "-m"), ("--shell-completion", "-sc")):
+        parser.add_argument(*flags, action="store_true")
+    parser.add_argument("--cfg", "-c", choices=["job", "hydra", "all"])
+    parser.add_argument("--package", "-p")
+    parser.add_argument("--config-path", "-cp")
+    parser.add_argument("--config-name", "-cn")
+    parser.add_argument("--config-dir", "-cd")
+    parser.add_argument("--experimental-rerun")
+    info = ["all", "config", "defaults", "defaults-tree", "plugins", "searchpath"]
+    parser.add_argument("--info", "-i", nargs="?", const="all", choices=info)
+    return parser
+
+
 def _parse(argv: list[str]) -> list[Any] | None:
-    """Hydra's own parse of the command line; ``None`` when Hydra should answer instead."""
-    from hydra._internal.utils import get_args_parser
+    """The command line parsed as Hydra parses it; ``None`` when Hydra should answer instead."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra.errors import HydraException
 
     if any(arg.split("=")[0] in _INFO_FLAGS for arg in argv):
         return None  # help, version and the like: Hydra answers them
-    parser = get_args_parser()
-    parser.exit_on_error = False
+    parser = _hydra_command_line()
     try:
         args, _unknown = parser.parse_known_args(argv)
     except argparse.ArgumentError:

@@ -20,8 +20,8 @@ This is a guess that is only ever used when it was right: a template is taken on
 whose request settings (:meth:`~mmjudge.judges.http.SDKJudge.ahead_request`) and environment are
 the ones the child was given (:func:`take`); anything else (a
 model chosen otherwise, an error in the child, ``-m``, a dry run, ``hydra.verbose``, a run
-answered from the cache) leaves the judge on the SDK's path exactly as without the child, and
-the child is stopped (:func:`release`).
+answered from the cache) leaves the judge to have the SDK build its template at its first
+call, exactly as without the child, and the child is stopped (:func:`release`).
 """
 
 from __future__ import annotations

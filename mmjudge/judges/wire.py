@@ -1,38 +1,43 @@
-"""Sending a ready request the way the SDK sent the last one, through less of its machinery.
+"""Sending a ready request the way the SDK would send it, through less of its machinery.
 
 A judge sends thousands of requests that differ only in their JSON body. For each, an official
 SDK copies its options, builds a request through its HTTP client's models, runs its auth and
 retry hooks, and parses the answer into its typed models: about half of the CPU a judgment
-costs at high concurrency. :class:`WireSender` keeps what matters and drops the rest:
+costs at high concurrency. :class:`WireSender` keeps what matters and drops the rest, using
+only the SDKs' public API (``with_options(http_client=...)``, ``post``, their error types) and
+the public transport interface of their HTTP client (``AsyncBaseTransport``):
 
-- the **first** call of a judge goes through the SDK (``post``) untouched, and the request it
-  put on the wire — URL, every header (key, organisation, project, user agent, the SDK's own),
-  and the exact bytes of the body — is captured on its way out; calls started meanwhile (a
-  run starts many at once) wait the few milliseconds until it is on the wire. Where a child
-  process made that template ahead (:mod:`mmjudge.judges.ahead`, with the SDK building a
-  request it never sends: :meth:`WireSender.capture`), even the first call skips the SDK,
-  which is then imported only to build an error;
-- later calls send the same URL and headers through one aiohttp session, with a body encoded
-  the way the SDK encoded the first one (checked byte for byte: a body the encoder cannot
-  reproduce keeps every call on the SDK's own path), a fresh idempotency key where the SDK
-  sends one, and redirects followed as the SDK's client follows them;
-- errors are the SDK's own: a status of 300 or above becomes the SDK's status error (built by
-  the SDK from the response), and transport failures are mapped to the SDK's connection and
-  timeout errors through the SDK's own aiohttp mapping, so rows, retries and messages are
-  the same on either path;
+- before the first call, the SDK builds the request for its body once through a transport of
+  ours that records it and answers without sending anything (:meth:`WireSender.capture`): URL,
+  every header (key, organisation, project, user agent, the SDK's own) and the exact bytes of
+  the body. Calls started meanwhile (a run starts many at once) wait for it. Where a child
+  process made that template ahead (:mod:`mmjudge.judges.ahead`), the SDK is imported only to
+  build an error;
+- every call then sends the same URL and headers through one aiohttp session, with a body
+  encoded the way the SDK encoded the recorded one (checked byte for byte: a body the encoder
+  cannot reproduce keeps every call on the SDK's own path), a fresh idempotency key where the
+  SDK sent one, and redirects followed as the SDK's client follows them;
+- errors are the SDK's own: the status and body of an error answer, or the transport's
+  failure, are handed back to the SDK through a replaying transport of ours, and the SDK
+  builds and raises the same status, timeout or connection error it raises on its own path,
+  so rows, retries and messages are the same on either path;
 - the answer is returned as the parsed JSON (``dict``), or as text where the SDK would
   return text (a 2xx body that is not JSON under a non-JSON content type).
 
-Clients whose credentials change per request (workload identity, a provider runtime) never
-leave the SDK's path. No retries happen here: the runner owns them (SDK ``max_retries=0``).
+Clients whose credentials change per request (workload identity, custom auth) never leave
+the SDK's path. No retries happen here: the runner owns them (SDK ``max_retries=0``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import math
+import sys
+import uuid
 from collections.abc import Callable
+from contextvars import ContextVar
 from importlib import import_module
 from typing import Any, NoReturn
 
@@ -90,8 +95,12 @@ _ENCODERS: tuple[Callable[[Any], bytes], ...] = (
 )
 
 
+#: The prefix of the idempotency keys the SDKs generate (a fresh one per request).
+_SDK_KEY_PREFIX = "stainless-python-retry-"
+
+
 class _Template:
-    """The URL, headers and body encoding of a request the SDK sent (or built)."""
+    """The URL, headers and body encoding of a request the SDK built."""
 
     def __init__(
         self, url: str, headers: dict[str, str], encoder: int, idempotency: str | None
@@ -109,19 +118,55 @@ class _Template:
         """What another process needs to rebuild this template (see :meth:`WireSender.preset`)."""
         return self.url, self.headers, self.encoder, self.idempotency
 
+    def headers_for_a_call(self) -> dict[str, str]:
+        """The headers of one call: the template's, with a fresh idempotency key if any."""
+        if not self.idempotency:
+            return self.headers
+        return {**self.headers, self.idempotency: f"{_SDK_KEY_PREFIX}{uuid.uuid4()}"}
 
-class _Captured(Exception):
-    """Stops a request the SDK built for :meth:`WireSender.capture` before it is sent."""
+
+def idempotency_header(headers: dict[str, str]) -> str | None:
+    """The header in which the SDK put a key of its own making (None: it sent none)."""
+    return next(
+        (
+            name
+            for name, value in headers.items()
+            if name.lower() == "idempotency-key" and value.startswith(_SDK_KEY_PREFIX)
+        ),
+        None,
+    )
+
+
+def http_flavour(sdk: Any) -> Any:
+    """The HTTP client package the SDK's public clients are built on (``httpx`` or its
+    successor), found from the SDK's public ``DefaultAsyncHttpxClient``."""
+    client_class = sdk.DefaultAsyncHttpxClient
+    return next(
+        import_module(cls.__module__.split(".")[0])
+        for cls in client_class.__mro__
+        if cls.__name__ == "AsyncClient"
+    )
+
+
+def _transport(flavour: Any, handle: Callable[[Any], Any]) -> Any:
+    """An HTTP client of the SDK's flavour whose transport hands each request to ``handle``
+    (a coroutine function) and sends nothing."""
+
+    class Transport(flavour.AsyncBaseTransport):
+        async def handle_async_request(self, request: Any) -> Any:
+            await request.aread()
+            return await handle(request)
+
+    return flavour.AsyncClient(transport=Transport())
 
 
 class WireSender:
     """Posts JSON bodies to one path of one SDK client; see the module's docstring.
 
-    ``sdk`` names the SDK's module (``openai``): its error types and its aiohttp error mapping
-    are taken from it, imported when first needed. ``client`` gives the SDK's client (built
-    when first asked for: a sender with a template made ahead may never need it).
-    ``connections`` caps the session's connection pool (None: no cap, the runner bounds the
-    calls in flight).
+    ``sdk`` names the SDK's module (``openai``): its error types are taken from it, imported
+    when first needed. ``client`` gives the SDK's client (built when first asked for: a sender
+    with a template made ahead may never need it). ``connections`` caps the session's
+    connection pool (None: no cap, the runner bounds the calls in flight).
     """
 
     def __init__(
@@ -140,9 +185,10 @@ class WireSender:
         self.timeout_s = timeout_s
         self._template: _Template | None = None
         self._session: Any = None
-        self._capturing = False
-        self._captured = asyncio.Event()
-        """Set once the call being captured is on the wire, or has ended."""
+        self._capture: asyncio.Future[tuple[Any, ...] | None] | None = None
+        """The capture of the template, shared by the calls started while it runs."""
+        self._replayer: Any = None
+        """The SDK's client over a replaying transport, which turns outcomes into errors."""
         self.fast_calls = 0
         """Calls sent outside the SDK (for tests and benchmarks)."""
         self._sdk_import: asyncio.Future[None] | None = None
@@ -166,71 +212,52 @@ class WireSender:
     async def capture(self, body: dict[str, Any]) -> tuple[Any, ...] | None:
         """The template of the request the SDK builds for ``body``, without sending it; None
         where it cannot be reused (see :meth:`_learn`)."""
-        client = self.client()
-        http = client._client
-        original = http.send
+        flavour = http_flavour(self.sdk)
+        built: list[Any] = []
 
-        async def capture(request: Any, *args: Any, **kwargs: Any) -> Any:
-            self._learn(request, body)
-            raise _Captured
+        async def record(request: Any) -> Any:
+            built.append(request)
+            return flavour.Response(200, json={}, request=request)
 
-        http.send = capture
+        http = _transport(flavour, record)
         try:
-            await client.post(self.path, body=body, cast_to=object)
-        except Exception:  # the SDK wraps what the capture raised in its connection error
-            pass
+            recording = self.client().with_options(http_client=http)
+            await recording.post(self.path, body=body, cast_to=object)
+        except Exception:  # a client that cannot build this request: the SDK's path
+            return None
         finally:
-            http.send = original
+            await http.aclose()
+        if built:
+            self._learn(built[0], body)
         return None if self._template is None else self._template.parts()
 
     @staticmethod
     def usable(client: Any) -> bool:
-        """Whether the client's requests are the same apart from their bodies."""
+        """Whether the client's requests are the same apart from their bodies (no per-request
+        credentials), and it can be copied onto a transport of ours."""
         return (
             getattr(client, "workload_identity", None) is None
-            and getattr(client, "_provider_runtime", None) is None
             and getattr(client, "custom_auth", None) is None
-            and hasattr(client, "_make_status_error_from_response")
-            and hasattr(getattr(client, "_client", None), "send")
+            and callable(getattr(client, "with_options", None))
         )
 
     async def post(self, body: dict[str, Any], cast_to: type) -> Any:
         """The SDK's answer for ``body``: a parsed JSON value (or text) from the fast path,
-        or what ``client.post`` returns while no template has been captured."""
+        or what ``client.post`` returns where no template could be made."""
         template = self._template
-        if template is not None:
-            return await self._send(template, body)
-        return await self._first(body, cast_to)
+        if template is None:
+            template = await self._first(body)
+            if template is None:
+                return await self.client().post(self.path, body=body, cast_to=cast_to)
+        return await self._send(template, body)
 
-    async def _first(self, body: dict[str, Any], cast_to: type) -> Any:
-        """Through the SDK, capturing the request it sends; calls made while another one is
-        being captured wait until it is on the wire (or has failed before), then take the
-        fast path if it gave a template, the SDK's otherwise."""
-        if self._capturing:
-            await self._captured.wait()
-            if self._template is not None:
-                return await self._send(self._template, body)
-            return await self.client().post(self.path, body=body, cast_to=cast_to)
-        self._capturing = True
-        self._captured = asyncio.Event()
-        client = self.client()
-        http = client._client
-        original = http.send
-
-        async def capture(request: Any, *args: Any, **kwargs: Any) -> Any:
-            http.send = original
-            self._learn(request, body)
-            self._captured.set()
-            return await original(request, *args, **kwargs)
-
-        http.send = capture
-        try:
-            return await client.post(self.path, body=body, cast_to=cast_to)
-        finally:
-            if http.send is capture:
-                http.send = original
-            self._capturing = False
-            self._captured.set()
+    async def _first(self, body: dict[str, Any]) -> _Template | None:
+        """The template, captured once for the calls started before it was known."""
+        if self._capture is None:
+            self._capture = asyncio.ensure_future(self.capture(body))
+        with contextlib.suppress(Exception):  # a failed capture: the SDK's path for every call
+            await asyncio.shield(self._capture)
+        return self._template
 
     def _learn(self, request: Any, body: dict[str, Any]) -> None:
         content = getattr(request, "content", None)
@@ -245,38 +272,64 @@ class WireSender:
         for name in list(headers):
             if name.lower() == "accept-encoding":
                 headers[name] = _DECODABLE
-        idempotency = getattr(self.client(), "_idempotency_header", None)
+        idempotency = idempotency_header(headers)
         self._template = _Template(str(request.url), headers, encoder, idempotency)
 
     async def _send(self, template: _Template, body: dict[str, Any]) -> Any:
         session = self._session or self._open()
-        headers = template.headers
-        idempotency = template.idempotency
-        if idempotency:
-            headers = {**headers, idempotency: self.client()._idempotency_key()}
         data = template.encode(body)
         self.fast_calls += 1
         departures.tracking()  # the session's trace says when the request has left
         try:
             async with session.post(
-                template.url, data=data, headers=headers, proxy=template.proxy
+                template.url, data=data, headers=template.headers_for_a_call(), proxy=template.proxy
             ) as response:
                 status = response.status
                 raw = await response.read()
                 answer_headers = response.headers
         except Exception as error:
             await self._sdk_for_errors()
-            self._raise_transport_error(error, template, data)
+            await self._replay(body, error=error)
+            raise  # not reached: the replay raises the SDK's error
         if status >= 300:
             await self._sdk_for_errors()
-            self._raise_status_error(template, data, status, list(answer_headers.items()), raw)
+            kept = [(k, v) for k, v in answer_headers.items() if k.lower() != "content-encoding"]
+            await self._replay(body, answer=(status, kept, raw))
         return _parsed(raw, answer_headers.get("content-type", "*"))
 
+    async def _replay(
+        self,
+        body: dict[str, Any],
+        *,
+        error: Exception | None = None,
+        answer: tuple[int, list[tuple[str, str]], bytes] | None = None,
+    ) -> NoReturn:
+        """Raise what the SDK raises for this outcome: the same body posted through the SDK
+        to a transport that answers with ``answer`` (the SDK builds its status error from it)
+        or fails with ``error`` mapped to the HTTP client's error (the SDK turns it into its
+        timeout or connection error)."""
+        flavour = http_flavour(self.sdk)
+        outcome = _outcome.set((error, answer))
+        try:
+            if self._replayer is None:
+                self._replayer = self.client().with_options(
+                    http_client=_transport(flavour, _replayed)
+                )
+            await self._replayer.post(self.path, body=body, cast_to=object)
+        finally:
+            _outcome.reset(outcome)
+        raise self.sdk.APIConnectionError(  # an SDK that took a failure for an answer
+            message="the request failed", request=flavour.Request("POST", self._url())
+        ) from error
+
+    def _url(self) -> str:
+        return "" if self._template is None else self._template.url
+
     async def _sdk_for_errors(self) -> None:
-        """Import what the SDK builds its errors with, in a thread, the first time an error
-        needs it. Where the template was made ahead, nothing of the SDK is loaded here until
-        then, and its import (one to two seconds) on the event loop would hold up every call
-        in flight at the moment a run meets its first rate limit; in a thread the loop keeps
+        """Import the SDK and build its client, in a thread, the first time an error needs
+        them. Where the template was made ahead, nothing of the SDK is loaded here until then,
+        and its import (one to two seconds) on the event loop would hold up every call in
+        flight at the moment a run meets its first rate limit; in a thread the loop keeps
         turning, and calls that fail meanwhile wait for the same import."""
         if self._sdk_import is None:
             loop = asyncio.get_running_loop()
@@ -285,9 +338,8 @@ class WireSender:
         await asyncio.shield(self._sdk_import)
 
     def _load_for_errors(self) -> None:
-        """(In a thread.) The SDK's modules for its errors, and its client, which makes the
-        status errors (built here where it was not yet: it loads the HTTP client's modules)."""
-        _import_for_errors(self.sdk_name)
+        """(In a thread.) The SDK, its HTTP client's package, and its client."""
+        http_flavour(self.sdk)
         self.client()
 
     def _forget_failed_import(self, future: asyncio.Future[None]) -> None:
@@ -311,76 +363,57 @@ class WireSender:
         )
         return self._session
 
-    def _raise_transport_error(
-        self, error: Exception, template: _Template, data: bytes
-    ) -> NoReturn:
-        """Raise what the SDK raises for ``error`` from its aiohttp client: the error mapped
-        to its HTTP client's by the SDK's own mapping, then to the SDK's timeout or connection
-        error (the SDK loaded beforehand: :meth:`_sdk_for_errors`)."""
-        transport = import_module(f"{self.sdk_name}._vendor.httpx_aiohttp.transport")
-        timeouts, failures = _transport_errors(self.sdk_name)
-        try:
-            with transport.map_aiohttp_exceptions():
-                raise error
-        except timeouts as mapped:
-            raise self.sdk.APITimeoutError(request=self._request(template, data)) from mapped
-        except failures as mapped:
-            raise self.sdk.APIConnectionError(request=self._request(template, data)) from mapped
-
-    def _request(self, template: _Template, data: bytes) -> Any:
-        import httpx2
-
-        return httpx2.Request("POST", template.url, headers=template.headers, content=data)
-
-    def _raise_status_error(
-        self,
-        template: _Template,
-        data: bytes,
-        status: int,
-        headers: list[tuple[str, str]],
-        raw: bytes,
-    ) -> None:
-        """Raise the SDK's own error for this status, built by the SDK from the response and
-        raised as the SDK raises it (inside the HTTP client's status error)."""
-        import httpx2
-
-        kept = [(k, v) for k, v in headers if k.lower() != "content-encoding"]
-        response = httpx2.Response(
-            status, headers=kept, content=raw, request=self._request(template, data)
-        )
-        try:
-            response.raise_for_status()
-        except httpx2.HTTPStatusError:
-            raise self.client()._make_status_error_from_response(response) from None
-
     async def aclose(self) -> None:
         self._sdk_import = None  # it belongs to this event loop
+        self._capture = None
+        replayer, self._replayer = self._replayer, None
+        if replayer is not None:
+            await replayer.close()
         if self._session is not None:
             await self._session.close()
             self._session = None
 
 
-def _import_for_errors(sdk: str) -> None:
-    """Import the SDK and the modules its errors are built and sorted with."""
-    for name in (
-        sdk,
-        f"{sdk}._vendor.httpx_aiohttp.transport",
-        "httpx2",
-        *(["openai._httpx2"] if sdk == "openai" else []),
-    ):
-        import_module(name)
+#: The outcome the replaying transport gives the request it is handed (see
+#: :meth:`WireSender._replay`): an aiohttp failure, or an answer's status, headers and body.
+_outcome: ContextVar[tuple[Exception | None, tuple[int, list[tuple[str, str]], bytes] | None]] = (
+    ContextVar("mmjudge_wire_outcome", default=(None, None))
+)
 
 
-def _transport_errors(sdk: str) -> tuple[tuple[type[Exception], ...], tuple[type[Exception], ...]]:
-    """The HTTP client's errors the SDK turns into its timeout error, and those it turns into
-    its connection error (as its client's ``request`` sorts them)."""
-    if sdk == "openai":
-        from openai._httpx2 import request_exceptions, timeout_exceptions
+async def _replayed(request: Any) -> Any:
+    """The replaying transport's answer: the outcome set for this call."""
+    flavour = sys.modules[type(request).__module__.split(".")[0]]
+    error, answer = _outcome.get()
+    if answer is not None:
+        status, headers, raw = answer
+        return flavour.Response(status, headers=headers, content=raw, request=request)
+    assert error is not None
+    mapped = _mapped(flavour, error)
+    if mapped is None:
+        raise error
+    raise mapped(str(error), request=request) from error
 
-        return timeout_exceptions(), request_exceptions()
-    import httpx2  # the Anthropic SDK: its timeout, and any other failure but its own errors
 
-    return (httpx2.TimeoutException,), (Exception,)
+def _mapped(flavour: Any, error: Exception) -> Any:
+    """The HTTP client's error for an aiohttp failure, by what happened: a timeout connecting
+    or reading is its timeout (the SDK's timeout error), a proxy's failure its proxy error,
+    an answer cut off its read error, and any other failure to connect (refused, reset, a
+    name that does not resolve) its connect error (the SDK's connection error). Anything
+    that is not a transport failure is raised as it is (None)."""
+    import aiohttp
+
+    if isinstance(error, aiohttp.ConnectionTimeoutError):
+        return flavour.ConnectTimeout
+    if isinstance(error, TimeoutError | aiohttp.ServerTimeoutError):
+        return flavour.ReadTimeout
+    if isinstance(error, aiohttp.ClientProxyConnectionError | aiohttp.ClientHttpProxyError):
+        return flavour.ProxyError
+    if isinstance(error, aiohttp.ClientPayloadError | aiohttp.ServerDisconnectedError):
+        return flavour.ReadError
+    if isinstance(error, aiohttp.ClientError | OSError):
+        return flavour.ConnectError
+    return None
 
 
 def _env_proxy(url: str) -> str | None:

@@ -11,7 +11,7 @@ from typing import Any
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import ChoiceSweep, QuotedString
-from omegaconf import DictConfig, ListConfig
+from omegaconf import DictConfig, ListConfig, OmegaConf
 
 REDACTED = "<redacted>"
 #: Values shorter than this are not treated as secrets (``1``, ``true``, a short name).
@@ -233,7 +233,7 @@ def config_leaves(node: Any, path: str = "") -> Iterator[tuple[str, Any]]:
         except Exception:  # a value that cannot be resolved is checked as written
             if not isinstance(node, DictConfig | ListConfig):
                 raise
-            child = node._get_node(key)._value()  # type: ignore[union-attr]
+            child = OmegaConf.to_container(node, resolve=False)[key]  # type: ignore[index]
         yield from config_leaves(child, child_path)
 
 

@@ -14,9 +14,29 @@ from typing import Any
 
 import yaml
 from omegaconf import OmegaConf
-from omegaconf._utils import is_float, is_int, yaml_is_bool
 
 _BASE: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+#: The words YAML 1.1 reads as booleans, which OmegaConf quotes when they are strings.
+_YAML_BOOLEANS = frozenset(
+    case(word)
+    for word in ("y", "yes", "n", "no", "true", "false", "on", "off")
+    for case in (str.lower, str.capitalize, str.upper)
+)
+
+
+def _reads_as_number(text: str, kind: type) -> bool:
+    try:
+        kind(text)
+    except ValueError:
+        return False
+    return True
+
+
+def quoted_by_omegaconf(text: str) -> bool:
+    """Whether ``OmegaConf.to_yaml`` single-quotes the string ``text``: when it would read
+    back as a boolean, an integer or a float (as Python reads numbers: ``1_000``, ``nan``)."""
+    return text in _YAML_BOOLEANS or _reads_as_number(text, int) or _reads_as_number(text, float)
 
 
 class _Dumper(_BASE):
@@ -28,7 +48,7 @@ class _Dumper(_BASE):
 
 
 def _string(dumper: Any, data: str) -> Any:
-    quoted = yaml_is_bool(data) or is_int(data) or is_float(data)
+    quoted = quoted_by_omegaconf(data)
     return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="'" if quoted else None)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
@@ -97,6 +97,27 @@ def place_labels(fig: Figure, labels: Iterable[Label]) -> list[Annotation]:
     return placed
 
 
+def _ticks_in_view(axis: Any) -> list[Any]:
+    """The ticks a drawn axis shows: those of its locators' positions that fall inside its
+    view (in display space, with a tolerance for rounding), as the axis picks them to draw."""
+    major, minor = axis.get_majorticklocs(), axis.get_minorticklocs()
+    placed = [
+        *zip(axis.get_major_ticks(len(major)), major, strict=True),
+        *zip(axis.get_minor_ticks(len(minor)), minor, strict=True),
+    ]
+    if not placed:
+        return []
+    transform = axis.get_transform()
+    low, high = sorted(float(v) for v in transform.transform(sorted(axis.get_view_interval())))
+    slack = 1e-10 * max(high - low, 1.0)
+    shown = []
+    for tick, loc in placed:
+        where = float(transform.transform([loc])[0])
+        if low - slack <= where <= high + slack:
+            shown.append(tick)
+    return shown
+
+
 def _drawn_texts(fig: Figure) -> list[Text]:
     """The texts a drawn figure shows: tick labels only for the ticks inside the view."""
     ticks: set[int] = set()
@@ -107,7 +128,7 @@ def _drawn_texts(fig: Figure) -> list[Text]:
                 ticks.update((id(tick.label1), id(tick.label2)))
             if not (ax.get_visible() and ax.axison and axis.get_visible()):
                 continue
-            for tick in axis._update_ticks():  # type: ignore[union-attr]  # the drawn ticks
+            for tick in _ticks_in_view(axis):
                 shown += [t for t in (tick.label1, tick.label2) if t.get_visible()]
     others = [t for t in fig.findobj(Text) if id(t) not in ticks and t.get_visible()]
     return [t for t in [*others, *shown] if t.axes is None or t.axes.get_visible()]

@@ -29,6 +29,7 @@ from tests.judges.test_wire import (
     judge_for,
     request,
     run,
+    sent_key,
     sent_to,
 )
 
@@ -224,8 +225,7 @@ def test_a_child_started_with_the_command_hands_over_the_template(
     assert seen["sdk_loaded"] == [False, True]
     first, second = sent_to(loopback, provider)
     assert first.headers["user-agent"] == second.headers["user-agent"]
-    key_header, key = PROVIDERS[provider][3]
-    assert first.headers[key_header] == key
+    assert sent_key(first, provider) == PROVIDERS[provider][3][1]
     assert first.body == {**second.body, "max_tokens": 20}
 
 

@@ -298,3 +298,19 @@ def test_hydra_writes_no_copy_of_the_config_itself() -> None:
     raw = OmegaConf.load(CONFIG_DIR / "config.yaml")
     assert raw.hydra.output_subdir is None
     assert raw.hydra.callbacks.keyguard._target_ == "mmjudge.keyguard.KeyGuard"
+
+
+def test_a_value_that_cannot_be_resolved_is_checked_as_written() -> None:
+    from omegaconf import OmegaConf
+
+    from mmjudge.keyguard import config_leaves
+
+    config = OmegaConf.create(
+        {"model": {"key": "${oc.env:MMJUDGE_NOT_SET_ANYWHERE}", "name": "m", "todo": "???"}}
+    )
+    leaves = dict(config_leaves(config))
+    assert leaves == {
+        "model.key": "${oc.env:MMJUDGE_NOT_SET_ANYWHERE}",
+        "model.name": "m",
+        "model.todo": "???",
+    }

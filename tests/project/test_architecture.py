@@ -11,6 +11,7 @@ the dependency it was).
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -189,6 +190,122 @@ def test_no_private_name_is_taken_from_another_module() -> None:
         for name, path in known.items()
         for target, line in borrowed_private_names(path, known)
         if target.rsplit(".", 1)[0] != name
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+#: Underscore names of other packages that are public by their documentation: ``os._exit``,
+#: and the methods and fields of every named tuple (underscored only to stay clear of field
+#: names).
+DOCUMENTED_UNDERSCORE = {"_exit", "_replace", "_asdict", "_fields", "_make", "_field_defaults"}
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def own_names(known: dict[str, Path]) -> set[str]:
+    """Every underscore name the package defines: functions, classes, module and class
+    variables, attributes assigned on ``self`` or ``cls``, and dataclass fields."""
+    names: set[str] = set()
+    for path in known.values():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(node.name)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                names.add(node.attr)
+            elif isinstance(node, ast.arg):
+                names.add(node.arg)
+    return {name for name in names if _private(name)}
+
+
+def foreign_private_uses(path: Path, own: set[str]) -> Iterator[tuple[str, int]]:
+    """Underscore names of other packages that ``path`` imports, reads, looks up by name
+    (``getattr``, ``hasattr``) or patches, and the classes and modules of other packages it
+    sets attributes on (``setattr(Hydra, ...)``, ``Hydra.get_mode = ...``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    foreign: set[str] = set()  # names bound by importing another package (not the stdlib's)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module.split(".")[0] in ("mmjudge", "__future__"):
+                continue
+            if any(_private(part) for part in node.module.split(".")):
+                yield f"from {node.module} import ...", node.lineno
+            for alias in node.names:
+                if _private(alias.name):
+                    yield f"from {node.module} import {alias.name}", node.lineno
+                if node.module.split(".")[0] not in sys.stdlib_module_names:
+                    foreign.add(alias.asname or alias.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "mmjudge":
+                    continue
+                if any(_private(part) for part in alias.name.split(".")):
+                    yield f"import {alias.name}", node.lineno
+                if alias.name.split(".")[0] not in sys.stdlib_module_names:
+                    foreign.add(alias.asname or alias.name.split(".")[0])
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            yield from _by_name(node, node.func.id, own, foreign)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            yield from _attribute(node, own, foreign)
+
+
+def _constant_text(node: ast.expr) -> str | None:
+    """The text of a string literal, or the literal parts of an f-string."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(str(v.value) for v in node.values if isinstance(v, ast.Constant))
+    return None
+
+
+def _by_name(
+    node: ast.Call, function: str, own: set[str], foreign: set[str]
+) -> Iterator[tuple[str, int]]:
+    """A private module imported by name, a private attribute looked up by name, or another
+    package's class patched through ``setattr``."""
+    first = _constant_text(node.args[0]) if node.args else None
+    if function in ("import_module", "__import__") and first is not None:
+        if any(_private(part) for part in first.split(".")[1:]):
+            yield f"{function}({first!r})", node.lineno
+        return
+    if function not in ("getattr", "hasattr", "setattr", "delattr") or len(node.args) < 2:
+        return
+    name = _constant_text(node.args[1])
+    if name is not None and _private(name) and name not in own:
+        yield f"{function}(..., {name!r})", node.lineno
+    target = node.args[0]
+    if function in ("setattr", "delattr") and isinstance(target, ast.Name) and target.id in foreign:
+        yield f"{function}({target.id}, ...) patches another package", node.lineno
+
+
+def _attribute(node: ast.Attribute, own: set[str], foreign: set[str]) -> Iterator[tuple[str, int]]:
+    """An attribute of another package's set or deleted, or a private one read."""
+    base = node.value
+    patched = isinstance(node.ctx, ast.Store | ast.Del)
+    if patched and isinstance(base, ast.Name) and base.id in foreign:
+        yield f"{base.id}.{node.attr} = ... patches another package", node.lineno
+    if not _private(node.attr) or node.attr in DOCUMENTED_UNDERSCORE or node.attr in own:
+        return
+    if not (isinstance(base, ast.Name) and base.id in ("self", "cls")):
+        yield f"... .{node.attr}", node.lineno
+
+
+def test_no_private_name_of_another_package_is_used() -> None:
+    """Other packages are used through their public API only: no import of or attribute
+    access to a name of theirs with a leading underscore, and none of their classes or
+    modules patched, so that their next release cannot break a path a user runs without
+    breaking a public contract. (An attribute is taken to be another package's when the
+    package defines no name like it; ``os._exit`` and named tuples' methods are public.)"""
+    known = modules()
+    own = own_names(known)
+    wrong = [
+        f"{name}:{line} uses {what}"
+        for name, path in known.items()
+        for what, line in foreign_private_uses(path, own)
     ]
     assert not wrong, "\n".join(wrong)
 

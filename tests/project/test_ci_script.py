@@ -63,3 +63,44 @@ def test_ci_builds_the_docs_the_readme_way_after_the_linters() -> None:
     installs = [i for i, line in enumerate(lines) if '".[docs]"' in line and "pip install" in line]
     assert installs and installs[0] > linters
     assert build in lines and lines.index(build) > installs[0]
+
+
+#: The packages whose ranges CI tests at both ends.
+RANGED = ("openai", "anthropic", "hydra-core")
+
+
+def _bounds() -> dict[str, tuple[str, str]]:
+    """Each ranged package's lowest and highest version in ``pyproject.toml``."""
+    import re
+    import tomllib
+
+    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    found = {}
+    for requirement in project["project"]["dependencies"]:
+        match = re.fullmatch(r"([a-z-]+)(\[[a-z]+\])?>=([\d.]+),<=([\d.]+)", requirement)
+        if match and match.group(1) in RANGED:
+            found[match.group(1)] = (match.group(3), match.group(4))
+    return found
+
+
+def test_the_sdks_and_hydra_are_bounded_on_both_sides() -> None:
+    assert sorted(_bounds()) == sorted(RANGED), "each needs >=lowest,<=highest tested"
+
+
+def test_ci_tests_the_request_path_at_the_lowest_allowed_versions() -> None:
+    text = CI.read_text(encoding="utf-8")
+    for package, (lowest, _highest) in _bounds().items():
+        extra = "[aiohttp]" if package != "hydra-core" else ""
+        pinned = f'"{package}{extra}=={lowest}"'
+        assert pinned in text, f".ci/run does not install {package}=={lowest}"
+    lines = script_lines()
+    runs = [line for line in lines if line.startswith(".venv-lowest/bin/python -m pytest")]
+    assert runs and "tests/judges" in runs[0]
+    assert lines.index(runs[0]) < lines.index('say "linters"')
+
+
+def test_the_docs_table_names_the_tested_ranges() -> None:
+    page = (REPO_ROOT / "docs" / "development.md").read_text(encoding="utf-8")
+    for package, (lowest, highest) in _bounds().items():
+        extra = "[aiohttp]" if package != "hydra-core" else ""
+        assert f"| `{package}{extra}` | {lowest} | {highest} |" in page
