@@ -66,10 +66,8 @@ def entry_path(cfg: DatasetConfig, folder: Path) -> Path | None:
         return None
     root = dataset_root(cfg)
     items = dataset_file(root, cfg.items)
-    try:
-        with items.open("rb") as handle:
-            digest = hashlib.file_digest(handle, "sha256")
-    except OSError:
+    digest = content_digest(items)
+    if digest is None:
         return None
     settings = {
         field.name: getattr(cfg, field.name)
@@ -78,12 +76,33 @@ def entry_path(cfg: DatasetConfig, folder: Path) -> Path | None:
     }
     settings["path"] = str(root.resolve())
     key = json.dumps(
-        [PREPARATION_VERSION, digest.hexdigest(), settings],
+        [PREPARATION_VERSION, digest, settings],
         sort_keys=True,
         default=_plain,
     )
     name = hashlib.sha256(key.encode()).hexdigest()[:40]
     return folder / f"{cfg.loader}-{name}.jsonl"
+
+
+#: Digests this process has taken, by file and the stat fields any change of it moves: a pass
+#: over a large file needs not hash it again (every pass looks its entry up).
+_DIGESTS: dict[tuple[str, int, int, int, int], str] = {}
+
+
+def content_digest(path: Path) -> str | None:
+    """The sha256 of ``path``'s content (None when it cannot be read)."""
+    try:
+        stat = path.stat()
+        signature = (str(path), stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+        known = _DIGESTS.get(signature)
+        if known is not None:
+            return known
+        with path.open("rb") as handle:
+            digest = hashlib.file_digest(handle, "sha256").hexdigest()
+    except OSError:
+        return None
+    _DIGESTS[signature] = digest
+    return digest
 
 
 def _plain(value: object) -> object:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import logging
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -117,6 +118,14 @@ def test_a_changed_file_or_setting_is_prepared_again(tmp_path: Path) -> None:
         dataclasses.replace(cfg, sample_queries=2, name="other", description="Products."),
     ):
         assert entry_path(same, cache) == first
+
+    items_file = tmp_path / "data" / "items.csv"
+    same_size = items_file.read_bytes().replace(b"Tee 3</b>", b"Tea 3</b>")
+    stat = items_file.stat()
+    items_file.write_bytes(same_size)  # one byte changed, the size and time stamp kept
+    os.utime(items_file, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert entry_path(cfg, cache) != first
+    assert "<b>Tea 3</b>" in [dict(e.fields)["title"] for e in load_dataset(cfg, cache=cache)]
 
     catalogue(tmp_path / "data", rows=41)  # the same file name, new content
     assert entry_path(cfg, cache) != first
