@@ -75,11 +75,10 @@ def entry_path(cfg: DatasetConfig, folder: Path) -> Path | None:
         if field.name not in UNUSED_SETTINGS
     }
     settings["path"] = str(root.resolve())
-    key = json.dumps(
-        [PREPARATION_VERSION, digest, settings],
-        sort_keys=True,
-        default=_plain,
-    )
+    try:
+        key = json.dumps([PREPARATION_VERSION, digest, settings], sort_keys=True, default=_plain)
+    except (TypeError, ValueError):  # a setting a plugin loader reads that JSON cannot hold
+        return None
     name = hashlib.sha256(key.encode()).hexdigest()[:40]
     return folder / f"{cfg.loader}-{name}.jsonl"
 

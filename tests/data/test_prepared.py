@@ -242,3 +242,10 @@ def test_processes_filling_one_entry_at_once_leave_a_whole_one(tmp_path: Path) -
     assert entry is not None
     assert [p.name for p in cache.iterdir()] == [entry.name]
     assert list(load_dataset(cfg, cache=cache)) == list(load_dataset(cfg))
+
+
+def test_settings_json_cannot_hold_leave_the_items_uncached(tmp_path: Path) -> None:
+    cfg = catalogue(tmp_path / "data")
+    # A value no shipped loader reads; a plugin's could be anything.
+    odd = dataclasses.replace(cfg, columns={**cfg.columns, "note": {1j}})
+    assert entry_path(odd, tmp_path / "prepared") is None
