@@ -34,7 +34,7 @@ import os
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from mmjudge.config import DatasetConfig
 from mmjudge.data.leniency import say_once
@@ -199,34 +199,75 @@ def _images_there(line: bytes) -> bool:
 
 def _written(path: Path, prepare: Callable[[], Iterator[Example]]) -> Iterator[Example]:
     """``prepare()``'s items, written to a temporary file that replaces ``path`` once the
-    last has passed; a pass stopped early or failed leaves nothing behind."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp_name = tempfile.mkstemp(prefix=f".{path.stem}-", dir=path.parent)
-    except OSError as error:
-        log.info("%s: prepared items not cached (%s)", path.parent, error)
+    last has passed; a pass stopped early or failed leaves nothing behind, and a cache that
+    cannot be written (no space, no permission) only goes unused."""
+    writer = _EntryWriter.open(path)
+    if writer is None:
         yield from prepare()
         return
-    temp = Path(temp_name)
     said = _Said()
     logging.getLogger("mmjudge.data").addHandler(said)
     try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(_HEADER + b": " + str(PREPARATION_VERSION).encode() + b"}\n")
-            digest = hashlib.sha256()
-            count = 0
-            for example in prepare():
-                line = _line(example)
-                digest.update(line)
-                out.write(line)
-                count += 1
-                yield example
-            trailer = {"end": count, "sha256": digest.hexdigest(), "warnings": said.messages}
-            out.write(json.dumps(trailer).encode() + b"\n")
-        os.replace(temp, path)
+        for example in prepare():
+            writer.add(example)
+            yield example
+        writer.finish(said.messages)
     finally:
         logging.getLogger("mmjudge.data").removeHandler(said)
-        _remove(temp)
+        writer.close()
+
+
+class _EntryWriter:
+    """One entry being written to its temporary file; after the first error it writes no more."""
+
+    def __init__(self, path: Path, temp: Path, out: IO[bytes]) -> None:
+        self.path, self.temp, self.out = path, temp, out
+        self.digest = hashlib.sha256()
+        self.count = 0
+        self.failed = False
+
+    @classmethod
+    def open(cls, path: Path) -> _EntryWriter | None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, temp = tempfile.mkstemp(prefix=f".{path.stem}-", dir=path.parent)
+            writer = cls(path, Path(temp), os.fdopen(fd, "wb"))
+            writer._write(_HEADER + b": " + str(PREPARATION_VERSION).encode() + b"}\n")
+        except OSError as error:
+            log.info("%s: prepared items not cached (%s)", path.parent, error)
+            return None
+        return writer
+
+    def _write(self, data: bytes) -> None:
+        try:
+            self.out.write(data)
+        except OSError as error:
+            log.info("%s: prepared items not cached (%s)", self.path.parent, error)
+            self.failed = True
+
+    def add(self, example: Example) -> None:
+        if not self.failed:
+            line = _line(example)
+            self.digest.update(line)
+            self.count += 1
+            self._write(line)
+
+    def finish(self, warnings: list[str]) -> None:
+        """The trailer written and the entry moved into place (unless writing failed)."""
+        trailer = {"end": self.count, "sha256": self.digest.hexdigest(), "warnings": warnings}
+        self._write(json.dumps(trailer).encode() + b"\n")
+        try:
+            self.out.close()
+            if not self.failed:
+                os.replace(self.temp, self.path)
+        except OSError as error:
+            log.info("%s: prepared items not cached (%s)", self.path.parent, error)
+
+    def close(self) -> None:
+        """The temporary file closed and removed (moved into place already, if finished)."""
+        with contextlib.suppress(OSError):
+            self.out.close()
+        _remove(self.temp)
 
 
 class _Said(logging.Handler):

@@ -249,3 +249,39 @@ def test_settings_json_cannot_hold_leave_the_items_uncached(tmp_path: Path) -> N
     # A value no shipped loader reads; a plugin's could be anything.
     odd = dataclasses.replace(cfg, columns={**cfg.columns, "note": {1j}})
     assert entry_path(odd, tmp_path / "prepared") is None
+
+
+class FullDisk:
+    """A file that takes the header and then runs out of space."""
+
+    def __init__(self, real: Any) -> None:
+        self.real, self.writes = real, 0
+
+    def write(self, data: bytes) -> int:
+        self.writes += 1
+        if self.writes > 1:
+            raise OSError(28, "No space left on device")
+        return int(self.real.write(data))
+
+    def close(self) -> None:
+        self.real.close()
+
+
+def test_a_cache_that_cannot_be_written_only_goes_unused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mmjudge.data import prepared as prepared_module
+
+    cfg = catalogue(tmp_path / "data")
+    expected = list(load_dataset(cfg))
+    not_a_folder = tmp_path / "file"
+    not_a_folder.write_text("")
+    assert list(load_dataset(cfg, cache=not_a_folder)) == expected
+
+    real_fdopen = os.fdopen
+    monkeypatch.setattr(
+        prepared_module.os, "fdopen", lambda fd, mode: FullDisk(real_fdopen(fd, mode))
+    )
+    cache = tmp_path / "prepared"
+    assert list(load_dataset(cfg, cache=cache)) == expected
+    assert list(cache.iterdir()) == []  # nothing half-written left behind
