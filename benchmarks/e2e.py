@@ -21,9 +21,18 @@ Image cells preprocess their images during the run (an empty image cache, ``cold
 again with the cache the first run filled (``warm``). The last row reruns the finished text cell
 in a new run folder, entirely from the response cache.
 
+The ``real`` cells are shaped like a scraped product catalogue: a CSV read by the ``table``
+loader (the ``crowdflower_example`` mapping) whose descriptions are HTML pages of 1–20 KB
+(nested tags, entities, scripts and styles, long attribute values), converted to text and cut
+to 300 tokens, with one item in 50 repeating an earlier item's prompt. They run as a user's
+default sweep does, the report included: first with nothing cached, then as a later cell of the
+same sweep would (no answers cached, the items prepared by the first run and found in
+``paths.prepared_cache``), then rerun from the response cache in a new run folder.
+
     python benchmarks/e2e.py                          # every cell, 3 runs each (medians)
     python benchmarks/e2e.py --cells text:64:0.2 --repeat 5
     python benchmarks/e2e.py --n-text 10000 --n-image 2000
+    python benchmarks/e2e.py --cells real:64:0.2 --repeat 3
 """
 
 from __future__ import annotations
@@ -33,7 +42,9 @@ import asyncio
 import json
 import os
 import platform
+import random
 import select
+import shutil
 import socket
 import statistics
 import subprocess
@@ -53,6 +64,7 @@ CELLS = (
     "image:64:0.2",
     "image:256:1",
     "image:1024:1",
+    "real:64:0.2",
 )
 #: Items that share one source image in image cells (a product shown for several queries).
 QUERIES_PER_IMAGE = 4
@@ -198,6 +210,156 @@ def write_dataset(root: Path, n: int, images: bool) -> None:
             out.write(json.dumps(row) + "\n")
 
 
+#: One item in this many repeats an earlier item's query, title and description (a product
+#: listed twice under two ids): the same prompt, judged once and answered from the cache.
+DUPLICATE_EVERY = 50
+_WORDS = [
+    "cotton",
+    "linen",
+    "wool",
+    "stainless",
+    "steel",
+    "cordless",
+    "drill",
+    "lamp",
+    "shade",
+    "bracket",
+    "hinge",
+    "outdoor",
+    "indoor",
+    "waterproof",
+    "adjustable",
+    "compact",
+    "premium",
+    "set",
+    "pack",
+    "of",
+    "handle",
+    "finish",
+    "matte",
+    "gloss",
+    "brushed",
+    "nickel",
+    "oak",
+    "walnut",
+    "white",
+    "black",
+    "grey",
+    "blue",
+    "red",
+    "green",
+    "large",
+    "small",
+    "medium",
+    "standard",
+    "heavy",
+    "duty",
+    "lightweight",
+    "durable",
+    "easy",
+    "install",
+    "warranty",
+    "included",
+    "dimensions",
+    "weight",
+    "capacity",
+    "watts",
+    "volts",
+]
+_ENTITIES = (
+    "&amp;",
+    "&quot;",
+    "&#39;",
+    "&nbsp;",
+    "&reg;",
+    "&trade;",
+    "&deg;",
+    "&frac12;",
+    "&#8217;",
+)
+
+
+def _sentence(rng: random.Random, words: int) -> str:
+    out = []
+    for _ in range(words):
+        out.append(rng.choice(_WORDS))
+        if rng.random() < 0.06:
+            out.append(rng.choice(_ENTITIES))
+    return " ".join(out).capitalize() + "."
+
+
+def product_html(rng: random.Random, size: int) -> str:
+    """A scraped product page fragment of about ``size`` bytes: nested blocks, lists, a table,
+    entities, inline styles and scripts, comments and long attribute values."""
+    parts = [
+        '<div class="product-description" data-tracking="'
+        + "x" * rng.randint(50, 400)
+        + '"><style type="text/css">.pd{margin:0 auto;font:13px/1.4 Arial}'
+        + ".pd li{list-style:disc}" * rng.randint(1, 8)
+        + "</style>"
+    ]
+    size_now = sum(map(len, parts))
+    while size_now < size:
+        kind = rng.randrange(6)
+        if kind == 0:
+            block = f"<p>{_sentence(rng, rng.randint(8, 40))} <b>{_sentence(rng, 4)}</b></p>"
+        elif kind == 1:
+            items = "".join(
+                f"<li><span>{_sentence(rng, rng.randint(3, 12))}</span></li>"
+                for _ in range(rng.randint(2, 8))
+            )
+            block = f'<ul class="features">{items}</ul>'
+        elif kind == 2:
+            rows = "".join(
+                f"<tr><td>{rng.choice(_WORDS)}</td><td>{rng.randint(1, 999)} &times; "
+                f"{rng.randint(1, 99)}&quot;</td></tr>"
+                for _ in range(rng.randint(2, 6))
+            )
+            block = f"<table><tbody>{rows}</tbody></table>"
+        elif kind == 3:
+            block = (
+                '<script type="text/javascript">var s={sku:'
+                + str(rng.randint(1, 10**9))
+                + "};window.dataLayer=window.dataLayer||[];dataLayer.push(s);"
+                + "/* tracking */" * rng.randint(1, 20)
+                + "</script>"
+            )
+        elif kind == 4:
+            block = f"<!-- {_sentence(rng, rng.randint(3, 30))} -->"
+        else:
+            block = (
+                f"<div><div><h3>{_sentence(rng, 3)}</h3><div><i>{_sentence(rng, 10)}</i>"
+                f"<br/>{_sentence(rng, rng.randint(5, 25))}</div></div></div>"
+            )
+        parts.append(block)
+        size_now += len(block)
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def write_real_dataset(root: Path, n: int) -> None:
+    """``n`` rows of a product-search CSV with the ``crowdflower_example`` columns, the same
+    every time: HTML descriptions of 1–20 KB, one row in :data:`DUPLICATE_EVERY` a copy of an
+    earlier row's query, title and description under a new id."""
+    import csv
+
+    root.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(30)
+    rows: list[tuple[str, str, str]] = []
+    with (root / "train.csv").open("w", encoding="utf-8", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow(["id", "query", "product_title", "product_description", "median_relevance"])
+        for i in range(n):
+            if rows and i % DUPLICATE_EVERY == DUPLICATE_EVERY - 1:
+                query, title, description = rows[rng.randrange(len(rows))]
+            else:
+                query = f"{COLOURS[i % 5]} {rng.choice(_WORDS)} {KINDS[(i // 5) % 5]}"
+                title = f"{_sentence(rng, rng.randint(4, 12))} #{i}"
+                description = product_html(rng, rng.randint(1_000, 20_000))
+                rows.append((query, title, description))
+            writer.writerow([i, query, title, description, 1 + i % 4])
+
+
 def _write_images(folder: Path, count: int) -> None:
     from PIL import Image, ImageDraw
 
@@ -219,7 +381,11 @@ def sweep_command(
 ) -> list[str]:
     """The measured command; ``model`` is one of conf/model's (an OpenAI or Anthropic one:
     the loopback server speaks both, and an Anthropic judge drops the base URL's ``/v1``)."""
-    modality = "text" if cell.modality == "text" else "image"
+    modality = "image" if cell.modality == "image" else "text"
+    if cell.modality == "real":
+        dataset = ["dataset=crowdflower_example", f"dataset.path={data}"]
+    else:
+        dataset = ["dataset=demo_fashion", f"dataset.path={data}", "dataset.annotators=[a,b]"]
     return [
         sys.executable,
         "-m",
@@ -228,13 +394,13 @@ def sweep_command(
         f"model.base_url={base_url}",
         f"runner.concurrency={cell.concurrency}",
         f"modality={modality}",
-        "dataset=demo_fashion",
-        f"dataset.path={data}",
-        "dataset.annotators=[a,b]",
+        *dataset,
         "runner.progress=false",
-        "report.build=false",
+        # A real-shaped cell runs as a user's sweep does: its report built at the end.
+        f"report.build={'true' if cell.modality == 'real' else 'false'}",
         f"paths.response_cache={cache}",
         f"paths.image_cache={work / 'images'}",
+        f"paths.prepared_cache={cache.parent / 'prepared'}",
         f"paths.results={work / 'results'}",
         f"paths.reports={work / 'reports'}",
     ]
@@ -381,11 +547,14 @@ def measure_cell(
     try:
         with tempfile.TemporaryDirectory(prefix="mmjudge-e2e-") as tmp:
             data = Path(tmp) / "data"
-            write_dataset(data, n, cell.modality == "image")
+            if cell.modality == "real":
+                write_real_dataset(data, n)
+            else:
+                write_dataset(data, n, cell.modality == "image")
             for attempt in range(repeat):
                 work = Path(tmp) / f"run{attempt}"
                 cache = work / "responses.sqlite"
-                name = cell.modality if cell.modality == "text" else "image, cold"
+                name = "image, cold" if cell.modality == "image" else cell.modality
                 figures = run_once(cell, data, work, server, cache, n, model)
                 rows.setdefault(name, []).append(figures)
                 if cell.modality == "image":
@@ -395,10 +564,20 @@ def measure_cell(
                     fresh_cache = warm / "responses.sqlite"
                     figures = run_once(cell, data, warm, server, fresh_cache, n, model)
                     rows.setdefault("image, warm", []).append(figures)
-                if rerun and cell.modality == "text":
+                if cell.modality == "real":
+                    # Another cell of the same sweep: no answers cached yet, the items
+                    # prepared by the first.
+                    later = Path(tmp) / f"later{attempt}"
+                    later.mkdir()
+                    shutil.copytree(work / "prepared", later / "prepared")
+                    figures = run_once(
+                        cell, data, later, server, later / "responses.sqlite", n, model
+                    )
+                    rows.setdefault("real, items prepared", []).append(figures)
+                if rerun and cell.modality != "image":
                     again = Path(tmp) / f"again{attempt}"
                     figures = run_once(cell, data, again, server, cache, n, model)
-                    rows.setdefault("text, rerun from cache", []).append(figures)
+                    rows.setdefault(f"{cell.modality}, rerun from cache", []).append(figures)
     finally:
         server.close()
     return list(rows.items())
@@ -448,7 +627,7 @@ def main() -> None:
     )
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for cell in cells:
-        n = args.n_text if cell.modality == "text" else args.n_image
+        n = args.n_image if cell.modality == "image" else args.n_text
         for name, runs in measure_cell(cell, n, args.repeat, not args.no_rerun, args.model):
             print_row(name, cell, n, runs)
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

@@ -105,13 +105,14 @@ def _composed(group: str, option: str, hydra: bool) -> DictConfig:
 
 
 def isolated_overrides(root: Path) -> dict[str, str]:
-    """Settings that keep everything a sweep writes under ``root``: results, reports and both
+    """Settings that keep everything a sweep writes under ``root``: results, reports and the
     caches (the project's own folders are never touched)."""
     return {
         "paths.results": str(root / "results"),
         "paths.reports": str(root / "reports"),
         "paths.response_cache": str(root / "cache.sqlite"),
         "paths.image_cache": str(root / "images"),
+        "paths.prepared_cache": str(root / "prepared"),
     }
 
 

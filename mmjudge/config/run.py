@@ -151,6 +151,9 @@ class PathsConfig:
     """The response cache file."""
     image_cache: str = ".cache/images"
     """Encoded images, cached by (source hash, settings)."""
+    prepared_cache: str = ".cache/prepared"
+    """Datasets' prepared items (HTML converted, text cut), cached by (items file content,
+    dataset settings, preparation version) and shared by every cell and process."""
 
 
 @dataclass

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 
 from mmjudge.config import DatasetConfig
 from mmjudge.data.page_text import clean_fields, html_columns
+from mmjudge.data.prepared import cached_items
 from mmjudge.data.registry import loader_for
 from mmjudge.data.sample import sample_query_ids
 from mmjudge.data.schema import Example
@@ -15,33 +17,62 @@ from mmjudge.data.validation import truncate_fields
 
 
 def load_dataset(
-    cfg: DatasetConfig, *, seed: int = 0, queries: frozenset[str] | None = None
+    cfg: DatasetConfig,
+    *,
+    seed: int = 0,
+    queries: frozenset[str] | None = None,
+    cache: Path | None = None,
 ) -> Iterator[Example]:
     """Stream a dataset's examples, validated and prepared, in file order.
 
     ``dataset.sample_queries`` keeps every item of a seeded sample of queries (``seed``; pass
     ``queries``, from :func:`sampled_queries`, to skip drawing it again); ``dataset.limit``
     then keeps the first N items. Each item's HTML is converted where the config asks, then
-    its text is cut to ``dataset.max_text_tokens``.
+    its text is cut to ``dataset.max_text_tokens``. With ``cache`` (``paths.prepared_cache``)
+    the prepared items are read from there when a pass over the same file with the same
+    settings has written them, and written there by a whole pass that finds none
+    (:mod:`mmjudge.data.prepared`).
     """
     loader = loader_for(cfg)
     if queries is None:
-        queries = sampled_queries(cfg, seed)
+        queries = sampled_queries(cfg, seed, cache=cache)
+    items: Iterator[Example]
+    if cache is None:
+        items = (_prepared(example, cfg) for example in loader(cfg))
+    else:
+        # A pass cut short by dataset.limit reads an entry but does not write one.
+        items = cached_items(
+            cfg,
+            cache,
+            lambda: (
+                _prepared(example, cfg)
+                for example in loader(cfg)
+                if cfg.limit is None or queries is None or example.query_id in queries
+            ),
+            write=cfg.limit is None,
+        )
     count = 0
-    for example in loader(cfg):
+    for example in items:
         if queries is not None and example.query_id not in queries:
             continue
         if cfg.limit is not None and count >= cfg.limit:
             return
         count += 1
-        yield _prepared(example, cfg)
+        yield example
 
 
-def sampled_queries(cfg: DatasetConfig, seed: int) -> frozenset[str] | None:
-    """The query ids ``dataset.sample_queries`` keeps, or ``None`` when it is not set."""
+def sampled_queries(
+    cfg: DatasetConfig, seed: int, *, cache: Path | None = None
+) -> frozenset[str] | None:
+    """The query ids ``dataset.sample_queries`` keeps, or ``None`` when it is not set; with
+    ``cache``, read from the prepared items there when a pass has written them."""
     if cfg.sample_queries is None:
         return None
-    return sample_query_ids(loader_for(cfg)(cfg), cfg.sample_queries, seed)
+    loader = loader_for(cfg)
+    examples = (
+        loader(cfg) if cache is None else cached_items(cfg, cache, lambda: loader(cfg), write=False)
+    )
+    return sample_query_ids(examples, cfg.sample_queries, seed)
 
 
 def _prepared(example: Example, cfg: DatasetConfig) -> Example:

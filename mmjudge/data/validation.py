@@ -10,10 +10,10 @@ import math
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from types import TracebackType
 from typing import Any, NamedTuple
 
 from mmjudge.config import DatasetConfig
+from mmjudge.data.leniency import Leniency
 from mmjudge.errors import ConfigError, DatasetError
 
 log = logging.getLogger(__name__)
@@ -390,67 +390,6 @@ def cell_text(row: Mapping[str, Any], key: str, path: Path, line: int) -> str:
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 #: In an id, every control character: ids are written into qrels lines and reports.
 _ID_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
-
-#: What each kind of lenient reading accepted, as the warning says it.
-LENIENT_READINGS = {
-    "numeric_id": "query_id or result_id given as a number (read as its text)",
-    "images_path": "'images' given as one path rather than a list (read as a list of one)",
-    "control": "control characters in a text field (kept as written)",
-}
-
-#: Warnings already given for the cell being run: it reads its dataset more than once.
-_SAID: set[str] = set()
-
-
-def new_cell_warnings() -> None:
-    """Let each lenient reading be said again: called as a cell starts, so every run's
-    messages (and its log) have the warnings about its own data."""
-    _SAID.clear()
-
-
-class Leniency:
-    """What a loader accepted from one file only by reading it leniently, counted by kind
-    (see :data:`LENIENT_READINGS`), and said in one warning line when the file has been read,
-    or reading stopped early: use it as a context manager around the loop over the lines."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._lines: dict[str, list[int]] = {}
-        """kind -> [lines counted, first line, last line counted]."""
-
-    def note(self, kind: str, line: int) -> None:
-        """Count ``line`` once for ``kind``."""
-        entry = self._lines.get(kind)
-        if entry is None:
-            self._lines[kind] = [1, line, line]
-        elif entry[2] != line:
-            entry[0] += 1
-            entry[2] = line
-
-    def message(self) -> str | None:
-        """The warning line, or None when everything was read as written."""
-        parts = [
-            f"{count:,} line{'s' if count != 1 else ''} with {LENIENT_READINGS[kind]}, first "
-            f"on line {first}"
-            for kind, (count, first, _last) in self._lines.items()
-        ]
-        return f"{self.path}: " + "; ".join(parts) if parts else None
-
-    def __enter__(self) -> Leniency:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if kind is not None and not issubclass(kind, GeneratorExit):
-            return  # the file was refused: its error says what matters
-        message = self.message()
-        if message is not None and message not in _SAID:
-            _SAID.add(message)
-            log.warning(message)
 
 
 def checked_text(value: str, field: str, path: Path, line: int, lenient: Leniency) -> str:

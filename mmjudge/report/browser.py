@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mmjudge.locations import resolve_path
 from mmjudge.report.analysis import Analysis, DatasetStats
 from mmjudge.report.load import CellLabels, DatasetItems
 from mmjudge.runs import rows_at
@@ -190,6 +191,14 @@ def run_seed(stats: DatasetStats) -> int:
     return seed if isinstance(seed, int) and not isinstance(seed, bool) else 0
 
 
+def prepared_cache(stats: DatasetStats) -> Path | None:
+    """The run's ``paths.prepared_cache``, where its prepared items are (None when its config
+    does not name one)."""
+    paths = stats.cells[0].summary.config.get("paths") if stats.cells else None
+    folder = paths.get("prepared_cache") if isinstance(paths, dict) else None
+    return resolve_path(folder) if isinstance(folder, str) and folder else None
+
+
 class DatasetTexts:
     """The dataset as the judges read it (HTML converted, cut to the cap), read back from the
     path in the run's config: its first :data:`WINDOW` items at once, further ones only when
@@ -210,7 +219,8 @@ class DatasetTexts:
 
         try:
             # The items are looked up by key, so a query sample need not be drawn again.
-            examples = iter(load_dataset(dataclasses.replace(config, sample_queries=None)))
+            unsampled = dataclasses.replace(config, sample_queries=None)
+            examples = iter(load_dataset(unsampled, cache=prepared_cache(stats)))
             for example in examples:
                 self.head[example.key] = example
                 if len(self.head) >= WINDOW:

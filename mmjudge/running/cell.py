@@ -18,6 +18,7 @@ from mmjudge.costs.ledger import batch_factor
 from mmjudge.costs.output_tokens import output_tokens
 from mmjudge.costs.sheets import price_for
 from mmjudge.costs.tokens import forget_counts_ahead
+from mmjudge.data.leniency import new_cell_warnings
 from mmjudge.data.schema import Example
 from mmjudge.data.survey import (
     DatasetSurvey,
@@ -25,7 +26,6 @@ from mmjudge.data.survey import (
     unserved,
     unserved_by_config,
 )
-from mmjudge.data.validation import new_cell_warnings
 from mmjudge.errors import (
     BudgetExceeded,
     ConfigError,

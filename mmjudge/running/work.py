@@ -26,6 +26,7 @@ from mmjudge.data.schema import Example
 from mmjudge.errors import ImageError
 from mmjudge.images import ImageCache, ImageSettings, preprocess_image
 from mmjudge.judges.base import JudgeAPI
+from mmjudge.locations import resolve_path
 from mmjudge.prompts.shapes import PromptRenderer
 from mmjudge.records import EncodedImage, Forecast, JudgeRequest
 from mmjudge.running.cache import RequestKeys, ResponseCache
@@ -77,8 +78,13 @@ class ExampleStream:
         self._kept: list[Example] | None = None
 
     @functools.cached_property
+    def cache(self) -> Path:
+        """``paths.prepared_cache``: the prepared items every pass and cell share."""
+        return resolve_path(self.cfg.paths.prepared_cache)
+
+    @functools.cached_property
     def queries(self) -> frozenset[str] | None:
-        return sampled_queries(self.cfg.dataset, self.cfg.seed)
+        return sampled_queries(self.cfg.dataset, self.cfg.seed, cache=self.cache)
 
     def __iter__(self) -> Iterator[Example]:
         if self._kept is not None:
@@ -89,7 +95,10 @@ class ExampleStream:
         """One pass over the file, keeping the examples while the dataset stays small."""
         kept: list[Example] | None = []
         chars = 0
-        for example in load_dataset(self.cfg.dataset, seed=self.cfg.seed, queries=self.queries):
+        examples = load_dataset(
+            self.cfg.dataset, seed=self.cfg.seed, queries=self.queries, cache=self.cache
+        )
+        for example in examples:
             if kept is not None:
                 chars += len(example.query) + sum(len(value) for _name, value in example.fields)
                 kept.append(example)

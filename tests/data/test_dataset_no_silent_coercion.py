@@ -156,7 +156,7 @@ def test_table_jsonl_refuses_a_numeric_query_and_counts_numeric_ids(
 def test_each_cell_warns_about_its_own_data(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from mmjudge.data.validation import new_cell_warnings
+    from mmjudge.data.leniency import new_cell_warnings
 
     cfg = jsonl_dataset(tmp_path, [row(1, result_id=1)])
     with caplog.at_level(logging.WARNING, logger="mmjudge"):
