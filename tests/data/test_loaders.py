@@ -498,6 +498,7 @@ def test_table_grades_without_a_grade_map(tmp_path: Path, grade: str, expected: 
     assert expected in error_of(cfg)
 
 
+@pytest.mark.slow  # over a second
 def test_table_config_mistakes(tmp_path: Path) -> None:
     cfg = crowdflower(tmp_path, GOOD_ROWS, "dataset.annotators=[someone_else]")
     assert "unknown annotator(s) crowd_median" in error_of(cfg, ConfigError)

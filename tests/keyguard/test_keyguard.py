@@ -154,6 +154,7 @@ def test_ordinary_overrides_pass(live_key: str, monkeypatch: pytest.MonkeyPatch)
 # -- composed configs --------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # over a second: every shipped option composed
 def test_every_config_option_passes_the_guard_with_hydras_settings(live_key: str) -> None:
     for group, option in shipped_options():
         cfg = compose_option(group, option, hydra=True)

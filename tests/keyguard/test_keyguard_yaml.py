@@ -18,6 +18,7 @@ def omegaconf_text(tree: object) -> str:
     return OmegaConf.to_yaml(OmegaConf.create(tree))
 
 
+@pytest.mark.slow  # over a second: every shipped option composed
 def test_every_shipped_option_is_written_as_omegaconf_writes_it() -> None:
     for group, option in shipped_options():
         cfg = compose_option(group, option, hydra=True)

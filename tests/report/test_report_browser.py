@@ -22,6 +22,7 @@ from tests.fixtures.synthetic import FakeDataset, FakeJudge, write_sweep
 
 pytestmark = [
     pytest.mark.needs_extra,
+    pytest.mark.slow,  # each test drives Chromium for a second or more
     pytest.mark.skipif(
         devtools.CHROMIUM is None,
         reason="Chromium is not installed (apt-get install -y --no-install-recommends chromium)",

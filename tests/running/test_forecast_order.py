@@ -7,6 +7,8 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
+
 from mmjudge.records import Forecast, JudgeRequest, JudgeResponse
 from mmjudge.running.policy import FIRST_FORECAST_DELAY_S, WorkItem
 from mmjudge.running.sync import Runner
@@ -62,6 +64,7 @@ def test_with_a_budget_each_call_is_forecast_before_it_leaves() -> None:
     assert runner.stats.forecast.calls == 6 and runner.stats.forecast.input_tokens == 600
 
 
+@pytest.mark.slow  # over a second
 def test_the_first_forecast_is_made_on_a_worker_thread_while_calls_are_in_flight() -> None:
     made_on: dict[str, int] = {}
 
