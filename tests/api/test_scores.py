@@ -9,36 +9,9 @@ import pytest
 
 import mmjudge
 from mmjudge.cli import agree
+from tests.cli.test_agree import HUMAN, JUDGE_A, JUDGE_B
 
-HUMAN = """\
-q1 0 d1 3
-q1 0 d2 2
-q1 0 d3 0
-q1 0 d4 1
-q2 0 d1 0
-q2 0 d5 2
-q2 0 d6 3
-q3 0 d7 1
-q3 0 d8 0
-q3 0 d9 2
-"""
-# judge A labels every human pair, three of them differently; judge B lacks two pairs and has
-# one the humans did not judge
-JUDGE_A = HUMAN.replace("d2 2", "d2 3").replace("d8 0", "d8 1").replace("d4 1", "d4 0")
-JUDGE_B = "".join(
-    f"{line}\n"
-    for line in (
-        "q1 0 d1 2",
-        "q1 0 d2 2",
-        "q1 0 d3 1",
-        "q2 0 d1 0",
-        "q2 0 d5 3",
-        "q2 0 d6 3",
-        "q3 0 d7 1",
-        "q3 0 d9 2",
-        "q3 0 d99 2",
-    )
-)
+# The label files `mmjudge agree`'s own tests score, so both give the same figures.
 
 
 @pytest.fixture
