@@ -139,15 +139,19 @@ def cached_items(
 
 @dataclasses.dataclass
 class _Entry:
-    path: Path
+    """A verified entry, read through the file it was verified in: the entry may be replaced
+    or removed meanwhile (another process, a cleared cache), and what was checked is read."""
+
+    handle: IO[bytes]
     count: int
     warnings: list[str]
 
     def items(self) -> Iterator[Example]:
-        with self.path.open("rb") as handle:
-            handle.readline()  # the header
+        with self.handle:
+            self.handle.seek(0)
+            self.handle.readline()  # the header
             for _ in range(self.count):
-                yield _example(json.loads(handle.readline()))
+                yield _example(json.loads(self.handle.readline()))
 
 
 def _read(path: Path, *, images: bool) -> _Entry | None:
@@ -159,35 +163,38 @@ def _read(path: Path, *, images: bool) -> _Entry | None:
         handle = path.open("rb")
     except OSError:
         return None
-    with handle:
-        try:
-            header = json.loads(handle.readline())
-            if header != {"format": PREPARATION_VERSION}:
-                raise ValueError("another format")
-            digest = hashlib.sha256()
-            count = 0
-            trailer: dict[str, Any] | None = None
-            for line in handle:
-                if line.startswith(_TRAILER):
-                    trailer = json.loads(line)
-                    break
-                digest.update(line)
-                count += 1
-                if images and not _images_there(line):
-                    raise ValueError("an image is gone")
-            if (
-                trailer is None
-                or handle.read(1)
-                or trailer.get("end") != count
-                or trailer.get("sha256") != digest.hexdigest()
-            ):
-                raise ValueError("damaged")
-            warnings = [str(message) for message in trailer.get("warnings", [])]
-        except (ValueError, OSError):
-            log.info("%s: a damaged prepared-items entry; preparing the items again", path)
-            _remove(path)
-            return None
-    return _Entry(path, count, warnings)
+    try:
+        header = json.loads(handle.readline())
+        if header != {"format": PREPARATION_VERSION}:
+            raise ValueError("another format")
+        digest = hashlib.sha256()
+        count = 0
+        trailer: dict[str, Any] | None = None
+        for line in handle:
+            if line.startswith(_TRAILER):
+                trailer = json.loads(line)
+                break
+            digest.update(line)
+            count += 1
+            if images and not _images_there(line):
+                raise ValueError("an image is gone")
+        if (
+            trailer is None
+            or handle.read(1)
+            or trailer.get("end") != count
+            or trailer.get("sha256") != digest.hexdigest()
+        ):
+            raise ValueError("damaged")
+        warnings = [str(message) for message in trailer.get("warnings", [])]
+    except (ValueError, OSError):
+        log.info("%s: a damaged prepared-items entry; preparing the items again", path)
+        _remove(path)
+        handle.close()
+        return None
+    except BaseException:  # an interrupt: the file is not left open
+        handle.close()
+        raise
+    return _Entry(handle, count, warnings)
 
 
 def _images_there(line: bytes) -> bool:

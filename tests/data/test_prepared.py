@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from mmjudge.config import DatasetConfig, ScaleConfig
-from mmjudge.data import load_dataset
+from mmjudge.data import load_dataset, prepared
 from mmjudge.data import loading as loading_module
 from mmjudge.data.loading import sampled_queries
 from mmjudge.data.prepared import entry_path
@@ -210,11 +210,31 @@ def test_paths_prepared_cache_is_a_setting(tmp_path: Path) -> None:
     assert cfg.paths.prepared_cache == str(tmp_path)
 
 
+def test_an_entry_removed_after_it_was_checked_is_still_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process (or a user clearing the cache) may remove an entry between its check
+    and its reading: the items come from the file that was checked."""
+    cfg = catalogue(tmp_path / "data")
+    cache = tmp_path / "prepared"
+    expected = list(load_dataset(cfg, cache=cache))
+    check = prepared._read
+
+    def check_then_clear(path: Path, *, images: bool) -> Any:
+        entry = check(path, images=images)
+        path.unlink()
+        return entry
+
+    monkeypatch.setattr(prepared, "_read", check_then_clear)
+    assert list(load_dataset(cfg, cache=cache)) == expected
+
+
 # Each round removes the entry first, so the processes keep writing it while others read it.
 WRITER = """
 import sys
 from pathlib import Path
 from mmjudge.data import load_dataset
+from mmjudge.data import prepared
 from mmjudge.data.prepared import entry_path
 from tests.data.test_prepared import shop
 cfg, cache, rows = shop(Path(sys.argv[1])), Path(sys.argv[2]), int(sys.argv[3])
