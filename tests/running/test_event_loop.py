@@ -49,6 +49,12 @@ def test_ctrl_c_cancels_the_main_task_and_reaches_the_caller() -> None:
         finally:
             cleaned.append(True)
 
-    with pytest.raises(KeyboardInterrupt):
-        run_on_fast_loop(main())
+    # Python's own Ctrl-C handler, as an interactive start installs it: a process started in
+    # the background (``cmd &`` in a script) inherits SIGINT ignored, and then no loop reacts.
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_on_fast_loop(main())
+    finally:
+        signal.signal(signal.SIGINT, before)
     assert cleaned == [True]
