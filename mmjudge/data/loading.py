@@ -22,6 +22,7 @@ def load_dataset(
     seed: int = 0,
     queries: frozenset[str] | None = None,
     cache: Path | None = None,
+    prepare: bool = True,
 ) -> Iterator[Example]:
     """Stream a dataset's examples, validated and prepared, in file order.
 
@@ -31,13 +32,17 @@ def load_dataset(
     its text is cut to ``dataset.max_text_tokens``. With ``cache`` (``paths.prepared_cache``)
     the prepared items are read from there when a pass over the same file with the same
     settings has written them, and written there by a whole pass that finds none
-    (:mod:`mmjudge.data.prepared`).
+    (:mod:`mmjudge.data.prepared`). With ``prepare=False`` the items are yielded as the loader
+    gives them (validated, sampled and limited, their HTML not converted nor their text cut),
+    and nothing is cached.
     """
     loader = loader_for(cfg)
     if queries is None:
         queries = sampled_queries(cfg, seed, cache=cache)
     items: Iterator[Example]
-    if cache is None:
+    if not prepare:
+        items = loader(cfg)
+    elif cache is None:
         items = (_prepared(example, cfg) for example in loader(cfg))
     else:
         # A pass cut short by dataset.limit reads an entry but does not write one.
@@ -73,6 +78,11 @@ def sampled_queries(
         loader(cfg) if cache is None else cached_items(cfg, cache, lambda: loader(cfg), write=False)
     )
     return sample_query_ids(examples, cfg.sample_queries, seed)
+
+
+def preparation_applies(cfg: DatasetConfig) -> bool:
+    """Whether preparing the items changes them: HTML to convert or text to cut."""
+    return html_columns(cfg) is not None or cfg.max_text_tokens is not None
 
 
 def _prepared(example: Example, cfg: DatasetConfig) -> Example:

@@ -111,6 +111,13 @@ def _plain(value: object) -> object:
     raise TypeError(f"{type(value).__name__} is not a setting")
 
 
+def has_entry(cfg: DatasetConfig, folder: Path) -> bool:
+    """Whether ``folder`` holds an entry for ``cfg`` (not yet verified: a damaged one is found
+    out, and prepared again, by the pass that reads it)."""
+    path = entry_path(cfg, folder)
+    return path is not None and path.is_file()
+
+
 def cached_items(
     cfg: DatasetConfig,
     folder: Path,

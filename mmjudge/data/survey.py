@@ -3,6 +3,13 @@
 The validation pass before the first call reads every example anyway; :func:`survey` counts
 on the way what decides whether a cell can run at all (are there result texts? images?) and
 what the text cap cuts, for the dry run.
+
+The check may read the items as the loader gives them, before their HTML is converted and
+their text cut (:meth:`~mmjudge.running.work.ExampleStream.checked`): converting a scraped
+catalogue takes far longer than checking it, and is done while the calls go out. Whether any
+item has text then converts HTML fields only until one item shows some: an item with a plain
+text field settles it at once, and only a dataset whose text is all HTML that shows nothing
+is converted through to its end.
 """
 
 from __future__ import annotations
@@ -11,17 +18,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from mmjudge.config import DatasetConfig, ModalityConfig
+from mmjudge.data.page_text import html_to_text
 from mmjudge.data.schema import Example
 from mmjudge.errors import ConfigError
 
 
 @dataclass
 class DatasetSurvey:
-    """Counts over a dataset's examples, as loaded (HTML converted, text cut)."""
+    """Counts over a dataset's examples, as the check reads them (see the module)."""
 
     items: int = 0
-    with_text: int = 0
-    """Items with at least one non-empty text field."""
+    has_text: bool = False
+    """Whether any item has a non-empty text field (its HTML converted)."""
     with_images: int = 0
     """Items with at least one image."""
     truncated: int = 0
@@ -30,22 +38,35 @@ class DatasetSurvey:
     """Approximate tokens cut from those items."""
     field_names: set[str] = field(default_factory=set)
     """Names of the text fields seen."""
+    html: frozenset[str] | None = field(default=None, compare=False)
+    """The fields whose HTML is converted (every one when empty; None: none), as
+    :func:`~mmjudge.data.page_text.html_columns` gives them."""
 
     def add(self, example: Example) -> None:
         self.items += 1
-        self.with_text += any(value.strip() for _name, value in example.fields)
+        if not self.has_text:
+            self.has_text = any(self._shows_text(name, value) for name, value in example.fields)
         self.with_images += bool(example.images)
         self.truncated += example.truncated
         self.tokens_removed += example.tokens_removed
         self.field_names.update(name for name, _value in example.fields)
+
+    def _shows_text(self, name: str, value: str) -> bool:
+        if not value.strip():
+            return False
+        if self.html is None or (self.html and name not in self.html):
+            return True
+        return bool(html_to_text(value).strip())
 
     def cut(self) -> dict[str, int]:
         """What the text cap cuts, as the dry run and the summary report it."""
         return {"items": self.truncated, "tokens_removed": self.tokens_removed}
 
 
-def survey(examples: Iterable[Example]) -> DatasetSurvey:
-    counts = DatasetSurvey()
+def survey(examples: Iterable[Example], html: frozenset[str] | None = None) -> DatasetSurvey:
+    """The counts over ``examples``; ``html`` names the fields whose HTML the dataset
+    converts (:func:`~mmjudge.data.page_text.html_columns`), for items read before that."""
+    counts = DatasetSurvey(html=html)
     for example in examples:
         counts.add(example)
     return counts
@@ -73,7 +94,7 @@ def unserved(counts: DatasetSurvey, modality: ModalityConfig, dataset: DatasetCo
             f"dataset '{dataset.name}' has no images: none of its {counts.items} items has one "
             f"(modality '{modality.name}' shows the result's image)"
         )
-    if modality.include_text and not counts.with_text:
+    if modality.include_text and not counts.has_text:
         instead = "; modality 'image' judges the image alone" if counts.with_images else ""
         return (
             f"dataset '{dataset.name}' has no result text: none of its {counts.items} items has "

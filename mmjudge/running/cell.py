@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -146,7 +146,7 @@ def run_cell(
     )
     total = counts.items
     if cfg.runner.dry_run:
-        return _dry_run(context, examples, run_dir, counts)
+        return _dry_run(context, examples, run_dir)
     return _judge_cell(context, raw_cfg, run_dir, examples, total, extra)
 
 
@@ -255,7 +255,7 @@ def write_cell_summary(
 def _survey_or_skip(
     cfg: SweepConfig,
     judge_cls: type[JudgeAPI],
-    examples: Iterable[Example],
+    examples: ExampleStream,
     warm: Callable[[], None] | None,
 ) -> tuple[DatasetSurvey | None, str | None]:
     """The dataset's counts, or why the cell cannot run.
@@ -269,7 +269,8 @@ def _survey_or_skip(
     reason = skip_reason(cfg, judge_cls)
     if reason is not None:
         return None, reason
-    counts = survey_while(examples, cfg, warm, counter_for(cfg) if warm is not None else None)
+    count = counter_for(cfg) if warm is not None else None
+    counts = survey_while(examples.survey, examples, cfg, warm, count)
     check_html_fields(counts, cfg.dataset)
     return counts, unserved(counts, cfg.modality, cfg.dataset)
 
@@ -281,13 +282,18 @@ def _image_settings(cfg: SweepConfig) -> ImageSettings:
         raise ConfigError(str(error)) from None
 
 
-def _dry_run(
-    context: CellContext, examples: Iterable[Example], run_dir: Path, counts: DatasetSurvey
-) -> dict[str, Any]:
+def _dry_run(context: CellContext, examples: Iterable[Example], run_dir: Path) -> dict[str, Any]:
     """Forecast the cell without calling anything; writes ``forecast.json``."""
     forecast = Forecast(output_basis=context.output.basis)
+    prepared = DatasetSurvey()  # what the text cap cuts, counted on the prepared items
+
+    def counted() -> Iterator[Example]:
+        for example in examples:
+            prepared.add(example)
+            yield example
+
     with image_pool(context) as pool:
-        for item in build_work(context, examples, set(), pool):
+        for item in build_work(context, counted(), set(), pool):
             if item.request is not None:
                 forecast.add(item.expected())
     cfg = context.cfg
@@ -302,7 +308,7 @@ def _dry_run(
         "forecast": forecast.to_dict(),
         "batch_discount": _batch_discount(context),
         "forecast_batch": _batch_forecast(forecast, _batch_discount(context)).to_dict(),
-        "text_cut": {"max_text_tokens": cfg.dataset.max_text_tokens, **counts.cut()},
+        "text_cut": {"max_text_tokens": cfg.dataset.max_text_tokens, **prepared.cut()},
     }
     (run_dir / "forecast.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     return data

@@ -1,7 +1,9 @@
 """The dataset check on the other core while the judge's SDK loads.
 
 Before a cell's first call, two steps take most of the time: the dataset check (every line
-read and validated: ~0.2 s for 10,000 items) and importing the judge's SDK (~0.6–1 s for
+read and validated: ~0.2 s for 10,000 short items, ~0.7 s for 10,000 scraped product pages
+of 1–20 KB, read before their HTML is converted: :meth:`~mmjudge.running.work.ExampleStream.survey`)
+and importing the judge's SDK (~0.6–1 s for
 ``openai``, ~1.7 s for ``anthropic``). Both are CPU-bound Python, so a thread would not overlap
 them; a forked child does. The child checks the dataset and sends back its counts while this
 process imports the SDK (or, where the SDK already loads in the child started with the command,
@@ -33,7 +35,7 @@ from typing import NoReturn
 
 from mmjudge.config import SweepConfig
 from mmjudge.data.schema import Example, dataset_root
-from mmjudge.data.survey import DatasetSurvey, survey
+from mmjudge.data.survey import DatasetSurvey
 from mmjudge.judges import ahead
 from mmjudge.judges.base import JudgeAPI
 from mmjudge.judges.pipes import die_with_parent, read_message, write_message
@@ -49,18 +51,20 @@ MIN_BYTES = 1 << 20
 
 
 def survey_while(
+    check: Callable[[], DatasetSurvey],
     examples: Iterable[Example],
     cfg: SweepConfig,
     warm: Callable[[], None] | None,
     count: Counter | None = None,
 ) -> DatasetSurvey:
-    """The dataset's counts (:func:`~mmjudge.data.survey.survey`), checked in a forked child
-    while ``warm`` runs here, where that applies (see the module's docstring); the child then
-    runs ``count`` for :mod:`~mmjudge.running.counts_ahead`."""
+    """The dataset's counts (``check()``: :meth:`~mmjudge.running.work.ExampleStream.survey`),
+    taken in a forked child while ``warm`` runs here, where that applies (see the module's
+    docstring); the child then runs ``count`` over ``examples`` for
+    :mod:`~mmjudge.running.counts_ahead`."""
     if warm is None or not _can_fork(cfg, any_size=count is not None):
-        return survey(examples)
-    counts = _survey_in_child(examples, warm, count)
-    return counts if counts is not None else survey(examples)
+        return check()
+    counts = _survey_in_child(check, examples, warm, count)
+    return counts if counts is not None else check()
 
 
 def sdk_warmer(
@@ -148,7 +152,10 @@ def _other_threads() -> bool:
 
 
 def _survey_in_child(
-    examples: Iterable[Example], warm: Callable[[], None], count: Counter | None
+    check: Callable[[], DatasetSurvey],
+    examples: Iterable[Example],
+    warm: Callable[[], None],
+    count: Counter | None,
 ) -> DatasetSurvey | None:
     """The counts from a forked child, ``warm`` run meanwhile; None when the child did not
     deliver them. With ``count``, the child goes on to count the cell's prompts, which
@@ -158,7 +165,7 @@ def _survey_in_child(
     pid = os.fork()
     if pid == 0:
         die_with_parent(parent)
-        _child(examples, read_end, write_end, count)
+        _child(check, examples, read_end, write_end, count)
     os.close(write_end)
     pending = PendingCounts(pid, os.fdopen(read_end, "rb"))
     handed_on = False
@@ -180,7 +187,11 @@ def _survey_in_child(
 
 
 def _child(
-    examples: Iterable[Example], read_end: int, write_end: int, count: Counter | None
+    check: Callable[[], DatasetSurvey],
+    examples: Iterable[Example],
+    read_end: int,
+    write_end: int,
+    count: Counter | None,
 ) -> NoReturn:
     """The forked child: count, send the counts (then, with ``count``, the prompts' token
     counts), leave without running any exit handler or flushing anything inherited (the
@@ -191,7 +202,7 @@ def _child(
         logging.disable(logging.CRITICAL)
         warnings.simplefilter("ignore")  # the parent's own pass over the items warns
         with os.fdopen(write_end, "wb") as pipe:
-            write_message(pipe, survey(examples))
+            write_message(pipe, check())
             if count is not None:
                 write_message(pipe, count(examples))
         code = 0

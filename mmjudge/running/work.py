@@ -21,8 +21,11 @@ from mmjudge.config import SweepConfig
 from mmjudge.costs.forecast import forecast_call
 from mmjudge.costs.output_tokens import ANSWER_FORMAT, SAMPLE_IMAGES, SAMPLE_TEXT, OutputTokens
 from mmjudge.costs.sheets import ModelPrice
-from mmjudge.data.loading import load_dataset, sampled_queries
+from mmjudge.data.loading import load_dataset, preparation_applies, sampled_queries
+from mmjudge.data.page_text import html_columns
+from mmjudge.data.prepared import has_entry
 from mmjudge.data.schema import Example
+from mmjudge.data.survey import DatasetSurvey, survey
 from mmjudge.errors import ImageError
 from mmjudge.images import ImageCache, ImageSettings, preprocess_image
 from mmjudge.judges.base import JudgeAPI
@@ -64,11 +67,13 @@ KEEP_CHARS = 8_000_000
 
 
 class ExampleStream:
-    """Re-iterable view of a dataset's examples.
+    """Re-iterable view of a dataset's examples, prepared.
 
-    The first pass (the dataset check before any call) reads the file; a small dataset is
-    kept from it (:data:`KEEP_ITEMS`, :data:`KEEP_CHARS`), so the later passes (the calls, a
-    rerun from the cache) do not parse and validate it again. A query sample
+    The first whole pass over the prepared items reads the file (or its prepared-items
+    entry); a small dataset is kept from it (:data:`KEEP_ITEMS`, :data:`KEEP_CHARS`), so the
+    later passes (the calls, a rerun from the cache) do not parse and validate it again. The
+    check before the calls (:meth:`survey`) is that first pass unless it reads the items
+    unprepared. A query sample
     (``dataset.sample_queries``) is drawn once, on the first pass, and kept for every later
     one.
     """
@@ -90,6 +95,24 @@ class ExampleStream:
         if self._kept is not None:
             return iter(self._kept)
         return self._read()
+
+    def survey(self) -> DatasetSurvey:
+        """The check before the first call: every item read and validated, and counted.
+
+        Where the items need preparing (HTML to convert, text to cut) and the prepared-items
+        cache has none for this file and these settings yet, the check reads them as the
+        loader gives them: preparing a scraped catalogue takes seconds, and is left to the
+        calls' own pass, which prepares each item as its call goes out (and writes the
+        cache). Otherwise the check reads the prepared items, and keeps a small dataset's
+        for the later passes.
+        """
+        dataset = self.cfg.dataset
+        if preparation_applies(dataset) and not has_entry(dataset, self.cache):
+            unprepared = load_dataset(
+                dataset, seed=self.cfg.seed, queries=self.queries, prepare=False
+            )
+            return survey(unprepared, html_columns(dataset))
+        return survey(self)
 
     def _read(self) -> Iterator[Example]:
         """One pass over the file, keeping the examples while the dataset stays small."""

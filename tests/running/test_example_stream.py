@@ -79,3 +79,78 @@ def test_a_bad_line_fails_every_pass(tmp_path: Path, reads: list[int]) -> None:
         with pytest.raises(DatasetError):
             list(stream)
     assert len(reads) == 2
+
+
+def _catalogue(root: Path, descriptions: list[str], name: bool = True) -> work.ExampleStream:
+    """A JSONL dataset whose ``description`` field is HTML, with the prepared-items cache on."""
+    root.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for i, description in enumerate(descriptions):
+        fields = {"name": f"Lamp {i}"} if name else {}
+        fields["description"] = description
+        rows.append(
+            {
+                "query_id": "q",
+                "query": "lamp",
+                "result_id": f"r{i}",
+                "fields": fields,
+                "labels": {"a": 1},
+            }
+        )
+    (root / "items.jsonl").write_text("\n".join(map(json.dumps, rows)) + "\n", encoding="utf-8")
+    cfg = compose_config(
+        [
+            "dataset=demo_fashion",
+            f"dataset.path={root}",
+            "dataset.annotators=[a]",
+            "dataset.html_fields=[description]",
+            f"paths.prepared_cache={root.parent / 'prepared'}",
+        ]
+    )
+    return work.ExampleStream(typed_config(cfg))
+
+
+@pytest.fixture
+def conversions(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The HTML values converted to text."""
+    import html_text
+
+    seen: list[str] = []
+    real = html_text.extract_text
+
+    def counting(value: str, *args: object, **kwargs: object) -> str:
+        seen.append(value)
+        return str(real(value, *args, **kwargs))  # type: ignore[arg-type]
+
+    monkeypatch.setattr(html_text, "extract_text", counting)
+    return seen
+
+
+def test_the_check_leaves_a_catalogue_unprepared_for_the_calls_to_prepare(
+    tmp_path: Path, conversions: list[str]
+) -> None:
+    pages = [
+        f"<div><script>var s={i};</script><p>Brass &amp; glass {i}</p></div>" for i in range(6)
+    ]
+    stream = _catalogue(tmp_path / "data", pages)
+    counts = stream.survey()
+    assert (counts.items, counts.has_text, counts.field_names) == (6, True, {"name", "description"})
+    assert conversions == []  # the check converted nothing: a plain field has text
+    assert not list((tmp_path / "prepared").glob("*.jsonl"))
+    prepared = list(stream)  # the calls' pass prepares each item, and caches them
+    assert dict(prepared[2].fields)["description"] == "Brass & glass 2"
+    assert len(conversions) == 6 and len(list((tmp_path / "prepared").glob("*.jsonl"))) == 1
+    again = _catalogue(tmp_path / "data", pages)  # a later cell: the check reads the cache
+    assert again.survey() == counts
+    assert [example.fields for example in again] == [example.fields for example in prepared]
+    assert len(conversions) == 6
+
+
+def test_html_that_shows_nothing_is_no_text_and_one_page_with_text_is(
+    tmp_path: Path, conversions: list[str]
+) -> None:
+    blank = ["<script>var s=1;</script>", "<!-- nothing -->", "<div> </div>"]
+    assert not _catalogue(tmp_path / "blank", blank, name=False).survey().has_text
+    shown = _catalogue(tmp_path / "shown", [*blank, "<p>Oak</p>", "<p>Ash</p>"], name=False)
+    assert shown.survey().has_text
+    assert conversions[-1] == "<p>Oak</p>"  # converted only up to the first item with text

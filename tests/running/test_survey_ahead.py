@@ -19,7 +19,7 @@ from mmjudge.costs import tokens
 from mmjudge.costs.forecast import forecast_text
 from mmjudge.costs.sheets import price_for
 from mmjudge.data.schema import Example
-from mmjudge.data.survey import survey
+from mmjudge.data.survey import DatasetSurvey
 from mmjudge.errors import DatasetError
 from mmjudge.images import ImageCache, ImageSettings
 from mmjudge.judges.registry import judge_class
@@ -49,9 +49,16 @@ class PassLog:
         self.log = log
 
     def __iter__(self) -> Iterator[Example]:
+        self._note()
+        return iter(self.inner)
+
+    def survey(self) -> DatasetSurvey:
+        self._note()
+        return self.inner.survey()
+
+    def _note(self) -> None:
         with self.log.open("a") as out:
             out.write(f"{os.getpid()}\n")
-        return iter(self.inner)
 
     def pids(self) -> list[int]:
         return [int(line) for line in self.log.read_text().split()] if self.log.exists() else []
@@ -75,20 +82,20 @@ def test_the_counts_come_from_a_child_while_the_sdk_loads_here(
         time.sleep(0.05)  # the child runs meanwhile
         warmed.append((os.getpid(), time.monotonic()))
 
-    counts = survey_ahead.survey_while(examples, cfg, warm)
+    counts = survey_ahead.survey_while(examples.survey, examples, cfg, warm)
     assert warmed and warmed[0][0] == os.getpid()
     assert examples.pids() and examples.pids()[0] != os.getpid()  # the check ran in a child
-    assert counts == survey(ExampleStream(cfg))
+    assert counts == ExampleStream(cfg).survey()
     assert counts.items == 300 and counts.field_names == {"name"}
 
 
 def test_a_bad_line_fails_with_the_in_process_message(tmp_path: Path, forkable: None) -> None:
     cfg = _config(_dataset(tmp_path / "data", 50, bad_line=17))
     with pytest.raises(DatasetError) as in_process:
-        survey(ExampleStream(cfg))
+        ExampleStream(cfg).survey()
     examples = PassLog(ExampleStream(cfg), tmp_path / "passes")
     with pytest.raises(DatasetError) as beside:
-        survey_ahead.survey_while(examples, cfg, lambda: None)
+        survey_ahead.survey_while(examples.survey, examples, cfg, lambda: None)
     assert str(beside.value) == str(in_process.value)
     assert "items.jsonl:18" in str(beside.value)
     child, parent = examples.pids()
@@ -100,12 +107,13 @@ def test_a_child_that_dies_leaves_the_check_to_this_process(tmp_path: Path, fork
     parent = os.getpid()
 
     class DiesInChild(ExampleStream):
-        def __iter__(self) -> Iterator[Example]:
+        def survey(self) -> DatasetSurvey:
             if os.getpid() != parent:
                 os.kill(os.getpid(), 9)
-            return super().__iter__()
+            return super().survey()
 
-    assert survey_ahead.survey_while(DiesInChild(cfg), cfg, lambda: None).items == 20
+    examples = DiesInChild(cfg)
+    assert survey_ahead.survey_while(examples.survey, examples, cfg, lambda: None).items == 20
 
 
 def test_an_interrupted_warm_up_stops_the_child(tmp_path: Path, forkable: None) -> None:
@@ -116,7 +124,7 @@ def test_an_interrupted_warm_up_stops_the_child(tmp_path: Path, forkable: None) 
 
     before = _children()
     with pytest.raises(KeyboardInterrupt):
-        survey_ahead.survey_while(ExampleStream(cfg), cfg, interrupted)
+        survey_ahead.survey_while(ExampleStream(cfg).survey, ExampleStream(cfg), cfg, interrupted)
     assert _children() == before  # killed and reaped: no zombie left
 
 
@@ -207,7 +215,9 @@ def test_a_text_cells_prompt_counts_come_from_the_child(tmp_path: Path, forkable
     assert counter is not None
     tokens._encoding.cache_clear()
     try:
-        counts = survey_ahead.survey_while(ExampleStream(cfg), cfg, lambda: None, counter)
+        counts = survey_ahead.survey_while(
+            ExampleStream(cfg).survey, ExampleStream(cfg), cfg, lambda: None, counter
+        )
         assert counts.items == 200
         counts_ahead.wait_for_counts()
         assert tokens._encoding.cache_info().currsize == 0  # no tokenizer loaded here
@@ -231,7 +241,9 @@ def test_counts_that_never_come_are_not_waited_for(tmp_path: Path, forkable: Non
         time.sleep(60)
         return {}
 
-    counts = survey_ahead.survey_while(ExampleStream(cfg), cfg, lambda: None, never)
+    counts = survey_ahead.survey_while(
+        ExampleStream(cfg).survey, ExampleStream(cfg), cfg, lambda: None, never
+    )
     assert counts.items == 50
     waiter = threading.Thread(target=counts_ahead.wait_for_counts)
     waiter.start()
@@ -267,7 +279,9 @@ def test_an_image_cells_prompt_counts_come_from_the_child(tmp_path: Path, forkab
     counter = counter_for(cfg)
     assert counter is not None
     try:
-        survey_ahead.survey_while(ExampleStream(cfg), cfg, lambda: None, counter)
+        survey_ahead.survey_while(
+            ExampleStream(cfg).survey, ExampleStream(cfg), cfg, lambda: None, counter
+        )
         counts_ahead.wait_for_counts()
         ahead = dict(tokens._AHEAD)
     finally:
@@ -297,7 +311,9 @@ def test_counts_nobody_waited_for_are_stopped_at_the_end(tmp_path: Path, forkabl
         time.sleep(60)
         return {}
 
-    survey_ahead.survey_while(ExampleStream(cfg), cfg, lambda: None, never)
+    survey_ahead.survey_while(
+        ExampleStream(cfg).survey, ExampleStream(cfg), cfg, lambda: None, never
+    )
     pending = counts_ahead._pending
     assert pending is not None
     counts_ahead.stop_waiting()  # a run over before its first forecast began
