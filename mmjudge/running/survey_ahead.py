@@ -99,9 +99,16 @@ def sdk_warmer(
     return warm
 
 
+#: A response cache holding answers for at least this share of a cell's items may answer them
+#: all: items that repeat another's prompt share its answer (a catalogue lists a product under
+#: several ids), and a table's header is a line without an item. Were a few items left to call,
+#: the first of them loads the SDK, as any call does where it was not loaded ahead.
+NEARLY_ALL = 0.9
+
+
 def _cache_may_answer_all(cfg: SweepConfig, cache_path: Path) -> bool:
-    """True unless the cache holds fewer answers than the cell has items (the items file's
-    lines, or ``dataset.limit`` when that is fewer)."""
+    """True unless the cache holds answers for fewer than :data:`NEARLY_ALL` of the cell's
+    items (the items file's lines, or ``dataset.limit`` when that is fewer)."""
     if not cache_path.exists():
         return False
     try:
@@ -114,7 +121,8 @@ def _cache_may_answer_all(cfg: SweepConfig, cache_path: Path) -> bool:
         return True
     if cfg.dataset.limit is not None and answers >= cfg.dataset.limit:
         return True
-    return _lines_exceed(dataset_root(cfg.dataset) / cfg.dataset.items, answers) is False
+    lines = int(answers / NEARLY_ALL)
+    return _lines_exceed(dataset_root(cfg.dataset) / cfg.dataset.items, lines) is False
 
 
 def _lines_exceed(path: Path, limit: int) -> bool | None:

@@ -171,6 +171,11 @@ def test_the_sdk_is_warmed_only_when_calls_are_certain(
     cache.close()
     monkeypatch.setattr(ResponseCache, "__len__", lambda self: 3)
     assert survey_ahead.sdk_warmer(judge, cfg, cache_path) is not None  # 3 answers, 5 items
+    catalogue = _config(_dataset(tmp_path / "catalogue", 100), "model=gpt4o_mini")
+    monkeypatch.setattr(ResponseCache, "__len__", lambda self: 93)  # 7 prompts repeat others
+    assert survey_ahead.sdk_warmer(judge, catalogue, cache_path) is None  # a rerun, maybe
+    monkeypatch.setattr(ResponseCache, "__len__", lambda self: 80)
+    assert survey_ahead.sdk_warmer(judge, catalogue, cache_path) is not None
     limited = _config(root, "model=gpt4o_mini", "dataset.limit=3")
     assert survey_ahead.sdk_warmer(judge, limited, cache_path) is None  # 3 items: a rerun, maybe
     monkeypatch.setattr(ResponseCache, "__len__", lambda self: 5)
