@@ -608,13 +608,19 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="runs per cell (medians shown)")
     parser.add_argument("--no-rerun", action="store_true", help="skip the rerun from cache")
     parser.add_argument(
+        "--no-server-check",
+        action="store_true",
+        help="skip measuring the loopback server alone (benchmarks/ablate.py runs it once)",
+    )
+    parser.add_argument(
         "--model", default="gpt4o_mini", help="the judge (conf/model: an OpenAI or Anthropic one)"
     )
     args = parser.parse_args()
     cells = [Cell.parse(text) for text in args.cells]
     print(f"command: python benchmarks/e2e.py {' '.join(sys.argv[1:])}".rstrip())
     print(f"machine: {machine()}")
-    for cell in {(c.concurrency, c.latency): c for c in cells}.values():
+    checked = {} if args.no_server_check else {(c.concurrency, c.latency): c for c in cells}
+    for cell in checked.values():
         capacity = server_capacity(cell)
         print(
             f"loopback server alone: {capacity:.0f} answers/s at {cell.concurrency} × "

@@ -1,0 +1,249 @@
+"""What each piece of the harness's speed machinery saves: the end-to-end benchmark with all of
+it, and with each piece switched off in turn, through the command a user types.
+
+Each variant is a copy of the package with one small edit that switches a piece off (listed in
+:data:`PIECES`; the edit is checked to apply, so a piece renamed in the code fails here rather
+than being measured as "on"). The copies run ``benchmarks/e2e.py`` in rounds, every variant
+once per round, so a change in the machine's load reaches all of them alike; the table shows
+the median over the rounds of each figure, and each piece's difference from all-on:
+
+- end to end and steady, as shares of the ideal rate (``e2e.py``'s figures);
+- the first call: seconds from the command's start to its first answer, less the latency;
+- the rerun from the response cache in a new run folder (wall seconds);
+- harness CPU per judgment.
+
+A piece earns its place when, switched off, the end-to-end rate falls by 2% of the ideal or
+more, or the first call or the rerun takes 0.3 s or more longer.
+
+    python benchmarks/ablate.py                       # text:64:0.2, 3 rounds
+    python benchmarks/ablate.py --rounds 5 --cell real:64:0.2 --pieces dataset-check-child
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: Piece -> (what it does, [(file, text, replacement)]) that switch it off.
+PIECES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
+    "template-child": (
+        "a child started with the command loads the SDK and hands over its request template",
+        [
+            (
+                "mmjudge/sweep.py",
+                "    start_for_argv(sys.argv[1:], _SHIPPED_CONFIGS)",
+                "    pass",
+            )
+        ],
+    ),
+    "dataset-check-child": (
+        "the dataset check runs in a forked child while the SDK loads",
+        [
+            (
+                "mmjudge/running/survey_ahead.py",
+                "    if warm is None or not _can_fork(cfg, any_size=count is not None):\n"
+                "        return check()",
+                "    if True:\n        if warm is not None:\n            warm()\n"
+                "        return check()",
+            )
+        ],
+    ),
+    "counting-child": (
+        "the check's child goes on to count the prompts' tokens for the forecast",
+        [
+            (
+                "mmjudge/running/counts_ahead.py",
+                "    if cfg.prompt.bank is not None or cfg.runner.max_cost_usd is not None:",
+                "    if True:",
+            )
+        ],
+    ),
+    "claim-group-commit": (
+        "the claims' writes of one turn of the event loop share one transaction",
+        [
+            (
+                "mmjudge/running/claim_writes.py",
+                "        if not self._scheduled:\n            self._scheduled = True\n"
+                "            asyncio.get_running_loop().call_soon(self._flush_soon)",
+                "        self._flush_soon()",
+            )
+        ],
+    ),
+    "loop-pacer": (
+        "the loop turns every 2 ms while the runner takes items without waiting",
+        [
+            (
+                "mmjudge/running/event_loop.py",
+                "        if time.monotonic() - self._since >= self.every_s:",
+                "        if False:",
+            )
+        ],
+    ),
+    "cache-lookahead": (
+        "cache lookups of up to 256 items in one query",
+        [
+            ("mmjudge/running/lookahead.py", "MAX_WINDOW = 256", "MAX_WINDOW = 1"),
+            ("mmjudge/running/lookahead.py", "PROBE_EVERY = 16", "PROBE_EVERY = 1"),
+        ],
+    ),
+    "summary-import-aside": (
+        "pandas and numpy imported on a thread while the calls are out",
+        [
+            (
+                "mmjudge/running/aside.py",
+                "    asyncio.get_running_loop().call_later(SUMMARY_IMPORT_DELAY_S, _start)",
+                "    return",
+            )
+        ],
+    ),
+    "first-forecast-aside": (
+        "the first forecast (the tokenizer's load) on a worker thread",
+        [
+            (
+                "mmjudge/running/policy.py",
+                "            asyncio.get_running_loop().call_later(FIRST_FORECAST_DELAY_S, "
+                "self._first.start)",
+                "            self._first.start()\n            self._first.join()",
+            )
+        ],
+    ),
+    "quiet-collector": (
+        "the garbage collector frozen and its young threshold raised during the calls",
+        [
+            (
+                "mmjudge/running/collector.py",
+                "    if _depth == 1:\n        _saved = gc.get_threshold()",
+                "    if False:\n        _saved = gc.get_threshold()",
+            )
+        ],
+    ),
+    "exit-freeze": (
+        "the heap frozen before the interpreter's exit, so its last collections walk nothing",
+        [("mmjudge/sweep.py", "        skip_collections_at_exit()", "        pass")],
+    ),
+    "msgspec": (
+        "msgspec reads answers and cached responses and writes request bodies",
+        [
+            (
+                "mmjudge/judges/fastjson.py",
+                "decode = msgspec.json.Decoder().decode",
+                "decode = json.loads",
+            ),
+            (
+                "mmjudge/judges/wire.py",
+                "    if _written_alike(body):",
+                "    if False:",
+            ),
+        ],
+    ),
+}
+
+
+def variant(base: Path, name: str | None) -> Path:
+    """A copy of the package and the benchmarks under ``base/name`` with ``name``'s piece off."""
+    root = base / (name or "all-on")
+    unbuilt = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(ROOT / "mmjudge", root / "mmjudge", ignore=unbuilt)
+    shutil.copytree(ROOT / "benchmarks", root / "benchmarks")
+    # the loopback server the benchmark runs
+    shutil.copytree(ROOT / "tests" / "fixtures", root / "tests" / "fixtures", ignore=unbuilt)
+    shutil.copy(ROOT / "tests" / "__init__.py", root / "tests" / "__init__.py")
+    if name is None:
+        return root
+    for file, text, replacement in PIECES[name][1]:
+        path = root / file
+        source = path.read_text(encoding="utf-8")
+        if source.count(text) != 1:
+            raise SystemExit(f"{name}: {file} does not hold the text that switches it off")
+        path.write_text(source.replace(text, replacement), encoding="utf-8")
+    return root
+
+
+ROW = re.compile(r"^\| (?P<name>[^|]+?) \| [\d,]+ \| .*$")
+
+
+def measure(root: Path, cell: str, n: int) -> dict[str, float]:
+    """One run of the copy's ``e2e.py`` on ``cell`` with ``n`` items: its figures."""
+    command = [sys.executable, str(root / "benchmarks" / "e2e.py"), "--cells", cell]
+    command += ["--n-text", str(n), "--repeat", "1", "--no-server-check"]
+    out = subprocess.run(command, cwd=root, capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise SystemExit(f"{root.name}: e2e.py failed:\n{out.stdout}\n{out.stderr}")
+    figures: dict[str, float] = {}
+    for line in out.stdout.splitlines():
+        if not ROW.match(line):
+            continue
+        cells = [part.strip() for part in line.strip("|").split("|")]
+        name = cells[0]
+        if "rerun" in name:
+            figures["rerun_s"] = float(cells[9].removesuffix(" s"))
+        elif "items prepared" not in name:
+            figures["e2e"] = _share(cells[4])
+            figures["steady"] = _share(cells[5])
+            figures["cpu_ms"] = float(cells[6].removesuffix(" ms"))
+            figures["first_s"] = float(cells[8].removesuffix(" s"))
+    return figures
+
+
+def _share(text: str) -> float:
+    found = re.search(r"\(([\d.]+)%\)", text)
+    return float(found.group(1)) if found else float("nan")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cell", default="text:64:0.2")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--n-text", type=int, default=10_000, help="items in the cell")
+    parser.add_argument("--pieces", nargs="+", default=list(PIECES), choices=list(PIECES))
+    args = parser.parse_args()
+    print(f"command: python benchmarks/ablate.py {' '.join(sys.argv[1:])}".rstrip())
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    names: list[str | None] = [None, *args.pieces]
+    runs: dict[str | None, list[dict[str, float]]] = {name: [] for name in names}
+    with tempfile.TemporaryDirectory(prefix="mmjudge-ablate-") as tmp:
+        roots = {name: variant(Path(tmp), name) for name in names}
+        for round_number in range(args.rounds):
+            for name in names:
+                runs[name].append(measure(roots[name], args.cell, args.n_text))
+            print(f"round {round_number + 1} of {args.rounds} done", file=sys.stderr, flush=True)
+    keys = ("e2e", "steady", "first_s", "rerun_s", "cpu_ms")
+    medians = {
+        name: {key: statistics.median(run[key] for run in runs[name]) for key in keys}
+        for name in names
+    }
+    base = medians[None]
+    print(
+        f"| piece switched off ({args.cell}, median of {args.rounds}) | end to end | steady | "
+        "first call | rerun from cache | CPU/judgment |"
+    )
+    print("| --- | --- | --- | --- | --- | --- |")
+    for name in names:
+        row = medians[name]
+        if name is None:
+            print(
+                f"| none (all on) | {row['e2e']:.1f}% | {row['steady']:.1f}% | "
+                f"{row['first_s']:.2f} s | {row['rerun_s']:.2f} s | {row['cpu_ms']:.2f} ms |"
+            )
+            continue
+        print(
+            f"| {name}: {PIECES[name][0]} | {row['e2e']:.1f}% ({row['e2e'] - base['e2e']:+.1f}) | "
+            f"{row['steady']:.1f}% ({row['steady'] - base['steady']:+.1f}) | "
+            f"{row['first_s']:.2f} s ({row['first_s'] - base['first_s']:+.2f}) | "
+            f"{row['rerun_s']:.2f} s ({row['rerun_s'] - base['rerun_s']:+.2f}) | "
+            f"{row['cpu_ms']:.2f} ms ({row['cpu_ms'] - base['cpu_ms']:+.2f}) |"
+        )
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()
