@@ -125,7 +125,7 @@ def _item_texts(runs: Sequence[SavedRun], keys: set[Key], out: Path) -> dict[Key
         return found
     try:
         cfg = dataclasses.replace(config, sample_queries=None)
-        for example in load_dataset(cfg):
+        for example in load_dataset(cfg, cache=runs[0].summary.prepared_cache()):
             key = (example.query_id, example.result_id)
             if key not in keys:
                 continue

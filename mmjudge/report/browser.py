@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mmjudge.locations import resolve_path
 from mmjudge.report.analysis import Analysis, DatasetStats
 from mmjudge.report.load import CellLabels, DatasetItems
 from mmjudge.runs import rows_at
@@ -194,9 +193,7 @@ def run_seed(stats: DatasetStats) -> int:
 def prepared_cache(stats: DatasetStats) -> Path | None:
     """The run's ``paths.prepared_cache``, where its prepared items are (None when its config
     does not name one)."""
-    paths = stats.cells[0].summary.config.get("paths") if stats.cells else None
-    folder = paths.get("prepared_cache") if isinstance(paths, dict) else None
-    return resolve_path(folder) if isinstance(folder, str) and folder else None
+    return stats.cells[0].summary.prepared_cache() if stats.cells else None
 
 
 class DatasetTexts:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from mmjudge.config import DatasetConfig, ModelConfig, ScaleConfig
+from mmjudge.locations import resolve_path
 from mmjudge.records import Forecast
 from mmjudge.runs.blocks import (
     SINGLE,
@@ -157,6 +158,13 @@ class RunSummary:
                 continue
         values["scale"] = ScaleConfig(**{**scale, "meanings": meanings})
         return DatasetConfig(**values)
+
+    def prepared_cache(self) -> Path | None:
+        """The run's ``paths.prepared_cache``, where its prepared items are (None when its
+        config does not name one); a relative path is taken from the current folder, as the
+        run took it."""
+        folder = self.config_part("paths").get("prepared_cache")
+        return resolve_path(folder) if isinstance(folder, str) and folder else None
 
     def model_config(self) -> ModelConfig:
         """The judge the run used, from its resolved config (name, provider and model id

@@ -33,7 +33,8 @@ def dataset_queries(cfg: SweepConfig) -> Queries:
     texts: dict[str, str] = {}
     images = False
     chosen = sampled_queries(cfg.dataset, cfg.seed)
-    for example in load_dataset(cfg.dataset, seed=cfg.seed, queries=chosen):
+    # The queries and whether results have images: nothing that preparing the items changes.
+    for example in load_dataset(cfg.dataset, seed=cfg.seed, queries=chosen, prepare=False):
         texts.setdefault(example.query_id, example.query)
         images = images or bool(example.images)
     return Queries(texts, images and cfg.dataset.max_images > 0)

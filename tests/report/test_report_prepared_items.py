@@ -23,6 +23,7 @@ def stats_of(config: dict[str, Any]) -> Any:
         dataset_config=lambda: RunSummary.dataset_config(summary),  # type: ignore[arg-type]
     )
     summary.config_part = lambda part: config.get(part) or {}
+    summary.prepared_cache = lambda: RunSummary.prepared_cache(summary)  # type: ignore[arg-type]
     return SimpleNamespace(name="shop", cells=[SimpleNamespace(summary=summary)])
 
 
