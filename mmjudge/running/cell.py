@@ -269,7 +269,11 @@ def _survey_or_skip(
     reason = skip_reason(cfg, judge_cls)
     if reason is not None:
         return None, reason
-    count = counter_for(cfg) if warm is not None else None
+    # Counting the prompts ahead needs them prepared: where the check reads the items as the
+    # loader gives them, the child would prepare every item a second time, beside the calls'
+    # own pass; each call's prompt is counted here instead.
+    ahead = warm is not None and examples.check_reads_prepared()
+    count = counter_for(cfg) if ahead else None
     counts = survey_while(examples.survey, examples, cfg, warm, count)
     check_html_fields(counts, cfg.dataset)
     return counts, unserved(counts, cfg.modality, cfg.dataset)

@@ -107,12 +107,17 @@ class ExampleStream:
         for the later passes.
         """
         dataset = self.cfg.dataset
-        if preparation_applies(dataset) and not has_entry(dataset, self.cache):
+        if not self.check_reads_prepared():
             unprepared = load_dataset(
                 dataset, seed=self.cfg.seed, queries=self.queries, prepare=False
             )
             return survey(unprepared, html_columns(dataset))
         return survey(self)
+
+    def check_reads_prepared(self) -> bool:
+        """Whether :meth:`survey` reads the items prepared (see there)."""
+        dataset = self.cfg.dataset
+        return not preparation_applies(dataset) or has_entry(dataset, self.cache)
 
     def _read(self) -> Iterator[Example]:
         """One pass over the file, keeping the examples while the dataset stays small."""

@@ -133,6 +133,7 @@ def test_the_check_leaves_a_catalogue_unprepared_for_the_calls_to_prepare(
         f"<div><script>var s={i};</script><p>Brass &amp; glass {i}</p></div>" for i in range(6)
     ]
     stream = _catalogue(tmp_path / "data", pages)
+    assert not stream.check_reads_prepared()
     counts = stream.survey()
     assert (counts.items, counts.has_text, counts.field_names) == (6, True, {"name", "description"})
     assert conversions == []  # the check converted nothing: a plain field has text
@@ -141,6 +142,7 @@ def test_the_check_leaves_a_catalogue_unprepared_for_the_calls_to_prepare(
     assert dict(prepared[2].fields)["description"] == "Brass & glass 2"
     assert len(conversions) == 6 and len(list((tmp_path / "prepared").glob("*.jsonl"))) == 1
     again = _catalogue(tmp_path / "data", pages)  # a later cell: the check reads the cache
+    assert again.check_reads_prepared()
     assert again.survey() == counts
     assert [example.fields for example in again] == [example.fields for example in prepared]
     assert len(conversions) == 6
