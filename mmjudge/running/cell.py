@@ -344,7 +344,7 @@ async def _run(
     assert context.judge is not None
     # The records file exists from here on, so the summary of a run stopped at once can read it.
     records_path.touch()
-    import_summary_aside()
+    import_summary_aside(report=cfg.report.build)
     check_settings(cfg.runner)
     if cfg.runner.mode == "batch":
         check_batch_judge(context.judge, cfg.model)
