@@ -82,7 +82,7 @@ def test_exact_values_equal_ir_measures() -> None:
 
 
 def test_real_exact_values_equal_ir_measures(llmjudge) -> None:
-    human, judges = llmjudge
+    human, _ = llmjudge
     items, systems, design = real_setup(llmjudge)
     exact = prediction.exact_values(design, items.human)
     shared = {q: {d: human[q][d] for d in docs} for q, docs in human.items()}
