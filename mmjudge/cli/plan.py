@@ -1,0 +1,162 @@
+"""How many human labels would settle a judge's κ, and the choice between the best two.
+
+    mmjudge plan SWEEP_DIR [--halfwidth 0.05] [--cost-per-label USD] [--n-boot 1000]
+                 [--seed 0] [--format table|json]
+
+A finished sweep is the pilot. Per dataset, for every single judge: the labelled items (and
+queries, at the pilot's items per query) needed to know its κ to ± ``--halfwidth`` at 95%,
+from the report's query-bootstrap interval, with the count the analytic standard error of κ
+gives (items taken as independent) beside it; and the items needed for the paired interval
+of κ(best) − κ(runner-up) to exclude 0. With ``--cost-per-label``, the price of the labels
+beyond the pilot's, beside each judge's dollars per million judgments. The method is
+:mod:`mmjudge.agreement.planning`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from mmjudge.agreement.planning import plan_sweep
+from mmjudge.cli.agree import aligned_columns
+from mmjudge.cli.exits import fail
+from mmjudge.errors import MMJudgeError
+from mmjudge.runs import completed_runs
+
+PROG = "mmjudge plan"
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
+    return value
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        description="Human labels needed per dataset to know each judge's κ to ± a "
+        "half-width and to tell the best judge from the runner-up, from a finished sweep.",
+    )
+    p.add_argument("sweep_dir", metavar="SWEEP_DIR", type=Path, help="a finished sweep")
+    p.add_argument(
+        "--halfwidth",
+        type=_positive,
+        default=0.05,
+        help="the half-width of κ's 95%% interval to plan for (default 0.05)",
+    )
+    p.add_argument(
+        "--cost-per-label",
+        type=_positive,
+        default=None,
+        metavar="USD",
+        help="what one human label costs: the labels to add are then priced",
+    )
+    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    return p
+
+
+def _n(value: Any) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def _f(value: Any) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _usd(value: Any) -> str:
+    return "-" if value is None else f"${value:,.2f}"
+
+
+def format_table(plans: Sequence[dict[str, Any]]) -> str:
+    """Per dataset: a line per judge, then the best against the runner-up."""
+    out = []
+    for plan in plans:
+        h = plan["half_width"]
+        header = [
+            "judge",
+            "$/million",
+            "pilot items",
+            "queries",
+            "κ",
+            "± now",
+            f"items for ±{h:g}",
+            "queries",
+            "analytic items",
+            "design effect",
+            "more items",
+            "cost",
+        ]
+        body = [
+            [
+                j["judge"],
+                f"{j['usd_per_million']:,.2f}",
+                _n(j["n_items"]),
+                _n(j["n_queries"]),
+                _f(j["kappa"]),
+                _f(j["half_width"]),
+                _n(j["needed_items"]),
+                _n(j["needed_queries"]),
+                _n(j["needed_items_analytic"]),
+                "-" if j["design_effect"] is None else f"{j['design_effect']:.1f}",
+                _n(j["more_items"]),
+                _usd(j["usd"]),
+            ]
+            for j in plan["judges"]
+        ]
+        out.append(f"{plan['dataset']}: κ to ±{h:g} (95% interval, query bootstrap)\n")
+        out.append(aligned_columns(header, body))
+        out.append(_separation_text(plan["separation"]) + "\n")
+    return "\n".join(out)
+
+
+def _separation_text(sep: dict[str, Any] | None) -> str:
+    if sep is None:
+        return "best against runner-up: only one judge with a κ"
+    lead = (
+        f"best against runner-up: {sep['best']} − {sep['runner_up']}, Δκ {_f(sep['difference'])}"
+        f" ± {_f(sep['half_width'])} on {_n(sep['n_items'])} shared items"
+    )
+    if sep["separated"]:
+        return lead + ": already told apart at 95%"
+    if sep["needed_items"] is None:
+        return lead + ": no number of labels tells them apart (Δκ is 0)"
+    cost = f", about {_usd(sep['usd'])}" if sep["usd"] is not None else ""
+    return (
+        lead + f"\n  to separate them you need about {_n(sep['more_items'])} more labelled "
+        f"items (≈{_n(sep['needed_items'])} in all, ≈{_n(sep['needed_queries'])} queries){cost}"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command; returns the exit status (2 for unusable input)."""
+    args = parser().parse_args(argv)
+    try:
+        if args.n_boot < 2:
+            raise MMJudgeError(f"--n-boot must be at least 2, got {args.n_boot}")
+        plans = plan_sweep(
+            completed_runs(Path(args.sweep_dir)),
+            half_width=args.halfwidth,
+            cost_per_label=args.cost_per_label,
+            n_boot=args.n_boot,
+            seed=args.seed,
+        )
+        if not plans:
+            raise MMJudgeError(f"{args.sweep_dir}: no completed run with a defined κ below it")
+    except MMJudgeError as error:
+        return fail(PROG, error)
+    if args.format == "json":
+        sys.stdout.write(json.dumps({"datasets": plans}, indent=2) + "\n")
+    else:
+        sys.stdout.write(format_table(plans))
+    return 0
