@@ -184,6 +184,69 @@ def cost(labels: float, per_label: float | None) -> float | None:
     return math.nan if not math.isfinite(labels) else labels * per_label
 
 
+class BudgetSplit(NamedTuple):
+    """How to spend a budget on human and judge labels for the narrowest PPI interval of the
+    mean grade (``ppi_py.ppi_mean_power``)."""
+
+    human_labels: int
+    """Items to label by people (the judge labels them too)."""
+    judge_only_labels: int | None
+    """Further items only the judge labels (``None``: as many as there are, for a free judge
+    and no limit on items)."""
+    cost: float
+    effective_n: float
+    """Human-only labels that would give as narrow an interval."""
+    human_only_n: int
+    """Human labels the whole budget buys without a judge."""
+    correlation: float
+    """Correlation of judge and human grades on the pilot (what the split rests on)."""
+
+
+def budget_split(
+    human: Any,
+    judge: Any,
+    *,
+    budget: float,
+    cost_per_label: float,
+    judge_cost_per_label: float,
+    pool: int | None = None,
+) -> BudgetSplit:
+    """The split of ``budget`` between human labels (``cost_per_label`` each, plus the
+    judge's price) and judge-only labels that narrows the mean grade's PPI interval most,
+    from the pilot's paired grades; ``pool`` caps all items labelled. A free judge labels
+    every item there is (with no cap, the effective sample size is its limit,
+    ``n / (1 − ρ²)``)."""
+    from mmjudge.agreement.prediction import load_ppi
+
+    x, y = as_labels(human), as_labels(judge)
+    keep = ~(np.isnan(x) | np.isnan(y))
+    x, y = x[keep], y[keep]
+    human_only = math.floor(budget / cost_per_label + 1e-9)
+    if judge_cost_per_label > 0:
+        found = load_ppi().ppi_mean_power(
+            x, y, cost_Y=cost_per_label, cost_Yhat=judge_cost_per_label, budget=budget, n_max=pool
+        )
+        return BudgetSplit(
+            int(found["n"]),
+            int(found["N"]),
+            float(found["cost"]),
+            float(found["effective_n"]),
+            human_only,
+            float(found["ppi_corr"]),
+        )
+    # A free judge: every label bought is a human one, and the judge labels every item
+    # (ppi_mean_power's optimum is then unbounded); the effective sample size follows the
+    # same formula, at its limit when the items are unlimited.
+    rho = min(float(np.corrcoef(x, y)[0, 1]), 1 - 1 / x.size) if x.size > 1 else 0.0
+    shrink = 1 - (0.0 if math.isnan(rho) else rho) ** 2
+    n = human_only if pool is None else min(human_only, pool)
+    if pool is None:
+        return BudgetSplit(n, None, n * cost_per_label, n / shrink, human_only, rho)
+    rest = pool - n
+    effective = n * (n + rest) / (n + shrink * rest) if n else 0.0
+    return BudgetSplit(n, rest, n * cost_per_label, effective, human_only, rho)
+
+
 def _single_scores(runs: Sequence[SavedRun], seed: int) -> list[tuple[float, SavedRun]]:
     """Each single judge's κ on its own items (no interval), highest first (ties: cheaper)."""
     scored = []
@@ -249,6 +312,8 @@ def plan_sweep(
     *,
     half_width: float = 0.05,
     cost_per_label: float | None = None,
+    budget: float | None = None,
+    pool: int | None = None,
     n_boot: int = scoring.N_BOOT,
     seed: int = scoring.SEED,
 ) -> list[dict[str, Any]]:
@@ -276,7 +341,18 @@ def plan_sweep(
                 n_boot=n_boot,
                 seed=seed,
             )
-            judges.append(_kappa_entry(run, found, cost_per_label))
+            entry = _kappa_entry(run, found, cost_per_label)
+            if budget is not None and cost_per_label is not None:
+                split = budget_split(
+                    human_consensus([run], keys),
+                    run.labels(keys),
+                    budget=budget,
+                    cost_per_label=cost_per_label,
+                    judge_cost_per_label=run.usd_per_million / 1e6,
+                    pool=pool,
+                )
+                entry["budget_split"] = {k: _number(v) for k, v in split._asdict().items()}
+            judges.append(entry)
         separation = None
         if len(ranked) > 1:
             best, runner = ranked[0][1], ranked[1][1]
@@ -289,6 +365,7 @@ def plan_sweep(
                 "dataset": dataset,
                 "half_width": half_width,
                 "cost_per_label": cost_per_label,
+                "budget": budget,
                 "judges": judges,
                 "separation": separation,
                 "n_boot": n_boot,

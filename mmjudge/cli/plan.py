@@ -1,14 +1,17 @@
 """How many human labels would settle a judge's κ, and the choice between the best two.
 
-    mmjudge plan SWEEP_DIR [--halfwidth 0.05] [--cost-per-label USD] [--n-boot 1000]
-                 [--seed 0] [--format table|json]
+    mmjudge plan SWEEP_DIR [--halfwidth 0.05] [--cost-per-label USD] [--budget USD]
+                 [--pool N] [--n-boot 1000] [--seed 0] [--format table|json]
 
 A finished sweep is the pilot. Per dataset, for every single judge: the labelled items (and
 queries, at the pilot's items per query) needed to know its κ to ± ``--halfwidth`` at 95%,
 from the report's query-bootstrap interval, with the count the analytic standard error of κ
 gives (items taken as independent) beside it; and the items needed for the paired interval
 of κ(best) − κ(runner-up) to exclude 0. With ``--cost-per-label``, the price of the labels
-beyond the pilot's, beside each judge's dollars per million judgments. The method is
+beyond the pilot's, beside each judge's dollars per million judgments. With ``--budget``, how to
+split it between human labels and labels only the judge gives, for the narrowest
+prediction-powered interval of the mean grade (``ppi_py.ppi_mean_power``, the judge's price
+per label from its ledger), and the human-only sample size it is worth. The method is
 :mod:`mmjudge.agreement.planning`.
 """
 
@@ -59,6 +62,21 @@ def parser() -> argparse.ArgumentParser:
         default=None,
         metavar="USD",
         help="what one human label costs: the labels to add are then priced",
+    )
+    p.add_argument(
+        "--budget",
+        type=_positive,
+        default=None,
+        metavar="USD",
+        help="a budget to split between human and judge labels for the narrowest interval "
+        "of the mean grade (needs --cost-per-label; the judge's price is its ledger's)",
+    )
+    p.add_argument(
+        "--pool",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --budget: how many items there are to label at most (default: no limit)",
     )
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
@@ -117,6 +135,8 @@ def format_table(plans: Sequence[dict[str, Any]]) -> str:
         out.append(f"{plan['dataset']}: κ to ±{h:g} (95% interval, query bootstrap)\n")
         out.append(aligned_columns(header, body))
         out.append(_separation_text(plan["separation"]) + "\n")
+        if plan.get("budget") is not None:
+            out.append(_budget_text(plan))
     return "\n".join(out)
 
 
@@ -138,16 +158,55 @@ def _separation_text(sep: dict[str, Any] | None) -> str:
     )
 
 
+def _budget_text(plan: dict[str, Any]) -> str:
+    """Per judge: the split of the budget, and what it is worth in human-only labels."""
+    header = [
+        "judge",
+        "human labels",
+        "judge-only labels",
+        "cost",
+        "correlation",
+        "effective n",
+        "human-only n",
+    ]
+    body = []
+    for j in plan["judges"]:
+        split = j["budget_split"]
+        judge_only = split["judge_only_labels"]
+        body.append(
+            [
+                j["judge"],
+                _n(split["human_labels"]),
+                "every item" if judge_only is None else _n(judge_only),
+                _usd(split["cost"]),
+                _f(split["correlation"]),
+                _n(split["effective_n"]),
+                _n(split["human_only_n"]),
+            ]
+        )
+    title = (
+        f"a budget of {_usd(plan['budget'])} for the mean grade (prediction-powered, "
+        f"human label {_usd(plan['cost_per_label'])}):\n"
+    )
+    return title + aligned_columns(header, body)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; returns the exit status (2 for unusable input)."""
     args = parser().parse_args(argv)
     try:
         if args.n_boot < 2:
             raise MMJudgeError(f"--n-boot must be at least 2, got {args.n_boot}")
+        if args.budget is not None and args.cost_per_label is None:
+            raise MMJudgeError("--budget needs --cost-per-label (what one human label costs)")
+        if args.pool is not None and args.pool < 2:
+            raise MMJudgeError(f"--pool must be at least 2, got {args.pool}")
         plans = plan_sweep(
             completed_runs(Path(args.sweep_dir)),
             half_width=args.halfwidth,
             cost_per_label=args.cost_per_label,
+            budget=args.budget,
+            pool=args.pool,
             n_boot=args.n_boot,
             seed=args.seed,
         )

@@ -108,3 +108,35 @@ def test_separation_needs_more_items_the_closer_the_judges() -> None:
         400 * (0.05 / 0.02) ** 2
     )
     assert planning.plan_separation("a", "b", None) is None
+
+
+def test_budget_split_is_ppi_mean_power() -> None:
+    ppi_py = pytest.importorskip("ppi_py")
+    rng = np.random.default_rng(3)
+    human = rng.integers(0, 4, 400).astype(float)
+    judge = np.where(rng.random(400) < 0.7, human, rng.integers(0, 4, 400)).astype(float)
+    split = planning.budget_split(
+        human, judge, budget=200.0, cost_per_label=0.4, judge_cost_per_label=0.001
+    )
+    reference = ppi_py.ppi_mean_power(human, judge, cost_Y=0.4, cost_Yhat=0.001, budget=200.0)
+    assert (split.human_labels, split.judge_only_labels) == (reference["n"], reference["N"])
+    assert split.effective_n == reference["effective_n"] and split.cost == reference["cost"]
+    assert split.human_only_n == 500 and split.effective_n > 500
+    assert split.correlation == pytest.approx(np.corrcoef(human, judge)[0, 1])
+
+
+def test_a_free_judge_labels_every_item() -> None:
+    rng = np.random.default_rng(3)
+    human = rng.integers(0, 4, 400).astype(float)
+    judge = np.where(rng.random(400) < 0.7, human, rng.integers(0, 4, 400)).astype(float)
+    split = planning.budget_split(
+        human, judge, budget=100.0, cost_per_label=0.5, judge_cost_per_label=0.0
+    )
+    rho = np.corrcoef(human, judge)[0, 1]
+    assert split.human_labels == 200 and split.judge_only_labels is None
+    assert split.effective_n == pytest.approx(200 / (1 - rho**2))
+    capped = planning.budget_split(
+        human, judge, budget=100.0, cost_per_label=0.5, judge_cost_per_label=0.0, pool=1000
+    )
+    assert capped.human_labels + (capped.judge_only_labels or 0) <= 1000
+    assert capped.effective_n < split.effective_n

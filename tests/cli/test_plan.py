@@ -107,3 +107,25 @@ def test_an_empty_folder_is_refused_in_one_line(tmp_path, capsys) -> None:
     code, out, err = run_cli(capsys, tmp_path)
     assert code == 2 and out == ""
     assert err.startswith("mmjudge plan: ") and err.count("\n") == 1
+
+
+def test_budget_is_split_per_judge(tmp_path, capsys) -> None:
+    sweep = toy_sweep(tmp_path)
+    args = [sweep, "--cost-per-label", 0.5, "--budget", 100]
+    code, out, _ = run_cli(capsys, *args, "--format", "json")
+    assert code == 0
+    (dataset,) = json.loads(out)["datasets"]
+    assert dataset["budget"] == 100
+    for judge in dataset["judges"]:
+        split = judge["budget_split"]
+        assert split["human_only_n"] == 200
+        assert split["cost"] <= 100 + 0.5
+        assert split["effective_n"] >= split["human_labels"]
+    code, table, _ = run_cli(capsys, *args)
+    assert "a budget of $100.00 for the mean grade" in table
+
+
+def test_budget_without_a_price_is_refused(tmp_path, capsys) -> None:
+    code, _, err = run_cli(capsys, toy_sweep(tmp_path), "--budget", 100)
+    assert code == 2
+    assert err == "mmjudge plan: --budget needs --cost-per-label (what one human label costs)\n"
