@@ -42,8 +42,9 @@ class HeldBack(NamedTuple):
     """Items both files grade."""
     labelled: int
     estimates: list[Estimate]
-    truth: dict[str, float]
-    """Each quantity on all the human labels (held back from the estimates)."""
+    truth: dict[str, float] | None
+    """Each quantity on all the human labels (held back from the estimates); ``None`` when
+    not every item has a human label."""
     rankings: list[RankingCheck]
 
 
@@ -65,18 +66,33 @@ def held_back(
     seed: int,
 ) -> HeldBack:
     """The estimates from a random ``n`` of the human labels (``seed``), beside the truth."""
-    size = items.human.size
-    check_labelled(n, size)
+    check_labelled(n, items.human.size)
+    labelled = prediction.draw_labelled(items.human.size, n, seed)
+    return estimates_for(items, systems, grades, relevant_from, labelled)
+
+
+def estimates_for(
+    items: ItemLabels,
+    systems: Mapping[str, Mapping[str, Mapping[str, float]]] | None,
+    grades: Sequence[float],
+    relevant_from: float,
+    labelled: Any,
+    probabilities: Any = None,
+) -> HeldBack:
+    """The estimates from the human labels of the ``labelled`` items (drawn with
+    ``probabilities``, one per labelled item, when not equally), beside the truth when
+    every item has a human label."""
+    mask = np.asarray(labelled, dtype=bool)
     design = prediction.prepare(items, systems, grades, relevant_from)
-    labelled = prediction.draw_labelled(size, n, seed)
-    estimates = prediction.estimate(design, items, labelled)
-    truth = prediction.exact_values(design, items.human)
+    estimates = prediction.estimate(design, items, mask, probabilities=probabilities)
+    complete = not np.isnan(items.human).any()
+    truth = prediction.exact_values(design, items.human) if complete else None
     rankings = [ranking_check(m, estimates, truth) for m in MEASURES] if systems else []
-    return HeldBack(size, n, estimates, truth, rankings)
+    return HeldBack(items.human.size, int(mask.sum()), estimates, truth, rankings)
 
 
 def ranking_check(
-    measure: str, estimates: Sequence[Estimate], truth: Mapping[str, float]
+    measure: str, estimates: Sequence[Estimate], truth: Mapping[str, float] | None
 ) -> RankingCheck:
     """τ-b between the system orderings of one measure (``nDCG`` or ``P``) at depth 10."""
     name = f"{measure}@{prediction.DEPTH}"
@@ -85,7 +101,7 @@ def ranking_check(
     ppi = np.array([found[s].ppi[0] for s in names])
     human = np.array([found[s].human_only[0] for s in names])
     judge = np.array([found[s].judge_only for s in names])
-    true = np.array([truth[f"{name} {s}"] for s in names])
+    true = np.array([(truth or {}).get(f"{name} {s}", math.nan) for s in names])
     return RankingCheck(
         name,
         kendall_tau(ppi, human),
@@ -108,7 +124,7 @@ def as_dict(result: HeldBack) -> dict[str, Any]:
         rows.append(
             {
                 "name": e.name,
-                "truth": _number(result.truth[e.name]),
+                "truth": None if result.truth is None else _number(result.truth[e.name]),
                 "human_only": {
                     "estimate": e.human_only[0],
                     "low": e.human_only[1],

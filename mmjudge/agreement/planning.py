@@ -32,6 +32,7 @@ from mmjudge.agreement import scoring
 from mmjudge.agreement.frontier import compare_runs, own_score
 from mmjudge.agreement.labels import as_labels
 from mmjudge.agreement.members import human_consensus
+from mmjudge.agreement.next_items import Drawn, draw_next
 from mmjudge.runs import SavedRun
 
 Z95 = 1.959963984540054
@@ -307,6 +308,58 @@ def _separation_entry(found: SeparationPlan, per_label: float | None) -> dict[st
     }
 
 
+class PlanSettings(NamedTuple):
+    """What :func:`plan_sweep` plans for."""
+
+    half_width: float
+    cost_per_label: float | None
+    budget: float | None
+    pool: int | None
+    n_boot: int
+    seed: int
+
+
+def _judge_entry(run: SavedRun, settings: PlanSettings) -> dict[str, Any]:
+    """One judge's labels for κ to ± the half-width, and its budget split when asked."""
+    keys = list(run.rows)
+    reference = human_consensus([run], keys)
+    labels = run.labels(keys)
+    found = plan_kappa(
+        run.name,
+        np.array([key[0] for key in keys], dtype=object),
+        reference,
+        labels,
+        run.grades,
+        settings.half_width,
+        n_boot=settings.n_boot,
+        seed=settings.seed,
+    )
+    entry = _kappa_entry(run, found, settings.cost_per_label)
+    if settings.budget is not None and settings.cost_per_label is not None:
+        split = budget_split(
+            reference,
+            labels,
+            budget=settings.budget,
+            cost_per_label=settings.cost_per_label,
+            judge_cost_per_label=run.usd_per_million / 1e6,
+            pool=settings.pool,
+        )
+        entry["budget_split"] = {k: _number(v) for k, v in split._asdict().items()}
+    return entry
+
+
+def _separation(ranked: Sequence[SavedRun], settings: PlanSettings) -> dict[str, Any] | None:
+    """The best judge against the runner-up, when there are two."""
+    if len(ranked) < 2:
+        return None
+    best, runner = ranked[0], ranked[1]
+    compared = compare_runs(
+        best, runner, n_boot=settings.n_boot, seed=settings.seed, level=scoring.LEVEL
+    )
+    found = plan_separation(best.name, runner.name, compared)
+    return None if found is None else _separation_entry(found, settings.cost_per_label)
+
+
 def plan_sweep(
     runs: Sequence[SavedRun],
     *,
@@ -319,57 +372,47 @@ def plan_sweep(
 ) -> list[dict[str, Any]]:
     """Per dataset of a sweep's completed runs: labels for each single judge's κ to
     ± ``half_width`` and to separate the best judge from the runner-up (see the module
-    docstring), with their cost at ``cost_per_label`` dollars when given."""
+    docstring), with their cost at ``cost_per_label`` dollars when given, and with
+    ``budget`` its split between human and judge labels (:func:`budget_split`)."""
+    settings = PlanSettings(half_width, cost_per_label, budget, pool, n_boot, seed)
     by_dataset: dict[str, list[SavedRun]] = {}
     for run in sorted(runs, key=lambda r: r.name):
         by_dataset.setdefault(run.summary.cell.dataset, []).append(run)
     out = []
     for dataset in sorted(by_dataset):
-        ranked = _single_scores(by_dataset[dataset], seed)
+        ranked = [run for _, run in _single_scores(by_dataset[dataset], seed)]
         if not ranked:
             continue
-        judges = []
-        for _, run in ranked:
-            keys = list(run.rows)
-            found = plan_kappa(
-                run.name,
-                np.array([key[0] for key in keys], dtype=object),
-                human_consensus([run], keys),
-                run.labels(keys),
-                run.grades,
-                half_width,
-                n_boot=n_boot,
-                seed=seed,
-            )
-            entry = _kappa_entry(run, found, cost_per_label)
-            if budget is not None and cost_per_label is not None:
-                split = budget_split(
-                    human_consensus([run], keys),
-                    run.labels(keys),
-                    budget=budget,
-                    cost_per_label=cost_per_label,
-                    judge_cost_per_label=run.usd_per_million / 1e6,
-                    pool=pool,
-                )
-                entry["budget_split"] = {k: _number(v) for k, v in split._asdict().items()}
-            judges.append(entry)
-        separation = None
-        if len(ranked) > 1:
-            best, runner = ranked[0][1], ranked[1][1]
-            compared = compare_runs(best, runner, n_boot=n_boot, seed=seed, level=scoring.LEVEL)
-            found_sep = plan_separation(best.name, runner.name, compared)
-            if found_sep is not None:
-                separation = _separation_entry(found_sep, cost_per_label)
         out.append(
             {
                 "dataset": dataset,
                 "half_width": half_width,
                 "cost_per_label": cost_per_label,
                 "budget": budget,
-                "judges": judges,
-                "separation": separation,
+                "judges": [_judge_entry(run, settings) for run in ranked],
+                "separation": _separation(ranked, settings),
                 "n_boot": n_boot,
                 "seed": seed,
             }
         )
+    return out
+
+
+def draw_unlabelled(runs: Sequence[SavedRun], n: int, seed: int) -> dict[str, Drawn]:
+    """Per dataset: ``n`` of the items its single judges graded and no person has, drawn by
+    :func:`mmjudge.agreement.next_items.draw_next` (fewer when fewer are unlabelled)."""
+    by_dataset: dict[str, list[SavedRun]] = {}
+    for run in sorted(runs, key=lambda r: r.name):
+        if run.kind == "single":
+            by_dataset.setdefault(run.summary.cell.dataset, []).append(run)
+    out = {}
+    for dataset in sorted(by_dataset):
+        group = by_dataset[dataset]
+        keys = sorted({key for run in group for key in run.rows})
+        consensus = human_consensus(group, keys)
+        pool = [key for key, grade in zip(keys, consensus, strict=True) if grade != grade]
+        if not pool:
+            continue
+        grades = np.column_stack([run.labels(pool) for run in group])
+        out[dataset] = draw_next(pool, grades, min(n, len(pool)), seed)
     return out

@@ -318,11 +318,13 @@ def estimate(
     items: ItemLabels,
     labelled: npt.NDArray[np.bool_],
     level: float = LEVEL,
+    probabilities: FloatArray | None = None,
 ) -> list[Estimate]:
     """Every quantity estimated from the human grades of the ``labelled`` items and the
-    judge's grades on all items (the unlabelled ones as ppi_py's ``Yhat_unlabeled``)."""
+    judge's grades on all items. ``probabilities``: each labelled item's inclusion
+    probability when they were not drawn equally (see :func:`estimate_columns`)."""
     columns = build_columns(design, pilot(design, items.human, items.judge, labelled))
-    return estimate_columns(columns, items, labelled, level)
+    return estimate_columns(columns, items, labelled, level, probabilities)
 
 
 def estimate_columns(
@@ -330,19 +332,28 @@ def estimate_columns(
     items: ItemLabels,
     labelled: npt.NDArray[np.bool_],
     level: float = LEVEL,
+    probabilities: FloatArray | None = None,
 ) -> list[Estimate]:
-    """Each column's mean (plus its offset) three ways: human-only, judge-only and PPI++."""
+    """Each column's mean (plus its offset) three ways: human-only, judge-only and PPI++.
+
+    With equal chances (a simple random sample), ppi_py's ``Yhat_unlabeled`` is the judge on
+    the unlabelled items. With ``probabilities`` (one per labelled item, in item order) each
+    labelled item weighs ``1 / π`` (ppi_py's ``w``), and ``Yhat_unlabeled`` is the judge on
+    every item, since the unlabelled ones are then no random part of the pool."""
     ppi_py = load_ppi()
     y = columns.values(items.human[labelled], labelled)
     yhat = columns.values(items.judge[labelled], labelled)
-    yhat_rest = columns.values(items.judge[~labelled], ~labelled)
+    rest = ~labelled if probabilities is None else np.ones_like(labelled)
+    yhat_rest = columns.values(items.judge[rest], rest)
     yhat_all = columns.values(items.judge)
     alpha = 1.0 - level
-    point = ppi_py.ppi_mean_pointestimate(y, yhat, yhat_rest, lam_optim_mode="element")
-    low, high = ppi_py.ppi_mean_ci(y, yhat, yhat_rest, alpha=alpha, lam_optim_mode="element")
-    c_low, c_high = ppi_py.ppi_mean_ci(y, yhat, yhat_rest, alpha=alpha, lam=0)
-    lam = tuned_weights(y, yhat, yhat_rest)
-    classical = y.mean(axis=0)
+    w = None if probabilities is None else 1.0 / np.asarray(probabilities, dtype=float)
+    point = ppi_py.ppi_mean_pointestimate(y, yhat, yhat_rest, lam_optim_mode="element", w=w)
+    low, high = ppi_py.ppi_mean_ci(y, yhat, yhat_rest, alpha=alpha, lam_optim_mode="element", w=w)
+    c_low, c_high = ppi_py.ppi_mean_ci(y, yhat, yhat_rest, alpha=alpha, lam=0, w=w)
+    lam = tuned_weights(y, yhat, yhat_rest, w)
+    scaled = np.ones(y.shape[0]) if w is None else w / w.sum() * w.size
+    classical = (scaled[:, None] * y).mean(axis=0)
     judge = yhat_all.mean(axis=0)
     n = int(labelled.sum())
     out = []
@@ -381,13 +392,19 @@ def load_ppi() -> Any:
     return ppi_py
 
 
-def tuned_weights(y: FloatArray, yhat: FloatArray, yhat_rest: FloatArray) -> FloatArray:
+def tuned_weights(
+    y: FloatArray, yhat: FloatArray, yhat_rest: FloatArray, w: FloatArray | None = None
+) -> FloatArray:
     """The PPI++ weight per column, as ``ppi_mean_ci`` tunes it for one column (the
-    covariance of ``Y`` and ``Yhat`` over ``(1 + n/N)`` times the variance of ``Yhat`` on all
-    items, clipped to [0, 1]); reported beside each estimate."""
+    covariance of the weighted ``Y`` and ``Yhat`` around the plain PPI estimate over
+    ``(1 + n/N)`` times the variance of ``Yhat`` on all items, clipped to [0, 1]); reported
+    beside each estimate."""
     n, big_n = y.shape[0], yhat_rest.shape[0]
-    cov = ((y - y.mean(0)) * (yhat - yhat.mean(0))).mean(0)
-    var = np.concatenate([yhat, yhat_rest]).var(axis=0, ddof=1)
+    scaled = (np.ones(n) if w is None else w / w.sum() * n)[:, None]
+    first = yhat_rest.mean(0) + (scaled * (y - yhat)).mean(0)
+    grads, grads_hat = scaled * (y - first), scaled * (yhat - first)
+    cov = ((grads - grads.mean(0)) * (grads_hat - grads_hat.mean(0))).mean(0)
+    var = np.concatenate([grads_hat, yhat_rest - first]).var(axis=0, ddof=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         lam = cov / ((1 + n / big_n) * var)
     return np.clip(np.nan_to_num(lam, nan=0.0), 0.0, 1.0)

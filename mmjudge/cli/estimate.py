@@ -23,16 +23,24 @@ import json
 import math
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
 from mmjudge.agreement import scoring
-from mmjudge.agreement.estimates import HeldBack, as_dict, held_back
+from mmjudge.agreement.estimates import (
+    HeldBack,
+    as_dict,
+    check_labelled,
+    estimates_for,
+    held_back,
+)
 from mmjudge.agreement.label_scale import apply_scale, human_scale
-from mmjudge.agreement.prediction import shared_items
+from mmjudge.agreement.prediction import ItemLabels, shared_items
 from mmjudge.cli.agree import aligned_columns, non_negative, parse_scale
 from mmjudge.cli.exits import fail
-from mmjudge.data.qrels import load_qrels, read_systems
+from mmjudge.cli.review import read_review
+from mmjudge.data.qrels import Qrels, load_qrels, read_systems
 from mmjudge.errors import MMJudgeError
 
 PROG = "mmjudge estimate"
@@ -49,10 +57,19 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--labelled",
         type=non_negative,
-        required=True,
+        default=None,
         metavar="N",
         help="how many human labels to treat as known (drawn at random); the rest are held "
         "back as the truth",
+    )
+    p.add_argument(
+        "--sample",
+        type=Path,
+        default=None,
+        metavar="REVIEW_FILE",
+        help="instead of --labelled: the items drawn by `mmjudge plan --next` (the review "
+        "file, with its inclusion_probability column) are the labelled ones, weighted by "
+        "their inclusion probabilities; the items are then every pair the judge grades",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the random draw (default 0)")
     p.add_argument(
@@ -83,25 +100,73 @@ def parser() -> argparse.ArgumentParser:
 
 def compute(args: argparse.Namespace) -> HeldBack:
     """Read the files and estimate; raises :class:`MMJudgeError` naming what is unusable."""
+    if (args.labelled is None) == (args.sample is None):
+        raise MMJudgeError("give one of --labelled N (a random draw) or --sample REVIEW_FILE")
     human = load_qrels(args.human)
     if not human.qrels:
         raise MMJudgeError(f"{args.human}: no judgments in the file")
     scale = human_scale(human, args.scale)
     judge, _ = apply_scale(load_qrels(args.judge), scale, args.out_of_scale, "drop or clip")
+    threshold = scoring.relevance_threshold(
+        np.asarray(scale.grades, dtype=float), args.relevant_from
+    )
+    systems = read_systems(args.systems) if args.systems else None
+    if args.sample is not None:
+        items, labelled, probabilities = sampled_items(human.qrels, judge, args)
+        return estimates_for(items, systems, scale.grades, threshold, labelled, probabilities)
     items = shared_items(human.qrels, judge)
     if items.human.size == 0:
         raise MMJudgeError(
             f"{args.judge}: grades none of the (query, doc) pairs of {args.human}; "
             "are the query and doc ids the same in both files?"
         )
-    threshold = scoring.relevance_threshold(
-        np.asarray(scale.grades, dtype=float), args.relevant_from
-    )
-    systems = read_systems(args.systems) if args.systems else None
     return held_back(items, systems, scale.grades, threshold, args.labelled, args.seed)
 
 
-def _cell(value: float) -> str:
+def sampled_items(
+    human: Qrels, judge: Qrels, args: argparse.Namespace
+) -> tuple[ItemLabels, np.ndarray, np.ndarray]:
+    """Every pair the judge grades (human grade or ``nan``), which of them the review file
+    drew, and their inclusion probabilities; a drawn item without a human grade, or a row
+    without a usable probability, is an error naming the file and line."""
+    order, h, j = [], [], []
+    for query, docs in judge.items():
+        for doc, grade in docs.items():
+            order.append((query, doc))
+            h.append(float(human.get(query, {}).get(doc, math.nan)))
+            j.append(float(grade))
+    row_of = {key: i for i, key in enumerate(order)}
+    labelled = np.zeros(len(order), dtype=bool)
+    chance = np.zeros(len(order))
+    for line, row in read_review(args.sample):
+        key = (str(row.get("query_id")), str(row.get("result_id")))
+        where = f"{args.sample}:{line}"
+        i = row_of.get(key)
+        if i is None:
+            raise MMJudgeError(f"{where}: {key[0]} {key[1]} is not among {args.judge}'s pairs")
+        if math.isnan(h[i]):
+            raise MMJudgeError(
+                f"{where}: {key[0]} {key[1]} has no grade in {args.human}; import the "
+                "filled-in review (mmjudge review import) and pass its qrels"
+            )
+        try:
+            pi = float(row.get("inclusion_probability") or "nan")
+        except (TypeError, ValueError):
+            pi = math.nan
+        if not 0 < pi <= 1:
+            raise MMJudgeError(
+                f"{where}: field 'inclusion_probability' must be a number in (0, 1], got "
+                f"{row.get('inclusion_probability')!r} (write the file with mmjudge plan --next)"
+            )
+        labelled[i], chance[i] = True, pi
+    check_labelled(int(labelled.sum()), len(order), f"--sample {args.sample}:")
+    items = ItemLabels([q for q, _ in order], [d for _, d in order], np.asarray(h), np.asarray(j))
+    return items, labelled, chance[labelled]
+
+
+def _cell(value: float | None) -> str:
+    if value is None:
+        return "-"
     return "-" if math.isnan(value) else f"{value:.3f}"
 
 
@@ -125,7 +190,7 @@ def format_table(result: HeldBack) -> str:
     body = [
         [
             e.name,
-            _cell(result.truth[e.name]),
+            _cell(None if result.truth is None else result.truth[e.name]),
             _interval(e.human_only),
             _cell(e.human_only[2] - e.human_only[1]),
             _cell(e.judge_only),
@@ -136,10 +201,14 @@ def format_table(result: HeldBack) -> str:
         ]
         for e in result.estimates
     ]
-    text = (
-        f"{result.labelled} of {result.items} human labels used; the rest held back "
-        "('all human' is the value on every human label)\n\n" + aligned_columns(header, body)
-    )
+    if result.truth is None:
+        lead = f"{result.labelled} of {result.items} items labelled by people\n\n"
+    else:
+        lead = (
+            f"{result.labelled} of {result.items} human labels used; the rest held back "
+            "('all human' is the value on every human label)\n\n"
+        )
+    text = lead + aligned_columns(header, body)
     text += (
         "\n* judge-only: the judge's labels on every item; its error is the judge's bias, "
         "which no interval shows.\n"

@@ -1,7 +1,8 @@
 """How many human labels would settle a judge's κ, and the choice between the best two.
 
     mmjudge plan SWEEP_DIR [--halfwidth 0.05] [--cost-per-label USD] [--budget USD]
-                 [--pool N] [--n-boot 1000] [--seed 0] [--format table|json]
+                 [--pool N] [--next N --out FILE] [--n-boot 1000] [--seed 0]
+                 [--format table|json]
 
 A finished sweep is the pilot. Per dataset, for every single judge: the labelled items (and
 queries, at the pilot's items per query) needed to know its κ to ± ``--halfwidth`` at 95%,
@@ -11,7 +12,11 @@ of κ(best) − κ(runner-up) to exclude 0. With ``--cost-per-label``, the price
 beyond the pilot's, beside each judge's dollars per million judgments. With ``--budget``, how to
 split it between human labels and labels only the judge gives, for the narrowest
 prediction-powered interval of the mean grade (``ppi_py.ppi_mean_power``, the judge's price
-per label from its ledger), and the human-only sample size it is worth. The method is
+per label from its ledger), and the human-only sample size it is worth. With ``--next N --out
+FILE``, N items per dataset that no person has graded yet, drawn with known inclusion
+probabilities (:mod:`mmjudge.agreement.next_items`), written as a review file for
+``mmjudge review import``, with a column ``inclusion_probability`` that
+``mmjudge estimate --sample`` weights by. The method is
 :mod:`mmjudge.agreement.planning`.
 """
 
@@ -24,11 +29,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mmjudge.agreement.planning import plan_sweep
+from mmjudge.agreement.disagreements import Candidate
+from mmjudge.agreement.planning import draw_unlabelled, plan_sweep
 from mmjudge.cli.agree import aligned_columns
 from mmjudge.cli.exits import fail
+from mmjudge.cli.review import item_rows, write_review
 from mmjudge.errors import MMJudgeError
-from mmjudge.runs import completed_runs
+from mmjudge.runs import SavedRun, completed_runs
 
 PROG = "mmjudge plan"
 
@@ -77,6 +84,21 @@ def parser() -> argparse.ArgumentParser:
         default=None,
         metavar="N",
         help="with --budget: how many items there are to label at most (default: no limit)",
+    )
+    p.add_argument(
+        "--next",
+        type=int,
+        default=None,
+        metavar="N",
+        help="also draw N unlabelled items per dataset for people to label (needs --out)",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="with --next: the review file to write (.csv or .jsonl; `mmjudge review import` "
+        "reads it back)",
     )
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
@@ -201,8 +223,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise MMJudgeError("--budget needs --cost-per-label (what one human label costs)")
         if args.pool is not None and args.pool < 2:
             raise MMJudgeError(f"--pool must be at least 2, got {args.pool}")
+        if (args.next is None) != (args.out is None):
+            raise MMJudgeError("--next N and --out FILE go together: give both or neither")
+        if args.next is not None and args.next < 1:
+            raise MMJudgeError(f"--next must be at least 1, got {args.next}")
+        if args.out is not None and args.out.suffix not in (".csv", ".jsonl"):
+            raise MMJudgeError(f"--out {args.out}: name a .csv or .jsonl file")
+        runs = completed_runs(Path(args.sweep_dir))
         plans = plan_sweep(
-            completed_runs(Path(args.sweep_dir)),
+            runs,
             half_width=args.halfwidth,
             cost_per_label=args.cost_per_label,
             budget=args.budget,
@@ -212,10 +241,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         if not plans:
             raise MMJudgeError(f"{args.sweep_dir}: no completed run with a defined κ below it")
+        written = None if args.next is None else write_next(runs, args.next, args.seed, args.out)
     except MMJudgeError as error:
         return fail(PROG, error)
     if args.format == "json":
         sys.stdout.write(json.dumps({"datasets": plans}, indent=2) + "\n")
     else:
         sys.stdout.write(format_table(plans))
+    if written:
+        print(written, file=sys.stderr)
     return 0
+
+
+def write_next(runs: Sequence[SavedRun], n: int, seed: int, out: Path) -> str:
+    """Draw ``n`` unlabelled items per dataset and write them as a review file with their
+    inclusion probabilities; returns the line saying what was written."""
+    rows: list[dict[str, Any]] = []
+    parts = []
+    for dataset, drawn in draw_unlabelled(runs, n, seed).items():
+        group = [
+            run for run in runs if run.kind == "single" and run.summary.cell.dataset == dataset
+        ]
+        chosen = [Candidate(key, ["drawn for labelling"]) for key in drawn.keys]
+        for row, pi in zip(
+            item_rows(dataset, group, chosen, out.parent), drawn.probabilities, strict=True
+        ):
+            rows.append({**row, "inclusion_probability": pi})
+        parts.append(f"{dataset}: {len(drawn.keys)} of {drawn.pool} unlabelled items")
+    if not rows:
+        raise MMJudgeError(
+            "--next: every item the judges graded already has a human grade; nothing to draw"
+        )
+    write_review(rows, out, extra=("inclusion_probability",))
+    return f"{out}: " + "; ".join(parts) + " (column inclusion_probability)"
