@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 from pathlib import Path
@@ -12,7 +13,8 @@ import pytest
 from mmjudge.agreement import planning, scoring
 from mmjudge.agreement.frontier import compare_runs
 from mmjudge.agreement.members import human_consensus
-from mmjudge.cli import plan
+from mmjudge.cli import estimate, plan, review
+from mmjudge.data.qrels import write_qrels
 from mmjudge.runs import completed_runs
 from tests.fake_runs import make_run
 
@@ -129,3 +131,71 @@ def test_budget_without_a_price_is_refused(tmp_path, capsys) -> None:
     code, _, err = run_cli(capsys, toy_sweep(tmp_path), "--budget", 100)
     assert code == 2
     assert err == "mmjudge plan: --budget needs --cost-per-label (what one human label costs)\n"
+
+
+def sweep_with_unlabelled(tmp_path: Path):
+    """Three judges over 30 queries of 6 items; people have graded the first 10 queries."""
+    rng = np.random.default_rng(5)
+    keys = [(f"q{q:02d}", f"d{d}") for q in range(30) for d in range(6)]
+    truth = {key: int(rng.integers(0, 3)) for key in keys}
+    human = {key: ({"x": truth[key]} if int(key[0][1:]) < 10 else {}) for key in keys}
+    labels = {}
+    for name, rate, seed in (("big", 0.2, 1), ("mid", 0.35, 2), ("tiny", 0.7, 3)):
+        r = np.random.default_rng(seed)
+        labels[name] = {
+            k: (int(r.integers(0, 3)) if r.random() < rate else v) for k, v in truth.items()
+        }
+    sweep = tmp_path / "sweep"
+    for name, cost in (("big", 0.01), ("mid", 0.002), ("tiny", 0.0001)):
+        make_run(sweep, name, labels[name], human, model=name, cost=cost)
+    return sweep, truth, labels
+
+
+def test_next_items_round_trip_through_review_and_estimate(tmp_path, capsys) -> None:
+    sweep, truth, labels = sweep_with_unlabelled(tmp_path)
+    out = tmp_path / "next.csv"
+    code, _, err = run_cli(capsys, sweep, "--next", 40, "--out", out, "--seed", 3)
+    assert code == 0 and f"{out}: toy: 40 of 120 unlabelled items" in err
+    rows = list(csv.DictReader(out.open(encoding="utf-8")))
+    assert len(rows) == 40 and rows[0]["reasons"] == "drawn for labelling"
+    assert all(int(r["query_id"][1:]) >= 10 for r in rows)  # only unlabelled items
+    assert all(0 < float(r["inclusion_probability"]) <= 1 for r in rows)
+    # a person fills in the grades; review import turns them into qrels
+    for row in rows:
+        row["corrected_grade"] = str(truth[(row["query_id"], row["result_id"])])
+    with out.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    assert review.main(["import", str(out), "--assessor", "ann"]) == 0
+    capsys.readouterr()
+    imported = tmp_path / "toy.ann.qrels"
+    judge = tmp_path / "big.qrels"
+    unlabelled = {k: v for k, v in labels["big"].items() if int(k[0][1:]) >= 10}
+    qrels: dict[str, dict[str, int]] = {}
+    for (q, d), g in unlabelled.items():
+        qrels.setdefault(q, {})[d] = int(g)
+    write_qrels(qrels, judge)
+    code = estimate.main(
+        [str(imported), str(judge), "--sample", str(out), "--scale", "0-2", "--format", "json"]
+    )
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0 and (report["items"], report["labelled"]) == (120, 40)
+    mean = report["estimates"][0]
+    assert mean["truth"] is None
+    low, high = mean["ppi"]["low"], mean["ppi"]["high"]
+    assert low < np.mean([truth[k] for k in unlabelled]) < high
+
+
+def test_next_needs_an_out_file(tmp_path, capsys) -> None:
+    sweep, _, _ = sweep_with_unlabelled(tmp_path)
+    code, _, err = run_cli(capsys, sweep, "--next", 5)
+    assert code == 2 and "--next N and --out FILE go together" in err
+    code, _, err = run_cli(capsys, sweep, "--next", 5, "--out", tmp_path / "x.txt")
+    assert code == 2 and "name a .csv or .jsonl file" in err
+
+
+def test_nothing_to_draw_when_every_item_is_labelled(tmp_path, capsys) -> None:
+    code, out, err = run_cli(capsys, toy_sweep(tmp_path), "--next", 5, "--out", tmp_path / "n.csv")
+    assert code == 2 and out == ""
+    assert "every item the judges graded already has a human grade" in err
