@@ -101,7 +101,9 @@ def parser() -> argparse.ArgumentParser:
         "reads it back)",
     )
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.add_argument(
+        "--seed", type=int, default=0, help="seed of the bootstrap and of the --next draw"
+    )
     p.add_argument("--format", choices=("table", "json"), default="table")
     return p
 
