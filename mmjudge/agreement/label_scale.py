@@ -62,9 +62,12 @@ def _off_scale(labels: QrelsFile, grades: Sequence[int]) -> tuple[int, int, int]
     return (*found[0], len(found)) if found else None
 
 
-def apply_scale(labels: QrelsFile, scale: Scale, how: str) -> tuple[Qrels, int]:
+def apply_scale(
+    labels: QrelsFile, scale: Scale, how: str, remedies: str = "drop, clip or keep"
+) -> tuple[Qrels, int]:
     """A judge's labels checked against ``scale``: refused (``error``), or with the grades
-    off it dropped, clipped to the nearest grade of the scale, or kept; and their count."""
+    off it dropped, clipped to the nearest grade of the scale, or kept; and their count.
+    ``remedies`` names the ``--out-of-scale`` choices the refusal suggests."""
     stray = _off_scale(labels, scale.grades)
     if stray is None:
         return labels.qrels, 0
@@ -73,7 +76,7 @@ def apply_scale(labels: QrelsFile, scale: Scale, how: str) -> tuple[Qrels, int]:
         raise MMJudgeError(
             f"{labels.path}:{line}: grade {grade} is outside the scale {scale.text()} "
             f"({scale.source}; {count} such grade{'s' if count != 1 else ''} in the file); "
-            "pass --out-of-scale drop, clip or keep to go on, or --scale to widen it"
+            f"pass --out-of-scale {remedies} to go on, or --scale to widen it"
         )
     if how == "keep":
         return labels.qrels, count

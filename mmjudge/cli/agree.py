@@ -90,7 +90,7 @@ def _fmt_interval(value: Interval) -> str:
     return f"{_fmt(value.estimate)} [{_fmt(value.low)}, {_fmt(value.high)}]"
 
 
-def _aligned(header: list[str], body: list[list[str]]) -> str:
+def aligned_columns(header: list[str], body: list[list[str]]) -> str:
     """Plain-text columns: the first left-aligned, the others right-aligned."""
     widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
 
@@ -130,7 +130,7 @@ def format_table(rows: Sequence[JudgeAgreement], level: float = scoring.LEVEL) -
         ]
         for row in rows
     ]
-    text = _aligned(header, body)
+    text = aligned_columns(header, body)
     ranked = [row for row in rows if row.rankings]
     if ranked:
         lines = [
@@ -139,7 +139,7 @@ def format_table(rows: Sequence[JudgeAgreement], level: float = scoring.LEVEL) -
             for measure, r in (row.rankings or {}).items()
         ]
         text += "\nsystem rankings, human labels against each judge's (on the pairs both graded):\n"
-        text += _aligned(["run", "measure", "systems", "tau", "rho", "rbo"], lines)
+        text += aligned_columns(["run", "measure", "systems", "tau", "rho", "rbo"], lines)
     return text
 
 
@@ -173,7 +173,7 @@ def format_json(rows: Sequence[JudgeAgreement], settings: Mapping[str, Any]) -> 
     return json.dumps({**settings, "runs": [row.as_dict() for row in rows]}, indent=2) + "\n"
 
 
-def _non_negative(text: str) -> int:
+def non_negative(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
@@ -218,7 +218,7 @@ def _scoring_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=("table", "csv", "json"), default="table")
     p.add_argument(
         "--n-boot",
-        type=_non_negative,
+        type=non_negative,
         default=scoring.N_BOOT,
         help="bootstrap resamples of queries for the κ intervals (0: no intervals)",
     )

@@ -30,6 +30,11 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "testbank": ("mmjudge.cli.testbank", "write, import or show a dataset's test bank"),
     "review": ("mmjudge.cli.review", "export items worth a person's look; import their grades"),
     "export": ("mmjudge.cli.export", "write saved runs' labels as TREC qrels"),
+    "plan": ("mmjudge.cli.plan", "human labels needed to settle each judge's κ and the choice"),
+    "estimate": (
+        "mmjudge.cli.estimate",
+        "prediction-powered estimates from a judge's labels and a few human ones",
+    ),
 }
 
 

@@ -153,12 +153,17 @@ def review_rows(root: Path, out_dir: Path, limit: int) -> list[dict[str, Any]]:
         by_dataset.setdefault(run.summary.cell.dataset, []).append(run)
     rows = []
     for dataset, group in by_dataset.items():
-        chosen = candidates(group)[:limit]
-        texts = _item_texts(group, {c.key for c in chosen}, out_dir)
-        banked = _banks_of(group)
-        for candidate in chosen:
-            rows.append(_row(dataset, group, candidate, texts.get(candidate.key, {}), banked))
+        rows += item_rows(dataset, group, candidates(group)[:limit], out_dir)
     return rows
+
+
+def item_rows(
+    dataset: str, runs: Sequence[SavedRun], chosen: Sequence[Candidate], out_dir: Path
+) -> list[dict[str, Any]]:
+    """Review rows of the ``chosen`` items of one dataset's runs, in the order given."""
+    texts = _item_texts(runs, {c.key for c in chosen}, out_dir)
+    banked = _banks_of(runs)
+    return [_row(dataset, runs, c, texts.get(c.key, {}), banked) for c in chosen]
 
 
 def _row(
@@ -204,7 +209,9 @@ def _flat(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def write_review(rows: Iterable[dict[str, Any]], path: Path) -> int:
+def write_review(rows: Iterable[dict[str, Any]], path: Path, extra: Sequence[str] = ()) -> int:
+    """Write review rows as CSV or JSONL (by the suffix); ``extra`` names columns after the
+    review's own that the rows also hold (``review import`` reads past them)."""
     rows = list(rows)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8", newline="") as handle:
@@ -212,7 +219,7 @@ def write_review(rows: Iterable[dict[str, Any]], path: Path) -> int:
             for row in rows:
                 handle.write(json.dumps(row, ensure_ascii=False) + "\n")
         else:
-            writer = csv.DictWriter(handle, fieldnames=list(COLUMNS))
+            writer = csv.DictWriter(handle, fieldnames=[*COLUMNS, *extra])
             writer.writeheader()
             writer.writerows(_flat(row) for row in rows)
     return len(rows)

@@ -1,0 +1,74 @@
+"""Coverage of mmjudge's prediction-powered intervals on the LLMJudge label files.
+
+The human qrels are the truth. One participant's labels are the judge; the other participants'
+files become retrieval systems (each ranks a query's passages by that file's grade plus seeded
+noise: the shared data has no system runs). For each of ``--draws`` random labelled subsets of
+``--labelled`` items, every quantity is estimated as ``mmjudge estimate`` does, and the share
+of 95% intervals holding the value on all human labels is printed with the median interval
+widths (human-only and prediction-powered).
+
+    python benchmarks/estimate_coverage.py
+    python benchmarks/estimate_coverage.py --judge RMITIR-llama70B --labelled 500 --draws 300
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from mmjudge.agreement import prediction
+from mmjudge.data.qrels import read_qrels
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "llmjudge"
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--judge", default="Olz-gpt4o")
+    p.add_argument("--labelled", type=int, default=2000)
+    p.add_argument("--draws", type=int, default=1000)
+    args = p.parse_args()
+    if not (DATA / "test_qrels_human.txt").is_file():
+        print(f"no LLMJudge files at {DATA}", file=sys.stderr)
+        return 1
+    human = read_qrels(DATA / "test_qrels_human.txt")
+    files = {path.stem: read_qrels(path) for path in sorted((DATA / "runs").glob("*.txt"))}
+    items = prediction.shared_items(human, files[args.judge])
+    items = items._replace(judge=np.clip(items.judge, 0, 3))
+    rng = np.random.default_rng(1)
+    systems = {
+        f"by-{name}": {
+            q: {d: float(min(max(g, 0), 3)) + 1.5 * rng.random() for d, g in docs.items()}
+            for q, docs in qrels.items()
+        }
+        for name, qrels in files.items()
+        if name != args.judge
+    }
+    design = prediction.prepare(items, systems, [0, 1, 2, 3], 2)
+    truth = prediction.exact_values(design, items.human)
+    hits: dict[str, list[bool]] = {}
+    widths: dict[str, list[tuple[float, float]]] = {}
+    for seed in range(args.draws):
+        mask = prediction.draw_labelled(items.human.size, args.labelled, seed)
+        for e in prediction.estimate(design, items, mask):
+            hits.setdefault(e.name, []).append(e.ppi[1] <= truth[e.name] <= e.ppi[2])
+            widths.setdefault(e.name, []).append(
+                (e.human_only[2] - e.human_only[1], e.ppi[2] - e.ppi[1])
+            )
+    r = np.corrcoef(items.human, items.judge)[0, 1]
+    print(
+        f"judge {args.judge} (r = {r:.2f} with the humans), {args.labelled} of "
+        f"{items.human.size} items labelled, {args.draws} draws"
+    )
+    print(f"{'quantity':34s} {'coverage':>8s} {'human-only':>10s} {'PPI++':>7s}")
+    for name, hit in hits.items():
+        h, w = np.median(np.asarray(widths[name]), axis=0)
+        print(f"{name:34s} {np.mean(hit):8.3f} {h:10.3f} {w:7.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

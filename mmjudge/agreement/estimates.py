@@ -1,0 +1,154 @@
+"""Prediction-powered estimates from a human and a judge's label files, with a random part of
+the human labels held back: what ``mmjudge estimate`` computes and prints.
+
+The labelled subset is a simple random sample of the items both files grade; the held-back
+human labels give the value each estimate aims at ("all human labels"), so the three ways of
+estimating (:mod:`mmjudge.agreement.prediction`) can be compared with it, and so can the
+orderings of the systems they give (Kendall's τ-b).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from mmjudge.agreement import prediction
+from mmjudge.agreement.prediction import Estimate, ItemLabels
+from mmjudge.agreement.ranking import kendall_tau
+from mmjudge.errors import MMJudgeError
+
+MEASURES = ("nDCG", "P")
+
+
+class RankingCheck(NamedTuple):
+    """How one measure's estimates order the systems, against each other and the truth."""
+
+    measure: str
+    ppi_vs_human_only: float
+    """τ-b between the prediction-powered and the human-only estimates."""
+    ppi_vs_truth: float
+    """τ-b between the prediction-powered estimates and the values on all human labels."""
+    human_only_vs_truth: float
+    judge_only_vs_truth: float
+
+
+class HeldBack(NamedTuple):
+    """Every estimate of one held-back draw, with the truth and the system rankings."""
+
+    items: int
+    """Items both files grade."""
+    labelled: int
+    estimates: list[Estimate]
+    truth: dict[str, float] | None
+    """Each quantity on all the human labels (held back from the estimates); ``None`` when
+    not every item has a human label."""
+    rankings: list[RankingCheck]
+
+
+def check_labelled(n: int, items: int, flag: str = "--labelled") -> None:
+    """A labelled-subset size the estimates can use: at least 2 and leaving 2 unlabelled."""
+    if n < 2 or n > items - 2:
+        raise MMJudgeError(
+            f"{flag} {n}: needs at least 2 labelled and 2 unlabelled items of the {items} "
+            f"both files grade; pass a number from 2 to {max(items - 2, 2)}"
+        )
+
+
+def held_back(
+    items: ItemLabels,
+    systems: Mapping[str, Mapping[str, Mapping[str, float]]] | None,
+    grades: Sequence[float],
+    relevant_from: float,
+    n: int,
+    seed: int,
+) -> HeldBack:
+    """The estimates from a random ``n`` of the human labels (``seed``), beside the truth."""
+    check_labelled(n, items.human.size)
+    labelled = prediction.draw_labelled(items.human.size, n, seed)
+    return estimates_for(items, systems, grades, relevant_from, labelled)
+
+
+def estimates_for(
+    items: ItemLabels,
+    systems: Mapping[str, Mapping[str, Mapping[str, float]]] | None,
+    grades: Sequence[float],
+    relevant_from: float,
+    labelled: Any,
+    probabilities: Any = None,
+) -> HeldBack:
+    """The estimates from the human labels of the ``labelled`` items (drawn with
+    ``probabilities``, one per labelled item, when not equally), beside the truth when
+    every item has a human label."""
+    mask = np.asarray(labelled, dtype=bool)
+    design = prediction.prepare(items, systems, grades, relevant_from)
+    estimates = prediction.estimate(design, items, mask, probabilities=probabilities)
+    complete = not np.isnan(items.human).any()
+    truth = prediction.exact_values(design, items.human) if complete else None
+    rankings = [ranking_check(m, estimates, truth) for m in MEASURES] if systems else []
+    return HeldBack(items.human.size, int(mask.sum()), estimates, truth, rankings)
+
+
+def ranking_check(
+    measure: str, estimates: Sequence[Estimate], truth: Mapping[str, float] | None
+) -> RankingCheck:
+    """τ-b between the system orderings of one measure (``nDCG`` or ``P``) at depth 10."""
+    name = f"{measure}@{prediction.DEPTH}"
+    found = prediction.pick(estimates, name)
+    names = list(found)
+    ppi = np.array([found[s].ppi[0] for s in names])
+    human = np.array([found[s].human_only[0] for s in names])
+    judge = np.array([found[s].judge_only for s in names])
+    true = np.array([(truth or {}).get(f"{name} {s}", math.nan) for s in names])
+    return RankingCheck(
+        name,
+        kendall_tau(ppi, human),
+        kendall_tau(ppi, true),
+        kendall_tau(human, true),
+        kendall_tau(judge, true),
+    )
+
+
+def _number(value: float) -> float | None:
+    return None if math.isnan(value) else value
+
+
+def as_dict(result: HeldBack) -> dict[str, Any]:
+    """The JSON form (``null`` = undefined)."""
+    rows = []
+    for e in result.estimates:
+        human_width = e.human_only[2] - e.human_only[1]
+        ppi_width = e.ppi[2] - e.ppi[1]
+        rows.append(
+            {
+                "name": e.name,
+                "truth": None if result.truth is None else _number(result.truth[e.name]),
+                "human_only": {
+                    "estimate": e.human_only[0],
+                    "low": e.human_only[1],
+                    "high": e.human_only[2],
+                    "width": human_width,
+                },
+                "judge_only": {"estimate": e.judge_only, "biased": True},
+                "ppi": {
+                    "estimate": e.ppi[0],
+                    "low": e.ppi[1],
+                    "high": e.ppi[2],
+                    "width": ppi_width,
+                    "lam": e.lam,
+                },
+                "effective_n": _number(e.effective_n),
+                "effective_n_gained": _number(e.effective_n - e.n_labelled),
+            }
+        )
+    return {
+        "items": result.items,
+        "labelled": result.labelled,
+        "estimates": rows,
+        "rankings": [
+            {key: (_number(v) if isinstance(v, float) else v) for key, v in r._asdict().items()}
+            for r in result.rankings
+        ],
+    }

@@ -1,0 +1,429 @@
+"""Prediction-powered estimates: a judge's labels on every item, human labels on a random
+subset, and intervals that stay valid however wrong the judge is.
+
+Every quantity estimated here is written as the mean, over all items, of one column of
+numbers per item (:class:`Columns`): ``Y`` computed from the item's human grade and ``Yhat``
+from the judge's grade. The mean grade and the share of relevant results are such means
+directly. A system's P@10 is one too: it is a fixed weighted sum of the items' relevance
+(an item counts ``1/(10·Q)`` for every system that ranks it in a query's top ten).
+
+A system's nDCG@10 is not linear in the labels (its ideal DCG sorts a query's grades), so it
+is linearised at the judge's labels: ``nDCG(y) ≈ nDCG(ŷ) + Σ_i ∂nDCG/∂g_i · (g_i(y) − g_i(ŷ))``,
+with the derivative of each query's DCG over its ideal DCG taken at the judge's gains (items
+tied in the ideal order share the mean of their positions' discounts). The column is the
+item's derivative times its gain, scaled by the number of items, plus the constant that makes
+the judge's column mean equal the judge's nDCG. The remainder is of second order in the
+judge's errors; the coverage tests in ``tests/agreement/test_prediction.py`` measure it on
+real label files.
+
+Each column's mean is then estimated by ``ppi_py.ppi_mean_ci`` and
+``ppi_py.ppi_mean_pointestimate`` (PPI++: the weight on the judge is tuned from the data, per
+column), beside the human-only interval (the same functions at ``lam=0``, the classical
+interval) and the judge-only value (the judge's labels on everything: no interval, since its
+error is bias that more items do not shrink).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from mmjudge.agreement.labels import FloatArray
+from mmjudge.errors import MMJudgeError
+
+LEVEL = 0.95
+DEPTH = 10
+
+
+class ItemLabels(NamedTuple):
+    """The items both the humans and the judge graded, in one order."""
+
+    queries: list[str]
+    """Query id of each item."""
+    docs: list[str]
+    """Document id of each item."""
+    human: FloatArray
+    """The human grade of each item."""
+    judge: FloatArray
+    """The judge's grade of each item."""
+
+
+def shared_items(
+    human: Mapping[str, Mapping[str, int]], judge: Mapping[str, Mapping[str, int]]
+) -> ItemLabels:
+    """The (query, doc) pairs both qrels grade, in the human file's order."""
+    queries, docs, h, j = [], [], [], []
+    for query, graded in human.items():
+        theirs = judge.get(query, {})
+        for doc, grade in graded.items():
+            if doc in theirs:
+                queries.append(query)
+                docs.append(doc)
+                h.append(float(grade))
+                j.append(float(theirs[doc]))
+    return ItemLabels(queries, docs, np.asarray(h, dtype=float), np.asarray(j, dtype=float))
+
+
+class Columns(NamedTuple):
+    """Per-item columns whose means (plus an offset) are the quantities estimated."""
+
+    names: list[str]
+    """One name per column, e.g. ``mean grade`` or ``nDCG@10 sysA``."""
+    table: FloatArray
+    """items × columns × grades: an item's value in a column if it had each grade."""
+    grades: FloatArray
+    """The grade scale, in the order of the table's last axis."""
+    offset: FloatArray
+    """Per column: added to the column's mean."""
+
+    def values(self, grades: FloatArray, rows: Any = slice(None)) -> FloatArray:
+        """items × columns: the column values of the items ``rows`` picks out, given their
+        ``grades`` (on the scale)."""
+        picked = self.table[rows]
+        at = np.searchsorted(self.grades, grades)
+        at = np.minimum(at, self.grades.size - 1)
+        if not np.array_equal(self.grades[at], grades):
+            raise ValueError("a grade is off the scale the columns were built for")
+        return picked[np.arange(grades.size), :, at]
+
+
+class Design(NamedTuple):
+    """What the columns need from the items and the systems, computed once."""
+
+    grades: FloatArray
+    relevant_from: float
+    codes: npt.NDArray[np.intp]
+    """Query number of each item."""
+    n_queries: int
+    systems: list[str]
+    dcg: FloatArray
+    """items × systems: the discount of the item's place in the system's top ``depth``."""
+    precision: FloatArray
+    """items × systems: the weight of the item's relevance in the system's mean P@depth."""
+    in_run: npt.NDArray[np.bool_]
+    """queries × systems: the system ranked the query (it counts in the system's mean)."""
+    depth: int
+
+
+def _ranked(run: Mapping[str, float], depth: int) -> list[str]:
+    """The run's top ``depth`` documents of one query: score descending, ties broken by
+    document id descending (as trec_eval does)."""
+    return sorted(run, key=lambda doc: (run[doc], doc), reverse=True)[:depth]
+
+
+def _discounts(depth: int) -> FloatArray:
+    return 1.0 / np.log2(np.arange(2, depth + 2, dtype=float))
+
+
+def prepare(
+    items: ItemLabels,
+    systems: Mapping[str, Mapping[str, Mapping[str, float]]] | None,
+    grades: Sequence[float],
+    relevant_from: float,
+    depth: int = DEPTH,
+) -> Design:
+    """Each system's top ``depth`` per query, as weights on the items."""
+    order = list(dict.fromkeys(items.queries))
+    number = {q: k for k, q in enumerate(order)}
+    codes = np.asarray([number[q] for q in items.queries], dtype=np.intp)
+    row = {(q, d): i for i, (q, d) in enumerate(zip(items.queries, items.docs, strict=True))}
+    names = list(systems or {})
+    size = len(items.queries)
+    dcg = np.zeros((size, len(names)))
+    precision = np.zeros((size, len(names)))
+    in_run = np.zeros((len(order), len(names)), dtype=bool)
+    disc = _discounts(depth)
+    for s, name in enumerate(names):
+        run = (systems or {})[name]
+        ranked = [q for q in order if q in run]
+        for query in ranked:
+            in_run[number[query], s] = True
+            for place, doc in enumerate(_ranked(run[query], depth)):
+                i = row.get((query, doc))
+                if i is not None:
+                    dcg[i, s] = disc[place]
+                    precision[i, s] = 1.0 / (depth * len(ranked))
+    return Design(
+        np.asarray(sorted(grades), dtype=float),
+        float(relevant_from),
+        codes,
+        len(order),
+        names,
+        dcg,
+        precision,
+        in_run,
+        depth,
+    )
+
+
+def measure_names(system: str, depth: int = DEPTH) -> tuple[str, str]:
+    """The column names of a system's two measures."""
+    return f"nDCG@{depth} {system}", f"P@{depth} {system}"
+
+
+class Pilot(NamedTuple):
+    """A first guess of each item's human grade from its judge grade, for the point the
+    nDCG columns are linearised at."""
+
+    gain: FloatArray
+    """Per item: the expected human gain."""
+    at_least: FloatArray
+    """items × positive grades: the chance the human grade is at least each of them."""
+
+
+def pilot(design: Design, human: FloatArray, judge: FloatArray, labelled: Any) -> Pilot:
+    """Human grades expected from judge grades, from the labelled items: per judge grade,
+    the labelled items' mean gain and share at or above each positive grade (all labelled
+    items where no labelled item has that judge grade)."""
+    positive = design.grades[design.grades > 0]
+    at = np.searchsorted(design.grades, judge)
+    at = np.minimum(at, design.grades.size - 1)
+    mask = np.asarray(labelled, dtype=bool)
+    g = design.grades.size
+    count = np.bincount(at[mask], minlength=g).astype(float)
+    features = np.column_stack(
+        [np.maximum(human[mask], 0.0)] + [human[mask] >= t for t in positive]
+    )
+    sums = np.stack([np.bincount(at[mask], weights=f, minlength=g) for f in features.T], axis=1)
+    overall = features.mean(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        means = np.where(count[:, None] > 0, sums / count[:, None], overall[None, :])
+    return Pilot(means[at, 0], means[at, 1:])
+
+
+def _cumulative(depth: int) -> FloatArray:
+    return np.concatenate([[0.0], np.cumsum(_discounts(depth))])
+
+
+def build_columns(design: Design, guess: Pilot) -> Columns:
+    """The columns for the mean grade, the share of relevant items and, per system, P and
+    nDCG at the design's depth (nDCG linearised at ``guess``)."""
+    grades = design.grades
+    size = design.codes.size
+    gain = np.maximum(grades, 0.0)
+    relevant = (grades >= design.relevant_from).astype(float)
+    names = ["mean grade", "share relevant"]
+    blocks = [
+        np.broadcast_to(grades, (size, grades.size)),
+        np.broadcast_to(relevant, (size, grades.size)),
+    ]
+    offset = [0.0, 0.0]
+    ideal, slope_at, constant = _ideal_linear(design, guess)
+    for s, name in enumerate(design.systems):
+        ndcg_name, p_name = measure_names(name, design.depth)
+        n_ranked = max(int(design.in_run[:, s].sum()), 1)
+        counted = design.in_run[design.codes, s] & (ideal[design.codes] > 0)
+        safe = np.where(ideal > 0, ideal, 1.0)
+        dcg_hat = np.bincount(
+            design.codes, weights=design.dcg[:, s] * guess.gain, minlength=design.n_queries
+        )
+        ratio = dcg_hat / safe**2
+        per_item = (
+            design.dcg[:, s, None] * gain[None, :] / safe[design.codes, None]
+            - ratio[design.codes, None] * slope_at[design.codes, :]
+        )
+        blocks.append(np.where(counted[:, None], per_item, 0.0) * size / n_ranked)
+        used = design.in_run[:, s] & (ideal > 0)
+        offset.append(float((ratio * constant)[used].sum() / n_ranked))
+        blocks.append(design.precision[:, s, None] * relevant[None, :] * size)
+        offset.append(0.0)
+        names += [ndcg_name, p_name]
+    table = np.stack(blocks, axis=1)
+    return Columns(names, table, grades, np.asarray(offset, dtype=float))
+
+
+def _ideal_linear(design: Design, guess: Pilot) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Per query, the ideal DCG as a function of how many items are at or above each
+    grade (``Σ_t D(C_t)``, ``D`` the running sum of discounts, linear between whole counts),
+    linearised at the pilot's expected counts: (ideal DCG there, queries × grades: the slope
+    an item adds for each grade it could have, the constant of the tangent)."""
+    grades = design.grades
+    positive = grades[grades > 0]
+    cumulative = _cumulative(design.depth)
+    places = np.arange(design.depth + 1, dtype=float)
+    disc = _discounts(design.depth)
+    counts = np.stack(
+        [
+            np.bincount(design.codes, weights=guess.at_least[:, k], minlength=design.n_queries)
+            for k in range(positive.size)
+        ],
+        axis=1,
+    )
+    # gains step from one positive grade to the next: gain = Σ_t step_t · [grade ≥ t]
+    steps = np.diff(np.concatenate([[0.0], positive]))
+    ideal = (np.interp(counts, places, cumulative) * steps).sum(axis=1)
+    whole = np.floor(counts).astype(np.intp)
+    slope = np.where(whole < design.depth, disc[np.minimum(whole, design.depth - 1)], 0.0) * steps
+    constant = (slope * counts).sum(axis=1)
+    # an item with grade g adds the slopes of every positive grade at or below g
+    reached = (grades[None, :] >= positive[:, None]).astype(float)  # positives × grades
+    slope_at = slope @ reached
+    return ideal, slope_at, constant
+
+
+def exact_values(design: Design, grades: FloatArray) -> dict[str, float]:
+    """Each column's quantity computed exactly from ``grades`` on every item (no estimate):
+    the truth when ``grades`` are the human labels, the judge-only value when the judge's."""
+    out = {
+        "mean grade": float(grades.mean()),
+        "share relevant": float((grades >= design.relevant_from).mean()),
+    }
+    gain = np.maximum(grades, 0.0)
+    disc = _discounts(design.depth)
+    ideal = np.zeros(design.n_queries)
+    for q in range(design.n_queries):
+        top = np.sort(gain[design.codes == q])[::-1][: design.depth]
+        ideal[q] = float(top @ disc[: top.size])
+    for s, name in enumerate(design.systems):
+        ndcg_name, p_name = measure_names(name, design.depth)
+        dcg = np.bincount(design.codes, weights=design.dcg[:, s] * gain, minlength=design.n_queries)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            per_query = np.where(ideal > 0, dcg / ideal, 0.0)
+        ranked = design.in_run[:, s]
+        out[ndcg_name] = float(per_query[ranked].mean()) if ranked.any() else math.nan
+        out[p_name] = float(design.precision[:, s] @ (grades >= design.relevant_from))
+    return out
+
+
+class Estimate(NamedTuple):
+    """One quantity three ways."""
+
+    name: str
+    human_only: tuple[float, float, float]
+    """(estimate, low, high) from the labelled items alone (classical interval)."""
+    judge_only: float
+    """The judge's labels on every item: biased by the judge's errors, no interval."""
+    ppi: tuple[float, float, float]
+    """(estimate, low, high): prediction-powered (PPI++, tuned weight)."""
+    lam: float
+    """The weight PPI++ gave the judge (0: ignored, 1: plain PPI)."""
+    n_labelled: int
+    """Human-labelled items used."""
+
+    @property
+    def effective_n(self) -> float:
+        """The human-only sample size whose interval would be as narrow as the
+        prediction-powered one: ``n · (human-only width / PPI width)²``."""
+        human = self.human_only[2] - self.human_only[1]
+        ppi = self.ppi[2] - self.ppi[1]
+        return self.n_labelled * (human / ppi) ** 2 if ppi > 0 else math.inf
+
+
+def estimate(
+    design: Design,
+    items: ItemLabels,
+    labelled: npt.NDArray[np.bool_],
+    level: float = LEVEL,
+    probabilities: FloatArray | None = None,
+) -> list[Estimate]:
+    """Every quantity estimated from the human grades of the ``labelled`` items and the
+    judge's grades on all items. ``probabilities``: each labelled item's inclusion
+    probability when they were not drawn equally (see :func:`estimate_columns`)."""
+    columns = build_columns(design, pilot(design, items.human, items.judge, labelled))
+    return estimate_columns(columns, items, labelled, level, probabilities)
+
+
+def estimate_columns(
+    columns: Columns,
+    items: ItemLabels,
+    labelled: npt.NDArray[np.bool_],
+    level: float = LEVEL,
+    probabilities: FloatArray | None = None,
+) -> list[Estimate]:
+    """Each column's mean (plus its offset) three ways: human-only, judge-only and PPI++.
+
+    With equal chances (a simple random sample), ppi_py's ``Yhat_unlabeled`` is the judge on
+    the unlabelled items. With ``probabilities`` (one per labelled item, in item order) each
+    labelled item weighs ``1 / π`` (ppi_py's ``w``), and ``Yhat_unlabeled`` is the judge on
+    every item, since the unlabelled ones are then no random part of the pool."""
+    ppi_py = load_ppi()
+    y = columns.values(items.human[labelled], labelled)
+    yhat = columns.values(items.judge[labelled], labelled)
+    rest = ~labelled if probabilities is None else np.ones_like(labelled)
+    yhat_rest = columns.values(items.judge[rest], rest)
+    yhat_all = columns.values(items.judge)
+    alpha = 1.0 - level
+    w = None if probabilities is None else 1.0 / np.asarray(probabilities, dtype=float)
+    point = ppi_py.ppi_mean_pointestimate(y, yhat, yhat_rest, lam_optim_mode="element", w=w)
+    low, high = ppi_py.ppi_mean_ci(y, yhat, yhat_rest, alpha=alpha, lam_optim_mode="element", w=w)
+    c_low, c_high = ppi_py.ppi_mean_ci(y, yhat, yhat_rest, alpha=alpha, lam=0, w=w)
+    lam = tuned_weights(y, yhat, yhat_rest, w)
+    scaled = np.ones(y.shape[0]) if w is None else w / w.sum() * w.size
+    classical = (scaled[:, None] * y).mean(axis=0)
+    judge = yhat_all.mean(axis=0)
+    n = int(labelled.sum())
+    out = []
+    for k, name in enumerate(columns.names):
+        shift = float(columns.offset[k])
+        out.append(
+            Estimate(
+                name=name,
+                human_only=(
+                    float(classical[k]) + shift,
+                    float(np.ravel(c_low)[k]) + shift,
+                    float(np.ravel(c_high)[k]) + shift,
+                ),
+                judge_only=float(judge[k]) + shift,
+                ppi=(
+                    float(np.ravel(point)[k]) + shift,
+                    float(np.ravel(low)[k]) + shift,
+                    float(np.ravel(high)[k]) + shift,
+                ),
+                lam=float(lam[k]),
+                n_labelled=n,
+            )
+        )
+    return out
+
+
+def load_ppi() -> Any:
+    """The ``ppi_py`` module, or an :class:`MMJudgeError` that says how to install it."""
+    try:
+        import ppi_py
+    except ImportError:
+        raise MMJudgeError(
+            "prediction-powered estimates need the ppi-python package: "
+            "pip install 'mmjudge[estimate]'"
+        ) from None
+    return ppi_py
+
+
+def tuned_weights(
+    y: FloatArray, yhat: FloatArray, yhat_rest: FloatArray, w: FloatArray | None = None
+) -> FloatArray:
+    """The PPI++ weight per column, as ``ppi_mean_ci`` tunes it for one column (the
+    covariance of the weighted ``Y`` and ``Yhat`` around the plain PPI estimate over
+    ``(1 + n/N)`` times the variance of ``Yhat`` on all items, clipped to [0, 1]); reported
+    beside each estimate."""
+    n, big_n = y.shape[0], yhat_rest.shape[0]
+    scaled = (np.ones(n) if w is None else w / w.sum() * n)[:, None]
+    first = yhat_rest.mean(0) + (scaled * (y - yhat)).mean(0)
+    grads, grads_hat = scaled * (y - first), scaled * (yhat - first)
+    cov = ((grads - grads.mean(0)) * (grads_hat - grads_hat.mean(0))).mean(0)
+    var = np.concatenate([grads_hat, yhat_rest - first]).var(axis=0, ddof=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lam = cov / ((1 + n / big_n) * var)
+    return np.clip(np.nan_to_num(lam, nan=0.0), 0.0, 1.0)
+
+
+def draw_labelled(size: int, n: int, seed: int) -> npt.NDArray[np.bool_]:
+    """A simple random sample of ``n`` of ``size`` items, as a mask."""
+    mask = np.zeros(size, dtype=bool)
+    mask[np.random.default_rng(seed).choice(size, size=n, replace=False)] = True
+    return mask
+
+
+def system_names(columns: Columns, measure: str) -> list[str]:
+    """The systems with a column for ``measure`` (``nDCG@10`` or ``P@10``), in order."""
+    prefix = measure + " "
+    return [name[len(prefix) :] for name in columns.names if name.startswith(prefix)]
+
+
+def pick(estimates: Sequence[Estimate], measure: str) -> dict[str, Estimate]:
+    """The estimates of ``measure`` by system."""
+    prefix = measure + " "
+    return {e.name[len(prefix) :]: e for e in estimates if e.name.startswith(prefix)}

@@ -1,0 +1,249 @@
+"""What a judge's cheap labels add to a few human ones: prediction-powered estimates.
+
+    mmjudge estimate HUMAN_QRELS JUDGE_QRELS --labelled N [--seed S] [--runs DIR]
+                     [--format table|json] [--scale 0,1,2,3] [--out-of-scale error|drop|clip]
+                     [--relevant-from 2]
+
+A random ``N`` of the human labels (``--seed``) are treated as the only ones known; the
+rest are held back and give the value each estimate aims at. On the items both files grade,
+the command prints the mean grade and the share of relevant items (and, with ``--runs``, each
+system's nDCG@10 and P@10) three ways: from the labelled items alone, from the judge's labels
+on every item (biased by the judge's errors, so without an interval), and prediction-powered
+(PPI++ with a tuned weight, through ``ppi_py``), each interval's width and the human-only
+sample size the prediction-powered interval is worth. With ``--runs``, Kendall's τ-b says how
+the estimated orderings of the systems compare. The method is
+:mod:`mmjudge.agreement.prediction`; the manual's "Prediction-powered estimates" page says
+when its intervals hold.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from mmjudge.agreement import scoring
+from mmjudge.agreement.estimates import (
+    HeldBack,
+    as_dict,
+    check_labelled,
+    estimates_for,
+    held_back,
+)
+from mmjudge.agreement.label_scale import apply_scale, human_scale
+from mmjudge.agreement.prediction import ItemLabels, shared_items
+from mmjudge.cli.agree import aligned_columns, non_negative, parse_scale
+from mmjudge.cli.exits import fail
+from mmjudge.cli.review import read_review
+from mmjudge.data.qrels import Qrels, load_qrels, read_systems
+from mmjudge.errors import MMJudgeError
+
+PROG = "mmjudge estimate"
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        description="Prediction-powered estimates from a judge's labels and a random part of "
+        "the human labels, beside the human-only and judge-only ones.",
+    )
+    p.add_argument("human", metavar="HUMAN_QRELS", help="human judgments (TREC qrels)")
+    p.add_argument("judge", metavar="JUDGE_QRELS", help="the judge's labels (TREC qrels)")
+    p.add_argument(
+        "--labelled",
+        type=non_negative,
+        default=None,
+        metavar="N",
+        help="how many human labels to treat as known (drawn at random); the rest are held "
+        "back as the truth",
+    )
+    p.add_argument(
+        "--sample",
+        type=Path,
+        default=None,
+        metavar="REVIEW_FILE",
+        help="instead of --labelled: the items drawn by `mmjudge plan --next` (the review "
+        "file, with its inclusion_probability column) are the labelled ones, weighted by "
+        "their inclusion probabilities; the items are then every pair the judge grades",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the random draw (default 0)")
+    p.add_argument(
+        "--runs",
+        dest="systems",
+        metavar="DIR",
+        default=None,
+        help="a directory of TREC run files: also estimate each system's nDCG@10 and P@10",
+    )
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--scale", type=parse_scale, default=None, help="the grade scale, e.g. 0-3")
+    p.add_argument(
+        "--out-of-scale",
+        choices=("error", "drop", "clip"),
+        default="error",
+        help="a judge grade off the scale: refuse the file, leave the pair out, or move it "
+        "to the nearest grade",
+    )
+    p.add_argument(
+        "--relevant-from",
+        type=int,
+        default=None,
+        help="lowest grade counted as relevant (default: the lowest of the scale's upper "
+        "half, 2 on 0–3)",
+    )
+    return p
+
+
+def compute(args: argparse.Namespace) -> HeldBack:
+    """Read the files and estimate; raises :class:`MMJudgeError` naming what is unusable."""
+    if (args.labelled is None) == (args.sample is None):
+        raise MMJudgeError("give one of --labelled N (a random draw) or --sample REVIEW_FILE")
+    human = load_qrels(args.human)
+    if not human.qrels:
+        raise MMJudgeError(f"{args.human}: no judgments in the file")
+    scale = human_scale(human, args.scale)
+    judge, _ = apply_scale(load_qrels(args.judge), scale, args.out_of_scale, "drop or clip")
+    threshold = scoring.relevance_threshold(
+        np.asarray(scale.grades, dtype=float), args.relevant_from
+    )
+    systems = read_systems(args.systems) if args.systems else None
+    if args.sample is not None:
+        items, labelled, probabilities = sampled_items(human.qrels, judge, args)
+        return estimates_for(items, systems, scale.grades, threshold, labelled, probabilities)
+    items = shared_items(human.qrels, judge)
+    if items.human.size == 0:
+        raise MMJudgeError(
+            f"{args.judge}: grades none of the (query, doc) pairs of {args.human}; "
+            "are the query and doc ids the same in both files?"
+        )
+    return held_back(items, systems, scale.grades, threshold, args.labelled, args.seed)
+
+
+def sampled_items(
+    human: Qrels, judge: Qrels, args: argparse.Namespace
+) -> tuple[ItemLabels, np.ndarray, np.ndarray]:
+    """Every pair the judge grades (human grade or ``nan``), which of them the review file
+    drew, and their inclusion probabilities; a drawn item without a human grade, or a row
+    without a usable probability, is an error naming the file and line."""
+    order, h, j = [], [], []
+    for query, docs in judge.items():
+        for doc, grade in docs.items():
+            order.append((query, doc))
+            h.append(float(human.get(query, {}).get(doc, math.nan)))
+            j.append(float(grade))
+    row_of = {key: i for i, key in enumerate(order)}
+    labelled = np.zeros(len(order), dtype=bool)
+    chance = np.zeros(len(order))
+    for line, row in read_review(args.sample):
+        key = (str(row.get("query_id")), str(row.get("result_id")))
+        where = f"{args.sample}:{line}"
+        i = row_of.get(key)
+        if i is None:
+            raise MMJudgeError(f"{where}: {key[0]} {key[1]} is not among {args.judge}'s pairs")
+        if math.isnan(h[i]):
+            raise MMJudgeError(
+                f"{where}: {key[0]} {key[1]} has no grade in {args.human}; import the "
+                "filled-in review (mmjudge review import) and pass its qrels"
+            )
+        try:
+            pi = float(row.get("inclusion_probability") or "nan")
+        except (TypeError, ValueError):
+            pi = math.nan
+        if not 0 < pi <= 1:
+            raise MMJudgeError(
+                f"{where}: field 'inclusion_probability' must be a number in (0, 1], got "
+                f"{row.get('inclusion_probability')!r} (write the file with mmjudge plan --next)"
+            )
+        labelled[i], chance[i] = True, pi
+    check_labelled(int(labelled.sum()), len(order), f"--sample {args.sample}:")
+    items = ItemLabels([q for q, _ in order], [d for _, d in order], np.asarray(h), np.asarray(j))
+    return items, labelled, chance[labelled]
+
+
+def _cell(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return "-" if math.isnan(value) else f"{value:.3f}"
+
+
+def _interval(triple: tuple[float, float, float]) -> str:
+    return f"{_cell(triple[0])} [{_cell(triple[1])}, {_cell(triple[2])}]"
+
+
+def format_table(result: HeldBack) -> str:
+    """One line per quantity, then the system orderings."""
+    header = [
+        "quantity",
+        "all human",
+        "human-only [95% CI]",
+        "width",
+        "judge-only*",
+        "PPI++ [95% CI]",
+        "width",
+        "lambda",
+        "effective n",
+    ]
+    body = [
+        [
+            e.name,
+            _cell(None if result.truth is None else result.truth[e.name]),
+            _interval(e.human_only),
+            _cell(e.human_only[2] - e.human_only[1]),
+            _cell(e.judge_only),
+            _interval(e.ppi),
+            _cell(e.ppi[2] - e.ppi[1]),
+            f"{e.lam:.2f}",
+            f"{e.effective_n:.0f} (+{e.effective_n - e.n_labelled:.0f})",
+        ]
+        for e in result.estimates
+    ]
+    if result.truth is None:
+        lead = f"{result.labelled} of {result.items} items labelled by people\n\n"
+    else:
+        lead = (
+            f"{result.labelled} of {result.items} human labels used; the rest held back "
+            "('all human' is the value on every human label)\n\n"
+        )
+    text = lead + aligned_columns(header, body)
+    text += (
+        "\n* judge-only: the judge's labels on every item; its error is the judge's bias, "
+        "which no interval shows.\n"
+    )
+    if result.rankings:
+        lines = [[r.measure, *(_cell(v) for v in r[1:])] for r in result.rankings]
+        text += "\nsystem orderings, Kendall's tau-b:\n" + aligned_columns(
+            [
+                "measure",
+                "PPI vs human-only",
+                "PPI vs all human",
+                "human-only vs all",
+                "judge-only vs all",
+            ],
+            lines,
+        )
+    return text
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command; returns the exit status (2 for unusable input)."""
+    args = parser().parse_args(argv)
+    try:
+        result = compute(args)
+    except MMJudgeError as error:
+        return fail(PROG, error)
+    if args.format == "json":
+        settings = {
+            "human": str(args.human),
+            "judge": str(args.judge),
+            "seed": args.seed,
+            "level": scoring.LEVEL,
+            "systems": str(args.systems) if args.systems else None,
+        }
+        sys.stdout.write(json.dumps({**settings, **as_dict(result)}, indent=2) + "\n")
+    else:
+        sys.stdout.write(format_table(result))
+    return 0

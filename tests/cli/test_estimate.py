@@ -1,0 +1,150 @@
+"""mmjudge estimate: its output forms, the held-back truth, and its one-line refusals."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mmjudge.agreement import prediction
+from mmjudge.cli import estimate
+from mmjudge.data.qrels import read_qrels
+
+pytest.importorskip("ppi_py", reason="needs the estimate extra (ppi-python)")
+
+LLMJUDGE = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "llmjudge"
+
+
+def write_files(tmp_path: Path, size: int = 60) -> dict[str, Path]:
+    """Human and judge qrels over 4 queries (the judge off by one grade on every third item)
+    and two system runs."""
+    rng = np.random.default_rng(0)
+    human, judge, run_a, run_b = [], [], [], []
+    for i in range(size):
+        query, doc = f"q{i % 4}", f"d{i}"
+        grade = int(rng.integers(0, 4))
+        human.append(f"{query} 0 {doc} {grade}")
+        judge.append(f"{query} 0 {doc} {min(grade + 1, 3) if i % 3 == 0 else grade}")
+        run_a.append(f"{query} Q0 {doc} 1 {grade + rng.random():.4f} a")
+        run_b.append(f"{query} Q0 {doc} 1 {rng.random():.4f} b")
+    paths = {"human": tmp_path / "human.qrels", "judge": tmp_path / "judge.qrels"}
+    paths["human"].write_text("\n".join(human) + "\n", encoding="utf-8")
+    paths["judge"].write_text("\n".join(judge) + "\n", encoding="utf-8")
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "sysA.txt").write_text("\n".join(run_a) + "\n", encoding="utf-8")
+    (runs / "sysB.txt").write_text("\n".join(run_b) + "\n", encoding="utf-8")
+    paths["runs"] = runs
+    return paths
+
+
+def run_cli(capsys, *argv: object) -> tuple[int, str, str]:
+    code = estimate.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_json_holds_three_ways_and_the_truth(tmp_path, capsys) -> None:
+    files = write_files(tmp_path)
+    args = [files["human"], files["judge"], "--labelled", 30, "--seed", 3]
+    code, out, err = run_cli(capsys, *args, "--runs", files["runs"], "--format", "json")
+    assert code == 0 and err == ""
+    report = json.loads(out)
+    assert (report["items"], report["labelled"], report["seed"]) == (60, 30, 3)
+    rows = {row["name"]: row for row in report["estimates"]}
+    assert list(rows) == [
+        "mean grade",
+        "share relevant",
+        "nDCG@10 sysA",
+        "P@10 sysA",
+        "nDCG@10 sysB",
+        "P@10 sysB",
+    ]
+    human = np.array([int(line.split()[3]) for line in files["human"].read_text().splitlines()])
+    judge = np.array([int(line.split()[3]) for line in files["judge"].read_text().splitlines()])
+    assert rows["mean grade"]["truth"] == pytest.approx(human.mean())
+    assert rows["mean grade"]["judge_only"] == {
+        "estimate": pytest.approx(judge.mean()),
+        "biased": True,
+    }
+    for row in rows.values():
+        for way in ("human_only", "ppi"):
+            part = row[way]
+            assert part["low"] <= part["estimate"] <= part["high"]
+            assert part["width"] == pytest.approx(part["high"] - part["low"])
+        gained = row["effective_n"] - 30
+        assert row["effective_n_gained"] == pytest.approx(gained)
+    assert [r["measure"] for r in report["rankings"]] == ["nDCG@10", "P@10"]
+    # the same seed draws the same subset; another seed another one
+    again = json.loads(run_cli(capsys, *args, "--runs", files["runs"], "--format", "json")[1])
+    assert again == report
+    other = json.loads(run_cli(capsys, *args[:-1], 4, "--format", "json")[1])
+    assert other["estimates"][0]["ppi"] != report["estimates"][0]["ppi"]
+
+
+def test_table_names_the_judge_only_bias(tmp_path, capsys) -> None:
+    files = write_files(tmp_path)
+    code, out, _ = run_cli(capsys, files["human"], files["judge"], "--labelled", 20)
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].startswith("20 of 60 human labels used")
+    assert lines[2].split()[:3] == ["quantity", "all", "human"]
+    assert any(line.startswith("mean grade") for line in lines)
+    assert "which no interval shows" in out
+
+
+@pytest.mark.parametrize("n", [0, 1, 59, 100])
+def test_labelled_out_of_range_is_refused(tmp_path, capsys, n) -> None:
+    files = write_files(tmp_path)
+    code, out, err = run_cli(capsys, files["human"], files["judge"], "--labelled", n)
+    assert code == 2 and out == ""
+    assert err.startswith(f"mmjudge estimate: --labelled {n}: needs at least 2 labelled")
+    assert "pass a number from 2 to 58" in err and err.count("\n") == 1
+
+
+def test_off_scale_grade_names_the_line_and_the_choices(tmp_path, capsys) -> None:
+    files = write_files(tmp_path)
+    text = files["judge"].read_text().splitlines()
+    text[4] = text[4].rsplit(" ", 1)[0] + " 5"
+    files["judge"].write_text("\n".join(text) + "\n")
+    code, _, err = run_cli(capsys, files["human"], files["judge"], "--labelled", 20)
+    assert code == 2
+    assert f"{files['judge']}:5: grade 5 is outside the scale 0–3" in err
+    assert "--out-of-scale drop or clip" in err
+    code, out, _ = run_cli(
+        capsys,
+        files["human"],
+        files["judge"],
+        "--labelled",
+        20,
+        "--out-of-scale",
+        "clip",
+        "--format",
+        "json",
+    )
+    assert code == 0 and json.loads(out)["items"] == 60
+
+
+def test_no_shared_pairs_is_refused(tmp_path, capsys) -> None:
+    files = write_files(tmp_path)
+    other = tmp_path / "other.qrels"
+    other.write_text("zz 0 nope 1\n")
+    code, _, err = run_cli(capsys, files["human"], other, "--labelled", 5)
+    assert code == 2 and "grades none of the (query, doc) pairs" in err
+
+
+def test_llmjudge_subset_equals_the_library(capsys) -> None:
+    human, judge = LLMJUDGE / "test_qrels_human.txt", LLMJUDGE / "runs" / "Olz-gpt4o.txt"
+    if not human.is_file() or not judge.is_file():
+        pytest.skip(f"the LLMJudge label files are not at {LLMJUDGE} (../shared/data)")
+    code, out, _ = run_cli(capsys, human, judge, "--labelled", 500, "--seed", 1, "--format", "json")
+    assert code == 0
+    rows = {row["name"]: row for row in json.loads(out)["estimates"]}
+    items = prediction.shared_items(read_qrels(human), read_qrels(judge))
+    design = prediction.prepare(items, None, [0, 1, 2, 3], 2)
+    mask = prediction.draw_labelled(items.human.size, 500, 1)
+    mean = prediction.estimate(design, items, mask)[0]
+    assert rows["mean grade"]["ppi"]["estimate"] == pytest.approx(mean.ppi[0], abs=1e-12)
+    assert rows["mean grade"]["truth"] == pytest.approx(items.human.mean())
