@@ -72,6 +72,9 @@ class JudgeRequest:
     ``write_bank`` (write a test bank for the query); local judges answer by it."""
     entries: tuple[tuple[str, str], ...] = ()
     """For ``bank``: the (label, text) of each test-bank entry shown, in prompt order."""
+    sample: int = 0
+    """Which of ``runner.samples`` answers to the same request this is: 0 for the first
+    (whose cache key is the request's own), 1, 2, ... for the repeats, each with its own key."""
 
     def prompt_hash(self) -> str:
         """Hash of everything the model reads, images by their content hash: the sha256 of
