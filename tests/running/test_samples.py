@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from mmjudge.errors import ConfigError
+from mmjudge.report.build import build_report
 from mmjudge.running.cell import run_cell
 from mmjudge.runs import RunSummary
 from tests.fixtures.loopback_server import OPENAI_PATH, LoopbackServer, RecordedRequest, user_text
@@ -55,7 +56,7 @@ def _run(tmp_path: Path, server: LoopbackServer, samples: int, run: str = "run")
             f"paths.image_cache={tmp_path / 'images'}",
         ]
     )
-    summary = run_cell(cfg, tmp_path / run)
+    summary = run_cell(cfg, tmp_path / "runs" / run)
     assert isinstance(summary, RunSummary)
     return summary
 
@@ -78,8 +79,8 @@ def test_samples_are_judged_cached_apart_priced_and_measured(
     # Sample 0 keeps the key a run without samples gave it: only the repeats are new calls.
     assert sent - sent_once == 2 * n
     assert sent_again == sent  # and every sample is answered from the cache the next time
-    rows = (tmp_path / "thrice" / "judgments.jsonl").read_text().splitlines()
-    repeats = [json.loads(line) for line in (tmp_path / "thrice" / "samples.jsonl").open()]
+    rows = (tmp_path / "runs" / "thrice" / "judgments.jsonl").read_text().splitlines()
+    repeats = [json.loads(line) for line in (tmp_path / "runs" / "thrice" / "samples.jsonl").open()]
     assert len(rows) == n and sorted({r["sample"] for r in repeats}) == [1, 2]
     assert len(repeats) == 2 * n and all(r["cost_usd"] > 0 and not r["cached"] for r in repeats)
     block = three.stability
@@ -94,8 +95,14 @@ def test_samples_are_judged_cached_apart_priced_and_measured(
     # Sample 0 came from the cache (free); the run paid for its repeats.
     assert three.cost.spent_usd == pytest.approx(block["spent_usd"]) and block["spent_usd"] > 0
     assert three.calls is not None and three.calls.spent_usd == pytest.approx(block["spent_usd"])
-    assert one.stability is None and not (tmp_path / "once" / "samples.jsonl").exists()
+    assert one.stability is None and not (tmp_path / "runs" / "once" / "samples.jsonl").exists()
     assert again.stability is not None and again.stability["spent_usd"] == 0
+    out = build_report(tmp_path / "runs", tmp_path / "reports", n_boot=50)
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert "Does each judge agree with itself?" in page
+    assert "Unstable items: " in page and f"({block['n_unstable']})" in page
+    for item in block["unstable"]:
+        assert f'<td class="l">{item["result_id"]}</td>' in page
 
 
 @pytest.mark.slow
@@ -105,7 +112,7 @@ def test_a_run_with_samples_resumes_only_the_missing_samples(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0000")
     with LoopbackServer(responder=Wavering(moving=0)) as server:
         first = _run(tmp_path, server, 2)
-        path = tmp_path / "run" / "samples.jsonl"
+        path = tmp_path / "runs" / "run" / "samples.jsonl"
         lines = path.read_text().splitlines()
         path.write_text("\n".join(lines[:-1]) + "\n" + lines[-1][:20])  # killed mid-row
         (tmp_path / "cache.sqlite").unlink()
