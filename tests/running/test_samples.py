@@ -133,3 +133,25 @@ def test_samples_with_a_batch_are_refused_in_one_line(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"runner\.samples") as caught:
         typed_config(cfg)
     assert "\n" not in str(caught.value)
+
+
+def test_the_closing_line_gives_the_self_agreement_beside_the_people() -> None:
+    from mmjudge.cli.sweep import stability_note
+    from mmjudge.runs import Agreement
+
+    block = {
+        "samples": 3,
+        "kappa": {"estimate": 0.8, "low": 0.7, "high": 0.9},
+        "n_unstable": 2,
+        "unstable_share": 0.25,
+        "total_usd": 0.5,
+    }
+    summary = RunSummary.from_json(
+        {"stability": block, "metrics": {"human_human_kappa": {"a vs b": 0.6, "a vs c": 0.5}}}
+    )
+    assert isinstance(summary.metrics, Agreement)
+    assert stability_note(summary) == (
+        "; self-agreement κ=0.800 [0.700, 0.900] over 3 samples (2 unstable items, 25.0%; "
+        "human–human κ=0.500–0.600), repeats $0.5000"
+    )
+    assert stability_note(RunSummary.from_json({})) == ""
