@@ -150,6 +150,9 @@ class JudgeResponse:
     """Why generation stopped (``stop``, ``length``, ``end_turn``, refusal...)."""
     batch: bool = False
     """True when the call went through a provider batch API (billed at the batch discount)."""
+    system_fingerprint: str | None = None
+    """The provider's identifier of the backend configuration that answered (OpenAI's
+    ``system_fingerprint``), when it sends one."""
 
 
 @dataclass
@@ -267,6 +270,12 @@ class JudgmentRecord:
     out is missing."""
     spans: dict[str, str] | None = None
     """Test-bank grading: the supporting text or answer quoted for an entry, by entry id."""
+    response_model: str | None = None
+    """The model the provider says answered (its own identifier, e.g. a dated snapshot
+    behind the configured name); null without an answer."""
+    system_fingerprint: str | None = None
+    """The provider's fingerprint of the backend that answered (OpenAI's
+    ``system_fingerprint``), when it sends one."""
     schema_version: int = SCHEMA_VERSION
     """Version of this row's layout."""
 

@@ -184,6 +184,7 @@ def _response(payload: str) -> JudgeResponse:
         model=data.get("model", ""),
         stop_reason=data.get("stop_reason"),
         batch=bool(data.get("batch", False)),
+        system_fingerprint=data.get("system_fingerprint"),
     )
 
 
@@ -197,6 +198,7 @@ def _payload(response: JudgeResponse) -> str:
             "model": response.model,
             "stop_reason": response.stop_reason,
             "batch": response.batch,
+            "system_fingerprint": response.system_fingerprint,
         }
     )
 

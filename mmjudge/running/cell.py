@@ -536,5 +536,7 @@ def judgment_record(context: CellContext, outcome: Outcome) -> JudgmentRecord:
         resent=outcome.resent,
         possibly_billed=outcome.possibly_billed,
         possibly_billed_usd=outcome.possibly_billed_usd,
+        response_model=(response.model or None) if response is not None else None,
+        system_fingerprint=None if response is None else response.system_fingerprint,
         **bank_fields,
     )
