@@ -79,7 +79,7 @@ def drift_summary(
     queries = np.asarray(query_ids).astype(str)[both]
     scale = [float(g) for g in grades]
     n = int(both.sum())
-    empty = {"estimate": None, "low": None, "high": None}
+    empty: dict[str, float | None] = {"estimate": None, "low": None, "high": None}
     change, kappa = dict(empty), dict(empty)
     if n:
         same = bootstrap_ci(metrics.accuracy, queries, a, b, n_boot=n_boot, seed=seed)

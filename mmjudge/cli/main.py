@@ -30,6 +30,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "testbank": ("mmjudge.cli.testbank", "write, import or show a dataset's test bank"),
     "review": ("mmjudge.cli.review", "export items worth a person's look; import their grades"),
     "export": ("mmjudge.cli.export", "write saved runs' labels as TREC qrels"),
+    "monitor": (
+        "mmjudge.cli.monitor",
+        "re-judge a fixed set of items and flag drift; its timeline",
+    ),
 }
 
 
