@@ -162,8 +162,12 @@ def report(own: dict[str, str], overrides: list[str]) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command: 0 within thresholds, 1 when a check moved, 2 for bad settings."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] in (["-h"], ["--help"]):
+        print(__doc__.strip())
+        return 0
     try:
-        command, own, overrides = split_arguments(list(sys.argv[1:] if argv is None else argv))
+        command, own, overrides = split_arguments(args)
         return {"check": check, "report": report}[command](own, overrides)
     except MMJudgeError as error:
         print(f"{PROG}: {error}", file=sys.stderr)

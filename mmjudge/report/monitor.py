@@ -123,6 +123,26 @@ def _points(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return points
 
 
+def _model_marks(entries: list[dict[str, Any]]) -> alt.LayerChart:
+    """A dashed rule, labelled, at each check where the provider first named a model its
+    series had not answered with before (never at a series' first check)."""
+    marks = [
+        {"time": row["time"], "new_model": row["new_model"]}
+        for row in timeline_rows(entries)
+        if row["new_model"]
+    ]
+    base = alt.Chart(alt.Data(values=marks or [{"time": None, "new_model": ""}]))
+    if not marks:
+        base = base.transform_filter("false")
+    rule = base.mark_rule(strokeDash=[4, 3], color="#a82a1f").encode(
+        x="time:T", tooltip=["new_model:N"]
+    )
+    text = base.mark_text(align="right", dx=-3, dy=-4, color="#a82a1f").encode(
+        x="time:T", y=alt.value(8), text="new_model:N"
+    )
+    return rule + text
+
+
 def timeline_spec(entries: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The interactive chart's Vega-Lite spec (None without a check to draw)."""
     points = _points(entries)
@@ -146,11 +166,15 @@ def timeline_spec(entries: list[dict[str, Any]]) -> dict[str, Any] | None:
         chosen = base.transform_filter(alt.datum.measure == measure)
         colour = "grade:N" if measure == "share of items per grade" else "series:N"
         line = chosen.mark_line(point=True).encode(
-            y=alt.Y("value:Q", title=measure), color=alt.Color(colour), tooltip=tooltip
+            y=alt.Y("value:Q", title=measure),
+            color=alt.Color(colour),
+            detail="series:N",
+            tooltip=tooltip,
         )
         bars = chosen.mark_rule().encode(y="low:Q", y2="high:Q", color=alt.Color(colour))
         zoom = alt.selection_interval(bind="scales", encodings=["x"], name=f"zoom{number}")
-        panels.append((bars + line.add_params(zoom)).properties(width="container", height=180))
+        layers = bars + line.add_params(zoom) + _model_marks(entries)
+        panels.append(layers.properties(width="container", height=180))
     chart = alt.vconcat(*panels).resolve_scale(color="independent")
     spec: dict[str, Any] = chart.to_dict()
     return spec

@@ -161,3 +161,8 @@ def test_settings_it_cannot_use_fail_in_one_line(capsys: pytest.CaptureFixture[s
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "max_change=lots" in err
     assert main(["nothing"]) == 2
+
+
+def test_help_describes_the_command(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == 0
+    assert "mmjudge monitor check" in capsys.readouterr().out
