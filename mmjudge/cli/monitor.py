@@ -4,12 +4,20 @@
                           [baseline=first|last|CHECK] [max_change=0.05] [alpha=0.01]
                           [allow_new_model=false] …
     mmjudge monitor report [history=FILE] [out=DIR] [paths.results=…]
+    mmjudge monitor audit LABELS_FILE period=P dataset=… [per_stratum=1] [seed=0] [out=FILE]
+    mmjudge monitor audit LABELS_FILE period=P dataset=… assessed=QRELS [alpha=0.01]
 
 ``check`` judges the dataset's items once more with the judge, bypassing the response cache,
 appends an entry to the monitoring history and compares it with the baseline check of the
 same dataset, judge, modality and prompt. It exits 0 within the thresholds and 1 with one
 line on stderr saying what moved; settings it cannot use exit 2, and a check whose cell did
 not complete exits with the cell's code. Settings other than its own are the sweep's.
+
+``audit`` draws a stratified sample (by query and grade) of a period's production labels (TREC
+qrels, or JSONL with query_id, result_id and label) into a review file; once people have
+graded it and ``mmjudge review import`` has written their grades as qrels, ``audit`` with
+``assessed=`` scores the period against them, appends it to the history and exits 1 when its
+disagreement rate or pattern differs from the earlier periods' (p below ``alpha``).
 """
 
 from __future__ import annotations
@@ -28,21 +36,28 @@ PROG = "mmjudge monitor"
 EXIT_MOVED = 1
 CHECK_KEYS = ("history", "baseline", "max_change", "alpha", "allow_new_model")
 REPORT_KEYS = ("history", "out")
+AUDIT_KEYS = ("history", "period", "per_stratum", "seed", "out", "assessed", "alpha")
 USAGE = (
     f"usage: {PROG} check model=… dataset=… [history=FILE] [baseline=first|last|CHECK] "
-    "[max_change=0.05] [alpha=0.01] [allow_new_model=false] … | report [history=FILE] [out=DIR]"
+    "[max_change=0.05] [alpha=0.01] [allow_new_model=false] … | report [history=FILE] [out=DIR] "
+    "| audit LABELS_FILE period=P dataset=… [per_stratum=1] [seed=0] [out=FILE] "
+    "[assessed=QRELS] [alpha=0.01]"
 )
 
 
 def split_arguments(argv: Sequence[str]) -> tuple[str, dict[str, str], list[str]]:
-    """The subcommand, this command's own keys and the sweep's overrides."""
-    if not argv or argv[0] not in ("check", "report"):
+    """The subcommand, this command's own keys (an audit's labels file as ``labels``) and
+    the sweep's overrides."""
+    if not argv or argv[0] not in ("check", "report", "audit"):
         raise ConfigError(USAGE)
-    own_keys = CHECK_KEYS if argv[0] == "check" else REPORT_KEYS
+    own_keys = {"check": CHECK_KEYS, "report": REPORT_KEYS, "audit": AUDIT_KEYS}[argv[0]]
     own: dict[str, str] = {}
     overrides: list[str] = []
     for token in argv[1:]:
         key, sep, value = token.partition("=")
+        if not sep and argv[0] == "audit" and "labels" not in own:
+            own["labels"] = token
+            continue
         if not sep:
             raise ConfigError(f"unexpected argument {token!r}; {USAGE}")
         if key in own_keys:
@@ -160,6 +175,78 @@ def report(own: dict[str, str], overrides: list[str]) -> int:
     return 0
 
 
+def audit_lines(entry: dict[str, Any]) -> list[str]:
+    """What scoring an audit prints: the period's disagreement, then its change."""
+    lines = [
+        f"audit {entry['period']} of {entry['dataset']}: {entry['n']} of {entry['n_sampled']} "
+        f"sampled items graded by people, {entry['n_disagree']} disagree; disagreement rate "
+        f"{_interval(entry['disagreement'], percent=True)} (weighted by stratum size)"
+    ]
+    change = entry.get("change")
+    if change is None:
+        lines.append("no earlier audited period to compare with")
+        return lines
+    p, pattern = change.get("p"), change.get("pattern_p")
+    lines.append(
+        f"against {change['earlier_periods']} earlier period(s) at "
+        f"{100 * change['earlier_disagreement']:.1f}%: difference "
+        f"{100 * change['difference']:+.1f} points, p={'n/a' if p is None else f'{p:.3g}'}; "
+        f"pattern of disagreements p={'n/a' if pattern is None else f'{pattern:.3g}'}"
+    )
+    return lines
+
+
+def _whole(own: dict[str, str], key: str, default: int, minimum: int) -> int:
+    text = own.get(key, str(default))
+    if not text.isdigit() or int(text) < minimum:
+        raise ConfigError(f"{key}={text}: give a whole number of at least {minimum}")
+    return int(text)
+
+
+def audit(own: dict[str, str], overrides: list[str]) -> int:
+    from mmjudge.locations import resolve_path
+    from mmjudge.monitor import auditing
+
+    if "labels" not in own or not own.get("period"):
+        raise ConfigError(f"audit needs the labels file and period=NAME; {USAGE}")
+    cfg = compose(overrides)
+    folder = auditing.period_folder(cfg, own["period"])
+    if "assessed" not in own:
+        sample = auditing.draw(
+            cfg,
+            Path(own["labels"]),
+            own["period"],
+            per_stratum=_whole(own, "per_stratum", 1, 1),
+            seed=_whole(own, "seed", 0, 0),
+        )
+        out = resolve_path(own["out"]) if own.get("out") else folder / "review.csv"
+        from mmjudge.cli.review import write_review
+
+        write_review(sample.rows, out)
+        print(
+            f"{out}: {len(sample.rows)} items from {sample.strata} strata (query × grade) of "
+            f"{sample.n_labels} labels; fill in corrected_grade on every row, then run "
+            f"`mmjudge review import {out} --assessor auditor` and this command with "
+            "assessed=<the qrels it writes>"
+        )
+        return 0
+    history = Path(own["history"]) if own.get("history") else None
+    entry = auditing.score(
+        cfg,
+        Path(own["labels"]),
+        own["period"],
+        Path(own["assessed"]),
+        history,
+        alpha=_share(own, "alpha", 0.01),
+    )
+    for line in audit_lines(entry):
+        print(line)
+    if entry["moved"]:
+        print(f"{PROG}: moved: {'; '.join(entry['moved'])}", file=sys.stderr)
+        return EXIT_MOVED
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command: 0 within thresholds, 1 when a check moved, 2 for bad settings."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -168,7 +255,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         command, own, overrides = split_arguments(args)
-        return {"check": check, "report": report}[command](own, overrides)
+        commands = {"check": check, "report": report, "audit": audit}
+        return commands[command](own, overrides)
     except MMJudgeError as error:
         print(f"{PROG}: {error}", file=sys.stderr)
         return 2

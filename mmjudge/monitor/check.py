@@ -134,6 +134,7 @@ def check_entry(
     interval = (metrics.intervals or {}).get("kappa") or {}
     grades = Counter(str(r.label) for r in records.values() if r.label is not None)
     return {
+        "kind": "check",
         "check": name,
         "series": series,
         "time": when.isoformat(timespec="seconds"),

@@ -180,9 +180,43 @@ def timeline_spec(entries: list[dict[str, Any]]) -> dict[str, Any] | None:
     return spec
 
 
+def is_audit(entry: dict[str, Any]) -> bool:
+    return entry.get("kind") == "audit"
+
+
+def audit_table(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per scored audit period, in the order they were scored."""
+    rows = []
+    for entry in entries:
+        change = entry.get("change") or {}
+        rows.append(
+            {
+                "time": entry.get("time"),
+                "dataset": entry.get("dataset"),
+                "period": entry.get("period"),
+                "n": f"{entry.get('n')} of {entry.get('n_sampled')}",
+                "disagree": entry.get("n_disagree"),
+                "rate": _interval(entry.get("disagreement"), _pct),
+                "earlier": _pct(change.get("earlier_disagreement")) if change else "–",
+                "p": "–" if change.get("p") is None else f"{change['p']:.3g}",
+                "pattern_p": "–"
+                if change.get("pattern_p") is None
+                else f"{change['pattern_p']:.3g}",
+                "confusion": " / ".join(
+                    " ".join(str(c) for c in row) for row in entry.get("confusion") or []
+                ),
+                "moved": "; ".join(entry.get("moved") or []) or "no change found",
+                "ok": not entry.get("moved"),
+            }
+        )
+    return rows
+
+
 def write_timeline(history: Path, out: Path) -> Path:
     """Write ``index.html`` of the history's timeline into ``out``; returns the page."""
-    entries = read_history(history)
+    everything = read_history(history)
+    entries = [e for e in everything if not is_audit(e)]
+    audits = [e for e in everything if is_audit(e)]
     spec = timeline_spec(entries)
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("mmjudge", "report/templates"),
@@ -192,7 +226,10 @@ def write_timeline(history: Path, out: Path) -> Path:
     if spec is not None:
         chart = {"library": inline_script(vega_bundle()), "spec": script_json(spec)}
     html = env.get_template(TEMPLATE).render(
-        history=str(history), rows=timeline_rows(entries), chart=chart
+        history=str(history),
+        rows=timeline_rows(entries),
+        audits=audit_table(audits),
+        chart=chart,
     )
     out.mkdir(parents=True, exist_ok=True)
     tmp = out / "index.html.tmp"
