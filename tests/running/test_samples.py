@@ -155,3 +155,26 @@ def test_the_closing_line_gives_the_self_agreement_beside_the_people() -> None:
         "human–human κ=0.500–0.600), repeats $0.5000"
     )
     assert stability_note(RunSummary.from_json({})) == ""
+
+
+@pytest.mark.slow
+def test_a_dry_run_forecasts_every_sample(tmp_path: Path) -> None:
+    def forecast(samples: int) -> dict:
+        cfg = compose_config(
+            [
+                "model=gpt4o_mini",
+                "modality=text",
+                f"dataset.limit={ITEMS}",
+                "runner.dry_run=true",
+                f"runner.samples={samples}",
+                f"paths.response_cache={tmp_path / 'cache.sqlite'}",
+                f"paths.prepared_cache={tmp_path / 'prepared'}",
+            ]
+        )
+        data = run_cell(cfg, tmp_path / f"dry{samples}")
+        assert isinstance(data, dict)
+        return data["forecast"]
+
+    once, thrice = forecast(1), forecast(3)
+    assert thrice["calls"] == 3 * once["calls"] == 3 * ITEMS
+    assert thrice["usd"] == pytest.approx(3 * once["usd"])
