@@ -166,3 +166,47 @@ def test_settings_it_cannot_use_fail_in_one_line(capsys: pytest.CaptureFixture[s
 def test_help_describes_the_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--help"]) == 0
     assert "mmjudge monitor check" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_a_check_killed_by_sigkill_leaves_the_history_whole_and_the_next_check_complete(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0000")
+    history = tmp_path / "results" / "monitor" / "history.jsonl"
+    with LoopbackServer(responder=Judge()) as server:
+        assert _check(tmp_path, server) == 0
+        server.latency_s = 0.5  # slow answers: the process is killed while they are awaited
+        command = [
+            sys.executable,
+            "-m",
+            "mmjudge",
+            "monitor",
+            "check",
+            "model=gpt4o_mini",
+            "modality=text",
+            f"model.base_url={server.openai_base_url}",
+            f"dataset.limit={ITEMS}",
+            "runner.concurrency=2",
+            "runner.progress=false",
+            f"paths.results={tmp_path / 'results'}",
+            f"paths.prepared_cache={tmp_path / 'prepared'}",
+        ]
+        process = subprocess.Popen(command, cwd=tmp_path, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while server.request_count < 44 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
+        assert len(read_history(history)) == 1  # the killed check appended nothing
+        server.latency_s = 0.0
+        assert _check(tmp_path, server) == 0
+    entries = read_history(history)
+    assert len(entries) == 2 and len(history.read_text().splitlines()) == 2
+    assert entries[1]["status"] == "complete" and entries[1]["n_items"] == ITEMS
+    assert entries[1]["baseline"] == entries[0]["check"] and entries[1]["drift"]["n"] == ITEMS
