@@ -4,9 +4,9 @@ table and an interactive chart, drawn offline from the history alone.
 The chart follows the report's conventions: a Vega-Lite spec built with ``altair``, the
 Vega script inlined so the page works from disk, intervals drawn as bars around each point.
 Its panels share the time axis: the share of labels changed against the baseline, κ against
-people, and the grade distribution; hovering a point shows the check, the provider's model
-identifiers and fingerprints and the spend. A new model identifier is marked on the time
-axis and named in the table.
+people, the grade distribution and the spend of each check; hovering a point shows the
+check, the provider's model identifiers and fingerprints and the spend. A new model
+identifier is marked on the time axis and named in the table.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from mmjudge.monitor.history import read_history
 from mmjudge.report.interactive import inline_script, script_json, vega_bundle
 
 TEMPLATE = "monitor.html.j2"
+SPEND = "spent per check ($)"
 
 
 def _pct(value: Any) -> str:
@@ -108,6 +109,8 @@ def _points(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "high": block.get("high", block["estimate"]),
                 }
             )
+        spent = float(entry.get("spent_usd") or 0.0)
+        points.append({**base, "measure": SPEND, "value": spent, "low": spent, "high": spent})
         for grade, count in (entry.get("label_distribution") or {}).items():
             share = count / max(1, int(entry.get("n_items") or 0))
             points.append(
@@ -161,7 +164,7 @@ def timeline_spec(entries: list[dict[str, Any]]) -> dict[str, Any] | None:
     base = alt.Chart(alt.Data(values=points)).encode(x=alt.X("time:T", title="check"))
     panels = []
     for number, measure in enumerate(
-        ("share of labels changed", "κ against people", "share of items per grade")
+        ("share of labels changed", "κ against people", "share of items per grade", SPEND)
     ):
         chosen = base.transform_filter(alt.datum.measure == measure)
         colour = "grade:N" if measure == "share of items per grade" else "series:N"
