@@ -137,9 +137,9 @@ class Requests:
         samples = self.context.cfg.runner.samples
         pending = (e for e in self.examples if is_pending(e.key, self.done, samples))
         async for example, prepared in prepared_async(self.pool, pending, ahead):
-            for item in _items(self.context, prompts, example, prepared.images, prepared.error):
-                if item.key not in self.done:
-                    yield item
+            items = _items(self.context, prompts, example, prepared.images, prepared.error)
+            for item in _not_done(items, self.done, samples):
+                yield item
 
 
 def build_work(
@@ -159,12 +159,19 @@ def build_work(
     if cfg.modality.include_image and pool is not None:
         for example, prepared in prepared_sync(pool, pending, PREPARE_AHEAD):
             items = _items(context, prompts, example, prepared.images, prepared.error)
-            yield from (item for item in items if item.key not in done)
+            yield from _not_done(items, done, samples)
         return
     for example in pending:
         images, error = _images_here(context, example)
-        items = _items(context, prompts, example, images, error)
-        yield from (item for item in items if item.key not in done)
+        yield from _not_done(_items(context, prompts, example, images, error), done, samples)
+
+
+def _not_done(items: Iterator[WorkItem], done: set[str], samples: int) -> Iterator[WorkItem]:
+    """The items of a pending example still to judge: all of them with one sample (the
+    example is pending), else the samples not judged yet."""
+    if samples == 1:
+        return items
+    return (item for item in items if item.key not in done)
 
 
 def sample_key(key: str, sample: int) -> str:
@@ -181,6 +188,8 @@ def sample_of(key: str) -> int:
 
 def is_pending(key: str, done: set[str], samples: int) -> bool:
     """True while some sample of the item ``key`` is not judged yet."""
+    if samples == 1:
+        return key not in done
     return any(sample_key(key, sample) not in done for sample in range(samples))
 
 
@@ -226,8 +235,10 @@ def _items(
 ) -> Iterator[WorkItem]:
     """One example's work, each item once per sample (``runner.samples``)."""
     samples = context.cfg.runner.samples
-    for item in _items_once(context, prompts, example, images, error):
-        yield from _sampled(item, samples)
+    items = _items_once(context, prompts, example, images, error)
+    if samples == 1:
+        return items
+    return (repeat for item in items for repeat in _sampled(item, samples))
 
 
 def _items_once(
