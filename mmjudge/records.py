@@ -72,6 +72,9 @@ class JudgeRequest:
     ``write_bank`` (write a test bank for the query); local judges answer by it."""
     entries: tuple[tuple[str, str], ...] = ()
     """For ``bank``: the (label, text) of each test-bank entry shown, in prompt order."""
+    sample: int = 0
+    """Which of ``runner.samples`` answers to the same request this is: 0 for the first
+    (whose cache key is the request's own), 1, 2, ... for the repeats, each with its own key."""
 
     def prompt_hash(self) -> str:
         """Hash of everything the model reads, images by their content hash: the sha256 of
@@ -147,6 +150,9 @@ class JudgeResponse:
     """Why generation stopped (``stop``, ``length``, ``end_turn``, refusal...)."""
     batch: bool = False
     """True when the call went through a provider batch API (billed at the batch discount)."""
+    system_fingerprint: str | None = None
+    """The provider's identifier of the backend configuration that answered (OpenAI's
+    ``system_fingerprint``), when it sends one."""
 
 
 @dataclass
@@ -264,6 +270,12 @@ class JudgmentRecord:
     out is missing."""
     spans: dict[str, str] | None = None
     """Test-bank grading: the supporting text or answer quoted for an entry, by entry id."""
+    response_model: str | None = None
+    """The model the provider says answered (its own identifier, e.g. a dated snapshot
+    behind the configured name); null without an answer."""
+    system_fingerprint: str | None = None
+    """The provider's fingerprint of the backend that answered (OpenAI's
+    ``system_fingerprint``), when it sends one."""
     schema_version: int = SCHEMA_VERSION
     """Version of this row's layout."""
 

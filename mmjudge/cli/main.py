@@ -35,6 +35,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "mmjudge.cli.estimate",
         "prediction-powered estimates from a judge's labels and a few human ones",
     ),
+    "monitor": (
+        "mmjudge.cli.monitor",
+        "re-judge a fixed set of items and flag drift; its timeline",
+    ),
 }
 
 

@@ -150,7 +150,35 @@ def cell_line(summary: RunSummary | dict[str, Any], *, prompt_named: bool = Fals
             f", possibly billed +${possible.usd:.4f} "
             f"({possible.sends} sends given up after they left)"
         )
-    return line + status_note(summary)
+    return line + stability_note(summary) + status_note(summary)
+
+
+def stability_note(summary: RunSummary) -> str:
+    """Test–retest (``runner.samples``): κ between the judge's samples with its interval,
+    the unstable items, the human–human κ beside it and the repeats' cost; "" without
+    samples."""
+    block = summary.stability
+    if not block:
+        return ""
+    kappa = block.get("kappa") or {}
+    estimate, low, high = (kappa.get(k) for k in ("estimate", "low", "high"))
+    text = "n/a" if estimate is None else f"{estimate:.3f}"
+    if low is not None and high is not None:
+        text += f" [{low:.3f}, {high:.3f}]"
+    share = block.get("unstable_share")
+    unstable = f"{block.get('n_unstable', 0)} unstable items"
+    if share is not None:
+        unstable += f", {100 * share:.1f}%"
+    humans = [v for v in (summary.metrics.human_human_kappa or {}).values() if v is not None]
+    ceiling = ""
+    if humans:
+        low_h, high_h = min(humans), max(humans)
+        span = f"{low_h:.3f}" if low_h == high_h else f"{low_h:.3f}–{high_h:.3f}"
+        ceiling = f"; human–human κ={span}"
+    return (
+        f"; self-agreement κ={text} over {block.get('samples')} samples ({unstable}{ceiling}), "
+        f"repeats ${float(block.get('total_usd') or 0.0):.4f}"
+    )
 
 
 def forecast_line(data: dict[str, Any], *, prompt_named: bool = False) -> str:

@@ -181,6 +181,7 @@ class OpenAIJudge(SDKJudge):
             latency_s=latency,
             model=str(field_value(completion, "model") or self.model_id),
             stop_reason=stop_reason,
+            system_fingerprint=field_value(completion, "system_fingerprint") or None,
         )
 
     # -- the Batch API ---------------------------------------------------------------------

@@ -31,6 +31,7 @@ from mmjudge.report import (
     tables,
 )
 from mmjudge.report import entries as bank_entries
+from mmjudge.report import stability as stability_report
 from mmjudge.report import testbank as bank_report
 from mmjudge.report.analysis import MODALITY_NAMES, N_BOOT, Analysis, analyse
 from mmjudge.report.browser import BUDGET, CAP, build_browser
@@ -197,6 +198,7 @@ def _answer_tables(cells: pd.DataFrame, analysis: Analysis) -> dict[str, Any]:
         "designs": bank_report.design_rows(analysis),
         "coverage": bank_report.coverage_rows(cells),
         "entries": bank_entries.entry_rows(cells),
+        "stability": stability_report.stability_rows(analysis),
         "skipped": tables.skipped(cells),
         "failures": tables.failures(cells),
         "provenance": tables.provenance(cells, analysis),

@@ -56,7 +56,9 @@ class RequestKeys:
 
     A key is the sha256 of ``canonical_json`` of a dict: ``provider``, ``model``, ``base_url``,
     ``system``, ``prompt``, ``images`` (``[sha256, width, height]`` each), ``image_detail``
-    (null without images), ``temperature``, ``max_tokens``, ``options`` and ``grades``. The
+    (null without images), ``temperature``, ``max_tokens``, ``options`` and ``grades``, and
+    for a repeat of the request (``runner.samples``) its ``sample`` number: the first answer
+    (sample 0) has no such key, so it shares the key a run without samples gives it. The
     model's parts are encoded once here; each request's key is written out part by part in
     the same order and form (sorted keys, no spaces), so it is the same text, and the same
     key, as encoding the whole dict each time.
@@ -70,7 +72,7 @@ class RequestKeys:
             f',"model":{canonical_json(model.model_id)}'
             f',"options":{canonical_json(dict(model.options))},"prompt":'
         )
-        self._before_system = f',"provider":{canonical_json(model.provider)},"system":'
+        self._provider = f',"provider":{canonical_json(model.provider)}'
         self._end = f',"temperature":{canonical_json(model.temperature)}}}'
         self._grades: dict[tuple[int, ...], str] = {}
 
@@ -95,7 +97,8 @@ class RequestKeys:
                 shown,
                 self._middle,
                 request.prompt_json,
-                self._before_system,
+                self._provider,
+                f',"sample":{request.sample},"system":' if request.sample else ',"system":',
                 "null" if system is None else json_string(system),
                 self._end,
             )
@@ -181,6 +184,7 @@ def _response(payload: str) -> JudgeResponse:
         model=data.get("model", ""),
         stop_reason=data.get("stop_reason"),
         batch=bool(data.get("batch", False)),
+        system_fingerprint=data.get("system_fingerprint"),
     )
 
 
@@ -194,6 +198,7 @@ def _payload(response: JudgeResponse) -> str:
             "model": response.model,
             "stop_reason": response.stop_reason,
             "batch": response.batch,
+            "system_fingerprint": response.system_fingerprint,
         }
     )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 from collections.abc import Callable, Iterable, Iterator
@@ -62,10 +63,12 @@ from mmjudge.running.work import (
     build_work,
     cached_output_tokens,
     image_pool,
+    sample_of,
 )
 from mmjudge.runs import CellInfo, RunSummary, appending_rows, judgments_path, keep_finished_rows
 from mmjudge.runs.batches import STATE_FILE
 from mmjudge.runs.log import say
+from mmjudge.runs.rows import SAMPLES
 from mmjudge.testbank import grading as bank_grading
 from mmjudge.testbank.derive import check_bank_prompt
 
@@ -162,6 +165,8 @@ def _judge_cell(
     cfg = context.cfg
     records_path = judgments_path(run_dir)
     done = keep_finished_rows(run_dir)
+    if cfg.runner.samples > 1:
+        done |= keep_finished_rows(run_dir, SAMPLES)
     name = f"{cfg.dataset.name} × {cfg.model.name} × {cfg.modality.name}"
     if cfg.prompt.id != "default":  # a prompt sweep's cells differ by the prompt alone
         name += f" × {cfg.prompt.id}"
@@ -360,6 +365,7 @@ async def _run(
         with (
             stop_signals(asyncio.get_running_loop(), _stop_handler(runner, context)),
             appending_rows(records_path.parent) as write,
+            _sample_rows(records_path.parent, cfg.runner.samples) as write_sample,
             image_pool(context) as pool,
         ):
             requests = Requests(context, examples, done, pool)
@@ -374,13 +380,24 @@ async def _run(
                 if outcome is None:
                     continue  # more calls of this result's bank to come
                 record = judgment_record(context, outcome)
-                write(record)
+                sample = sample_of(outcome.item.key)
+                if sample:
+                    write_sample(record, sample)
+                else:
+                    write(record)
                 progress.update(0.0 if record.cached else record.cost_usd)
     finally:
         progress.close()
         await context.judge.aclose()
         if cache is not None:
             cache.close()
+
+
+def _sample_rows(run_dir: Path, samples: int) -> contextlib.AbstractContextManager[Any]:
+    """The writer of ``samples.jsonl`` (nothing to write, and no file, with one sample)."""
+    if samples == 1:
+        return contextlib.nullcontext(None)
+    return appending_rows(run_dir, SAMPLES)
 
 
 def _sync_runner(context: CellContext, cache: ResponseCache | None, stats: RunStats) -> Runner:
@@ -529,5 +546,7 @@ def judgment_record(context: CellContext, outcome: Outcome) -> JudgmentRecord:
         resent=outcome.resent,
         possibly_billed=outcome.possibly_billed,
         possibly_billed_usd=outcome.possibly_billed_usd,
+        response_model=(response.model or None) if response is not None else None,
+        system_fingerprint=None if response is None else response.system_fingerprint,
         **bank_fields,
     )

@@ -4,9 +4,13 @@ dollars, counts and how the cell ended, for real runs and virtual ones alike."""
 from __future__ import annotations
 
 import dataclasses
+import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from mmjudge.agreement.stability import stability_summary
 from mmjudge.agreement.summarise import agreement
 from mmjudge.costs.figures import cost_figures
 from mmjudge.records import Forecast
@@ -14,7 +18,9 @@ from mmjudge.runs import (
     CallCounts,
     CellInfo,
     CellStatus,
+    CostFigures,
     Ensemble,
+    RowFigures,
     RunSummary,
     build_summary,
     judgments_path,
@@ -23,8 +29,11 @@ from mmjudge.runs import (
     row_figures,
     write_summary,
 )
-from mmjudge.runs.rows import SUMMARY_COLUMNS, iter_rows
+from mmjudge.runs.rows import SAMPLES, SUMMARY_COLUMNS, iter_rows
 from mmjudge.runs.status import cell_end
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def first_unparseable(run_dir: Path) -> str | None:
@@ -67,19 +76,11 @@ def summarise_run(
     frame = load_judgments(judgments_path(run_dir), keep=SUMMARY_COLUMNS)
     figures = row_figures(frame)
     cost = cost_figures(frame)
+    stability, cost = sample_stability(run_dir, frame, list(cell.grades), cost)
     if ensemble is not None:
         cost = dataclasses.replace(cost, spent_usd=0.0)
     if status is None:
-        status = cell_end(
-            figures.n_judgments,
-            figures.n_errors,
-            max_error_rate,
-            skipped=skipped,
-            stop=stop,
-            n_unparseable=figures.n_unparseable,
-            max_unparseable_rate=max_unparseable_rate,
-            first_unparseable=first_unparseable(run_dir) if figures.n_unparseable else None,
-        )
+        status = _ending(run_dir, figures, max_error_rate, max_unparseable_rate, skipped, stop)
     summary = build_summary(
         run_dir,
         cell,
@@ -94,7 +95,66 @@ def summarise_run(
         testbank=testbank,
         forecast=forecast,
         n_items=n_items,
+        stability=stability,
     )
     write_summary(run_dir, summary)
     # What the file holds (plain JSON numbers and keys), as any later reader will see it.
     return read_summary(run_dir)
+
+
+def _ending(
+    run_dir: Path,
+    figures: RowFigures,
+    max_error_rate: float,
+    max_unparseable_rate: float,
+    skipped: str | None,
+    stop: BaseException | None,
+) -> CellStatus:
+    """How a real run ended (see :func:`mmjudge.runs.status.cell_end`)."""
+    return cell_end(
+        figures.n_judgments,
+        figures.n_errors,
+        max_error_rate,
+        skipped=skipped,
+        stop=stop,
+        n_unparseable=figures.n_unparseable,
+        max_unparseable_rate=max_unparseable_rate,
+        first_unparseable=first_unparseable(run_dir) if figures.n_unparseable else None,
+    )
+
+
+def sample_stability(
+    run_dir: Path, frame: pd.DataFrame, grades: list[int], cost: CostFigures
+) -> tuple[dict[str, Any] | None, CostFigures]:
+    """The run's ``stability`` block (None, and ``cost`` as it is, for a run without
+    repeats; :func:`mmjudge.agreement.stability.stability_summary`)
+    from its rows (sample 0) and ``samples.jsonl`` (the repeats), with what the repeats
+    cost (``total_usd``, ``spent_usd``) in it; and the run's ``cost`` with the repeats'
+    spend added (they are paid for like any call)."""
+    if not (run_dir / SAMPLES).is_file():
+        return None, cost
+    answered = frame[frame["error"].isna()] if len(frame) else frame
+    answered = answered.drop_duplicates(["query_id", "result_id"], keep="last")
+    items = list(
+        zip(answered["query_id"].astype(str), answered["result_id"].astype(str), strict=True)
+    )
+    repeats: dict[int, dict[tuple[str, str], float]] = {}
+    for row in iter_rows(run_dir / SAMPLES):
+        label = row.get("label")
+        grade = float(label) if label is not None and row.get("error") is None else math.nan
+        by_item = repeats.setdefault(int(row.get("sample") or 0), {})
+        by_item[(str(row.get("query_id")), str(row.get("result_id")))] = grade
+    count = max(repeats, default=0) + 1
+    samples = [answered["label"].to_numpy(dtype=float, na_value=np.nan)]
+    for sample in range(1, count):
+        found = repeats.get(sample, {})
+        samples.append(np.array([found.get(item, math.nan) for item in items], dtype=float))
+    block = stability_summary(
+        samples,
+        [q for q, _ in items],
+        [r for _, r in items],
+        grades=grades,
+    )
+    repeat = cost_figures(load_judgments(run_dir / SAMPLES, keep=SUMMARY_COLUMNS))
+    block["total_usd"], block["spent_usd"] = repeat.total_usd, repeat.spent_usd
+    return block, dataclasses.replace(cost, spent_usd=cost.spent_usd + repeat.spent_usd)

@@ -162,9 +162,11 @@ class Requests:
         prompts = PromptRenderer(
             self.context.cfg.modality, self.context.cfg.prompt, self.context.cfg.dataset
         )
-        pending = (example for example in self.examples if example.key not in self.done)
+        samples = self.context.cfg.runner.samples
+        pending = (e for e in self.examples if is_pending(e.key, self.done, samples))
         async for example, prepared in prepared_async(self.pool, pending, ahead):
-            for item in _items(self.context, prompts, example, prepared.images, prepared.error):
+            items = _items(self.context, prompts, example, prepared.images, prepared.error)
+            for item in _not_done(items, self.done, samples):
                 yield item
 
 
@@ -180,14 +182,57 @@ def build_work(
     else one by one in this thread. No side effects."""
     cfg = context.cfg
     prompts = PromptRenderer(cfg.modality, cfg.prompt, cfg.dataset)
-    pending = (example for example in examples if example.key not in done)
+    samples = cfg.runner.samples
+    pending = (example for example in examples if is_pending(example.key, done, samples))
     if cfg.modality.include_image and pool is not None:
         for example, prepared in prepared_sync(pool, pending, PREPARE_AHEAD):
-            yield from _items(context, prompts, example, prepared.images, prepared.error)
+            items = _items(context, prompts, example, prepared.images, prepared.error)
+            yield from _not_done(items, done, samples)
         return
     for example in pending:
         images, error = _images_here(context, example)
-        yield from _items(context, prompts, example, images, error)
+        yield from _not_done(_items(context, prompts, example, images, error), done, samples)
+
+
+def _not_done(items: Iterator[WorkItem], done: set[str], samples: int) -> Iterator[WorkItem]:
+    """The items of a pending example still to judge: all of them with one sample (the
+    example is pending), else the samples not judged yet."""
+    if samples == 1:
+        return items
+    return (item for item in items if item.key not in done)
+
+
+def sample_key(key: str, sample: int) -> str:
+    """The work item key of one sample of an item (``runner.samples``): the item's own key
+    for sample 0, ``<key><TAB>#<sample>`` for the repeats."""
+    return key if sample == 0 else f"{key}\t#{sample}"
+
+
+def sample_of(key: str) -> int:
+    """The sample number a work item key names (0 for a key without one)."""
+    head, _, tail = key.rpartition("\t#")
+    return int(tail) if head and tail.isdigit() else 0
+
+
+def is_pending(key: str, done: set[str], samples: int) -> bool:
+    """True while some sample of the item ``key`` is not judged yet."""
+    if samples == 1:
+        return key not in done
+    return any(sample_key(key, sample) not in done for sample in range(samples))
+
+
+def _sampled(item: WorkItem, samples: int) -> Iterator[WorkItem]:
+    """The item, then its repeats for ``runner.samples`` (each request numbered, so each
+    answer is cached apart)."""
+    yield item
+    for sample in range(1, samples):
+        request = item.request
+        if request is not None:
+            request = dataclasses.replace(
+                request, sample=sample, item_key=sample_key(request.item_key, sample)
+            )
+        # A repeat reads what its first reads: the same forecast.
+        yield dataclasses.replace(item, key=sample_key(item.key, sample), request=request)
 
 
 def _images_here(
@@ -210,6 +255,21 @@ def _images_here(
 
 
 def _items(
+    context: CellContext,
+    prompts: PromptRenderer,
+    example: Example,
+    images: tuple[EncodedImage, ...],
+    error: str | None,
+) -> Iterator[WorkItem]:
+    """One example's work, each item once per sample (``runner.samples``)."""
+    samples = context.cfg.runner.samples
+    items = _items_once(context, prompts, example, images, error)
+    if samples == 1:
+        return items
+    return (repeat for item in items for repeat in _sampled(item, samples))
+
+
+def _items_once(
     context: CellContext,
     prompts: PromptRenderer,
     example: Example,

@@ -6,9 +6,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # pandas loads with the first summary, not before the first call
     import pandas as pd
@@ -18,6 +18,10 @@ import msgspec
 from mmjudge.records import SCHEMA_VERSION, JudgmentRecord
 
 JUDGMENTS = "judgments.jsonl"
+#: The repeated answers of a run with ``runner.samples`` above 1: rows of the same layout
+#: with a ``sample`` number (1, 2, ...); sample 0 is the run's own row in ``judgments.jsonl``,
+#: so every reader of that file sees one row per item, as without samples.
+SAMPLES = "samples.jsonl"
 SUMMARY = "summary.json"
 
 #: Columns kept from each row (everything the metrics and report need; not raw prompts).
@@ -236,14 +240,15 @@ def rows_at(path: Path, offsets: Iterable[int]) -> Iterator[dict[str, Any]]:
             yield row if isinstance(row, dict) else {}
 
 
-def keep_finished_rows(run_dir: Path) -> set[str]:
-    """Keys (``query_id<TAB>result_id``) already judged without error in a run folder, which
-    a resumed run does not send again; failed rows are retried.
+def keep_finished_rows(run_dir: Path, name: str = JUDGMENTS) -> set[str]:
+    """Keys (``query_id<TAB>result_id``, then ``<TAB>#<sample>`` for a row of
+    ``samples.jsonl``) already judged without error in a run folder's file ``name``, which a
+    resumed run does not send again; failed rows are retried.
 
     A run killed mid-write can leave a partial last line: it is dropped, as are error rows,
     and the file is rewritten with the complete rows only.
     """
-    records_path = run_dir / JUDGMENTS
+    records_path = run_dir / name
     if not records_path.exists():
         return set()
     kept: list[str] = []
@@ -257,26 +262,40 @@ def keep_finished_rows(run_dir: Path) -> set[str]:
             if row.get("error"):
                 continue
             kept.append(line if line.endswith("\n") else line + "\n")
-            keys.add(f"{row['query_id']}\t{row['result_id']}")
+            key = f"{row['query_id']}\t{row['result_id']}"
+            keys.add(f"{key}\t#{row['sample']}" if row.get("sample") else key)
     tmp = records_path.with_suffix(".jsonl.tmp")
     tmp.write_text("".join(kept), encoding="utf-8")
     os.replace(tmp, records_path)
     return keys
 
 
+class RowWriter(Protocol):
+    """Writes one row (a repeat's with its ``sample`` number, see :func:`sample_row`)."""
+
+    def __call__(self, record: JudgmentRecord, sample: int = 0) -> None: ...
+
+
 @contextlib.contextmanager
-def appending_rows(run_dir: Path) -> Iterator[Callable[[JudgmentRecord], None]]:
-    """Append rows to a run's ``judgments.jsonl`` as they come, each flushed at once, so a
-    run killed at any moment keeps every finished row (the file exists from the start)."""
-    path = run_dir / JUDGMENTS
+def appending_rows(run_dir: Path, name: str = JUDGMENTS) -> Iterator[RowWriter]:
+    """Append rows to a run's ``judgments.jsonl`` (or the file ``name``) as they come, each
+    flushed at once, so a run killed at any moment keeps every finished row (the file exists
+    from the start)."""
+    path = run_dir / name
     path.touch()
     with path.open("a", encoding="utf-8") as out:
 
-        def write(record: JudgmentRecord) -> None:
-            out.write(record.to_json() + "\n")
+        def write(record: JudgmentRecord, sample: int = 0) -> None:
+            out.write(sample_row(record, sample) + "\n")
             out.flush()
 
         yield write
+
+
+def sample_row(record: JudgmentRecord, sample: int) -> str:
+    """A record's row as written, with its ``sample`` number first when it is a repeat."""
+    text = record.to_json()
+    return text if sample == 0 else f'{{"sample": {int(sample)}, {text[1:]}'
 
 
 def write_rows(run_dir: Path, records: Iterable[JudgmentRecord]) -> None:

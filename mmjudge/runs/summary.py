@@ -102,6 +102,9 @@ class RunSummary:
     """The cell's forecast (at batch prices in batch mode), beside the actual cost."""
     n_items: int | None = None
     """Items the dataset holds for this cell."""
+    stability: dict[str, Any] | None = None
+    """Test–retest (``runner.samples`` above 1): κ between samples, the unstable items and
+    what the repeats cost (see :func:`mmjudge.agreement.stability.stability_summary`)."""
     schema_version: int = SUMMARY_SCHEMA_VERSION
     """Version of this layout."""
 
@@ -213,6 +216,8 @@ class RunSummary:
             data["forecast"] = self.forecast.to_dict()
         if self.n_items is not None:
             data["n_items"] = self.n_items
+        if self.stability is not None:
+            data["stability"] = self.stability
         return data
 
     @classmethod
@@ -258,6 +263,7 @@ class RunSummary:
             testbank=data.get("testbank"),
             forecast=Forecast(**known_fields(Forecast, forecast)) if forecast else None,
             n_items=data.get("n_items"),
+            stability=data.get("stability"),
             schema_version=SUMMARY_SCHEMA_VERSION,
         )
 
@@ -304,6 +310,7 @@ def build_summary(
     testbank: dict[str, Any] | None = None,
     forecast: Forecast | None = None,
     n_items: int | None = None,
+    stability: dict[str, Any] | None = None,
 ) -> RunSummary:
     """The one place a :class:`RunSummary` is put together, for real and virtual runs."""
     return RunSummary(
@@ -329,6 +336,7 @@ def build_summary(
         testbank=testbank,
         forecast=forecast,
         n_items=n_items,
+        stability=stability,
     )
 
 

@@ -59,6 +59,11 @@ def load_cell_bank(cfg: SweepConfig) -> Bank | None:
             "prompt.bank_calls=entry runs in runner.mode=sync; with runner.mode=batch use "
             "prompt.bank_calls=item (one request per result)"
         )
+    if cfg.prompt.bank_calls == "entry" and cfg.runner.samples > 1:
+        raise ConfigError(
+            f"runner.samples={cfg.runner.samples} repeats whole requests; with a test bank use "
+            "prompt.bank_calls=item (one request per result), or runner.samples=1"
+        )
     path = bank_path(cfg.dataset, kind)
     if not path.is_file():
         raise ConfigError(

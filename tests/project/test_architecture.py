@@ -27,7 +27,8 @@ PACKAGE = Path(__file__).resolve().parents[2] / "mmjudge"
 #: ``locations`` resolves paths (the user's against the working folder, the shipped configs in
 #: ``conf`` as package data). ``api`` is the library surface, over the same code the command
 #: runs, so it comes last (the package's ``__init__`` re-exports it lazily, by name, so
-#: importing any module of the package never loads the surface).
+#: importing any module of the package never loads the surface). ``monitor`` runs cells (canary
+#: checks) and reads their rows; the report draws its history, so it comes before ``report``.
 STAGES: list[tuple[str, ...]] = [
     ("__init__", "errors", "records", "keyguard", "images"),
     ("locations", "conf"),
@@ -40,6 +41,7 @@ STAGES: list[tuple[str, ...]] = [
     ("agreement",),
     ("running",),
     ("ensembles",),
+    ("monitor",),
     ("report",),
     ("cli", "sweep", "__main__"),
     ("api",),

@@ -122,3 +122,30 @@ def test_get_many_returns_what_get_returns(tmp_path: Any) -> None:
     assert sorted(found) == sorted(key for key in wanted if key in stored)
     assert cache.get_many([]) == {}
     cache.close()
+
+
+def test_a_repeat_sample_has_its_own_key_and_the_first_keeps_the_old_one() -> None:
+    model = ModelConfig(name="m", provider="openai", model_id="gpt-x")
+    first = JudgeRequest(item_key="q\tr", prompt="grade this", system="sys")
+    repeat = JudgeRequest(item_key="q\tr\t#2", prompt="grade this", system="sys", sample=2)
+    assert request_key(model, first) == dict_key(model, first)
+    expected = sha256_text(
+        canonical_json(
+            {
+                "provider": "openai",
+                "model": "gpt-x",
+                "base_url": endpoint_override(model),
+                "system": "sys",
+                "prompt": "grade this",
+                "images": [],
+                "image_detail": None,
+                "temperature": model.temperature,
+                "max_tokens": model.max_tokens,
+                "options": dict(model.options),
+                "grades": list(repeat.grades),
+                "sample": 2,
+            }
+        )
+    )
+    assert request_key(model, repeat) == expected != request_key(model, first)
+    assert repeat.prompt_hash() == first.prompt_hash()  # the model reads the same prompt

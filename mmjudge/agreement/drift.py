@@ -1,0 +1,102 @@
+"""Drift between two checks of one judge on the same items: how many grades changed, κ
+between the checks, and whether the distribution of grades moved — pure functions of two
+label arrays.
+
+- **Change share**: the share of items (answered in both checks) whose grade differs; its
+  interval resamples whole queries (it is one minus the accuracy of one check against the
+  other, so the bootstrap takes its fast path).
+- **κ between checks**: Cohen's κ, unweighted, with its interval the same way.
+- **Stuart–Maxwell test** of marginal homogeneity (``statsmodels``'
+  ``SquareTable.homogeneity``): whether the grade distribution of the second check differs
+  from the first's, on the square table of the paired grades. Undefined (``None``) when the
+  table leaves nothing to test (every item kept its grade, or one grade only).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from mmjudge.agreement import metrics
+from mmjudge.agreement.resampling import bootstrap_ci
+from mmjudge.agreement.scoring import N_BOOT, SEED, kappa_metric, none_if_nan
+
+
+def marginal_homogeneity(table: np.ndarray) -> dict[str, float | None]:
+    """The Stuart–Maxwell test on a square table of paired grades (rows: the first check):
+    ``{statistic, df, p}``, each None where the test is undefined."""
+    from statsmodels.stats.contingency_tables import SquareTable
+
+    if table.sum() == 0 or np.count_nonzero(table - np.diag(np.diag(table))) == 0:
+        return {"statistic": None, "df": None, "p": None}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a singular covariance gives nan, reported as None
+        result = SquareTable(table, shift_zeros=False).homogeneity()
+    statistic, p = float(result.statistic), float(result.pvalue)
+    if not (math.isfinite(statistic) and math.isfinite(p)):
+        return {"statistic": None, "df": None, "p": None}
+    return {"statistic": statistic, "df": float(result.df), "p": p}
+
+
+def _interval(ci: Any, flip: bool = False) -> dict[str, float | None]:
+    if flip:  # a share that changed from the share that stayed: 1 − x, the ends swapped
+        return {
+            "estimate": none_if_nan(1 - ci.estimate),
+            "low": none_if_nan(1 - ci.high),
+            "high": none_if_nan(1 - ci.low),
+        }
+    return {
+        "estimate": none_if_nan(ci.estimate),
+        "low": none_if_nan(ci.low),
+        "high": none_if_nan(ci.high),
+    }
+
+
+def drift_summary(
+    before: Any,
+    after: Any,
+    query_ids: Any,
+    *,
+    grades: Sequence[float],
+    n_boot: int = N_BOOT,
+    seed: int = SEED,
+) -> dict[str, Any]:
+    """Two checks of one judge compared item by item (arrays aligned; ``nan``: no grade).
+
+    Keys: n (items graded in both), changed (how many kept no grade), change_share and
+    kappa (``{estimate, low, high}``, 95% intervals resampling queries), stuart_maxwell
+    (``{statistic, df, p}``), confusion (rows: the first check's grade, columns: the
+    second's) and label_distribution (``{before, after}``, counts by grade).
+    """
+    a = np.asarray(before, dtype=float)
+    b = np.asarray(after, dtype=float)
+    both = ~np.isnan(a) & ~np.isnan(b)
+    a, b = a[both], b[both]
+    queries = np.asarray(query_ids).astype(str)[both]
+    scale = [float(g) for g in grades]
+    n = int(both.sum())
+    empty: dict[str, float | None] = {"estimate": None, "low": None, "high": None}
+    change, kappa = dict(empty), dict(empty)
+    if n:
+        same = bootstrap_ci(metrics.accuracy, queries, a, b, n_boot=n_boot, seed=seed)
+        change = _interval(same, flip=True)
+        kappa = _interval(
+            bootstrap_ci(kappa_metric(scale), queries, a, b, n_boot=n_boot, seed=seed)
+        )
+    table = metrics.confusion_matrix(a, b, scale)
+    return {
+        "n": n,
+        "changed": int((a != b).sum()),
+        "change_share": change,
+        "kappa": kappa,
+        "stuart_maxwell": marginal_homogeneity(np.asarray(table, dtype=float)),
+        "confusion": np.asarray(table).tolist(),
+        "label_distribution": {
+            "before": metrics.label_distribution(a, scale),
+            "after": metrics.label_distribution(b, scale),
+        },
+    }

@@ -1,0 +1,212 @@
+"""Canary checks against a loopback judge (the OpenAI wire format) whose answers, and the
+model it says answered, can be made to change between checks."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+from mmjudge.cli.monitor import EXIT_MOVED, main
+from mmjudge.monitor.history import append_entry, read_history
+from tests.fixtures.loopback_server import LoopbackServer, RecordedRequest, user_text
+
+ITEMS = 40
+
+
+class Judge:
+    """Grades each prompt by a hash of its text; once ``moving`` is set, the prompts whose
+    hash falls in that share get the next grade."""
+
+    def __init__(self) -> None:
+        self.moving = 0.0
+        self.moved: set[str] = set()
+
+    def __call__(self, request: RecordedRequest) -> str:
+        text = user_text(request.body)
+        digest = hashlib.sha256(text.encode()).digest()
+        grade = digest[0] % 3
+        if digest[1] / 256 < self.moving:
+            self.moved.add(text)
+            grade = (grade + 1) % 3
+        return f"{grade}\nA reason."
+
+
+def _check(tmp_path: Path, server: LoopbackServer, *extra: str) -> int:
+    return main(
+        [
+            "check",
+            "model=gpt4o_mini",
+            "modality=text",
+            f"model.base_url={server.openai_base_url}",
+            f"dataset.limit={ITEMS}",
+            "runner.progress=false",
+            f"paths.results={tmp_path / 'results'}",
+            f"paths.reports={tmp_path / 'reports'}",
+            f"paths.response_cache={tmp_path / 'cache.sqlite'}",
+            f"paths.prepared_cache={tmp_path / 'prepared'}",
+            *extra,
+        ]
+    )
+
+
+def _history(tmp_path: Path) -> list[dict]:
+    return read_history(tmp_path / "results" / "monitor" / "history.jsonl")
+
+
+@pytest.mark.slow
+def test_an_unchanged_judge_passes_and_a_moved_one_is_flagged_with_its_share(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0000")
+    judge = Judge()
+    with LoopbackServer(responder=judge) as server:
+        assert _check(tmp_path, server) == 0  # the first check is the baseline
+        sent = server.request_count
+        assert _check(tmp_path, server) == 0
+        assert server.request_count == 2 * sent  # the response cache was bypassed
+        first, second = _history(tmp_path)
+        assert second["baseline"] == first["check"]
+        assert second["drift"]["changed"] == 0 and second["drift"]["change_share"]["estimate"] == 0
+        assert second["drift"]["kappa"]["estimate"] == pytest.approx(1.0)
+        assert second["models"] == {"gpt-4o-mini-2024-07-18": second["n_items"]}
+        assert second["fingerprints"] == {"fp_loopback": second["n_items"]}
+        assert second["spent_usd"] > 0 and second["moved"] == []
+        capsys.readouterr()
+        judge.moving = 0.3
+        assert _check(tmp_path, server) == EXIT_MOVED
+    third = _history(tmp_path)[-1]
+    n = third["drift"]["n"]
+    share = len(judge.moved) / n
+    change = third["drift"]["change_share"]
+    assert third["drift"]["changed"] == len(judge.moved) > 0
+    assert change["estimate"] == pytest.approx(share)
+    assert change["low"] <= share <= change["high"] and change["low"] > 0.05
+    assert third["baseline"] == first["check"]
+    err = [line for line in capsys.readouterr().err.splitlines() if "monitor" in line]
+    assert len(err) == 1 and err[0].startswith("mmjudge monitor: moved: ")
+    assert f"{100 * share:.1f}% of labels changed" in err[0]
+
+
+@pytest.mark.slow
+def test_a_new_model_identifier_is_flagged_and_shown_on_the_timeline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0000")
+    with LoopbackServer(responder=Judge()) as server:
+        assert _check(tmp_path, server) == 0
+        server.served_model = "gpt-4o-mini-2099-01-01"
+        server.fingerprint = "fp_new"
+        capsys.readouterr()
+        assert _check(tmp_path, server) == EXIT_MOVED
+        (line,) = [x for x in capsys.readouterr().err.splitlines() if "monitor" in x]
+        assert line == (
+            "mmjudge monitor: moved: the provider answered as a new model: gpt-4o-mini-2099-01-01"
+        )
+        assert _check(tmp_path, server, "allow_new_model=true") == 0
+    latest = _history(tmp_path)[-1]
+    assert latest["new_models"] == ["gpt-4o-mini-2099-01-01"]
+    assert latest["new_fingerprints"] == ["fp_new"]
+    assert (
+        main(["report", f"paths.results={tmp_path / 'results'}", f"out={tmp_path / 'page'}"]) == 0
+    )
+    page = (tmp_path / "page" / "index.html").read_text(encoding="utf-8")
+    assert '<td class="l moved">gpt-4o-mini-2099-01-01</td>' in page
+    assert "vegaEmbed" in page and "fp_new" in page
+
+
+@pytest.mark.slow
+def test_a_check_killed_midway_leaves_the_history_readable_and_the_next_one_complete(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0000")
+    history = tmp_path / "results" / "monitor" / "history.jsonl"
+    with LoopbackServer(responder=Judge()) as server:
+        assert _check(tmp_path, server) == 0
+        whole = history.read_bytes()
+        with history.open("ab") as handle:  # a writer killed halfway through its entry
+            handle.write(whole[: len(whole) // 2])
+        assert len(read_history(history)) == 1
+        assert _check(tmp_path, server) == 0
+    entries = read_history(history)
+    assert len(entries) == 2 and entries[1]["baseline"] == entries[0]["check"]
+    assert entries[1]["status"] == "complete" and entries[1]["drift"]["changed"] == 0
+
+
+def test_two_writers_never_interleave_their_entries(tmp_path: Path) -> None:
+    path = tmp_path / "history.jsonl"
+    padding = "x" * 5000  # entries longer than a pipe's atomic write
+
+    def write(writer: int) -> None:
+        for number in range(100):
+            append_entry(path, {"writer": writer, "number": number, "padding": padding})
+
+    threads = [threading.Thread(target=write, args=(w,)) for w in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    entries = read_history(path)
+    assert len(entries) == 200
+    for writer in range(2):
+        assert [e["number"] for e in entries if e["writer"] == writer] == list(range(100))
+    assert all(json.loads(line) for line in path.read_text().splitlines())
+
+
+def test_settings_it_cannot_use_fail_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "max_change=lots"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "max_change=lots" in err
+    assert main(["nothing"]) == 2
+
+
+def test_help_describes_the_command(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == 0
+    assert "mmjudge monitor check" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_a_check_killed_by_sigkill_leaves_the_history_whole_and_the_next_check_complete(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0000")
+    history = tmp_path / "results" / "monitor" / "history.jsonl"
+    with LoopbackServer(responder=Judge()) as server:
+        assert _check(tmp_path, server) == 0
+        server.latency_s = 0.5  # slow answers: the process is killed while they are awaited
+        command = [
+            sys.executable,
+            "-m",
+            "mmjudge",
+            "monitor",
+            "check",
+            "model=gpt4o_mini",
+            "modality=text",
+            f"model.base_url={server.openai_base_url}",
+            f"dataset.limit={ITEMS}",
+            "runner.concurrency=2",
+            "runner.progress=false",
+            f"paths.results={tmp_path / 'results'}",
+            f"paths.prepared_cache={tmp_path / 'prepared'}",
+        ]
+        process = subprocess.Popen(command, cwd=tmp_path, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while server.request_count < 44 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
+        assert len(read_history(history)) == 1  # the killed check appended nothing
+        server.latency_s = 0.0
+        assert _check(tmp_path, server) == 0
+    entries = read_history(history)
+    assert len(entries) == 2 and len(history.read_text().splitlines()) == 2
+    assert entries[1]["status"] == "complete" and entries[1]["n_items"] == ITEMS
+    assert entries[1]["baseline"] == entries[0]["check"] and entries[1]["drift"]["n"] == ITEMS
