@@ -116,9 +116,23 @@ def run_cell(
     check_reliability_settings(cfg.runner)
     endpoint_override(cfg.model)  # a base URL that cannot work is refused before anything runs
     run_dir.mkdir(parents=True, exist_ok=True)
-    run_id = run_dir.name
     judge_cls = judge_class(cfg.model)
     examples = ExampleStream(cfg)
+    try:
+        return _checked_cell(cfg, raw_cfg, run_dir, judge_cls, examples)
+    finally:
+        examples.close()
+
+
+def _checked_cell(
+    cfg: SweepConfig,
+    raw_cfg: DictConfig | SweepConfig,
+    run_dir: Path,
+    judge_cls: type[JudgeAPI],
+    examples: ExampleStream,
+) -> RunSummary | dict[str, Any]:
+    """The cell from its dataset check on (see :func:`run_cell`)."""
+    run_id = run_dir.name
     cache_path = resolve_path(cfg.paths.response_cache)
     warm = sdk_warmer(judge_cls, cfg, cache_path)
     counts, reason = _survey_or_skip(cfg, judge_cls, examples, warm)
@@ -274,12 +288,13 @@ def _survey_or_skip(
     reason = skip_reason(cfg, judge_cls)
     if reason is not None:
         return None, reason
-    # Counting the prompts ahead needs them prepared: where the check reads the items as the
-    # loader gives them, the child would prepare every item a second time, beside the calls'
-    # own pass; each call's prompt is counted here instead.
-    ahead = warm is not None and examples.check_reads_prepared()
-    count = counter_for(cfg) if ahead else None
-    counts = survey_while(examples.survey, examples, cfg, warm, count)
+    # Where the check reads the items as the loader gives them, its child goes on to prepare
+    # them for the calls (mmjudge/running/feed.py) instead of counting the prompts' tokens,
+    # which would need them prepared too: each call's prompt is then counted here.
+    reads_prepared = examples.check_reads_prepared()
+    count = counter_for(cfg) if warm is not None and reads_prepared else None
+    feed = examples.take_feed if cfg.runner.mode == "sync" and not reads_prepared else None
+    counts = survey_while(examples.survey, examples, cfg, warm, count, feed)
     check_html_fields(counts, cfg.dataset)
     return counts, unserved(counts, cfg.modality, cfg.dataset)
 

@@ -42,6 +42,7 @@ from mmjudge.judges.pipes import die_with_parent, read_message, write_message
 from mmjudge.running import counts_ahead
 from mmjudge.running.cache import ResponseCache
 from mmjudge.running.counts_ahead import PendingCounts
+from mmjudge.running.feed import PreparedFeed, send_prepared
 
 Counter = Callable[[Iterable[Example]], counts_ahead.Counts]
 
@@ -56,14 +57,16 @@ def survey_while(
     cfg: SweepConfig,
     warm: Callable[[], None] | None,
     count: Counter | None = None,
+    feed: Callable[[PreparedFeed], None] | None = None,
 ) -> DatasetSurvey:
     """The dataset's counts (``check()``: :meth:`~mmjudge.running.work.ExampleStream.survey`),
     taken in a forked child while ``warm`` runs here, where that applies (see the module's
-    docstring); the child then runs ``count`` over ``examples`` for
-    :mod:`~mmjudge.running.counts_ahead`."""
+    docstring). The child then runs ``count`` over ``examples`` for
+    :mod:`~mmjudge.running.counts_ahead`, or, with ``feed``, sends ``examples`` prepared to
+    the :class:`~mmjudge.running.feed.PreparedFeed` that ``feed`` is given."""
     if warm is None or not _can_fork(cfg, any_size=count is not None):
         return check()
-    counts = _survey_in_child(check, examples, warm, count)
+    counts = _survey_in_child(check, examples, warm, count, feed)
     return counts if counts is not None else check()
 
 
@@ -164,16 +167,18 @@ def _survey_in_child(
     examples: Iterable[Example],
     warm: Callable[[], None],
     count: Counter | None,
+    feed: Callable[[PreparedFeed], None] | None = None,
 ) -> DatasetSurvey | None:
     """The counts from a forked child, ``warm`` run meanwhile; None when the child did not
     deliver them. With ``count``, the child goes on to count the cell's prompts, which
-    :mod:`~mmjudge.running.counts_ahead` receives later."""
+    :mod:`~mmjudge.running.counts_ahead` receives later; with ``feed``, to send the items
+    prepared."""
     read_end, write_end = os.pipe()
     parent = os.getpid()
     pid = os.fork()
     if pid == 0:
         die_with_parent(parent)
-        _child(check, examples, read_end, write_end, count)
+        _child(check, examples, read_end, write_end, count, feed is not None)
     os.close(write_end)
     pending = PendingCounts(pid, os.fdopen(read_end, "rb"))
     handed_on = False
@@ -188,6 +193,9 @@ def _survey_in_child(
         if count is not None:
             counts_ahead.expect(pending)
             handed_on = True
+        elif feed is not None:
+            feed(PreparedFeed(pending.pid, pending.pipe))
+            handed_on = True
         return counts
     finally:
         if not handed_on:  # done with the child (or interrupted): stop and reap it
@@ -200,10 +208,11 @@ def _child(
     read_end: int,
     write_end: int,
     count: Counter | None,
+    send_items: bool = False,
 ) -> NoReturn:
     """The forked child: count, send the counts (then, with ``count``, the prompts' token
-    counts), leave without running any exit handler or flushing anything inherited (the
-    parent owns the run's files and output)."""
+    counts, or with ``send_items`` the items prepared), leave without running any exit
+    handler or flushing anything inherited (the parent owns the run's files and output)."""
     code = 1
     try:
         os.close(read_end)
@@ -213,6 +222,8 @@ def _child(
             write_message(pipe, check())
             if count is not None:
                 write_message(pipe, count(examples))
+            elif send_items:
+                send_prepared(pipe, examples)
         code = 0
     except BaseException:  # any failure: the parent checks the dataset (and counts) itself
         pass

@@ -33,6 +33,7 @@ from mmjudge.locations import resolve_path
 from mmjudge.prompts.shapes import PromptRenderer
 from mmjudge.records import EncodedImage, Forecast, JudgeRequest
 from mmjudge.running.cache import RequestKeys, ResponseCache
+from mmjudge.running.feed import PreparedFeed
 from mmjudge.running.images_pool import PREPARE_AHEAD, ImagePool, prepared_async, prepared_sync
 from mmjudge.running.per_entry import EntryCall
 from mmjudge.running.policy import WorkItem
@@ -81,6 +82,7 @@ class ExampleStream:
     def __init__(self, cfg: SweepConfig) -> None:
         self.cfg = cfg
         self._kept: list[Example] | None = None
+        self._feed: PreparedFeed | None = None
 
     @functools.cached_property
     def cache(self) -> Path:
@@ -94,7 +96,28 @@ class ExampleStream:
     def __iter__(self) -> Iterator[Example]:
         if self._kept is not None:
             return iter(self._kept)
+        feed, self._feed = self._feed, None
+        if feed is not None:
+            return self._keeping(self._fed(feed))
         return self._read()
+
+    def take_feed(self, feed: PreparedFeed) -> None:
+        """The next pass takes its items from ``feed`` (:mod:`~mmjudge.running.feed`): the
+        calls' pass, after the check read the items unprepared in the child that sends them."""
+        self.close()
+        self._feed = feed
+
+    def head(self, n: int) -> list[Example]:
+        """The first ``n`` items, leaving a feed for the calls' pass."""
+        if self._feed is None:
+            return list(itertools.islice(self, n))
+        return list(itertools.islice(self._loaded(), n))
+
+    def close(self) -> None:
+        """Stop a feed no pass has taken (the cell ended before its calls)."""
+        feed, self._feed = self._feed, None
+        if feed is not None:
+            feed.close()
 
     def survey(self) -> DatasetSurvey:
         """The check before the first call: every item read and validated, and counted.
@@ -121,11 +144,24 @@ class ExampleStream:
 
     def _read(self) -> Iterator[Example]:
         """One pass over the file, keeping the examples while the dataset stays small."""
-        kept: list[Example] | None = []
-        chars = 0
-        examples = load_dataset(
+        return self._keeping(self._loaded())
+
+    def _loaded(self) -> Iterator[Example]:
+        return load_dataset(
             self.cfg.dataset, seed=self.cfg.seed, queries=self.queries, cache=self.cache
         )
+
+    def _fed(self, feed: PreparedFeed) -> Iterator[Example]:
+        """The items ``feed`` sends, then, should its child stop early, the rest of them
+        prepared here."""
+        yield from feed.items()
+        if not feed.complete:
+            yield from itertools.islice(self._loaded(), feed.received, None)
+
+    def _keeping(self, examples: Iterator[Example]) -> Iterator[Example]:
+        """``examples``, kept for later passes when the pass is whole and small."""
+        kept: list[Example] | None = []
+        chars = 0
         for example in examples:
             if kept is not None:
                 chars += len(example.query) + sum(len(value) for _name, value in example.fields)
@@ -405,7 +441,7 @@ def image_pool(context: CellContext) -> Iterator[ImagePool | None]:
 
 
 def cached_output_tokens(
-    context: CellContext, examples: Iterable[Example], judge_cls: type[JudgeAPI], path: Path
+    context: CellContext, examples: ExampleStream, judge_cls: type[JudgeAPI], path: Path
 ) -> Iterator[int]:
     """Output tokens of the answers to a sample of this cell's first requests that are in
     the response cache at ``path`` (none when the cache is off or the judge's answers are not
@@ -414,7 +450,7 @@ def cached_output_tokens(
     if not (cfg.runner.cache and judge_cls.cacheable and path.exists()):
         return
     limit = SAMPLE_IMAGES if cfg.modality.include_image else SAMPLE_TEXT
-    sample = itertools.islice(examples, limit)
+    sample = examples.head(limit)
     keys = RequestKeys(cfg.model)
     cache = ResponseCache(path)
     try:
