@@ -275,7 +275,7 @@ def _ideal_linear(design: Design, guess: Pilot) -> tuple[FloatArray, FloatArray,
         )
         for p in guess.at_least.T
     ]
-    counts = np.stack([mean for mean, _ in per_grade], axis=1)
+    counts = np.stack([mean for mean, _ in per_grade], axis=1).astype(float)
     spread = np.sqrt(np.stack([var for _, var in per_grade], axis=1))
     chance = _count_chances(counts, spread, design.depth)  # queries × grades × 0..depth
     # gains step from one positive grade to the next: gain = Σ_t step_t · [grade ≥ t]
@@ -298,7 +298,7 @@ def _count_chances(mean: FloatArray, spread: FloatArray, depth: int) -> FloatArr
         z = (edges - mean[..., None]) / spread[..., None]
     exact = (edges - mean[..., None]) >= 0
     below = np.where(spread[..., None] > 0, _normal_cdf(z), exact.astype(float))
-    cdf = np.concatenate([below, np.ones(mean.shape + (1,))], axis=-1)
+    cdf = np.concatenate([below, np.ones((*mean.shape, 1))], axis=-1)
     return np.diff(cdf, prepend=0.0, axis=-1)
 
 
