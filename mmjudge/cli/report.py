@@ -16,7 +16,7 @@ from mmjudge.report.build import build_report
 PROG = "mmjudge report"
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Build an HTML + PNG report from the saved records of one or more run or "
@@ -58,7 +58,11 @@ def main(argv: list[str] | None = None) -> int:
         help="what one human label costs: the cards then price the labels they ask for and "
         "split that money between human and judge labels (report.human_cost_per_label)",
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
     if args.n_boot < 1 or args.max_disagreements < 0:
         return fail(PROG, "--n-boot must be at least 1 and --max-disagreements 0 or more")
     price = args.human_cost_per_label

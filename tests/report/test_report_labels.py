@@ -146,3 +146,21 @@ def test_without_the_estimate_extra_the_card_says_nothing_of_it(
     (card,) = cards.cards(analysis, human_cost_per_label=0.5)
     assert "$" in _text(card.labels)
     assert card.split is None and card.mean_grade is None
+
+
+@pytest.mark.slow
+def test_mmjudge_report_takes_the_human_price(tmp_path: Path, capsys) -> None:
+    """``mmjudge report --human-cost-per-label`` puts the dollars and the Label budget line on
+    the page; a price of 0 is refused in one line naming the flag."""
+    pytest.importorskip("ppi_py", reason="the split of a priced judge needs the estimate extra")
+    from mmjudge.cli import report
+
+    root = _close_judges(tmp_path)
+    assert report.main([str(root), "--human-cost-per-label", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "--human-cost-per-label 0.0: give a price above 0" in err and err.count("\n") == 1
+    out = tmp_path / "reports"
+    args = [str(root), "--out", str(out), "--n-boot", str(N_BOOT), "--human-cost-per-label", "2"]
+    assert report.main(args) == 0
+    page = (out / "s" / "index.html").read_text(encoding="utf-8")
+    assert "<dt>Label budget</dt>" in page and "more labelled items, about $" in page
