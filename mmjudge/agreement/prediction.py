@@ -8,13 +8,13 @@ directly. A system's P@10 is one too: it is a fixed weighted sum of the items' r
 (an item counts ``1/(10·Q)`` for every system that ranks it in a query's top ten).
 
 A system's nDCG@10 is not linear in the labels (its ideal DCG sorts a query's grades), so it
-is linearised at the judge's labels: ``nDCG(y) ≈ nDCG(ŷ) + Σ_i ∂nDCG/∂g_i · (g_i(y) − g_i(ŷ))``,
-with the derivative of each query's DCG over its ideal DCG taken at the judge's gains (items
-tied in the ideal order share the mean of their positions' discounts). The column is the
-item's derivative times its gain, scaled by the number of items, plus the constant that makes
-the judge's column mean equal the judge's nDCG. The remainder is of second order in the
-judge's errors; the coverage tests in ``tests/agreement/test_prediction.py`` measure it on
-real label files.
+is linearised around a first guess of the human grades (:func:`pilot`: per judge grade, moved
+per query by the query's labelled residuals): ``nDCG(y) ≈ nDCG(g₀) + Σ_i ∂nDCG/∂g_i ·
+(g_i(y) − g_i(g₀))``, the ideal DCG taken as a function of the counts at or above each grade
+and averaged over the counts the guess leaves uncertain. The column is the item's derivative
+times its gain, scaled by the number of items, plus the expansion's constant. The remainder
+is of second order in the guess's errors; the coverage tests in
+``tests/agreement/test_prediction.py`` measure it on real label files.
 
 Each column's mean is then estimated by ``ppi_py.ppi_mean_ci`` and
 ``ppi_py.ppi_mean_pointestimate`` (PPI++: the weight on the judge is tuned from the data, per
