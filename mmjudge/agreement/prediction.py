@@ -189,7 +189,8 @@ def pilot(design: Design, human: FloatArray, judge: FloatArray, labelled: Any) -
     The per-query step matters for nDCG: a judge that grades one query's passages too
     harshly makes the pooled guess of that query's ideal DCG wrong by more than labels
     spread over all items correct, and the expansion's remainder then biases the
-    estimate (on the LLMJudge files, by about half an interval at 500 labels)."""
+    estimate (on the LLMJudge files at 500 labels, coverage 0.85-0.88 without this step,
+    0.94-0.96 with it; docs/estimates.md)."""
     positive = design.grades[design.grades > 0]
     at = np.searchsorted(design.grades, judge)
     at = np.minimum(at, design.grades.size - 1)
