@@ -25,6 +25,25 @@ from mmjudge.data.qrels import read_qrels
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "llmjudge"
 
 
+def setup(judge: str) -> tuple[prediction.ItemLabels, prediction.Design]:
+    """The human labels as the truth, ``judge``'s file as the judge (clipped to 0-3) and the
+    other files as retrieval systems (grade plus seeded noise)."""
+    human = read_qrels(DATA / "test_qrels_human.txt")
+    files = {path.stem: read_qrels(path) for path in sorted((DATA / "runs").glob("*.txt"))}
+    items = prediction.shared_items(human, files[judge])
+    items = items._replace(judge=np.clip(items.judge, 0, 3))
+    rng = np.random.default_rng(1)
+    systems = {
+        f"by-{name}": {
+            q: {d: float(min(max(g, 0), 3)) + 1.5 * rng.random() for d, g in docs.items()}
+            for q, docs in qrels.items()
+        }
+        for name, qrels in files.items()
+        if name != judge
+    }
+    return items, prediction.prepare(items, systems, [0, 1, 2, 3], 2)
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--judge", default="Olz-gpt4o")
@@ -34,20 +53,7 @@ def main() -> int:
     if not (DATA / "test_qrels_human.txt").is_file():
         print(f"no LLMJudge files at {DATA}", file=sys.stderr)
         return 1
-    human = read_qrels(DATA / "test_qrels_human.txt")
-    files = {path.stem: read_qrels(path) for path in sorted((DATA / "runs").glob("*.txt"))}
-    items = prediction.shared_items(human, files[args.judge])
-    items = items._replace(judge=np.clip(items.judge, 0, 3))
-    rng = np.random.default_rng(1)
-    systems = {
-        f"by-{name}": {
-            q: {d: float(min(max(g, 0), 3)) + 1.5 * rng.random() for d, g in docs.items()}
-            for q, docs in qrels.items()
-        }
-        for name, qrels in files.items()
-        if name != args.judge
-    }
-    design = prediction.prepare(items, systems, [0, 1, 2, 3], 2)
+    items, design = setup(args.judge)
     truth = prediction.exact_values(design, items.human)
     hits: dict[str, list[bool]] = {}
     widths: dict[str, list[tuple[float, float]]] = {}

@@ -22,6 +22,11 @@ from mmjudge.errors import MMJudgeError
 
 MEASURES = ("nDCG", "P")
 
+#: The fewest labelled items at which each system measure's 95% intervals held the truth in
+#: at least 94% of 1,000 draws on the LLMJudge files (``benchmarks/estimate_coverage.py``,
+#: docs/estimates.md); below it the command says so.
+COVERED_FROM = {f"nDCG@{prediction.DEPTH}": 500, f"P@{prediction.DEPTH}": 1000}
+
 
 class RankingCheck(NamedTuple):
     """How one measure's estimates order the systems, against each other and the truth."""
@@ -91,6 +96,22 @@ def estimates_for(
     return HeldBack(items.human.size, int(mask.sum()), estimates, truth, rankings)
 
 
+def coverage_caution(result: HeldBack) -> str | None:
+    """One line when the system measures were estimated from fewer labelled items than
+    their intervals were measured to cover at (:data:`COVERED_FROM`); ``None`` otherwise."""
+    if not result.rankings:
+        return None
+    short = {m: n for m, n in COVERED_FROM.items() if result.labelled < n}
+    if not short:
+        return None
+    needed = ", ".join(f"{n:,} for {m}" for m, n in short.items())
+    return (
+        f"caution: the 95% intervals of {' and '.join(short)} held the truth in fewer than "
+        f"94% of simulated draws on real labels with fewer labelled items than {needed} "
+        f"(here {result.labelled}); read them as a guide"
+    )
+
+
 def ranking_check(
     measure: str, estimates: Sequence[Estimate], truth: Mapping[str, float] | None
 ) -> RankingCheck:
@@ -146,6 +167,7 @@ def as_dict(result: HeldBack) -> dict[str, Any]:
     return {
         "items": result.items,
         "labelled": result.labelled,
+        "caution": coverage_caution(result),
         "estimates": rows,
         "rankings": [
             {key: (_number(v) if isinstance(v, float) else v) for key, v in r._asdict().items()}

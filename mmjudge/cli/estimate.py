@@ -32,6 +32,7 @@ from mmjudge.agreement.estimates import (
     HeldBack,
     as_dict,
     check_labelled,
+    coverage_caution,
     estimates_for,
     held_back,
 )
@@ -208,6 +209,9 @@ def format_table(result: HeldBack) -> str:
             f"{result.labelled} of {result.items} human labels used; the rest held back "
             "('all human' is the value on every human label)\n\n"
         )
+    caution = coverage_caution(result)
+    if caution:
+        lead += caution + "\n\n"
     text = lead + aligned_columns(header, body)
     text += (
         "\n* judge-only: the judge's labels on every item; its error is the judge's bias, "

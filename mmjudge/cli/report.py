@@ -4,6 +4,7 @@ several runs or sweeps (a later sweep's cells join an earlier sweep's in one rep
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from mmjudge.cli.exits import fail
@@ -15,7 +16,7 @@ from mmjudge.report.build import build_report
 PROG = "mmjudge report"
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Build an HTML + PNG report from the saved records of one or more run or "
@@ -50,9 +51,23 @@ def main(argv: list[str] | None = None) -> int:
         default=CAP,
         help=f"items shown per judge and dataset in the disagreement browser (default: {CAP})",
     )
-    args = parser.parse_args(argv)
+    parser.add_argument(
+        "--human-cost-per-label",
+        type=float,
+        metavar="USD",
+        help="what one human label costs: the cards then price the labels they ask for and "
+        "split that money between human and judge labels (report.human_cost_per_label)",
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
     if args.n_boot < 1 or args.max_disagreements < 0:
         return fail(PROG, "--n-boot must be at least 1 and --max-disagreements 0 or more")
+    price = args.human_cost_per_label
+    if price is not None and not (math.isfinite(price) and price > 0):
+        return fail(PROG, f"--human-cost-per-label {price}: give a price above 0 in USD")
     for directory in args.directories:
         if not directory.is_dir():
             return fail(PROG, f"{directory} is not a directory")
@@ -63,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
             args.name,
             n_boot=args.n_boot,
             max_disagreements=args.max_disagreements,
+            human_cost_per_label=price,
         )
     except MMJudgeError as error:
         return fail(PROG, error)

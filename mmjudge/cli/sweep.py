@@ -94,7 +94,11 @@ def _app(cfg: DictConfig) -> None:
             if not multirun and cfg.report.build and not cfg.runner.dry_run:
                 from mmjudge.report import build_report  # plotting and tables, only now
 
-                out = build_report(run_dir, resolve_path(cfg.paths.reports))
+                out = build_report(
+                    run_dir,
+                    resolve_path(cfg.paths.reports),
+                    human_cost_per_label=cfg.report.human_cost_per_label,
+                )
                 say(f"report: {out / 'index.html'}", run_dir)
         except MMJudgeError as error:
             say(f"mmjudge: {error}", run_dir, level=logging.ERROR)

@@ -23,7 +23,13 @@ class FinishedSweep(NamedTuple):
     """The report's folder, when one was built."""
 
 
-def finish_sweep(sweep_dir: Path, reports_dir: Path | None, *, ensembles: bool) -> FinishedSweep:
+def finish_sweep(
+    sweep_dir: Path,
+    reports_dir: Path | None,
+    *,
+    ensembles: bool,
+    human_cost_per_label: float | None = None,
+) -> FinishedSweep:
     """A finished sweep's end work: ``sweep_summary.json`` (every cell with its status,
     skipped ones with reasons), the default ensembles (panels and cascades from the saved
     records, see :mod:`mmjudge.ensembles.defaults`) when ``ensembles``, then the
@@ -46,7 +52,9 @@ def finish_sweep(sweep_dir: Path, reports_dir: Path | None, *, ensembles: bool) 
     if reports_dir is not None:
         from mmjudge.report import build_report
 
-        done = done._replace(report=build_report(sweep_dir, reports_dir))
+        done = done._replace(
+            report=build_report(sweep_dir, reports_dir, human_cost_per_label=human_cost_per_label)
+        )
     return done
 
 
@@ -76,7 +84,10 @@ class SweepReport(Callback):
         if config.get("runner", {}).get("dry_run"):
             return
         reports = resolve_path(config.paths.reports) if config.report.build else None
-        done = finish_sweep(sweep_dir, reports, ensembles=self.ensembles)
+        price = config.report.get("human_cost_per_label")
+        done = finish_sweep(
+            sweep_dir, reports, ensembles=self.ensembles, human_cost_per_label=price
+        )
         if done.exit_code is not None:
             # The sweep exits with the code of its most severe cell (see mmjudge.runs.status).
             note_exit(done.exit_code, replace=True)

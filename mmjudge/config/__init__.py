@@ -72,6 +72,7 @@ class SweepConfig:
         self.prompt.validate()
         self.pricing.validate()
         self.runner.validate()
+        self.report.validate()
         self.images.validate()
 
 

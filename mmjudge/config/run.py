@@ -174,3 +174,15 @@ class ReportConfig:
 
     build: bool = True
     """Build it (``report.build=false`` leaves it to ``mmjudge report``)."""
+    human_cost_per_label: float | None = None
+    """What one human label costs, in USD: the cards then price the labels they ask for and
+    show how that money is best split between human and judge labels (unset: counts only)."""
+
+    def validate(self) -> None:
+        price = self.human_cost_per_label
+        require(
+            price is None or (is_finite(price) and price > 0),
+            "report.human_cost_per_label",
+            price,
+            "give what one human label costs in USD, above 0 (null: leave the cards unpriced)",
+        )

@@ -77,13 +77,16 @@ def build_report(
     *,
     n_boot: int = N_BOOT,
     max_disagreements: int = CAP,
+    human_cost_per_label: float | None = None,
 ) -> Path:
     """Write the report for every run under ``root`` (one folder, or several sweeps to be
     shown as one); returns the report directory.
 
     Where two folders hold the same cell (dataset, model, modality, prompt), the run that
     finished last is used. ``n_boot`` resamples go into every interval; the disagreement
-    browser shows at most ``max_disagreements`` items per judge and dataset.
+    browser shows at most ``max_disagreements`` items per judge and dataset;
+    ``human_cost_per_label`` (USD, ``report.human_cost_per_label``) prices the human labels
+    the cards ask for.
     """
     roots = _roots(root)
     cells = _found_cells(roots)
@@ -91,7 +94,7 @@ def build_report(
     out = Path(reports_dir) / (name or "+".join(r.name for r in roots))
     out.mkdir(parents=True, exist_ok=True)
     analysis = analyse(cells, n_boot=n_boot)
-    page = _page_context(roots, cells, analysis, out, max_disagreements)
+    page = _page_context(roots, cells, analysis, out, max_disagreements, human_cost_per_label)
     _write_page(out, _ENV.get_template("report.html.j2").render(**page))
     return out
 
@@ -111,6 +114,7 @@ def _page_context(
     analysis: Analysis,
     out: Path,
     max_disagreements: int,
+    human_cost_per_label: float | None = None,
 ) -> dict[str, Any]:
     """What the page template shows: the files beside the page are written on the way
     (figures, the browser's thumbnails, CSV files)."""
@@ -118,7 +122,7 @@ def _page_context(
     browser = build_browser(analysis, max_disagreements, out)
     rankings = leaderboard.cell_rankings(cells)
     return {
-        **_overview(roots, cells, analysis, out),
+        **_overview(roots, cells, analysis, out, human_cost_per_label),
         "figures": pictures,
         **_answer_tables(cells, analysis),
         "rankings": spend.system_ranking_rows(rankings),
@@ -136,7 +140,11 @@ def _page_context(
 
 
 def _overview(
-    roots: list[Path], cells: pd.DataFrame, analysis: Analysis, out: Path
+    roots: list[Path],
+    cells: pd.DataFrame,
+    analysis: Analysis,
+    out: Path,
+    human_cost_per_label: float | None = None,
 ) -> dict[str, Any]:
     """The page's head: what it was built from, and the headline cards."""
     return {
@@ -148,7 +156,7 @@ def _overview(
         "n_judges": sum(len(d.cells) for d in analysis.datasets),
         "n_ensembles": sum(len(d.ensembles) for d in analysis.datasets),
         "n_boot": analysis.n_boot,
-        "cards": cards.cards(analysis),
+        "cards": cards.cards(analysis, human_cost_per_label),
         "cells_clause": cells_clause(cells, analysis),
     }
 

@@ -11,19 +11,18 @@ nothing is computed here.
 
 from __future__ import annotations
 
-import math
 import statistics
 from dataclasses import dataclass, field
 
 from markupsafe import Markup
 
-from mmjudge.agreement.planning import extra_labels, plan_separation
 from mmjudge.report.analysis import (
     MODALITY_NAMES,
     Analysis,
     Cell,
     DatasetStats,
 )
+from mmjudge.report.card_labels import label_lines
 from mmjudge.report.findings.prose import (
     NOT_DISTINGUISHABLE,
     dataset_anchor,
@@ -56,6 +55,10 @@ class Card:
     """``Best``, or ``Highest κ`` when that judge may be no better than chance."""
     labels: Markup | None = None
     """How many more human labels would tell the best judge from the runner-up."""
+    split: Markup | None = None
+    """With a human price: the split of those labels' cost between human and judge labels."""
+    mean_grade: Markup | None = None
+    """The mean grade prediction-powered beside human-only (items no person graded)."""
 
 
 def _judge(analysis: Analysis, cell: Cell) -> Markup:
@@ -181,38 +184,16 @@ def _ensemble_lines(analysis: Analysis, stats: DatasetStats) -> list[Markup]:
     return lines
 
 
-def _more_labels(analysis: Analysis, stats: DatasetStats) -> Markup | None:
-    """The labels that would tell the best judge from the runner-up
-    (:func:`mmjudge.agreement.planning.plan_separation` on the paired comparison the
-    tables show)."""
-    if not stats.best_vs_others:
-        return None
-    comparison = stats.best_vs_others[0]
-    best, runner = (analysis.judge_name(c.judge) for c in (comparison.a, comparison.b))
-    found = plan_separation(best, runner, comparison.paired)
-    if found is None or not math.isfinite(found.half_width):
-        return None
-    shared = f"{found.n_items:,} items both graded"
-    if found.separated:
-        return join(f"The labels there are already tell {best} from {runner} ({shared}).")
-    if not math.isfinite(found.needed):
-        return join(f"No number of labels tells {best} from {runner}: equal κ on the {shared}.")
-    more = extra_labels(found.needed, found.n_items)
-    return join(
-        f"To separate {best} from {runner} you need about {more:,.0f} more labelled items "
-        f"(≈{math.ceil(found.needed):,} in all; now {shared}, Δκ "
-        f"{num(found.difference, sign=True)} ± {num(found.half_width)}); "
-        "mmjudge plan prices them."
-    )
-
-
-def cards(analysis: Analysis) -> list[Card]:
+def cards(analysis: Analysis, human_cost_per_label: float | None = None) -> list[Card]:
+    """One card per dataset with a ranked judge; ``human_cost_per_label`` (USD) prices the
+    labels the card asks for."""
     out = []
     for index, stats in enumerate(analysis.datasets):
         if not stats.ranked:
             continue
         chosen = recommended(stats)
         free = baseline(stats.cells)
+        labels = label_lines(analysis, stats, human_cost_per_label)
         out.append(
             Card(
                 dataset=stats.name,
@@ -226,7 +207,9 @@ def cards(analysis: Analysis) -> list[Card]:
                 ceiling=_ceiling(stats),
                 baseline=_judge(analysis, free) if free is not None else None,
                 ensembles=_ensemble_lines(analysis, stats),
-                labels=_more_labels(analysis, stats),
+                labels=labels.more,
+                split=labels.split,
+                mean_grade=labels.mean_grade,
             )
         )
     return out

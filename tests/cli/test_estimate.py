@@ -95,6 +95,22 @@ def test_table_names_the_judge_only_bias(tmp_path, capsys) -> None:
     assert "which no interval shows" in out
 
 
+def test_caution_below_the_measured_coverage(tmp_path, capsys) -> None:
+    """Below the labelled counts the coverage was measured at, the table says so in one line
+    (and the JSON in ``caution``); without runs there are no system measures to warn of."""
+    files = write_files(tmp_path)
+    args = [files["human"], files["judge"], "--labelled", 20, "--runs", files["runs"]]
+    code, out, _ = run_cli(capsys, *args)
+    assert code == 0
+    caution = [line for line in out.splitlines() if line.startswith("caution:")]
+    assert len(caution) == 1
+    assert "nDCG@10 and P@10" in caution[0] and "500 for nDCG@10" in caution[0]
+    report = json.loads(run_cli(capsys, *args, "--format", "json")[1])
+    assert report["caution"] == caution[0]
+    plain = run_cli(capsys, files["human"], files["judge"], "--labelled", 20)[1]
+    assert "caution" not in plain
+
+
 @pytest.mark.parametrize("n", [0, 1, 59, 100])
 def test_labelled_out_of_range_is_refused(tmp_path, capsys, n) -> None:
     files = write_files(tmp_path)

@@ -3,13 +3,17 @@ runner-up, with the numbers mmjudge.agreement.planning gives for the paired comp
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from mmjudge.agreement import planning
+from mmjudge.agreement import planning, scoring
+from mmjudge.agreement.estimates import estimates_for
+from mmjudge.agreement.prediction import ItemLabels
 from mmjudge.report import cards
 from mmjudge.report.analysis import analyse
 from mmjudge.report.load import cell_table
@@ -45,3 +49,118 @@ def test_card_counts_the_labels_to_separate_the_best_two(
         more = planning.extra_labels(found.needed, found.n_items)
         assert f"you need about {more:,.0f} more labelled items" in text
         assert f"≈{math.ceil(found.needed):,} in all" in text
+
+
+def _close_judges(tmp_path: Path) -> Path:
+    root = tmp_path / "sweeps" / "s"
+    judges = [
+        FakeJudge("big", accuracy=0.8, usd_per_judgment=0.001),
+        FakeJudge("small", accuracy=0.78, usd_per_judgment=0.0001),
+    ]
+    write_sweep(root, [FakeDataset("shop", n_queries=20, images=0)], judges)
+    return root
+
+
+def test_a_human_price_prices_the_labels_and_splits_the_money(tmp_path: Path) -> None:
+    """With ``report.human_cost_per_label`` the More labels line gives dollars (the count
+    times the price) and a Label budget line gives planning.budget_split's numbers for that
+    sum; without it, neither."""
+    pytest.importorskip("ppi_py", reason="the split of a priced judge needs the estimate extra")
+    analysis = analyse(cell_table(_close_judges(tmp_path)), n_boot=N_BOOT)
+    (stats,) = analysis.datasets
+    found = planning.plan_separation("a", "b", stats.best_vs_others[0].paired)
+    assert found is not None and not found.separated
+    more = planning.extra_labels(found.needed, found.n_items)
+    (unpriced,) = cards.cards(analysis)
+    assert "$" not in _text(unpriced.labels) and unpriced.split is None
+    (card,) = cards.cards(analysis, human_cost_per_label=0.5)
+    spend = more * 0.5
+    assert f"{more:,.0f} more labelled items, about ${spend:,.0f}" in _text(card.labels)
+    best = stats.ranked[0]
+    human = stats.items.consensus[best.labels.items]
+    split = planning.budget_split(
+        human,
+        best.labels.label,
+        budget=spend,
+        cost_per_label=0.5,
+        judge_cost_per_label=best.usd_per_million / 1e6,
+    )
+    text = _text(card.split)
+    assert f"as {split.human_labels:,} human labels" in text
+    assert f"{split.judge_only_labels:,} more items" in text
+    assert f"as {split.effective_n:,.0f} human labels alone" in text
+    # every item here has human labels: no prediction-powered mean grade to show
+    assert card.mean_grade is None
+
+
+def _forget_human_labels(root: Path, every: int = 3) -> None:
+    """Every ``every``-th result of each query loses its human labels in every run's
+    judgments (as items people never graded)."""
+    for path in root.rglob("judgments.jsonl"):
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        for row in rows:
+            if int(row["result_id"][1:]) % every == 0:
+                row["human_labels"] = {}
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+def test_the_card_shows_the_prediction_powered_mean_grade(tmp_path: Path) -> None:
+    """Where the best judge graded items no person graded, the card shows the mean grade
+    prediction-powered beside the human labels alone, with the numbers mmjudge estimate
+    computes (estimates_for on the same labels)."""
+    pytest.importorskip("ppi_py", reason="needs the estimate extra")
+    root = _close_judges(tmp_path)
+    _forget_human_labels(root)
+    analysis = analyse(cell_table(root), n_boot=N_BOOT)
+    (card,) = cards.cards(analysis)
+    (stats,) = analysis.datasets
+    best = stats.ranked[0]
+    judge = np.asarray(best.labels.label, dtype=float)
+    human = stats.items.consensus[best.labels.items]
+    labelled = ~np.isnan(human)
+    assert 0 < (~labelled).sum() < labelled.sum()
+    items = ItemLabels(["q"] * judge.size, [str(i) for i in range(judge.size)], human, judge)
+    threshold = scoring.relevance_threshold(np.asarray(stats.grades, float), None)
+    found = estimates_for(items, None, sorted(stats.grades), threshold, labelled).estimates[0]
+    text = _text(card.mean_grade)
+    assert f"{found.ppi[0]:.2f} [{found.ppi[1]:.2f}, {found.ppi[2]:.2f}]" in text
+    assert f"{found.human_only[0]:.2f} [{found.human_only[1]:.2f}" in text
+    assert f"the {int((~labelled).sum()):,} items no person graded" in text
+
+
+def test_without_the_estimate_extra_the_card_says_nothing_of_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ppi-python missing (load_ppi refuses): no split for a priced judge and no
+    prediction-powered mean grade, and the card is still built."""
+    from mmjudge.agreement import prediction
+    from mmjudge.errors import MMJudgeError
+
+    def missing() -> None:
+        raise MMJudgeError("prediction-powered estimates need the ppi-python package")
+
+    monkeypatch.setattr(prediction, "load_ppi", missing)
+    root = _close_judges(tmp_path)
+    _forget_human_labels(root)
+    analysis = analyse(cell_table(root), n_boot=N_BOOT)
+    (card,) = cards.cards(analysis, human_cost_per_label=0.5)
+    assert "$" in _text(card.labels)
+    assert card.split is None and card.mean_grade is None
+
+
+@pytest.mark.slow
+def test_mmjudge_report_takes_the_human_price(tmp_path: Path, capsys) -> None:
+    """``mmjudge report --human-cost-per-label`` puts the dollars and the Label budget line on
+    the page; a price of 0 is refused in one line naming the flag."""
+    pytest.importorskip("ppi_py", reason="the split of a priced judge needs the estimate extra")
+    from mmjudge.cli import report
+
+    root = _close_judges(tmp_path)
+    assert report.main([str(root), "--human-cost-per-label", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "--human-cost-per-label 0.0: give a price above 0" in err and err.count("\n") == 1
+    out = tmp_path / "reports"
+    args = [str(root), "--out", str(out), "--n-boot", str(N_BOOT), "--human-cost-per-label", "2"]
+    assert report.main(args) == 0
+    page = (out / "s" / "index.html").read_text(encoding="utf-8")
+    assert "<dt>Label budget</dt>" in page and "more labelled items, about $" in page
