@@ -1,0 +1,122 @@
+"""A catalogue checked before it is prepared: the check's child prepares the items and sends
+them to the calls' pass, so this process converts no HTML; a child that stops early leaves
+the rest to this process, and a pass stopped early leaves no half-written cache entry."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from mmjudge.data import load_dataset
+from mmjudge.judges.pipes import write_message
+from mmjudge.running import survey_ahead
+from mmjudge.running.feed import PreparedFeed
+from mmjudge.running.work import ExampleStream
+from tests.running.test_example_stream import _catalogue
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks on Linux only")
+
+PAGES = [f"<div><style>p{{}}</style><p>Walnut &amp; brass {i}</p></div>" for i in range(100)]
+
+
+@pytest.fixture
+def forkable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any items file forks, whatever threads the test runner keeps."""
+    monkeypatch.setattr(survey_ahead, "MIN_BYTES", 1)
+    monkeypatch.setattr(survey_ahead, "_other_threads", lambda: False)
+
+
+@pytest.fixture
+def conversions(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The HTML values this process converts to text."""
+    import html_text
+
+    seen: list[str] = []
+    real = html_text.extract_text
+
+    def counting(value: str, *args: object, **kwargs: object) -> str:
+        seen.append(value)
+        return str(real(value, *args, **kwargs))  # type: ignore[arg-type]
+
+    monkeypatch.setattr(html_text, "extract_text", counting)
+    return seen
+
+
+def _expected(stream: ExampleStream) -> list[tuple[tuple[str, str], ...]]:
+    """The items prepared here, without any cache."""
+    cfg = stream.cfg.dataset
+    return [example.fields for example in load_dataset(cfg, seed=stream.cfg.seed)]
+
+
+def _checked(stream: ExampleStream) -> int:
+    counts = survey_ahead.survey_while(
+        stream.survey, stream, stream.cfg, lambda: None, None, stream.take_feed
+    )
+    return counts.items
+
+
+def test_the_calls_take_the_items_the_child_prepared(
+    tmp_path: Path, forkable: None, conversions: list[str]
+) -> None:
+    stream = _catalogue(tmp_path / "data", PAGES)
+    assert _checked(stream) == 100
+    fields = [example.fields for example in stream]  # the calls' pass
+    assert conversions == []  # every page was converted in the child
+    assert dict(fields[7])["description"] == "Walnut & brass 7"
+    assert fields == _expected(stream)
+    assert len(list((tmp_path / "prepared").glob("*.jsonl"))) == 1  # the child wrote the cache
+    assert [example.fields for example in stream] == fields  # a later pass: kept
+
+
+def test_a_child_that_stops_early_leaves_the_rest_to_this_process(tmp_path: Path) -> None:
+    stream = _catalogue(tmp_path / "data", PAGES)
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # sends two chunks, then dies
+        try:
+            os.close(read_end)
+            with os.fdopen(write_end, "wb") as pipe:
+                items = list(itertools.islice(load_dataset(stream.cfg.dataset), 64))
+                write_message(pipe, items[:32])
+                write_message(pipe, items[32:])
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    feed = PreparedFeed(pid, os.fdopen(read_end, "rb"))
+    stream.take_feed(feed)
+    fields = [example.fields for example in stream]
+    assert feed.received == 64 and not feed.complete
+    assert fields == _expected(stream)  # nothing lost, nothing twice, in file order
+
+
+def test_a_pass_stopped_early_leaves_no_half_written_entry(tmp_path: Path, forkable: None) -> None:
+    stream = _catalogue(tmp_path / "data", PAGES * 40)  # enough that the child is still busy
+    _checked(stream)
+    first = list(itertools.islice(iter(stream), 5))  # the calls stop after five
+    assert len(first) == 5
+    stream.close()
+    prepared = tmp_path / "prepared"
+    assert not list(prepared.glob("*.jsonl")) and not list(prepared.glob(".*"))
+    assert not _children_alive()
+
+
+def test_a_cell_that_ends_before_its_calls_stops_the_child(tmp_path: Path, forkable: None) -> None:
+    stream = _catalogue(tmp_path / "data", PAGES * 40)
+    _checked(stream)
+    assert stream.head(3)  # a look at the first items leaves the feed to the calls
+    stream.close()
+    assert not _children_alive()
+
+
+def _children_alive() -> list[str]:
+    task = Path(f"/proc/{os.getpid()}/task")
+    found: list[str] = []
+    for thread in task.iterdir():
+        children = thread / "children"
+        if children.exists():
+            found += children.read_text().split()
+    return found
