@@ -348,12 +348,8 @@ def run_as_written(text: str, root: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-#: Every command runs on one worker, in reading order: a later command reads what an earlier
-#: one wrote (``--dist loadgroup`` in pyproject.toml keeps a group on one worker, in order).
-IN_ORDER = pytest.mark.xdist_group("docs_commands_in_reading_order")
-
-
-@IN_ORDER
+# Every command runs on one worker, in reading order: a later command reads what an earlier one
+# wrote (``--dist loadfile`` in pyproject.toml keeps this file's tests on one worker, in order).
 @pytest.mark.parametrize("text", RUN)
 def test_readme_command_runs_as_written(text: str, project: Path, local_servers: None) -> None:
     result = run_as_written(text, project)
@@ -362,7 +358,6 @@ def test_readme_command_runs_as_written(text: str, project: Path, local_servers:
     assert "Traceback" not in output, output[-3000:]
 
 
-@IN_ORDER
 @pytest.mark.parametrize("text", DRY)
 def test_readme_key_command_composes_as_a_dry_run(text: str, project: Path) -> None:
     result = run_as_written(text, project)

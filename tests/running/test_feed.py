@@ -52,18 +52,32 @@ def _expected(stream: ExampleStream) -> list[tuple[tuple[str, str], ...]]:
     return [example.fields for example in load_dataset(cfg, seed=stream.cfg.seed)]
 
 
-def _checked(stream: ExampleStream) -> int:
-    counts = survey_ahead.survey_while(
-        stream.survey, stream, stream.cfg, lambda: None, None, stream.take_feed
-    )
-    return counts.items
+def _checked(stream: ExampleStream) -> tuple[int, list[PreparedFeed]]:
+    """The check, its child sending the items to ``stream``: the count, and the feed."""
+    fed: list[PreparedFeed] = []
+
+    def take(feed: PreparedFeed) -> None:
+        fed.append(feed)
+        stream.take_feed(feed)
+
+    counts = survey_ahead.survey_while(stream.survey, stream, stream.cfg, lambda: None, None, take)
+    return counts.items, fed
+
+
+def _reaped(pid: int) -> bool:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return False
 
 
 def test_the_calls_take_the_items_the_child_prepared(
     tmp_path: Path, forkable: None, conversions: list[str]
 ) -> None:
     stream = _catalogue(tmp_path / "data", PAGES)
-    assert _checked(stream) == 100
+    items, fed = _checked(stream)
+    assert items == 100 and len(fed) == 1
     fields = [example.fields for example in stream]  # the calls' pass
     assert conversions == []  # every page was converted in the child
     assert dict(fields[7])["description"] == "Walnut & brass 7"
@@ -95,28 +109,18 @@ def test_a_child_that_stops_early_leaves_the_rest_to_this_process(tmp_path: Path
 
 def test_a_pass_stopped_early_leaves_no_half_written_entry(tmp_path: Path, forkable: None) -> None:
     stream = _catalogue(tmp_path / "data", PAGES * 40)  # enough that the child is still busy
-    _checked(stream)
+    _items, (feed,) = _checked(stream)
     first = list(itertools.islice(iter(stream), 5))  # the calls stop after five
     assert len(first) == 5
     stream.close()
     prepared = tmp_path / "prepared"
     assert not list(prepared.glob("*.jsonl")) and not list(prepared.glob(".*"))
-    assert not _children_alive()
+    assert _reaped(feed.pid)
 
 
 def test_a_cell_that_ends_before_its_calls_stops_the_child(tmp_path: Path, forkable: None) -> None:
     stream = _catalogue(tmp_path / "data", PAGES * 40)
-    _checked(stream)
+    _items, (feed,) = _checked(stream)
     assert stream.head(3)  # a look at the first items leaves the feed to the calls
     stream.close()
-    assert not _children_alive()
-
-
-def _children_alive() -> list[str]:
-    task = Path(f"/proc/{os.getpid()}/task")
-    found: list[str] = []
-    for thread in task.iterdir():
-        children = thread / "children"
-        if children.exists():
-            found += children.read_text().split()
-    return found
+    assert _reaped(feed.pid)
