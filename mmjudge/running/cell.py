@@ -235,6 +235,7 @@ def cell_info(cfg: SweepConfig) -> CellInfo:
         prompt_id=cfg.prompt.id,
         pricing_sheet=cfg.pricing.date,
         grades=list(cfg.dataset.scale.grades),
+        perturb=cfg.perturb.name,
     )
 
 
