@@ -109,7 +109,7 @@ def inject_image(
     draw = ImageDraw.Draw(picture)
     width = max(8, int(picture.width / (font_size * 0.55)))
     block = "\n".join(textwrap.wrap(text, width=width)) or text
-    left, top, right, bottom = draw.multiline_textbbox((0, 0), block, font=font)
+    left, top, _right, bottom = draw.multiline_textbbox((0, 0), block, font=font)
     margin = max(2, font_size // 4)
     free = max(0, picture.height - (bottom - top) - 2 * margin)
     y = int(free * height)
