@@ -31,6 +31,7 @@ from mmjudge.report import (
     tables,
 )
 from mmjudge.report import entries as bank_entries
+from mmjudge.report import robustness as robustness_report
 from mmjudge.report import stability as stability_report
 from mmjudge.report import testbank as bank_report
 from mmjudge.report.analysis import MODALITY_NAMES, N_BOOT, Analysis, analyse
@@ -82,16 +83,22 @@ def build_report(
     shown as one); returns the report directory.
 
     Where two folders hold the same cell (dataset, model, modality, prompt), the run that
-    finished last is used. ``n_boot`` resamples go into every interval; the disagreement
-    browser shows at most ``max_disagreements`` items per judge and dataset.
+    finished last is used. Perturbed cells (``perturb=…``) are kept out of the judges'
+    comparison and measured against their clean cells in the robustness section. ``n_boot``
+    resamples go into every interval; the disagreement browser shows at most
+    ``max_disagreements`` items per judge and dataset.
     """
     roots = _roots(root)
-    cells = _found_cells(roots)
-    _sweep_summaries(roots, cells)
+    found = _found_cells(roots)
+    _sweep_summaries(roots, found)
+    cells, attacked = robustness_report.split(found)
     out = Path(reports_dir) / (name or "+".join(r.name for r in roots))
     out.mkdir(parents=True, exist_ok=True)
     analysis = analyse(cells, n_boot=n_boot)
     page = _page_context(roots, cells, analysis, out, max_disagreements)
+    attacks = robustness_report.attacks(attacked, analysis, n_boot)
+    page["robustness"] = robustness_report.rows(attacks, analysis)
+    page["robustness_cards"] = robustness_report.cards(attacks, analysis)
     _write_page(out, _ENV.get_template("report.html.j2").render(**page))
     return out
 
