@@ -170,6 +170,8 @@ def _judge_cell(
     name = f"{cfg.dataset.name} × {cfg.model.name} × {cfg.modality.name}"
     if cfg.prompt.id != "default":  # a prompt sweep's cells differ by the prompt alone
         name += f" × {cfg.prompt.id}"
+    if cfg.perturb.name != "none":
+        name += f" × {cfg.perturb.name}"
     progress = Progress(
         name,
         total - len(done),
