@@ -68,10 +68,11 @@ from mmjudge.agreement.judge_files import (
     align,
     parse_measures,
     score_alignment,
+    score_by_slice,
 )
 from mmjudge.agreement.label_scale import OUT_OF_SCALE, Scale, apply_scale, human_scale
 from mmjudge.agreement.scoring import Interval
-from mmjudge.agreement.slices import SliceScores, score_slices
+from mmjudge.agreement.slices import SliceScores
 from mmjudge.cli.exits import fail
 from mmjudge.data.qrels import (
     Qrels,
@@ -393,44 +394,19 @@ def score_files(
     }
     by_slice = None
     if slices is not None:
-        by_slice = score_by_slice(
-            alignment, slices, human, grades, threshold, n_boot=n_boot, seed=seed, level=level
-        )
-        settings["slices"] = str(slices)
+        names, settings["slices"] = pair_slices(alignment, slices, human), str(slices)
+        by_slice = score_by_slice(alignment, names, grades, threshold, n_boot=n_boot, seed=seed)
     return Scored(inputs, list(rows), settings, by_slice)
 
 
-def score_by_slice(
-    alignment: Alignment,
-    slices: str | Path,
-    human: str | Path,
-    grades: Sequence[float],
-    relevant_from: float,
-    *,
-    n_boot: int,
-    seed: int,
-    level: float,
-) -> dict[str, SliceScores]:
-    """Each judge of ``alignment`` scored slice by slice, the slices read from ``slices``."""
+def pair_slices(alignment: Alignment, slices: str | Path, human: str | Path) -> list[str | None]:
+    """The slice of each human pair, read from the slices file (None where it names none)."""
     table = read_slices(slices)
     pairs = zip(alignment.query_ids, alignment.doc_ids, strict=True)
     names = [slice_of(table, str(q), str(d)) for q, d in pairs]
     if not any(names):
         raise MMJudgeError(f"{slices}: names no (query, doc) pair of {human}; check its ids")
-    return {
-        name: score_slices(
-            alignment.query_ids,
-            names,
-            alignment.human,
-            labels,
-            grades,
-            relevant_from=relevant_from,
-            n_boot=n_boot,
-            seed=seed,
-            level=level,
-        )
-        for name, labels in zip(alignment.names, alignment.judges, strict=True)
-    }
+    return names
 
 
 def format_slices(by_slice: Mapping[str, SliceScores], level: float = scoring.LEVEL) -> str:
