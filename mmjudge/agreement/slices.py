@@ -11,7 +11,7 @@ Definitions (one place for every view):
   query-length bucket does, else between items) ``n_perm`` times with ``seed``, and the
   p-value is (1 + shuffles at least as spread) / (1 + ``n_perm``).
 - **The worst slice** is the one with the lowest κ among those with at least
-  :data:`MIN_ITEMS` scored items.
+  :data:`MIN_ITEMS` scored items (none unless two slices or more have that many).
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ class SliceScores:
     p_value: float
     """Permutation p-value of the spread of κ between slices (nan with fewer than two)."""
     worst: str | None
-    """The slice with the lowest κ among those with at least :data:`MIN_ITEMS` items."""
+    """The slice with the lowest κ among those with at least :data:`MIN_ITEMS` items (None
+    unless at least two have that many)."""
 
 
 def _spread(kappas: list[float], counts: list[int]) -> float:
@@ -148,4 +149,4 @@ def score_slices(
         for name, score in scores.items()
         if score.n_items >= MIN_ITEMS and math.isfinite(score.kappa.estimate)
     ]
-    return SliceScores(scores, p_value, min(ranked)[1] if ranked else None)
+    return SliceScores(scores, p_value, min(ranked)[1] if len(ranked) > 1 else None)

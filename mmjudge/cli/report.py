@@ -50,6 +50,13 @@ def main(argv: list[str] | None = None) -> int:
         default=CAP,
         help=f"items shown per judge and dataset in the disagreement browser (default: {CAP})",
     )
+    parser.add_argument(
+        "--slices",
+        default=None,
+        metavar="NAMES",
+        help="break every judge down by these slices, comma-separated (fields the dataset "
+        "maps in dataset.slices, query_length, has_image; default: the runs' report.slices)",
+    )
     args = parser.parse_args(argv)
     if args.n_boot < 1 or args.max_disagreements < 0:
         return fail(PROG, "--n-boot must be at least 1 and --max-disagreements 0 or more")
@@ -63,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
             args.name,
             n_boot=args.n_boot,
             max_disagreements=args.max_disagreements,
+            slices=None if args.slices is None else [n for n in args.slices.split(",") if n],
         )
     except MMJudgeError as error:
         return fail(PROG, error)

@@ -174,3 +174,6 @@ class ReportConfig:
 
     build: bool = True
     """Build it (``report.build=false`` leaves it to ``mmjudge report``)."""
+    slices: list[str] = field(default_factory=list)
+    """Break every judge's κ, unparseable share and cost down by these slices: names the
+    dataset maps to an item field (``dataset.slices``), ``query_length`` or ``has_image``."""

@@ -32,6 +32,7 @@ from mmjudge.report import (
 )
 from mmjudge.report import entries as bank_entries
 from mmjudge.report import robustness as robustness_report
+from mmjudge.report import slices as slices_report
 from mmjudge.report import stability as stability_report
 from mmjudge.report import testbank as bank_report
 from mmjudge.report.analysis import MODALITY_NAMES, N_BOOT, Analysis, analyse
@@ -78,6 +79,7 @@ def build_report(
     *,
     n_boot: int = N_BOOT,
     max_disagreements: int = CAP,
+    slices: Sequence[str] | None = None,
 ) -> Path:
     """Write the report for every run under ``root`` (one folder, or several sweeps to be
     shown as one); returns the report directory.
@@ -86,7 +88,8 @@ def build_report(
     finished last is used. Perturbed cells (``perturb=…``) are kept out of the judges'
     comparison and measured against their clean cells in the robustness section. ``n_boot``
     resamples go into every interval; the disagreement browser shows at most
-    ``max_disagreements`` items per judge and dataset.
+    ``max_disagreements`` items per judge and dataset. ``slices`` (default: those the runs'
+    ``report.slices`` asked for) break every judge's figures down by slice.
     """
     roots = _roots(root)
     found = _found_cells(roots)
@@ -99,6 +102,10 @@ def build_report(
     attacks = robustness_report.attacks(attacked, analysis, n_boot)
     page["robustness"] = robustness_report.rows(attacks, analysis)
     page["robustness_cards"] = robustness_report.cards(attacks, analysis)
+    asked = list(slices) if slices is not None else slices_report.names_asked(cells)
+    sliced = slices_report.by_slice(analysis, asked) if asked else {}
+    page["slices"] = slices_report.rows(sliced, analysis)
+    page["slice_worst"] = slices_report.worst_lines(sliced, analysis)
     _write_page(out, _ENV.get_template("report.html.j2").render(**page))
     return out
 
