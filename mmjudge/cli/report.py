@@ -15,7 +15,8 @@ from mmjudge.report.build import build_report
 PROG = "mmjudge report"
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """The command's arguments."""
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Build an HTML + PNG report from the saved records of one or more run or "
@@ -57,7 +58,11 @@ def main(argv: list[str] | None = None) -> int:
         help="break every judge down by these slices, comma-separated (fields the dataset "
         "maps in dataset.slices, query_length, has_image; default: the runs' report.slices)",
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     if args.n_boot < 1 or args.max_disagreements < 0:
         return fail(PROG, "--n-boot must be at least 1 and --max-disagreements 0 or more")
     for directory in args.directories:
