@@ -13,6 +13,7 @@ slice's rows.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -97,18 +98,34 @@ def _cell_slices(stats: DatasetStats, cell: Cell, name: str, values: dict[str, A
     return CellSlices(cell, name, scores, unparseable, dollars)
 
 
-def by_slice(analysis: Analysis, names: Sequence[str]) -> dict[str, list[CellSlices]]:
-    """Dataset → each judge's figures by each slice in ``names``."""
+def _dataset(stats: DatasetStats) -> DatasetConfig | None:
+    """The dataset as its runs recorded it, with every slice any of them maps."""
+    configs = [c for c in (cell.summary.dataset_config() for cell in stats.cells) if c]
+    if not configs:
+        return None
+    mapped: dict[str, str] = {}
+    for config in configs:
+        mapped = {**config.slices, **mapped}
+    return dataclasses.replace(configs[0], slices=mapped)
+
+
+def by_slice(
+    analysis: Analysis, names: Sequence[str], *, strict: bool = True
+) -> dict[str, list[CellSlices]]:
+    """Dataset → each judge's figures by each slice in ``names``. ``strict``: a name a
+    dataset cannot resolve is an error (names given by the user); otherwise that dataset
+    goes without it (names the runs asked for, which another dataset may map)."""
     out: dict[str, list[CellSlices]] = {}
     for stats in analysis.datasets:
-        if not stats.cells:
-            continue
-        dataset = stats.cells[0].summary.dataset_config()
+        dataset = _dataset(stats)
         if dataset is None:
             continue
-        values = item_slices(dataset, names)
+        known = [n for n in names if strict or n in DERIVED or n in dataset.slices]
+        if not known:
+            continue
+        values = item_slices(dataset, known)
         out[stats.name] = [
-            _cell_slices(stats, cell, name, values[name]) for name in names for cell in stats.cells
+            _cell_slices(stats, cell, name, values[name]) for name in known for cell in stats.cells
         ]
     return out
 

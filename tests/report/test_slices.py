@@ -89,3 +89,5 @@ def test_an_unmapped_slice_names_the_setting(run_dir: Path) -> None:
     analysis = analyse(cell_table(run_dir.parent), n_boot=100)
     with pytest.raises(ConfigError, match=r"dataset.slices.language=<field>"):
         by_slice(analysis, ["language"])
+    # Asked for by a run rather than the user: a dataset that does not map it goes without.
+    assert by_slice(analysis, ["language"], strict=False) == {}
