@@ -60,13 +60,23 @@ def slice_value(example: Example, name: str, dataset: DatasetConfig) -> str | No
     return value.strip() or None if value is not None else None
 
 
-def item_slices(dataset: DatasetConfig, names: Sequence[str]) -> dict[str, dict[str, str | None]]:
-    """Slice name → item key → its value, for every item of the dataset."""
+def item_chars(example: Example) -> int:
+    """Characters of an item's text: its query and its text fields."""
+    return len(example.query) + sum(len(value) for _name, value in example.fields)
+
+
+def item_slices(
+    dataset: DatasetConfig, names: Sequence[str]
+) -> tuple[dict[str, dict[str, str | None]], dict[str, int]]:
+    """Slice name → item key → its value, for every item of the dataset; and each item's
+    characters (:func:`item_chars`)."""
     out: dict[str, dict[str, str | None]] = {name: {} for name in names}
+    chars: dict[str, int] = {}
     for example in load_dataset(dataset, prepare=False):
+        chars[example.key] = item_chars(example)
         for name in names:
             out[name][example.key] = slice_value(example, name, dataset)
-    return out
+    return out, chars
 
 
 @dataclass(frozen=True)
@@ -78,9 +88,14 @@ class CellSlices:
     scores: SliceScores
     unparseable: dict[str, float]
     usd_per_million: dict[str, float]
+    tokens_per_k_chars: dict[str, float]
+    """Input tokens of the slice's answered rows per 1,000 characters of their items' text
+    (the prompt's own words included in the tokens): how much more a language costs to read."""
 
 
-def _cell_slices(stats: DatasetStats, cell: Cell, name: str, values: dict[str, Any]) -> CellSlices:
+def _cell_slices(
+    stats: DatasetStats, cell: Cell, name: str, values: dict[str, Any], chars: dict[str, int]
+) -> CellSlices:
     labels = load_labels(stats, cell)
     judge = np.full(stats.items.n, np.nan)
     judge[labels.items] = labels.label
@@ -89,13 +104,18 @@ def _cell_slices(stats: DatasetStats, cell: Cell, name: str, values: dict[str, A
     frame = load_judgments(judgments_path(cell.run_dir), keep=SUMMARY_COLUMNS)
     keys = frame["query_id"].astype(str) + "\t" + frame["result_id"].astype(str)
     of_row = keys.map(values)
-    unparseable, dollars = {}, {}
+    row_chars = keys.map(chars)
+    unparseable, dollars, tokens = {}, {}, {}
     for value in scores.scores:
         rows = frame[of_row == value]
         figures = row_figures(rows)
         unparseable[value] = figures.n_unparseable / figures.n_judgments if len(rows) else math.nan
         dollars[value] = cost_figures(rows).usd_per_million
-    return CellSlices(cell, name, scores, unparseable, dollars)
+        answered = rows["error"].isna()
+        read = float(row_chars[of_row == value][answered].sum())
+        used = float(rows.loc[answered, "input_tokens"].sum())
+        tokens[value] = 1000 * used / read if read else math.nan
+    return CellSlices(cell, name, scores, unparseable, dollars, tokens)
 
 
 def _dataset(stats: DatasetStats) -> DatasetConfig | None:
@@ -123,9 +143,11 @@ def by_slice(
         known = [n for n in names if strict or n in DERIVED or n in dataset.slices]
         if not known:
             continue
-        values = item_slices(dataset, known)
+        values, chars = item_slices(dataset, known)
         out[stats.name] = [
-            _cell_slices(stats, cell, name, values[name]) for name in known for cell in stats.cells
+            _cell_slices(stats, cell, name, values[name], chars)
+            for name in known
+            for cell in stats.cells
         ]
     return out
 
@@ -146,6 +168,7 @@ def rows(found: dict[str, list[CellSlices]], analysis: Analysis) -> list[dict[st
                         "kappa": interval(score.kappa),
                         "unparseable": "–" if math.isnan(share) else f"{100 * share:.1f}%",
                         "usd": f"${entry.usd_per_million[value]:,.2f}",
+                        "tokens": num(entry.tokens_per_k_chars[value], 0),
                         "worst": value == entry.scores.worst,
                         "p": num(entry.scores.p_value, 3),
                     }

@@ -91,3 +91,32 @@ def test_an_unmapped_slice_names_the_setting(run_dir: Path) -> None:
         by_slice(analysis, ["language"])
     # Asked for by a run rather than the user: a dataset that does not map it goes without.
     assert by_slice(analysis, ["language"], strict=False) == {}
+
+
+def test_tokens_per_thousand_characters_are_the_rows_tokens_over_the_items_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.fixtures.loopback_server import LoopbackServer
+    from tests.perturb.test_wire import cell, picture_dataset
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    data = picture_dataset(tmp_path / "data")
+    with LoopbackServer() as server:
+        cell(server, tmp_path, data, "none")
+    (run,) = tmp_path.glob("run-none-*")
+    (entry,) = by_slice(analyse(cell_table(run), n_boot=50), ["has_image"])["tiny"]
+    rows = [json.loads(line) for line in (run / "judgments.jsonl").open()]
+    items = {
+        f"{i['query_id']}\t{i['result_id']}": i
+        for i in map(json.loads, (data / "items.jsonl").open())
+    }
+    chars = sum(
+        len(item["query"]) + sum(len(v) for v in item["fields"].values())
+        for item in (items[f"{r['query_id']}\t{r['result_id']}"] for r in rows)
+    )
+    tokens = sum(r["input_tokens"] for r in rows)
+    assert tokens > 0
+    assert entry.tokens_per_k_chars["yes"] == pytest.approx(1000 * tokens / chars)
+    assert entry.usd_per_million["yes"] == pytest.approx(
+        json.loads((run / "summary.json").read_text())["cost"]["usd_per_million"]
+    )
