@@ -142,6 +142,8 @@ def cell_line(summary: RunSummary | dict[str, Any], *, prompt_named: bool = Fals
         return forecast_line(summary, prompt_named=prompt_named)
     c = summary.cell
     cell = cell_name(c.dataset, c.model, c.modality, c.prompt_id, prompt_named)
+    if c.perturb != "none":
+        cell += f" × {c.perturb}"
     if summary.status.status == "skipped":
         return f"{cell}: skipped — {summary.status.skip_reason}"
     kappa = summary.metrics.kappa
