@@ -67,7 +67,7 @@ def compose_config(overrides: list[str] | None = None) -> DictConfig:
 
 
 #: The config groups whose every shipped option the config tests compose.
-OPTION_GROUPS = ("model", "modality", "dataset", "prompt", "pricing", "runner")
+OPTION_GROUPS = ("model", "modality", "dataset", "prompt", "pricing", "runner", "perturb")
 
 
 def shipped_options() -> list[tuple[str, str]]:

@@ -16,6 +16,7 @@ import numpy.typing as npt
 
 from mmjudge.agreement import metrics, scoring
 from mmjudge.agreement.scoring import JudgeScore
+from mmjudge.agreement.slices import SliceScores, score_slices
 from mmjudge.data.qrels import Qrels, Run
 from mmjudge.errors import MMJudgeError
 
@@ -211,3 +212,31 @@ def whole_scale(alignment: Alignment) -> list[float]:
     if values.size == 0:
         return []
     return [float(g) for g in range(int(values.min()), int(values.max()) + 1)]
+
+
+def score_by_slice(
+    alignment: Alignment,
+    names: Sequence[str | None],
+    grades: Sequence[float],
+    relevant_from: float,
+    *,
+    n_boot: int = scoring.N_BOOT,
+    seed: int = scoring.SEED,
+    level: float = scoring.LEVEL,
+) -> dict[str, SliceScores]:
+    """Each judge of ``alignment`` scored slice by slice (``names``: each human pair's
+    slice, None for none) by :func:`mmjudge.agreement.slices.score_slices`."""
+    return {
+        name: score_slices(
+            alignment.query_ids,
+            names,
+            alignment.human,
+            labels,
+            grades,
+            relevant_from=relevant_from,
+            n_boot=n_boot,
+            seed=seed,
+            level=level,
+        )
+        for name, labels in zip(alignment.names, alignment.judges, strict=True)
+    }

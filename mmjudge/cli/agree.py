@@ -4,7 +4,7 @@
                   [--scale 0,1,2,3] [--out-of-scale error|drop|clip|keep]
                   [--n-boot N] [--seed S] [--relevant-from 2]
                   [--panel majority|mean|majority-max|majority-min|majority-random]
-                  [--runs DIR [--measure nDCG@10 ...]]
+                  [--runs DIR [--measure nDCG@10 ...]] [--slices FILE]
 
 Each RUN_QRELS file (a judge's labels in TREC qrels form) is scored against the human file
 with :func:`mmjudge.agreement.scoring.score_judge`, the definition ``summary.json`` and the report
@@ -28,6 +28,11 @@ system is scored under the human labels and under each judge's labels with ir_me
 as relevant), and the two orderings of the systems are compared by Kendall's τ-b,
 Spearman's ρ and rank-biased overlap. Both sets of labels are restricted to the pairs both
 graded, as in the sweep report (:func:`mmjudge.agreement.metrics.system_ranking_on_shared_items`).
+
+**Slices.** With ``--slices FILE`` (a TSV of ``query<TAB>doc<TAB>slice``, or
+``query<TAB>slice`` for all of a query's documents), each judge is also scored on each slice's
+pairs alone (:func:`mmjudge.agreement.slices.score_slices`), with a permutation test of whether
+its κ depends on the slice, and its worst slice is named.
 
 The labels are first aligned into a matrix (judges × human pairs, ``nan`` where a judge has
 no label). Each judge's row is scored by :func:`score_labels`. A *panel* is a function from
@@ -58,13 +63,16 @@ from mmjudge.agreement.aggregate import AGGREGATORS, panel
 from mmjudge.agreement.judge_files import (
     INTERVALS,
     SCALARS,
+    Alignment,
     JudgeAgreement,
     align,
     parse_measures,
     score_alignment,
+    score_by_slice,
 )
 from mmjudge.agreement.label_scale import OUT_OF_SCALE, Scale, apply_scale, human_scale
 from mmjudge.agreement.scoring import Interval
+from mmjudge.agreement.slices import SliceScores
 from mmjudge.cli.exits import fail
 from mmjudge.data.qrels import (
     Qrels,
@@ -72,8 +80,10 @@ from mmjudge.data.qrels import (
     Run,
     load_qrels,
     n_judgments,
+    read_slices,
     read_systems,
     run_names,
+    slice_of,
 )
 from mmjudge.errors import MMJudgeError
 
@@ -210,6 +220,13 @@ def parser() -> argparse.ArgumentParser:
     _scoring_options(p)
     _scale_options(p)
     _ranking_options(p)
+    p.add_argument(
+        "--slices",
+        metavar="FILE",
+        default=None,
+        help="a TSV of query<TAB>doc<TAB>slice (or query<TAB>slice): also score each judge "
+        "on each slice, test whether its κ depends on the slice and name its worst",
+    )
     return p
 
 
@@ -318,6 +335,8 @@ class Scored(NamedTuple):
     rows: list[JudgeAgreement]
     settings: dict[str, Any]
     """What ``--format json`` prints before the rows."""
+    slices: dict[str, SliceScores] | None = None
+    """Each judge's scores by slice (with ``--slices``)."""
 
 
 def score_files(
@@ -332,6 +351,7 @@ def score_files(
     seed: int = scoring.SEED,
     systems: str | Path | None = None,
     measures: Sequence[str] = (),
+    slices: str | Path | None = None,
 ) -> Scored:
     """Score every judge's label file (and each panel of them) against the human file, as
     the command does; raises :class:`MMJudgeError` naming a file that cannot be used."""
@@ -372,7 +392,50 @@ def score_files(
         "panels": hows,
         "systems": sorted(inputs.systems) if inputs.systems else None,
     }
-    return Scored(inputs, list(rows), settings)
+    by_slice = None
+    if slices is not None:
+        names, settings["slices"] = pair_slices(alignment, slices, human), str(slices)
+        by_slice = score_by_slice(alignment, names, grades, threshold, n_boot=n_boot, seed=seed)
+    return Scored(inputs, list(rows), settings, by_slice)
+
+
+def pair_slices(alignment: Alignment, slices: str | Path, human: str | Path) -> list[str | None]:
+    """The slice of each human pair, read from the slices file (None where it names none)."""
+    table = read_slices(slices)
+    pairs = zip(alignment.query_ids, alignment.doc_ids, strict=True)
+    names = [slice_of(table, str(q), str(d)) for q, d in pairs]
+    if not any(names):
+        raise MMJudgeError(f"{slices}: names no (query, doc) pair of {human}; check its ids")
+    return names
+
+
+def format_slices(by_slice: Mapping[str, SliceScores], level: float = scoring.LEVEL) -> str:
+    """One line per judge and slice: n and κ with its interval; then each judge's worst
+    slice and the p-value of the test of whether its κ depends on the slice."""
+    pct = f"{level * 100:g}% CI"
+    body = [
+        [name, slice_name, str(score.n_items), _fmt_interval(score.kappa)]
+        for name, found in by_slice.items()
+        for slice_name, score in found.scores.items()
+    ]
+    text = aligned_columns(["run", "slice", "n", f"kappa [{pct}]"], body)
+    text += (
+        "\nworst slice of each judge; p: does its kappa depend on the slice (permutation test)\n"
+    )
+    summary = [[name, found.worst or "-", _fmt(found.p_value)] for name, found in by_slice.items()]
+    return text + aligned_columns(["run", "worst", "p"], summary)
+
+
+def slices_json(by_slice: Mapping[str, SliceScores]) -> dict[str, Any]:
+    """``--format json``'s ``slices`` entry: per judge, each slice's score, the worst, p."""
+    return {
+        name: {
+            "worst": found.worst,
+            "p_value": None if math.isnan(found.p_value) else found.p_value,
+            "slices": {key: score.as_dict() for key, score in found.scores.items()},
+        }
+        for name, found in by_slice.items()
+    }
 
 
 def render(scored: Scored, form: str = "table") -> str:
@@ -380,12 +443,18 @@ def render(scored: Scored, form: str = "table") -> str:
     if form == "csv":
         return format_csv(scored.rows)
     if form == "json":
-        return format_json(scored.rows, scored.settings)
+        settings = scored.settings
+        if scored.slices is not None:
+            settings = {**settings, "by_slice": slices_json(scored.slices)}
+        return format_json(scored.rows, settings)
     scale = scored.inputs.scale
-    return format_table(scored.rows, scored.settings["level"]) + (
+    text = format_table(scored.rows, scored.settings["level"]) + (
         f"\nscale {scale.text()} ({scale.source}); grades off the scale: "
         f"{scored.settings['out_of_scale']}\n"
     )
+    if scored.slices is not None:
+        text += "\nby slice:\n" + format_slices(scored.slices, scored.settings["level"])
+    return text
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -403,6 +472,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             seed=args.seed,
             systems=args.systems,
             measures=args.measure,
+            slices=args.slices,
         )
     except MMJudgeError as error:
         return fail(PROG, error)

@@ -16,7 +16,8 @@ from mmjudge.report.build import build_report
 PROG = "mmjudge report"
 
 
-def _parser() -> argparse.ArgumentParser:
+def parser() -> argparse.ArgumentParser:
+    """The command's arguments."""
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Build an HTML + PNG report from the saved records of one or more run or "
@@ -58,11 +59,18 @@ def _parser() -> argparse.ArgumentParser:
         help="what one human label costs: the cards then price the labels they ask for and "
         "split that money between human and judge labels (report.human_cost_per_label)",
     )
+    parser.add_argument(
+        "--slices",
+        default=None,
+        metavar="NAMES",
+        help="break every judge down by these slices, comma-separated (fields the dataset "
+        "maps in dataset.slices, query_length, has_image; default: the runs' report.slices)",
+    )
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = parser().parse_args(argv)
     if args.n_boot < 1 or args.max_disagreements < 0:
         return fail(PROG, "--n-boot must be at least 1 and --max-disagreements 0 or more")
     price = args.human_cost_per_label
@@ -79,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
             n_boot=args.n_boot,
             max_disagreements=args.max_disagreements,
             human_cost_per_label=price,
+            slices=None if args.slices is None else [n for n in args.slices.split(",") if n],
         )
     except MMJudgeError as error:
         return fail(PROG, error)

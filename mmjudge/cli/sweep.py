@@ -56,6 +56,14 @@ def _log_level(verbose: object) -> str:
     return "DEBUG" if verbose is True else "INFO"
 
 
+def _perturb_suffix(name: object, separator: object) -> str:
+    """What a perturbed cell's folder name ends with: nothing for ``perturb=none`` (so clean
+    cells keep the folders they had), else the separator and the perturbation's name."""
+    return "" if name in (None, "none") else f"{separator}{name}"
+
+
+if not OmegaConf.has_resolver("mmjudge_perturb_suffix"):
+    OmegaConf.register_new_resolver("mmjudge_perturb_suffix", _perturb_suffix)
 if not OmegaConf.has_resolver("mmjudge_path"):
     OmegaConf.register_new_resolver("mmjudge_path", _resolve_path)
 if not OmegaConf.has_resolver("mmjudge_log_level"):
@@ -138,6 +146,8 @@ def cell_line(summary: RunSummary | dict[str, Any], *, prompt_named: bool = Fals
         return forecast_line(summary, prompt_named=prompt_named)
     c = summary.cell
     cell = cell_name(c.dataset, c.model, c.modality, c.prompt_id, prompt_named)
+    if c.perturb != "none":
+        cell += f" × {c.perturb}"
     if summary.status.status == "skipped":
         return f"{cell}: skipped — {summary.status.skip_reason}"
     kappa = summary.metrics.kappa

@@ -25,18 +25,27 @@ from mmjudge.config.dataset import (
     TestBanksConfig,
 )
 from mmjudge.config.judge import ModalityConfig, ModelConfig
-from mmjudge.config.request import N_WORDINGS, ImageConfig, PromptConfig
+from mmjudge.config.request import (
+    N_WORDINGS,
+    PERTURB_KINDS,
+    ImageConfig,
+    PerturbConfig,
+    PromptConfig,
+)
 from mmjudge.config.run import PathsConfig, PricingConfig, ReportConfig, RunnerConfig
+from mmjudge.errors import ConfigError
 
 __all__ = [
     "DEFAULT_MAX_TEXT_TOKENS",
     "GRADE_RULES",
     "N_WORDINGS",
+    "PERTURB_KINDS",
     "DatasetConfig",
     "ImageConfig",
     "ModalityConfig",
     "ModelConfig",
     "PathsConfig",
+    "PerturbConfig",
     "PricingConfig",
     "PromptConfig",
     "ReportConfig",
@@ -61,6 +70,8 @@ class SweepConfig:
     paths: PathsConfig = MISSING
     report: ReportConfig = MISSING
     images: ImageConfig = field(default_factory=ImageConfig)
+    perturb: PerturbConfig = field(default_factory=PerturbConfig)
+    """What is done to each result before it is judged (``none``: nothing)."""
     seed: int = 0
     """Seed for anything random (query samples, bootstrap, tie-breaks, backoff jitter)."""
 
@@ -74,6 +85,12 @@ class SweepConfig:
         self.runner.validate()
         self.report.validate()
         self.images.validate()
+        self.perturb.validate()
+        if self.perturb.kind == "inject_image" and self.images.encoding == "url":
+            raise ConfigError(
+                "perturb=inject_image draws into the pictures it sends, which "
+                "images.encoding=url does not; use images.encoding=data_url or base64"
+            )
 
 
 def register_configs() -> None:

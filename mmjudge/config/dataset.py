@@ -137,6 +137,9 @@ class DatasetConfig:
     """Use every item of N queries drawn at random (seeded by ``seed``)."""
     testbanks: TestBanksConfig = field(default_factory=lambda: TestBanksConfig())
     """Test bank files (see :class:`TestBanksConfig`)."""
+    slices: dict[str, str] = field(default_factory=dict)
+    """Slice name → the item field that holds it (``{category: product_type}``), for the
+    report's ``report.slices``; ``query_length`` and ``has_image`` need no entry."""
 
     def validate(self) -> None:
         self.scale.validate()

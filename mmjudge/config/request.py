@@ -91,3 +91,43 @@ class ImageConfig:
             ImageSettings.from_config(self)
         except ValueError as error:
             raise ConfigError(str(error)) from None
+
+
+#: The perturbations :mod:`mmjudge.perturb` knows (``perturb.kind``).
+PERTURB_KINDS = ("none", "inject_text", "stuff_query", "inject_image")
+
+
+@dataclass
+class PerturbConfig:
+    """What is done to each result before it is judged (``perturb`` group): nothing, or an
+    attack written by whoever wrote the result, to see whether the judge falls for it."""
+
+    name: str = "none"
+    """The perturbation's name, kept on the cell's summary and its run folder."""
+    kind: str = "none"
+    """``none``, ``inject_text`` (an instruction appended to a text field), ``stuff_query``
+    (the query's terms appended to a text field) or ``inject_image`` (an instruction drawn
+    into each picture)."""
+    texts: list[str] = field(default_factory=list)
+    """The instructions to inject; each item gets one, drawn with the seed. ``{top}`` stands
+    for the highest grade of the dataset's scale."""
+    field: str | None = None
+    """The text field to append to (``inject_text``, ``stuff_query``); null: the last one."""
+    repeat: int = 3
+    """``stuff_query``: how many times the query's terms are appended, shuffled each time."""
+    font_size: int = 28
+    """``inject_image``: text height in pixels on the prepared picture."""
+
+    def validate(self) -> None:
+        if self.kind not in PERTURB_KINDS:
+            raise ConfigError(
+                f"perturb.kind={self.kind!r} is not known; use one of {', '.join(PERTURB_KINDS)}"
+            )
+        if self.kind in ("inject_text", "inject_image") and not self.texts:
+            raise ConfigError(
+                f"perturb.kind={self.kind} needs at least one instruction in perturb.texts"
+            )
+        if self.repeat < 1:
+            raise ConfigError(f"perturb.repeat={self.repeat}: use 1 or more")
+        if self.font_size < 6:
+            raise ConfigError(f"perturb.font_size={self.font_size}: use 6 pixels or more")

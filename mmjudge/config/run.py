@@ -174,6 +174,9 @@ class ReportConfig:
 
     build: bool = True
     """Build it (``report.build=false`` leaves it to ``mmjudge report``)."""
+    slices: list[str] = field(default_factory=list)
+    """Break every judge's κ, unparseable share and cost down by these slices: names the
+    dataset maps to an item field (``dataset.slices``), ``query_length`` or ``has_image``."""
     human_cost_per_label: float | None = None
     """What one human label costs, in USD: the cards then price the labels they ask for and
     show how that money is best split between human and judge labels (unset: counts only)."""

@@ -153,3 +153,44 @@ def read_systems(directory: str | Path) -> dict[str, Run]:
             f"--runs {root}: {len(paths)} run file(s); ranking systems needs at least two"
         )
     return {name: read_run(path) for name, path in zip(run_names(paths), paths, strict=True)}
+
+
+#: A slices file: ``{(query, doc): slice}``, with ``doc`` None for a line naming a whole query.
+Slices = dict[tuple[str, str | None], str]
+
+
+def read_slices(path: str | os.PathLike[str]) -> Slices:
+    """A TSV of item → slice: ``query<TAB>doc<TAB>slice`` for one item, or
+    ``query<TAB>slice`` for every item of the query (a line for the item wins). A blank line
+    is skipped; an item named twice is an error naming the line."""
+    path = Path(path)
+    found: Slices = {}
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise DatasetError(f"{path}: no such file") from None
+    except UnicodeDecodeError as error:
+        raise DatasetError(f"{path}: not UTF-8 text ({error.reason})") from None
+    except OSError as error:
+        raise DatasetError(f"{path}: cannot read ({error.strerror})") from None
+    for line_no, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        fields = [field.strip() for field in line.split("\t")]
+        if len(fields) not in (2, 3) or not all(fields):
+            raise DatasetError(
+                f"{path}:{line_no}: expected 'query<TAB>doc<TAB>slice' or "
+                f"'query<TAB>slice', got {_shown(fields)}"
+            )
+        key = (fields[0], fields[1] if len(fields) == 3 else None)
+        if key in found:
+            raise DatasetError(f"{path}:{line_no}: {key[0]!r} {key[1] or ''} is named twice")
+        found[key] = fields[-1]
+    if not found:
+        raise DatasetError(f"{path}: no slices in the file")
+    return found
+
+
+def slice_of(slices: Slices, query: str, doc: str) -> str | None:
+    """The slice of one item: its own line, else its query's, else None."""
+    return slices.get((query, doc)) or slices.get((query, None))

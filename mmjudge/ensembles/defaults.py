@@ -37,11 +37,12 @@ def _safe(text: str) -> str:
 
 
 def _groups(sweep_dir: Path) -> dict[tuple[str, str], Cells]:
-    """The sweep's real runs by (dataset, modality), one per (model, prompt)."""
+    """The sweep's real runs by (dataset, modality), one per (model, prompt); perturbed
+    runs (``perturb=…``) are no candidate members."""
     runs = [
         run
         for run in completed_runs(sweep_dir, include_virtual=False)
-        if not in_ensembles_folder(run.run_dir, sweep_dir)
+        if not in_ensembles_folder(run.run_dir, sweep_dir) and run.summary.cell.perturb == "none"
     ]
     groups: dict[tuple[str, str], Cells] = {}
     for run in sorted(runs, key=lambda r: str(r.run_dir)):

@@ -31,6 +31,8 @@ from mmjudge.report import (
     tables,
 )
 from mmjudge.report import entries as bank_entries
+from mmjudge.report import robustness as robustness_report
+from mmjudge.report import slices as slices_report
 from mmjudge.report import stability as stability_report
 from mmjudge.report import testbank as bank_report
 from mmjudge.report.analysis import MODALITY_NAMES, N_BOOT, Analysis, analyse
@@ -78,23 +80,35 @@ def build_report(
     n_boot: int = N_BOOT,
     max_disagreements: int = CAP,
     human_cost_per_label: float | None = None,
+    slices: Sequence[str] | None = None,
 ) -> Path:
     """Write the report for every run under ``root`` (one folder, or several sweeps to be
     shown as one); returns the report directory.
 
     Where two folders hold the same cell (dataset, model, modality, prompt), the run that
-    finished last is used. ``n_boot`` resamples go into every interval; the disagreement
-    browser shows at most ``max_disagreements`` items per judge and dataset;
-    ``human_cost_per_label`` (USD, ``report.human_cost_per_label``) prices the human labels
-    the cards ask for.
+    finished last is used. Perturbed cells (``perturb=…``) are kept out of the judges'
+    comparison and measured against their clean cells in the robustness section. ``n_boot``
+    resamples go into every interval; the disagreement browser shows at most
+    ``max_disagreements`` items per judge and dataset; ``human_cost_per_label`` (USD,
+    ``report.human_cost_per_label``) prices the human labels the cards ask for. ``slices``
+    (default: those the runs' ``report.slices`` asked for) break every judge's figures down
+    by slice.
     """
     roots = _roots(root)
-    cells = _found_cells(roots)
-    _sweep_summaries(roots, cells)
+    found = _found_cells(roots)
+    _sweep_summaries(roots, found)
+    cells, attacked = robustness_report.split(found)
     out = Path(reports_dir) / (name or "+".join(r.name for r in roots))
     out.mkdir(parents=True, exist_ok=True)
     analysis = analyse(cells, n_boot=n_boot)
     page = _page_context(roots, cells, analysis, out, max_disagreements, human_cost_per_label)
+    attacks = robustness_report.attacks(attacked, analysis, n_boot)
+    page["robustness"] = robustness_report.rows(attacks, analysis)
+    page["robustness_cards"] = robustness_report.cards(attacks, analysis)
+    asked = list(slices) if slices is not None else slices_report.names_asked(cells)
+    sliced = slices_report.by_slice(analysis, asked, strict=slices is not None) if asked else {}
+    page["slices"] = slices_report.rows(sliced, analysis)
+    page["slice_worst"] = slices_report.worst_lines(sliced, analysis)
     _write_page(out, _ENV.get_template("report.html.j2").render(**page))
     return out
 

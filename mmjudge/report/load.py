@@ -70,6 +70,7 @@ def _cell_row(run_dir: Path, summary: RunSummary, sweep: str) -> dict[str, Any]:
         "model_id": cell.model_id,
         "modality": cell.modality,
         "prompt_id": cell.prompt_id,
+        "perturb": cell.perturb,
         "kind": summary.kind,
         "pricing_sheet": cell.pricing_sheet,
         "finished_at": summary.finished_at,

@@ -184,6 +184,8 @@ def _judge_cell(
     name = f"{cfg.dataset.name} × {cfg.model.name} × {cfg.modality.name}"
     if cfg.prompt.id != "default":  # a prompt sweep's cells differ by the prompt alone
         name += f" × {cfg.prompt.id}"
+    if cfg.perturb.name != "none":
+        name += f" × {cfg.perturb.name}"
     progress = Progress(
         name,
         total - len(done),
@@ -249,6 +251,7 @@ def cell_info(cfg: SweepConfig) -> CellInfo:
         prompt_id=cfg.prompt.id,
         pricing_sheet=cfg.pricing.date,
         grades=list(cfg.dataset.scale.grades),
+        perturb=cfg.perturb.name,
     )
 
 

@@ -30,6 +30,7 @@ from mmjudge.errors import ImageError
 from mmjudge.images import ImageCache, ImageSettings, preprocess_image
 from mmjudge.judges.base import JudgeAPI
 from mmjudge.locations import resolve_path
+from mmjudge.perturb import perturb_example, perturb_images
 from mmjudge.prompts.shapes import PromptRenderer
 from mmjudge.records import EncodedImage, Forecast, JudgeRequest
 from mmjudge.running.cache import RequestKeys, ResponseCache
@@ -317,6 +318,12 @@ def _items_once(
     cfg = context.cfg
     if cfg.modality.include_image and not example.images:
         error = f"result '{example.result_id}' has no image for modality '{cfg.modality.name}'"
+    if cfg.perturb.kind != "none":
+        grades = tuple(cfg.dataset.scale.grades)
+        example = perturb_example(example, cfg.perturb, cfg.seed, grades)
+        images = perturb_images(
+            images, cfg.perturb, cfg.seed, example.key, grades, cfg.images.quality
+        )
     rendered = prompts.render(example, n_images=len(images))
     text_only = cfg.modality.include_text and not cfg.modality.include_image
     if error is None and text_only and not rendered.fields:

@@ -337,6 +337,8 @@ class CellInfo:
     """Where calls went when not to the provider's public endpoint (redacted)."""
     kind: str = SINGLE
     """``single``, ``panel`` or ``cascade``."""
+    perturb: str = "none"
+    """The perturbation applied to each result before it was judged (``none``: clean)."""
 
 
 @dataclass(frozen=True)

@@ -118,11 +118,12 @@ class RunSummary:
     @property
     def name(self) -> str:
         """``model/prompt/modality`` (``model/modality`` for an ensemble over prompts, whose
-        model name lists them)."""
+        model name lists them), ending ``@<perturbation>`` for a perturbed cell."""
         c = self.cell
+        attacked = "" if c.perturb == "none" else f"@{c.perturb}"
         if "+" in c.prompt_id:
-            return f"{c.model}/{c.modality}"
-        return f"{c.model}/{c.prompt_id}/{c.modality}"
+            return f"{c.model}/{c.modality}{attacked}"
+        return f"{c.model}/{c.prompt_id}/{c.modality}{attacked}"
 
     @property
     def usd_per_million(self) -> float:
@@ -193,6 +194,7 @@ class RunSummary:
             **{k: cell[k] for k in _CELL},
             "pricing_sheet": cell["pricing_sheet"],
             "grades": cell["grades"],
+            **({"perturb": cell["perturb"]} if cell["perturb"] != "none" else {}),
             "finished_at": self.finished_at,
             "n_judgments": self.n_judgments,
             "n_errors": self.n_errors,

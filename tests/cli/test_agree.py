@@ -482,3 +482,39 @@ def test_system_runs_problems_are_one_line_errors(tiny_runs, tmp_path: Path, cap
     (runs / "sysD.txt").write_text("q1 Q0 d1 first 9 D\n", encoding="utf-8")
     code, _, err = run_cli(capsys, human, judge, "--runs", runs)
     assert code == 2 and err.count("\n") == 1 and "sysD.txt:1: rank (field 4)" in err
+
+
+# --------------------------------------------------------------------------- slices
+
+
+def test_slices_partition_the_pairs_and_score_each_as_by_hand(llmjudge, tmp_path, capsys) -> None:
+    human, runs = llmjudge
+    run = runs[0]
+    queries = sorted({line.split()[0] for line in human.read_text().splitlines() if line})
+    kinds = {q: ("short", "long", "mixed")[i % 3] for i, q in enumerate(queries)}
+    table = tmp_path / "slices.tsv"
+    table.write_text("".join(f"{q}\t{kind}\n" for q, kind in kinds.items()))
+    args = [human, run, "--slices", table, "--out-of-scale", "keep", "--n-boot", "200"]
+    code, out, err = run_cli(capsys, *args, "--format", "json")
+    assert code == 0 and err == ""
+    report = json.loads(out)
+    found = report["by_slice"][run.stem]
+    pairs = aligned(human, run)
+    total = sum(s["n_items"] for s in found["slices"].values())
+    assert total == report["runs"][0]["n"] == len(pairs)
+    for kind, score in found["slices"].items():
+        mine = pairs[pairs["query"].map(kinds) == kind]
+        assert score["n_items"] == len(mine)
+        expected = cohen_kappa_score(mine["grade_human"], mine["grade_run"])
+        assert score["kappa"]["estimate"] == pytest.approx(expected)
+    assert found["worst"] in kinds.values() and 0 < found["p_value"] <= 1
+    code, text, _ = run_cli(capsys, *args)
+    assert code == 0 and "by slice:" in text and "worst" in text
+
+
+def test_a_bad_slices_file_names_its_line(files, tmp_path, capsys) -> None:
+    table = tmp_path / "slices.tsv"
+    table.write_text("q1\tshort\nq2 long\n")
+    code, _out, err = run_cli(capsys, files["human"], files["judge_a"], "--slices", table)
+    assert code == 2
+    assert f"{table}:2: expected 'query<TAB>doc<TAB>slice'" in err

@@ -34,7 +34,7 @@ STAGES: list[tuple[str, ...]] = [
     ("locations", "conf"),
     ("config",),
     ("data",),
-    ("prompts", "testbank"),
+    ("prompts", "testbank", "perturb"),
     ("judges",),
     ("runs",),
     ("costs",),

@@ -247,8 +247,9 @@ def write_flickr8k(root: Path) -> None:
 
 
 def write_qrels(root: Path) -> None:
-    """The label files the agreement examples name: human grades and two judges' (0-3), and a
-    ``runs/`` folder of three TREC runs over the same documents."""
+    """The label files the agreement examples name: human grades and two judges' (0-3), a
+    ``runs/`` folder of three TREC runs over the same documents, and ``slices.tsv`` putting
+    each query in one of two slices."""
     rng = random.Random(5)
     files: dict[str, list[str]] = {"human_qrels.txt": [], "judge_a.txt": [], "judge_b.txt": []}
     for q in range(8):
@@ -259,6 +260,9 @@ def write_qrels(root: Path) -> None:
                 files[name].append(f"q{q} 0 q{q}d{d} {grade}\n")
     for name, lines in files.items():
         (root / name).write_text("".join(lines))
+    (root / "slices.tsv").write_text(
+        "".join(f"q{q}\t{('short', 'long')[q % 2]}\n" for q in range(8))
+    )
     (root / "runs").mkdir()
     for system in range(3):
         lines = []
