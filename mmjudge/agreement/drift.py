@@ -4,7 +4,10 @@ label arrays.
 
 - **Change share**: the share of items (answered in both checks) whose grade differs; its
   interval resamples whole queries (it is one minus the accuracy of one check against the
-  other, so the bootstrap takes its fast path).
+  other, so the bootstrap takes its fast path). Where no item changed, or every item did,
+  resampling has nothing to vary and would report a zero-width interval; the interval is then
+  the exact binomial (Clopper–Pearson) one over the items, so 0 changes in 240 items reads
+  "0.0% [0.0%, 1.5%]" rather than "exactly 0".
 - **κ between checks**: Cohen's κ, unweighted, with its interval the same way.
 - **Stuart–Maxwell test** of marginal homogeneity (``statsmodels``'
   ``SquareTable.homogeneity``): whether the grade distribution of the second check differs
@@ -56,6 +59,14 @@ def _interval(ci: Any, flip: bool = False) -> dict[str, float | None]:
     }
 
 
+def _exact_share(count: int, n: int) -> dict[str, float | None]:
+    """``count`` of ``n`` as a share with its exact binomial (Clopper–Pearson) 95% interval."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    low, high = proportion_confint(count, n, alpha=0.05, method="beta")
+    return {"estimate": count / n, "low": float(low), "high": float(high)}
+
+
 def drift_summary(
     before: Any,
     after: Any,
@@ -84,6 +95,9 @@ def drift_summary(
     if n:
         same = bootstrap_ci(metrics.accuracy, queries, a, b, n_boot=n_boot, seed=seed)
         change = _interval(same, flip=True)
+        changed = int((a != b).sum())
+        if changed in (0, n):
+            change = _exact_share(changed, n)
         kappa = _interval(
             bootstrap_ci(kappa_metric(scale), queries, a, b, n_boot=n_boot, seed=seed)
         )

@@ -210,3 +210,19 @@ def test_a_check_killed_by_sigkill_leaves_the_history_whole_and_the_next_check_c
     assert len(entries) == 2 and len(history.read_text().splitlines()) == 2
     assert entries[1]["status"] == "complete" and entries[1]["n_items"] == ITEMS
     assert entries[1]["baseline"] == entries[0]["check"] and entries[1]["drift"]["n"] == ITEMS
+
+
+def test_an_unchanged_check_has_an_exact_interval_not_a_zero_width_one() -> None:
+    from scipy.stats import binomtest
+
+    from mmjudge.agreement.drift import drift_summary
+
+    grades = [float(i % 4) for i in range(240)]
+    queries = [f"q{i // 8}" for i in range(240)]
+    drift = drift_summary(grades, grades, queries, grades=[0, 1, 2, 3], n_boot=200)
+    reference = binomtest(0, 240).proportion_ci(confidence_level=0.95, method="exact")
+    change = drift["change_share"]
+    assert change["estimate"] == 0 and change["low"] == 0
+    assert abs(change["high"] - reference.high) < 1e-9 and change["high"] > 0.015
+    every = drift_summary(grades, [g + 1 for g in grades], queries, grades=[0, 1, 2, 3, 4])
+    assert every["change_share"]["estimate"] == 1 and every["change_share"]["low"] < 0.99
