@@ -100,7 +100,8 @@ PIECES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
         [
             (
                 "mmjudge/running/aside.py",
-                "    asyncio.get_running_loop().call_later(SUMMARY_IMPORT_DELAY_S, _start, modules)",
+                "    asyncio.get_running_loop()"
+                ".call_later(SUMMARY_IMPORT_DELAY_S, _start, modules)",
                 "    return",
             )
         ],
