@@ -50,20 +50,9 @@ PIECES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
         [
             (
                 "mmjudge/running/survey_ahead.py",
-                "    if warm is None or not _can_fork(cfg, any_size=count is not None):\n"
-                "        return check()",
+                "    if warm is None or not _can_fork(cfg):\n        return check()",
                 "    if True:\n        if warm is not None:\n            warm()\n"
                 "        return check()",
-            )
-        ],
-    ),
-    "counting-child": (
-        "the check's child goes on to count the prompts' tokens for the forecast",
-        [
-            (
-                "mmjudge/running/counts_ahead.py",
-                "    if cfg.prompt.bank is not None or cfg.runner.max_cost_usd is not None:",
-                "    if True:",
             )
         ],
     ),
@@ -130,21 +119,6 @@ PIECES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
     "exit-freeze": (
         "the heap frozen before the interpreter's exit, so its last collections walk nothing",
         [("mmjudge/sweep.py", "        skip_collections_at_exit()", "        pass")],
-    ),
-    "msgspec": (
-        "msgspec reads answers and cached responses and writes request bodies",
-        [
-            (
-                "mmjudge/judges/fastjson.py",
-                "decode = msgspec.json.Decoder().decode",
-                "decode = json.loads",
-            ),
-            (
-                "mmjudge/judges/wire.py",
-                "    if _written_alike(body):",
-                "    if False:",
-            ),
-        ],
     ),
 }
 

@@ -78,32 +78,8 @@ def _encoding(model_id: str) -> Any:
         return tiktoken.get_encoding("o200k_base")
 
 
-#: Counts made ahead in another process (:mod:`mmjudge.running.counts_ahead`), by model,
-#: provider and text (its hash and length): the same numbers :func:`count_tokens` gives.
-_AHEAD: dict[tuple[str, str, int, int], TokenCount] = {}
-
-
-def ahead_key(text: str, model_id: str, provider: str) -> tuple[str, str, int, int]:
-    """The key of ``text``'s count in :data:`_AHEAD` (``hash`` is the same in a forked
-    child, which shares the parent's hash seed)."""
-    return model_id, provider, hash(text), len(text)
-
-
-def add_counts_ahead(counts: dict[tuple[str, str, int, int], TokenCount]) -> None:
-    """Counts made ahead elsewhere, used by :func:`count_tokens` from now on."""
-    _AHEAD.update(counts)
-
-
-def forget_counts_ahead() -> None:
-    _AHEAD.clear()
-
-
 def count_tokens(text: str, model_id: str, provider: str) -> TokenCount:
     """Tokens in ``text`` for the model: exact for OpenAI, estimated for others."""
-    if _AHEAD:
-        found = _AHEAD.get(ahead_key(text, model_id, provider))
-        if found is not None:
-            return found
     try:
         encoding = _encoding(model_id if provider == "openai" else "gpt-4o")
         # No special tokens allowed or disallowed: every text is encoded as ordinary text.

@@ -33,7 +33,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import math
 import sys
 import uuid
 from collections.abc import Callable
@@ -41,12 +40,7 @@ from contextvars import ContextVar
 from importlib import import_module
 from typing import Any, NoReturn
 
-import msgspec
-
-from mmjudge.judges import departures, fastjson
-
-#: JSON as :func:`json.loads` reads it wherever both read a body (tests/judges/test_fastjson.py).
-_decode = fastjson.decode
+from mmjudge.judges import departures
 
 #: Headers aiohttp computes for each request itself.
 _COMPUTED = frozenset({"content-length", "host", "transfer-encoding"})
@@ -54,37 +48,10 @@ _COMPUTED = frozenset({"content-length", "host", "transfer-encoding"})
 #: Encodings aiohttp can undo by itself without optional packages.
 _DECODABLE = "gzip, deflate"
 
-_encode_with_msgspec = msgspec.json.Encoder().encode
-
 
 def _compact(body: Any) -> bytes:
-    """``json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)`` in
-    UTF-8, the way both SDKs write a body. msgspec writes it, about five times faster on a
-    body holding an image, wherever it writes the same bytes (:func:`_written_alike`); json
-    writes the rest, and raises its own errors."""
-    if _written_alike(body):
-        try:
-            return _encode_with_msgspec(body)
-        except (TypeError, ValueError):  # a lone surrogate, say: json raises its own error
-            pass
+    """``body`` as both SDKs write it: compact JSON, not ASCII-escaped, in UTF-8."""
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
-
-
-def _written_alike(value: Any) -> bool:
-    """Whether msgspec writes ``value`` as compact ``json.dumps(ensure_ascii=False)`` does:
-    strings (every code point is escaped alike: tests/judges/test_wire.py), integers,
-    booleans, null, floats that ``repr`` writes without an exponent (``1e-05`` is
-    ``0.00001`` to msgspec), and lists and string-keyed dicts of those."""
-    kind = type(value)
-    if kind is str or kind is int or kind is bool or value is None:
-        return True
-    if kind is float:
-        return math.isfinite(value) and "e" not in repr(value)
-    if kind is dict:
-        return all(type(key) is str and _written_alike(item) for key, item in value.items())
-    if kind is list:
-        return all(_written_alike(item) for item in value)
-    return False
 
 
 #: Ways an SDK's HTTP client may have serialised a JSON body (tried against the captured one).
@@ -440,10 +407,6 @@ def _parsed(raw: bytes, content_type: str) -> Any:
     """A 2xx body as the SDK reads it: JSON under a JSON content type (a body that is not
     valid JSON raises :class:`json.JSONDecodeError`), otherwise JSON when it parses, else
     the text."""
-    try:
-        return _decode(raw)  # four times faster than json.loads on an answer
-    except msgspec.MsgspecError:
-        pass  # what only json.loads reads (NaN, a BOM, 1e400, lone surrogates), or no JSON
     kind = content_type.split(";")[0]
     if kind.endswith("json"):
         return json.loads(raw)

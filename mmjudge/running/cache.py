@@ -34,7 +34,6 @@ from pathlib import Path
 from typing import Any
 
 from mmjudge.config import ModelConfig
-from mmjudge.judges import fastjson
 from mmjudge.judges.registry import endpoint_override
 from mmjudge.records import (
     JudgeRequest,
@@ -175,7 +174,7 @@ class ResponseCache:
 
 
 def _response(payload: str) -> JudgeResponse:
-    data: dict[str, Any] = fastjson.loads(payload)
+    data: dict[str, Any] = json.loads(payload)
     return JudgeResponse(
         text=data["text"],
         usage=Usage.from_dict(data.get("usage")),

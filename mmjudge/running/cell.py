@@ -18,7 +18,6 @@ from mmjudge.costs.calls import CallPricer
 from mmjudge.costs.ledger import batch_factor
 from mmjudge.costs.output_tokens import output_tokens
 from mmjudge.costs.sheets import price_for
-from mmjudge.costs.tokens import forget_counts_ahead
 from mmjudge.data.leniency import new_cell_warnings
 from mmjudge.data.schema import Example
 from mmjudge.data.survey import (
@@ -46,7 +45,6 @@ from mmjudge.running.batch import BatchRunner
 from mmjudge.running.batching import check_settings
 from mmjudge.running.cache import ResponseCache
 from mmjudge.running.concurrency import calls_in_flight, first_line, fit_open_files
-from mmjudge.running.counts_ahead import counter_for, stop_waiting
 from mmjudge.running.event_loop import run_on_fast_loop
 from mmjudge.running.images_pool import PREPARE_AHEAD
 from mmjudge.running.interrupt import signal_name, signal_number_of, stop_signals
@@ -137,7 +135,6 @@ def _checked_cell(
     warm = sdk_warmer(judge_cls, cfg, cache_path)
     counts, reason = _survey_or_skip(cfg, judge_cls, examples, warm)
     if reason is not None or counts is None:
-        stop_waiting()
         judgments_path(run_dir).touch()
         return write_cell_summary(cfg, raw_cfg, run_dir, skipped=reason)
     price = price_for(cfg.pricing, cfg.model)
@@ -217,11 +214,7 @@ def _summary(
     stop: BaseException | None,
     extra: dict[str, Any],
 ) -> RunSummary:
-    if stop is not None:
-        stop_waiting()  # after a stop, the prompts' counts made ahead are not waited for
     forecast = dataclasses.replace(stats.forecast, output_basis=context.output.basis)
-    stop_waiting()  # counts no thread took (a run over before its first forecast began)
-    forget_counts_ahead()
     if context.cfg.runner.mode == "batch":
         # At batch prices, like the calls it forecasts.
         forecast = _batch_forecast(forecast, _batch_discount(context))
@@ -292,12 +285,10 @@ def _survey_or_skip(
     if reason is not None:
         return None, reason
     # Where the check reads the items as the loader gives them, its child goes on to prepare
-    # them for the calls (mmjudge/running/feed.py) instead of counting the prompts' tokens,
-    # which would need them prepared too: each call's prompt is then counted here.
+    # them for the calls (mmjudge/running/feed.py).
     reads_prepared = examples.check_reads_prepared()
-    count = counter_for(cfg) if warm is not None and reads_prepared else None
     feed = examples.take_feed if cfg.runner.mode == "sync" and not reads_prepared else None
-    counts = survey_while(examples.survey, examples, cfg, warm, count, feed)
+    counts = survey_while(examples.survey, examples, cfg, warm, feed)
     check_html_fields(counts, cfg.dataset)
     return counts, unserved(counts, cfg.modality, cfg.dataset)
 

@@ -24,7 +24,6 @@ from mmjudge.judges.base import ErrorVerdict, JudgeAPI
 from mmjudge.records import Forecast, JudgeRequest, JudgeResponse
 from mmjudge.running.breaker import causes
 from mmjudge.running.cache import ResponseCache
-from mmjudge.running.counts_ahead import wait_for_counts
 from mmjudge.runs import CallCounts
 
 T = TypeVar("T")
@@ -219,11 +218,9 @@ class RunStats:
 
 
 def _forecast_quietly(item: WorkItem) -> None:
-    """``item.expected()`` on a worker thread, with the prompts' token counts made ahead
-    where they are coming (:mod:`~mmjudge.running.counts_ahead`): a failure is left for the
-    event loop's own call to raise where it always has."""
+    """``item.expected()`` on a worker thread: a failure is left for the event loop's own call
+    to raise where it always has."""
     with contextlib.suppress(Exception):
-        wait_for_counts()
         item.expected()
 
 

@@ -1,19 +1,18 @@
 """The dataset check on the other core while the judge's SDK loads.
 
 Before a cell's first call, two steps take most of the time: the dataset check (every line
-read and validated: ~0.2 s for 10,000 short items, ~0.7 s for 10,000 scraped product pages
-of 1–20 KB, read before their HTML is converted: :meth:`~mmjudge.running.work.ExampleStream.survey`)
-and importing the judge's SDK (~0.6–1 s for
-``openai``, ~1.7 s for ``anthropic``). Both are CPU-bound Python, so a thread would not overlap
-them; a forked child does. The child checks the dataset and sends back its counts while this
-process imports the SDK (or, where the SDK already loads in the child started with the command,
-:mod:`mmjudge.judges.ahead`, imports the HTTP client its calls go out with and receives the
-judge's request template); the child then counts the prompts' tokens for the run's forecast
-(:mod:`mmjudge.running.counts_ahead`), where that applies.
+read and validated: ~0.2 s for 10,000 short items, ~0.7 s for 10,000 scraped product pages of
+1–20 KB, read before their HTML is converted: :meth:`~mmjudge.running.work.ExampleStream.survey`)
+and importing the judge's SDK (~0.6–1 s for ``openai``, ~1.7 s for ``anthropic``). Both are
+CPU-bound Python, so a thread would not overlap them; a forked child does. The child checks the
+dataset and sends back its counts while this process imports the SDK (or, where the SDK
+already loads in the child started with the command, :mod:`mmjudge.judges.ahead`, imports the
+HTTP client its calls go out with and receives the judge's request template); where the check
+read a catalogue before preparing it, the child then prepares the items for the calls
+(:mod:`mmjudge.running.feed`).
 
 The child is used only where it pays and is safe: on Linux, with no other thread running, for
-an items file of at least :data:`MIN_BYTES` or one whose prompts it counts (that spares this
-process the tokenizer's load, whatever the size), and when the SDK is about to be needed (not yet
+an items file of at least :data:`MIN_BYTES`, and when the SDK is about to be needed (not yet
 imported, and the response cache cannot answer every item: a rerun from the cache never loads
 the SDK, and keeps checking the dataset here, where the examples it reads are kept for the
 calls). Whatever else happens to the child (a bad line, an error, a signal), the check runs
@@ -25,13 +24,14 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import signal
 import sys
 import threading
 import warnings
 from collections.abc import Callable, Iterable
 from importlib import import_module
 from pathlib import Path
-from typing import NoReturn
+from typing import IO, NoReturn
 
 from mmjudge.config import SweepConfig
 from mmjudge.data.schema import Example, dataset_root
@@ -39,15 +39,10 @@ from mmjudge.data.survey import DatasetSurvey
 from mmjudge.judges import ahead
 from mmjudge.judges.base import JudgeAPI
 from mmjudge.judges.pipes import die_with_parent, read_message, write_message
-from mmjudge.running import counts_ahead
 from mmjudge.running.cache import ResponseCache
-from mmjudge.running.counts_ahead import PendingCounts
 from mmjudge.running.feed import PreparedFeed, send_prepared
 
-Counter = Callable[[Iterable[Example]], counts_ahead.Counts]
-
-#: Items files smaller than this are checked here, the check being quicker than a fork, unless
-#: the child also counts the prompts' tokens.
+#: Items files smaller than this are checked here, the check being quicker than a fork.
 MIN_BYTES = 1 << 20
 
 
@@ -56,17 +51,15 @@ def survey_while(
     examples: Iterable[Example],
     cfg: SweepConfig,
     warm: Callable[[], None] | None,
-    count: Counter | None = None,
     feed: Callable[[PreparedFeed], None] | None = None,
 ) -> DatasetSurvey:
     """The dataset's counts (``check()``: :meth:`~mmjudge.running.work.ExampleStream.survey`),
     taken in a forked child while ``warm`` runs here, where that applies (see the module's
-    docstring). The child then runs ``count`` over ``examples`` for
-    :mod:`~mmjudge.running.counts_ahead`, or, with ``feed``, sends ``examples`` prepared to
-    the :class:`~mmjudge.running.feed.PreparedFeed` that ``feed`` is given."""
-    if warm is None or not _can_fork(cfg, any_size=count is not None):
+    docstring). With ``feed``, the child then sends ``examples`` prepared to the
+    :class:`~mmjudge.running.feed.PreparedFeed` that ``feed`` is given."""
+    if warm is None or not _can_fork(cfg):
         return check()
-    counts = _survey_in_child(check, examples, warm, count, feed)
+    counts = _survey_in_child(check, examples, warm, feed)
     return counts if counts is not None else check()
 
 
@@ -143,17 +136,16 @@ def _lines_exceed(path: Path, limit: int) -> bool | None:
     return False
 
 
-def _can_fork(cfg: SweepConfig, any_size: bool = False) -> bool:
+def _can_fork(cfg: SweepConfig) -> bool:
     """Whether the check runs in a child: on Linux, with no other thread, for an items file
-    of :data:`MIN_BYTES` or more, or of any size when the child also counts the prompts'
-    tokens (that spares this process the tokenizer's load, ~0.45 s, whatever the size)."""
+    of :data:`MIN_BYTES` or more."""
     if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
         return False
     if _other_threads():
         return False  # a child forked beside running threads can inherit their locks
     path = dataset_root(cfg.dataset) / cfg.dataset.items
     try:
-        return path.is_file() and (any_size or path.stat().st_size >= MIN_BYTES)
+        return path.is_file() and path.stat().st_size >= MIN_BYTES
     except OSError:
         return False
 
@@ -166,40 +158,43 @@ def _survey_in_child(
     check: Callable[[], DatasetSurvey],
     examples: Iterable[Example],
     warm: Callable[[], None],
-    count: Counter | None,
     feed: Callable[[PreparedFeed], None] | None = None,
 ) -> DatasetSurvey | None:
     """The counts from a forked child, ``warm`` run meanwhile; None when the child did not
-    deliver them. With ``count``, the child goes on to count the cell's prompts, which
-    :mod:`~mmjudge.running.counts_ahead` receives later; with ``feed``, to send the items
-    prepared."""
+    deliver them. With ``feed``, the child goes on to send the items prepared."""
     read_end, write_end = os.pipe()
     parent = os.getpid()
     pid = os.fork()
     if pid == 0:
         die_with_parent(parent)
-        _child(check, examples, read_end, write_end, count, feed is not None)
+        _child(check, examples, read_end, write_end, feed is not None)
     os.close(write_end)
-    pending = PendingCounts(pid, os.fdopen(read_end, "rb"))
+    pipe = os.fdopen(read_end, "rb")
     handed_on = False
     try:
         warm()
         try:
-            counts = read_message(pending.pipe)
+            counts = read_message(pipe)
         except Exception:
             counts = None
         if not isinstance(counts, DatasetSurvey):
             return None
-        if count is not None:
-            counts_ahead.expect(pending)
-            handed_on = True
-        elif feed is not None:
-            feed(PreparedFeed(pending.pid, pending.pipe))
+        if feed is not None:
+            feed(PreparedFeed(pid, pipe))
             handed_on = True
         return counts
     finally:
         if not handed_on:  # done with the child (or interrupted): stop and reap it
-            pending.close()
+            _stop(pid, pipe)
+
+
+def _stop(pid: int, pipe: IO[bytes]) -> None:
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        os.waitpid(pid, 0)
+    with contextlib.suppress(OSError):
+        pipe.close()
 
 
 def _child(
@@ -207,12 +202,11 @@ def _child(
     examples: Iterable[Example],
     read_end: int,
     write_end: int,
-    count: Counter | None,
-    send_items: bool = False,
+    send_items: bool,
 ) -> NoReturn:
-    """The forked child: count, send the counts (then, with ``count``, the prompts' token
-    counts, or with ``send_items`` the items prepared), leave without running any exit
-    handler or flushing anything inherited (the parent owns the run's files and output)."""
+    """The forked child: check, send the counts (then, with ``send_items``, the items
+    prepared), leave without running any exit handler or flushing anything inherited (the
+    parent owns the run's files and output)."""
     code = 1
     try:
         os.close(read_end)
@@ -220,12 +214,10 @@ def _child(
         warnings.simplefilter("ignore")  # the parent's own pass over the items warns
         with os.fdopen(write_end, "wb") as pipe:
             write_message(pipe, check())
-            if count is not None:
-                write_message(pipe, count(examples))
-            elif send_items:
+            if send_items:
                 send_prepared(pipe, examples)
         code = 0
-    except BaseException:  # any failure: the parent checks the dataset (and counts) itself
+    except BaseException:  # any failure: the parent checks the dataset (and prepares) itself
         pass
     finally:
         os._exit(code)

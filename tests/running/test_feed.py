@@ -60,7 +60,7 @@ def _checked(stream: ExampleStream) -> tuple[int, list[PreparedFeed]]:
         fed.append(feed)
         stream.take_feed(feed)
 
-    counts = survey_ahead.survey_while(stream.survey, stream, stream.cfg, lambda: None, None, take)
+    counts = survey_ahead.survey_while(stream.survey, stream, stream.cfg, lambda: None, take)
     return counts.items, fed
 
 

@@ -4,7 +4,6 @@ the message the in-process check gives."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import threading
@@ -15,23 +14,16 @@ from pathlib import Path
 import pytest
 
 from mmjudge.config import SweepConfig
-from mmjudge.costs import tokens
-from mmjudge.costs.forecast import forecast_text
-from mmjudge.costs.sheets import price_for
 from mmjudge.data.schema import Example
 from mmjudge.data.survey import DatasetSurvey
 from mmjudge.errors import DatasetError
-from mmjudge.images import ImageCache, ImageSettings
 from mmjudge.judges.registry import judge_class
-from mmjudge.prompts.shapes import PromptRenderer
-from mmjudge.running import counts_ahead, survey_ahead
+from mmjudge.running import survey_ahead
 from mmjudge.running.cache import ResponseCache
 from mmjudge.running.cell import typed_config
-from mmjudge.running.counts_ahead import counter_for
-from mmjudge.running.work import CellContext, ExampleStream, build_work
+from mmjudge.running.work import ExampleStream
 from tests.helpers import compose_config
 from tests.running.test_example_stream import _dataset
-from tests.running.test_images_pool import image_dataset
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks on Linux only")
 
@@ -142,7 +134,6 @@ def test_no_fork_beside_other_threads_or_for_a_small_file(
     cfg = _config(_dataset(tmp_path / "data", 20))
     monkeypatch.setattr(survey_ahead, "_other_threads", lambda: False)
     assert not survey_ahead._can_fork(cfg)  # 20 lines are well under MIN_BYTES
-    assert survey_ahead._can_fork(cfg, any_size=True)  # unless the child counts tokens too
     monkeypatch.setattr(survey_ahead, "MIN_BYTES", 1)
     assert survey_ahead._can_fork(cfg)
     stop = threading.Event()
@@ -151,7 +142,6 @@ def test_no_fork_beside_other_threads_or_for_a_small_file(
     thread.start()
     try:
         assert not survey_ahead._can_fork(cfg)
-        assert not survey_ahead._can_fork(cfg, any_size=True)
     finally:
         stop.set()
         thread.join()
@@ -203,125 +193,3 @@ def test_the_sdk_is_warmed_only_when_calls_are_certain(
         )
         is None
     )
-
-
-def _prompt_texts(cfg: SweepConfig) -> list[str]:
-    prompts = PromptRenderer(cfg.modality, cfg.prompt, cfg.dataset)
-    texts = []
-    for example in ExampleStream(cfg):
-        rendered = prompts.render(example, n_images=0)
-        texts.append(forecast_text(rendered.system, rendered.text))
-    return texts
-
-
-def test_a_text_cells_prompt_counts_come_from_the_child(tmp_path: Path, forkable: None) -> None:
-    cfg = _config(_dataset(tmp_path / "data", 200), "model=gpt4o_mini")
-    counter = counter_for(cfg)
-    assert counter is not None
-    tokens._encoding.cache_clear()
-    try:
-        counts = survey_ahead.survey_while(
-            ExampleStream(cfg).survey, ExampleStream(cfg), cfg, lambda: None, counter
-        )
-        assert counts.items == 200
-        counts_ahead.wait_for_counts()
-        assert tokens._encoding.cache_info().currsize == 0  # no tokenizer loaded here
-        ahead = dict(tokens._AHEAD)
-    finally:
-        tokens.forget_counts_ahead()
-    model = cfg.model
-    texts = _prompt_texts(cfg)
-    assert len(ahead) == len(set(texts)) > 0
-    for text in texts:  # the counts this process makes itself
-        key = tokens.ahead_key(text, model.model_id, model.provider)
-        assert ahead[key] == tokens.count_tokens(text, model.model_id, model.provider)
-
-
-def test_counts_that_never_come_are_not_waited_for(tmp_path: Path, forkable: None) -> None:
-    cfg = _config(_dataset(tmp_path / "data", 50))
-    started = threading.Event()
-
-    def never(examples: object) -> dict:
-        started.set()
-        time.sleep(60)
-        return {}
-
-    counts = survey_ahead.survey_while(
-        ExampleStream(cfg).survey, ExampleStream(cfg), cfg, lambda: None, never
-    )
-    assert counts.items == 50
-    waiter = threading.Thread(target=counts_ahead.wait_for_counts)
-    waiter.start()
-    time.sleep(0.1)
-    counts_ahead.stop_waiting()  # the calls are over: the child is stopped and reaped
-    waiter.join(5)
-    assert not waiter.is_alive() and not tokens._AHEAD
-
-
-def test_a_budget_or_a_batch_counts_here(tmp_path: Path) -> None:
-    root = _dataset(tmp_path / "data", 5)
-    assert counter_for(_config(root)) is not None
-    assert counter_for(_config(root, "modality=mm")) is not None
-    assert counter_for(_config(root, "runner.max_cost_usd=1")) is None
-    assert counter_for(_config(root, "runner.mode=batch")) is None
-
-
-def test_an_image_cells_prompt_counts_come_from_the_child(tmp_path: Path, forkable: None) -> None:
-    """The child counts each prompt's text as the cell's items carry it, pictures prepared:
-    every request's text is found among its counts, with the count made here."""
-    root = image_dataset(tmp_path / "data", items=12, images=3)
-    rows = [json.loads(line) for line in (root / "items.jsonl").read_text().splitlines()]
-    for row in rows[::2]:  # two pictures (the prompt's wording says so) on every other item
-        row["images"].append("images/0.png")
-    (root / "items.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
-    cfg = _config(
-        root,
-        "model=gpt4o_mini",
-        "modality=mm",
-        "dataset.annotators=[annotator_a,annotator_b]",
-        "dataset.max_images=2",
-    )
-    counter = counter_for(cfg)
-    assert counter is not None
-    try:
-        survey_ahead.survey_while(
-            ExampleStream(cfg).survey, ExampleStream(cfg), cfg, lambda: None, counter
-        )
-        counts_ahead.wait_for_counts()
-        ahead = dict(tokens._AHEAD)
-    finally:
-        tokens.forget_counts_ahead()
-    context = CellContext(
-        cfg=cfg,
-        run_id="t",
-        judge=None,
-        price=price_for(cfg.pricing, cfg.model),
-        image_settings=ImageSettings.from_config(cfg.images),
-        image_cache=ImageCache(tmp_path / "images"),
-    )
-    requests = [item.request for item in build_work(context, ExampleStream(cfg), set())]
-    sent = [request for request in requests if request is not None]
-    assert [len(request.images) for request in sent] == [2, 1, 2, 2, 1, 2, 1, 2, 1, 2, 1]
-    model = cfg.model
-    for request in sent:
-        text = forecast_text(request.system, request.prompt)
-        key = tokens.ahead_key(text, model.model_id, model.provider)
-        assert ahead[key] == tokens.count_tokens(text, model.model_id, model.provider)
-
-
-def test_counts_nobody_waited_for_are_stopped_at_the_end(tmp_path: Path, forkable: None) -> None:
-    cfg = _config(_dataset(tmp_path / "data", 20))
-
-    def never(examples: object) -> dict:
-        time.sleep(60)
-        return {}
-
-    survey_ahead.survey_while(
-        ExampleStream(cfg).survey, ExampleStream(cfg), cfg, lambda: None, never
-    )
-    pending = counts_ahead._pending
-    assert pending is not None
-    counts_ahead.stop_waiting()  # a run over before its first forecast began
-    assert counts_ahead._pending is None
-    with pytest.raises(ChildProcessError):  # stopped and reaped
-        os.waitpid(pending.pid, os.WNOHANG)
