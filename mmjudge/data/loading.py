@@ -80,11 +80,6 @@ def sampled_queries(
     return sample_query_ids(examples, cfg.sample_queries, seed)
 
 
-def preparation_applies(cfg: DatasetConfig) -> bool:
-    """Whether preparing the items changes them: HTML to convert or text to cut."""
-    return html_columns(cfg) is not None or cfg.max_text_tokens is not None
-
-
 def _prepared(example: Example, cfg: DatasetConfig) -> Example:
     """HTML converted to text where asked, then the text cut to the budget."""
     fields = example.fields

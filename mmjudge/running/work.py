@@ -21,7 +21,7 @@ from mmjudge.config import SweepConfig
 from mmjudge.costs.forecast import forecast_call
 from mmjudge.costs.output_tokens import ANSWER_FORMAT, SAMPLE_IMAGES, SAMPLE_TEXT, OutputTokens
 from mmjudge.costs.sheets import ModelPrice
-from mmjudge.data.loading import load_dataset, preparation_applies, sampled_queries
+from mmjudge.data.loading import load_dataset, sampled_queries
 from mmjudge.data.page_text import html_columns
 from mmjudge.data.prepared import has_entry
 from mmjudge.data.schema import Example
@@ -123,12 +123,12 @@ class ExampleStream:
     def survey(self) -> DatasetSurvey:
         """The check before the first call: every item read and validated, and counted.
 
-        Where the items need preparing (HTML to convert, text to cut) and the prepared-items
-        cache has none for this file and these settings yet, the check reads them as the
-        loader gives them: preparing a scraped catalogue takes seconds, and is left to the
-        calls' own pass, which prepares each item as its call goes out (and writes the
-        cache). Otherwise the check reads the prepared items, and keeps a small dataset's
-        for the later passes.
+        Where the items' HTML is to be converted and the prepared-items cache has none for
+        this file and these settings yet, the check reads them as the loader gives them:
+        preparing a scraped catalogue takes seconds, and is left to the calls' own pass
+        (prepared in the check's child where there is one, :mod:`~mmjudge.running.feed`, and
+        written to the cache). Otherwise the check reads the prepared items, and keeps a small
+        dataset's for the later passes.
         """
         dataset = self.cfg.dataset
         if not self.check_reads_prepared():
@@ -139,9 +139,12 @@ class ExampleStream:
         return survey(self)
 
     def check_reads_prepared(self) -> bool:
-        """Whether :meth:`survey` reads the items prepared (see there)."""
+        """Whether :meth:`survey` reads the items prepared (see there): unless their HTML is
+        to be converted and the cache has no entry for them yet. (Cutting plain text to
+        ``dataset.max_text_tokens`` costs about as much as reading it, and is done in the
+        check as before.)"""
         dataset = self.cfg.dataset
-        return not preparation_applies(dataset) or has_entry(dataset, self.cache)
+        return html_columns(dataset) is None or has_entry(dataset, self.cache)
 
     def _read(self) -> Iterator[Example]:
         """One pass over the file, keeping the examples while the dataset stays small."""
