@@ -110,22 +110,6 @@ def _catalogue(root: Path, descriptions: list[str], name: bool = True) -> work.E
     return work.ExampleStream(typed_config(cfg))
 
 
-@pytest.fixture
-def conversions(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The HTML values converted to text."""
-    import html_text
-
-    seen: list[str] = []
-    real = html_text.extract_text
-
-    def counting(value: str, *args: object, **kwargs: object) -> str:
-        seen.append(value)
-        return str(real(value, *args, **kwargs))  # type: ignore[arg-type]
-
-    monkeypatch.setattr(html_text, "extract_text", counting)
-    return seen
-
-
 def test_the_check_leaves_a_catalogue_unprepared_for_the_calls_to_prepare(
     tmp_path: Path, conversions: list[str]
 ) -> None:

@@ -30,22 +30,6 @@ def forkable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(survey_ahead, "_other_threads", lambda: False)
 
 
-@pytest.fixture
-def conversions(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The HTML values this process converts to text."""
-    import html_text
-
-    seen: list[str] = []
-    real = html_text.extract_text
-
-    def counting(value: str, *args: object, **kwargs: object) -> str:
-        seen.append(value)
-        return str(real(value, *args, **kwargs))  # type: ignore[arg-type]
-
-    monkeypatch.setattr(html_text, "extract_text", counting)
-    return seen
-
-
 def _expected(stream: ExampleStream) -> list[tuple[tuple[str, str], ...]]:
     """The items prepared here, without any cache."""
     cfg = stream.cfg.dataset
