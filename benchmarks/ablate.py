@@ -56,17 +56,6 @@ PIECES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
             )
         ],
     ),
-    "claim-group-commit": (
-        "the claims' writes of one turn of the event loop share one transaction",
-        [
-            (
-                "mmjudge/running/claim_writes.py",
-                "        if not self._scheduled:\n            self._scheduled = True\n"
-                "            asyncio.get_running_loop().call_soon(self._flush_soon)",
-                "        self._flush_soon()",
-            )
-        ],
-    ),
     "loop-pacer": (
         "the loop turns every 2 ms while the runner takes items without waiting",
         [
@@ -75,13 +64,6 @@ PIECES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
                 "        if time.monotonic() - self._since >= self.every_s:",
                 "        if False:",
             )
-        ],
-    ),
-    "cache-lookahead": (
-        "cache lookups of up to 256 items in one query",
-        [
-            ("mmjudge/running/lookahead.py", "MAX_WINDOW = 256", "MAX_WINDOW = 1"),
-            ("mmjudge/running/lookahead.py", "PROBE_EVERY = 16", "PROBE_EVERY = 1"),
         ],
     ),
     "summary-import-aside": (
@@ -115,10 +97,6 @@ PIECES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
                 "    if False:\n        _saved = gc.get_threshold()",
             )
         ],
-    ),
-    "exit-freeze": (
-        "the heap frozen before the interpreter's exit, so its last collections walk nothing",
-        [("mmjudge/sweep.py", "        skip_collections_at_exit()", "        pass")],
     ),
 }
 

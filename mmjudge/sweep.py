@@ -15,11 +15,7 @@ if __name__ == "__main__":
 
 from mmjudge.cli.exits import quiet_when_output_closes
 from mmjudge.cli.sweep import run_app
-from mmjudge.running.collector import skip_collections_at_exit
 
 if __name__ == "__main__":
-    try:
-        with quiet_when_output_closes():
-            run_app()
-    finally:
-        skip_collections_at_exit()
+    with quiet_when_output_closes():
+        run_app()

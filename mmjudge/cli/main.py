@@ -13,7 +13,6 @@ import sys
 from collections.abc import Sequence
 
 from mmjudge.cli.exits import EXIT_USAGE, fail, quiet_when_output_closes
-from mmjudge.running.collector import skip_collections_at_exit
 
 #: Subcommand -> (the module whose ``main(argv)`` runs it, what it does).
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -71,10 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run() -> None:
     """The ``mmjudge`` console script."""
-    try:
-        # Every subcommand's output may go to a pipe that closes early (``| head``).
-        with quiet_when_output_closes():
-            status = main()
-    finally:
-        skip_collections_at_exit()
+    # Every subcommand's output may go to a pipe that closes early (``| head``).
+    with quiet_when_output_closes():
+        status = main()
     sys.exit(status)

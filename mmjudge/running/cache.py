@@ -27,7 +27,7 @@ import os
 import socket
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -288,21 +288,12 @@ class Claim:
     """When ``busy``: who holds it (``host:pid``)."""
 
 
-#: A write waiting in :attr:`ItemClaims.staged`: (what, key, argument, settle). ``settle`` is
-#: called with the write's result (a :class:`Claim` for a claim, else None), or with the error
-#: that kept its transaction from committing.
-Settle = Callable[[Claim | None, BaseException | None], None]
-_Write = tuple[str, str, Any, Settle | None]
-
-
 class ItemClaims:
     """Claims on request keys, stored beside the answers in the response cache's file.
 
-    Every write is staged first and committed by :meth:`flush`, all the staged writes in one
-    transaction, in the order they were staged. The plain methods (:meth:`claim`,
-    :meth:`complete`, ...) flush at once; :class:`mmjudge.running.claim_writes.GroupCommit`
-    stages the writes of many calls in flight and commits them together, once per turn of the
-    event loop, which costs one commit where each call used to cost three.
+    Each write is committed before its method returns, which is what the runner relies on: a
+    claim is on file before its request is sent (so another process never pays for it too),
+    and an answer is on file before its row is written.
     """
 
     def __init__(self, cache: ResponseCache, owner: Owner, ttl_s: float) -> None:
@@ -321,8 +312,6 @@ class ItemClaims:
         if "maybe_lost" not in columns:  # a file written before maybe-sent requests were kept
             self._db.execute("ALTER TABLE claims ADD COLUMN maybe_lost INTEGER NOT NULL DEFAULT 0")
         self._mine = (owner.host, owner.pid, owner.started)
-        self.staged: list[_Write] = []
-        """Writes not committed yet, in order."""
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
@@ -359,63 +348,6 @@ class ItemClaims:
             return False
         return not Owner(row[0], row[1], row[2]).is_gone()
 
-    # -- staging and committing ------------------------------------------------------------
-
-    def stage(
-        self, what: str, key: str, argument: Any = None, settle: Settle | None = None
-    ) -> None:
-        """Add a write to the next :meth:`flush`: ``claim`` (argument: whether its request
-        goes on the wire at once: True or :data:`SENT`, or :data:`MAYBE_SENT`), ``sending``
-        (argument: the same, or False/0 for off the wire), ``complete`` (argument: the
-        answer), ``release`` or ``abandon``."""
-        self.staged.append((what, key, argument, settle))
-
-    def flush(self) -> None:
-        """Commit every staged write in one transaction and settle each; when the
-        transaction fails, every write is settled with the error and it is raised."""
-        writes, self.staged = self.staged, []
-        if not writes:
-            return
-        try:
-            with self._transaction():
-                results = [self._apply(what, key, argument) for what, key, argument, _ in writes]
-        except BaseException as error:
-            for *_, settle in writes:
-                if settle is not None:
-                    settle(None, error)
-            raise
-        for (*_, settle), result in zip(writes, results, strict=True):
-            if settle is not None:
-                settle(result, None)
-
-    def _apply(self, what: str, key: str, argument: Any) -> Claim | None:
-        """One staged write, inside the flush's transaction."""
-        mine = (key, *self._mine)
-        if what == "claim":
-            return self._take(key, _in_flight(argument))
-        if what == "sending":
-            self._db.execute(
-                "UPDATE claims SET in_flight = ?, expires = ? "
-                "WHERE key = ? AND host = ? AND pid = ? AND started = ?",
-                (_in_flight(argument), time.time() + self.ttl_s, *mine),
-            )
-        elif what == "complete":
-            self.cache.put(key, argument)
-            self._db.execute("DELETE FROM claims WHERE key = ?", (key,))
-        elif what == "release":
-            self._db.execute(
-                "DELETE FROM claims WHERE key = ? AND host = ? AND pid = ? AND started = ?", mine
-            )
-        elif what == "abandon":
-            self._db.execute(
-                f"UPDATE claims SET expires = 0, in_flight = MAX(in_flight, {SENT}) "
-                "WHERE key = ? AND host = ? AND pid = ? AND started = ?",
-                mine,
-            )
-        else:
-            raise ValueError(f"unknown claim write {what!r}")
-        return None
-
     def _take(self, key: str, in_flight: int) -> Claim:
         """Claim ``key`` unless it is answered already or a live process holds it."""
         response = self.cache.get(key)
@@ -447,44 +379,46 @@ class ItemClaims:
         )
         return Claim("claimed", resent=lost, maybe_resent=maybe_lost)
 
-    def _now(self, what: str, key: str, argument: Any = None) -> Claim | None:
-        """Stage one write and commit it with whatever was staged before it."""
-        found: list[Claim | None] = []
-        self.stage(what, key, argument, lambda result, _error: found.append(result))
-        self.flush()
-        return found[0]
-
-    # -- one write at a time ---------------------------------------------------------------
-
     def claim(self, key: str, *, sending: bool | int = False) -> Claim:
         """Claim ``key`` unless it is answered already or a live process holds it; with
         ``sending``, the claim records its request as on the wire from the start (True or
         :data:`SENT`; :data:`MAYBE_SENT`: about to go out)."""
-        found = self._now("claim", key, sending)
-        assert found is not None
-        return found
+        with self._transaction():
+            return self._take(key, _in_flight(sending))
 
     def sending(self, key: str, in_flight: bool | int = True) -> None:
         """Mark our claim as having a request on the wire (True or :data:`SENT`), maybe on
         it (:data:`MAYBE_SENT`), or not any more (False)."""
-        self._now("sending", key, in_flight)
+        self._db.execute(
+            "UPDATE claims SET in_flight = ?, expires = ? "
+            "WHERE key = ? AND host = ? AND pid = ? AND started = ?",
+            (_in_flight(in_flight), time.time() + self.ttl_s, key, *self._mine),
+        )
 
     def complete(self, key: str, response: JudgeResponse) -> None:
         """Store the answer and drop the claim, in one transaction."""
-        self._now("complete", key, response)
+        with self._transaction():
+            self.cache.put(key, response)
+            self._db.execute("DELETE FROM claims WHERE key = ?", (key,))
 
     def release(self, key: str) -> None:
         """Drop our claim without an answer (the call failed, or was never sent)."""
-        self._now("release", key)
+        self._db.execute(
+            "DELETE FROM claims WHERE key = ? AND host = ? AND pid = ? AND started = ?",
+            (key, *self._mine),
+        )
 
     def abandon(self, key: str) -> None:
         """Give up a claim whose request is on the wire (the run is stopping): it expires
         now and stays marked in flight, so whoever sends it again counts it as resent."""
-        self._now("abandon", key)
+        self._db.execute(
+            f"UPDATE claims SET expires = 0, in_flight = MAX(in_flight, {SENT}) "
+            "WHERE key = ? AND host = ? AND pid = ? AND started = ?",
+            (key, *self._mine),
+        )
 
     def renew(self) -> None:
         """Push the expiry of every claim we hold forward (the owner's heartbeat)."""
-        self.flush()
         self._db.execute(
             "UPDATE claims SET expires = ? WHERE host = ? AND pid = ? AND started = ? "
             "AND expires > 0",
@@ -493,7 +427,6 @@ class ItemClaims:
 
     def release_all(self) -> None:
         """At the end of a run: drop our claims with nothing in flight, expire the others."""
-        self.flush()
         with self._transaction():
             self._db.execute(
                 "DELETE FROM claims WHERE host = ? AND pid = ? AND started = ? AND in_flight = 0",

@@ -43,7 +43,7 @@ class TurnPacer:
     in one turn of the loop, the first call left only after the last slot's item was built
     (~0.3 s of text items, ~1 s of image items), and a long run of answers found in the cache
     held up the calls in flight, their answers and a stop meanwhile. Turning after every item
-    instead splits the claims' group commit into one commit per item. A turn every
+    instead pays a pass of the loop (its timers and its poll for I/O) per item. A turn every
     :data:`TURN_EVERY_S` keeps both small.
     """
 

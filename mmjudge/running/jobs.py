@@ -4,11 +4,32 @@ run ends with when it stops before its last item."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from mmjudge.errors import BudgetExceeded, Interrupted
-from mmjudge.records import JudgeRequest
+from mmjudge.records import JudgeRequest, JudgeResponse
+from mmjudge.running.cache import RequestKeys, ResponseCache
 from mmjudge.running.interrupt import signal_name
 from mmjudge.running.policy import RunStats, WorkItem
+
+
+class LookedUp(NamedTuple):
+    """A work item with its request's cache key and the answer the cache holds for it."""
+
+    item: WorkItem
+    key: str
+    """The request's cache key ("" for an item without a request or without a cache)."""
+    response: JudgeResponse | None
+
+
+def look_up(item: WorkItem, cache: ResponseCache | None, keys: RequestKeys) -> LookedUp:
+    """``item`` looked up in ``cache``. An answer found is final; one not found may still
+    arrive before the item is called (another process paying for it), which the runner's
+    claim, taken before the call, looks for again."""
+    if item.request is None or cache is None:
+        return LookedUp(item, "", None)
+    key = keys(item.request)
+    return LookedUp(item, key, cache.get(key))
 
 
 class SetAside:

@@ -22,15 +22,21 @@ from mmjudge.errors import CredentialError, FatalProviderError
 from mmjudge.judges.base import JudgeAPI
 from mmjudge.judges.departures import Departure, watching
 from mmjudge.records import JudgeRequest, JudgeResponse
-from mmjudge.running.cache import ItemClaims, RequestKeys, ResponseCache
-from mmjudge.running.claim_writes import GroupCommit
+from mmjudge.running.cache import MAYBE_SENT, SENT, ItemClaims, RequestKeys, ResponseCache
 from mmjudge.running.collector import quiet_collector
 from mmjudge.running.concurrency import calls_in_flight
 from mmjudge.running.event_loop import TurnPacer
 from mmjudge.running.health import EndpointHealth
-from mmjudge.running.jobs import SET_ASIDE, Job, SetAside, stop_error, token_estimate
+from mmjudge.running.jobs import (
+    SET_ASIDE,
+    Job,
+    LookedUp,
+    SetAside,
+    look_up,
+    stop_error,
+    token_estimate,
+)
 from mmjudge.running.limits import RateLimiter
-from mmjudge.running.lookahead import LookedUp, look_up, looked_up
 from mmjudge.running.policy import (
     CallPolicy,
     CallTimeout,
@@ -76,9 +82,7 @@ class Runner:
 
     - claims each request in the response cache before paying for it (``claims``), so two
       processes running the same cell never pay twice: an item another live process holds
-      is set aside and its answer taken from the cache when it arrives. The claims' writes
-      of all calls in flight are committed together, once per turn of the event loop
-      (:mod:`mmjudge.running.claim_writes`);
+      is set aside and its answer taken from the cache when it arrives;
     - stops the cell when the endpoint cannot work or its rate limit does not clear
       (:mod:`mmjudge.running.health`: the circuit breaker and ``runner.rate_limit_wait_s``);
     - stops cleanly on :meth:`request_stop` (Ctrl-C, SIGTERM): nothing new is scheduled,
@@ -104,7 +108,6 @@ class Runner:
         usable = settings.cache and judge.cacheable
         self.cache = cache if usable else None
         self.claims = claims if usable and cache is not None else None
-        self.writes = GroupCommit(self.claims) if self.claims is not None else None
         self.keys = RequestKeys(model)
         self.stats = stats if stats is not None else RunStats()
         self.policy = CallPolicy(settings, self.stats, self.cache, price, seed=seed)
@@ -127,7 +130,7 @@ class Runner:
         self._dropped = 0
         self._waiting: list[WorkItem] = []
         """Items another live process holds, looked at again every :data:`CLAIM_POLL_S`."""
-        self._entries: Callable[[], Awaitable[LookedUp | None]] | None = None
+        self._next_item: Callable[[], Awaitable[WorkItem | None]] | None = None
         self._exhausted = False
         self._taking = asyncio.Lock()  # an asynchronous iterable gives one item at a time
         self._pacer = TurnPacer()  # the loop turns every few ms while items are taken
@@ -178,7 +181,7 @@ class Runner:
         preprocessed in worker threads) rather than done on the event loop.
         """
         waiting = self._waiting
-        self._entries = looked_up(next_of(items), self.cache, self.keys, self.claims is not None)
+        self._next_item = next_of(items)
         next_poll = 0.0
         heartbeat = asyncio.create_task(self._heartbeat()) if self.claims is not None else None
         restore_collector = quiet_collector()
@@ -243,14 +246,15 @@ class Runner:
 
     async def _next_entry(self) -> LookedUp | None:
         """The next item looked up, or None at the end (one taker at a time)."""
-        assert self._entries is not None
+        assert self._next_item is not None
         async with self._taking:
             if self._exhausted:
                 return None
-            entry = await self._entries()
-            if entry is None:
+            item = await self._next_item()
+            if item is None:
                 self._exhausted = True
-            return entry
+                return None
+            return look_up(item, self.cache, self.keys)
 
     async def _next_job(self) -> Job | None:
         """The next job for a worker that keeps its slot (items settled without a call go
@@ -388,10 +392,10 @@ class Runner:
     def _departure(self, job: Job) -> Departure:
         """What the transport says about one attempt's request: once it has left, the claim
         is marked sent."""
-        writes = self.writes
-        if writes is None or not job.claimed:
+        claims = self.claims
+        if claims is None or not job.claimed:
             return Departure()
-        return Departure(on_left=functools.partial(writes.left, job.key))
+        return Departure(on_left=functools.partial(claims.sending, job.key, SENT))
 
     def _maybe_billed(self, job: Job, sends: int = 1) -> None:
         """Count sends of the job's request that may have reached the provider unanswered."""
@@ -417,7 +421,7 @@ class Runner:
                 if self._stopping():
                     self._release(job)
                     return None
-                instead = await self._mark_sending(job, attempts)
+                instead = self._mark_sending(job, attempts)
                 if instead is not None:
                     return instead
                 sent = True
@@ -465,25 +469,25 @@ class Runner:
             self.stats.abandoned += 1
             if not self.judge.free:
                 self.stats.abandoned_usd += self.policy.possibly_billed(job.item)
-            if self.writes is not None:
-                self.writes.abandon(job.key)
-        elif self.writes is not None:
-            self.writes.release(job.key)
+            if self.claims is not None:
+                self.claims.abandon(job.key)
+        elif self.claims is not None:
+            self.claims.release(job.key)
 
     def _stopping(self) -> bool:
         return self._stop_signal is not None or self._fatal is not None
 
-    async def _mark_sending(self, job: Job, attempts: int) -> Outcome | SetAside | None:
+    def _mark_sending(self, job: Job, attempts: int) -> Outcome | SetAside | None:
         """Before each send, committed: the request claimed and marked on the wire (first
         attempt), or marked on the wire again (a retry). Instead of None, the item's outcome
         when its answer is in the cache already, or ``SET_ASIDE`` when another live process
         holds its claim."""
-        if self.writes is None:
+        if self.claims is None:
             return None
         if attempts > 1:
-            await self.writes.sending(job.key)
+            self.claims.sending(job.key, MAYBE_SENT)
             return None
-        claim = await self.writes.claim_to_send(job.key)
+        claim = self.claims.claim(job.key, sending=MAYBE_SENT)
         if claim.state == "cached":
             assert claim.response is not None
             self.stats.from_other_process += job.waited
@@ -527,8 +531,8 @@ class Runner:
             return False, None
         if will_retry and not self._stopping():
             self.stats.retries += 1
-            if self.writes is not None:
-                self.writes.not_sending(job.key)
+            if self.claims is not None:
+                self.claims.sending(job.key, False)
             return True, None
         if retryable and self._stopping():
             self._release(job)
@@ -542,17 +546,16 @@ class Runner:
 
     async def _answered(self, job: Job, response: JudgeResponse, attempts: int) -> Outcome:
         self.health.success()
-        if self.writes is not None:
-            # Committed before the outcome (and its row) goes on: see claim_writes.
-            await self.writes.complete(job.key, response)
+        if self.claims is not None:
+            self.claims.complete(job.key, response)  # on file before the row is written
         elif self.cache is not None:
             self.cache.put(job.key, response)
         # The lost sends were billed too; each is priced as this one.
         return self.policy.answered(job.item, response, attempts, response.latency_s, job.resent)
 
     def _release(self, job: Job) -> None:
-        if self.writes is not None and job.claimed:
-            self.writes.release(job.key)
+        if self.claims is not None and job.claimed:
+            self.claims.release(job.key)
 
     async def _pause(self, seconds: float) -> None:
         """Back off, but wake at once when the run is stopping."""

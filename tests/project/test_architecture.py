@@ -60,8 +60,6 @@ LONG_FILES: dict[str, str] = {
     "share its slots, limits, claims and stop state",
     "mmjudge.running.cell": "one cell from its config to its summary: checks, skip, dry run, "
     "the runner of its mode and the row of each outcome, all over the same CellContext",
-    "mmjudge.running.cache": "the response cache and the claims on its requests: one SQLite "
-    "file, connection and transaction, so an answer and the claim it ends commit together",
 }
 #: Functions over :data:`MAX_FUNCTION_LINES` (``module:function``), each with why.
 LONG_FUNCTIONS: dict[str, str] = {}

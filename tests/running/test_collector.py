@@ -86,28 +86,3 @@ def test_cyclic_garbage_made_during_a_run_is_still_collected() -> None:
         assert gc.collect() >= 2
     finally:
         restore()
-
-
-def test_the_console_script_freezes_the_heap_as_it_exits(monkeypatch: pytest.MonkeyPatch) -> None:
-    from mmjudge.cli import main as cli_main
-
-    gc.unfreeze()
-    monkeypatch.setattr(cli_main, "main", lambda: 3)
-    with pytest.raises(SystemExit) as done:
-        cli_main.run()
-    assert done.value.code == 3
-    assert gc.get_freeze_count() > 0  # shutdown's collections have nothing left to walk
-
-
-@pytest.mark.filterwarnings("ignore:'mmjudge.sweep' found in sys.modules:RuntimeWarning")
-def test_python_m_sweep_freezes_the_heap_even_when_it_fails(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    import runpy
-
-    gc.unfreeze()
-    monkeypatch.setattr("sys.argv", ["mmjudge.sweep", "no_such_setting=1"])
-    with pytest.raises(SystemExit) as done:
-        runpy.run_module("mmjudge.sweep", run_name="__main__")
-    assert done.value.code != 0
-    assert gc.get_freeze_count() > 0
