@@ -46,13 +46,12 @@ PIECES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
         ],
     ),
     "dataset-check-child": (
-        "the dataset check runs in a forked child while the SDK loads",
+        "a catalogue checked and prepared in a forked child while the SDK loads",
         [
             (
                 "mmjudge/running/survey_ahead.py",
-                "    if warm is None or not _can_fork(cfg):\n        return check()",
-                "    if True:\n        if warm is not None:\n            warm()\n"
-                "        return check()",
+                "    if warm is None or feed is None or not _can_fork(cfg):",
+                "    if True:",
             )
         ],
     ),

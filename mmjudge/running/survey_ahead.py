@@ -1,22 +1,25 @@
-"""The dataset check on the other core while the judge's SDK loads.
+"""The dataset check and a catalogue's preparation on the other core while the judge's SDK
+loads.
 
 Before a cell's first call, two steps take most of the time: the dataset check (every line
 read and validated: ~0.2 s for 10,000 short items, ~0.7 s for 10,000 scraped product pages of
 1–20 KB, read before their HTML is converted: :meth:`~mmjudge.running.work.ExampleStream.survey`)
 and importing the judge's SDK (~0.6–1 s for ``openai``, ~1.7 s for ``anthropic``). Both are
-CPU-bound Python, so a thread would not overlap them; a forked child does. The child checks the
-dataset and sends back its counts while this process imports the SDK (or, where the SDK
-already loads in the child started with the command, :mod:`mmjudge.judges.ahead`, imports the
-HTTP client its calls go out with and receives the judge's request template); where the check
-read a catalogue before preparing it, the child then prepares the items for the calls
-(:mod:`mmjudge.running.feed`).
+CPU-bound Python, so a thread would not overlap them; a forked child does. Where the check
+reads a catalogue whose HTML is still to be converted, a child checks it and sends back its
+counts while this process imports the SDK (or, where the SDK already loads in the child started
+with the command, :mod:`mmjudge.judges.ahead`, imports the HTTP client its calls go out with
+and receives the judge's request template), then prepares the items for the calls
+(:mod:`mmjudge.running.feed`): seconds of HTML conversion off the calls' core.
 
-The child is used only where it pays and is safe: on Linux, with no other thread running, for
-an items file of at least :data:`MIN_BYTES`, and when the SDK is about to be needed (not yet
-imported, and the response cache cannot answer every item: a rerun from the cache never loads
-the SDK, and keeps checking the dataset here, where the examples it reads are kept for the
-calls). Whatever else happens to the child (a bad line, an error, a signal), the check runs
-here as it always does, so a bad dataset fails with exactly the message it always had.
+Only there: measured with ``benchmarks/ablate.py``, a child that only checks plain text saved
+nothing at 64 calls in flight and cost 1.4 points of the ideal rate at 1,024 (see
+``docs/figures.md``), so elsewhere the check runs here before the SDK is loaded. The child is
+also used only where it is safe: on Linux, with no other thread running, for an items file of
+at least :data:`MIN_BYTES`, and when the SDK is about to be needed (not yet imported, and the
+response cache cannot answer every item: a rerun from the cache never loads the SDK).
+Whatever else happens to the child (a bad line, an error, a signal), the check runs here as it
+always does, so a bad dataset fails with exactly the message it always had.
 """
 
 from __future__ import annotations
@@ -54,11 +57,15 @@ def survey_while(
     feed: Callable[[PreparedFeed], None] | None = None,
 ) -> DatasetSurvey:
     """The dataset's counts (``check()``: :meth:`~mmjudge.running.work.ExampleStream.survey`),
-    taken in a forked child while ``warm`` runs here, where that applies (see the module's
-    docstring). With ``feed``, the child then sends ``examples`` prepared to the
-    :class:`~mmjudge.running.feed.PreparedFeed` that ``feed`` is given."""
-    if warm is None or not _can_fork(cfg):
-        return check()
+    with ``warm`` run too. With ``feed``, where that applies (see the module's docstring),
+    they are taken in a forked child while ``warm`` runs here, and the child then sends
+    ``examples`` prepared to the :class:`~mmjudge.running.feed.PreparedFeed` that ``feed`` is
+    given; otherwise the check runs here, then ``warm``."""
+    if warm is None or feed is None or not _can_fork(cfg):
+        checked = check()
+        if warm is not None:
+            warm()
+        return checked
     counts = _survey_in_child(check, examples, warm, feed)
     return counts if counts is not None else check()
 
@@ -158,16 +165,16 @@ def _survey_in_child(
     check: Callable[[], DatasetSurvey],
     examples: Iterable[Example],
     warm: Callable[[], None],
-    feed: Callable[[PreparedFeed], None] | None = None,
+    feed: Callable[[PreparedFeed], None],
 ) -> DatasetSurvey | None:
     """The counts from a forked child, ``warm`` run meanwhile; None when the child did not
-    deliver them. With ``feed``, the child goes on to send the items prepared."""
+    deliver them. The child then goes on to send the items prepared."""
     read_end, write_end = os.pipe()
     parent = os.getpid()
     pid = os.fork()
     if pid == 0:
         die_with_parent(parent)
-        _child(check, examples, read_end, write_end, feed is not None)
+        _child(check, examples, read_end, write_end)
     os.close(write_end)
     pipe = os.fdopen(read_end, "rb")
     handed_on = False
@@ -179,9 +186,8 @@ def _survey_in_child(
             counts = None
         if not isinstance(counts, DatasetSurvey):
             return None
-        if feed is not None:
-            feed(PreparedFeed(pid, pipe))
-            handed_on = True
+        feed(PreparedFeed(pid, pipe))
+        handed_on = True
         return counts
     finally:
         if not handed_on:  # done with the child (or interrupted): stop and reap it
@@ -202,11 +208,10 @@ def _child(
     examples: Iterable[Example],
     read_end: int,
     write_end: int,
-    send_items: bool,
 ) -> NoReturn:
-    """The forked child: check, send the counts (then, with ``send_items``, the items
-    prepared), leave without running any exit handler or flushing anything inherited (the
-    parent owns the run's files and output)."""
+    """The forked child: check, send the counts, then the items prepared, and leave without
+    running any exit handler or flushing anything inherited (the parent owns the run's files
+    and output)."""
     code = 1
     try:
         os.close(read_end)
@@ -214,8 +219,7 @@ def _child(
         warnings.simplefilter("ignore")  # the parent's own pass over the items warns
         with os.fdopen(write_end, "wb") as pipe:
             write_message(pipe, check())
-            if send_items:
-                send_prepared(pipe, examples)
+            send_prepared(pipe, examples)
         code = 0
     except BaseException:  # any failure: the parent checks the dataset (and prepares) itself
         pass

@@ -1,6 +1,6 @@
 """The dataset check runs in a forked child while the judge's SDK loads here
-(:mod:`mmjudge.running.survey_ahead`), only where that pays, and a bad dataset still fails with
-the message the in-process check gives."""
+(:mod:`mmjudge.running.survey_ahead`), only where the child goes on to prepare the items for the
+calls, and a bad dataset still fails with the message the in-process check gives."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from mmjudge.judges.registry import judge_class
 from mmjudge.running import survey_ahead
 from mmjudge.running.cache import ResponseCache
 from mmjudge.running.cell import typed_config
+from mmjudge.running.feed import PreparedFeed
 from mmjudge.running.work import ExampleStream
 from tests.helpers import compose_config
 from tests.running.test_example_stream import _dataset
@@ -63,8 +64,17 @@ def forkable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(survey_ahead, "_other_threads", lambda: False)
 
 
+@pytest.fixture
+def feeds() -> Iterator[list[PreparedFeed]]:
+    """Where the child's prepared items are handed (closed at the end of the test)."""
+    taken: list[PreparedFeed] = []
+    yield taken
+    for feed in taken:
+        feed.close()
+
+
 def test_the_counts_come_from_a_child_while_the_sdk_loads_here(
-    tmp_path: Path, forkable: None
+    tmp_path: Path, forkable: None, feeds: list[PreparedFeed]
 ) -> None:
     cfg = _config(_dataset(tmp_path / "data", 300))
     examples = PassLog(ExampleStream(cfg), tmp_path / "passes")
@@ -74,27 +84,46 @@ def test_the_counts_come_from_a_child_while_the_sdk_loads_here(
         time.sleep(0.05)  # the child runs meanwhile
         warmed.append((os.getpid(), time.monotonic()))
 
-    counts = survey_ahead.survey_while(examples.survey, examples, cfg, warm)
+    counts = survey_ahead.survey_while(examples.survey, examples, cfg, warm, feeds.append)
     assert warmed and warmed[0][0] == os.getpid()
     assert examples.pids() and examples.pids()[0] != os.getpid()  # the check ran in a child
+    assert len(feeds) == 1  # and goes on to prepare the items for the calls
     assert counts == ExampleStream(cfg).survey()
     assert counts.items == 300 and counts.field_names == {"name"}
 
 
-def test_a_bad_line_fails_with_the_in_process_message(tmp_path: Path, forkable: None) -> None:
+def test_without_items_to_prepare_the_check_runs_here_then_the_sdk_loads(
+    tmp_path: Path, forkable: None
+) -> None:
+    cfg = _config(_dataset(tmp_path / "data", 300))
+    examples = PassLog(ExampleStream(cfg), tmp_path / "passes")
+    warmed: list[int] = []
+    counts = survey_ahead.survey_while(
+        examples.survey, examples, cfg, lambda: warmed.append(len(examples.pids()))
+    )
+    assert examples.pids() == [os.getpid()]  # no child: a check alone saved nothing
+    assert warmed == [1]  # the SDK loaded after the check
+    assert counts == ExampleStream(cfg).survey()
+
+
+def test_a_bad_line_fails_with_the_in_process_message(
+    tmp_path: Path, forkable: None, feeds: list[PreparedFeed]
+) -> None:
     cfg = _config(_dataset(tmp_path / "data", 50, bad_line=17))
     with pytest.raises(DatasetError) as in_process:
         ExampleStream(cfg).survey()
     examples = PassLog(ExampleStream(cfg), tmp_path / "passes")
     with pytest.raises(DatasetError) as beside:
-        survey_ahead.survey_while(examples.survey, examples, cfg, lambda: None)
+        survey_ahead.survey_while(examples.survey, examples, cfg, lambda: None, feeds.append)
     assert str(beside.value) == str(in_process.value)
     assert "items.jsonl:18" in str(beside.value)
     child, parent = examples.pids()
     assert child != os.getpid() and parent == os.getpid()  # the child failed; checked here
 
 
-def test_a_child_that_dies_leaves_the_check_to_this_process(tmp_path: Path, forkable: None) -> None:
+def test_a_child_that_dies_leaves_the_check_to_this_process(
+    tmp_path: Path, forkable: None, feeds: list[PreparedFeed]
+) -> None:
     cfg = _config(_dataset(tmp_path / "data", 20))
     parent = os.getpid()
 
@@ -105,10 +134,13 @@ def test_a_child_that_dies_leaves_the_check_to_this_process(tmp_path: Path, fork
             return super().survey()
 
     examples = DiesInChild(cfg)
-    assert survey_ahead.survey_while(examples.survey, examples, cfg, lambda: None).items == 20
+    counts = survey_ahead.survey_while(examples.survey, examples, cfg, lambda: None, feeds.append)
+    assert counts.items == 20 and feeds == []  # checked here; nothing handed on
 
 
-def test_an_interrupted_warm_up_stops_the_child(tmp_path: Path, forkable: None) -> None:
+def test_an_interrupted_warm_up_stops_the_child(
+    tmp_path: Path, forkable: None, feeds: list[PreparedFeed]
+) -> None:
     cfg = _config(_dataset(tmp_path / "data", 20))
 
     def interrupted() -> None:
@@ -116,7 +148,9 @@ def test_an_interrupted_warm_up_stops_the_child(tmp_path: Path, forkable: None) 
 
     before = _children()
     with pytest.raises(KeyboardInterrupt):
-        survey_ahead.survey_while(ExampleStream(cfg).survey, ExampleStream(cfg), cfg, interrupted)
+        survey_ahead.survey_while(
+            ExampleStream(cfg).survey, ExampleStream(cfg), cfg, interrupted, feeds.append
+        )
     assert _children() == before  # killed and reaped: no zombie left
 
 
