@@ -35,6 +35,7 @@ from mmjudge.runs.folders import (
 )
 from mmjudge.runs.rows import (
     JUDGMENTS,
+    SAMPLES,
     SUMMARY,
     annotators,
     appending_rows,
@@ -57,6 +58,7 @@ from mmjudge.runs.summary import (
 __all__ = [
     "ENSEMBLES",
     "JUDGMENTS",
+    "SAMPLES",
     "SINGLE",
     "SUMMARY",
     "SUMMARY_SCHEMA_VERSION",
