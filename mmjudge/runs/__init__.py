@@ -44,8 +44,10 @@ from mmjudge.runs.rows import (
     keep_finished_rows,
     load_judgments,
     read_records,
+    read_sample_records,
     rows_at,
     write_rows,
+    write_sample_rows,
 )
 from mmjudge.runs.summary import (
     SUMMARY_SCHEMA_VERSION,
@@ -86,6 +88,7 @@ __all__ = [
     "load_judgments",
     "load_run",
     "read_records",
+    "read_sample_records",
     "read_summaries",
     "read_summary",
     "row_figures",
@@ -93,6 +96,7 @@ __all__ = [
     "run_dirs",
     "union_keys",
     "write_rows",
+    "write_sample_rows",
     "write_summary",
     "write_sweep_summary",
 ]
