@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from mmjudge.errors import ConfigError
 from mmjudge.report.build import build_report
 from mmjudge.running.cell import run_cell
 from mmjudge.runs import RunSummary
@@ -144,15 +143,6 @@ def test_a_run_with_samples_resumes_only_the_missing_samples(
     assert resumed.stability["n_unstable"] == 0
     assert resumed.stability["kappa"]["estimate"] == pytest.approx(1.0)
     assert len(path.read_text().splitlines()) == len(lines)
-
-
-def test_samples_with_a_batch_are_refused_in_one_line(tmp_path: Path) -> None:
-    from mmjudge.running.cell import typed_config
-
-    cfg = compose_config(["runner.samples=2", "runner.mode=batch"])
-    with pytest.raises(ConfigError, match=r"runner\.samples") as caught:
-        typed_config(cfg)
-    assert "\n" not in str(caught.value)
 
 
 def test_the_closing_line_gives_the_self_agreement_beside_the_people() -> None:
