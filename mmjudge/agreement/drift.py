@@ -8,7 +8,16 @@ label arrays.
   resampling has nothing to vary and would report a zero-width interval; the interval is then
   the exact binomial (Clopper–Pearson) one over the items, so 0 changes in 240 items reads
   "0.0% [0.0%, 1.5%]" rather than "exactly 0".
-- **κ between checks**: Cohen's κ, unweighted, with its interval the same way.
+- **κ between checks**: Cohen's κ, unweighted, with its interval the same way. Where no item
+  changed, or every item did, the bootstrap would again give a zero-width interval (κ = 1 in
+  every resample); the interval is then carried over from the exact interval of the change
+  share. Unweighted κ is ``(p_o − p_e) / (1 − p_e)``, rising with the observed agreement
+  ``p_o = 1 − change share``; holding the chance agreement ``p_e`` at the value the two
+  checks' grade distributions give, each end of the change share's Clopper–Pearson interval
+  maps to one end of κ's. So 0 changes in 240 items on a four-grade scale used evenly read
+  κ 1.000 [0.980, 1.000], and fewer items give a lower bound further below 1. The chance
+  agreement's own sampling error is left out: with nothing changed, the least agreement the
+  items allow dominates it.
 - **Stuart–Maxwell test** of marginal homogeneity (``statsmodels``'
   ``SquareTable.homogeneity``): whether the grade distribution of the second check differs
   from the first's, on the square table of the paired grades. Undefined (``None``) when the
@@ -67,6 +76,26 @@ def _exact_share(count: int, n: int) -> dict[str, float | None]:
     return {"estimate": count / n, "low": float(low), "high": float(high)}
 
 
+def _kappa_from_share(
+    table: np.ndarray, change: dict[str, float | None]
+) -> dict[str, float | None]:
+    """Unweighted κ at each end of the change share's interval, chance agreement held at the
+    paired table's (see the module notes); all ``None`` where κ is undefined (one grade only)."""
+    n = float(table.sum())
+    chance = float((table.sum(axis=1) / n) @ (table.sum(axis=0) / n)) if n else 1.0
+    if chance >= 1.0 or None in change.values():
+        return {"estimate": None, "low": None, "high": None}
+
+    def kappa_at(share: float | None) -> float:
+        return (1.0 - float(share or 0.0) - chance) / (1.0 - chance)
+
+    return {
+        "estimate": kappa_at(change["estimate"]),
+        "low": kappa_at(change["high"]),
+        "high": kappa_at(change["low"]),
+    }
+
+
 def drift_summary(
     before: Any,
     after: Any,
@@ -92,19 +121,20 @@ def drift_summary(
     n = int(both.sum())
     empty: dict[str, float | None] = {"estimate": None, "low": None, "high": None}
     change, kappa = dict(empty), dict(empty)
-    if n:
+    table = metrics.confusion_matrix(a, b, scale)
+    changed = int((a != b).sum())
+    if n and changed in (0, n):  # nothing for the bootstrap to vary: exact intervals
+        change = _exact_share(changed, n)
+        kappa = _kappa_from_share(np.asarray(table, dtype=float), change)
+    elif n:
         same = bootstrap_ci(metrics.accuracy, queries, a, b, n_boot=n_boot, seed=seed)
         change = _interval(same, flip=True)
-        changed = int((a != b).sum())
-        if changed in (0, n):
-            change = _exact_share(changed, n)
         kappa = _interval(
             bootstrap_ci(kappa_metric(scale), queries, a, b, n_boot=n_boot, seed=seed)
         )
-    table = metrics.confusion_matrix(a, b, scale)
     return {
         "n": n,
-        "changed": int((a != b).sum()),
+        "changed": changed,
         "change_share": change,
         "kappa": kappa,
         "stuart_maxwell": marginal_homogeneity(np.asarray(table, dtype=float)),

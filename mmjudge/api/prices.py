@@ -17,9 +17,9 @@ class PriceFigures:
     sheet: str | None
     """The price sheet's date."""
     total_usd: float
-    """Dollars for every row."""
+    """Dollars for every call: every row, and every repeat of ``runner.samples``."""
     usd_per_million: float
-    """Dollars per million judgments."""
+    """Dollars per million judgments (with their repeats, where a run has them)."""
     image_usd_per_million: float
     """The images' share of it."""
     text_usd_per_million: float
@@ -67,6 +67,8 @@ class RepricedRun:
     """The ``repriced_*.json`` written, or None when nothing was written."""
     data: dict[str, Any] = field(repr=False, compare=False)
     """The result as ``repriced_*.json`` holds it."""
+    n_repeats: int = 0
+    """Repeat calls priced besides the judgments (``runner.samples`` above 1)."""
 
 
 def reprice(
@@ -114,4 +116,5 @@ def reprice(
         notes=list(data["notes"]),
         path=path,
         data=data,
+        n_repeats=int(data.get("n_repeats") or 0),
     )

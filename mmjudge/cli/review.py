@@ -306,7 +306,8 @@ def _edits(path: Path, rows: list[tuple[int, dict[str, Any]]]) -> Edits:
 
 
 def import_review(path: Path, assessor: str, out_dir: Path) -> list[str]:
-    """Apply a filled-in review file; returns one line per file written."""
+    """Apply a filled-in review file; returns one line per file written. ``out_dir`` is
+    created (with its parents) when it does not exist yet."""
     rows = read_review(path)
     lines = []
     grades: dict[str, dict[str, dict[str, int]]] = {}
@@ -315,6 +316,8 @@ def import_review(path: Path, assessor: str, out_dir: Path) -> list[str]:
         if grade is not None:
             qrels = grades.setdefault(str(row["dataset"]), {})
             qrels.setdefault(str(row["query_id"]), {})[str(row["result_id"])] = grade
+    if grades:
+        _make_folder(out_dir)
     for dataset, qrels in grades.items():
         target = out_dir / f"{dataset}.{assessor}.qrels"
         write_qrels(qrels, target)
@@ -334,6 +337,15 @@ def import_review(path: Path, assessor: str, out_dir: Path) -> list[str]:
             f"{old.version} (kept as {backup.name})"
         )
     return lines
+
+
+def _make_folder(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError) as error:
+        raise MMJudgeError(f"--out {folder}: a file is in the way; name a folder") from error
+    except OSError as error:
+        raise MMJudgeError(f"--out {folder}: cannot create it ({error.strerror})") from error
 
 
 # --------------------------------------------------------------------------- command line

@@ -74,18 +74,13 @@ class RunnerConfig:
     """Times each item is judged (test–retest): 1 judges it once; with more, the answers
     after the first go to ``samples.jsonl`` beside the run's rows, each sample its own entry
     in the response cache, and the summary measures how often the judge agrees with itself
-    (:mod:`mmjudge.agreement.stability`)."""
+    (:mod:`mmjudge.agreement.stability`). In a batch (``runner.mode=batch``) each sample is
+    a request of its own, with its own custom id, priced at the batch discount."""
 
     def validate(self) -> None:
         check_whole("runner.concurrency", self.concurrency, 1, "for the default")
         check_whole("runner.max_retries", self.max_retries, 0)
         check_whole("runner.samples", self.samples, 1)
-        require(
-            self.samples == 1 or self.mode == "sync",
-            "runner.samples",
-            self.samples,
-            "judge samples with runner.mode=sync, or set runner.samples=1 for a batch",
-        )
         for name, low, valid in (
             ("timeout_s", 0.0, "use a number of seconds above 0"),
             ("batch_poll_s", 0.0, "use a number of seconds above 0"),

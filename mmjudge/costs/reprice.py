@@ -10,6 +10,11 @@ call one way.
 
 Cache hits count like any other row: the figure is the cost of a judgment, not what this
 particular run spent.
+
+A run judged with ``runner.samples`` above 1 keeps its repeats in ``samples.jsonl``; each
+repeat was a paid call, priced by the run's ledger like its first answer, so each is
+re-priced the same way: totals and per-million figures cover every call (a judgment's cost
+with its repeats), and the repeats' own share is kept apart (``repeats``).
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from mmjudge.errors import ConfigError
 from mmjudge.judges.registry import is_free
 from mmjudge.locations import CONFIG_DIR
 from mmjudge.records import Usage
-from mmjudge.runs import JUDGMENTS, SUMMARY, RunSummary, iter_rows, read_summary
+from mmjudge.runs import JUDGMENTS, SAMPLES, SUMMARY, RunSummary, iter_rows, read_summary
 
 REPRICE_SCHEMA_VERSION = 1
 
@@ -148,6 +153,8 @@ class _Tally:
     """What the rows of one run add up to, as saved and as re-priced."""
 
     n: int = 0
+    """Judgments (first answers); repeats are counted in ``n_repeats``."""
+    n_repeats: int = 0
     n_usage: int = 0
     n_cached: int = 0
     n_errors: int = 0
@@ -158,15 +165,23 @@ class _Tally:
     old_image: float = 0.0
     new_total: float = 0.0
     new_image: float = 0.0
+    old_repeats: float = 0.0
+    new_repeats: float = 0.0
     tokens: Usage = dataclasses.field(default_factory=Usage)
 
-    def add(self, row: dict[str, Any], plan: _Plan) -> None:
-        """Count one saved row and add its cost at the plan's prices."""
-        self.n += 1
-        self.old_total += float(row.get("cost_usd") or 0.0)
+    def add(self, row: dict[str, Any], plan: _Plan, *, repeat: bool = False) -> None:
+        """Count one saved row (a repeat: a row of ``samples.jsonl``) and add its cost at
+        the plan's prices."""
+        old = float(row.get("cost_usd") or 0.0)
+        self.old_total += old
         self.old_image += float(row.get("image_cost_usd") or 0.0)
-        self.n_cached += bool(row.get("cached"))
-        self.n_errors += bool(row.get("error"))
+        if repeat:
+            self.n_repeats += 1
+            self.old_repeats += old
+        else:
+            self.n += 1
+            self.n_cached += bool(row.get("cached"))
+            self.n_errors += bool(row.get("error"))
         usage = Usage.from_dict(row.get("usage"))
         if not usage.input_tokens and not usage.output_tokens:
             return
@@ -187,6 +202,7 @@ class _Tally:
         )
         self.new_total += cost.total_usd
         self.new_image += cost.image_usd
+        self.new_repeats += cost.total_usd if repeat else 0.0
         self.tokens = self.tokens + usage
 
     def per_million(self, total: float) -> float:
@@ -224,9 +240,11 @@ def reprice_run(
         run_dir, summary, sheet, batch=batch, as_model=as_model, sync=sync, dirs=config_dirs
     )
     tally = _Tally()
-    records = run_dir / JUDGMENTS
+    records, repeats = run_dir / JUDGMENTS, run_dir / SAMPLES
     for row in iter_rows(records) if records.is_file() else iter(()):
         tally.add(row, plan)
+    for row in iter_rows(repeats) if repeats.is_file() else iter(()):
+        tally.add(row, plan, repeat=True)
     return _result(run_dir, summary, plan, tally)
 
 
@@ -314,6 +332,11 @@ def _price_notes(plan: _Plan, tally: _Tally) -> list[str]:
             f"calls above {plan.long_from} input tokens billed at {key}'s long-context prices "
             "(n_long_context in the JSON)"
         )
+    if tally.n_repeats:
+        notes.append(
+            f"{tally.n_repeats} repeat calls (runner.samples, samples.jsonl) priced like the "
+            "first answers: totals and per-million figures include them"
+        )
     if tally.n and not tally.n_usage:
         notes.append("no row has token usage (a local judge, or every call failed)")
     return notes
@@ -335,12 +358,14 @@ def _result(run_dir: Path, summary: RunSummary, plan: _Plan, tally: _Tally) -> d
         "n_with_usage": tally.n_usage,
         "n_cached": tally.n_cached,
         "n_errors": tally.n_errors,
+        "n_repeats": tally.n_repeats,
         "original": {
             "sheet": summary.cell.pricing_sheet,
             "total_usd": tally.old_total,
             "usd_per_million": per_million(tally.old_total),
             "image_usd_per_million": per_million(tally.old_image),
             "text_usd_per_million": per_million(tally.old_total - tally.old_image),
+            "repeats_usd": tally.old_repeats,
         },
         "repriced": {
             "sheet": plan.pricing.date,
@@ -356,6 +381,7 @@ def _result(run_dir: Path, summary: RunSummary, plan: _Plan, tally: _Tally) -> d
             "usd_per_million": per_million(tally.new_total),
             "image_usd_per_million": per_million(tally.new_image),
             "text_usd_per_million": per_million(tally.new_total - tally.new_image),
+            "repeats_usd": tally.new_repeats,
             "tokens": tally.tokens.to_dict(),
             "n_long_context": tally.n_long,
         },

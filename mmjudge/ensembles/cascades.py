@@ -13,6 +13,10 @@ A cascade item takes the expensive label where it is escalated and the expensive
 label, else the first cheap run's label, else the second cheap run's. It costs the cheap
 run(s)' cost plus, where escalated, the expensive run's; its latency is the cheap latency
 plus the expensive one where escalated.
+
+With runs judged several times (``runner.samples``), the cascade's sample k applies the rules
+to the runs' sample-k answers (:func:`mmjudge.ensembles.virtual.sample_views`); its
+escalation rate is its first sample's.
 """
 
 from __future__ import annotations
@@ -26,7 +30,13 @@ import numpy.typing as npt
 
 from mmjudge.agreement.members import check_members, grade_text, short_names
 from mmjudge.ensembles.panels import load_all
-from mmjudge.ensembles.virtual import Combined, combined_record, member, write_virtual_run
+from mmjudge.ensembles.virtual import (
+    Combined,
+    combined_record,
+    member,
+    sample_views,
+    write_virtual_run,
+)
 from mmjudge.errors import MMJudgeError
 from mmjudge.prompts.parsing import parse_confidence
 from mmjudge.records import JudgmentRecord
@@ -154,20 +164,16 @@ def build_cascade(
     _check_rules(rules, len(cheap_list))
     runs = load_all([*cheap_list, expensive])
     grades, relevant_from = check_members(runs)
-    decisions = _decide(runs, rules, grades, min_confidence)
     shared, names = short_names(runs)
     rule_text = "+".join(rules)
     model = (
         f"cascade:{rule_text}({shared + ': ' if shared else ''}{'+'.join(names[:-1])}→{names[-1]})"
     )
-    records = []
-    for i, key in enumerate(decisions.keys):
-        rows, combined = _item(runs, decisions, i)
-        records.append(
-            combined_record(
-                out_dir.name, runs, key, rows, provider="cascade", model=model, combined=combined
-            )
-        )
+    samples = [
+        _records(views, _decide(views, rules, grades, min_confidence), out_dir.name, model)
+        for views in sample_views(runs)
+    ]
+    decisions, records = samples[0]
     n_escalated = int(decisions.escalated.sum())
     ensemble = Ensemble(
         members=[
@@ -188,4 +194,20 @@ def build_cascade(
         grades=grades,
         relevant_from=relevant_from,
         ensemble=ensemble,
+        repeats={k: rows for k, (_, rows) in enumerate(samples) if k},
     )
+
+
+def _records(
+    runs: Sequence[SavedRun], decisions: _Decisions, run_id: str, model: str
+) -> tuple[_Decisions, list[JudgmentRecord]]:
+    """The cascade's rows from its runs' rows (of one sample), with the decisions behind them."""
+    records = []
+    for i, key in enumerate(decisions.keys):
+        rows, combined = _item(runs, decisions, i)
+        records.append(
+            combined_record(
+                run_id, runs, key, rows, provider="cascade", model=model, combined=combined
+            )
+        )
+    return decisions, records

@@ -5,6 +5,9 @@ Items are aligned by ``(query_id, result_id)``; an item any member judged is an 
 panel. Grades are combined by an aggregator (:mod:`mmjudge.agreement.aggregate`); a panel item
 costs the sum of its members' costs on it, and its latency is its slowest member's (members
 can be called at once).
+
+With members judged several times (``runner.samples``), the panel's sample k combines the
+members' sample-k grades (:func:`mmjudge.ensembles.virtual.sample_views`).
 """
 
 from __future__ import annotations
@@ -16,8 +19,15 @@ import numpy as np
 
 from mmjudge.agreement.aggregate import AGGREGATORS, aggregate
 from mmjudge.agreement.members import check_members, grade_text, short_names
-from mmjudge.ensembles.virtual import Combined, combined_record, member, write_virtual_run
+from mmjudge.ensembles.virtual import (
+    Combined,
+    combined_record,
+    member,
+    sample_views,
+    write_virtual_run,
+)
 from mmjudge.errors import MMJudgeError
+from mmjudge.records import JudgmentRecord
 from mmjudge.runs import Ensemble, RunSummary, SavedRun, load_run, union_keys
 
 
@@ -41,11 +51,42 @@ def build_panel(
     if len(runs) < 2:
         raise MMJudgeError("a panel needs at least two member runs")
     grades, relevant_from = check_members(runs)
+    shared, names = short_names(runs)
+    model = f"panel:{how}({shared + ': ' if shared else ''}{'+'.join(names)})"
+    samples = [
+        _combine(views, names, how=how, grades=grades, seed=seed, run_id=out_dir.name, model=model)
+        for views in sample_views(runs)
+    ]
+    ensemble = Ensemble(
+        members=[member(run, out_dir, "member") for run in runs], aggregator=how, seed=seed
+    )
+    return write_virtual_run(
+        out_dir,
+        samples[0],
+        runs,
+        kind="panel",
+        model=model,
+        grades=grades,
+        relevant_from=relevant_from,
+        ensemble=ensemble,
+        repeats=dict(enumerate(samples[1:], start=1)),
+    )
+
+
+def _combine(
+    runs: Sequence[SavedRun],
+    names: Sequence[str],
+    *,
+    how: str,
+    grades: list[int],
+    seed: int,
+    run_id: str,
+    model: str,
+) -> list[JudgmentRecord]:
+    """The panel's rows from the members' rows (of one sample)."""
     keys = union_keys(runs)
     matrix = np.vstack([run.labels(keys) for run in runs])
     labels = aggregate(matrix, how, grades, seed)
-    shared, names = short_names(runs)
-    model = f"panel:{how}({shared + ': ' if shared else ''}{'+'.join(names)})"
     records = []
     for i, key in enumerate(keys):
         rows = [run.rows.get(key) for run in runs]
@@ -56,19 +97,7 @@ def build_panel(
         combined = Combined(float(labels[i]), f"{how} of {votes}", float(latency))
         records.append(
             combined_record(
-                out_dir.name, runs, key, rows, provider="panel", model=model, combined=combined
+                run_id, runs, key, rows, provider="panel", model=model, combined=combined
             )
         )
-    ensemble = Ensemble(
-        members=[member(run, out_dir, "member") for run in runs], aggregator=how, seed=seed
-    )
-    return write_virtual_run(
-        out_dir,
-        records,
-        runs,
-        kind="panel",
-        model=model,
-        grades=grades,
-        relevant_from=relevant_from,
-        ensemble=ensemble,
-    )
+    return records

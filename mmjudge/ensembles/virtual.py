@@ -6,13 +6,19 @@ Cost of an ensemble judgment: the sum of the costs of the member rows it used (t
 image parts alike, failed calls included); tokens and usage buckets add up the same way. An
 item no member labels stays unlabelled: an error when every member's call failed, else
 unparseable.
+
+Members judged with ``runner.samples`` above 1 give the ensemble samples of its own: its
+sample k is formed, by the same rule, from the members' sample-k rows (:func:`sample_views`)
+and written to its ``samples.jsonl``, so its summary has a ``stability`` block of its own
+(κ between its samples, its unstable items) and its repeats are priced from the members'
+repeats. It has as many samples as its member with the fewest.
 """
 
 from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
@@ -30,6 +36,7 @@ from mmjudge.runs import (
     RunSummary,
     SavedRun,
     write_rows,
+    write_sample_rows,
 )
 
 
@@ -103,6 +110,14 @@ def combined_record(
     )
 
 
+def sample_views(runs: Sequence[SavedRun]) -> list[list[SavedRun]]:
+    """The members once per sample: ``[runs at sample 0, runs at sample 1, ...]``, as many
+    samples as the member with the fewest has (one for members without repeats)."""
+    each = [run.samples() for run in runs]
+    count = min(len(samples) for samples in each)
+    return [[samples[k] for samples in each] for k in range(count)]
+
+
 def member(run: SavedRun, out_dir: Path, role: str) -> Member:
     """How an ensemble's summary lists one of its runs."""
     try:
@@ -132,9 +147,12 @@ def write_virtual_run(
     grades: list[int],
     relevant_from: float | None,
     ensemble: Ensemble,
+    repeats: Mapping[int, Sequence[JudgmentRecord]] | None = None,
 ) -> RunSummary:
-    """Write ``records`` and a summary computed from them, in the layout of real runs."""
+    """Write ``records`` (and ``repeats``, the rows of samples 1, 2, ... by sample number)
+    and a summary computed from them, in the layout of real runs."""
     write_rows(out_dir, records)
+    write_sample_rows(out_dir, repeats or {})
     threshold = relevant_from if relevant_from is not None else default_relevant_from(grades)
     cell = CellInfo(
         dataset=runs[0].summary.cell.dataset,

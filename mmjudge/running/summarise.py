@@ -79,6 +79,8 @@ def summarise_run(
     stability, cost = sample_stability(run_dir, frame, list(cell.grades), cost)
     if ensemble is not None:
         cost = dataclasses.replace(cost, spent_usd=0.0)
+        if stability is not None:  # its members paid for the repeats too
+            stability["spent_usd"] = 0.0
     if status is None:
         status = _ending(run_dir, figures, max_error_rate, max_unparseable_rate, skipped, stop)
     summary = build_summary(

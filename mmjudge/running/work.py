@@ -192,7 +192,10 @@ class Requests:
         return build_work(self.context, self.examples, self.done, self.pool)
 
     def only(self, keys: set[str]) -> Iterator[WorkItem]:
-        chosen = (e for e in self.examples if e.key in keys)
+        """The work of the examples ``keys`` name (a sample's key names its example): every
+        sample of each; the caller keeps the ones it asked for."""
+        examples = {item_of(key) for key in keys}
+        chosen = (e for e in self.examples if e.key in examples)
         return build_work(self.context, chosen, set(), self.pool)
 
     async def prepared_ahead(self, ahead: int) -> AsyncIterator[WorkItem]:
@@ -252,6 +255,12 @@ def sample_of(key: str) -> int:
     """The sample number a work item key names (0 for a key without one)."""
     head, _, tail = key.rpartition("\t#")
     return int(tail) if head and tail.isdigit() else 0
+
+
+def item_of(key: str) -> str:
+    """The item's own key from the key of one of its samples (itself for sample 0)."""
+    head, _, tail = key.rpartition("\t#")
+    return head if head and tail.isdigit() else key
 
 
 def is_pending(key: str, done: set[str], samples: int) -> bool:

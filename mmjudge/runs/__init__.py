@@ -35,6 +35,7 @@ from mmjudge.runs.folders import (
 )
 from mmjudge.runs.rows import (
     JUDGMENTS,
+    SAMPLES,
     SUMMARY,
     annotators,
     appending_rows,
@@ -43,8 +44,10 @@ from mmjudge.runs.rows import (
     keep_finished_rows,
     load_judgments,
     read_records,
+    read_sample_records,
     rows_at,
     write_rows,
+    write_sample_rows,
 )
 from mmjudge.runs.summary import (
     SUMMARY_SCHEMA_VERSION,
@@ -57,6 +60,7 @@ from mmjudge.runs.summary import (
 __all__ = [
     "ENSEMBLES",
     "JUDGMENTS",
+    "SAMPLES",
     "SINGLE",
     "SUMMARY",
     "SUMMARY_SCHEMA_VERSION",
@@ -84,6 +88,7 @@ __all__ = [
     "load_judgments",
     "load_run",
     "read_records",
+    "read_sample_records",
     "read_summaries",
     "read_summary",
     "row_figures",
@@ -91,6 +96,7 @@ __all__ = [
     "run_dirs",
     "union_keys",
     "write_rows",
+    "write_sample_rows",
     "write_summary",
     "write_sweep_summary",
 ]

@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # numpy loads when labels are compared, not before the first 
 from mmjudge.errors import MMJudgeError
 from mmjudge.records import JudgmentRecord
 from mmjudge.runs.blocks import SINGLE
-from mmjudge.runs.rows import SUMMARY, read_records
+from mmjudge.runs.rows import SUMMARY, read_records, read_sample_records
 from mmjudge.runs.status import ANALYSED
 from mmjudge.runs.summary import RunSummary, read_summary
 
@@ -83,6 +83,17 @@ class SavedRun:
             if row is not None and row.label is not None:
                 out[i] = float(row.label)
         return out
+
+    def samples(self) -> list[SavedRun]:
+        """The run once per answer of ``runner.samples``: itself (sample 0), then one view
+        per repeat in ``samples.jsonl`` (sample 1, 2, ...) with that repeat's rows (an item
+        the repeat has no row for has none in it). Just ``[self]`` for a run without
+        repeats. Read from disk at each call."""
+        repeats = read_sample_records(self.run_dir)
+        count = max(repeats, default=0) + 1
+        return [self] + [
+            SavedRun(self.run_dir, self.summary, repeats.get(k, {})) for k in range(1, count)
+        ]
 
 
 def load_run(run_dir: Path) -> SavedRun:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -306,6 +306,36 @@ def write_rows(run_dir: Path, records: Iterable[JudgmentRecord]) -> None:
         for record in records:
             handle.write(record.to_json() + "\n")
     os.replace(tmp, run_dir / JUDGMENTS)
+
+
+def write_sample_rows(run_dir: Path, repeats: Mapping[int, Iterable[JudgmentRecord]]) -> None:
+    """Write a whole ``samples.jsonl`` at once, atomically: the rows of each repeat (sample
+    1, 2, ...) with their sample number (virtual runs). No repeats: no file, and an earlier
+    one is removed so it cannot outlive the rows it was judged with."""
+    path = run_dir / SAMPLES
+    if not repeats:
+        path.unlink(missing_ok=True)
+        return
+    tmp = run_dir / (SAMPLES + ".tmp")
+    with tmp.open("w", encoding="utf-8") as handle:
+        for sample in sorted(repeats):
+            for record in repeats[sample]:
+                handle.write(sample_row(record, sample) + "\n")
+    os.replace(tmp, path)
+
+
+def read_sample_records(run_dir: Path) -> dict[int, dict[tuple[str, str], JudgmentRecord]]:
+    """A run's repeats (``samples.jsonl``) by sample number (1, 2, ...), each keyed by
+    (query, result) as :func:`read_records` keys the first answers; ``{}`` without repeats."""
+    path = run_dir / SAMPLES
+    out: dict[int, dict[tuple[str, str], JudgmentRecord]] = {}
+    if not path.is_file():
+        return out
+    for row in iter_rows(path):
+        record = JudgmentRecord.from_dict(row)
+        by_key = out.setdefault(int(row.get("sample") or 0), {})
+        by_key[(str(record.query_id), str(record.result_id))] = record
+    return out
 
 
 def read_records(run_dir: Path) -> dict[tuple[str, str], JudgmentRecord]:

@@ -119,3 +119,23 @@ def test_jsonl_round_trip_and_bad_input(sweep: Path, tmp_path: Path, capsys) -> 
     assert review.main(["export", str(sweep), "--out", str(tmp_path / "r.txt")]) == 2
     assert "name a .csv or .jsonl file" in capsys.readouterr().err
     assert review.main(["export", str(tmp_path / "nothing"), "--out", str(out)]) == 2
+
+
+def test_import_creates_the_out_folder_with_its_parents(
+    sweep: Path, tmp_path: Path, capsys
+) -> None:
+    out = tmp_path / "review.jsonl"
+    assert review.main(["export", str(sweep), "--out", str(out), "--max", "2"]) == 0
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    for row in rows:
+        row["corrected_grade"] = 2
+    out.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    folder = tmp_path / "new" / "deeper"
+    capsys.readouterr()
+    assert review.main(["import", str(out), "--assessor", "ana", "--out", str(folder)]) == 0
+    qrels = folder / "demo_fashion.ana.qrels"
+    assert qrels.is_file() and len(qrels.read_text(encoding="utf-8").splitlines()) == len(rows)
+    blocked = tmp_path / "a_file"
+    blocked.write_text("", encoding="utf-8")
+    assert review.main(["import", str(out), "--out", str(blocked / "sub")]) == 2
+    assert "a file is in the way; name a folder" in capsys.readouterr().err

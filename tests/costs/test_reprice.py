@@ -137,6 +137,24 @@ def test_same_sheet_reproduces_the_recorded_costs(run: Path) -> None:
     assert result["n_errors"] == 1
 
 
+def test_repeats_of_runner_samples_are_priced_like_every_call(run: Path) -> None:
+    # Rows 1, 2 and 4 asked again as sample 1 (the run paid 2535 + 2700 + 5050 µ$ for them)
+    rows = [json.loads(line) for line in (run / "judgments.jsonl").open(encoding="utf-8")]
+    repeats = [dict(row, sample=1, cached=False) for row in rows if not row["error"]]
+    lines = "".join(json.dumps(row) + "\n" for row in repeats)
+    (run / "samples.jsonl").write_text(lines, encoding="utf-8")
+    result = reprice_run(run)
+    assert result["n_judgments"] == N and result["n_repeats"] == 3
+    assert result["original"]["total_usd"] == pytest.approx(2 * 10285e-6)
+    assert result["repriced"]["total_usd"] == pytest.approx(2 * 10285e-6)
+    assert result["repriced"]["repeats_usd"] == pytest.approx(10285e-6)
+    assert result["repriced"]["usd_per_million"] == pytest.approx(2 * 10285e-6 / N * 1e6)
+    assert any("3 repeat calls" in note for note in result["notes"])
+    newer = reprice_run(run, "2026-10-31")  # row 4's cached tokens cheaper in both samples
+    assert newer["repriced"]["total_usd"] == pytest.approx(2 * (2535 + 2700 + 3770) * 1e-6)
+    assert newer["repriced"]["repeats_usd"] == pytest.approx((2535 + 2700 + 3770) * 1e-6)
+
+
 def test_other_sheet_prices_cached_tokens(run: Path) -> None:
     result = reprice_run(run, "2026-10-31")
     total = (2535 + 2700 + 3770) * 1e-6

@@ -226,3 +226,33 @@ def test_an_unchanged_check_has_an_exact_interval_not_a_zero_width_one() -> None
     assert abs(change["high"] - reference.high) < 1e-9 and change["high"] > 0.015
     every = drift_summary(grades, [g + 1 for g in grades], queries, grades=[0, 1, 2, 3, 4])
     assert every["change_share"]["estimate"] == 1 and every["change_share"]["low"] < 0.99
+
+
+def test_kappa_between_unchanged_checks_has_an_honest_interval_from_the_exact_share() -> None:
+    from mmjudge.agreement import metrics
+    from mmjudge.agreement.drift import drift_summary
+
+    def drift(n: int, shift: int = 0) -> dict:
+        grades = [float(i % 4) for i in range(n)]
+        queries = [f"q{i // 8}" for i in range(n)]
+        after = [g + shift for g in grades]
+        return drift_summary(grades, after, queries, grades=[0, 1, 2, 3, 4], n_boot=200)
+
+    many, few = drift(240)["kappa"], drift(40)["kappa"]
+    assert many["estimate"] == 1 and many["high"] == 1 and many["low"] < 1  # not zero-width
+    # p_e = 1/4 with four grades used evenly: κ's low end is the exact share's high end mapped
+    share_high = drift(240)["change_share"]["high"]
+    assert many["low"] == pytest.approx((1 - share_high - 0.25) / 0.75, abs=1e-12)
+    assert round(many["low"], 3) == 0.980  # the figure docs/monitoring.md quotes
+    assert few["low"] < many["low"] < 1  # fewer items, a wider interval
+    every = drift(240, shift=1)
+    kappa = every["kappa"]
+    expected = metrics.cohen_kappa(
+        [float(i % 4) for i in range(240)],
+        [float(i % 4) + 1 for i in range(240)],
+        labels=[0, 1, 2, 3, 4],
+    )
+    assert kappa["estimate"] == pytest.approx(expected) and kappa["low"] == pytest.approx(expected)
+    assert kappa["high"] > kappa["estimate"]
+    one_grade = drift_summary([1.0] * 30, [1.0] * 30, ["q"] * 30, grades=[0, 1, 2])
+    assert one_grade["kappa"] == {"estimate": None, "low": None, "high": None}

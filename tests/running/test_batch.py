@@ -267,6 +267,44 @@ def test_failed_items_go_into_a_follow_up_batch(
 
 
 @pytest.mark.slow
+def test_samples_in_a_batch_are_requests_of_their_own_at_the_batch_price(
+    tmp_path: Path, loopback: LoopbackServer
+) -> None:
+    from mmjudge.costs.reprice import reprice_run
+
+    # Entries go item, its repeat, next item...: entry 1 is a repeat, entry 2 a first answer.
+    loopback.script_batches(BatchPlan(errored=(1, 2), error_status=500))
+    result = run(tmp_path, *batch_args(loopback, "openai", "runner.samples=2"))
+    assert result.returncode == 0, result.stderr
+    first, follow_up = loopback.batches
+    assert len(first.custom_ids) == 2 * LIMIT == len(set(first.custom_ids))
+    assert follow_up.custom_ids == first.custom_ids[1:3]  # the failed repeat retried too
+    assert sync_calls(loopback, "openai") == 0
+    (run_dir,) = run_dirs(tmp_path)
+    answers = {key(r): r for r in rows(run_dir)}
+    lines = (run_dir / "samples.jsonl").read_text().splitlines()
+    repeats = [json.loads(line) for line in lines]
+    assert len(answers) == LIMIT and len(repeats) == LIMIT
+    assert {r["sample"] for r in repeats} == {1} and all(r["error"] is None for r in repeats)
+    for repeat in repeats:  # the same request answered alike, billed at the same batch price
+        assert repeat["cost_usd"] > 0 and repeat.get("batch", True)
+        assert repeat["cost_usd"] == pytest.approx(answers[key(repeat)]["cost_usd"])
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["stability"]["samples"] == 2 and summary["calls"]["api_calls"] == 2 * LIMIT
+    own = summary["cost"]["total_usd"] + summary["stability"]["total_usd"]
+    priced = reprice_run(run_dir)
+    assert priced["repriced"]["total_usd"] == pytest.approx(own, rel=1e-12)
+    assert priced["repriced"]["n_batch_priced"] == 2 * LIMIT
+    listed = reprice_run(run_dir, sync=True)["repriced"]["total_usd"]
+    assert listed == pytest.approx(2 * own)  # the batch discount on every sample
+
+    # Every sample went into the cache under its own key: a second batch run submits nothing.
+    again = run(tmp_path, *batch_args(loopback, "openai", "runner.samples=2"))
+    assert again.returncode == 0, again.stderr
+    assert len(loopback.batches) == 2
+
+
+@pytest.mark.slow
 def test_failed_items_can_be_called_synchronously(tmp_path: Path, loopback: LoopbackServer) -> None:
     loopback.script_batches(BatchPlan(errored=(2, 5, 7)))
     result = run(tmp_path, *batch_args(loopback, "openai", "runner.batch_failed=sync"))

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from mmjudge.errors import ConfigError
 from mmjudge.report.build import build_report
 from mmjudge.running.cell import run_cell
 from mmjudge.runs import RunSummary
@@ -106,6 +105,26 @@ def test_samples_are_judged_cached_apart_priced_and_measured(
 
 
 @pytest.mark.slow
+def test_repricing_a_run_with_samples_at_its_own_sheet_gives_its_own_total(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mmjudge.costs.reprice import reprice_run
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0000")
+    with LoopbackServer(responder=Wavering(moving=4)) as server:
+        summary = _run(tmp_path, server, 3)
+    assert summary.stability is not None and summary.stability["total_usd"] > 0
+    own = summary.cost.total_usd + summary.stability["total_usd"]
+    result = reprice_run(tmp_path / "runs" / "run")
+    assert result["n_repeats"] == 2 * summary.n_judgments
+    exact = {"rel": 1e-12, "abs": 0.0}  # equal but for the order floats were summed in
+    assert result["repriced"]["total_usd"] == pytest.approx(own, **exact)
+    assert result["original"]["total_usd"] == pytest.approx(own, **exact)
+    repeats = summary.stability["total_usd"]
+    assert result["repriced"]["repeats_usd"] == pytest.approx(repeats, **exact)
+
+
+@pytest.mark.slow
 def test_a_run_with_samples_resumes_only_the_missing_samples(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -124,15 +143,6 @@ def test_a_run_with_samples_resumes_only_the_missing_samples(
     assert resumed.stability["n_unstable"] == 0
     assert resumed.stability["kappa"]["estimate"] == pytest.approx(1.0)
     assert len(path.read_text().splitlines()) == len(lines)
-
-
-def test_samples_with_a_batch_are_refused_in_one_line(tmp_path: Path) -> None:
-    from mmjudge.running.cell import typed_config
-
-    cfg = compose_config(["runner.samples=2", "runner.mode=batch"])
-    with pytest.raises(ConfigError, match=r"runner\.samples") as caught:
-        typed_config(cfg)
-    assert "\n" not in str(caught.value)
 
 
 def test_the_closing_line_gives_the_self_agreement_beside_the_people() -> None:
