@@ -37,6 +37,7 @@ from mmjudge.locations import CONFIG_DIR as SHIPPED_CONFIG_DIR
 from mmjudge.locations import CONFIG_SEARCH_PATH, resolve_path
 from mmjudge.running.interrupt import raise_on_sigterm, signal_number_of
 from mmjudge.runs import RunSummary
+from mmjudge.config.request import language_suffix
 from mmjudge.runs.blocks import possible_extra
 from mmjudge.runs.cleanup import removed_unless_judged
 from mmjudge.runs.log import keeping_warnings, say
@@ -64,6 +65,8 @@ def _perturb_suffix(name: object, separator: object) -> str:
 
 if not OmegaConf.has_resolver("mmjudge_perturb_suffix"):
     OmegaConf.register_new_resolver("mmjudge_perturb_suffix", _perturb_suffix)
+if not OmegaConf.has_resolver("mmjudge_language_suffix"):
+    OmegaConf.register_new_resolver("mmjudge_language_suffix", language_suffix)
 if not OmegaConf.has_resolver("mmjudge_path"):
     OmegaConf.register_new_resolver("mmjudge_path", _resolve_path)
 if not OmegaConf.has_resolver("mmjudge_log_level"):

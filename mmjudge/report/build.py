@@ -106,7 +106,7 @@ def build_report(
     page["robustness"] = robustness_report.rows(attacks, analysis)
     page["robustness_cards"] = robustness_report.cards(attacks, analysis)
     asked = list(slices) if slices is not None else slices_report.names_asked(cells)
-    sliced = slices_report.by_slice(analysis, asked, strict=slices is not None) if asked else {}
+    sliced = slices_report.by_slice(analysis, asked, strict=slices is not None)
     page["slices"] = slices_report.rows(sliced, analysis)
     page["slice_worst"] = slices_report.worst_lines(sliced, analysis)
     _write_page(out, _ENV.get_template("report.html.j2").render(**page))

@@ -2,8 +2,10 @@
 share and dollars per million on each slice of its dataset's items, whether its κ depends on
 the slice, and the best judge's worst slice for the answer card.
 
-A slice is an item field the dataset names (``dataset.slices``: ``{language: lang}``), or
-one derived from the item: ``query_length`` (words in the query: ``1-2``, ``3-4``, ``5+``)
+A slice is an item attribute: a field the dataset names (``dataset.slices``:
+``{category: product_type}``), the item's ``language`` (``dataset.language`` or
+``dataset.language_field``; a slice of its own whenever the dataset declares one), or one
+derived from the item: ``query_length`` (words in the query: ``1-2``, ``3-4``, ``5+``)
 and ``has_image`` (``yes``/``no``). The items are read again from the dataset the run
 recorded. Every figure is computed where the rest of the report computes it: κ by
 :func:`mmjudge.agreement.slices.score_slices`, the rows' counts and dollars by
@@ -25,6 +27,7 @@ import pandas as pd
 from mmjudge.agreement.slices import SliceScores, score_slices
 from mmjudge.config import DatasetConfig
 from mmjudge.costs.figures import cost_figures
+from mmjudge.data.attributes import LANGUAGE, declares_language
 from mmjudge.data.loading import load_dataset
 from mmjudge.data.schema import Example
 from mmjudge.errors import ConfigError
@@ -49,15 +52,15 @@ def slice_value(example: Example, name: str, dataset: DatasetConfig) -> str | No
         return query_length(example.query)
     if name == "has_image":
         return "yes" if example.images else "no"
-    column = dataset.slices.get(name)
-    if column is None:
+    if name != LANGUAGE and name not in dataset.slices or (
+        name == LANGUAGE and not declares_language(dataset)
+    ):
         raise ConfigError(
             f"report.slices: {name!r} is not a slice of dataset {dataset.name!r}; map it to an "
             f"item field with +dataset.slices.{name}=<field> (or in the dataset's config), "
             f"or use {' or '.join(DERIVED)}"
         )
-    value = dict(example.fields).get(column)
-    return value.strip() or None if value is not None else None
+    return example.attribute(name)
 
 
 def item_chars(example: Example) -> int:
@@ -126,7 +129,13 @@ def _dataset(stats: DatasetStats) -> DatasetConfig | None:
     mapped: dict[str, str] = {}
     for config in configs:
         mapped = {**config.slices, **mapped}
-    return dataclasses.replace(configs[0], slices=mapped)
+    language = next((c for c in configs if declares_language(c)), configs[0])
+    return dataclasses.replace(
+        configs[0],
+        slices=mapped,
+        language=language.language,
+        language_field=language.language_field,
+    )
 
 
 def by_slice(
@@ -141,6 +150,8 @@ def by_slice(
         if dataset is None:
             continue
         known = [n for n in names if strict or n in DERIVED or n in dataset.slices]
+        if declares_language(dataset) and LANGUAGE not in known:
+            known.append(LANGUAGE)
         if not known:
             continue
         values, chars = item_slices(dataset, known)
