@@ -31,13 +31,13 @@ from mmjudge.config.hydra_errors import (
     user_wants_full_errors,
 )
 from mmjudge.config.keys import unknown_setting
+from mmjudge.config.request import language_suffix
 from mmjudge.errors import MMJudgeError
 from mmjudge.keyguard import check_overrides, keep_run_config
 from mmjudge.locations import CONFIG_DIR as SHIPPED_CONFIG_DIR
 from mmjudge.locations import CONFIG_SEARCH_PATH, resolve_path
 from mmjudge.running.interrupt import raise_on_sigterm, signal_number_of
 from mmjudge.runs import RunSummary
-from mmjudge.config.request import language_suffix
 from mmjudge.runs.blocks import possible_extra
 from mmjudge.runs.cleanup import removed_unless_judged
 from mmjudge.runs.log import keeping_warnings, say

@@ -49,9 +49,7 @@ def load(cfg: DatasetConfig) -> Iterator[Example]:
             if not text.strip():
                 continue
             row = json_line(text, path, line_no)
-            example = _example(
-                row, root, (path, line_no), reader, known_annotators, cfg, lenient
-            )
+            example = _example(row, root, (path, line_no), reader, known_annotators, cfg, lenient)
             duplicates.add(example.query_id, example.result_id, line_no)
             count += 1
             yield example

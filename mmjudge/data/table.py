@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from mmjudge.config import DatasetConfig
-from mmjudge.data.grades import GradeReader
 from mmjudge.data.attributes import extra_columns
+from mmjudge.data.grades import GradeReader
 from mmjudge.data.schema import Example, dataset_root
 from mmjudge.data.validation import (
     CsvTable,

@@ -20,6 +20,7 @@ from mmjudge.data.attributes import LANGUAGE
 from mmjudge.data.schema import Example, dataset_root
 from mmjudge.errors import ConfigError
 
+
 def _translation_file(name: str) -> str | None:
     """A translation's wording, found by its absolute path (see :func:`wording_for`)."""
     path = Path(name)

@@ -52,7 +52,7 @@ def slice_value(example: Example, name: str, dataset: DatasetConfig) -> str | No
         return query_length(example.query)
     if name == "has_image":
         return "yes" if example.images else "no"
-    if name != LANGUAGE and name not in dataset.slices or (
+    if (name != LANGUAGE and name not in dataset.slices) or (
         name == LANGUAGE and not declares_language(dataset)
     ):
         raise ConfigError(
@@ -182,6 +182,35 @@ def rows(found: dict[str, list[CellSlices]], analysis: Analysis) -> list[dict[st
                         "tokens": num(entry.tokens_per_k_chars[value], 0),
                         "worst": value == entry.scores.worst,
                         "p": num(entry.scores.p_value, 3),
+                    }
+                )
+    return out
+
+
+def figures(found: dict[str, list[CellSlices]], analysis: Analysis) -> list[dict[str, Any]]:
+    """The section's figures unrounded, for ``slices.json`` beside the page (the same
+    objects the table shows): per dataset × judge × slice value."""
+    out = []
+    for dataset, cells in found.items():
+        for entry in cells:
+            for value, score in entry.scores.scores.items():
+                kappa = score.kappa
+                out.append(
+                    {
+                        "dataset": dataset,
+                        "judge": analysis.judge_name(entry.cell.judge),
+                        "model": entry.cell.judge.model,
+                        "modality": entry.cell.judge.modality,
+                        "prompt": entry.cell.judge.prompt_id,
+                        "slice": entry.slice,
+                        "value": value,
+                        "n_items": score.n_items,
+                        "kappa": {"estimate": kappa.estimate, "low": kappa.low, "high": kappa.high},
+                        "unparseable": entry.unparseable[value],
+                        "usd_per_million": entry.usd_per_million[value],
+                        "tokens_per_k_chars": entry.tokens_per_k_chars[value],
+                        "worst": value == entry.scores.worst,
+                        "p_value": entry.scores.p_value,
                     }
                 )
     return out
