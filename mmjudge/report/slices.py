@@ -94,6 +94,9 @@ class CellSlices:
     tokens_per_k_chars: dict[str, float]
     """Input tokens of the slice's answered rows per 1,000 characters of their items' text
     (the prompt's own words included in the tokens): how much more a language costs to read."""
+    translated: dict[str, int | None]
+    """Rows of the slice judged with translated instructions (``prompt.language=data``);
+    None for a cell judged in English."""
 
 
 def _cell_slices(
@@ -108,7 +111,9 @@ def _cell_slices(
     keys = frame["query_id"].astype(str) + "\t" + frame["result_id"].astype(str)
     of_row = keys.map(values)
     row_chars = keys.map(chars)
-    unparseable, dollars, tokens = {}, {}, {}
+    unparseable, dollars, tokens, translated = {}, {}, {}, {}
+    languages = frame["instructions"] if "instructions" in frame else pd.Series(index=frame.index)
+    in_data = bool(languages.notna().any())
     for value in scores.scores:
         rows = frame[of_row == value]
         figures = row_figures(rows)
@@ -118,7 +123,9 @@ def _cell_slices(
         read = float(row_chars[of_row == value][answered].sum())
         used = float(rows.loc[answered, "input_tokens"].sum())
         tokens[value] = 1000 * used / read if read else math.nan
-    return CellSlices(cell, name, scores, unparseable, dollars, tokens)
+        mine = languages[of_row == value]
+        translated[value] = int((mine.notna() & (mine != "en")).sum()) if in_data else None
+    return CellSlices(cell, name, scores, unparseable, dollars, tokens, translated)
 
 
 def _dataset(stats: DatasetStats) -> DatasetConfig | None:
@@ -180,6 +187,9 @@ def rows(found: dict[str, list[CellSlices]], analysis: Analysis) -> list[dict[st
                         "unparseable": "–" if math.isnan(share) else f"{100 * share:.1f}%",
                         "usd": f"${entry.usd_per_million[value]:,.2f}",
                         "tokens": num(entry.tokens_per_k_chars[value], 0),
+                        "translated": "–"
+                        if entry.translated[value] is None
+                        else str(entry.translated[value]),
                         "worst": value == entry.scores.worst,
                         "p": num(entry.scores.p_value, 3),
                     }
@@ -209,6 +219,7 @@ def figures(found: dict[str, list[CellSlices]], analysis: Analysis) -> list[dict
                         "unparseable": entry.unparseable[value],
                         "usd_per_million": entry.usd_per_million[value],
                         "tokens_per_k_chars": entry.tokens_per_k_chars[value],
+                        "n_translated": entry.translated[value],
                         "worst": value == entry.scores.worst,
                         "p_value": entry.scores.p_value,
                     }

@@ -66,6 +66,12 @@ def test_a_priced_judge_costs_differ_by_language_and_match_the_rows(
             assert tokens > 0 and dollars > 0
             assert figure["tokens_per_k_chars"] == pytest.approx(tokens)
             assert figure["usd_per_million"] == pytest.approx(dollars)
+    # How many items of each language read translated instructions (none in English).
+    counts = {(f["prompt"], f["value"]): f["n_translated"] for f in languages}
+    assert counts[("default", "pt")] is None and counts[("default-data", "en")] == 0
+    assert counts[("default-data", "tet")] == sum(
+        item["language"] == "tet" for item in by_language().values()
+    )
     mine = {f["value"]: f["tokens_per_k_chars"] for f in languages if f["prompt"] == "default"}
     assert len(set(round(v, 6) for v in mine.values())) == 4  # every language its own figure
     page = (out / "index.html").read_text()
