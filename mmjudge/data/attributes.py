@@ -34,7 +34,9 @@ def declares_language(cfg: DatasetConfig) -> bool:
     return bool(cfg.language or cfg.language_field or LANGUAGE in cfg.slices)
 
 
-def extra_columns(cfg: DatasetConfig, row: Mapping[str, Any], shown: tuple[str, ...]) -> list:
+def extra_columns(
+    cfg: DatasetConfig, row: Mapping[str, Any], shown: tuple[str, ...]
+) -> list[tuple[str, str]]:
     """The attribute columns of a raw ``row`` that are not among the ``shown`` fields, as
     (column, text) pairs for a loader to add to the item's fields before the split."""
     out = []

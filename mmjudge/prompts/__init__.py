@@ -10,6 +10,7 @@ with wording alone. Rendering is a pure function of the example and the configs.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -119,7 +120,8 @@ def render(
             f"'{modality.name}' (looked for mmjudge/prompts/{template_name})"
         ) from None
     language = instruction_language(example, prompt, dataset)
-    text = template.render(
+    render_in = functools.partial(_render_in, template, language)
+    text = render_in(
         wording=wording_for(language, prompt, dataset),
         role=prompt.role,
         description=dataset.description if prompt.role else "",
@@ -141,6 +143,19 @@ def render(
         confidence=prompt.confidence,
     )
     return RenderedPrompt(system=SYSTEM_PROMPT, text=tidy(text), fields=fields, language=language)
+
+
+def _render_in(template: jinja2.Template, language: str, **variables: object) -> str:
+    """``template`` rendered; a translation that lacks a macro the prompt uses is named."""
+    try:
+        return template.render(**variables)
+    except jinja2.UndefinedError as error:
+        if language == "en":
+            raise
+        raise ConfigError(
+            f"dataset.translations.{language}: {error.message}; the translation must define "
+            "every macro of mmjudge/prompts/_wording0.j2 that this prompt uses"
+        ) from None
 
 
 def tidy(text: str) -> str:

@@ -109,3 +109,18 @@ def test_an_unknown_prompt_language_names_the_setting(tmp_path: Path) -> None:
 
     with pytest.raises(ConfigError, match=r"prompt.language='fr'"):
         typed_config(compose_config(["prompt.language=fr"]))
+
+
+def test_a_translation_without_a_macro_the_prompt_uses_names_the_setting() -> None:
+    from mmjudge.data.loading import load_dataset
+    from mmjudge.errors import ConfigError
+    from mmjudge.prompts import render
+    from mmjudge.running.cell import typed_config
+
+    # The shipped Tetun wording has no aspect macros; prompt=aspects needs them.
+    cfg = typed_config(
+        compose_config(["dataset=demo_multilingual", "prompt=aspects", "prompt.language=data"])
+    )
+    tetun = next(e for e in load_dataset(cfg.dataset) if e.attribute("language") == "tet")
+    with pytest.raises(ConfigError, match=r"dataset\.translations\.tet: .*aspects_intro"):
+        render(tetun, cfg.modality, cfg.prompt, cfg.dataset, 0)
