@@ -276,6 +276,9 @@ class JudgmentRecord:
     system_fingerprint: str | None = None
     """The provider's fingerprint of the backend that answered (OpenAI's
     ``system_fingerprint``), when it sends one."""
+    instructions: str | None = None
+    """With ``prompt.language=data``: the language of the instructions the judge read (the
+    item's language where its dataset gives a translation, else ``en``); null otherwise."""
     schema_version: int = SCHEMA_VERSION
     """Version of this row's layout."""
 

@@ -31,6 +31,7 @@ from mmjudge.config.hydra_errors import (
     user_wants_full_errors,
 )
 from mmjudge.config.keys import unknown_setting
+from mmjudge.config.request import language_suffix
 from mmjudge.errors import MMJudgeError
 from mmjudge.keyguard import check_overrides, keep_run_config
 from mmjudge.locations import CONFIG_DIR as SHIPPED_CONFIG_DIR
@@ -64,6 +65,8 @@ def _perturb_suffix(name: object, separator: object) -> str:
 
 if not OmegaConf.has_resolver("mmjudge_perturb_suffix"):
     OmegaConf.register_new_resolver("mmjudge_perturb_suffix", _perturb_suffix)
+if not OmegaConf.has_resolver("mmjudge_language_suffix"):
+    OmegaConf.register_new_resolver("mmjudge_language_suffix", language_suffix)
 if not OmegaConf.has_resolver("mmjudge_path"):
     OmegaConf.register_new_resolver("mmjudge_path", _resolve_path)
 if not OmegaConf.has_resolver("mmjudge_log_level"):

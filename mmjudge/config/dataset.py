@@ -139,7 +139,19 @@ class DatasetConfig:
     """Test bank files (see :class:`TestBanksConfig`)."""
     slices: dict[str, str] = field(default_factory=dict)
     """Slice name → the item field that holds it (``{category: product_type}``), for the
-    report's ``report.slices``; ``query_length`` and ``has_image`` need no entry."""
+    report's ``report.slices``; ``query_length`` and ``has_image`` need no entry. A slice's
+    field is read as an item attribute and not shown to the judge (unless ``text_fields``
+    names it)."""
+    language: str | None = None
+    """The language of every item (a code such as ``en``, ``pt``, ``tet``): the report's
+    ``language`` slice; never shown to the judge."""
+    language_field: str | None = None
+    """Or the item field that holds each item's language code (read as an attribute, never
+    shown to the judge)."""
+    translations: dict[str, str] = field(default_factory=dict)
+    """Language code → a translation of the prompt's wording (a ``_wording0.j2``-shaped file
+    of the same macros), relative to the dataset root, absolute or ``pkg://``; used for that
+    language's items with ``prompt.language=data``."""
 
     def validate(self) -> None:
         self.scale.validate()
@@ -158,6 +170,19 @@ class DatasetConfig:
             "dataset.html_to_text=true already converts every field; give one or the other",
         )
         self.check_grade_rule()
+        require(
+            not (self.language and self.language_field),
+            "dataset.language_field",
+            self.language_field,
+            "dataset.language already gives every item's language; give one or the other",
+        )
+        for code in [self.language, *self.translations]:
+            require(
+                code is None or (bool(str(code).strip()) and str(code) == str(code).strip()),
+                "dataset.language",
+                code,
+                "give a language code without spaces, e.g. en, pt, tet",
+            )
 
     def check_grade_rule(self) -> None:
         """``grade_rule`` and ``grade_bins`` (also checked by the loaders' grade reader)."""

@@ -13,6 +13,16 @@ from mmjudge.images import ImageSettings  # the image rules live with the prepro
 N_WORDINGS = len(list((Path(__file__).parents[1] / "prompts").glob("_wording*.j2")))
 
 
+#: ``prompt.language``: English instructions, or the data's language.
+PROMPT_LANGUAGES = ("en", "data")
+
+
+def language_suffix(language: object) -> str:
+    """What a cell's prompt id (and folder name) ends with for ``prompt.language``: nothing
+    for English, so those cells keep their ids, else ``-data``."""
+    return "" if language in (None, "en") else f"-{language}"
+
+
 @dataclass
 class PromptConfig:
     """Which prompt design to render."""
@@ -38,6 +48,10 @@ class PromptConfig:
     confidence: bool = False
     """Ask for a stated confidence (``confidence: 1``–``5``) after the grade; cascades can
     escalate on it."""
+    language: str = "en"
+    """The instructions' language: ``en`` (English for every item) or ``data`` (each item in
+    its own language, with the translation its dataset gives in ``dataset.translations``;
+    English for a language without one)."""
     paraphrase: int = 0
     """Which wording of the same design to use (0 is the standard wording); measures how
     much agreement moves with wording alone."""
@@ -69,6 +83,11 @@ class PromptConfig:
             )
         if self.raters < 1:
             raise ConfigError(f"prompt.raters={self.raters}: use 1 (one grade) or more")
+        if self.language not in PROMPT_LANGUAGES:
+            raise ConfigError(
+                f"prompt.language={self.language!r}: use en (English instructions) or data "
+                "(each item's language, from dataset.translations)"
+            )
 
 
 @dataclass

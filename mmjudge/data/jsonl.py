@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from mmjudge.config import DatasetConfig
+from mmjudge.data.attributes import extra_columns
 from mmjudge.data.grades import GradeReader
 from mmjudge.data.schema import Example, dataset_root
 from mmjudge.data.validation import (
@@ -48,9 +49,7 @@ def load(cfg: DatasetConfig) -> Iterator[Example]:
             if not text.strip():
                 continue
             row = json_line(text, path, line_no)
-            example = _example(
-                row, root, (path, line_no), reader, known_annotators, cfg.max_images, lenient
-            )
+            example = _example(row, root, (path, line_no), reader, known_annotators, cfg, lenient)
             duplicates.add(example.query_id, example.result_id, line_no)
             count += 1
             yield example
@@ -78,7 +77,7 @@ def _example(
     at: tuple[Path, int],
     reader: GradeReader,
     known_annotators: set[str],
-    max_images: int,
+    cfg: DatasetConfig,
     lenient: Leniency,
 ) -> Example:
     path, line = at
@@ -89,7 +88,8 @@ def _example(
     result_id = _text(row, "result_id", path, line, lenient)
 
     fields = _fields(row, path, line, lenient)
-    resolved = _images(row, root, path, line, lenient)[: max(max_images, 0)]
+    fields += tuple(extra_columns(cfg, row, tuple(name for name, _value in fields)))
+    resolved = _images(row, root, path, line, lenient)[: max(cfg.max_images, 0)]
     labels = _labels(row, path, line, reader, known_annotators)
 
     return Example(

@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from mmjudge.config import DatasetConfig
+from mmjudge.data.attributes import with_attributes
 from mmjudge.data.page_text import clean_fields, html_columns
 from mmjudge.data.prepared import cached_items
 from mmjudge.data.registry import loader_for
@@ -41,7 +42,7 @@ def load_dataset(
         queries = sampled_queries(cfg, seed, cache=cache)
     items: Iterator[Example]
     if not prepare:
-        items = loader(cfg)
+        items = (with_attributes(example, cfg) for example in loader(cfg))
     elif cache is None:
         items = (_prepared(example, cfg) for example in loader(cfg))
     else:
@@ -81,7 +82,9 @@ def sampled_queries(
 
 
 def _prepared(example: Example, cfg: DatasetConfig) -> Example:
-    """HTML converted to text where asked, then the text cut to the budget."""
+    """Attributes taken out of the text shown, HTML converted to text where asked, then the
+    text cut to the budget."""
+    example = with_attributes(example, cfg)
     fields = example.fields
     columns = html_columns(cfg)
     if columns is not None:

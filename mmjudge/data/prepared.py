@@ -45,7 +45,7 @@ log = logging.getLogger(__name__)
 
 #: Raised whenever a loader or the preparation (HTML to text, the token cut) changes what it
 #: yields for the same file and settings, so entries written before are not used.
-PREPARATION_VERSION = 1
+PREPARATION_VERSION = 2
 
 #: The loaders whose items come from the one file ``dataset.items``.
 CACHED_LOADERS = frozenset({"table", "jsonl"})
@@ -312,12 +312,13 @@ def _line(example: Example) -> bytes:
         example.image_names,
         example.truncated,
         example.tokens_removed,
+        example.attributes,
     ]
     return json.dumps(row, ensure_ascii=False).encode() + b"\n"
 
 
 def _example(row: list[Any]) -> Example:
-    query_id, query, result_id, fields, images, labels, names, truncated, removed = row
+    query_id, query, result_id, fields, images, labels, names, truncated, removed, attrs = row
     return Example(
         query_id=query_id,
         query=query,
@@ -328,4 +329,5 @@ def _example(row: list[Any]) -> Example:
         image_names=tuple(names),
         truncated=truncated,
         tokens_removed=removed,
+        attributes=tuple((name, value) for name, value in attrs),
     )

@@ -36,6 +36,13 @@ class Example:
     """True when the text fields were cut to ``dataset.max_text_tokens``."""
     tokens_removed: int = 0
     """Approximate tokens cut from the text fields (0 when nothing was cut)."""
+    attributes: tuple[tuple[str, str], ...] = ()
+    """Item attributes the judge is never shown (its ``language``, its slices' values), by
+    name (see :mod:`mmjudge.data.attributes`)."""
+
+    def attribute(self, name: str) -> str | None:
+        """The attribute ``name``, or None where the item has none."""
+        return dict(self.attributes).get(name)
 
     @property
     def key(self) -> str:

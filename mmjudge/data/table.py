@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from mmjudge.config import DatasetConfig
+from mmjudge.data.attributes import extra_columns
 from mmjudge.data.grades import GradeReader
 from mmjudge.data.schema import Example, dataset_root
 from mmjudge.data.validation import (
@@ -212,6 +213,7 @@ def _example(
         (column, checked_text(cell_text(row, column, path, line), column, path, line, lenient))
         for column in mapping.text_fields
     )
+    fields += tuple(extra_columns(cfg, row, mapping.text_fields))
 
     images: tuple[str, ...] = ()
     names: tuple[str, ...] = ()

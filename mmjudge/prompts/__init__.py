@@ -10,16 +10,28 @@ with wording alone. Rendering is a pure function of the example and the configs.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
+from pathlib import Path
 
 import jinja2
 
 from mmjudge.config import DatasetConfig, ModalityConfig, PromptConfig
-from mmjudge.data.schema import Example
+from mmjudge.data.attributes import LANGUAGE
+from mmjudge.data.schema import Example, dataset_root
 from mmjudge.errors import ConfigError
 
+
+def _translation_file(name: str) -> str | None:
+    """A translation's wording, found by its absolute path (see :func:`wording_for`)."""
+    path = Path(name)
+    return path.read_text(encoding="utf-8") if path.is_absolute() and path.is_file() else None
+
+
 _ENV = jinja2.Environment(
-    loader=jinja2.PackageLoader("mmjudge", "prompts"),
+    loader=jinja2.ChoiceLoader(
+        [jinja2.PackageLoader("mmjudge", "prompts"), jinja2.FunctionLoader(_translation_file)]
+    ),
     autoescape=False,
     keep_trailing_newline=False,
     undefined=jinja2.StrictUndefined,
@@ -41,6 +53,32 @@ class RenderedPrompt:
     text: str
     fields: tuple[tuple[str, str], ...]
     """The fields shown (empty ones dropped; none at all for image-only)."""
+    language: str = "en"
+    """The language of the instructions: ``en``, or the item's language whose translation
+    was used (``prompt.language=data``)."""
+
+
+def instruction_language(example: Example, prompt: PromptConfig, dataset: DatasetConfig) -> str:
+    """The language the item's instructions are in: with ``prompt.language=data`` its own
+    language where ``dataset.translations`` gives one, else ``en``."""
+    if prompt.language != "data":
+        return "en"
+    code = example.attribute(LANGUAGE)
+    return code if code is not None and code in dataset.translations else "en"
+
+
+def wording_for(language: str, prompt: PromptConfig, dataset: DatasetConfig) -> str:
+    """The wording template of instructions in ``language``: the prompt's own
+    (``_wording<N>.j2``) for ``en``, else the dataset's translation, by its absolute path."""
+    if language == "en":
+        return f"_wording{prompt.paraphrase}.j2"
+    path = dataset_root(dataset) / dataset.translations[language]
+    if not path.is_file():
+        raise ConfigError(
+            f"dataset.translations.{language}: {path} is not a file; write the translated "
+            "wording there (the macros of mmjudge/prompts/_wording0.j2) or fix the path"
+        )
+    return str(path.resolve())
 
 
 def scale_meanings(dataset: DatasetConfig) -> list[tuple[int, str]]:
@@ -81,8 +119,10 @@ def render(
             f"prompt.template='{prompt.template}' has no template for modality "
             f"'{modality.name}' (looked for mmjudge/prompts/{template_name})"
         ) from None
-    text = template.render(
-        wording=f"_wording{prompt.paraphrase}.j2",
+    language = instruction_language(example, prompt, dataset)
+    render_in = functools.partial(_render_in, template, language)
+    text = render_in(
+        wording=wording_for(language, prompt, dataset),
         role=prompt.role,
         description=dataset.description if prompt.role else "",
         scale=scale_meanings(dataset),
@@ -102,7 +142,20 @@ def render(
         final_key="final" if prompt.raters > 1 else "overall",
         confidence=prompt.confidence,
     )
-    return RenderedPrompt(system=SYSTEM_PROMPT, text=tidy(text), fields=fields)
+    return RenderedPrompt(system=SYSTEM_PROMPT, text=tidy(text), fields=fields, language=language)
+
+
+def _render_in(template: jinja2.Template, language: str, **variables: object) -> str:
+    """``template`` rendered; a translation that lacks a macro the prompt uses is named."""
+    try:
+        return template.render(**variables)
+    except jinja2.UndefinedError as error:
+        if language == "en":
+            raise
+        raise ConfigError(
+            f"dataset.translations.{language}: {error.message}; the translation must define "
+            "every macro of mmjudge/prompts/_wording0.j2 that this prompt uses"
+        ) from None
 
 
 def tidy(text: str) -> str:

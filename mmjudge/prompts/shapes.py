@@ -16,7 +16,7 @@ import re
 
 from mmjudge.config import DatasetConfig, ModalityConfig, PromptConfig
 from mmjudge.data.schema import Example
-from mmjudge.prompts import SYSTEM_PROMPT, RenderedPrompt, render
+from mmjudge.prompts import SYSTEM_PROMPT, RenderedPrompt, instruction_language, render
 from mmjudge.prompts import tidy as tidy
 
 _SLOT = re.compile("\x00(\\d+)\x00")
@@ -74,7 +74,8 @@ class PromptRenderer:
         values = (example.query, *(value for _name, value in fields))
         if any("\x00" in value for value in values):
             return self._full(example, n_images)
-        shape = (tuple(name for name, _value in fields), n_images)
+        language = instruction_language(example, self.prompt, self.dataset)
+        shape = (tuple(name for name, _value in fields), n_images, language)
         if shape not in self._skeletons:
             return self._learn(shape, example, fields, n_images, values)
         template = self._skeletons[shape]
@@ -83,7 +84,7 @@ class PromptRenderer:
         text = template.format(*values)
         if not all(map(_plain, values)):
             text = tidy(text)
-        return RenderedPrompt(system=SYSTEM_PROMPT, text=text, fields=fields)
+        return RenderedPrompt(system=SYSTEM_PROMPT, text=text, fields=fields, language=language)
 
     def _learn(
         self,

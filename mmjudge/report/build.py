@@ -106,9 +106,11 @@ def build_report(
     page["robustness"] = robustness_report.rows(attacks, analysis)
     page["robustness_cards"] = robustness_report.cards(attacks, analysis)
     asked = list(slices) if slices is not None else slices_report.names_asked(cells)
-    sliced = slices_report.by_slice(analysis, asked, strict=slices is not None) if asked else {}
+    sliced = slices_report.by_slice(analysis, asked, strict=slices is not None)
     page["slices"] = slices_report.rows(sliced, analysis)
     page["slice_worst"] = slices_report.worst_lines(sliced, analysis)
+    exports.write_json(out / exports.ROBUSTNESS_JSON, robustness_report.figures(attacks, analysis))
+    exports.write_json(out / exports.SLICES_JSON, slices_report.figures(sliced, analysis))
     _write_page(out, _ENV.get_template("report.html.j2").render(**page))
     return out
 

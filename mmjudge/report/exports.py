@@ -1,9 +1,12 @@
-"""CSV files written beside the page, so the tables can be taken into a spreadsheet or a
-notebook: every judge on every dataset, and every panel and cascade. The numbers are the
-cells' scores as the page shows them, unrounded."""
+"""CSV and JSON files written beside the page, so the tables can be taken into a spreadsheet
+or a notebook: every judge on every dataset, and every panel and cascade (CSV); the
+robustness section and the slices section, languages included (JSON, with their intervals).
+The numbers are the ones the page shows, unrounded."""
 
 from __future__ import annotations
 
+import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +17,8 @@ from mmjudge.runs import Ensemble
 
 JUDGES_CSV = "judges.csv"
 ENSEMBLES_CSV = "ensembles.csv"
+ROBUSTNESS_JSON = "robustness.json"
+SLICES_JSON = "slices.json"
 _SCORE = ("kappa", "kappa_low", "kappa_high", "kappa_linear", "kappa_quadratic", "alpha")
 
 
@@ -104,3 +109,19 @@ def _escalation(ensemble: Ensemble | None) -> float | str:
     """A cascade's escalation rate ("" for a panel)."""
     rate = ensemble.escalation_rate if ensemble is not None else None
     return "" if rate is None else rate
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with every float that is not finite as null (JSON has no NaN)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    return value
+
+
+def write_json(path: Path, rows: list[dict[str, Any]]) -> None:
+    """Write ``rows`` as a JSON list (an empty list where the section has none)."""
+    path.write_text(json.dumps(_plain(rows), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -125,6 +125,23 @@ def rows(found: list[Attack], analysis: Analysis) -> list[dict[str, Any]]:
     return out
 
 
+def figures(found: list[Attack], analysis: Analysis) -> list[dict[str, Any]]:
+    """The section's figures unrounded, for ``robustness.json`` beside the page: the same
+    :class:`~mmjudge.agreement.robustness.Robustness` objects the table shows."""
+    return [
+        {
+            "dataset": attack.dataset,
+            "judge": analysis.judge_name(attack.judge),
+            "model": attack.judge.model,
+            "modality": attack.judge.modality,
+            "prompt": attack.judge.prompt_id,
+            "perturb": attack.perturb,
+            **attack.result.as_dict(),
+        }
+        for attack in found
+    ]
+
+
 def cards(found: list[Attack], analysis: Analysis) -> list[dict[str, str]]:
     """Per dataset: the judge whose labels moved least over every attack run on it, and the
     attack that moved one judge's labels most."""

@@ -2,8 +2,10 @@
 share and dollars per million on each slice of its dataset's items, whether its κ depends on
 the slice, and the best judge's worst slice for the answer card.
 
-A slice is an item field the dataset names (``dataset.slices``: ``{language: lang}``), or
-one derived from the item: ``query_length`` (words in the query: ``1-2``, ``3-4``, ``5+``)
+A slice is an item attribute: a field the dataset names (``dataset.slices``:
+``{category: product_type}``), the item's ``language`` (``dataset.language`` or
+``dataset.language_field``; a slice of its own whenever the dataset declares one), or one
+derived from the item: ``query_length`` (words in the query: ``1-2``, ``3-4``, ``5+``)
 and ``has_image`` (``yes``/``no``). The items are read again from the dataset the run
 recorded. Every figure is computed where the rest of the report computes it: κ by
 :func:`mmjudge.agreement.slices.score_slices`, the rows' counts and dollars by
@@ -25,6 +27,7 @@ import pandas as pd
 from mmjudge.agreement.slices import SliceScores, score_slices
 from mmjudge.config import DatasetConfig
 from mmjudge.costs.figures import cost_figures
+from mmjudge.data.attributes import LANGUAGE, declares_language
 from mmjudge.data.loading import load_dataset
 from mmjudge.data.schema import Example
 from mmjudge.errors import ConfigError
@@ -49,15 +52,15 @@ def slice_value(example: Example, name: str, dataset: DatasetConfig) -> str | No
         return query_length(example.query)
     if name == "has_image":
         return "yes" if example.images else "no"
-    column = dataset.slices.get(name)
-    if column is None:
+    if (name != LANGUAGE and name not in dataset.slices) or (
+        name == LANGUAGE and not declares_language(dataset)
+    ):
         raise ConfigError(
             f"report.slices: {name!r} is not a slice of dataset {dataset.name!r}; map it to an "
             f"item field with +dataset.slices.{name}=<field> (or in the dataset's config), "
             f"or use {' or '.join(DERIVED)}"
         )
-    value = dict(example.fields).get(column)
-    return value.strip() or None if value is not None else None
+    return example.attribute(name)
 
 
 def item_chars(example: Example) -> int:
@@ -91,6 +94,9 @@ class CellSlices:
     tokens_per_k_chars: dict[str, float]
     """Input tokens of the slice's answered rows per 1,000 characters of their items' text
     (the prompt's own words included in the tokens): how much more a language costs to read."""
+    translated: dict[str, int | None]
+    """Rows of the slice judged with translated instructions (``prompt.language=data``);
+    None for a cell judged in English."""
 
 
 def _cell_slices(
@@ -105,7 +111,9 @@ def _cell_slices(
     keys = frame["query_id"].astype(str) + "\t" + frame["result_id"].astype(str)
     of_row = keys.map(values)
     row_chars = keys.map(chars)
-    unparseable, dollars, tokens = {}, {}, {}
+    unparseable, dollars, tokens, translated = {}, {}, {}, {}
+    languages = frame["instructions"] if "instructions" in frame else pd.Series(index=frame.index)
+    in_data = bool(languages.notna().any())
     for value in scores.scores:
         rows = frame[of_row == value]
         figures = row_figures(rows)
@@ -115,7 +123,9 @@ def _cell_slices(
         read = float(row_chars[of_row == value][answered].sum())
         used = float(rows.loc[answered, "input_tokens"].sum())
         tokens[value] = 1000 * used / read if read else math.nan
-    return CellSlices(cell, name, scores, unparseable, dollars, tokens)
+        mine = languages[of_row == value]
+        translated[value] = int((mine.notna() & (mine != "en")).sum()) if in_data else None
+    return CellSlices(cell, name, scores, unparseable, dollars, tokens, translated)
 
 
 def _dataset(stats: DatasetStats) -> DatasetConfig | None:
@@ -126,7 +136,13 @@ def _dataset(stats: DatasetStats) -> DatasetConfig | None:
     mapped: dict[str, str] = {}
     for config in configs:
         mapped = {**config.slices, **mapped}
-    return dataclasses.replace(configs[0], slices=mapped)
+    language = next((c for c in configs if declares_language(c)), configs[0])
+    return dataclasses.replace(
+        configs[0],
+        slices=mapped,
+        language=language.language,
+        language_field=language.language_field,
+    )
 
 
 def by_slice(
@@ -141,6 +157,8 @@ def by_slice(
         if dataset is None:
             continue
         known = [n for n in names if strict or n in DERIVED or n in dataset.slices]
+        if declares_language(dataset) and LANGUAGE not in known:
+            known.append(LANGUAGE)
         if not known:
             continue
         values, chars = item_slices(dataset, known)
@@ -169,8 +187,41 @@ def rows(found: dict[str, list[CellSlices]], analysis: Analysis) -> list[dict[st
                         "unparseable": "–" if math.isnan(share) else f"{100 * share:.1f}%",
                         "usd": f"${entry.usd_per_million[value]:,.2f}",
                         "tokens": num(entry.tokens_per_k_chars[value], 0),
+                        "translated": "–"
+                        if entry.translated[value] is None
+                        else str(entry.translated[value]),
                         "worst": value == entry.scores.worst,
                         "p": num(entry.scores.p_value, 3),
+                    }
+                )
+    return out
+
+
+def figures(found: dict[str, list[CellSlices]], analysis: Analysis) -> list[dict[str, Any]]:
+    """The section's figures unrounded, for ``slices.json`` beside the page (the same
+    objects the table shows): per dataset × judge × slice value."""
+    out = []
+    for dataset, cells in found.items():
+        for entry in cells:
+            for value, score in entry.scores.scores.items():
+                kappa = score.kappa
+                out.append(
+                    {
+                        "dataset": dataset,
+                        "judge": analysis.judge_name(entry.cell.judge),
+                        "model": entry.cell.judge.model,
+                        "modality": entry.cell.judge.modality,
+                        "prompt": entry.cell.judge.prompt_id,
+                        "slice": entry.slice,
+                        "value": value,
+                        "n_items": score.n_items,
+                        "kappa": {"estimate": kappa.estimate, "low": kappa.low, "high": kappa.high},
+                        "unparseable": entry.unparseable[value],
+                        "usd_per_million": entry.usd_per_million[value],
+                        "tokens_per_k_chars": entry.tokens_per_k_chars[value],
+                        "n_translated": entry.translated[value],
+                        "worst": value == entry.scores.worst,
+                        "p_value": entry.scores.p_value,
                     }
                 )
     return out

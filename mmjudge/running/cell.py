@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 from omegaconf import DictConfig, OmegaConf
 
 from mmjudge.config import SweepConfig
+from mmjudge.config.request import language_suffix
 from mmjudge.costs.calls import CallPricer
 from mmjudge.costs.ledger import batch_factor
 from mmjudge.costs.output_tokens import output_tokens
@@ -38,6 +39,7 @@ from mmjudge.judges.base import JudgeAPI, check_batch_judge
 from mmjudge.judges.registry import endpoint_override, judge_class
 from mmjudge.keyguard import check_config, redact_text, resolved_config
 from mmjudge.locations import resolve_path
+from mmjudge.prompts import instruction_language
 from mmjudge.prompts.parsing import parse_grade
 from mmjudge.records import Forecast, JudgmentRecord
 from mmjudge.running.aside import import_summary_aside
@@ -80,6 +82,10 @@ def typed_config(cfg: DictConfig | SweepConfig) -> SweepConfig:
         assert isinstance(typed, SweepConfig)
         obj = typed
     obj.validate()
+    suffix = language_suffix(obj.prompt.language)
+    if suffix and not obj.prompt.id.endswith(suffix):
+        # The two languages of one prompt are two cells: ids, rows and folders tell them apart.
+        obj.prompt = dataclasses.replace(obj.prompt, id=obj.prompt.id + suffix)
     if obj.prompt.bank is not None:
         check_bank_prompt(obj.prompt)
     return obj
@@ -557,5 +563,10 @@ def judgment_record(context: CellContext, outcome: Outcome) -> JudgmentRecord:
         possibly_billed_usd=outcome.possibly_billed_usd,
         response_model=(response.model or None) if response is not None else None,
         system_fingerprint=None if response is None else response.system_fingerprint,
+        instructions=(
+            instruction_language(example, cfg.prompt, cfg.dataset)
+            if cfg.prompt.language == "data"
+            else None
+        ),
         **bank_fields,
     )

@@ -9,6 +9,7 @@ it, so answers from the cache are never tokenised.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import functools
@@ -208,7 +209,11 @@ class Requests:
         samples = self.context.cfg.runner.samples
         pending = (e for e in self.examples if is_pending(e.key, self.done, samples))
         async for example, prepared in prepared_async(self.pool, pending, ahead):
-            items = _items(self.context, prompts, example, prepared.images, prepared.error)
+            images = prepared.images
+            if images and self.context.cfg.perturb.kind == "inject_image":
+                # Drawing into pictures is CPU work: off the loop, where the calls wait.
+                images = await asyncio.to_thread(attacked_images, self.context, example, images)
+            items = _items(self.context, prompts, example, images, prepared.error)
             for item in _not_done(items, self.done, samples):
                 yield item
 
@@ -229,11 +234,13 @@ def build_work(
     pending = (example for example in examples if is_pending(example.key, done, samples))
     if cfg.modality.include_image and pool is not None:
         for example, prepared in prepared_sync(pool, pending, PREPARE_AHEAD):
-            items = _items(context, prompts, example, prepared.images, prepared.error)
+            images = attacked_images(context, example, prepared.images)
+            items = _items(context, prompts, example, images, prepared.error)
             yield from _not_done(items, done, samples)
         return
     for example in pending:
         images, error = _images_here(context, example)
+        images = attacked_images(context, example, images)
         yield from _not_done(_items(context, prompts, example, images, error), done, samples)
 
 
@@ -284,6 +291,16 @@ def _sampled(item: WorkItem, samples: int) -> Iterator[WorkItem]:
         yield dataclasses.replace(item, key=sample_key(item.key, sample), request=request)
 
 
+def attacked_images(
+    context: CellContext, example: Example, images: tuple[EncodedImage, ...]
+) -> tuple[EncodedImage, ...]:
+    """The prepared pictures of ``example`` with the cell's perturbation drawn into them
+    (``perturb=inject_image``); as they are otherwise."""
+    cfg = context.cfg
+    grades = tuple(cfg.dataset.scale.grades)
+    return perturb_images(images, cfg.perturb, cfg.seed, example.key, grades, cfg.images.quality)
+
+
 def _images_here(
     context: CellContext, example: Example
 ) -> tuple[tuple[EncodedImage, ...], str | None]:
@@ -331,11 +348,8 @@ def _items_once(
     if cfg.modality.include_image and not example.images:
         error = f"result '{example.result_id}' has no image for modality '{cfg.modality.name}'"
     if cfg.perturb.kind != "none":
-        grades = tuple(cfg.dataset.scale.grades)
-        example = perturb_example(example, cfg.perturb, cfg.seed, grades)
-        images = perturb_images(
-            images, cfg.perturb, cfg.seed, example.key, grades, cfg.images.quality
-        )
+        # The pictures were attacked where they were prepared (attacked_images).
+        example = perturb_example(example, cfg.perturb, cfg.seed, tuple(cfg.dataset.scale.grades))
     rendered = prompts.render(example, n_images=len(images))
     text_only = cfg.modality.include_text and not cfg.modality.include_image
     if error is None and text_only and not rendered.fields:

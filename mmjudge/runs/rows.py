@@ -48,6 +48,7 @@ COLUMNS = (
     "resent",
     "possibly_billed",
     "possibly_billed_usd",
+    "instructions",
 )
 
 

@@ -144,3 +144,28 @@ def test_an_injected_picture_differs_only_where_the_text_was_drawn(
         assert rows.max() - rows.min() < 4 * 28 + 20
         assert (after[: rows.min()] == before[: rows.min()]).all()
         assert (after[rows.max() + 1 :] == before[rows.max() + 1 :]).all()
+
+
+def test_pictures_are_drawn_off_the_event_loop(
+    tmp_path: Path, server: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+
+    import mmjudge.perturb as perturb
+
+    on_loop: list[bool] = []
+    draw = perturb.inject_image
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        try:
+            asyncio.get_running_loop()
+            on_loop.append(True)
+        except RuntimeError:  # no loop runs in this thread
+            on_loop.append(False)
+        return draw(*args, **kwargs)
+
+    monkeypatch.setattr(perturb, "inject_image", watched)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    data = picture_dataset(tmp_path / "data")
+    assert len(cell(server, tmp_path, data, "inject_image")) == ITEMS
+    assert on_loop == [False] * ITEMS

@@ -9,8 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from mmjudge.agreement.scoring import Interval
 from mmjudge.report.analysis import analyse
 from mmjudge.report.build import build_report
+from mmjudge.report.findings.prose import interval
 from mmjudge.report.load import cell_table
 from mmjudge.report.robustness import attacks, split
 from tests.fixtures.loopback_server import LoopbackServer, RecordedRequest, user_text
@@ -59,7 +61,20 @@ def test_changed_share_and_inflation_equal_a_count_from_the_rows(
     assert found["inject_text"].changed.estimate > 0
     assert found["stuff_query"].changed.estimate == 0
 
-    page = (build_report(tmp_path, tmp_path / "reports", n_boot=200) / "index.html").read_text()
+    out = build_report(tmp_path, tmp_path / "reports", n_boot=200)
+    page = (out / "index.html").read_text()
     assert 'id="robustness"' in page and "inject_text" in page
+    # The machine-readable figures are the page's: the same objects, unrounded.
+    figures = {f["perturb"]: f for f in json.loads((out / "robustness.json").read_text())}
+    assert sorted(figures) == ["inject_text", "stuff_query"]
+    for perturb, result in found.items():
+        mine = figures[perturb]
+        assert mine["n_items"] == result.n_items and mine["modality"] == "mm"
+        assert mine["changed"]["estimate"] == pytest.approx(result.changed.estimate)
+        assert mine["inflation"]["estimate"] == pytest.approx(result.inflation.estimate)
+        shown = interval(
+            Interval(*(100 * mine["changed"][k] for k in ("estimate", "low", "high"))), 0
+        )
+        assert f"{shown} %" in page
     # The perturbed cells are not judges in the comparison: one judge in the answer cards.
     assert page.count("Held up best") == 1
