@@ -2,10 +2,14 @@
 
 An item's ``language`` (``dataset.language`` for every item, or the column
 ``dataset.language_field``) and the value of each slice the dataset maps
-(``dataset.slices``: slice name → column) are attributes. A loader reads the columns with
-the item's text; :func:`with_attributes` then moves them from the text shown to the judge
-into :attr:`~mmjudge.data.schema.Example.attributes`, by name. A slice's column that
-``dataset.text_fields`` names stays shown as well; the language column never does.
+(``dataset.slices``: slice name → column) are attributes. A loader reads the attribute columns
+that are not among the item's text (:func:`extra_columns`, kept by column in the item's
+attributes); :func:`with_attributes` then gathers every attribute by name, from the text or
+from those columns.
+
+Mapping a slice never changes what the judge reads: a column shown without the slice stays
+shown (and the cell keeps its prompts and cache keys), one that was not stays out. The
+language column is the exception: it is metadata about the text, and never shown.
 """
 
 from __future__ import annotations
@@ -38,7 +42,8 @@ def extra_columns(
     cfg: DatasetConfig, row: Mapping[str, Any], shown: tuple[str, ...]
 ) -> list[tuple[str, str]]:
     """The attribute columns of a raw ``row`` that are not among the ``shown`` fields, as
-    (column, text) pairs for a loader to add to the item's fields before the split."""
+    (column, text) pairs for a loader to keep in the item's attributes (by column, until
+    :func:`with_attributes` names them)."""
     out = []
     for column in attribute_columns(cfg).values():
         value = row.get(column)
@@ -48,18 +53,19 @@ def extra_columns(
 
 
 def with_attributes(example: Example, cfg: DatasetConfig) -> Example:
-    """``example`` with its attribute columns moved out of its fields into its attributes."""
+    """``example`` with its attributes by name, read from its shown fields or from the
+    columns its loader kept beside them; the language column leaves the fields shown."""
     columns = attribute_columns(cfg)
     if not columns and not cfg.language:
         return example
-    fields = dict(example.fields)
-    found = dict(example.attributes)
+    shown = dict(example.fields)
+    unshown = dict(example.attributes)
+    found: dict[str, str] = {}
     for name, column in columns.items():
-        value = fields.get(column)
+        value = shown.get(column, unshown.get(column))
         if value is not None and value.strip():
             found[name] = value.strip()
     if cfg.language:
         found[LANGUAGE] = cfg.language
-    hidden = set(columns.values()) - (set(cfg.text_fields) - {cfg.language_field})
-    kept = tuple((name, value) for name, value in example.fields if name not in hidden)
+    kept = tuple((name, value) for name, value in example.fields if name != cfg.language_field)
     return replace(example, fields=kept, attributes=tuple(sorted(found.items())))

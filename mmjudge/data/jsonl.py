@@ -88,7 +88,7 @@ def _example(
     result_id = _text(row, "result_id", path, line, lenient)
 
     fields = _fields(row, path, line, lenient)
-    fields += tuple(extra_columns(cfg, row, tuple(name for name, _value in fields)))
+    unshown = extra_columns(cfg, row, tuple(name for name, _value in fields))
     resolved = _images(row, root, path, line, lenient)[: max(cfg.max_images, 0)]
     labels = _labels(row, path, line, reader, known_annotators)
 
@@ -100,6 +100,7 @@ def _example(
         images=tuple(item[0] for item in resolved),
         labels=labels,
         image_names=tuple(item[1] for item in resolved),
+        attributes=tuple(unshown),
     )
 
 

@@ -213,7 +213,7 @@ def _example(
         (column, checked_text(cell_text(row, column, path, line), column, path, line, lenient))
         for column in mapping.text_fields
     )
-    fields += tuple(extra_columns(cfg, row, mapping.text_fields))
+    unshown = extra_columns(cfg, row, mapping.text_fields)
 
     images: tuple[str, ...] = ()
     names: tuple[str, ...] = ()
@@ -241,4 +241,5 @@ def _example(
         images=images,
         labels=labels,
         image_names=names,
+        attributes=tuple(unshown),
     )

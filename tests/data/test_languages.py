@@ -1,5 +1,6 @@
-"""An item's language and its slices' values are attributes: read from the dataset config or
-from a column, and taken out of the text the judge is shown."""
+"""An item's language and its slices' values are attributes, read from the dataset config or
+from a column. The language column is taken out of the text the judge is shown; mapping a
+slice changes nothing the judge is shown."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ def tiny(root: Path) -> Path:
             "query": "sapatos pretos",
             "result_id": "r1",
             "lang": "pt",
+            "aisle": "footwear",
             "fields": {"title": "Sapatos pretos", "category": "shoes"},
             "labels": {"a": 2},
         },
@@ -28,6 +30,7 @@ def tiny(root: Path) -> Path:
             "query_id": "q2",
             "query": "black shoes",
             "result_id": "r2",
+            "aisle": "footwear",
             "fields": {"title": "Black shoes", "category": "shoes", "lang": "en"},
             "labels": {"a": 1},
         },
@@ -56,14 +59,18 @@ def test_a_language_per_item_from_a_column_is_not_shown(tmp_path: Path) -> None:
     assert all("lang" not in dict(e.fields) for e in items)
 
 
-def test_a_slice_column_is_an_attribute_not_a_field(tmp_path: Path) -> None:
-    cfg = config(tiny(tmp_path), slices={"category": "category"})
-    items = list(load_dataset(cfg))
-    assert [e.attribute("category") for e in items] == ["shoes", "shoes"]
-    assert all("category" not in dict(e.fields) for e in items)
-    # Named in text_fields as well, it stays shown (and is still a slice).
-    shown = config(tmp_path, slices={"category": "category"}, text_fields=["category"])
-    assert all("category" in dict(e.fields) for e in load_dataset(shown))
+def test_a_slice_is_an_attribute_and_leaves_what_the_judge_reads_as_it_was(
+    tmp_path: Path,
+) -> None:
+    root = tiny(tmp_path)
+    plain = list(load_dataset(config(root)))
+    sliced = list(load_dataset(config(root, slices={"category": "category", "aisle": "aisle"})))
+    assert [e.attribute("category") for e in sliced] == ["shoes", "shoes"]
+    assert [e.attribute("aisle") for e in sliced] == ["footwear", "footwear"]
+    # A shown field stays shown, a column that was not shown stays out: same prompts, same
+    # cache keys as the cell without the slice.
+    assert [e.fields for e in sliced] == [e.fields for e in plain]
+    assert all("category" in dict(e.fields) and "aisle" not in dict(e.fields) for e in sliced)
 
 
 def test_attributes_survive_the_prepared_items_cache(tmp_path: Path) -> None:
