@@ -93,7 +93,8 @@ class CellSlices:
     usd_per_million: dict[str, float]
     tokens_per_k_chars: dict[str, float]
     """Input tokens of the slice's answered rows per 1,000 characters of their items' text
-    (the prompt's own words included in the tokens): how much more a language costs to read."""
+    (the prompt's own words included in the tokens): how much more a language costs to read;
+    NaN where the judge reports no tokens."""
     translated: dict[str, int | None]
     """Rows of the slice judged with translated instructions (``prompt.language=data``);
     None for a cell judged in English."""
@@ -122,7 +123,8 @@ def _cell_slices(
         answered = rows["error"].isna()
         read = float(row_chars[of_row == value][answered].sum())
         used = float(rows.loc[answered, "input_tokens"].sum())
-        tokens[value] = 1000 * used / read if read else math.nan
+        # A judge that reports no tokens (a local one) has no figure here, not 0.
+        tokens[value] = 1000 * used / read if read and used else math.nan
         mine = languages[of_row == value]
         translated[value] = int((mine.notna() & (mine != "en")).sum()) if in_data else None
     return CellSlices(cell, name, scores, unparseable, dollars, tokens, translated)
