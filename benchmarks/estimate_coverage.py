@@ -4,8 +4,8 @@ The human qrels are the truth. One participant's labels are the judge; the other
 files become retrieval systems (each ranks a query's passages by that file's grade plus seeded
 noise: the shared data has no system runs). For each of ``--draws`` random labelled subsets of
 ``--labelled`` items, every quantity is estimated as ``mmjudge estimate`` does, and the share
-of 95% intervals holding the value on all human labels is printed with the median interval
-widths (human-only and prediction-powered).
+of 95% intervals holding the value on all human labels is printed (prediction-powered, and
+human-only beside it) with the median interval widths.
 
     python benchmarks/estimate_coverage.py
     python benchmarks/estimate_coverage.py --judge RMITIR-llama70B --labelled 500 --draws 300
@@ -56,11 +56,13 @@ def main() -> int:
     items, design = setup(args.judge)
     truth = prediction.exact_values(design, items.human)
     hits: dict[str, list[bool]] = {}
+    alone: dict[str, list[bool]] = {}
     widths: dict[str, list[tuple[float, float]]] = {}
     for seed in range(args.draws):
         mask = prediction.draw_labelled(items.human.size, args.labelled, seed)
         for e in prediction.estimate(design, items, mask):
             hits.setdefault(e.name, []).append(e.ppi[1] <= truth[e.name] <= e.ppi[2])
+            alone.setdefault(e.name, []).append(e.human_only[1] <= truth[e.name] <= e.human_only[2])
             widths.setdefault(e.name, []).append(
                 (e.human_only[2] - e.human_only[1], e.ppi[2] - e.ppi[1])
             )
@@ -69,10 +71,11 @@ def main() -> int:
         f"judge {args.judge} (r = {r:.2f} with the humans), {args.labelled} of "
         f"{items.human.size} items labelled, {args.draws} draws"
     )
-    print(f"{'quantity':34s} {'coverage':>8s} {'human-only':>10s} {'PPI++':>7s}")
+    print(f"{'':34s} {'coverage':>17s} {'median width':>18s}")
+    print(f"{'quantity':34s} {'PPI++':>7s} {'human':>9s} {'human-only':>10s} {'PPI++':>7s}")
     for name, hit in hits.items():
         h, w = np.median(np.asarray(widths[name]), axis=0)
-        print(f"{name:34s} {np.mean(hit):8.3f} {h:10.3f} {w:7.3f}")
+        print(f"{name:34s} {np.mean(hit):7.3f} {np.mean(alone[name]):9.3f} {h:10.3f} {w:7.3f}")
     return 0
 
 

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from mmjudge.agreement import prediction
+from mmjudge.agreement import prediction, strata
 from mmjudge.agreement.prediction import Estimate, ItemLabels
 from mmjudge.agreement.ranking import kendall_tau
 from mmjudge.errors import MMJudgeError
@@ -112,6 +112,21 @@ def coverage_caution(result: HeldBack) -> str | None:
     )
 
 
+def strata_line(result: HeldBack) -> str:
+    """Whether the mean grade and the share of relevant items were estimated per query
+    (:mod:`mmjudge.agreement.strata`) or pooled over all items, and the rule that chose."""
+    used = max((e.strata for e in result.estimates), default=1)
+    rule = (
+        f"every query has at least {strata.MIN_LABELLED_PER_QUERY} labelled items and 2 "
+        "unlabelled, drawn with equal chances"
+    )
+    if used > 1:
+        return f"mean grade and share relevant: PPI++ within each of {used} queries ({rule})"
+    return (
+        f"mean grade and share relevant: PPI++ pooled over all items (per query only when {rule})"
+    )
+
+
 def ranking_check(
     measure: str, estimates: Sequence[Estimate], truth: Mapping[str, float] | None
 ) -> RankingCheck:
@@ -159,6 +174,7 @@ def as_dict(result: HeldBack) -> dict[str, Any]:
                     "high": e.ppi[2],
                     "width": ppi_width,
                     "lam": e.lam,
+                    "strata": e.strata,
                 },
                 "effective_n": _number(e.effective_n),
                 "effective_n_gained": _number(e.effective_n - e.n_labelled),
@@ -168,6 +184,7 @@ def as_dict(result: HeldBack) -> dict[str, Any]:
         "items": result.items,
         "labelled": result.labelled,
         "caution": coverage_caution(result),
+        "stratified": strata_line(result),
         "estimates": rows,
         "rankings": [
             {key: (_number(v) if isinstance(v, float) else v) for key, v in r._asdict().items()}

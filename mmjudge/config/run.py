@@ -197,5 +197,5 @@ class ReportConfig:
             budget is None or (is_finite(budget) and budget > 0),
             "report.label_budget_usd",
             budget,
-            "give the label budget in USD, above 0 (null: the cost of the labels the card asks for)",
+            "give the label budget in USD, above 0 (null: what the labels the card asks for cost)",
         )
