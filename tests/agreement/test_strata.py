@@ -83,7 +83,7 @@ def test_too_few_labels_in_a_query_pool_every_item(llmjudge) -> None:  # noqa: F
 
 def test_the_command_says_which_estimate_it_made(llmjudge) -> None:  # noqa: F811
     """The JSON's ``stratified`` line and each row's ``strata`` say per query or pooled."""
-    items, systems, _ = real_setup(llmjudge)
+    items, _, _ = real_setup(llmjudge)
     many = estimates.held_back(items, None, [0, 1, 2, 3], 2, 2500, seed=3)
     few = estimates.held_back(items, None, [0, 1, 2, 3], 2, 500, seed=3)
     assert "within each of 25 queries" in estimates.as_dict(many)["stratified"]

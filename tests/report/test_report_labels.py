@@ -191,3 +191,12 @@ def test_mmjudge_report_takes_the_human_price(tmp_path: Path, capsys) -> None:
     assert report.main(args) == 0
     page = (out / "s" / "index.html").read_text(encoding="utf-8")
     assert "<dt>Label budget</dt>" in page and "more labelled items, about $" in page
+
+
+def test_mmjudge_report_refuses_a_label_budget_of_nothing(tmp_path: Path, capsys) -> None:
+    """``--label-budget`` below or at 0 is refused in one line naming the flag."""
+    from mmjudge.cli import report
+
+    assert report.main([str(tmp_path), "--label-budget", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "--label-budget 0.0: give a budget above 0 in USD" in err and err.count("\n") == 1
