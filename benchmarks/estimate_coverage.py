@@ -4,8 +4,14 @@ The human qrels are the truth. One participant's labels are the judge; the other
 files become retrieval systems (each ranks a query's passages by that file's grade plus seeded
 noise: the shared data has no system runs). For each of ``--draws`` random labelled subsets of
 ``--labelled`` items, every quantity is estimated as ``mmjudge estimate`` does, and the share
-of 95% intervals holding the value on all human labels is printed with the median interval
-widths (human-only and prediction-powered).
+of 95% intervals holding the value on all human labels is printed (prediction-powered, and
+human-only beside it) with the median interval widths, and in how many draws the mean grade
+and the share relevant were estimated per query (``mmjudge.agreement.strata``'s rule).
+
+With ``--copies K`` the collection is K copies of every item and there are no systems: a draw
+of a few thousand labels is then a small share of it, so the intervals lose the
+conservatism of drawing a large share of a small collection without replacement, and the
+coverage of the mean grade and the share relevant is measured as on a large collection.
 
     python benchmarks/estimate_coverage.py
     python benchmarks/estimate_coverage.py --judge RMITIR-llama70B --labelled 500 --draws 300
@@ -25,13 +31,22 @@ from mmjudge.data.qrels import read_qrels
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "llmjudge"
 
 
-def setup(judge: str) -> tuple[prediction.ItemLabels, prediction.Design]:
+def setup(judge: str, copies: int = 0) -> tuple[prediction.ItemLabels, prediction.Design]:
     """The human labels as the truth, ``judge``'s file as the judge (clipped to 0-3) and the
-    other files as retrieval systems (grade plus seeded noise)."""
+    other files as retrieval systems (grade plus seeded noise); with ``copies``, that many
+    copies of every item in its own query and no systems."""
     human = read_qrels(DATA / "test_qrels_human.txt")
     files = {path.stem: read_qrels(path) for path in sorted((DATA / "runs").glob("*.txt"))}
     items = prediction.shared_items(human, files[judge])
     items = items._replace(judge=np.clip(items.judge, 0, 3))
+    if copies:
+        many = prediction.ItemLabels(
+            items.queries * copies,
+            [f"{doc}#{k}" for k in range(copies) for doc in items.docs],
+            np.tile(items.human, copies),
+            np.tile(items.judge, copies),
+        )
+        return many, prediction.prepare(many, None, [0, 1, 2, 3], 2)
     rng = np.random.default_rng(1)
     systems = {
         f"by-{name}": {
@@ -49,30 +64,38 @@ def main() -> int:
     p.add_argument("--judge", default="Olz-gpt4o")
     p.add_argument("--labelled", type=int, default=2000)
     p.add_argument("--draws", type=int, default=1000)
+    p.add_argument("--copies", type=int, default=0)
     args = p.parse_args()
     if not (DATA / "test_qrels_human.txt").is_file():
         print(f"no LLMJudge files at {DATA}", file=sys.stderr)
         return 1
-    items, design = setup(args.judge)
+    items, design = setup(args.judge, args.copies)
     truth = prediction.exact_values(design, items.human)
     hits: dict[str, list[bool]] = {}
+    alone: dict[str, list[bool]] = {}
+    per_query = 0
     widths: dict[str, list[tuple[float, float]]] = {}
     for seed in range(args.draws):
         mask = prediction.draw_labelled(items.human.size, args.labelled, seed)
-        for e in prediction.estimate(design, items, mask):
+        found = prediction.estimate(design, items, mask)
+        per_query += found[0].strata > 1
+        for e in found:
             hits.setdefault(e.name, []).append(e.ppi[1] <= truth[e.name] <= e.ppi[2])
+            alone.setdefault(e.name, []).append(e.human_only[1] <= truth[e.name] <= e.human_only[2])
             widths.setdefault(e.name, []).append(
                 (e.human_only[2] - e.human_only[1], e.ppi[2] - e.ppi[1])
             )
     r = np.corrcoef(items.human, items.judge)[0, 1]
     print(
         f"judge {args.judge} (r = {r:.2f} with the humans), {args.labelled} of "
-        f"{items.human.size} items labelled, {args.draws} draws"
+        f"{items.human.size} items labelled, {args.draws} draws; mean grade and share relevant "
+        f"per query in {per_query}"
     )
-    print(f"{'quantity':34s} {'coverage':>8s} {'human-only':>10s} {'PPI++':>7s}")
+    print(f"{'':34s} {'coverage':>17s} {'median width':>18s}")
+    print(f"{'quantity':34s} {'PPI++':>7s} {'human':>9s} {'human-only':>10s} {'PPI++':>7s}")
     for name, hit in hits.items():
         h, w = np.median(np.asarray(widths[name]), axis=0)
-        print(f"{name:34s} {np.mean(hit):8.3f} {h:10.3f} {w:7.3f}")
+        print(f"{name:34s} {np.mean(hit):7.3f} {np.mean(alone[name]):9.3f} {h:10.3f} {w:7.3f}")
     return 0
 
 

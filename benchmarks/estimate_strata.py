@@ -2,13 +2,18 @@
 LLMJudge label files, set up as in ``estimate_coverage.py``.
 
 For each of ``--draws`` random labelled subsets, every column ``mmjudge estimate`` builds
-(mean grade, share relevant, each system's nDCG@10 and P@10) is estimated twice: PPI++ over
-all items (what mmjudge does) and within each query, combined with the queries' shares of the
-items as weights (post-stratified: the draw is not stratified, so the labelled count per query
-varies), once with the weight on the judge tuned within each query and once at the pooled
+(mean grade, share relevant, each system's nDCG@10 and P@10) is estimated three ways: PPI++
+over all items (mmjudge's pooled estimate) and within each query, combined with the queries'
+shares of the items as weights (post-stratified: the draw is not stratified, so the labelled
+count per query varies), once with the weight on the judge tuned within each query
+(``mmjudge.agreement.strata``, applied whatever its rule would say) and once at the pooled
 weight. It prints each one's median interval width and coverage.
 
+With ``--copies K`` the collection is K copies of every item and only the mean grade and the
+share relevant are estimated (``estimate_coverage.setup``): coverage as on a large collection.
+
     python benchmarks/estimate_strata.py --labelled 500 --draws 1000
+    python benchmarks/estimate_strata.py --labelled 2000 --draws 1000 --copies 20
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import numpy as np
 import ppi_py
 from estimate_coverage import DATA, setup
 
-from mmjudge.agreement import prediction
+from mmjudge.agreement import prediction, strata
 
 
 def _per_query(y, yhat, yrest, alpha, lams):
@@ -64,16 +69,34 @@ def stratified(columns, items, labelled, codes, n_queries, lams=None, alpha=0.05
     return centre + columns.offset - half, centre + columns.offset + half
 
 
+def by_query(columns, items, labelled, codes, alpha=0.05):
+    """mmjudge's own per-query estimate (``strata.stratified_means``, the weight tuned within
+    each query), whatever ``strata.usable`` would say; ``None`` where a query has under 2
+    labelled or no unlabelled items."""
+    done = np.bincount(codes[labelled], minlength=codes.max() + 1)
+    left = np.bincount(codes[~labelled], minlength=codes.max() + 1)
+    if done.min() < 2 or left.min() < 1:
+        return None
+    y = columns.values(items.human[labelled], labelled)
+    yhat = columns.values(items.judge[labelled], labelled)
+    rest = columns.values(items.judge[~labelled], ~labelled)
+    found = strata.stratified_means(
+        ppi_py, prediction.tuned_weights, (y, yhat, rest), codes, labelled, alpha
+    )
+    return found.low + columns.offset, found.high + columns.offset
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--judge", default="Olz-gpt4o")
     p.add_argument("--labelled", type=int, default=500)
     p.add_argument("--draws", type=int, default=1000)
+    p.add_argument("--copies", type=int, default=0)
     args = p.parse_args()
     if not (DATA / "test_qrels_human.txt").is_file():
         print(f"no LLMJudge files at {DATA}", file=sys.stderr)
         return 1
-    items, design = setup(args.judge)
+    items, design = setup(args.judge, args.copies)
     truth = prediction.exact_values(design, items.human)
     pooled, own, shared, skipped = [], [], [], 0
     for seed in range(args.draws):
@@ -82,7 +105,7 @@ def main() -> int:
         columns = prediction.build_columns(design, guess)
         estimates = prediction.estimate_columns(columns, items, mask)
         lams = [e.lam for e in estimates]
-        by_own = stratified(columns, items, mask, design.codes, design.n_queries)
+        by_own = by_query(columns, items, mask, design.codes)
         by_shared = stratified(columns, items, mask, design.codes, design.n_queries, lams)
         if by_own is None or by_shared is None:
             skipped += 1

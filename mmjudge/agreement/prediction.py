@@ -32,6 +32,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from mmjudge.agreement import strata
 from mmjudge.agreement.labels import FloatArray
 from mmjudge.errors import MMJudgeError
 
@@ -345,6 +346,9 @@ class Estimate(NamedTuple):
     """The weight PPI++ gave the judge (0: ignored, 1: plain PPI)."""
     n_labelled: int
     """Human-labelled items used."""
+    strata: int = 1
+    """How many queries the prediction-powered estimate was made in apart (1: pooled over
+    all items; :mod:`mmjudge.agreement.strata`)."""
 
     @property
     def effective_n(self) -> float:
@@ -366,7 +370,7 @@ def estimate(
     judge's grades on all items. ``probabilities``: each labelled item's inclusion
     probability when they were not drawn equally (see :func:`estimate_columns`)."""
     columns = build_columns(design, pilot(design, items.human, items.judge, labelled))
-    return estimate_columns(columns, items, labelled, level, probabilities)
+    return estimate_columns(columns, items, labelled, level, probabilities, design.codes)
 
 
 def estimate_columns(
@@ -375,8 +379,13 @@ def estimate_columns(
     labelled: npt.NDArray[np.bool_],
     level: float = LEVEL,
     probabilities: FloatArray | None = None,
+    queries: npt.NDArray[np.intp] | None = None,
 ) -> list[Estimate]:
     """Each column's mean (plus its offset) three ways: human-only, judge-only and PPI++.
+
+    With ``queries`` (each item's query number) and a draw with equal chances, the columns
+    :data:`mmjudge.agreement.strata.COLUMNS` are estimated per query and combined when
+    :func:`mmjudge.agreement.strata.usable` says every query has labels enough.
 
     With equal chances (a simple random sample), ppi_py's ``Yhat_unlabeled`` is the judge on
     the unlabelled items. With ``probabilities`` (one per labelled item, in item order) each
@@ -394,6 +403,12 @@ def estimate_columns(
     low, high = ppi_py.ppi_mean_ci(y, yhat, yhat_rest, alpha=alpha, lam_optim_mode="element", w=w)
     c_low, c_high = ppi_py.ppi_mean_ci(y, yhat, yhat_rest, alpha=alpha, lam=0, w=w)
     lam = tuned_weights(y, yhat, yhat_rest, w)
+    point, low, high = np.ravel(point), np.ravel(low), np.ravel(high)
+    by_query = _by_query(columns, (y, yhat, yhat_rest), labelled, alpha, probabilities, queries)
+    if by_query is not None:
+        picked = [k for k, name in enumerate(columns.names) if name in strata.COLUMNS]
+        for array, found in zip((point, low, high, lam), by_query[:4], strict=True):
+            array[picked] = found[picked]
     scaled = np.ones(y.shape[0]) if w is None else w / w.sum() * w.size
     classical = (scaled[:, None] * y).mean(axis=0)
     judge = yhat_all.mean(axis=0)
@@ -410,16 +425,29 @@ def estimate_columns(
                     float(np.ravel(c_high)[k]) + shift,
                 ),
                 judge_only=float(judge[k]) + shift,
-                ppi=(
-                    float(np.ravel(point)[k]) + shift,
-                    float(np.ravel(low)[k]) + shift,
-                    float(np.ravel(high)[k]) + shift,
-                ),
+                ppi=(float(point[k]) + shift, float(low[k]) + shift, float(high[k]) + shift),
                 lam=float(lam[k]),
                 n_labelled=n,
+                strata=1 if by_query is None or name not in strata.COLUMNS else by_query.strata,
             )
         )
     return out
+
+
+def _by_query(
+    columns: Columns,
+    values: tuple[FloatArray, FloatArray, FloatArray],
+    labelled: npt.NDArray[np.bool_],
+    alpha: float,
+    probabilities: FloatArray | None,
+    queries: npt.NDArray[np.intp] | None,
+) -> strata.Stratified | None:
+    """The per-query estimates of the mean columns, or ``None`` where the rule says pool."""
+    if queries is None or probabilities is not None or not queries.size:
+        return None
+    if not strata.usable(queries, labelled, int(queries.max()) + 1):
+        return None
+    return strata.stratified_means(load_ppi(), tuned_weights, values, queries, labelled, alpha)
 
 
 def load_ppi() -> Any:

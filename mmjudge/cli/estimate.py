@@ -35,6 +35,7 @@ from mmjudge.agreement.estimates import (
     coverage_caution,
     estimates_for,
     held_back,
+    strata_line,
 )
 from mmjudge.agreement.label_scale import apply_scale, human_scale
 from mmjudge.agreement.prediction import ItemLabels, shared_items
@@ -209,6 +210,7 @@ def format_table(result: HeldBack) -> str:
             f"{result.labelled} of {result.items} human labels used; the rest held back "
             "('all human' is the value on every human label)\n\n"
         )
+    lead += strata_line(result) + "\n\n"
     caution = coverage_caution(result)
     if caution:
         lead += caution + "\n\n"

@@ -60,6 +60,14 @@ def parser() -> argparse.ArgumentParser:
         "split that money between human and judge labels (report.human_cost_per_label)",
     )
     parser.add_argument(
+        "--label-budget",
+        type=float,
+        metavar="USD",
+        help="the budget the cards split between human and judge labels, with "
+        "--human-cost-per-label (report.label_budget_usd; default: the cost of the labels "
+        "the cards ask for)",
+    )
+    parser.add_argument(
         "--slices",
         default=None,
         metavar="NAMES",
@@ -76,6 +84,9 @@ def main(argv: list[str] | None = None) -> int:
     price = args.human_cost_per_label
     if price is not None and not (math.isfinite(price) and price > 0):
         return fail(PROG, f"--human-cost-per-label {price}: give a price above 0 in USD")
+    budget = args.label_budget
+    if budget is not None and not (math.isfinite(budget) and budget > 0):
+        return fail(PROG, f"--label-budget {budget}: give a budget above 0 in USD")
     for directory in args.directories:
         if not directory.is_dir():
             return fail(PROG, f"{directory} is not a directory")
@@ -87,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
             n_boot=args.n_boot,
             max_disagreements=args.max_disagreements,
             human_cost_per_label=price,
+            label_budget_usd=budget,
             slices=None if args.slices is None else [n for n in args.slices.split(",") if n],
         )
     except MMJudgeError as error:

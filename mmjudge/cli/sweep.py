@@ -109,6 +109,7 @@ def _app(cfg: DictConfig) -> None:
                     run_dir,
                     resolve_path(cfg.paths.reports),
                     human_cost_per_label=cfg.report.human_cost_per_label,
+                    label_budget_usd=cfg.report.label_budget_usd,
                 )
                 say(f"report: {out / 'index.html'}", run_dir)
         except MMJudgeError as error:

@@ -29,6 +29,7 @@ def finish_sweep(
     *,
     ensembles: bool,
     human_cost_per_label: float | None = None,
+    label_budget_usd: float | None = None,
 ) -> FinishedSweep:
     """A finished sweep's end work: ``sweep_summary.json`` (every cell with its status,
     skipped ones with reasons), the default ensembles (panels and cascades from the saved
@@ -53,7 +54,12 @@ def finish_sweep(
         from mmjudge.report import build_report
 
         done = done._replace(
-            report=build_report(sweep_dir, reports_dir, human_cost_per_label=human_cost_per_label)
+            report=build_report(
+                sweep_dir,
+                reports_dir,
+                human_cost_per_label=human_cost_per_label,
+                label_budget_usd=label_budget_usd,
+            )
         )
     return done
 
@@ -84,9 +90,12 @@ class SweepReport(Callback):
         if config.get("runner", {}).get("dry_run"):
             return
         reports = resolve_path(config.paths.reports) if config.report.build else None
-        price = config.report.get("human_cost_per_label")
         done = finish_sweep(
-            sweep_dir, reports, ensembles=self.ensembles, human_cost_per_label=price
+            sweep_dir,
+            reports,
+            ensembles=self.ensembles,
+            human_cost_per_label=config.report.get("human_cost_per_label"),
+            label_budget_usd=config.report.get("label_budget_usd"),
         )
         if done.exit_code is not None:
             # The sweep exits with the code of its most severe cell (see mmjudge.runs.status).

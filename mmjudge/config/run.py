@@ -175,6 +175,9 @@ class ReportConfig:
     human_cost_per_label: float | None = None
     """What one human label costs, in USD: the cards then price the labels they ask for and
     show how that money is best split between human and judge labels (unset: counts only)."""
+    label_budget_usd: float | None = None
+    """The budget, in USD, the cards' Label budget line splits between human and judge
+    labels (needs ``human_cost_per_label``; unset: what the More labels line's labels cost)."""
 
     def validate(self) -> None:
         price = self.human_cost_per_label
@@ -183,4 +186,11 @@ class ReportConfig:
             "report.human_cost_per_label",
             price,
             "give what one human label costs in USD, above 0 (null: leave the cards unpriced)",
+        )
+        budget = self.label_budget_usd
+        require(
+            budget is None or (is_finite(budget) and budget > 0),
+            "report.label_budget_usd",
+            budget,
+            "give the label budget in USD, above 0 (null: what the labels the card asks for cost)",
         )

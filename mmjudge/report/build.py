@@ -81,6 +81,7 @@ def build_report(
     max_disagreements: int = CAP,
     human_cost_per_label: float | None = None,
     slices: Sequence[str] | None = None,
+    label_budget_usd: float | None = None,
 ) -> Path:
     """Write the report for every run under ``root`` (one folder, or several sweeps to be
     shown as one); returns the report directory.
@@ -90,7 +91,9 @@ def build_report(
     comparison and measured against their clean cells in the robustness section. ``n_boot``
     resamples go into every interval; the disagreement browser shows at most
     ``max_disagreements`` items per judge and dataset; ``human_cost_per_label`` (USD,
-    ``report.human_cost_per_label``) prices the human labels the cards ask for. ``slices``
+    ``report.human_cost_per_label``) prices the human labels the cards ask for, and
+    ``label_budget_usd`` (``report.label_budget_usd``) is the budget their Label budget line
+    splits between human and judge labels (default: the cost of those labels). ``slices``
     (default: those the runs' ``report.slices`` asked for) break every judge's figures down
     by slice.
     """
@@ -101,7 +104,8 @@ def build_report(
     out = Path(reports_dir) / (name or "+".join(r.name for r in roots))
     out.mkdir(parents=True, exist_ok=True)
     analysis = analyse(cells, n_boot=n_boot)
-    page = _page_context(roots, cells, analysis, out, max_disagreements, human_cost_per_label)
+    prices = (human_cost_per_label, label_budget_usd)
+    page = _page_context(roots, cells, analysis, out, max_disagreements, prices)
     attacks = robustness_report.attacks(attacked, analysis, n_boot)
     page["robustness"] = robustness_report.rows(attacks, analysis)
     page["robustness_cards"] = robustness_report.cards(attacks, analysis)
@@ -130,7 +134,7 @@ def _page_context(
     analysis: Analysis,
     out: Path,
     max_disagreements: int,
-    human_cost_per_label: float | None = None,
+    prices: tuple[float | None, float | None] = (None, None),
 ) -> dict[str, Any]:
     """What the page template shows: the files beside the page are written on the way
     (figures, the browser's thumbnails, CSV files)."""
@@ -138,7 +142,7 @@ def _page_context(
     browser = build_browser(analysis, max_disagreements, out)
     rankings = leaderboard.cell_rankings(cells)
     return {
-        **_overview(roots, cells, analysis, out, human_cost_per_label),
+        **_overview(roots, cells, analysis, out, prices),
         "figures": pictures,
         **_answer_tables(cells, analysis),
         "rankings": spend.system_ranking_rows(rankings),
@@ -160,9 +164,10 @@ def _overview(
     cells: pd.DataFrame,
     analysis: Analysis,
     out: Path,
-    human_cost_per_label: float | None = None,
+    prices: tuple[float | None, float | None] = (None, None),
 ) -> dict[str, Any]:
-    """The page's head: what it was built from, and the headline cards."""
+    """The page's head: what it was built from, and the headline cards (``prices``: the
+    human label's price and the label budget, USD)."""
     return {
         "title": f"mmjudge report: {out.name}",
         "generated": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -172,7 +177,7 @@ def _overview(
         "n_judges": sum(len(d.cells) for d in analysis.datasets),
         "n_ensembles": sum(len(d.ensembles) for d in analysis.datasets),
         "n_boot": analysis.n_boot,
-        "cards": cards.cards(analysis, human_cost_per_label),
+        "cards": cards.cards(analysis, *prices),
         "cells_clause": cells_clause(cells, analysis),
     }
 

@@ -1,6 +1,7 @@
 """The card's lines about human labels: how many more would tell the best judge from the
-runner-up (and, with ``report.human_cost_per_label``, what they cost and how that money is
-best split between human and judge labels), and the mean grade estimated with the best
+runner-up (and, with ``report.human_cost_per_label``, what they cost and how that money, or
+the budget ``report.label_budget_usd`` gives, is best split between human and judge labels),
+and the mean grade estimated with the best
 judge's labels on the items people have not graded (prediction-powered) beside the human
 labels alone.
 
@@ -44,10 +45,17 @@ def dollars(value: float) -> str:
 
 
 def label_lines(
-    analysis: Analysis, stats: DatasetStats, human_cost_per_label: float | None
+    analysis: Analysis,
+    stats: DatasetStats,
+    human_cost_per_label: float | None,
+    label_budget_usd: float | None = None,
 ) -> LabelLines:
-    """The label lines of one dataset's card."""
+    """The label lines of one dataset's card. The label budget split spends
+    ``label_budget_usd`` (``report.label_budget_usd``) when given, else what the labels that
+    would separate the best two judges cost; it needs ``human_cost_per_label``."""
     more, spend = _more_labels(analysis, stats, human_cost_per_label)
+    if label_budget_usd is not None:
+        spend = label_budget_usd
     split = None
     if spend is not None and human_cost_per_label is not None:
         split = _split(stats, stats.ranked[0], spend, human_cost_per_label)

@@ -184,16 +184,21 @@ def _ensemble_lines(analysis: Analysis, stats: DatasetStats) -> list[Markup]:
     return lines
 
 
-def cards(analysis: Analysis, human_cost_per_label: float | None = None) -> list[Card]:
+def cards(
+    analysis: Analysis,
+    human_cost_per_label: float | None = None,
+    label_budget_usd: float | None = None,
+) -> list[Card]:
     """One card per dataset with a ranked judge; ``human_cost_per_label`` (USD) prices the
-    labels the card asks for."""
+    labels the card asks for, and ``label_budget_usd`` is the budget its Label budget line
+    splits (default: what those labels cost)."""
     out = []
     for index, stats in enumerate(analysis.datasets):
         if not stats.ranked:
             continue
         chosen = recommended(stats)
         free = baseline(stats.cells)
-        labels = label_lines(analysis, stats, human_cost_per_label)
+        labels = label_lines(analysis, stats, human_cost_per_label, label_budget_usd)
         out.append(
             Card(
                 dataset=stats.name,

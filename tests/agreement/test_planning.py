@@ -92,8 +92,10 @@ def test_predicted_half_width_is_realised_on_held_back_queries() -> None:
         )
         realised = (score.kappa.high - score.kappa.low) / 2
         ratios.append(target / realised)
-    # one pilot's own interval is an estimate: each is within 20%, their mean within 15%
-    # (measured: 0.84 to 1.15, mean 1.01)
+    # one pilot's own interval is an estimate: each is within 20%, their mean within 5%
+    # (measured: 0.84 to 1.15, mean 1.01; over 40 pilots 0.79 to 1.20, mean 0.99, sd 0.08,
+    # and 0.81 to 1.17 against the mean of 20 held-back draws: the spread is the pilot's
+    # own noise, not a bias; benchmarks/plan_accuracy.py)
     assert all(abs(r - 1) <= 0.20 for r in ratios), str([round(r, 3) for r in ratios])
     assert np.mean(ratios) == pytest.approx(1, abs=0.05)
 

@@ -90,7 +90,8 @@ def test_table_names_the_judge_only_bias(tmp_path, capsys) -> None:
     assert code == 0
     lines = out.splitlines()
     assert lines[0].startswith("20 of 60 human labels used")
-    assert lines[2].split()[:3] == ["quantity", "all", "human"]
+    assert lines[2].startswith("mean grade and share relevant: PPI++ pooled over all items")
+    assert lines[4].split()[:3] == ["quantity", "all", "human"]
     assert any(line.startswith("mean grade") for line in lines)
     assert "which no interval shows" in out
 
@@ -104,7 +105,10 @@ def test_caution_below_the_measured_coverage(tmp_path, capsys) -> None:
     assert code == 0
     caution = [line for line in out.splitlines() if line.startswith("caution:")]
     assert len(caution) == 1
-    assert "nDCG@10 and P@10" in caution[0] and "500 for nDCG@10" in caution[0]
+    assert (
+        "nDCG@10 and P@10" in caution[0]
+        and "fewer labelled items than 1,000 (here 20)" in caution[0]
+    )
     report = json.loads(run_cli(capsys, *args, "--format", "json")[1])
     assert report["caution"] == caution[0]
     plain = run_cli(capsys, files["human"], files["judge"], "--labelled", 20)[1]

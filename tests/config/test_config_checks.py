@@ -89,6 +89,7 @@ def test_every_shipped_option_passes_validation(group: str, option: str) -> None
         ("model.requests_per_minute=0", "model.requests_per_minute=0.0 is not allowed"),
         ("pricing.batch_discount=0", "pricing.batch_discount=0.0 is not allowed"),
         ("report.human_cost_per_label=0", "report.human_cost_per_label=0.0 is not allowed"),
+        ("report.label_budget_usd=-5", "report.label_budget_usd=-5.0 is not allowed"),
         ("modality.include_text=false", "a modality shows the result's text, its image or both"),
         ("prompt.raters=0", "prompt.raters=0: use 1 (one grade) or more"),
         ("images.quality=0", "images.quality=0 must be an integer from 1 to 100"),

@@ -93,6 +93,33 @@ def test_a_human_price_prices_the_labels_and_splits_the_money(tmp_path: Path) ->
     assert card.mean_grade is None
 
 
+def test_a_label_budget_is_what_the_card_splits(tmp_path: Path) -> None:
+    """With ``report.label_budget_usd`` the Label budget line splits that sum (not the cost
+    of the More labels line), with planning.budget_split's numbers; the More labels line is
+    unchanged, and a budget without a human price shows no split."""
+    pytest.importorskip("ppi_py", reason="the split of a priced judge needs the estimate extra")
+    analysis = analyse(cell_table(_close_judges(tmp_path)), n_boot=N_BOOT)
+    (stats,) = analysis.datasets
+    (priced,) = cards.cards(analysis, human_cost_per_label=0.5)
+    (card,) = cards.cards(analysis, human_cost_per_label=0.5, label_budget_usd=40.0)
+    assert _text(card.labels) == _text(priced.labels)
+    best = stats.ranked[0]
+    split = planning.budget_split(
+        stats.items.consensus[best.labels.items],
+        best.labels.label,
+        budget=40.0,
+        cost_per_label=0.5,
+        judge_cost_per_label=best.usd_per_million / 1e6,
+    )
+    text = _text(card.split)
+    assert text.startswith("For the mean grade, $40.00 goes furthest")
+    assert f"as {split.human_labels:,} human labels" in text
+    assert f"against {split.human_only_n:,} bought without the judge" in text
+    assert split.human_only_n == 80 and text != _text(priced.split)
+    (unpriced,) = cards.cards(analysis, label_budget_usd=40.0)
+    assert unpriced.split is None
+
+
 def _forget_human_labels(root: Path, every: int = 3) -> None:
     """Every ``every``-th result of each query loses its human labels in every run's
     judgments (as items people never graded)."""
@@ -164,3 +191,12 @@ def test_mmjudge_report_takes_the_human_price(tmp_path: Path, capsys) -> None:
     assert report.main(args) == 0
     page = (out / "s" / "index.html").read_text(encoding="utf-8")
     assert "<dt>Label budget</dt>" in page and "more labelled items, about $" in page
+
+
+def test_mmjudge_report_refuses_a_label_budget_of_nothing(tmp_path: Path, capsys) -> None:
+    """``--label-budget`` below or at 0 is refused in one line naming the flag."""
+    from mmjudge.cli import report
+
+    assert report.main([str(tmp_path), "--label-budget", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "--label-budget 0.0: give a budget above 0 in USD" in err and err.count("\n") == 1
