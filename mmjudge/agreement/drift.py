@@ -6,18 +6,13 @@ label arrays.
   interval resamples whole queries (it is one minus the accuracy of one check against the
   other, so the bootstrap takes its fast path). Where no item changed, or every item did,
   resampling has nothing to vary and would report a zero-width interval; the interval is then
-  the exact binomial (Clopper–Pearson) one over the items, so 0 changes in 240 items reads
-  "0.0% [0.0%, 1.5%]" rather than "exactly 0".
+  the exact binomial (Clopper–Pearson) one over the items (:mod:`mmjudge.agreement.exact`),
+  so 0 changes in 240 items reads "0.0% [0.0%, 1.5%]" rather than "exactly 0".
 - **κ between checks**: Cohen's κ, unweighted, with its interval the same way. Where no item
   changed, or every item did, the bootstrap would again give a zero-width interval (κ = 1 in
-  every resample); the interval is then carried over from the exact interval of the change
-  share. Unweighted κ is ``(p_o − p_e) / (1 − p_e)``, rising with the observed agreement
-  ``p_o = 1 − change share``; holding the chance agreement ``p_e`` at the value the two
-  checks' grade distributions give, each end of the change share's Clopper–Pearson interval
-  maps to one end of κ's. So 0 changes in 240 items on a four-grade scale used evenly read
-  κ 1.000 [0.980, 1.000], and fewer items give a lower bound further below 1. The chance
-  agreement's own sampling error is left out: with nothing changed, the least agreement the
-  items allow dominates it.
+  every resample); the interval is then the change share's exact one carried through κ's
+  formula (:func:`mmjudge.agreement.exact.kappa_from_share`), so 0 changes in 240 items on
+  a four-grade scale used evenly read κ 1.000 [0.980, 1.000].
 - **Stuart–Maxwell test** of marginal homogeneity (``statsmodels``'
   ``SquareTable.homogeneity``): whether the grade distribution of the second check differs
   from the first's, on the square table of the paired grades. Undefined (``None``) when the
@@ -34,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from mmjudge.agreement import metrics
+from mmjudge.agreement.exact import exact_share, kappa_from_share
 from mmjudge.agreement.resampling import bootstrap_ci
 from mmjudge.agreement.scoring import N_BOOT, SEED, kappa_metric, none_if_nan
 
@@ -68,34 +64,6 @@ def _interval(ci: Any, flip: bool = False) -> dict[str, float | None]:
     }
 
 
-def _exact_share(count: int, n: int) -> dict[str, float | None]:
-    """``count`` of ``n`` as a share with its exact binomial (Clopper–Pearson) 95% interval."""
-    from statsmodels.stats.proportion import proportion_confint
-
-    low, high = proportion_confint(count, n, alpha=0.05, method="beta")
-    return {"estimate": count / n, "low": float(low), "high": float(high)}
-
-
-def _kappa_from_share(
-    table: np.ndarray, change: dict[str, float | None]
-) -> dict[str, float | None]:
-    """Unweighted κ at each end of the change share's interval, chance agreement held at the
-    paired table's (see the module notes); all ``None`` where κ is undefined (one grade only)."""
-    n = float(table.sum())
-    chance = float((table.sum(axis=1) / n) @ (table.sum(axis=0) / n)) if n else 1.0
-    if chance >= 1.0 or None in change.values():
-        return {"estimate": None, "low": None, "high": None}
-
-    def kappa_at(share: float | None) -> float:
-        return (1.0 - float(share or 0.0) - chance) / (1.0 - chance)
-
-    return {
-        "estimate": kappa_at(change["estimate"]),
-        "low": kappa_at(change["high"]),
-        "high": kappa_at(change["low"]),
-    }
-
-
 def drift_summary(
     before: Any,
     after: Any,
@@ -124,8 +92,8 @@ def drift_summary(
     table = metrics.confusion_matrix(a, b, scale)
     changed = int((a != b).sum())
     if n and changed in (0, n):  # nothing for the bootstrap to vary: exact intervals
-        change = _exact_share(changed, n)
-        kappa = _kappa_from_share(np.asarray(table, dtype=float), change)
+        change = exact_share(changed, n)
+        kappa = kappa_from_share(np.asarray(table, dtype=float), change)
     elif n:
         same = bootstrap_ci(metrics.accuracy, queries, a, b, n_boot=n_boot, seed=seed)
         change = _interval(same, flip=True)

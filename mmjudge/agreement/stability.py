@@ -3,9 +3,18 @@ asked again (``runner.samples``), as pure functions of the samples' label arrays
 
 The headline is Cohen's κ between samples: for two samples, κ between them; for more, the
 mean of κ over every pair of samples. Its interval resamples whole queries, like every
-interval of :mod:`mmjudge.agreement.scoring`. An item is *unstable* when its answered
-samples do not all carry the same grade; items with fewer than two answered samples are
-left out of every figure here.
+interval of :mod:`mmjudge.agreement.scoring`, except where resampling has nothing to vary:
+where every sample of every item agrees (κ is 1 in every resample), and, for two samples,
+where they disagree on every item or the resampled interval is zero-width for another reason
+(one query only). The interval is then exact, the same one the canary check gives κ between
+two checks (:mod:`mmjudge.agreement.exact`): the Clopper–Pearson interval of the unstable
+items' share carried through κ's formula, chance agreement held at the samples' paired
+grades, so 0 unstable items in 240 on four grades used evenly read κ 1.000 [0.980, 1.000].
+With more than two samples and some unstable items, κ is a mean over pairs that the share of
+unstable items does not fix, so the resampled interval stands.
+
+An item is *unstable* when its answered samples do not all carry the same grade; items with
+fewer than two answered samples are left out of every figure here.
 
 Read beside the human–human κ of the same run (``metrics.human_human_kappa``): a judge
 cannot agree with people more steadily than it agrees with itself.
@@ -21,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from mmjudge.agreement import metrics
+from mmjudge.agreement.exact import exact_share, kappa_from_share
 from mmjudge.agreement.resampling import bootstrap_ci
 from mmjudge.agreement.scoring import N_BOOT, SEED, kappa_metric, none_if_nan
 
@@ -80,10 +90,7 @@ def stability_summary(
         def metric(*labels: Any) -> float:
             return mean_pair_kappa(*labels, grades=scale)
 
-    interval: dict[str, float | None] = {"estimate": None, "low": None, "high": None}
-    if n_items:
-        ci = bootstrap_ci(metric, queries[enough], *kept, n_boot=n_boot, seed=seed)
-        interval = {k: none_if_nan(getattr(ci, k)) for k in interval}
+    interval = kappa_interval(metric, queries[enough], kept, scale, n_boot=n_boot, seed=seed)
     unstable = unstable_mask(table)
     return {
         "samples": len(samples),
@@ -97,6 +104,46 @@ def stability_summary(
         "unstable_share": none_if_nan(unstable.sum() / n_items if n_items else math.nan),
         "unstable": _listed(table, unstable, queries, results),
     }
+
+
+def kappa_interval(
+    metric: Any,
+    query_ids: np.ndarray,
+    kept: np.ndarray,
+    grades: Sequence[float],
+    *,
+    n_boot: int = N_BOOT,
+    seed: int = SEED,
+) -> dict[str, float | None]:
+    """κ between samples with its interval (``{estimate, low, high}``), ``kept`` holding one
+    row per sample and only items with at least two answered samples: resampled by query, or
+    exact where resampling has nothing to vary (see the module notes)."""
+    n_items = kept.shape[1]
+    if not n_items:
+        return {"estimate": None, "low": None, "high": None}
+    unstable = int(unstable_mask(kept).sum())
+    two = len(kept) == 2
+    if unstable == 0 or (two and unstable == n_items):
+        return exact_kappa(kept, unstable, grades)
+    ci = bootstrap_ci(metric, query_ids, *kept, n_boot=n_boot, seed=seed)
+    interval = {k: none_if_nan(getattr(ci, k)) for k in ("estimate", "low", "high")}
+    if two and interval["low"] is not None and interval["low"] == interval["high"]:
+        return exact_kappa(kept, unstable, grades)
+    return interval
+
+
+def exact_kappa(
+    kept: np.ndarray, unstable: int, grades: Sequence[float]
+) -> dict[str, float | None]:
+    """The exact interval of κ between samples: ``unstable`` of the kept items as a share
+    with its Clopper–Pearson interval, carried through κ's formula with chance agreement from
+    the paired grades of every pair of samples (each pair on the items both answered)."""
+    scale = list(grades)
+    pairs = itertools.combinations(range(len(kept)), 2)
+    table = sum(
+        np.asarray(metrics.confusion_matrix(kept[i], kept[j], scale), dtype=float) for i, j in pairs
+    )
+    return kappa_from_share(np.asarray(table, dtype=float), exact_share(unstable, kept.shape[1]))
 
 
 def _listed(

@@ -142,6 +142,8 @@ def test_a_run_with_samples_resumes_only_the_missing_samples(
     assert resumed.stability is not None and first.stability is not None
     assert resumed.stability["n_unstable"] == 0
     assert resumed.stability["kappa"]["estimate"] == pytest.approx(1.0)
+    # every sample agrees: the exact interval below 1, not the zero-width [1, 1]
+    assert resumed.stability["kappa"]["low"] < resumed.stability["kappa"]["high"] == 1
     assert len(path.read_text().splitlines()) == len(lines)
 
 
