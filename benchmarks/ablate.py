@@ -71,8 +71,18 @@ PIECES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
             (
                 "mmjudge/running/aside.py",
                 "    asyncio.get_running_loop()"
-                ".call_later(SUMMARY_IMPORT_DELAY_S, _start, modules)",
+                ".call_later(SUMMARY_IMPORT_DELAY_S, _start, SUMMARY_MODULES)",
                 "    return",
+            )
+        ],
+    ),
+    "report-child": (
+        "a single run's report imported and built by a child forked as the run starts",
+        [
+            (
+                "mmjudge/cli/sweep.py",
+                "    ahead = ReportAhead.start() if report else None",
+                "    ahead = None",
             )
         ],
     ),

@@ -3,9 +3,10 @@ with ``-m``, as a Hydra app."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from mmjudge.cli.exits import (
     status_note,
     stopped_between_calls,
 )
+from mmjudge.cli.report_ahead import ReportAhead
 from mmjudge.config import register_configs
 from mmjudge.config.hydra_errors import (
     CONFIG_ERRORS,
@@ -83,7 +85,10 @@ def _app(cfg: DictConfig) -> None:
     multirun = hydra_cfg.mode == RunMode.MULTIRUN
     # A run that stops before judging anything leaves no folder (the error says why).
     # What the console shows for this run is kept in its sweep.log too (runs/log.py).
-    with removed_unless_judged(run_dir), keeping_warnings(run_dir):
+    # A single run's report is built by a child that imports it meanwhile (cli/report_ahead.py).
+    report = not multirun and cfg.report.build and not cfg.runner.dry_run
+    ahead = ReportAhead.start() if report else None
+    with removed_unless_judged(run_dir), keeping_warnings(run_dir), _closing(ahead):
         try:
             keep_run_config(cfg, run_dir)
             summary = run_cell(cfg, run_dir, secrets_checked=True)
@@ -102,10 +107,9 @@ def _app(cfg: DictConfig) -> None:
                 # A stopped multirun stops: the next cells are not started.
                 raise SystemExit(code)
             note_exit(code)
-            if not multirun and cfg.report.build and not cfg.runner.dry_run:
-                from mmjudge.report import build_report  # plotting and tables, only now
-
-                out = build_report(
+            if report:
+                out = _report(
+                    ahead,
                     run_dir,
                     resolve_path(cfg.paths.reports),
                     human_cost_per_label=cfg.report.human_cost_per_label,
@@ -115,6 +119,24 @@ def _app(cfg: DictConfig) -> None:
         except MMJudgeError as error:
             say(f"mmjudge: {error}", run_dir, level=logging.ERROR)
             sys.exit(EXIT_CONFIG)
+
+
+def _report(ahead: ReportAhead | None, *args: Any, **kwargs: Any) -> Path:
+    """The run's report, built by ``ahead`` where there is one, else here."""
+    if ahead is not None:
+        return ahead.build(*args, **kwargs)
+    from mmjudge.report.build import build_report  # plotting and tables, only now
+
+    return build_report(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def _closing(ahead: ReportAhead | None) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        if ahead is not None:
+            ahead.close()
 
 
 #: The prompt a cell uses unless one is chosen (``conf/config.yaml``'s defaults list).

@@ -48,6 +48,7 @@ from mmjudge.running.batching import check_settings
 from mmjudge.running.cache import ResponseCache
 from mmjudge.running.concurrency import calls_in_flight, first_line, fit_open_files
 from mmjudge.running.event_loop import run_on_fast_loop
+from mmjudge.running.examples import ExampleStream
 from mmjudge.running.images_pool import PREPARE_AHEAD
 from mmjudge.running.interrupt import signal_name, signal_number_of, stop_signals
 from mmjudge.running.per_entry import EntryCollector
@@ -58,7 +59,6 @@ from mmjudge.running.survey_ahead import sdk_warmer, survey_while
 from mmjudge.running.sync import Runner
 from mmjudge.running.work import (
     CellContext,
-    ExampleStream,
     Requests,
     build_work,
     cached_output_tokens,
@@ -364,7 +364,7 @@ async def _run(
     assert context.judge is not None
     # The records file exists from here on, so the summary of a run stopped at once can read it.
     records_path.touch()
-    import_summary_aside(report=cfg.report.build)
+    import_summary_aside()
     check_settings(cfg.runner)
     if cfg.runner.mode == "batch":
         check_batch_judge(context.judge, cfg.model)

@@ -1,7 +1,7 @@
 """Prepared items sent from the dataset-check child to the calls' pass, in file order.
 
 Where the check read a catalogue before preparing it (:meth:`ExampleStream.survey
-<mmjudge.running.work.ExampleStream.survey>`), the child that ran it goes on to prepare every
+<mmjudge.running.examples.ExampleStream.survey>`), the child that ran it goes on to prepare every
 item (HTML to text, the token cut), writing the prepared-items cache as it goes, and sends the
 items here in chunks. The calls' pass takes them from the pipe, so this process only unpickles
 them: preparing a scraped page takes about 1 ms of CPU, and done between the calls on the event

@@ -1,16 +1,17 @@
 """The dataset check and a catalogue's preparation on the other core while the judge's SDK
 loads.
 
-Before a cell's first call, two steps take most of the time: the dataset check (every line
-read and validated: ~0.2 s for 10,000 short items, ~0.7 s for 10,000 scraped product pages of
-1–20 KB, read before their HTML is converted: :meth:`~mmjudge.running.work.ExampleStream.survey`)
-and importing the judge's SDK (~0.6–1 s for ``openai``, ~1.7 s for ``anthropic``). Both are
-CPU-bound Python, so a thread would not overlap them; a forked child does. Where the check
-reads a catalogue whose HTML is still to be converted, a child checks it and sends back its
-counts while this process imports the SDK (or, where the SDK already loads in the child started
-with the command, :mod:`mmjudge.judges.ahead`, imports the HTTP client its calls go out with
-and receives the judge's request template), then prepares the items for the calls
-(:mod:`mmjudge.running.feed`): seconds of HTML conversion off the calls' core.
+Before a cell's first call, two steps take most of the time: the dataset check (every line read
+and validated: ~0.2 s for 10,000 short items, ~0.7 s for 10,000 scraped product pages of 1–20
+KB, read before their HTML is converted:
+:meth:`~mmjudge.running.examples.ExampleStream.survey`) and importing the judge's SDK (~0.6–1 s
+for ``openai``, ~1.7 s for ``anthropic``). Both are CPU-bound Python, so a thread would not
+overlap them; a forked child does. Where the check reads a catalogue whose HTML is still to be
+converted, a child checks it and sends back its counts while this process imports the SDK (or,
+where the SDK already loads in the child started with the command, :mod:`mmjudge.judges.ahead`,
+imports the HTTP client its calls go out with and receives the judge's request template), then
+prepares the items for the calls (:mod:`mmjudge.running.feed`): seconds of HTML conversion off
+the calls' core.
 
 Only there: measured with ``benchmarks/ablate.py``, a child that only checks plain text saved
 nothing at 64 calls in flight and cost 1.4 points of the ideal rate at 1,024 (see
@@ -56,7 +57,7 @@ def survey_while(
     warm: Callable[[], None] | None,
     feed: Callable[[PreparedFeed], None] | None = None,
 ) -> DatasetSurvey:
-    """The dataset's counts (``check()``: :meth:`~mmjudge.running.work.ExampleStream.survey`),
+    """The dataset's counts (``check()``: :meth:`~mmjudge.running.examples.ExampleStream.survey`),
     with ``warm`` run too. With ``feed``, where that applies (see the module's docstring),
     they are taken in a forked child while ``warm`` runs here, and the child then sends
     ``examples`` prepared to the :class:`~mmjudge.running.feed.PreparedFeed` that ``feed`` is

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from mmjudge.errors import DatasetError
-from mmjudge.running import work
+from mmjudge.running import examples as work
 from mmjudge.running.cell import typed_config
 from tests.helpers import compose_config
 

@@ -14,8 +14,8 @@ import pytest
 from mmjudge.data import load_dataset
 from mmjudge.judges.pipes import write_message
 from mmjudge.running import survey_ahead
+from mmjudge.running.examples import ExampleStream
 from mmjudge.running.feed import PreparedFeed
-from mmjudge.running.work import ExampleStream
 from tests.running.test_example_stream import _catalogue
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks on Linux only")

@@ -21,8 +21,8 @@ from mmjudge.judges.registry import judge_class
 from mmjudge.running import survey_ahead
 from mmjudge.running.cache import ResponseCache
 from mmjudge.running.cell import typed_config
+from mmjudge.running.examples import ExampleStream
 from mmjudge.running.feed import PreparedFeed
-from mmjudge.running.work import ExampleStream
 from tests.helpers import compose_config
 from tests.running.test_example_stream import _dataset
 
