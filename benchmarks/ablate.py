@@ -65,17 +65,6 @@ PIECES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
             )
         ],
     ),
-    "summary-import-aside": (
-        "pandas and numpy imported on a thread while the calls are out",
-        [
-            (
-                "mmjudge/running/aside.py",
-                "    asyncio.get_running_loop()"
-                ".call_later(SUMMARY_IMPORT_DELAY_S, _start, SUMMARY_MODULES)",
-                "    return",
-            )
-        ],
-    ),
     "report-child": (
         "a single run's report imported and built by a child forked as the run starts",
         [

@@ -42,7 +42,6 @@ from mmjudge.locations import resolve_path
 from mmjudge.prompts import instruction_language
 from mmjudge.prompts.parsing import parse_grade
 from mmjudge.records import Forecast, JudgmentRecord
-from mmjudge.running.aside import import_summary_aside
 from mmjudge.running.batch import BatchRunner
 from mmjudge.running.batching import check_settings
 from mmjudge.running.cache import ResponseCache
@@ -364,7 +363,6 @@ async def _run(
     assert context.judge is not None
     # The records file exists from here on, so the summary of a run stopped at once can read it.
     records_path.touch()
-    import_summary_aside()
     check_settings(cfg.runner)
     if cfg.runner.mode == "batch":
         check_batch_judge(context.judge, cfg.model)
