@@ -6,7 +6,9 @@ otherwise leave a folder with nothing in it worth keeping; the one-line error on
 says why the run stopped. A folder that held anything else when the run started (a run being
 resumed with ``hydra.run.dir=…``) is never removed, nor one in which the run wrote a judged
 row, submitted a provider batch, or sent a request that was never answered (a run stopped by
-a signal while calls were in flight keeps its summary, which counts them).
+a signal while calls were in flight keeps its summary, which counts them). Folders left empty
+above a removed run, below the working directory (``results/runs`` and ``results`` on a first
+run), go too.
 """
 
 from __future__ import annotations
@@ -86,3 +88,17 @@ def remove(run_dir: Path) -> None:
             root.removeHandler(handler)
             handler.close()
     shutil.rmtree(target, ignore_errors=True)
+    _remove_empty_parents(target)
+
+
+def _remove_empty_parents(removed: Path) -> None:
+    """The folders above ``removed`` that it leaves empty, up to (not including) the working
+    directory; none when it lies outside the working directory."""
+    cwd = Path.cwd().resolve()
+    for parent in removed.parents:
+        if parent == cwd or cwd not in parent.parents:
+            return
+        try:
+            parent.rmdir()  # only an empty folder
+        except OSError:
+            return

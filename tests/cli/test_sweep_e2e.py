@@ -121,8 +121,8 @@ def test_a_run_that_stops_before_its_first_call_leaves_no_folder(
     result = run_sweep(tmp_path, *args, env={"OPENAI_API_KEY": "sk-test-never-sent"})
     assert result.returncode == 2
     assert message in result.stderr and "Traceback" not in result.stderr
-    assert (tmp_path / "results" / "runs").is_dir()  # Hydra made it; the run's own folder is gone
     assert run_folders(tmp_path) == []
+    assert not (tmp_path / "results").exists()  # nor the empty folders Hydra made above it
 
 
 def test_a_failed_resume_keeps_the_folder_it_resumes(tmp_path: Path) -> None:

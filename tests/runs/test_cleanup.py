@@ -85,3 +85,19 @@ def test_never_the_working_directory_or_the_project(
     remove(tmp_path.parent)
     remove(REPO_ROOT)
     assert tmp_path.is_dir() and REPO_ROOT.joinpath("pyproject.toml").is_file()
+
+
+def test_folders_left_empty_above_the_run_go_too_below_the_working_directory_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    fail(hydra_folder(tmp_path / "results" / "runs" / "first"))
+    assert list(tmp_path.iterdir()) == []  # a first run that failed leaves no results/runs
+    (tmp_path / "results" / "runs" / "kept").mkdir(parents=True)
+    fail(hydra_folder(tmp_path / "results" / "runs" / "second"))
+    assert [p.name for p in (tmp_path / "results" / "runs").iterdir()] == ["kept"]
+    elsewhere = tmp_path / "elsewhere"
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    fail(hydra_folder(elsewhere / "results" / "runs" / "third"))
+    assert (elsewhere / "results" / "runs").is_dir()  # outside the working directory: kept
