@@ -7,8 +7,9 @@ the bad key with the valid settings of its node:
 
     unknown setting 'dataset.limt'; valid settings of dataset: name, loader, path, ...
 
-Anything it cannot judge (Hydra's own settings, other config directories, sweeps over globs or
-ranges, syntax errors) it leaves to Hydra.
+Anything it cannot judge (Hydra's own settings, another primary config, the group options of a
+folder of the user's own configs (``--config-dir``), sweeps over globs or ranges, syntax errors)
+it leaves to Hydra.
 """
 
 from __future__ import annotations
@@ -52,10 +53,13 @@ def _load_yaml(text: str) -> Any:
 
 def unknown_setting(argv: list[str], conf_dir: Path) -> str | None:
     """A one-line message for the first unknown setting or group option, else ``None``."""
-    overrides = _parse(argv)
-    if overrides is None:
+    parsed = _parse(argv)
+    if parsed is None:
         return None
+    overrides, user_dir = parsed
     groups = sorted(p.name for p in conf_dir.iterdir() if p.is_dir())
+    if user_dir is not None:
+        return _unknown_with_user_dir(overrides, groups, user_dir)
     chosen = _default_choices(conf_dir, groups)
     for override in overrides:
         key = override.key_or_group
@@ -85,6 +89,24 @@ def unknown_setting(argv: list[str], conf_dir: Path) -> str | None:
     return _check_yaml(conf_dir / "config.yaml", [])
 
 
+def _unknown_with_user_dir(overrides: list[Any], groups: list[str], user_dir: Path) -> str | None:
+    """With ``--config-dir`` (a folder of the user's own configs, ``mmjudge init``): the
+    settings named on the command line are checked; the group options and files, which that
+    folder may add to, are left to Hydra."""
+    if user_dir.is_dir():
+        groups = sorted({*groups, *(p.name for p in user_dir.iterdir() if p.is_dir())})
+    for override in overrides:
+        key = override.key_or_group
+        if key.split(".")[0].split("/")[0] == "hydra" or override.package is not None:
+            continue
+        if override.is_delete() or key.split("/")[0] in groups:
+            continue
+        problem = _check_path(key.split("."), where="")
+        if problem:
+            return problem
+    return None
+
+
 def _hydra_command_line() -> argparse.ArgumentParser:
     """A parser for the command line ``@hydra.main`` reads: its documented flags (``--help``
     lists them), those that take a value declared with it, so that what is left are the
@@ -107,8 +129,9 @@ def _hydra_command_line() -> argparse.ArgumentParser:
     return parser
 
 
-def _parse(argv: list[str]) -> list[Any] | None:
-    """The command line parsed as Hydra parses it; ``None`` when Hydra should answer instead."""
+def _parse(argv: list[str]) -> tuple[list[Any], Path | None] | None:
+    """The command line's overrides parsed as Hydra parses them, with the ``--config-dir``
+    folder it names (else None); ``None`` when Hydra should answer instead."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra.errors import HydraException
 
@@ -119,15 +142,15 @@ def _parse(argv: list[str]) -> list[Any] | None:
         args, _unknown = parser.parse_known_args(argv)
     except argparse.ArgumentError:
         return None  # Hydra reports it
-    if args.config_path or args.config_dir or args.config_name or args.experimental_rerun:
-        return None
+    if args.config_path or args.config_name or args.experimental_rerun:
+        return None  # another primary config: its settings are not known here
     try:
         overrides = OverridesParser.create().parse_overrides(args.overrides)
     except HydraException:
         return None
     if any(o.key_or_group in ("hydra.searchpath", "hydra/searchpath") for o in overrides):
         return None
-    return list(overrides)
+    return list(overrides), (Path(args.config_dir) if args.config_dir else None)
 
 
 def _options(override: Any) -> list[str] | None:

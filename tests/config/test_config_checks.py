@@ -229,3 +229,19 @@ def test_a_parsed_override_is_kept_per_text() -> None:
     assert parse_override("model.temperature=0.5") is first
     assert first.value() == 0.5 and first.key_or_group == "model.temperature"
     assert parse_override("-m") is None
+
+
+def test_with_a_folder_of_ones_own_configs_a_misspelt_setting_is_still_named(
+    tmp_path: Path,
+) -> None:
+    mine = tmp_path / "my-conf"
+    (mine / "experiment").mkdir(parents=True)
+    (mine / "experiment" / "my_grid.yaml").write_text("# @package _global_\n", encoding="utf-8")
+    (mine / "model").mkdir()
+    (mine / "model" / "my_model.yaml").write_text("name: mine\n", encoding="utf-8")
+    for flag in ("-cd", "--config-dir"):
+        message = unknown_setting([flag, str(mine), "runner.concurrensy=3"], CONF)
+        assert message is not None and "unknown setting 'runner.concurrensy'" in message
+    # The folder's own groups and options are Hydra's to check.
+    ok = ["-cd", str(mine), "-m", "+experiment=my_grid", "model=my_model", "dataset.limit=5"]
+    assert unknown_setting(ok, CONF) is None
