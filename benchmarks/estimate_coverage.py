@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -59,18 +60,37 @@ def setup(judge: str, copies: int = 0) -> tuple[prediction.ItemLabels, predictio
     return items, prediction.prepare(items, systems, [0, 1, 2, 3], 2)
 
 
-def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+class Draws(NamedTuple):
+    """What a coverage benchmark draws from: its command line, the items and the design, and
+    each quantity's value on all the human labels (the truth the intervals should contain)."""
+
+    args: argparse.Namespace
+    items: prediction.ItemLabels
+    design: prediction.Design
+    truth: dict[str, float]
+
+
+def draws_from_command_line(description: str, labelled: int) -> Draws | None:
+    """The shared command line (``--judge``, ``--labelled``, ``--draws``, ``--copies``) read
+    and the LLMJudge files set up; None, said on stderr, when the files are absent."""
+    p = argparse.ArgumentParser(description=description)
     p.add_argument("--judge", default="Olz-gpt4o")
-    p.add_argument("--labelled", type=int, default=2000)
+    p.add_argument("--labelled", type=int, default=labelled)
     p.add_argument("--draws", type=int, default=1000)
     p.add_argument("--copies", type=int, default=0)
     args = p.parse_args()
     if not (DATA / "test_qrels_human.txt").is_file():
         print(f"no LLMJudge files at {DATA}", file=sys.stderr)
-        return 1
+        return None
     items, design = setup(args.judge, args.copies)
-    truth = prediction.exact_values(design, items.human)
+    return Draws(args, items, design, prediction.exact_values(design, items.human))
+
+
+def main() -> int:
+    found = draws_from_command_line(__doc__.splitlines()[0], labelled=2000)
+    if found is None:
+        return 1
+    args, items, design, truth = found
     hits: dict[str, list[bool]] = {}
     alone: dict[str, list[bool]] = {}
     per_query = 0

@@ -18,12 +18,11 @@ share relevant are estimated (``estimate_coverage.setup``): coverage as on a lar
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 import numpy as np
 import ppi_py
-from estimate_coverage import DATA, setup
+from estimate_coverage import draws_from_command_line
 
 from mmjudge.agreement import prediction, strata
 
@@ -87,17 +86,10 @@ def by_query(columns, items, labelled, codes, alpha=0.05):
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--judge", default="Olz-gpt4o")
-    p.add_argument("--labelled", type=int, default=500)
-    p.add_argument("--draws", type=int, default=1000)
-    p.add_argument("--copies", type=int, default=0)
-    args = p.parse_args()
-    if not (DATA / "test_qrels_human.txt").is_file():
-        print(f"no LLMJudge files at {DATA}", file=sys.stderr)
+    found = draws_from_command_line(__doc__.splitlines()[0], labelled=500)
+    if found is None:
         return 1
-    items, design = setup(args.judge, args.copies)
-    truth = prediction.exact_values(design, items.human)
+    args, items, design, truth = found
     pooled, own, shared, skipped = [], [], [], 0
     for seed in range(args.draws):
         mask = prediction.draw_labelled(items.human.size, args.labelled, seed)
