@@ -19,6 +19,7 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -64,18 +65,22 @@ def slice_value(example: Example, name: str, dataset: DatasetConfig) -> str | No
 
 
 def item_chars(example: Example) -> int:
-    """Characters of an item's text: its query and its text fields."""
+    """Characters of an item's text as the judge read it (HTML converted, cut to the cap):
+    its query and its text fields."""
     return len(example.query) + sum(len(value) for _name, value in example.fields)
 
 
 def item_slices(
-    dataset: DatasetConfig, names: Sequence[str]
+    dataset: DatasetConfig, names: Sequence[str], prepared: Path | None = None
 ) -> tuple[dict[str, dict[str, str | None]], dict[str, int]]:
     """Slice name → item key → its value, for every item of the dataset; and each item's
-    characters (:func:`item_chars`)."""
+    characters (:func:`item_chars`), read from the runs' prepared items (``prepared``: their
+    ``paths.prepared_cache``) where they are there."""
     out: dict[str, dict[str, str | None]] = {name: {} for name in names}
     chars: dict[str, int] = {}
-    for example in load_dataset(dataset, prepare=False):
+    # Items are looked up by key, so a query sample need not be drawn again.
+    unsampled = dataclasses.replace(dataset, sample_queries=None)
+    for example in load_dataset(unsampled, cache=prepared):
         chars[example.key] = item_chars(example)
         for name in names:
             out[name][example.key] = slice_value(example, name, dataset)
@@ -163,7 +168,8 @@ def by_slice(
             known.append(LANGUAGE)
         if not known:
             continue
-        values, chars = item_slices(dataset, known)
+        prepared = stats.cells[0].summary.prepared_cache() if stats.cells else None
+        values, chars = item_slices(dataset, known, prepared)
         out[stats.name] = [
             _cell_slices(stats, cell, name, values[name], chars)
             for name in known

@@ -14,7 +14,9 @@ from typing import Any
 
 import pytest
 
+from mmjudge.data.loading import load_dataset
 from mmjudge.report.build import build_report
+from mmjudge.runs.summary import read_summary
 from tests.fixtures.loopback_server import LoopbackServer
 from tests.prompts.test_prompt_language import DEMO, cell
 
@@ -76,6 +78,34 @@ def test_a_priced_judge_costs_differ_by_language_and_match_the_rows(
     assert len(set(round(v, 6) for v in mine.values())) == 4  # every language its own figure
     page = (out / "index.html").read_text()
     assert "language=tet" in page and "language=pt" in page
+
+
+def test_characters_are_counted_in_the_text_the_judge_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the text cut to a few tokens, a language's tokens per 1,000 characters divide by
+    the characters of the cut text (what the tokens were counted on), not of the file."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.chdir(tmp_path)  # the run's prepared-items cache, relative, lies here
+    with LoopbackServer() as server:
+        _, run_dir = cell(server, tmp_path, "dataset.max_text_tokens=6")
+    dataset = read_summary(run_dir).dataset_config()
+    assert dataset is not None
+    read = {e.result_id: e for e in load_dataset(dataset, cache=tmp_path / ".cache/prepared")}
+    assert any(e.truncated for e in read.values())
+    rows = [json.loads(line) for line in (run_dir / "judgments.jsonl").open()]
+    out = build_report(tmp_path, tmp_path / "reports", n_boot=50)
+    figures = json.loads((out / "slices.json").read_text())
+    raw = direct(run_dir)
+    for figure in (f for f in figures if f["slice"] == "language"):
+        mine = [r for r in rows if read[r["result_id"]].attribute("language") == figure["value"]]
+        chars = sum(
+            len(read[r["result_id"]].query) + sum(len(v) for _n, v in read[r["result_id"]].fields)
+            for r in mine
+        )
+        expected = 1000 * sum(r["input_tokens"] for r in mine) / chars
+        assert figure["tokens_per_k_chars"] == pytest.approx(expected)
+        assert figure["tokens_per_k_chars"] > 1.2 * raw[figure["value"]][0]  # not the file's
 
 
 def test_the_demo_sweeps_offline_in_both_instruction_languages(tmp_path: Path) -> None:
