@@ -13,14 +13,20 @@ of a few thousand labels is then a small share of it, so the intervals lose the
 conservatism of drawing a large share of a small collection without replacement, and the
 coverage of the mean grade and the share relevant is measured as on a large collection.
 
+With ``--pool-systems`` each system's nDCG@10 and P@10 are estimated over all items at once
+instead of in the system's top tens and outside them apart: the estimate before that split,
+for comparison.
+
     python benchmarks/estimate_coverage.py
     python benchmarks/estimate_coverage.py --judge RMITIR-llama70B --labelled 500 --draws 300
+    python benchmarks/estimate_coverage.py --labelled 500 --pool-systems
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
@@ -70,14 +76,19 @@ class Draws(NamedTuple):
     truth: dict[str, float]
 
 
-def draws_from_command_line(description: str, labelled: int) -> Draws | None:
-    """The shared command line (``--judge``, ``--labelled``, ``--draws``, ``--copies``) read
-    and the LLMJudge files set up; None, said on stderr, when the files are absent."""
+def draws_from_command_line(
+    description: str, labelled: int, extra: Callable[[argparse.ArgumentParser], None] | None = None
+) -> Draws | None:
+    """The shared command line (``--judge``, ``--labelled``, ``--draws``, ``--copies``, and
+    what ``extra`` adds) read and the LLMJudge files set up; None, said on stderr, when the
+    files are absent."""
     p = argparse.ArgumentParser(description=description)
     p.add_argument("--judge", default="Olz-gpt4o")
     p.add_argument("--labelled", type=int, default=labelled)
     p.add_argument("--draws", type=int, default=1000)
     p.add_argument("--copies", type=int, default=0)
+    if extra is not None:
+        extra(p)
     args = p.parse_args()
     if not (DATA / "test_qrels_human.txt").is_file():
         print(f"no LLMJudge files at {DATA}", file=sys.stderr)
@@ -86,8 +97,17 @@ def draws_from_command_line(description: str, labelled: int) -> Draws | None:
     return Draws(args, items, design, prediction.exact_values(design, items.human))
 
 
+def _pool_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--pool-systems",
+        action="store_true",
+        help="estimate the system measures over all items at once, as before they were "
+        "split by their top tens (for comparison)",
+    )
+
+
 def main() -> int:
-    found = draws_from_command_line(__doc__.splitlines()[0], labelled=2000)
+    found = draws_from_command_line(__doc__.splitlines()[0], labelled=2000, extra=_pool_flag)
     if found is None:
         return 1
     args, items, design, truth = found
@@ -97,7 +117,13 @@ def main() -> int:
     widths: dict[str, list[tuple[float, float]]] = {}
     for seed in range(args.draws):
         mask = prediction.draw_labelled(items.human.size, args.labelled, seed)
-        found = prediction.estimate(design, items, mask)
+        if args.pool_systems:
+            columns = prediction.build_columns(
+                design, prediction.pilot(design, items.human, items.judge, mask)
+            )
+            found = prediction.estimate_columns(columns, items, mask, queries=design.codes)
+        else:
+            found = prediction.estimate(design, items, mask)
         per_query += found[0].strata > 1
         for e in found:
             hits.setdefault(e.name, []).append(e.ppi[1] <= truth[e.name] <= e.ppi[2])

@@ -20,7 +20,9 @@ Each column's mean is then estimated by ``ppi_py.ppi_mean_ci`` and
 ``ppi_py.ppi_mean_pointestimate`` (PPI++: the weight on the judge is tuned from the data, per
 column), beside the human-only interval (the same functions at ``lam=0``, the classical
 interval) and the judge-only value (the judge's labels on everything: no interval, since its
-error is bias that more items do not shrink).
+error is bias that more items do not shrink). With a draw of equal chances the mean grade and
+the share relevant may be estimated per query, and each system's columns in its top tens and
+the rest apart (:mod:`mmjudge.agreement.strata`).
 """
 
 from __future__ import annotations
@@ -347,8 +349,9 @@ class Estimate(NamedTuple):
     n_labelled: int
     """Human-labelled items used."""
     strata: int = 1
-    """How many queries the prediction-powered estimate was made in apart (1: pooled over
-    all items; :mod:`mmjudge.agreement.strata`)."""
+    """How many parts the estimates were made in apart (1: pooled over all items): the
+    queries, for the mean grade and the share relevant; 2 (the system's top tens and the
+    rest) for a system measure (:mod:`mmjudge.agreement.strata`)."""
 
     @property
     def effective_n(self) -> float:
@@ -370,7 +373,18 @@ def estimate(
     judge's grades on all items. ``probabilities``: each labelled item's inclusion
     probability when they were not drawn equally (see :func:`estimate_columns`)."""
     columns = build_columns(design, pilot(design, items.human, items.judge, labelled))
-    return estimate_columns(columns, items, labelled, level, probabilities, design.codes)
+    inside = top_ten_items(design, columns)
+    return estimate_columns(columns, items, labelled, level, probabilities, design.codes, inside)
+
+
+def top_ten_items(design: Design, columns: Columns) -> npt.NDArray[np.bool_]:
+    """items × columns: whether the item is in a top ten of the column's system (no item
+    marked for a column that is not a system's)."""
+    inside = np.zeros((design.codes.size, len(columns.names)), dtype=bool)
+    for s, system in enumerate(design.systems):
+        for name in measure_names(system, design.depth):
+            inside[:, columns.names.index(name)] = design.dcg[:, s] > 0
+    return inside
 
 
 def estimate_columns(
@@ -380,12 +394,16 @@ def estimate_columns(
     level: float = LEVEL,
     probabilities: FloatArray | None = None,
     queries: npt.NDArray[np.intp] | None = None,
+    inside: npt.NDArray[np.bool_] | None = None,
 ) -> list[Estimate]:
     """Each column's mean (plus its offset) three ways: human-only, judge-only and PPI++.
 
     With ``queries`` (each item's query number) and a draw with equal chances, the columns
     :data:`mmjudge.agreement.strata.COLUMNS` are estimated per query and combined when
-    :func:`mmjudge.agreement.strata.usable` says every query has labels enough.
+    :func:`mmjudge.agreement.strata.usable` says every query has labels enough. With
+    ``inside`` (:func:`top_ten_items`) and a draw with equal chances, each system column is
+    estimated in its top tens and outside them apart, human-only and PPI++ alike
+    (:func:`mmjudge.agreement.strata.split_by_top_ten`).
 
     With equal chances (a simple random sample), ppi_py's ``Yhat_unlabeled`` is the judge on
     the unlabelled items. With ``probabilities`` (one per labelled item, in item order) each
@@ -404,13 +422,24 @@ def estimate_columns(
     c_low, c_high = ppi_py.ppi_mean_ci(y, yhat, yhat_rest, alpha=alpha, lam=0, w=w)
     lam = tuned_weights(y, yhat, yhat_rest, w)
     point, low, high = np.ravel(point), np.ravel(low), np.ravel(high)
+    scaled = np.ones(y.shape[0]) if w is None else w / w.sum() * w.size
+    classical = (scaled[:, None] * y).mean(axis=0)
+    c_low, c_high = np.ravel(c_low), np.ravel(c_high)
+    split = np.zeros(len(columns.names), dtype=bool)
+    if inside is not None and probabilities is None:
+        parts = strata.split_by_top_ten(
+            ppi_py, tuned_weights, (y, yhat, yhat_rest), inside, labelled, alpha
+        )
+        split = parts.split
+        for array, found in zip((point, low, high, lam), parts[:4], strict=True):
+            array[split] = found[split]
+        for array, found in zip((classical, c_low, c_high), parts[4:7], strict=True):
+            array[split] = found[split]
     by_query = _by_query(columns, (y, yhat, yhat_rest), labelled, alpha, probabilities, queries)
     if by_query is not None:
         picked = [k for k, name in enumerate(columns.names) if name in strata.COLUMNS]
         for array, found in zip((point, low, high, lam), by_query[:4], strict=True):
             array[picked] = found[picked]
-    scaled = np.ones(y.shape[0]) if w is None else w / w.sum() * w.size
-    classical = (scaled[:, None] * y).mean(axis=0)
     judge = yhat_all.mean(axis=0)
     n = int(labelled.sum())
     out = []
@@ -421,17 +450,23 @@ def estimate_columns(
                 name=name,
                 human_only=(
                     float(classical[k]) + shift,
-                    float(np.ravel(c_low)[k]) + shift,
-                    float(np.ravel(c_high)[k]) + shift,
+                    float(c_low[k]) + shift,
+                    float(c_high[k]) + shift,
                 ),
                 judge_only=float(judge[k]) + shift,
                 ppi=(float(point[k]) + shift, float(low[k]) + shift, float(high[k]) + shift),
                 lam=float(lam[k]),
                 n_labelled=n,
-                strata=1 if by_query is None or name not in strata.COLUMNS else by_query.strata,
+                strata=_strata_count(name, by_query, bool(split[k])),
             )
         )
     return out
+
+
+def _strata_count(name: str, by_query: strata.Stratified | None, split: bool) -> int:
+    if split:
+        return 2
+    return 1 if by_query is None or name not in strata.COLUMNS else by_query.strata
 
 
 def _by_query(

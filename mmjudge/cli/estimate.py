@@ -36,6 +36,7 @@ from mmjudge.agreement.estimates import (
     estimates_for,
     held_back,
     strata_line,
+    top_ten_line,
 )
 from mmjudge.agreement.label_scale import apply_scale, human_scale
 from mmjudge.agreement.prediction import ItemLabels, shared_items
@@ -210,7 +211,9 @@ def format_table(result: HeldBack) -> str:
             f"{result.labelled} of {result.items} human labels used; the rest held back "
             "('all human' is the value on every human label)\n\n"
         )
-    lead += strata_line(result) + "\n\n"
+    lead += strata_line(result) + "\n"
+    split = top_ten_line(result)
+    lead += (split + "\n\n") if split else "\n"
     caution = coverage_caution(result)
     if caution:
         lead += caution + "\n\n"

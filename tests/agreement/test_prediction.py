@@ -151,7 +151,7 @@ def test_estimates_equal_ppi_py(llmjudge) -> None:
 @pytest.mark.parametrize("measure", ["nDCG@10", "P@10"])
 def test_coverage_on_llmjudge(llmjudge, measure) -> None:
     """1,000 random labelled subsets of the 4,423 items, of the smallest size the docs and
-    the command claim for the measure (``estimates.COVERED_FROM``: 1,000 for both): the 95%
+    the command claim for the measure (``estimates.COVERED_FROM``: 500 for both): the 95%
     intervals of the mean grade and of every system's ``measure`` hold the value on all human
     labels in at least 94% of draws, and are narrower than the human-only ones (the judge
     correlates, r≈0.5)."""

@@ -34,15 +34,18 @@ def test_every_query_labelled_enough_is_estimated_per_query(llmjudge) -> None:  
     """2,500 of the 4,423 LLMJudge items labelled (every one of the 25 queries then has at
     least 40): the mean grade and the share relevant are ppi_py's per-query estimates and
     intervals combined by the queries' shares of the items, to 1e-9; the system measures
-    stay pooled."""
+    are split by their top tens as without the queries."""
     items, _, design = real_setup(llmjudge)
     labelled = prediction.draw_labelled(items.human.size, 2500, seed=3)
     assert strata.usable(design.codes, labelled, design.n_queries)
     columns = prediction.build_columns(
         design, prediction.pilot(design, items.human, items.judge, labelled)
     )
-    found = prediction.estimate_columns(columns, items, labelled, queries=design.codes)
-    pooled = prediction.estimate_columns(columns, items, labelled)
+    inside = prediction.top_ten_items(design, columns)
+    found = prediction.estimate_columns(
+        columns, items, labelled, queries=design.codes, inside=inside
+    )
+    pooled = prediction.estimate_columns(columns, items, labelled, inside=inside)
     for k, e in enumerate(found):
         if e.name in strata.COLUMNS:
             assert e.strata == design.n_queries == 25
@@ -53,7 +56,7 @@ def test_every_query_labelled_enough_is_estimated_per_query(llmjudge) -> None:  
             assert e.ppi[2] - e.ppi[1] < pooled[k].ppi[2] - pooled[k].ppi[1]
             assert 0 <= e.lam <= 1
         else:
-            assert e.strata == 1 and e.ppi == pooled[k].ppi
+            assert e.strata == 2 and e.ppi == pooled[k].ppi
     again = prediction.estimate(design, items, labelled)
     assert [e.ppi for e in again] == [e.ppi for e in found]
 
@@ -89,3 +92,78 @@ def test_the_command_says_which_estimate_it_made(llmjudge) -> None:  # noqa: F81
     assert "within each of 25 queries" in estimates.as_dict(many)["stratified"]
     assert "pooled over all items" in estimates.as_dict(few)["stratified"]
     assert [r["ppi"]["strata"] for r in estimates.as_dict(many)["estimates"]] == [25, 25]
+
+
+def _split_by_hand(columns, items, labelled, inside, k):
+    """Column ``k`` estimated in its top tens and outside them apart from ppi_py's functions
+    (human-only at ``lam=0``), combined with a Welch–Satterthwaite t interval."""
+    from scipy import stats
+
+    z = stats.norm.ppf(0.975)
+    y_all = columns.values(items.human[labelled], labelled)[:, k]
+    yhat_all = columns.values(items.judge[labelled], labelled)[:, k]
+    rest_all = columns.values(items.judge[~labelled], ~labelled)[:, k]
+    found = []
+    for lam in (None, 0):
+        point, pieces = 0.0, []
+        for part in (inside[:, k], ~inside[:, k]):
+            lab, unlab = part[labelled], part[~labelled]
+            y, yhat, rest = y_all[lab], yhat_all[lab], rest_all[unlab]
+            share = part.sum() / part.size
+            if lam is None and not (y.any() or yhat.any() or rest.any()):
+                centre, half = 0.0, 0.0  # P@10 outside the top tens: zero throughout
+            else:
+                centre = ppi_py.ppi_mean_pointestimate(y, yhat, rest, lam=lam).item()
+                low, high = ppi_py.ppi_mean_ci(y, yhat, rest, alpha=0.05, lam=lam)
+                half = (high.item() - low.item()) / 2
+            m = lab.sum()
+            point += share * centre
+            pieces.append(((share * half / z) ** 2 * m / (m - 1), m - 1))
+        variance = sum(v for v, _ in pieces)
+        freedom = variance**2 / sum(v * v / df for v, df in pieces)
+        half = stats.t.ppf(0.975, freedom) * np.sqrt(variance)
+        shift = columns.offset[k]
+        found.append((point + shift, point - half + shift, point + half + shift))
+    return found
+
+
+def test_system_measures_are_split_by_their_top_tens(llmjudge) -> None:  # noqa: F811
+    """500 of the LLMJudge items labelled: each system's nDCG@10 and P@10, prediction-powered
+    and human-only, equal ppi_py's estimates within the system's top tens and outside them,
+    combined by their shares with a t interval, to 1e-9; the mean grade is not split."""
+    items, _, design = real_setup(llmjudge)
+    labelled = prediction.draw_labelled(items.human.size, 500, seed=5)
+    found = prediction.estimate(design, items, labelled)
+    columns = prediction.build_columns(
+        design, prediction.pilot(design, items.human, items.judge, labelled)
+    )
+    inside = prediction.top_ten_items(design, columns)
+    assert found[0].strata == found[1].strata == 1 and not inside[:, :2].any()
+    for k, e in enumerate(found[2:], start=2):
+        ppi, human = _split_by_hand(columns, items, labelled, inside, k)
+        assert e.strata == 2
+        assert e.ppi == pytest.approx(ppi, abs=1e-9), e.name
+        assert e.human_only == pytest.approx(human, abs=1e-9), e.name
+        assert 0 <= e.lam <= 1
+
+
+def test_too_few_labels_in_a_top_ten_pool_the_system_column(llmjudge) -> None:  # noqa: F811
+    """One labelled item in a system's top tens is too few to estimate them apart: the
+    column is pooled (as ppi_py gives it for all items); a draw with unequal chances too."""
+    items, _, design = real_setup(llmjudge)
+    pilot_mask = prediction.draw_labelled(items.human.size, 500, seed=5)
+    columns = prediction.build_columns(
+        design, prediction.pilot(design, items.human, items.judge, pilot_mask)
+    )
+    inside = prediction.top_ten_items(design, columns)
+    anywhere = inside.any(axis=1)
+    labelled = np.zeros(items.human.size, dtype=bool)
+    labelled[np.flatnonzero(~anywhere)[:300]] = True
+    labelled[np.flatnonzero(inside[:, 2])[0]] = True  # one item in the first system's top tens
+    split = prediction.estimate_columns(columns, items, labelled, inside=inside)
+    pooled = prediction.estimate_columns(columns, items, labelled)
+    assert [e.strata for e in split] == [1] * len(split)
+    assert [e.ppi for e in split] == [e.ppi for e in pooled]
+    chances = np.full(500, 500 / items.human.size)
+    weighted = prediction.estimate(design, items, pilot_mask, probabilities=chances)
+    assert {e.strata for e in weighted} == {1}

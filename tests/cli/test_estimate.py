@@ -77,6 +77,9 @@ def test_json_holds_three_ways_and_the_truth(tmp_path, capsys) -> None:
         gained = row["effective_n"] - 30
         assert row["effective_n_gained"] == pytest.approx(gained)
     assert [r["measure"] for r in report["rankings"]] == ["nDCG@10", "P@10"]
+    # 30 labelled of 60: each system's top tens and the rest hold labelled items enough
+    assert report["split_by_top_ten"].startswith("system measures: 4 of 4 estimated within")
+    assert [row["ppi"]["strata"] for row in rows.values()] == [1, 1, 2, 2, 2, 2]
     # the same seed draws the same subset; another seed another one
     again = json.loads(run_cli(capsys, *args, "--runs", files["runs"], "--format", "json")[1])
     assert again == report
@@ -105,9 +108,10 @@ def test_caution_below_the_measured_coverage(tmp_path, capsys) -> None:
     assert code == 0
     caution = [line for line in out.splitlines() if line.startswith("caution:")]
     assert len(caution) == 1
+    assert out.splitlines()[3].startswith("system measures: ")
     assert (
         "nDCG@10 and P@10" in caution[0]
-        and "fewer labelled items than 1,000 (here 20)" in caution[0]
+        and "fewer labelled items than 500 (here 20)" in caution[0]
     )
     report = json.loads(run_cli(capsys, *args, "--format", "json")[1])
     assert report["caution"] == caution[0]
