@@ -345,7 +345,8 @@ class Estimate(NamedTuple):
     ppi: tuple[float, float, float]
     """(estimate, low, high): prediction-powered (PPI++, tuned weight)."""
     lam: float
-    """The weight PPI++ gave the judge (0: ignored, 1: plain PPI)."""
+    """The weight PPI++ gave the judge (0: ignored, 1: plain PPI); for a system measure
+    split by its top tens, the weight tuned in them."""
     n_labelled: int
     """Human-labelled items used."""
     strata: int = 1

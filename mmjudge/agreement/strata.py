@@ -128,7 +128,8 @@ class TopTenSplit(NamedTuple):
     low: FloatArray
     high: FloatArray
     lam: FloatArray
-    """The parts' tuned weights, weighted by their share of the items (reported)."""
+    """The weight tuned in the top tens (reported): there the judge's labels count; outside
+    them a P@10 column is zero throughout and has no weight to tune."""
     human_point: FloatArray
     human_low: FloatArray
     human_high: FloatArray
@@ -170,7 +171,8 @@ def split_by_top_ten(
         if not inside[:, k].any() or not _parts_usable(at_lab[:, k], at_rest[:, k]):
             continue
         ppi_parts, human_parts, lam = [], [], 0.0
-        for lab, unlab in ((at_lab[:, k], at_rest[:, k]), (~at_lab[:, k], ~at_rest[:, k])):
+        top_tens_first = ((at_lab[:, k], at_rest[:, k]), (~at_lab[:, k], ~at_rest[:, k]))
+        for number, (lab, unlab) in enumerate(top_tens_first):
             share = (lab.sum() + unlab.sum()) / inside.shape[0]
             part = (y[lab][:, [k]], yhat[lab][:, [k]], rest[unlab][:, [k]])
             centre, half, weight = _one_stratum(ppi_py, tune, *part, alpha)
@@ -179,14 +181,15 @@ def split_by_top_ten(
             m = int(lab.sum())
             ppi_parts.append((share, float(centre[0]), float(half[0]) / normal, m))
             human_parts.append((share, float(part[0].mean()), human_half / normal, m))
-            lam += share * float(weight[0])
+            if number == 0:
+                lam = float(weight[0])
         for at, parts in ((0, ppi_parts), (4, human_parts)):
             middle, spread = _t_combined(parts, alpha, stats)
             found[at][k], found[at + 1][k] = middle, middle - spread
             found[at + 2][k] = middle + spread
         found[3][k], split[k] = lam, True
-    point, low, high, lam_mean, human_point, human_low, human_high = found
-    return TopTenSplit(point, low, high, lam_mean, human_point, human_low, human_high, split)
+    point, low, high, top_lam, human_point, human_low, human_high = found
+    return TopTenSplit(point, low, high, top_lam, human_point, human_low, human_high, split)
 
 
 def _t_combined(

@@ -144,6 +144,15 @@ def test_system_measures_are_split_by_their_top_tens(llmjudge) -> None:  # noqa:
         assert e.strata == 2
         assert e.ppi == pytest.approx(ppi, abs=1e-9), e.name
         assert e.human_only == pytest.approx(human, abs=1e-9), e.name
+        # the weight reported is the one tuned in the top tens: it gives their estimate
+        top = inside[:, k]
+        part = (
+            columns.values(items.human[labelled & top], labelled & top)[:, k],
+            columns.values(items.judge[labelled & top], labelled & top)[:, k],
+            columns.values(items.judge[~labelled & top], ~labelled & top)[:, k],
+        )
+        tuned = ppi_py.ppi_mean_pointestimate(*part).item()
+        assert ppi_py.ppi_mean_pointestimate(*part, lam=e.lam).item() == pytest.approx(tuned)
         assert 0 <= e.lam <= 1
 
 

@@ -110,8 +110,7 @@ def test_caution_below_the_measured_coverage(tmp_path, capsys) -> None:
     assert len(caution) == 1
     assert out.splitlines()[3].startswith("system measures: ")
     assert (
-        "nDCG@10 and P@10" in caution[0]
-        and "fewer labelled items than 500 (here 20)" in caution[0]
+        "nDCG@10 and P@10" in caution[0] and "fewer labelled items than 500 (here 20)" in caution[0]
     )
     report = json.loads(run_cli(capsys, *args, "--format", "json")[1])
     assert report["caution"] == caution[0]
