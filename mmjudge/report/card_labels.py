@@ -93,15 +93,16 @@ def _more_labels(
     return line, spend
 
 
-def _paired(stats: DatasetStats, cell: Cell) -> tuple[np.ndarray, np.ndarray]:
-    """The consensus and the judge's grade on each item the judge graded (``nan``
-    consensus where no person graded it; unparseable answers left out)."""
+def _paired(stats: DatasetStats, cell: Cell) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The consensus, the judge's grade and the query number of each item the judge graded
+    (``nan`` consensus where no person graded it; unparseable answers left out)."""
     if cell.labels is None:
-        return np.empty(0), np.empty(0)
+        return np.empty(0), np.empty(0), np.empty(0, dtype=np.intp)
     judge = np.asarray(cell.labels.label, dtype=float)
     human = np.asarray(stats.items.consensus, dtype=float)[cell.labels.items]
+    queries = np.asarray(stats.items.item_query)[cell.labels.items]
     keep = ~np.isnan(judge)
-    return human[keep], judge[keep]
+    return human[keep], judge[keep], queries[keep]
 
 
 def _split(stats: DatasetStats, best: Cell, spend: float, price: float) -> Markup | None:
@@ -109,7 +110,7 @@ def _split(stats: DatasetStats, best: Cell, spend: float, price: float) -> Marku
     labels and judge-only labels (:func:`mmjudge.agreement.planning.budget_split`)."""
     if spend <= 0:
         return None
-    human, judge = _paired(stats, best)
+    human, judge, _ = _paired(stats, best)
     both = ~np.isnan(human)
     if both.sum() < 3:
         return None
@@ -137,24 +138,26 @@ def _mean_grade(analysis: Analysis, stats: DatasetStats) -> Markup | None:
     """The mean grade from the human labels alone and prediction-powered with the best
     judge's labels on the items no person graded (only when there are such items)."""
     best = stats.ranked[0]
-    human, judge = _paired(stats, best)
+    human, judge, queries = _paired(stats, best)
     grades = sorted(stats.grades)
     on_scale = np.isin(judge, grades)
-    human, judge = human[on_scale], judge[on_scale]
+    human, judge, queries = human[on_scale], judge[on_scale], queries[on_scale]
     labelled = ~np.isnan(human)
     if labelled.sum() < 2 or (~labelled).sum() < 2:
         return None
     n = judge.size
-    items = ItemLabels(["q"] * n, [str(i) for i in range(n)], human, judge)
+    items = ItemLabels([str(q) for q in queries], [str(i) for i in range(n)], human, judge)
     threshold = scoring.relevance_threshold(np.asarray(grades, dtype=float), stats.relevant_from)
     try:
         found = estimates_for(items, None, grades, threshold, labelled).estimates[0]
     except MMJudgeError:  # the estimate extra is not installed: say nothing about it
         return None
     ppi, alone = found.ppi, found.human_only
+    how = f", within each of {found.strata} queries" if found.strata > 1 else ""
     return join(
         f"{num(ppi[0])} [{num(ppi[1])}, {num(ppi[2])}] with {analysis.judge_name(best.judge)}'s "
-        f"labels on the {int((~labelled).sum()):,} items no person graded (prediction-powered), "
+        f"labels on the {int((~labelled).sum()):,} items no person graded "
+        f"(prediction-powered{how}), "
         f"against {num(alone[0])} [{num(alone[1])}, {num(alone[2])}] from the "
         f"{int(labelled.sum()):,} human labels alone; worth {found.effective_n:,.0f} human labels."
     )

@@ -146,13 +146,52 @@ def test_the_card_shows_the_prediction_powered_mean_grade(tmp_path: Path) -> Non
     human = stats.items.consensus[best.labels.items]
     labelled = ~np.isnan(human)
     assert 0 < (~labelled).sum() < labelled.sum()
-    items = ItemLabels(["q"] * judge.size, [str(i) for i in range(judge.size)], human, judge)
+    queries = [str(q) for q in stats.items.item_query[best.labels.items]]
+    items = ItemLabels(queries, [str(i) for i in range(judge.size)], human, judge)
     threshold = scoring.relevance_threshold(np.asarray(stats.grades, float), None)
     found = estimates_for(items, None, sorted(stats.grades), threshold, labelled).estimates[0]
     text = _text(card.mean_grade)
     assert f"{found.ppi[0]:.2f} [{found.ppi[1]:.2f}, {found.ppi[2]:.2f}]" in text
     assert f"{found.human_only[0]:.2f} [{found.human_only[1]:.2f}" in text
-    assert f"the {int((~labelled).sum()):,} items no person graded" in text
+    assert f"the {int((~labelled).sum()):,} items no person graded (prediction-powered)" in text
+
+
+def test_the_card_estimates_the_mean_grade_per_query_when_each_has_labels_enough(
+    tmp_path: Path,
+) -> None:
+    """Two queries of 90 results, a third of them never graded by people: 60 labelled items
+    in each query, so the card's mean grade is estimated within each query (the rule of
+    mmjudge estimate), with the numbers estimates_for gives on the real queries, and not
+    the numbers of one pool."""
+    pytest.importorskip("ppi_py", reason="needs the estimate extra")
+    root = tmp_path / "sweeps" / "s"
+    judges = [FakeJudge("big", accuracy=0.8), FakeJudge("small", accuracy=0.6)]
+    write_sweep(root, [FakeDataset("shop", n_queries=2, results_per_query=90, images=0)], judges)
+    _forget_human_labels(root)
+    analysis = analyse(cell_table(root), n_boot=N_BOOT)
+    (card,) = cards.cards(analysis)
+    (stats,) = analysis.datasets
+    best = stats.ranked[0]
+    judge = np.asarray(best.labels.label, dtype=float)
+    human = stats.items.consensus[best.labels.items]
+    labelled = ~np.isnan(human)
+    queries = [str(q) for q in stats.items.item_query[best.labels.items]]
+    threshold = scoring.relevance_threshold(np.asarray(stats.grades, float), None)
+    found = [
+        estimates_for(
+            ItemLabels(names, [str(i) for i in range(judge.size)], human, judge),
+            None,
+            sorted(stats.grades),
+            threshold,
+            labelled,
+        ).estimates[0]
+        for names in (queries, ["q"] * judge.size)
+    ]
+    by_query, pooled = found
+    assert by_query.strata == 2 and pooled.strata == 1 and by_query.ppi != pooled.ppi
+    text = _text(card.mean_grade)
+    assert f"{by_query.ppi[0]:.2f} [{by_query.ppi[1]:.2f}, {by_query.ppi[2]:.2f}]" in text
+    assert "(prediction-powered, within each of 2 queries)" in text
 
 
 def test_without_the_estimate_extra_the_card_says_nothing_of_it(
