@@ -31,7 +31,8 @@ class RunnerConfig:
     dry_run: bool = False
     """Forecast calls, tokens and dollars without calling anything."""
     max_cost_usd: float | None = None
-    """Stop scheduling calls before this spend would be passed."""
+    """Stop scheduling calls before this spend would be passed (counting calls in flight at
+    their forecast, and sends possibly billed without an answer)."""
     mode: str = "sync"
     """``sync`` calls the API directly; ``batch`` uses the provider's batch API (half price,
     results within 24 hours)."""

@@ -87,7 +87,17 @@ def stop_error(
     if stats.stopped_by_budget:
         return BudgetExceeded(
             f"stopped before passing runner.max_cost_usd={max_cost_usd}: "
-            f"spent ${stats.spent_usd:.4f} on {stats.calls} calls; raise the cap "
+            f"spent ${stats.spent_usd:.4f} on {stats.calls} calls{_possibly(stats)}; raise the cap "
             "and run the same command again to resume (finished calls come from the cache)"
         )
     return None
+
+
+def _possibly(stats: RunStats) -> str:
+    """The possibly billed dollars the budget counted, for the stop message ('' if none)."""
+    if not stats.possibly_billed:
+        return ""
+    return (
+        f" and possibly ${stats.possibly_billed_usd:.4f} more for {stats.possibly_billed} "
+        "send(s) given up after they left"
+    )

@@ -359,13 +359,16 @@ class CallPolicy:
         return Outcome(item, response, None, True, 0, response.latency_s, priced=priced)
 
     def over_budget(self, item: WorkItem, committed_usd: float) -> bool:
-        """Whether calling ``item`` could pass ``runner.max_cost_usd``, with what was spent
-        and ``committed_usd`` expected from calls already under way."""
+        """Whether calling ``item`` could pass ``runner.max_cost_usd``, with what was spent,
+        what may have been billed for sends that got no answer, and ``committed_usd``
+        expected from calls already under way. The possibly billed dollars count so that a
+        provider that takes requests and never answers cannot run a bill past the cap."""
         cap = self.settings.max_cost_usd
         if cap is None:
             return False
         expected = item.forecast_usd * self.discount
-        return self.stats.spent_usd + committed_usd + expected > cap
+        known = self.stats.spent_usd + self.stats.possibly_billed_usd
+        return known + committed_usd + expected > cap
 
     def answered(
         self, item: WorkItem, response: JudgeResponse, attempts: int, latency: float, resent: int

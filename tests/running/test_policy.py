@@ -76,3 +76,18 @@ def test_the_budget_counts_calls_at_the_price_they_are_paid() -> None:
     batch = CallPolicy(settings(max_cost_usd=0.8), RunStats(), discount=0.5)
     assert sync.over_budget(item, 0.0) and not batch.over_budget(item, 0.0)
     assert batch.over_budget(item, 0.4)
+
+
+def test_the_budget_counts_what_may_have_been_billed() -> None:
+    """Sends given up after they left may be billed: the budget counts them at their
+    forecast, so a provider that never answers cannot run a bill past the cap."""
+    item = WorkItem(
+        key="k", request=JudgeRequest(item_key="k", prompt="p"), forecast=Forecast(usd=0.3)
+    )
+    policy = CallPolicy(settings(max_cost_usd=1.0), RunStats())
+    assert not policy.over_budget(item, 0.0)
+    policy.possibly_billed(item, sends=2)  # 0.6 may have been billed
+    assert not policy.over_budget(item, 0.0)  # 0.6 + 0.3 stays under 1.0
+    assert policy.over_budget(item, 0.2)  # with 0.2 under way it could pass
+    policy.possibly_billed(item)
+    assert policy.over_budget(item, 0.0)  # 0.9 + 0.3

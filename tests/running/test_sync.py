@@ -192,6 +192,28 @@ def test_budget_stops_scheduling_before_the_cap() -> None:
     assert len(seen) == 3
 
 
+def test_budget_counts_sends_that_may_have_been_billed() -> None:
+    """k0's first two sends fail after they may have left (this judge's transport cannot
+    tell): at their forecast they count with k0's answer, $0.30 in all, so k1 would pass the
+    $0.35 cap and is never sent, and the message names the possible $0.20."""
+    judge = FakeJudge(failures={"k0": [Flaky(), Flaky()]})
+    runner = Runner(
+        judge,
+        MODEL,
+        settings(concurrency=1, max_cost_usd=0.35, max_retries=3),
+        price=lambda _request, response: PricedCall(response.usage, 0.1, 0.0),
+    )
+
+    async def go() -> None:
+        async for _ in runner.run(items(10, forecast=0.1)):
+            pass
+
+    with pytest.raises(BudgetExceeded) as stopped:
+        asyncio.run(go())
+    assert judge.calls == ["k0", "k0", "k0"]
+    assert "spent $0.1000 on 1 calls and possibly $0.2000 more for 2 send(s)" in str(stopped.value)
+
+
 def test_items_that_failed_before_any_call_pass_through() -> None:
     work = [WorkItem(key="bad", request=None, error="image unreadable"), *items(1)]
     judge = FakeJudge()
