@@ -35,6 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mmjudge.agreement import strata
+from mmjudge.agreement.expansion import Pilot, discounts, ideal_linear, pilot
 from mmjudge.agreement.labels import FloatArray
 from mmjudge.errors import MMJudgeError
 
@@ -118,10 +119,6 @@ def _ranked(run: Mapping[str, float], depth: int) -> list[str]:
     return sorted(run, key=lambda doc: (run[doc], doc), reverse=True)[:depth]
 
 
-def _discounts(depth: int) -> FloatArray:
-    return 1.0 / np.log2(np.arange(2, depth + 2, dtype=float))
-
-
 def prepare(
     items: ItemLabels,
     systems: Mapping[str, Mapping[str, Mapping[str, float]]] | None,
@@ -139,7 +136,7 @@ def prepare(
     dcg = np.zeros((size, len(names)))
     precision = np.zeros((size, len(names)))
     in_run = np.zeros((len(order), len(names)), dtype=bool)
-    disc = _discounts(depth)
+    disc = discounts(depth)
     for s, name in enumerate(names):
         run = (systems or {})[name]
         ranked = [q for q in order if q in run]
@@ -168,60 +165,6 @@ def measure_names(system: str, depth: int = DEPTH) -> tuple[str, str]:
     return f"nDCG@{depth} {system}", f"P@{depth} {system}"
 
 
-class Pilot(NamedTuple):
-    """A first guess of each item's human grade from its judge grade, for the point the
-    nDCG columns are linearised at."""
-
-    gain: FloatArray
-    """Per item: the expected human gain."""
-    at_least: FloatArray
-    """items × positive grades: the chance the human grade is at least each of them."""
-
-
-#: How many labelled items a query's own correction of the pilot counts as against the
-#: pooled guess: its correction is the mean of its residuals shrunk by ``n / (n + this)``.
-QUERY_SHRINK = 3.0
-
-
-def pilot(design: Design, human: FloatArray, judge: FloatArray, labelled: Any) -> Pilot:
-    """Human grades expected from judge grades, from the labelled items: per judge grade,
-    the labelled items' mean gain and share at or above each positive grade (all labelled
-    items where no labelled item has that judge grade), then moved per query by the mean
-    of the query's labelled residuals, shrunk towards none (:data:`QUERY_SHRINK`).
-
-    The per-query step matters for nDCG: a judge that grades one query's passages too
-    harshly makes the pooled guess of that query's ideal DCG wrong by more than labels
-    spread over all items correct, and the expansion's remainder then biases the
-    estimate (on the LLMJudge files at 500 labels, coverage 0.85-0.88 without this step,
-    0.94-0.96 with it; docs/estimates.md)."""
-    positive = design.grades[design.grades > 0]
-    at = np.searchsorted(design.grades, judge)
-    at = np.minimum(at, design.grades.size - 1)
-    mask = np.asarray(labelled, dtype=bool)
-    g = design.grades.size
-    count = np.bincount(at[mask], minlength=g).astype(float)
-    features = np.column_stack([np.maximum(human, 0.0)] + [human >= t for t in positive])
-    sums = np.stack(
-        [np.bincount(at[mask], weights=f[mask], minlength=g) for f in features.T], axis=1
-    )
-    overall = features[mask].mean(axis=0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        means = np.where(count[:, None] > 0, sums / count[:, None], overall[None, :])
-    guess = means[at]
-    residual = np.where(mask[:, None], features - guess, 0.0)
-    per_query = np.bincount(design.codes, weights=mask.astype(float), minlength=design.n_queries)
-    shift = np.stack(
-        [np.bincount(design.codes, weights=r, minlength=design.n_queries) for r in residual.T],
-        axis=1,
-    ) / (per_query[:, None] + QUERY_SHRINK)
-    moved = np.maximum(guess + shift[design.codes], 0.0)
-    return Pilot(moved[:, 0], np.minimum(moved[:, 1:], 1.0))
-
-
-def _cumulative(depth: int) -> FloatArray:
-    return np.concatenate([[0.0], np.cumsum(_discounts(depth))])
-
-
 def build_columns(design: Design, guess: Pilot) -> Columns:
     """The columns for the mean grade, the share of relevant items and, per system, P and
     nDCG at the design's depth (nDCG linearised at ``guess``)."""
@@ -235,7 +178,7 @@ def build_columns(design: Design, guess: Pilot) -> Columns:
         np.broadcast_to(relevant, (size, grades.size)),
     ]
     offset = [0.0, 0.0]
-    ideal, slope_at, constant = _ideal_linear(design, guess)
+    ideal, slope_at, constant = ideal_linear(design, guess)
     for s, name in enumerate(design.systems):
         ndcg_name, p_name = measure_names(name, design.depth)
         n_ranked = max(int(design.in_run[:, s].sum()), 1)
@@ -259,57 +202,6 @@ def build_columns(design: Design, guess: Pilot) -> Columns:
     return Columns(names, table, grades, np.asarray(offset, dtype=float))
 
 
-def _ideal_linear(design: Design, guess: Pilot) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Per query, the ideal DCG as a function of how many items are at or above each
-    grade (``Σ_t D(C_t)``, ``D`` the running sum of discounts), expanded around what the
-    pilot expects of it: (the expected ideal DCG, queries × grades: the slope an item adds
-    for each grade it could have, the constant of the tangent).
-
-    ``D`` is concave, so its tangent at the expected count lies above it and an expansion
-    there overstates the ideal DCG whenever the count is uncertain. Instead each count is
-    taken as uncertain as the pilot says (normal, with the variance of a sum of
-    independent yes/no items, rounded to whole counts), and the expansion is around the
-    expected ``D`` with the expected discount at the count as its slope."""
-    grades = design.grades
-    positive = grades[grades > 0]
-    per_grade = [
-        (
-            np.bincount(design.codes, weights=p, minlength=design.n_queries),
-            np.bincount(design.codes, weights=p * (1.0 - p), minlength=design.n_queries),
-        )
-        for p in guess.at_least.T
-    ]
-    counts = np.stack([mean for mean, _ in per_grade], axis=1).astype(float)
-    spread = np.sqrt(np.stack([var for _, var in per_grade], axis=1))
-    chance = _count_chances(counts, spread, design.depth)  # queries × grades × 0..depth
-    # gains step from one positive grade to the next: gain = Σ_t step_t · [grade ≥ t]
-    steps = np.diff(np.concatenate([[0.0], positive]))
-    ideal = ((chance @ _cumulative(design.depth)) * steps).sum(axis=1)
-    slope = (chance[..., :-1] @ _discounts(design.depth)) * steps
-    constant = (slope * counts).sum(axis=1)
-    # an item with grade g adds the slopes of every positive grade at or below g
-    reached = (grades[None, :] >= positive[:, None]).astype(float)  # positives × grades
-    slope_at = slope @ reached
-    return ideal, slope_at, constant
-
-
-def _count_chances(mean: FloatArray, spread: FloatArray, depth: int) -> FloatArray:
-    """The chance of each whole count ``0 … depth-1`` and of ``depth`` or more, for counts
-    normal with ``mean`` and ``spread`` rounded to whole numbers (a point mass at the
-    rounded mean where the spread is zero)."""
-    edges = np.arange(depth, dtype=float) + 0.5  # between k and k+1
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = (edges - mean[..., None]) / spread[..., None]
-    exact = (edges - mean[..., None]) >= 0
-    below = np.where(spread[..., None] > 0, _normal_cdf(z), exact.astype(float))
-    cdf = np.concatenate([below, np.ones((*mean.shape, 1))], axis=-1)
-    return np.diff(cdf, prepend=0.0, axis=-1)
-
-
-def _normal_cdf(z: FloatArray) -> FloatArray:
-    return 0.5 * (1.0 + np.vectorize(math.erf)(z / math.sqrt(2.0)))
-
-
 def exact_values(design: Design, grades: FloatArray) -> dict[str, float]:
     """Each column's quantity computed exactly from ``grades`` on every item (no estimate):
     the truth when ``grades`` are the human labels, the judge-only value when the judge's."""
@@ -318,7 +210,7 @@ def exact_values(design: Design, grades: FloatArray) -> dict[str, float]:
         "share relevant": float((grades >= design.relevant_from).mean()),
     }
     gain = np.maximum(grades, 0.0)
-    disc = _discounts(design.depth)
+    disc = discounts(design.depth)
     ideal = np.zeros(design.n_queries)
     for q in range(design.n_queries):
         top = np.sort(gain[design.codes == q])[::-1][: design.depth]
@@ -414,35 +306,30 @@ def estimate_columns(
     y = columns.values(items.human[labelled], labelled)
     yhat = columns.values(items.judge[labelled], labelled)
     rest = ~labelled if probabilities is None else np.ones_like(labelled)
-    yhat_rest = columns.values(items.judge[rest], rest)
-    yhat_all = columns.values(items.judge)
+    values = (y, yhat, columns.values(items.judge[rest], rest))
     alpha = 1.0 - level
     w = None if probabilities is None else 1.0 / np.asarray(probabilities, dtype=float)
-    point = ppi_py.ppi_mean_pointestimate(y, yhat, yhat_rest, lam_optim_mode="element", w=w)
-    low, high = ppi_py.ppi_mean_ci(y, yhat, yhat_rest, alpha=alpha, lam_optim_mode="element", w=w)
-    c_low, c_high = ppi_py.ppi_mean_ci(y, yhat, yhat_rest, alpha=alpha, lam=0, w=w)
-    lam = tuned_weights(y, yhat, yhat_rest, w)
-    point, low, high = np.ravel(point), np.ravel(low), np.ravel(high)
-    scaled = np.ones(y.shape[0]) if w is None else w / w.sum() * w.size
-    classical = (scaled[:, None] * y).mean(axis=0)
-    c_low, c_high = np.ravel(c_low), np.ravel(c_high)
+    ways = _pooled(ppi_py, values, alpha, w)
     split = np.zeros(len(columns.names), dtype=bool)
     if inside is not None and probabilities is None:
-        parts = strata.split_by_top_ten(
-            ppi_py, tuned_weights, (y, yhat, yhat_rest), inside, labelled, alpha
-        )
+        parts = strata.split_by_top_ten(ppi_py, tuned_weights, values, inside, labelled, alpha)
         split = parts.split
-        for array, found in zip((point, low, high, lam), parts[:4], strict=True):
+        for array, found in zip(ways, parts[:7], strict=True):
             array[split] = found[split]
-        for array, found in zip((classical, c_low, c_high), parts[4:7], strict=True):
-            array[split] = found[split]
-    by_query = _by_query(columns, (y, yhat, yhat_rest), labelled, alpha, probabilities, queries)
+    by_query = _by_query(values, labelled, alpha, probabilities, queries)
     if by_query is not None:
         picked = [k for k, name in enumerate(columns.names) if name in strata.COLUMNS]
-        for array, found in zip((point, low, high, lam), by_query[:4], strict=True):
+        for array, found in zip(ways[:4], by_query[:4], strict=True):
             array[picked] = found[picked]
-    judge = yhat_all.mean(axis=0)
-    n = int(labelled.sum())
+    judge = columns.values(items.judge).mean(axis=0)
+    counts = [_strata_count(name, by_query, bool(split[k])) for k, name in enumerate(columns.names)]
+    return _as_estimates(columns, ways, judge, int(labelled.sum()), counts)
+
+
+def _as_estimates(
+    columns: Columns, ways: _Ways, judge: FloatArray, n: int, strata_counts: list[int]
+) -> list[Estimate]:
+    """One :class:`Estimate` per column, each value moved by the column's offset."""
     out = []
     for k, name in enumerate(columns.names):
         shift = float(columns.offset[k])
@@ -450,18 +337,59 @@ def estimate_columns(
             Estimate(
                 name=name,
                 human_only=(
-                    float(classical[k]) + shift,
-                    float(c_low[k]) + shift,
-                    float(c_high[k]) + shift,
+                    float(ways.classical[k]) + shift,
+                    float(ways.classical_low[k]) + shift,
+                    float(ways.classical_high[k]) + shift,
                 ),
                 judge_only=float(judge[k]) + shift,
-                ppi=(float(point[k]) + shift, float(low[k]) + shift, float(high[k]) + shift),
-                lam=float(lam[k]),
+                ppi=(
+                    float(ways.point[k]) + shift,
+                    float(ways.low[k]) + shift,
+                    float(ways.high[k]) + shift,
+                ),
+                lam=float(ways.lam[k]),
                 n_labelled=n,
-                strata=_strata_count(name, by_query, bool(split[k])),
+                strata=strata_counts[k],
             )
         )
     return out
+
+
+class _Ways(NamedTuple):
+    """Per column, PPI++ and human-only, in the order of
+    :class:`mmjudge.agreement.strata.TopTenSplit`; arrays the stratified estimates overwrite."""
+
+    point: FloatArray
+    low: FloatArray
+    high: FloatArray
+    lam: FloatArray
+    classical: FloatArray
+    classical_low: FloatArray
+    classical_high: FloatArray
+
+
+def _pooled(
+    ppi_py: Any,
+    values: tuple[FloatArray, FloatArray, FloatArray],
+    alpha: float,
+    w: FloatArray | None,
+) -> _Ways:
+    """Every column over all items at once: ppi_py's PPI++ (weight tuned per column) and its
+    classical interval (``lam=0``)."""
+    y, yhat, yhat_rest = values
+    point = ppi_py.ppi_mean_pointestimate(y, yhat, yhat_rest, lam_optim_mode="element", w=w)
+    low, high = ppi_py.ppi_mean_ci(y, yhat, yhat_rest, alpha=alpha, lam_optim_mode="element", w=w)
+    c_low, c_high = ppi_py.ppi_mean_ci(y, yhat, yhat_rest, alpha=alpha, lam=0, w=w)
+    scaled = np.ones(y.shape[0]) if w is None else w / w.sum() * w.size
+    return _Ways(
+        np.ravel(point).copy(),
+        np.ravel(low).copy(),
+        np.ravel(high).copy(),
+        tuned_weights(y, yhat, yhat_rest, w),
+        (scaled[:, None] * y).mean(axis=0),
+        np.ravel(c_low).copy(),
+        np.ravel(c_high).copy(),
+    )
 
 
 def _strata_count(name: str, by_query: strata.Stratified | None, split: bool) -> int:
@@ -471,7 +399,6 @@ def _strata_count(name: str, by_query: strata.Stratified | None, split: bool) ->
 
 
 def _by_query(
-    columns: Columns,
     values: tuple[FloatArray, FloatArray, FloatArray],
     labelled: npt.NDArray[np.bool_],
     alpha: float,
