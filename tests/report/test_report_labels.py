@@ -7,6 +7,7 @@ import json
 import math
 import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -131,12 +132,10 @@ def _forget_human_labels(root: Path, every: int = 3) -> None:
         path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
 
 
-def test_the_card_shows_the_prediction_powered_mean_grade(tmp_path: Path) -> None:
-    """Where the best judge graded items no person graded, the card shows the mean grade
-    prediction-powered beside the human labels alone, with the numbers mmjudge estimate
-    computes (estimates_for on the same labels)."""
-    pytest.importorskip("ppi_py", reason="needs the estimate extra")
-    root = _close_judges(tmp_path)
+def _card_and_mean_grade(root: Path, pooled: bool = False) -> tuple[cards.Card, Any, Any]:
+    """The card of a sweep whose items lost some human labels, the mean grade estimates_for
+    gives with the best judge's labels (its items' real queries, or one pool of them), and
+    which items people graded."""
     _forget_human_labels(root)
     analysis = analyse(cell_table(root), n_boot=N_BOOT)
     (card,) = cards.cards(analysis)
@@ -145,11 +144,21 @@ def test_the_card_shows_the_prediction_powered_mean_grade(tmp_path: Path) -> Non
     judge = np.asarray(best.labels.label, dtype=float)
     human = stats.items.consensus[best.labels.items]
     labelled = ~np.isnan(human)
-    assert 0 < (~labelled).sum() < labelled.sum()
     queries = [str(q) for q in stats.items.item_query[best.labels.items]]
-    items = ItemLabels(queries, [str(i) for i in range(judge.size)], human, judge)
+    names = ["q"] * judge.size if pooled else queries
+    items = ItemLabels(names, [str(i) for i in range(judge.size)], human, judge)
     threshold = scoring.relevance_threshold(np.asarray(stats.grades, float), None)
     found = estimates_for(items, None, sorted(stats.grades), threshold, labelled).estimates[0]
+    return card, found, labelled
+
+
+def test_the_card_shows_the_prediction_powered_mean_grade(tmp_path: Path) -> None:
+    """Where the best judge graded items no person graded, the card shows the mean grade
+    prediction-powered beside the human labels alone, with the numbers mmjudge estimate
+    computes (estimates_for on the same labels)."""
+    pytest.importorskip("ppi_py", reason="needs the estimate extra")
+    card, found, labelled = _card_and_mean_grade(_close_judges(tmp_path))
+    assert 0 < (~labelled).sum() < labelled.sum()
     text = _text(card.mean_grade)
     assert f"{found.ppi[0]:.2f} [{found.ppi[1]:.2f}, {found.ppi[2]:.2f}]" in text
     assert f"{found.human_only[0]:.2f} [{found.human_only[1]:.2f}" in text
@@ -164,30 +173,16 @@ def test_the_card_estimates_the_mean_grade_per_query_when_each_has_labels_enough
     mmjudge estimate), with the numbers estimates_for gives on the real queries, and not
     the numbers of one pool."""
     pytest.importorskip("ppi_py", reason="needs the estimate extra")
-    root = tmp_path / "sweeps" / "s"
-    judges = [FakeJudge("big", accuracy=0.8), FakeJudge("small", accuracy=0.6)]
-    write_sweep(root, [FakeDataset("shop", n_queries=2, results_per_query=90, images=0)], judges)
-    _forget_human_labels(root)
-    analysis = analyse(cell_table(root), n_boot=N_BOOT)
-    (card,) = cards.cards(analysis)
-    (stats,) = analysis.datasets
-    best = stats.ranked[0]
-    judge = np.asarray(best.labels.label, dtype=float)
-    human = stats.items.consensus[best.labels.items]
-    labelled = ~np.isnan(human)
-    queries = [str(q) for q in stats.items.item_query[best.labels.items]]
-    threshold = scoring.relevance_threshold(np.asarray(stats.grades, float), None)
-    found = [
-        estimates_for(
-            ItemLabels(names, [str(i) for i in range(judge.size)], human, judge),
-            None,
-            sorted(stats.grades),
-            threshold,
-            labelled,
-        ).estimates[0]
-        for names in (queries, ["q"] * judge.size)
-    ]
-    by_query, pooled = found
+
+    def sweep(name: str) -> Path:
+        root = tmp_path / name / "sweeps" / "s"
+        judges = [FakeJudge("big", accuracy=0.8), FakeJudge("small", accuracy=0.6)]
+        shop = FakeDataset("shop", n_queries=2, results_per_query=90, images=0)
+        write_sweep(root, [shop], judges)
+        return root
+
+    card, by_query, _ = _card_and_mean_grade(sweep("a"))
+    _, pooled, _ = _card_and_mean_grade(sweep("b"), pooled=True)
     assert by_query.strata == 2 and pooled.strata == 1 and by_query.ppi != pooled.ppi
     text = _text(card.mean_grade)
     assert f"{by_query.ppi[0]:.2f} [{by_query.ppi[1]:.2f}, {by_query.ppi[2]:.2f}]" in text
