@@ -13,6 +13,10 @@ of a few thousand labels is then a small share of it, so the intervals lose the
 conservatism of drawing a large share of a small collection without replacement, and the
 coverage of the mean grade and the share relevant is measured as on a large collection.
 
+With ``--draw disagreement`` the labelled items are drawn as ``mmjudge plan --next`` draws
+them (favouring items the judge and two other files grade differently) and weighed by their
+inclusion probabilities, as ``mmjudge estimate --sample`` weighs them.
+
 With ``--pool-systems`` each system's nDCG@10 and P@10 are estimated over all items at once
 instead of in the system's top tens and outside them apart: the estimate before that split,
 for comparison.
@@ -20,6 +24,7 @@ for comparison.
     python benchmarks/estimate_coverage.py
     python benchmarks/estimate_coverage.py --judge RMITIR-llama70B --labelled 500 --draws 300
     python benchmarks/estimate_coverage.py --labelled 500 --pool-systems
+    python benchmarks/estimate_coverage.py --labelled 500 --draw disagreement
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from mmjudge.agreement import prediction
+from mmjudge.agreement import next_items, prediction
 from mmjudge.data.qrels import read_qrels
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "llmjudge"
@@ -97,33 +102,76 @@ def draws_from_command_line(
     return Draws(args, items, design, prediction.exact_values(design, items.human))
 
 
-def _pool_flag(p: argparse.ArgumentParser) -> None:
+#: The other label files whose disagreement with the judge steers ``--draw disagreement``.
+DISAGREEING = ("RMITIR-llama70B", "TREMA-direct", "h2oloo-fewself")
+
+
+def _own_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--pool-systems",
         action="store_true",
         help="estimate the system measures over all items at once, as before they were "
         "split by their top tens (for comparison)",
     )
+    p.add_argument(
+        "--draw",
+        choices=("random", "disagreement"),
+        default="random",
+        help="random: a simple random sample (as mmjudge estimate --labelled); disagreement: "
+        "mmjudge plan --next's draw by the disagreement of the judge and two other files, "
+        "each labelled item weighed by its inclusion probability (as mmjudge estimate --sample)",
+    )
+
+
+class Drawer:
+    """Labelled subsets as ``--draw`` asks: a mask and, for a draw by disagreement, each
+    labelled item's inclusion probability."""
+
+    def __init__(self, items: prediction.ItemLabels, judge: str, how: str) -> None:
+        self.items, self.how = items, how
+        self.keys = list(zip(items.queries, items.docs, strict=True))
+        self.row = {key: i for i, key in enumerate(self.keys)}
+        others = [name for name in DISAGREEING if name != judge][:2]
+        self.grades = np.column_stack(
+            [items.judge]
+            + [
+                [min(max(float(qrels[q][d]), 0.0), 3.0) for q, d in self.keys]
+                for qrels in (read_qrels(DATA / "runs" / f"{name}.txt") for name in others)
+            ]
+        )
+
+    def draw(self, n: int, seed: int) -> tuple[np.ndarray, np.ndarray | None]:
+        if self.how == "random":
+            return prediction.draw_labelled(self.items.human.size, n, seed), None
+        drawn = next_items.draw_next(self.keys, self.grades, n, seed)
+        mask = np.zeros(len(self.keys), dtype=bool)
+        chance = np.zeros(len(self.keys))
+        for key, p in zip(drawn.keys, drawn.probabilities, strict=True):
+            mask[self.row[key]], chance[self.row[key]] = True, p
+        return mask, chance[mask]
 
 
 def main() -> int:
-    found = draws_from_command_line(__doc__.splitlines()[0], labelled=2000, extra=_pool_flag)
+    found = draws_from_command_line(__doc__.splitlines()[0], labelled=2000, extra=_own_flags)
     if found is None:
         return 1
     args, items, design, truth = found
+    drawer = Drawer(items, args.judge, args.draw)
     hits: dict[str, list[bool]] = {}
     alone: dict[str, list[bool]] = {}
     per_query = 0
     widths: dict[str, list[tuple[float, float]]] = {}
     for seed in range(args.draws):
-        mask = prediction.draw_labelled(items.human.size, args.labelled, seed)
+        mask, chances = drawer.draw(args.labelled, seed)
         if args.pool_systems:
             columns = prediction.build_columns(
                 design, prediction.pilot(design, items.human, items.judge, mask)
             )
-            found = prediction.estimate_columns(columns, items, mask, queries=design.codes)
+            found = prediction.estimate_columns(
+                columns, items, mask, probabilities=chances, queries=design.codes
+            )
         else:
-            found = prediction.estimate(design, items, mask)
+            found = prediction.estimate(design, items, mask, probabilities=chances)
         per_query += found[0].strata > 1
         for e in found:
             hits.setdefault(e.name, []).append(e.ppi[1] <= truth[e.name] <= e.ppi[2])
@@ -134,8 +182,8 @@ def main() -> int:
     r = np.corrcoef(items.human, items.judge)[0, 1]
     print(
         f"judge {args.judge} (r = {r:.2f} with the humans), {args.labelled} of "
-        f"{items.human.size} items labelled, {args.draws} draws; mean grade and share relevant "
-        f"per query in {per_query}"
+        f"{items.human.size} items labelled ({args.draw}), {args.draws} draws; mean grade and "
+        f"share relevant per query in {per_query}"
     )
     print(f"{'':34s} {'coverage':>17s} {'median width':>18s}")
     print(f"{'quantity':34s} {'PPI++':>7s} {'human':>9s} {'human-only':>10s} {'PPI++':>7s}")

@@ -144,8 +144,7 @@ def top_ten_line(result: HeldBack) -> str | None:
     return (
         f"system measures: {split} of {len(systems)} estimated within the system's top tens "
         f"and outside them apart, t interval (when each part has {strata.MIN_PER_PART} "
-        f"labelled and {strata.MIN_PER_PART} unlabelled items, drawn with equal chances; "
-        "pooled otherwise)"
+        f"labelled and {strata.MIN_PER_PART} unlabelled items; pooled otherwise)"
     )
 
 

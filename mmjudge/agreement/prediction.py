@@ -294,9 +294,9 @@ def estimate_columns(
     With ``queries`` (each item's query number) and a draw with equal chances, the columns
     :data:`mmjudge.agreement.strata.COLUMNS` are estimated per query and combined when
     :func:`mmjudge.agreement.strata.usable` says every query has labels enough. With
-    ``inside`` (:func:`top_ten_items`) and a draw with equal chances, each system column is
-    estimated in its top tens and outside them apart, human-only and PPI++ alike
-    (:func:`mmjudge.agreement.strata.split_by_top_ten`).
+    ``inside`` (:func:`top_ten_items`), each system column is estimated in its top tens and
+    outside them apart, human-only and PPI++ alike, each part's labelled items weighed as
+    below (:func:`mmjudge.agreement.strata.split_by_top_ten`).
 
     With equal chances (a simple random sample), ppi_py's ``Yhat_unlabeled`` is the judge on
     the unlabelled items. With ``probabilities`` (one per labelled item, in item order) each
@@ -311,8 +311,9 @@ def estimate_columns(
     w = None if probabilities is None else 1.0 / np.asarray(probabilities, dtype=float)
     ways = _pooled(ppi_py, values, alpha, w)
     split = np.zeros(len(columns.names), dtype=bool)
-    if inside is not None and probabilities is None:
-        parts = strata.split_by_top_ten(ppi_py, tuned_weights, values, inside, labelled, alpha)
+    if inside is not None:
+        marked = (inside[labelled], inside[rest])
+        parts = strata.split_by_top_ten(ppi_py, tuned_weights, values, marked, alpha, w)
         split = parts.split
         for array, found in zip(ways, parts[:7], strict=True):
             array[split] = found[split]

@@ -39,7 +39,9 @@ MIN_LABELLED_PER_QUERY = 40
 #: The columns estimated per query when :func:`usable` allows it.
 COLUMNS = ("mean grade", "share relevant")
 
-Tune = Callable[[FloatArray, FloatArray, FloatArray], FloatArray]
+#: The PPI++ weight per column from ``(y, yhat, yhat_rest, w)``
+#: (:func:`mmjudge.agreement.prediction.tuned_weights`).
+Tune = Callable[[FloatArray, FloatArray, FloatArray, FloatArray | None], FloatArray]
 
 
 class Stratified(NamedTuple):
@@ -96,23 +98,37 @@ def stratified_means(
 
 
 def _one_stratum(
-    ppi_py: Any, tune: Tune, y: FloatArray, yhat: FloatArray, rest: FloatArray, alpha: float
+    ppi_py: Any,
+    tune: Tune,
+    y: FloatArray,
+    yhat: FloatArray,
+    rest: FloatArray,
+    alpha: float,
+    w: FloatArray | None = None,
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """One query's estimate, half-width and weight per column; a column whose judge values
-    do not vary in the query (no weight can be tuned) takes the human labels alone."""
+    """One stratum's estimate, half-width and weight per column (the labelled items weighed
+    by ``w`` when given); a column whose judge values do not vary in the stratum (no weight
+    can be tuned) takes the human labels alone."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        centre = np.ravel(ppi_py.ppi_mean_pointestimate(y, yhat, rest, lam_optim_mode="element"))
-        low, high = ppi_py.ppi_mean_ci(y, yhat, rest, alpha=alpha, lam_optim_mode="element")
-        weight = tune(y, yhat, rest)
+        centre = np.ravel(
+            ppi_py.ppi_mean_pointestimate(y, yhat, rest, lam_optim_mode="element", w=w)
+        )
+        low, high = ppi_py.ppi_mean_ci(y, yhat, rest, alpha=alpha, lam_optim_mode="element", w=w)
+        weight = tune(y, yhat, rest, w)
     low, high = np.ravel(low), np.ravel(high)
     flat = ~(np.isfinite(centre) & np.isfinite(low) & np.isfinite(high))
     if flat.any():
-        c_low, c_high = ppi_py.ppi_mean_ci(y, yhat, rest, alpha=alpha, lam=0)
-        centre = np.where(flat, y.mean(axis=0), centre)
+        c_low, c_high = ppi_py.ppi_mean_ci(y, yhat, rest, alpha=alpha, lam=0, w=w)
+        centre = np.where(flat, _weighted_mean(y, w), centre)
         low = np.where(flat, np.ravel(c_low), low)
         high = np.where(flat, np.ravel(c_high), high)
         weight = np.where(flat, 0.0, weight)
     return centre, (high - low) / 2, weight
+
+
+def _weighted_mean(y: FloatArray, w: FloatArray | None) -> FloatArray:
+    """Per column, the mean of ``y`` with each row weighed by ``w`` (equally without)."""
+    return y.mean(axis=0) if w is None else (w[:, None] * y).sum(axis=0) / w.sum()
 
 
 #: The fewest labelled, and unlabelled, items each of a system column's two parts (its top
@@ -140,13 +156,16 @@ def split_by_top_ten(
     ppi_py: Any,
     tune: Tune,
     columns: tuple[FloatArray, FloatArray, FloatArray],
-    inside: npt.NDArray[np.bool_],
-    labelled: npt.NDArray[np.bool_],
+    inside: tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]],
     alpha: float,
+    w: FloatArray | None = None,
 ) -> TopTenSplit:
-    """Each column that ``inside`` marks (items × columns: the items in the column's
-    system's top tens; none marked: not a system column) estimated in its top tens and
-    outside them apart, and the two parts combined with a t interval; human-only alike.
+    """Each system column estimated in its top tens and outside them apart, and the two
+    parts combined with a t interval; human-only alike. ``inside`` marks, for the labelled
+    items and for the items ``columns[2]`` holds the judge on (the unlabelled ones, or every
+    item when the labelled ones were drawn with unequal chances), which are in the top tens
+    of each column's system (items × columns; no item marked: not a system column). ``w``
+    weighs the labelled items (one over each one's inclusion probability) when given.
 
     Why: a system's column is zero, or nearly, outside its top tens, and a random draw puts
     a varying few labelled items into them (about 11 of 200 on the LLMJudge files). Pooled,
@@ -156,31 +175,34 @@ def split_by_top_ten(
     the part; ``lam=0`` for human-only), the parts weighted by their share of the items.
     Each part's standard error is taken with ``m − 1`` for its ``m`` labelled items
     (``ppi_mean_ci`` divides by ``m``), and the interval is Student's t with the
-    Welch–Satterthwaite degrees of freedom of the two parts, each counted with ``m − 1``.
+    Welch–Satterthwaite degrees of freedom of the two parts, each counted with ``m − 1``;
+    with weights, ``m`` is the part's effective number of labelled items, ``(Σw)² / Σw²``.
     A column is split only when both parts have :data:`MIN_PER_PART` labelled and
     unlabelled items."""
     from scipy import stats
 
     y, yhat, rest = columns
-    at_lab, at_rest = inside[labelled], inside[~labelled]
+    at_lab, at_rest = inside
     width = y.shape[1]
     found = [np.full(width, np.nan) for _ in range(7)]
     split = np.zeros(width, dtype=bool)
     normal = float(stats.norm.ppf(1 - alpha / 2))
     for k in range(width):
-        if not inside[:, k].any() or not _parts_usable(at_lab[:, k], at_rest[:, k]):
+        if not at_rest[:, k].any() or not _parts_usable(at_lab[:, k], at_rest[:, k], w):
             continue
         ppi_parts, human_parts, lam = [], [], 0.0
         top_tens_first = ((at_lab[:, k], at_rest[:, k]), (~at_lab[:, k], ~at_rest[:, k]))
         for number, (lab, unlab) in enumerate(top_tens_first):
-            share = (lab.sum() + unlab.sum()) / inside.shape[0]
+            share = _share(lab, unlab, at_lab[:, k], at_rest[:, k], w)
             part = (y[lab][:, [k]], yhat[lab][:, [k]], rest[unlab][:, [k]])
-            centre, half, weight = _one_stratum(ppi_py, tune, *part, alpha)
-            h_low, h_high = ppi_py.ppi_mean_ci(*part, alpha=alpha, lam=0)
+            mine = None if w is None else w[lab]
+            centre, half, weight = _one_stratum(ppi_py, tune, *part, alpha, mine)
+            h_low, h_high = ppi_py.ppi_mean_ci(*part, alpha=alpha, lam=0, w=mine)
             human_half = (float(np.ravel(h_high)[0]) - float(np.ravel(h_low)[0])) / 2
-            m = int(lab.sum())
+            m = _effective(mine, int(lab.sum()))
             ppi_parts.append((share, float(centre[0]), float(half[0]) / normal, m))
-            human_parts.append((share, float(part[0].mean()), human_half / normal, m))
+            human_mean = float(_weighted_mean(part[0], mine)[0])
+            human_parts.append((share, human_mean, human_half / normal, m))
             if number == 0:
                 lam = float(weight[0])
         for at, parts in ((0, ppi_parts), (4, human_parts)):
@@ -192,8 +214,29 @@ def split_by_top_ten(
     return TopTenSplit(point, low, high, top_lam, human_point, human_low, human_high, split)
 
 
+def _share(
+    lab: npt.NDArray[np.bool_],
+    unlab: npt.NDArray[np.bool_],
+    all_lab: npt.NDArray[np.bool_],
+    all_rest: npt.NDArray[np.bool_],
+    w: FloatArray | None,
+) -> float:
+    """A part's share of the items: of labelled and unlabelled items together with equal
+    chances; of every item (which ``unlab`` then covers) with weights."""
+    if w is None:
+        return float((lab.sum() + unlab.sum()) / (all_lab.size + all_rest.size))
+    return float(unlab.sum() / all_rest.size)
+
+
+def _effective(w: FloatArray | None, m: int) -> float:
+    """The number of labelled items a part counts as: ``m``, or Kish's ``(Σw)² / Σw²``."""
+    if w is None or m == 0:
+        return float(m)
+    return float(w.sum() ** 2 / (w**2).sum())
+
+
 def _t_combined(
-    parts: list[tuple[float, float, float, int]], alpha: float, stats: Any
+    parts: list[tuple[float, float, float, float]], alpha: float, stats: Any
 ) -> tuple[float, float]:
     """The share-weighted estimate of parts ``(share, estimate, standard error with m
     dividing, m)`` and its t half-width (Welch–Satterthwaite degrees of freedom)."""
@@ -207,13 +250,14 @@ def _t_combined(
 
 
 def _parts_usable(
-    labelled_inside: npt.NDArray[np.bool_], rest_inside: npt.NDArray[np.bool_]
+    labelled_inside: npt.NDArray[np.bool_],
+    rest_inside: npt.NDArray[np.bool_],
+    w: FloatArray | None,
 ) -> bool:
-    """Both parts have :data:`MIN_PER_PART` labelled and unlabelled items."""
-    counts = (
-        labelled_inside.sum(),
-        (~labelled_inside).sum(),
-        rest_inside.sum(),
-        (~rest_inside).sum(),
-    )
-    return min(counts) >= MIN_PER_PART
+    """Both parts have :data:`MIN_PER_PART` labelled items (effective ones, with weights)
+    and as many items to impute on."""
+    labelled = [
+        _effective(None if w is None else w[part], int(part.sum()))
+        for part in (labelled_inside, ~labelled_inside)
+    ]
+    return min(*labelled, rest_inside.sum(), (~rest_inside).sum()) >= MIN_PER_PART

@@ -94,29 +94,33 @@ def test_the_command_says_which_estimate_it_made(llmjudge) -> None:  # noqa: F81
     assert [r["ppi"]["strata"] for r in estimates.as_dict(many)["estimates"]] == [25, 25]
 
 
-def _split_by_hand(columns, items, labelled, inside, k):
+def _split_by_hand(columns, items, labelled, inside, k, weights=None):
     """Column ``k`` estimated in its top tens and outside them apart from ppi_py's functions
-    (human-only at ``lam=0``), combined with a Welch–Satterthwaite t interval."""
+    (human-only at ``lam=0``), combined with a Welch–Satterthwaite t interval. With
+    ``weights`` (one per item; used for the labelled ones) the judge is imputed on every
+    item, and a part counts Kish's effective number of labelled items."""
     from scipy import stats
 
     z = stats.norm.ppf(0.975)
+    rest_mask = ~labelled if weights is None else np.ones_like(labelled)
     y_all = columns.values(items.human[labelled], labelled)[:, k]
     yhat_all = columns.values(items.judge[labelled], labelled)[:, k]
-    rest_all = columns.values(items.judge[~labelled], ~labelled)[:, k]
+    rest_all = columns.values(items.judge[rest_mask], rest_mask)[:, k]
     found = []
     for lam in (None, 0):
         point, pieces = 0.0, []
         for part in (inside[:, k], ~inside[:, k]):
-            lab, unlab = part[labelled], part[~labelled]
+            lab, unlab = part[labelled], part[rest_mask]
             y, yhat, rest = y_all[lab], yhat_all[lab], rest_all[unlab]
+            w = None if weights is None else weights[labelled][lab]
             share = part.sum() / part.size
             if lam is None and not (y.any() or yhat.any() or rest.any()):
                 centre, half = 0.0, 0.0  # P@10 outside the top tens: zero throughout
             else:
-                centre = ppi_py.ppi_mean_pointestimate(y, yhat, rest, lam=lam).item()
-                low, high = ppi_py.ppi_mean_ci(y, yhat, rest, alpha=0.05, lam=lam)
+                centre = ppi_py.ppi_mean_pointestimate(y, yhat, rest, lam=lam, w=w).item()
+                low, high = ppi_py.ppi_mean_ci(y, yhat, rest, alpha=0.05, lam=lam, w=w)
                 half = (high.item() - low.item()) / 2
-            m = lab.sum()
+            m = lab.sum() if w is None else w.sum() ** 2 / (w**2).sum()
             point += share * centre
             pieces.append(((share * half / z) ** 2 * m / (m - 1), m - 1))
         variance = sum(v for v, _ in pieces)
@@ -158,7 +162,7 @@ def test_system_measures_are_split_by_their_top_tens(llmjudge) -> None:  # noqa:
 
 def test_too_few_labels_in_a_top_ten_pool_the_system_column(llmjudge) -> None:  # noqa: F811
     """One labelled item in a system's top tens is too few to estimate them apart: the
-    column is pooled (as ppi_py gives it for all items); a draw with unequal chances too."""
+    column is pooled (as ppi_py gives it for all items)."""
     items, _, design = real_setup(llmjudge)
     pilot_mask = prediction.draw_labelled(items.human.size, 500, seed=5)
     columns = prediction.build_columns(
@@ -173,6 +177,25 @@ def test_too_few_labels_in_a_top_ten_pool_the_system_column(llmjudge) -> None:  
     pooled = prediction.estimate_columns(columns, items, labelled)
     assert [e.strata for e in split] == [1] * len(split)
     assert [e.ppi for e in split] == [e.ppi for e in pooled]
-    chances = np.full(500, 500 / items.human.size)
-    weighted = prediction.estimate(design, items, pilot_mask, probabilities=chances)
-    assert {e.strata for e in weighted} == {1}
+
+
+def test_a_weighted_draw_is_split_with_its_weights(llmjudge) -> None:  # noqa: F811
+    """Labelled items drawn with unequal chances (as mmjudge plan --next draws them): each
+    system measure is split by its top tens with every labelled item weighed by one over its
+    chance and the judge imputed on every item, equal to ppi_py's weighted functions per
+    part, to 1e-9; the mean grade is pooled."""
+    items, _, design = real_setup(llmjudge)
+    labelled = prediction.draw_labelled(items.human.size, 500, seed=9)
+    chance = np.where(items.judge >= 2, 0.2, 0.08)  # judged relevant: drawn more often
+    weights = 1.0 / chance
+    found = prediction.estimate(design, items, labelled, probabilities=chance[labelled])
+    columns = prediction.build_columns(
+        design, prediction.pilot(design, items.human, items.judge, labelled)
+    )
+    inside = prediction.top_ten_items(design, columns)
+    assert found[0].strata == 1
+    for k, e in enumerate(found[2:], start=2):
+        ppi, human = _split_by_hand(columns, items, labelled, inside, k, weights)
+        assert e.strata == 2
+        assert e.ppi == pytest.approx(ppi, abs=1e-9), e.name
+        assert e.human_only == pytest.approx(human, abs=1e-9), e.name
