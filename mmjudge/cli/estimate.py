@@ -31,7 +31,6 @@ from mmjudge.agreement import scoring
 from mmjudge.agreement.estimates import (
     HeldBack,
     as_dict,
-    check_labelled,
     coverage_caution,
     estimates_for,
     held_back,
@@ -39,11 +38,11 @@ from mmjudge.agreement.estimates import (
     top_ten_line,
 )
 from mmjudge.agreement.label_scale import apply_scale, human_scale
-from mmjudge.agreement.prediction import ItemLabels, shared_items
+from mmjudge.agreement.prediction import shared_items
 from mmjudge.cli.agree import aligned_columns, non_negative, parse_scale
+from mmjudge.cli.estimate_sample import sampled_items
 from mmjudge.cli.exits import fail
-from mmjudge.cli.review import read_review
-from mmjudge.data.qrels import Qrels, load_qrels, read_systems
+from mmjudge.data.qrels import load_qrels, read_systems
 from mmjudge.errors import MMJudgeError
 
 PROG = "mmjudge estimate"
@@ -71,8 +70,15 @@ def parser() -> argparse.ArgumentParser:
         default=None,
         metavar="REVIEW_FILE",
         help="instead of --labelled: the items drawn by `mmjudge plan --next` (the review "
-        "file, with its inclusion_probability column) are the labelled ones, weighted by "
-        "their inclusion probabilities; the items are then every pair the judge grades",
+        "file, with its inclusion_probability column) are labelled, weighted by their "
+        "inclusion probabilities, and so are the pairs the human file grades outside the "
+        "draw (for certain); the items are then every pair the judge grades",
+    )
+    p.add_argument(
+        "--dataset",
+        default=None,
+        metavar="NAME",
+        help="with --sample: the dataset whose rows to read, when the review file holds several",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the random draw (default 0)")
     p.add_argument(
@@ -115,7 +121,8 @@ def compute(args: argparse.Namespace) -> HeldBack:
     )
     systems = read_systems(args.systems) if args.systems else None
     if args.sample is not None:
-        items, labelled, probabilities = sampled_items(human.qrels, judge, args)
+        paths = (args.human, args.judge, args.sample)
+        items, labelled, probabilities = sampled_items(human.qrels, judge, paths, args.dataset)
         return estimates_for(items, systems, scale.grades, threshold, labelled, probabilities)
     items = shared_items(human.qrels, judge)
     if items.human.size == 0:
@@ -124,47 +131,6 @@ def compute(args: argparse.Namespace) -> HeldBack:
             "are the query and doc ids the same in both files?"
         )
     return held_back(items, systems, scale.grades, threshold, args.labelled, args.seed)
-
-
-def sampled_items(
-    human: Qrels, judge: Qrels, args: argparse.Namespace
-) -> tuple[ItemLabels, np.ndarray, np.ndarray]:
-    """Every pair the judge grades (human grade or ``nan``), which of them the review file
-    drew, and their inclusion probabilities; a drawn item without a human grade, or a row
-    without a usable probability, is an error naming the file and line."""
-    order, h, j = [], [], []
-    for query, docs in judge.items():
-        for doc, grade in docs.items():
-            order.append((query, doc))
-            h.append(float(human.get(query, {}).get(doc, math.nan)))
-            j.append(float(grade))
-    row_of = {key: i for i, key in enumerate(order)}
-    labelled = np.zeros(len(order), dtype=bool)
-    chance = np.zeros(len(order))
-    for line, row in read_review(args.sample):
-        key = (str(row.get("query_id")), str(row.get("result_id")))
-        where = f"{args.sample}:{line}"
-        i = row_of.get(key)
-        if i is None:
-            raise MMJudgeError(f"{where}: {key[0]} {key[1]} is not among {args.judge}'s pairs")
-        if math.isnan(h[i]):
-            raise MMJudgeError(
-                f"{where}: {key[0]} {key[1]} has no grade in {args.human}; import the "
-                "filled-in review (mmjudge review import) and pass its qrels"
-            )
-        try:
-            pi = float(row.get("inclusion_probability") or "nan")
-        except (TypeError, ValueError):
-            pi = math.nan
-        if not 0 < pi <= 1:
-            raise MMJudgeError(
-                f"{where}: field 'inclusion_probability' must be a number in (0, 1], got "
-                f"{row.get('inclusion_probability')!r} (write the file with mmjudge plan --next)"
-            )
-        labelled[i], chance[i] = True, pi
-    check_labelled(int(labelled.sum()), len(order), f"--sample {args.sample}:")
-    items = ItemLabels([q for q, _ in order], [d for _, d in order], np.asarray(h), np.asarray(j))
-    return items, labelled, chance[labelled]
 
 
 def _cell(value: float | None) -> str:

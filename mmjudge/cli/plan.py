@@ -257,7 +257,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def write_next(runs: Sequence[SavedRun], n: int, seed: int, out: Path) -> str:
     """Draw ``n`` unlabelled items per dataset and write them as a review file with their
-    inclusion probabilities; returns the line saying what was written."""
+    inclusion probabilities and the number of unlabelled items drawn from (which ``mmjudge
+    estimate --sample`` checks the qrels against); returns the line saying what was
+    written."""
     rows: list[dict[str, Any]] = []
     parts = []
     for dataset, drawn in draw_unlabelled(runs, n, seed).items():
@@ -268,11 +270,11 @@ def write_next(runs: Sequence[SavedRun], n: int, seed: int, out: Path) -> str:
         for row, pi in zip(
             item_rows(dataset, group, chosen, out.parent), drawn.probabilities, strict=True
         ):
-            rows.append({**row, "inclusion_probability": pi})
+            rows.append({**row, "inclusion_probability": pi, "pool_size": drawn.pool})
         parts.append(f"{dataset}: {len(drawn.keys)} of {drawn.pool} unlabelled items")
     if not rows:
         raise MMJudgeError(
             "--next: every item the judges graded already has a human grade; nothing to draw"
         )
-    write_review(rows, out, extra=("inclusion_probability",))
-    return f"{out}: " + "; ".join(parts) + " (column inclusion_probability)"
+    write_review(rows, out, extra=("inclusion_probability", "pool_size"))
+    return f"{out}: " + "; ".join(parts) + " (columns inclusion_probability, pool_size)"

@@ -178,6 +178,11 @@ def cell_line(summary: RunSummary | dict[str, Any], *, prompt_named: bool = Fals
         return f"{cell}: skipped — {summary.status.skip_reason}"
     kappa = summary.metrics.kappa
     kappa_text = f"κ={kappa:.3f}" if isinstance(kappa, float) else "κ=n/a"
+    scored = summary.metrics.n_scored
+    answered = summary.n_judgments - summary.n_errors - summary.n_unparseable
+    if isinstance(kappa, float) and scored is not None and scored < answered:
+        # items no person graded (dataset.allow_unlabelled) or off the scale are not in κ
+        kappa_text += f" on {scored:,} scored items"
     cost = summary.cost
     line = (
         f"{cell}: {summary.n_judgments} judgments, {summary.n_errors} errors, "

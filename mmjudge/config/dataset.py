@@ -131,6 +131,11 @@ class DatasetConfig:
     """Expected annotator names; an empty list accepts any."""
     max_images: int = 1
     """Images shown per result."""
+    allow_unlabelled: bool = False
+    """Judge items no person graded (a jsonl line without ``labels``, a table row with no
+    grade): they are left out of κ and every agreement figure, and the prediction-powered
+    mean grade and ``mmjudge plan --next`` use them. Off, such an item is an error, as it is
+    usually a mistake in the file."""
     limit: int | None = None
     """Use only the first N items (for quick trials)."""
     sample_queries: int | None = None

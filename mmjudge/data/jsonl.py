@@ -90,7 +90,7 @@ def _example(
     fields = _fields(row, path, line, lenient)
     unshown = extra_columns(cfg, row, tuple(name for name, _value in fields))
     resolved = _images(row, root, path, line, lenient)[: max(cfg.max_images, 0)]
-    labels = _labels(row, path, line, reader, known_annotators)
+    labels = _labels(row, path, line, reader, known_annotators, cfg.allow_unlabelled)
 
     return Example(
         query_id=query_id,
@@ -144,14 +144,23 @@ def _images(
 
 
 def _labels(
-    row: dict[str, Any], path: Path, line: int, reader: GradeReader, known_annotators: set[str]
+    row: dict[str, Any],
+    path: Path,
+    line: int,
+    reader: GradeReader,
+    known_annotators: set[str],
+    allow_unlabelled: bool,
 ) -> dict[str, int]:
-    """Each annotator's grade (``labels``: at least one, each annotator a known one)."""
+    """Each annotator's grade (``labels``: at least one, each annotator a known one; none
+    at all only with ``dataset.allow_unlabelled``)."""
     raw_labels = row.get("labels")
+    if allow_unlabelled and (raw_labels is None or raw_labels == {}):
+        return {}
     if not isinstance(raw_labels, dict) or not raw_labels:
         raise DatasetError(
             f"{where(path, line)}: field 'labels' is missing or empty; give at least one "
-            'annotator\'s grade, e.g. {"annotator_a": 2}'
+            'annotator\'s grade, e.g. {"annotator_a": 2}, or set dataset.allow_unlabelled=true '
+            "to judge items no person graded"
         )
     labels = {}
     for annotator, value in raw_labels.items():

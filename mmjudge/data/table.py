@@ -228,10 +228,11 @@ def _example(
         grade = mapping.grades.read(row.get(column), path, line, column)
         if grade is not None:
             labels[annotator] = grade
-    if not labels:
+    if not labels and not cfg.allow_unlabelled:
         raise DatasetError(
             f"{where(path, line)}: no grade in column(s) "
-            f"{', '.join(mapping.annotators.values())}; every row needs at least one"
+            f"{', '.join(mapping.annotators.values())}; every row needs at least one, or set "
+            "dataset.allow_unlabelled=true to judge items no person graded"
         )
     return Example(
         query_id=query_id,

@@ -151,7 +151,10 @@ def sweep_with_unlabelled(tmp_path: Path):
     return sweep, truth, labels
 
 
-def test_next_items_round_trip_through_review_and_estimate(tmp_path, capsys) -> None:
+def _drawn_and_graded(tmp_path, capsys):
+    """plan --next draws 40 of the 120 unlabelled items; a person grades them (the truth)
+    and review import writes their qrels. Returns the review file, the imported qrels, the
+    truth and the judges' labels."""
     sweep, truth, labels = sweep_with_unlabelled(tmp_path)
     out = tmp_path / "next.csv"
     code, _, err = run_cli(capsys, sweep, "--next", 40, "--out", out, "--seed", 3)
@@ -160,7 +163,7 @@ def test_next_items_round_trip_through_review_and_estimate(tmp_path, capsys) -> 
     assert len(rows) == 40 and rows[0]["reasons"] == "drawn for labelling"
     assert all(int(r["query_id"][1:]) >= 10 for r in rows)  # only unlabelled items
     assert all(0 < float(r["inclusion_probability"]) <= 1 for r in rows)
-    # a person fills in the grades; review import turns them into qrels
+    assert {r["pool_size"] for r in rows} == {"120"}
     for row in rows:
         row["corrected_grade"] = str(truth[(row["query_id"], row["result_id"])])
     with out.open("w", encoding="utf-8", newline="") as handle:
@@ -169,7 +172,11 @@ def test_next_items_round_trip_through_review_and_estimate(tmp_path, capsys) -> 
         writer.writerows(rows)
     assert review.main(["import", str(out), "--assessor", "ann"]) == 0
     capsys.readouterr()
-    imported = tmp_path / "toy.ann.qrels"
+    return out, tmp_path / "toy.ann.qrels", truth, labels
+
+
+def test_next_items_round_trip_through_review_and_estimate(tmp_path, capsys) -> None:
+    out, imported, truth, labels = _drawn_and_graded(tmp_path, capsys)
     judge = tmp_path / "big.qrels"
     unlabelled = {k: v for k, v in labels["big"].items() if int(k[0][1:]) >= 10}
     qrels: dict[str, dict[str, int]] = {}
@@ -185,6 +192,66 @@ def test_next_items_round_trip_through_review_and_estimate(tmp_path, capsys) -> 
     assert mean["truth"] is None
     low, high = mean["ppi"]["low"], mean["ppi"]["high"]
     assert low < np.mean([truth[k] for k in unlabelled]) < high
+
+
+def test_estimate_over_every_pair_counts_the_earlier_labels_for_certain(tmp_path, capsys) -> None:
+    """The judge's qrels hold all 180 pairs, 60 of them graded before the draw. With only the
+    new grades the 60 would pass as unlabelled pairs the draw could not pick: refused, naming
+    the fix. With the earlier labels in the human file too they are labelled for certain: 100
+    labelled, and the interval holds the mean over all 180."""
+    out, imported, truth, labels = _drawn_and_graded(tmp_path, capsys)
+    judge = tmp_path / "big_all.qrels"
+    everything: dict[str, dict[str, int]] = {}
+    for (q, d), g in labels["big"].items():
+        everything.setdefault(q, {})[d] = int(g)
+    write_qrels(everything, judge)
+    base = [str(judge), "--sample", str(out), "--scale", "0-2", "--format", "json"]
+    code = estimate.main([str(imported), *base])
+    err = capsys.readouterr().err
+    assert code == 2 and "60 pairs could not have been drawn" in err
+    assert "Pass the human labels from before the draw too" in err
+    both = tmp_path / "all_human.qrels"
+    earlier = {key: g for key, g in truth.items() if int(key[0][1:]) < 10}
+    combined: dict[str, dict[str, int]] = {}
+    for (q, d), g in earlier.items():
+        combined.setdefault(q, {})[d] = int(g)
+    for line in imported.read_text(encoding="utf-8").splitlines():
+        q, _, d, g = line.split()
+        combined.setdefault(q, {})[d] = int(g)
+    write_qrels(combined, both)
+    code = estimate.main([str(both), *base])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0 and (report["items"], report["labelled"]) == (180, 100)
+    mean = report["estimates"][0]["ppi"]
+    assert mean["low"] < np.mean(list(truth.values())) < mean["high"]
+
+
+def test_a_review_file_of_several_datasets_needs_one_named(tmp_path, capsys) -> None:
+    out, imported, _, labels = _drawn_and_graded(tmp_path, capsys)
+    rows = list(csv.DictReader(out.open(encoding="utf-8")))
+    rows[-1]["dataset"] = "other"  # as if drawn from another dataset: not graded here
+    moved = (rows[-1]["query_id"], rows[-1]["result_id"])
+    kept = [
+        line
+        for line in imported.read_text(encoding="utf-8").splitlines()
+        if (line.split()[0], line.split()[2]) != moved
+    ]
+    imported.write_text("\n".join(kept) + "\n", encoding="utf-8")
+    with out.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    judge = tmp_path / "big.qrels"
+    qrels: dict[str, dict[str, int]] = {}
+    for (q, d), g in labels["big"].items():
+        if int(q[1:]) >= 10:
+            qrels.setdefault(q, {})[d] = int(g)
+    write_qrels(qrels, judge)
+    base = [str(imported), str(judge), "--sample", str(out), "--scale", "0-2"]
+    assert estimate.main(base) == 2
+    assert "holds rows of 2 datasets (other, toy); pass --dataset NAME" in capsys.readouterr().err
+    assert estimate.main([*base, "--dataset", "toy", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["labelled"] == 39
 
 
 def test_next_needs_an_out_file(tmp_path, capsys) -> None:

@@ -4,6 +4,7 @@ the text the judge read."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 from pathlib import Path
@@ -215,3 +216,30 @@ def test_the_report_shows_the_cleaned_text(tmp_path: Path) -> None:
     browser = " ".join(value for item in items for _, value in item[4])
     assert browser and "color:red" not in browser and "<b>" not in browser
     assert "A red" in browser or "A blue" in browser or "A green" in browser
+
+
+def test_items_no_person_graded_are_judged_and_left_out_of_kappa(tmp_path: Path) -> None:
+    """With dataset.allow_unlabelled a third of the items carry no human labels: every item
+    is judged, κ is on the labelled ones (the closing line says on how many), the rows of
+    the others have no human labels, and the report builds."""
+    root = tmp_path / "data"
+    names = ["Green shirt", "Green cotton shirt", "Red dress"] * 6
+    tiny_dataset(root, [{"fields": {"name": name}} for name in names])
+    lines = (root / "items.jsonl").read_text(encoding="utf-8").splitlines()
+    rows = [json.loads(line) for line in lines]
+    for number, row in enumerate(rows):
+        if number % 3 == 2:
+            del row["labels"]
+    (root / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    extra = ["model=lexical", *dataset_overrides(root), "dataset.allow_unlabelled=true"]
+    summary = cell(tmp_path, "run", *extra)
+    assert isinstance(summary, RunSummary) and summary.status.status == "complete"
+    assert summary.n_judgments == 18 and summary.metrics.n_scored == 12
+    assert "18 judgments, 0 errors, 0 unparseable, κ=" in cell_line(summary)
+    assert " on 12 scored items, $" in cell_line(summary)
+    written = (tmp_path / "sweep" / "run" / "judgments.jsonl").read_text(encoding="utf-8")
+    judged = [json.loads(line) for line in written.splitlines()]
+    assert sum(not r["human_labels"] for r in judged) == 6
+    page = (build_report(tmp_path / "sweep", tmp_path / "reports") / "index.html").read_text()
+    if importlib.util.find_spec("ppi_py") is not None:  # the card's prediction-powered line
+        assert "items no person graded" in page

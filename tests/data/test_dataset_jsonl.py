@@ -123,3 +123,18 @@ def test_max_images_and_limit(tmp_path: Path) -> None:
     examples = list(load_dataset(cfg))
     assert len(examples) == 1
     assert len(examples[0].images) == 1
+
+
+def test_unlabelled_lines_load_only_when_allowed(tmp_path: Path) -> None:
+    """A line without labels is refused, naming dataset.allow_unlabelled; with it, a line
+    with no ``labels`` or empty ones loads with none, and an annotator with an empty grade
+    is still an error."""
+    rows = [row(), {k: v for k, v in row(result_id="r2").items() if k != "labels"}]
+    with pytest.raises(DatasetError, match=r"set dataset\.allow_unlabelled=true"):
+        list(load_dataset(make_dataset(tmp_path, rows)))
+    rows.append(row(result_id="r3", labels={}))
+    examples = list(load_dataset(make_dataset(tmp_path, rows, allow_unlabelled=True)))
+    assert [e.labels for e in examples] == [{"a": 2, "b": 1}, {}, {}]
+    bad = make_dataset(tmp_path, [row(labels={"a": None})], allow_unlabelled=True)
+    with pytest.raises(DatasetError, match=r"field 'labels\.a' is empty"):
+        list(load_dataset(bad))

@@ -688,3 +688,16 @@ def test_a_loader_name_can_be_registered_once() -> None:
     with pytest.raises(ValueError, match="'jsonl' is already registered"):
         register("jsonl", LOADERS["table"])
     assert LOADERS["jsonl"] is not LOADERS["table"]
+
+
+def test_a_row_without_a_grade_is_refused_unless_unlabelled_items_are_allowed(
+    tmp_path: Path,
+) -> None:
+    """A row with no grade is usually a mistake: refused, naming the setting that admits it;
+    with dataset.allow_unlabelled it is judged with no human labels."""
+    rows = [*GOOD_ROWS, [3, "garden hose", "Hose reel", "", "", ""]]
+    message = error_of(crowdflower(tmp_path, rows))
+    assert "train.csv:4: no grade in column(s) median_relevance" in message
+    assert "dataset.allow_unlabelled=true" in message
+    examples = list(load_dataset(crowdflower(tmp_path, rows, "dataset.allow_unlabelled=true")))
+    assert [e.labels for e in examples] == [{"crowd_median": 0}, {"crowd_median": 3}, {}]

@@ -1,0 +1,132 @@
+"""The labelled items of ``mmjudge estimate --sample``: a draw written by ``mmjudge plan
+--next`` (a review file with each item's inclusion probability), read back against the
+human and the judge's qrels.
+
+The estimate is over every pair the judge grades, so each of them must be either labelled
+with a known chance or outside the draw's reach with none: the drawn items carry their
+inclusion probability, and items people had graded before the draw (the human file grades
+them, the review file does not list them) are labelled for certain (probability 1). The draw
+was made from the pairs no person had graded, and ``plan --next`` writes how many those were
+(``pool_size``); when the judge grades more pairs without a human grade than that pool can
+account for, the human labels from before the draw are missing from the human file, and
+those pairs would silently count as unlabelled items the draw could never have picked. That
+is refused, naming the fix.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mmjudge.agreement.estimates import check_labelled
+from mmjudge.agreement.prediction import ItemLabels
+from mmjudge.cli.review import read_review
+from mmjudge.data.qrels import Qrels
+from mmjudge.errors import MMJudgeError
+
+
+def sampled_items(
+    human: Qrels,
+    judge: Qrels,
+    paths: tuple[Path, Path, Path],
+    dataset: str | None = None,
+) -> tuple[ItemLabels, np.ndarray, np.ndarray]:
+    """Every pair the judge grades (human grade or ``nan``), which of them are labelled, and
+    their inclusion probabilities (1 for pairs the human file grades outside the draw).
+    ``paths`` are the human file, the judge's and the review file, for messages; ``dataset``
+    picks the rows of one dataset from a review file that holds several. A drawn item
+    without a human grade, a row without a usable probability, or a judge's pair that no
+    person graded and the draw could not have picked is an error naming the file and line."""
+    human_path, judge_path, review_path = paths
+    order, h, j = [], [], []
+    for query, docs in judge.items():
+        for doc, grade in docs.items():
+            order.append((query, doc))
+            h.append(float(human.get(query, {}).get(doc, math.nan)))
+            j.append(float(grade))
+    row_of = {key: i for i, key in enumerate(order)}
+    grades = np.asarray(h)
+    chance = np.where(np.isnan(grades), 0.0, 1.0)  # graded before the draw: labelled for certain
+    drawn = np.zeros(len(order), dtype=bool)
+    pools = set()
+    for line, row in _rows_of(review_path, dataset):
+        key = (str(row.get("query_id")), str(row.get("result_id")))
+        where = f"{review_path}:{line}"
+        i = row_of.get(key)
+        if i is None:
+            raise MMJudgeError(f"{where}: {key[0]} {key[1]} is not among {judge_path}'s pairs")
+        if math.isnan(grades[i]):
+            raise MMJudgeError(
+                f"{where}: {key[0]} {key[1]} has no grade in {human_path}; import the "
+                "filled-in review (mmjudge review import) and pass its qrels"
+            )
+        chance[i] = _probability(row, where)
+        drawn[i] = True
+        if row.get("pool_size") not in (None, ""):
+            pools.add(str(row["pool_size"]))
+    _check_pool(pools, int(np.isnan(grades).sum()), int(drawn.sum()), paths)
+    labelled = chance > 0
+    check_labelled(int(drawn.sum()), len(order), f"--sample {review_path}:")
+    items = ItemLabels([q for q, _ in order], [d for _, d in order], grades, np.asarray(j))
+    return items, labelled, chance[labelled]
+
+
+def _rows_of(path: Path, dataset: str | None) -> list[tuple[int, dict[str, Any]]]:
+    """The review file's rows, of ``dataset`` when given; a file holding several datasets
+    needs one named."""
+    rows = read_review(path)
+    names = sorted({str(row.get("dataset") or "") for _, row in rows} - {""})
+    if dataset is not None:
+        if dataset not in names:
+            raise MMJudgeError(
+                f"{path}: no rows of dataset '{dataset}'; it holds {', '.join(names) or 'none'}"
+            )
+        return [(line, row) for line, row in rows if row.get("dataset") == dataset]
+    if len(names) > 1:
+        raise MMJudgeError(
+            f"{path}: holds rows of {len(names)} datasets ({', '.join(names)}); pass "
+            "--dataset NAME for the one the judge's qrels belong to"
+        )
+    return rows
+
+
+def _probability(row: dict[str, Any], where: str) -> float:
+    try:
+        pi = float(row.get("inclusion_probability") or "nan")
+    except (TypeError, ValueError):
+        pi = math.nan
+    if not 0 < pi <= 1:
+        raise MMJudgeError(
+            f"{where}: field 'inclusion_probability' must be a number in (0, 1], got "
+            f"{row.get('inclusion_probability')!r} (write the file with mmjudge plan --next)"
+        )
+    return pi
+
+
+def _check_pool(pools: set[str], ungraded: int, drawn: int, paths: tuple[Path, Path, Path]) -> None:
+    """The judge's pairs no person graded (``ungraded``) plus the ``drawn`` ones must fit
+    in the pool the draw was made from (``pool_size``, when the file has it)."""
+    human_path, judge_path, review_path = paths
+    if not pools:
+        return
+    if len(pools) > 1:
+        raise MMJudgeError(
+            f"{review_path}: column 'pool_size' differs between rows ({', '.join(sorted(pools))});"
+            " a draw has one pool per dataset (pass --dataset NAME)"
+        )
+    try:
+        pool = int(pools.pop())
+    except ValueError:
+        raise MMJudgeError(f"{review_path}: column 'pool_size' must be a whole number") from None
+    outside = ungraded + drawn - pool
+    if outside > 0:
+        raise MMJudgeError(
+            f"{judge_path} grades {ungraded + drawn} pairs that {human_path} has no grade for "
+            f"or that were drawn, but the draw in {review_path} was made from {pool} pairs no "
+            f"person had graded: {outside} pairs could not have been drawn. Pass the human "
+            "labels from before the draw too (e.g. cat <dataset>.human.qrels from mmjudge "
+            "export and the imported review's qrels into one file)"
+        )
