@@ -27,10 +27,12 @@ from typing import NamedTuple
 
 from mmjudge.config import DatasetConfig
 from mmjudge.data.grades import GradeReader
+from mmjudge.data.leniency import Leniency
 from mmjudge.data.schema import Example, dataset_root
 from mmjudge.data.validation import (
     CsvTable,
     DuplicateCheck,
+    checked_text,
     dataset_file,
     is_file,
     require_file,
@@ -175,16 +177,20 @@ def _read_articles(
     table = CsvTable(path, encoding)
     table.require(["article_id", *text_fields], "article_id and the text fields shown")
     found: dict[str, _Article] = {}
-    for line, row in table.rows():
-        article = article_id(row["article_id"], path, line)
-        if article not in wanted:
-            continue
-        if article in found:
-            raise DatasetError(
-                f"{where(path, line)}: article_id '{article}' appears again (first on line "
-                f"{found[article].line}); keep one row per article"
+    with Leniency(path) as lenient:
+        for line, row in table.rows():
+            article = article_id(row["article_id"], path, line)
+            if article not in wanted:
+                continue
+            if article in found:
+                raise DatasetError(
+                    f"{where(path, line)}: article_id '{article}' appears again (first on line "
+                    f"{found[article].line}); keep one row per article"
+                )
+            fields = tuple(
+                (name, checked_text(row[name], name, path, line, lenient)) for name in text_fields
             )
-        found[article] = _Article(line, tuple((name, row[name]) for name in text_fields))
-        if len(found) == len(wanted):
-            break
+            found[article] = _Article(line, fields)
+            if len(found) == len(wanted):
+                break
     return found

@@ -24,10 +24,12 @@ from typing import NamedTuple
 
 from mmjudge.config import DatasetConfig
 from mmjudge.data.grades import GradeReader
+from mmjudge.data.leniency import Leniency
 from mmjudge.data.schema import Example, dataset_root
 from mmjudge.data.validation import (
     DuplicateCheck,
     cell_text,
+    checked_text,
     dataset_file,
     json_line,
     require_file,
@@ -154,23 +156,27 @@ def _read_documents(
     path: Path, encoding: str, id_key: str, text_fields: list[str], wanted: set[str]
 ) -> dict[str, tuple[tuple[str, str], ...]]:
     found: dict[str, tuple[tuple[str, str], ...]] = {}
-    for line, raw in enumerate(text_lines(path, encoding), start=1):
-        if not raw.strip():
-            continue
-        row = json_line(raw, path, line)
-        if not isinstance(row, dict):
-            raise DatasetError(
-                f"{where(path, line)}: expected a JSON object, got {type(row).__name__}"
+    with Leniency(path) as lenient:
+        for line, raw in enumerate(text_lines(path, encoding), start=1):
+            if not raw.strip():
+                continue
+            row = json_line(raw, path, line)
+            if not isinstance(row, dict):
+                raise DatasetError(
+                    f"{where(path, line)}: expected a JSON object, got {type(row).__name__}"
+                )
+            doc_id = cell_text(row, id_key, path, line).strip()
+            if not doc_id:
+                raise DatasetError(
+                    f"{where(path, line)}: field '{id_key}' is missing or empty; every document "
+                    "needs an id (its key is set by dataset.columns.doc_id)"
+                )
+            if doc_id not in wanted or doc_id in found:
+                continue
+            found[doc_id] = tuple(
+                (name, checked_text(cell_text(row, name, path, line), name, path, line, lenient))
+                for name in text_fields
             )
-        doc_id = cell_text(row, id_key, path, line).strip()
-        if not doc_id:
-            raise DatasetError(
-                f"{where(path, line)}: field '{id_key}' is missing or empty; every document "
-                "needs an id (its key is set by dataset.columns.doc_id)"
-            )
-        if doc_id not in wanted or doc_id in found:
-            continue
-        found[doc_id] = tuple((name, cell_text(row, name, path, line)) for name in text_fields)
-        if len(found) == len(wanted):
-            break
+            if len(found) == len(wanted):
+                break
     return found

@@ -130,6 +130,17 @@ def test_hm_joins_labels_with_the_synthetic_catalogue(tmp_path: Path) -> None:
     assert dict(tee.fields)["prod_name"] == "Stripe tee"
 
 
+def test_hm_text_with_a_nul_byte_names_the_line_and_field(tmp_path: Path) -> None:
+    root = hm_layout(tmp_path)
+    articles = root / "articles.csv"
+    articles.write_text(
+        articles.read_text(encoding="utf-8").replace("Stripe tee", "Stripe\x00tee"), "utf-8"
+    )
+    labels = hm_labels(tmp_path / "labels.csv", [["q1", "tee", "0123456701", 2, 1]])
+    cfg = dataset(root, loader="hm", items="articles.csv", labels_file=str(labels))
+    assert "articles.csv:2: field 'prod_name' contains a NUL byte" in error_of(cfg)
+
+
 def test_hm_on_the_real_sample(tmp_path: Path) -> None:
     root = shared_data("hm_sample")
     with (root / "articles.csv").open(encoding="utf-8", newline="") as handle:
@@ -394,6 +405,11 @@ def test_trec_doc_id_key_is_configurable(tmp_path: Path) -> None:
         ("qrels", "\n", "has no qrels lines"),
         ("queries", "q1 what do cats eat\n", "queries.tsv:1: expected 'query_id<TAB>query text'"),
         ("docs", '{"doc_id": "d1", "text": "x"}\n{oops\n', "docs.jsonl:2: not valid JSON"),
+        (
+            "docs",
+            '{"doc_id": "d1", "text": "a\\u0000b"}\n',
+            "docs.jsonl:1: field 'text' contains a NUL",
+        ),
     ],
 )
 def test_trec_bad_input(tmp_path: Path, file: str, text: str, expected: str) -> None:
