@@ -241,15 +241,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             n_boot=args.n_boot,
             seed=args.seed,
         )
-        if not plans:
-            raise MMJudgeError(f"{args.sweep_dir}: no completed run with a defined κ below it")
+        if not plans and args.next is None:
+            raise MMJudgeError(
+                f"{args.sweep_dir}: no completed run with a defined κ below it; with no human "
+                "labels yet, --next N --out FILE draws the first items for people to grade"
+            )
         written = None if args.next is None else write_next(runs, args.next, args.seed, args.out)
     except MMJudgeError as error:
         return fail(PROG, error)
     if args.format == "json":
         sys.stdout.write(json.dumps({"datasets": plans}, indent=2) + "\n")
-    else:
+    elif plans:
         sys.stdout.write(format_table(plans))
+    else:
+        print(f"{args.sweep_dir}: no judge has a defined κ yet (too few human labels)")
     if written:
         print(written, file=sys.stderr)
     return 0

@@ -254,6 +254,24 @@ def test_a_review_file_of_several_datasets_needs_one_named(tmp_path, capsys) -> 
     assert json.loads(capsys.readouterr().out)["labelled"] == 39
 
 
+def test_with_no_human_labels_yet_next_draws_the_first_items(tmp_path, capsys) -> None:
+    """No item has a human grade, so no κ: plan alone says how to start, and --next draws
+    the first items for people to grade from all of them."""
+    rng = np.random.default_rng(2)
+    keys = [(f"q{q:02d}", f"d{d}") for q in range(5) for d in range(6)]
+    labels = {key: int(rng.integers(0, 3)) for key in keys}
+    sweep = tmp_path / "sweep"
+    make_run(sweep, "big", labels, {key: {} for key in keys}, model="big", cost=0.01)
+    code, _, err = run_cli(capsys, sweep)
+    assert code == 2 and "with no human labels yet, --next N --out FILE draws" in err
+    out = tmp_path / "first.csv"
+    code, text, err = run_cli(capsys, sweep, "--next", 10, "--out", out)
+    assert code == 0 and "no judge has a defined κ yet" in text
+    assert f"{out}: toy: 10 of 30 unlabelled items" in err
+    rows = list(csv.DictReader(out.open(encoding="utf-8")))
+    assert len(rows) == 10 and {r["pool_size"] for r in rows} == {"30"}
+
+
 def test_next_needs_an_out_file(tmp_path, capsys) -> None:
     sweep, _, _ = sweep_with_unlabelled(tmp_path)
     code, _, err = run_cli(capsys, sweep, "--next", 5)
