@@ -133,7 +133,8 @@ class DatasetConfig:
     """Images shown per result."""
     allow_unlabelled: bool = False
     """Judge items no person graded (a jsonl line without ``labels``, a table row with no
-    grade): they are left out of κ and every agreement figure, and the prediction-powered
+    grade; for ``trec``, the documents the runs rank in a judged query's top ten that the
+    qrels lack): they are left out of κ and every agreement figure, and the prediction-powered
     mean grade and ``mmjudge plan --next`` use them. Off, such an item is an error, as it is
     usually a mistake in the file."""
     limit: int | None = None

@@ -5,6 +5,12 @@
     dataset.items          documents, JSONL: {"doc_id": ..., "text": ..., "title": ...}
     dataset.runs           optional run files, for system-ranking agreement (see run_paths)
 
+With ``dataset.allow_unlabelled`` and run files, every document a run ranks in a judged
+query's top ten (:data:`POOL_DEPTH`, the depth of the measures) that the qrels do not grade is
+judged too, with no human label: the pool whose grades the prediction-powered estimates and
+``mmjudge plan --next`` work with. Such documents missing from the collection file are left
+out, counted in one warning (collections are often shipped with their judged documents only).
+
 All paths are relative to the dataset root, or absolute. The qrels are the human labels; their
 annotator is ``dataset.annotators[0]``, or ``assessor``. The result's text fields are
 ``dataset.text_fields`` (default ``title``, ``text``); a field a document lacks reads as empty.
@@ -18,13 +24,15 @@ stops once everything it looks for has been found. Examples come out in qrels or
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import logging
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import NamedTuple
 
 from mmjudge.config import DatasetConfig
 from mmjudge.data.grades import GradeReader
 from mmjudge.data.leniency import Leniency
+from mmjudge.data.qrels import Run, read_run
 from mmjudge.data.schema import Example, dataset_root
 from mmjudge.data.validation import (
     DuplicateCheck,
@@ -38,6 +46,11 @@ from mmjudge.data.validation import (
     where,
 )
 from mmjudge.errors import ConfigError, DatasetError
+
+log = logging.getLogger(__name__)
+
+#: How deep into each run the unjudged documents are taken (``dataset.allow_unlabelled``).
+POOL_DEPTH = 10
 
 DEFAULT_TEXT_FIELDS = ("title", "text")
 DEFAULT_ANNOTATOR = "assessor"
@@ -93,7 +106,7 @@ def load(cfg: DatasetConfig) -> Iterator[Example]:
         )
     id_key = str(cfg.columns.get("doc_id", "doc_id"))
     root = dataset_root(cfg)
-    run_paths(cfg)
+    runs = run_paths(cfg)
     if not cfg.labels_file:
         raise DatasetError(
             f"dataset '{cfg.name}': the trec loader needs dataset.labels_file, a qrels file "
@@ -126,15 +139,30 @@ def load(cfg: DatasetConfig) -> Iterator[Example]:
                 f"{queries_path}; every judged query needs its text there"
             )
     text_fields = list(cfg.text_fields) or list(DEFAULT_TEXT_FIELDS)
-    docs = _read_documents(
-        docs_path, cfg.encoding, id_key, text_fields, {j.doc_id for j in judgments}
+    judged = {(j.query_id, j.doc_id) for j in judgments}
+    pool = (
+        unjudged_pool([read_run(path) for path in runs], list(queries), judged)
+        if cfg.allow_unlabelled
+        else []
     )
+    wanted = {j.doc_id for j in judgments} | {doc for _, doc in pool}
+    docs = _read_documents(docs_path, cfg.encoding, id_key, text_fields, wanted)
     for judgment in judgments:
         if judgment.doc_id not in docs:
             raise DatasetError(
                 f"{where(qrels_path, judgment.line)}: doc_id '{judgment.doc_id}' is not in "
                 f"{docs_path}; add the document or drop its qrels line"
             )
+    missing = sum(doc not in docs for _, doc in pool)
+    if missing:
+        log.warning(
+            "%s: %d of the %d unjudged documents the runs rank in a top %d are not in the "
+            "collection file; they are left out",
+            docs_path,
+            missing,
+            len(pool),
+            POOL_DEPTH,
+        )
 
     for judgment in judgments:
         yield Example(
@@ -144,6 +172,34 @@ def load(cfg: DatasetConfig) -> Iterator[Example]:
             fields=tuple(docs[judgment.doc_id]),
             labels={annotator: judgment.grade},
         )
+    for query_id, doc_id in pool:
+        if doc_id in docs:
+            yield Example(
+                query_id=query_id,
+                query=queries[query_id],
+                result_id=doc_id,
+                fields=tuple(docs[doc_id]),
+                labels={},
+            )
+
+
+def unjudged_pool(
+    runs: list[Run], queries: list[str], judged: set[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """The ``(query, doc)`` pairs some run ranks in the top :data:`POOL_DEPTH` of one of
+    ``queries`` that ``judged`` lacks, once each: by query, then run, then rank (score
+    descending, ties by doc id descending, as ``trec_eval`` orders them)."""
+    found: dict[tuple[str, str], None] = {}
+    for query in queries:
+        for run in runs:
+            for doc in _top(run.get(query, {}), POOL_DEPTH):
+                if (query, doc) not in judged:
+                    found.setdefault((query, doc))
+    return list(found)
+
+
+def _top(scores: Mapping[str, float], depth: int) -> list[str]:
+    return sorted(scores, key=lambda doc: (scores[doc], doc), reverse=True)[:depth]
 
 
 def _read_queries(path: Path, encoding: str, wanted: set[str]) -> dict[str, str]:

@@ -6,6 +6,7 @@ import csv
 import inspect
 import itertools
 import json
+import logging
 import math
 import warnings
 from pathlib import Path
@@ -378,6 +379,28 @@ def test_trec_loads_the_tiny_collection_in_qrels_order() -> None:
     assert examples[2].fields[0] == ("title", "")  # no title: empty, kept
     assert examples[0].images == ()
     assert run_paths(trec_config(runs=["run_tiny.txt"])) == [TREC_TINY / "run_tiny.txt"]
+
+
+def test_trec_judges_the_runs_unjudged_top_ten_when_unlabelled_items_are_allowed(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """With dataset.allow_unlabelled, the documents a run ranks in a judged query's top ten
+    that the qrels lack follow the judged items, once each and with no human label; one not
+    in the collection is left out with a warning; off, the runs add nothing."""
+    run_a = "q1 Q0 d1 1 12.5 a\nq1 Q0 d4 2 11.0 a\nq1 Q0 d9 3 10.0 a\nq7 Q0 d2 1 5.0 a\n"
+    run_b = "q2 Q0 d4 1 3.0 b\nq2 Q0 d3 2 2.0 b\nq1 Q0 d4 1 9.0 b\n"
+    root = copy_trec(tmp_path, run_tiny=run_a)
+    (root / "run_b.txt").write_text(run_b, encoding="utf-8")
+    runs = ["run_tiny.txt", "run_b.txt"]
+    assert len(list(load_dataset(trec_config(path=root, runs=runs)))) == 4
+    with caplog.at_level(logging.WARNING):
+        examples = list(load_dataset(trec_config(path=root, runs=runs, allow_unlabelled=True)))
+    assert [(e.query_id, e.result_id, e.labels) for e in examples[4:]] == [
+        ("q1", "d4", {}),
+        ("q2", "d4", {}),
+    ]
+    assert examples[4].fields == (("title", "Unjudged"), ("text", "Nobody judged this document."))
+    assert "1 of the 3 unjudged documents the runs rank in a top 10" in caplog.text
 
 
 def test_trec_annotator_name_and_text_fields() -> None:
