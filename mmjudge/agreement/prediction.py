@@ -378,8 +378,12 @@ def _pooled(
     """Every column over all items at once: ppi_py's PPI++ (weight tuned per column) and its
     classical interval (``lam=0``)."""
     y, yhat, yhat_rest = values
-    point = ppi_py.ppi_mean_pointestimate(y, yhat, yhat_rest, lam_optim_mode="element", w=w)
-    low, high = ppi_py.ppi_mean_ci(y, yhat, yhat_rest, alpha=alpha, lam_optim_mode="element", w=w)
+    # a column whose judge values do not vary has no weight to tune: NaN, shown as undefined
+    with np.errstate(divide="ignore", invalid="ignore"):
+        point = ppi_py.ppi_mean_pointestimate(y, yhat, yhat_rest, lam_optim_mode="element", w=w)
+        low, high = ppi_py.ppi_mean_ci(
+            y, yhat, yhat_rest, alpha=alpha, lam_optim_mode="element", w=w
+        )
     c_low, c_high = ppi_py.ppi_mean_ci(y, yhat, yhat_rest, alpha=alpha, lam=0, w=w)
     scaled = np.ones(y.shape[0]) if w is None else w / w.sum() * w.size
     return _Ways(

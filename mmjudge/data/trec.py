@@ -97,14 +97,21 @@ def qrels_judgments(path: Path, encoding: str, grades: GradeReader) -> Iterator[
         yield Judgment(line, query_id, doc_id, grade)
 
 
-def load(cfg: DatasetConfig) -> Iterator[Example]:
+class _Files(NamedTuple):
+    qrels: Path
+    queries: Path
+    docs: Path
+    runs: list[Path]
+
+
+def _files(cfg: DatasetConfig) -> _Files:
+    """The collection's files from the settings, each checked to be there."""
     unknown = [key for key in cfg.columns if key not in OPTIONS]
     if unknown:
         raise ConfigError(
             f"dataset.columns has unknown key(s) {', '.join(map(str, unknown))} for the trec "
             f"loader; valid keys: {', '.join(OPTIONS)}"
         )
-    id_key = str(cfg.columns.get("doc_id", "doc_id"))
     root = dataset_root(cfg)
     runs = run_paths(cfg)
     if not cfg.labels_file:
@@ -117,15 +124,20 @@ def load(cfg: DatasetConfig) -> Iterator[Example]:
             f"dataset '{cfg.name}': the trec loader needs dataset.queries_file, a file with "
             "lines 'query_id<TAB>query text'"
         )
-    qrels_path = require_file(
-        dataset_file(root, cfg.labels_file), "the qrels file", "dataset.labels_file"
+    return _Files(
+        require_file(dataset_file(root, cfg.labels_file), "the qrels file", "dataset.labels_file"),
+        require_file(
+            dataset_file(root, cfg.queries_file), "the queries file", "dataset.queries_file"
+        ),
+        require_file(dataset_file(root, cfg.items), "the documents file (JSONL)", "dataset.items"),
+        runs,
     )
-    queries_path = require_file(
-        dataset_file(root, cfg.queries_file), "the queries file", "dataset.queries_file"
-    )
-    docs_path = require_file(
-        dataset_file(root, cfg.items), "the documents file (JSONL)", "dataset.items"
-    )
+
+
+def load(cfg: DatasetConfig) -> Iterator[Example]:
+    id_key = str(cfg.columns.get("doc_id", "doc_id"))
+    files = _files(cfg)
+    qrels_path, queries_path, docs_path = files.qrels, files.queries, files.docs
     annotator = cfg.annotators[0] if cfg.annotators else DEFAULT_ANNOTATOR
     judgments = list(qrels_judgments(qrels_path, cfg.encoding, GradeReader.from_config(cfg)))
     if not judgments:
@@ -141,7 +153,7 @@ def load(cfg: DatasetConfig) -> Iterator[Example]:
     text_fields = list(cfg.text_fields) or list(DEFAULT_TEXT_FIELDS)
     judged = {(j.query_id, j.doc_id) for j in judgments}
     pool = (
-        unjudged_pool([read_run(path) for path in runs], list(queries), judged)
+        unjudged_pool([read_run(path) for path in files.runs], list(queries), judged)
         if cfg.allow_unlabelled
         else []
     )
@@ -153,16 +165,7 @@ def load(cfg: DatasetConfig) -> Iterator[Example]:
                 f"{where(qrels_path, judgment.line)}: doc_id '{judgment.doc_id}' is not in "
                 f"{docs_path}; add the document or drop its qrels line"
             )
-    missing = sum(doc not in docs for _, doc in pool)
-    if missing:
-        log.warning(
-            "%s: %d of the %d unjudged documents the runs rank in a top %d are not in the "
-            "collection file; they are left out",
-            docs_path,
-            missing,
-            len(pool),
-            POOL_DEPTH,
-        )
+    _warn_missing(docs_path, pool, docs)
 
     for judgment in judgments:
         yield Example(
@@ -181,6 +184,20 @@ def load(cfg: DatasetConfig) -> Iterator[Example]:
                 fields=tuple(docs[doc_id]),
                 labels={},
             )
+
+
+def _warn_missing(path: Path, pool: list[tuple[str, str]], docs: Mapping[str, object]) -> None:
+    """One warning for the pool documents the collection file lacks (they are left out)."""
+    missing = sum(doc not in docs for _, doc in pool)
+    if missing:
+        log.warning(
+            "%s: %d of the %d unjudged documents the runs rank in a top %d are not in the "
+            "collection file; they are left out",
+            path,
+            missing,
+            len(pool),
+            POOL_DEPTH,
+        )
 
 
 def unjudged_pool(

@@ -20,12 +20,13 @@ import numpy as np
 from markupsafe import Markup
 
 from mmjudge.agreement import scoring
-from mmjudge.agreement.estimates import estimates_for
+from mmjudge.agreement.estimates import COVERED_FROM, estimates_for
 from mmjudge.agreement.planning import budget_split, extra_labels, plan_separation
-from mmjudge.agreement.prediction import ItemLabels
+from mmjudge.agreement.prediction import DEPTH, Estimate, ItemLabels, pick
 from mmjudge.errors import MMJudgeError
 from mmjudge.report.analysis import Analysis, Cell, DatasetStats
 from mmjudge.report.findings.prose import join, num
+from mmjudge.report.leaderboard import system_runs
 
 
 class LabelLines(NamedTuple):
@@ -36,7 +37,9 @@ class LabelLines(NamedTuple):
     split: Markup | None
     """The split of those dollars between human and judge labels."""
     mean_grade: Markup | None
-    """The mean grade, human-only beside prediction-powered."""
+    """The mean grade and the share relevant, human-only beside prediction-powered."""
+    systems: Markup | None = None
+    """With run files: each system's nDCG@10, human-only beside prediction-powered."""
 
 
 def dollars(value: float) -> str:
@@ -59,7 +62,8 @@ def label_lines(
     split = None
     if spend is not None and human_cost_per_label is not None:
         split = _split(stats, stats.ranked[0], spend, human_cost_per_label)
-    return LabelLines(more, split, _mean_grade(analysis, stats))
+    mean_grade, systems = _predicted(analysis, stats)
+    return LabelLines(more, split, mean_grade, systems)
 
 
 def _more_labels(
@@ -94,15 +98,15 @@ def _more_labels(
 
 
 def _paired(stats: DatasetStats, cell: Cell) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The consensus, the judge's grade and the query number of each item the judge graded
+    """The consensus, the judge's grade and the item number of each item the judge graded
     (``nan`` consensus where no person graded it; unparseable answers left out)."""
     if cell.labels is None:
         return np.empty(0), np.empty(0), np.empty(0, dtype=np.intp)
     judge = np.asarray(cell.labels.label, dtype=float)
-    human = np.asarray(stats.items.consensus, dtype=float)[cell.labels.items]
-    queries = np.asarray(stats.items.item_query)[cell.labels.items]
+    codes = np.asarray(cell.labels.items)
+    human = np.asarray(stats.items.consensus, dtype=float)[codes]
     keep = ~np.isnan(judge)
-    return human[keep], judge[keep], queries[keep]
+    return human[keep], judge[keep], codes[keep]
 
 
 def _split(stats: DatasetStats, best: Cell, spend: float, price: float) -> Markup | None:
@@ -134,30 +138,68 @@ def _split(stats: DatasetStats, best: Cell, spend: float, price: float) -> Marku
     )
 
 
-def _mean_grade(analysis: Analysis, stats: DatasetStats) -> Markup | None:
-    """The mean grade from the human labels alone and prediction-powered with the best
-    judge's labels on the items no person graded (only when there are such items)."""
+def _predicted(analysis: Analysis, stats: DatasetStats) -> tuple[Markup | None, Markup | None]:
+    """The mean grade and the share of relevant results from the human labels alone and
+    prediction-powered with the best judge's labels on the items no person graded (only when
+    there are such items); with the dataset's run files, each system's nDCG@10 the same two
+    ways."""
     best = stats.ranked[0]
-    human, judge, queries = _paired(stats, best)
+    human, judge, codes = _paired(stats, best)
     grades = sorted(stats.grades)
     on_scale = np.isin(judge, grades)
-    human, judge, queries = human[on_scale], judge[on_scale], queries[on_scale]
+    human, judge, codes = human[on_scale], judge[on_scale], codes[on_scale]
     labelled = ~np.isnan(human)
     if labelled.sum() < 2 or (~labelled).sum() < 2:
-        return None
-    n = judge.size
-    items = ItemLabels([str(q) for q in queries], [str(i) for i in range(n)], human, judge)
+        return None, None
+    pairs = [stats.items.keys[code].split("\t", 1) for code in codes]
+    items = ItemLabels([q for q, _ in pairs], [d for _, d in pairs], human, judge)
     threshold = scoring.relevance_threshold(np.asarray(grades, dtype=float), stats.relevant_from)
+    runs = system_runs(best.summary.config_part("dataset"))
     try:
-        found = estimates_for(items, None, grades, threshold, labelled).estimates[0]
+        found = estimates_for(items, runs, grades, threshold, labelled).estimates
     except MMJudgeError:  # the estimate extra is not installed: say nothing about it
-        return None
-    ppi, alone = found.ppi, found.human_only
-    how = f", within each of {found.strata} queries" if found.strata > 1 else ""
-    return join(
-        f"{num(ppi[0])} [{num(ppi[1])}, {num(ppi[2])}] with {analysis.judge_name(best.judge)}'s "
-        f"labels on the {int((~labelled).sum()):,} items no person graded "
-        f"(prediction-powered{how}), "
-        f"against {num(alone[0])} [{num(alone[1])}, {num(alone[2])}] from the "
-        f"{int(labelled.sum()):,} human labels alone; worth {found.effective_n:,.0f} human labels."
+        return None, None
+    mean, share = found[0], found[1]
+    how = f", within each of {mean.strata} queries" if mean.strata > 1 else ""
+    alone = f"from the {int(labelled.sum()):,} human labels alone"
+    line = join(
+        f"{_interval(mean.ppi)} with {analysis.judge_name(best.judge)}'s labels on the "
+        f"{int((~labelled).sum()):,} items no person graded (prediction-powered{how}), "
+        f"against {_interval(mean.human_only)} {alone}; worth {mean.effective_n:,.0f} human "
+        f"labels. Share of relevant results: {_interval(share.ppi)} against "
+        f"{_interval(share.human_only)}."
     )
+    return line, _systems_line(found, int(labelled.sum())) if runs else None
+
+
+def _interval(triple: tuple[float, float, float]) -> str:
+    return f"{num(triple[0])} [{num(triple[1])}, {num(triple[2])}]"
+
+
+#: The most systems the card names; the rest are counted.
+CARD_SYSTEMS = 8
+
+
+def _systems_line(found: list[Estimate], n_labelled: int) -> Markup:
+    """Each system's nDCG@10, prediction-powered and from the human labels alone, best first
+    (the first :data:`CARD_SYSTEMS`), with the caution ``mmjudge estimate`` gives below the
+    labelled count its intervals were measured to cover from."""
+    measure = f"nDCG@{DEPTH}"
+    by_system = pick(found, measure)
+    order = sorted(by_system, key=lambda name: -by_system[name].ppi[0])
+    shown = [
+        f"{name} {_interval(by_system[name].ppi)} "
+        f"(human labels alone {_interval(by_system[name].human_only)})"
+        for name in order[:CARD_SYSTEMS]
+    ]
+    more = len(order) - CARD_SYSTEMS
+    text = f"{measure}, prediction-powered: " + "; ".join(shown)
+    if more > 0:
+        text += f"; and {more} more"
+    text += "."
+    if n_labelled < COVERED_FROM[measure]:
+        text += (
+            f" With {n_labelled:,} human labels, fewer than the {COVERED_FROM[measure]:,} its "
+            "intervals were measured to hold the truth from, read them as a guide."
+        )
+    return join(text)

@@ -58,7 +58,10 @@ class Card:
     split: Markup | None = None
     """With a human price: the split of those labels' cost between human and judge labels."""
     mean_grade: Markup | None = None
-    """The mean grade prediction-powered beside human-only (items no person graded)."""
+    """The mean grade and share relevant prediction-powered beside human-only (items no
+    person graded)."""
+    systems: Markup | None = None
+    """With run files: each system's nDCG@10 prediction-powered beside human-only."""
 
 
 def _judge(analysis: Analysis, cell: Cell) -> Markup:
@@ -215,6 +218,7 @@ def cards(
                 labels=labels.more,
                 split=labels.split,
                 mean_grade=labels.mean_grade,
+                systems=labels.systems,
             )
         )
     return out

@@ -234,3 +234,60 @@ def test_mmjudge_report_refuses_a_label_budget_of_nothing(tmp_path: Path, capsys
     assert report.main([str(tmp_path), "--label-budget", "0"]) == 2
     err = capsys.readouterr().err
     assert "--label-budget 0.0: give a budget above 0 in USD" in err and err.count("\n") == 1
+
+
+def test_the_card_estimates_each_systems_ndcg_with_the_judged_pool(tmp_path: Path) -> None:
+    """A TREC collection with two runs whose top tens hold three documents the qrels lack
+    (dataset.allow_unlabelled judges them): the card's Systems line gives each run's nDCG@10
+    prediction-powered and from the human labels alone, with the numbers estimates_for gives
+    on the same items and runs, and says to read them as a guide with so few labels."""
+    pytest.importorskip("ppi_py", reason="needs the estimate extra")
+    from mmjudge.agreement.prediction import pick
+    from mmjudge.data.qrels import read_qrels, read_run
+    from mmjudge.report.findings.prose import num
+    from mmjudge.running.cell import run_cell
+    from tests.helpers import REPO_ROOT, compose_config
+
+    root = tmp_path / "trec"
+    root.mkdir()
+    for source in (REPO_ROOT / "tests" / "fixtures" / "trec_tiny").iterdir():
+        (root / source.name).write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
+    (root / "run_a.txt").write_text(
+        "q1 Q0 d1 1 3.0 a\nq1 Q0 d4 2 2.0 a\nq1 Q0 d3 3 1.0 a\nq2 Q0 d3 1 2.0 a\n", "utf-8"
+    )
+    (root / "run_b.txt").write_text(
+        "q1 Q0 d2 1 2.0 b\nq2 Q0 d4 1 2.0 b\nq2 Q0 d1 2 1.0 b\n", "utf-8"
+    )
+    overrides = [
+        "model=lexical",
+        "dataset=trec_example",
+        f"dataset.path={root}",
+        "dataset.allow_unlabelled=true",
+        "dataset.runs=[run_a.txt,run_b.txt]",
+        f"paths.response_cache={tmp_path / 'cache.sqlite'}",
+        "runner.progress=false",
+    ]
+    summary = run_cell(compose_config(overrides), tmp_path / "sweep" / "run")
+    assert summary.n_judgments == 7 and summary.metrics.n_scored == 4
+    analysis = analyse(cell_table(tmp_path / "sweep"), n_boot=N_BOOT)
+    (card,) = cards.cards(analysis)
+    (stats,) = analysis.datasets
+    best = stats.ranked[0]
+    keys = [stats.items.keys[code].split("\t") for code in best.labels.items]
+    human = stats.items.consensus[best.labels.items]
+    items = ItemLabels(
+        [q for q, _ in keys],
+        [d for _, d in keys],
+        human,
+        np.asarray(best.labels.label, dtype=float),
+    )
+    runs = {name: read_run(root / f"{name}.txt") for name in ("run_a", "run_b")}
+    found = estimates_for(items, runs, [0, 1, 2, 3], 2, ~np.isnan(human)).estimates
+    text = _text(card.systems)
+    assert text.startswith("nDCG@10, prediction-powered: ")
+    for name, e in pick(found, "nDCG@10").items():
+        assert f"{name} {num(e.ppi[0])} [{num(e.ppi[1])}, {num(e.ppi[2])}]" in text
+        assert f"(human labels alone {num(e.human_only[0])} [{num(e.human_only[1])}" in text
+    assert "With 4 human labels, fewer than the 500" in text
+    assert read_qrels(root / "qrels.txt")["q1"] == {"d1": 3, "d2": 0}
+    assert "Share of relevant results:" in _text(card.mean_grade)
