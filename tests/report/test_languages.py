@@ -6,9 +6,6 @@ direct computation from the rows."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +15,7 @@ from mmjudge.data.loading import load_dataset
 from mmjudge.report.build import build_report
 from mmjudge.runs.summary import read_summary
 from tests.fixtures.loopback_server import LoopbackServer
+from tests.helpers import run_sweep
 from tests.prompts.test_prompt_language import DEMO, cell
 
 pytestmark = pytest.mark.slow  # whole cells and reports
@@ -109,26 +107,13 @@ def test_characters_are_counted_in_the_text_the_judge_read(
 
 
 def test_the_demo_sweeps_offline_in_both_instruction_languages(tmp_path: Path) -> None:
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mmjudge.sweep",
-            "-m",
-            "dataset=demo_multilingual",
-            "model=lexical",
-            "prompt.language=en,data",
-            f"paths.results={tmp_path / 'results'}",
-            f"paths.reports={tmp_path / 'reports'}",
-            f"paths.response_cache={tmp_path / 'cache.sqlite'}",
-            "runner.progress=false",
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "HYDRA_FULL_ERROR": ""},
-        check=False,
+    result = run_sweep(
+        tmp_path,
+        "-m",
+        "dataset=demo_multilingual",
+        "model=lexical",
+        "prompt.language=en,data",
+        "runner.progress=false",
     )
     assert result.returncode == 0, result.stderr
     (report,) = (tmp_path / "reports").iterdir()
