@@ -37,6 +37,7 @@ import numpy.typing as npt
 from mmjudge.agreement import strata
 from mmjudge.agreement.expansion import Pilot, discounts, ideal_linear, pilot
 from mmjudge.agreement.labels import FloatArray
+from mmjudge.data.qrels import top_documents
 from mmjudge.errors import MMJudgeError
 
 LEVEL = 0.95
@@ -113,12 +114,6 @@ class Design(NamedTuple):
     depth: int
 
 
-def _ranked(run: Mapping[str, float], depth: int) -> list[str]:
-    """The run's top ``depth`` documents of one query: score descending, ties broken by
-    document id descending (as trec_eval does)."""
-    return sorted(run, key=lambda doc: (run[doc], doc), reverse=True)[:depth]
-
-
 def prepare(
     items: ItemLabels,
     systems: Mapping[str, Mapping[str, Mapping[str, float]]] | None,
@@ -142,7 +137,7 @@ def prepare(
         ranked = [q for q in order if q in run]
         for query in ranked:
             in_run[number[query], s] = True
-            for place, doc in enumerate(_ranked(run[query], depth)):
+            for place, doc in enumerate(top_documents(run[query], depth)):
                 i = row.get((query, doc))
                 if i is not None:
                     dcg[i, s] = disc[place]

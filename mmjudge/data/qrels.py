@@ -131,6 +131,12 @@ def read_run(path: str | os.PathLike[str]) -> Run:
     return run
 
 
+def top_documents(scores: Mapping[str, float], depth: int) -> list[str]:
+    """One query's top ``depth`` documents of a run: score descending, ties broken by
+    document id descending, as ``trec_eval`` orders them."""
+    return sorted(scores, key=lambda doc: (scores[doc], doc), reverse=True)[:depth]
+
+
 def n_judgments(qrels: Mapping[str, Mapping[str, int]]) -> int:
     """Number of (query, doc) pairs in ``qrels``."""
     return sum(len(docs) for docs in qrels.values())

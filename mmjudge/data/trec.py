@@ -32,7 +32,7 @@ from typing import NamedTuple
 from mmjudge.config import DatasetConfig
 from mmjudge.data.grades import GradeReader
 from mmjudge.data.leniency import Leniency
-from mmjudge.data.qrels import Run, read_run
+from mmjudge.data.qrels import Run, read_run, top_documents
 from mmjudge.data.schema import Example, dataset_root
 from mmjudge.data.validation import (
     DuplicateCheck,
@@ -209,14 +209,10 @@ def unjudged_pool(
     found: dict[tuple[str, str], None] = {}
     for query in queries:
         for run in runs:
-            for doc in _top(run.get(query, {}), POOL_DEPTH):
+            for doc in top_documents(run.get(query, {}), POOL_DEPTH):
                 if (query, doc) not in judged:
                     found.setdefault((query, doc))
     return list(found)
-
-
-def _top(scores: Mapping[str, float], depth: int) -> list[str]:
-    return sorted(scores, key=lambda doc: (scores[doc], doc), reverse=True)[:depth]
 
 
 def _read_queries(path: Path, encoding: str, wanted: set[str]) -> dict[str, str]:
