@@ -49,7 +49,7 @@ PIECES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
         "a catalogue checked and prepared in a forked child while the SDK loads",
         [
             (
-                "mmjudge/running/survey_ahead.py",
+                "mmjudge/engine/survey_ahead.py",
                 "    if warm is None or feed is None or not _can_fork(cfg):",
                 "    if True:",
             )
@@ -59,7 +59,7 @@ PIECES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
         "the loop turns every 2 ms while the runner takes items without waiting",
         [
             (
-                "mmjudge/running/event_loop.py",
+                "mmjudge/engine/event_loop.py",
                 "        if time.monotonic() - self._since >= self.every_s:",
                 "        if False:",
             )
@@ -79,7 +79,7 @@ PIECES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
         "the first forecast (the tokenizer's load) on a worker thread",
         [
             (
-                "mmjudge/running/policy.py",
+                "mmjudge/engine/policy.py",
                 "            asyncio.get_running_loop().call_later(FIRST_FORECAST_DELAY_S, "
                 "self._first.start)",
                 "            self._first.start()\n            self._first.join()",
@@ -90,7 +90,7 @@ PIECES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
         "the garbage collector frozen and its young threshold raised during the calls",
         [
             (
-                "mmjudge/running/collector.py",
+                "mmjudge/engine/collector.py",
                 "    if _depth == 1:\n        _saved = gc.get_threshold()",
                 "    if False:\n        _saved = gc.get_threshold()",
             )

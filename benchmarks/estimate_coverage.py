@@ -6,7 +6,7 @@ noise: the shared data has no system runs). For each of ``--draws`` random label
 ``--labelled`` items, every quantity is estimated as ``mmjudge estimate`` does, and the share
 of 95% intervals holding the value on all human labels is printed (prediction-powered, and
 human-only beside it) with the median interval widths, and in how many draws the mean grade
-and the share relevant were estimated per query (``mmjudge.agreement.strata``'s rule).
+and the share relevant were estimated per query (``mmjudge.estimation.strata``'s rule).
 
 With ``--copies K`` the collection is K copies of every item and there are no systems: a draw
 of a few thousand labels is then a small share of it, so the intervals lose the
@@ -37,8 +37,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from mmjudge.agreement import next_items, prediction
 from mmjudge.data.qrels import read_qrels
+from mmjudge.estimation import next_items, prediction
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "llmjudge"
 

@@ -6,7 +6,7 @@ For each of ``--draws`` random labelled subsets, every column ``mmjudge estimate
 over all items (mmjudge's pooled estimate) and within each query, combined with the queries'
 shares of the items as weights (post-stratified: the draw is not stratified, so the labelled
 count per query varies), once with the weight on the judge tuned within each query
-(``mmjudge.agreement.strata``, applied whatever its rule would say) and once at the pooled
+(``mmjudge.estimation.strata``, applied whatever its rule would say) and once at the pooled
 weight. It prints each one's median interval width and coverage.
 
 With ``--copies K`` the collection is K copies of every item and only the mean grade and the
@@ -24,7 +24,7 @@ import numpy as np
 import ppi_py
 from estimate_coverage import draws_from_command_line
 
-from mmjudge.agreement import prediction, strata
+from mmjudge.estimation import prediction, strata
 
 
 def _per_query(y, yhat, yrest, alpha, lams):

@@ -1,7 +1,7 @@
 """How close is ``mmjudge plan``'s predicted half-width of κ to the one realised, and is the gap
 noise or bias?
 
-The pool is the synthetic one of ``tests/agreement/test_planning.py`` (1,500 queries whose
+The pool is the synthetic one of ``tests/estimation/test_planning.py`` (1,500 queries whose
 judge accuracy differs by query). Each of ``--pilots`` pilots of 200 queries plans κ to
 ±0.025; the planned number of queries is then drawn ``--draws`` times from the 1,300 held
 back and κ's bootstrap half-width measured on each draw. Printed: the ratio predicted /
@@ -23,8 +23,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mmjudge.agreement import planning, scoring
-from tests.agreement.test_planning import PILOT, TARGET, labelled_pool
+from tests.estimation.test_planning import PILOT, TARGET, labelled_pool
+
+from mmjudge.estimation import planning
+from mmjudge.metrics import scoring
 
 GRADES = [0, 1, 2, 3]
 

@@ -102,7 +102,7 @@ def describe_report(sweep: Path, report: Path) -> None:
 
     from mmjudge.report import figures, forest
     from mmjudge.report.analysis import analyse
-    from mmjudge.report.labels import collisions
+    from mmjudge.report.label_placement import collisions
     from mmjudge.report.load import cell_table
 
     page = report / "index.html"

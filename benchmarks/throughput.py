@@ -1,6 +1,6 @@
 """Throughput of the judging pipeline against a loopback provider with a fixed latency.
 
-Pushes N judgments through ``mmjudge.running.cell.run_cell`` (dataset streaming, prompt rendering,
+Pushes N judgments through ``mmjudge.engine.cell.run_cell`` (dataset streaming, prompt rendering,
 the runner, the response cache, record writing and the summary) with the real OpenAI SDK
 client, against the loopback server running in its own process, and prints:
 
@@ -88,8 +88,8 @@ def measure(n: int, concurrency: int, latency: float) -> dict[str, float]:
     from omegaconf import OmegaConf
 
     import mmjudge.sweep  # noqa: F401  (registers the schema and resolvers)
-    from mmjudge.running import progress as runner
-    from mmjudge.running.cell import run_cell
+    from mmjudge.engine import progress as runner
+    from mmjudge.engine.cell import run_cell
 
     finished: list[float] = []
     original_update = runner.Progress.update

@@ -45,7 +45,7 @@ _SURFACE = {
     "Judge": "mmjudge.api.judge",
     "Grade": "mmjudge.api.judge",
     "SweepConfig": "mmjudge.config",
-    "RunSummary": "mmjudge.runs",
+    "RunSummary": "mmjudge.store",
     "JudgmentRecord": "mmjudge.records",
     "MMJudgeError": "mmjudge.errors",
     "ConfigError": "mmjudge.errors",

@@ -23,7 +23,7 @@ from mmjudge.errors import ConfigError as ConfigError
 from mmjudge.errors import CredentialError as CredentialError
 from mmjudge.errors import MMJudgeError as MMJudgeError
 from mmjudge.records import JudgmentRecord as JudgmentRecord
-from mmjudge.runs import RunSummary as RunSummary
+from mmjudge.store import RunSummary as RunSummary
 
 __version__: str
 

@@ -1,6 +1,6 @@
 """Run one cell, forecast one, or run a sweep, in this process, with the code the command runs.
 
-A cell is run by :func:`mmjudge.running.cell.run_cell`, as ``mmjudge sweep`` runs it; a sweep
+A cell is run by :func:`mmjudge.engine.cell.run_cell`, as ``mmjudge sweep`` runs it; a sweep
 expands its grid the way Hydra's basic sweeper does (``model=a,b modality=text,mm`` is four
 cells, an experiment's ``hydra.sweeper.params`` come first and the given overrides win), runs
 its cells one after the other into ``<sweep folder>/<dataset>.<model>.<modality>.<prompt>``,
@@ -30,7 +30,7 @@ from mmjudge.api.saved import CellForecast, Run, Sweep, SweepCell
 from mmjudge.cli.compose import compose_raw, first_line
 from mmjudge.config import SweepConfig
 from mmjudge.errors import ConfigError
-from mmjudge.runs import RunSummary
+from mmjudge.store import RunSummary
 
 #: A cell's config: the overrides of the command line, or a config composed already.
 CellConfig = SweepConfig | DictConfig | Sequence[str]
@@ -112,7 +112,7 @@ def run_sweep(
     """
     from mmjudge.cli.sweep_end import finish_sweep
     from mmjudge.locations import resolve_path
-    from mmjudge.runs.status import INTERRUPTED
+    from mmjudge.store.status import INTERRUPTED
 
     fixed, _ = _split(overrides)
     probe = compose_raw(fixed, config_dir, with_hydra=True)
@@ -228,8 +228,8 @@ def _run(
 ) -> RunSummary | dict[str, Any]:
     """One cell through the runner, into ``run_dir``; a cell that stops before judging
     anything leaves no folder, as with the command."""
-    from mmjudge.running.cell import run_cell as run_one_cell
-    from mmjudge.runs.cleanup import removed_unless_judged
+    from mmjudge.engine.cell import run_cell as run_one_cell
+    from mmjudge.store.cleanup import removed_unless_judged
 
     folder = Path(run_dir) if run_dir is not None else default_run_dir(config)
     with removed_unless_judged(folder):
@@ -237,6 +237,6 @@ def _run(
 
 
 def _summary(path: Path) -> RunSummary:
-    from mmjudge.runs import read_summary
+    from mmjudge.store import read_summary
 
     return read_summary(path)

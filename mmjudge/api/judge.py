@@ -3,10 +3,10 @@
 :class:`Judge` wraps a provider (a :class:`~mmjudge.judges.base.JudgeAPI`, which only knows
 how to make one call) with everything the sweep adds around it: the request is built by the
 cell's own code (prompt, images prepared and cached), the call goes through the sync runner
-(:class:`~mmjudge.running.sync.Runner`: retries with backoff, the circuit breaker, the
+(:class:`~mmjudge.engine.sync.Runner`: retries with backoff, the circuit breaker, the
 response cache, the budget), its answer is priced once by the price sheet
 (:class:`~mmjudge.costs.calls.CallPricer`) and turned into the row a run would write
-(:func:`~mmjudge.running.cell.judgment_record`).
+(:func:`~mmjudge.engine.cell.judgment_record`).
 
 The provider's client lives on an event loop of the judge's own, in a background thread, so
 :meth:`Judge.grade` works in a plain script and in a notebook (whose loop is already
@@ -30,10 +30,10 @@ from mmjudge.records import JudgmentRecord, Usage
 
 if TYPE_CHECKING:
     from mmjudge.data.schema import Example
+    from mmjudge.engine.policy import RunStats
+    from mmjudge.engine.response_cache import ResponseCache
+    from mmjudge.engine.work import CellContext
     from mmjudge.images import ImageSettings
-    from mmjudge.running.cache import ResponseCache
-    from mmjudge.running.policy import RunStats
-    from mmjudge.running.work import CellContext
 
 T = TypeVar("T")
 
@@ -89,12 +89,12 @@ class Judge:
         """
         from mmjudge.costs.output_tokens import output_tokens
         from mmjudge.costs.sheets import price_for
+        from mmjudge.engine.cell import skip_reason
+        from mmjudge.engine.policy import RunStats, check_reliability_settings
+        from mmjudge.engine.work import CellContext
         from mmjudge.images import ImageCache
         from mmjudge.judges.registry import judge_class
         from mmjudge.locations import resolve_path
-        from mmjudge.running.cell import skip_reason
-        from mmjudge.running.policy import RunStats, check_reliability_settings
-        from mmjudge.running.work import CellContext
 
         if config.prompt.bank is not None:
             raise ConfigError(
@@ -262,10 +262,10 @@ class Judge:
         result_id: str,
     ) -> Grade:
         from mmjudge.costs.calls import CallPricer
-        from mmjudge.running.cell import judgment_record
-        from mmjudge.running.concurrency import calls_in_flight
-        from mmjudge.running.sync import Runner
-        from mmjudge.running.work import build_work
+        from mmjudge.engine.cell import judgment_record
+        from mmjudge.engine.concurrency import calls_in_flight
+        from mmjudge.engine.sync import Runner
+        from mmjudge.engine.work import build_work
 
         cfg = self.config
         if self._slots is None:
@@ -303,7 +303,7 @@ class Judge:
     def _open_cache(self) -> ResponseCache | None:
         """The response cache, opened on the judge's loop (where it is used), or None when
         it is off or the judge's answers are not cached."""
-        from mmjudge.running.cache import ResponseCache
+        from mmjudge.engine.response_cache import ResponseCache
 
         judge = self._context.judge
         if self._cache is None and self.config.runner.cache and judge and judge.cacheable:

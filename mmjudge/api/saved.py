@@ -2,7 +2,7 @@
 cells (skipped ones with their reasons), a dry run's forecast.
 
 Everything here reads what a run or a sweep wrote (``summary.json``, ``judgments.jsonl``,
-``forecast.json``) through :mod:`mmjudge.runs`; nothing is recomputed.
+``forecast.json``) through :mod:`mmjudge.store`; nothing is recomputed.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from mmjudge.errors import MMJudgeError
 from mmjudge.records import Forecast, JudgmentRecord
-from mmjudge.runs import ENSEMBLES, SUMMARY, RunSummary, read_summary
+from mmjudge.store import ENSEMBLES, SUMMARY, RunSummary, read_summary
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -95,19 +95,19 @@ class Run:
     @property
     def status(self) -> str:
         """How the run ended: ``complete``, ``partial``, ``skipped``… (see
-        :mod:`mmjudge.runs.status`)."""
+        :mod:`mmjudge.store.status`)."""
         return self.summary.status.status
 
     def judgments(self) -> list[JudgmentRecord]:
         """Its rows, one per judged item, in file order (an item judged twice keeps its last
         row)."""
-        from mmjudge.runs import read_records
+        from mmjudge.store import read_records
 
         return list(read_records(self.path).values())
 
     def iter_judgments(self) -> Iterator[JudgmentRecord]:
         """Its rows, one at a time, as written (memory stays flat for a large run)."""
-        from mmjudge.runs import iter_rows, judgments_path
+        from mmjudge.store import iter_rows, judgments_path
 
         path = judgments_path(self.path)
         if not path.is_file():
@@ -117,7 +117,7 @@ class Run:
 
     def table(self) -> pd.DataFrame:
         """Its rows as a pandas table (human grades as ``human:<annotator>`` columns)."""
-        from mmjudge.runs import judgments_path, load_judgments
+        from mmjudge.store import judgments_path, load_judgments
 
         return load_judgments(judgments_path(self.path))
 

@@ -1,5 +1,5 @@
 """Score judges' label files against human labels: what ``mmjudge agree`` prints, as typed
-results (:class:`~mmjudge.agreement.judge_files.JudgeAgreement` per judge and panel)."""
+results (:class:`~mmjudge.studies.judge_files.JudgeAgreement` per judge and panel)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 from mmjudge.errors import ConfigError
 
 if TYPE_CHECKING:
-    from mmjudge.agreement.judge_files import JudgeAgreement
     from mmjudge.cli.agree import Scored
+    from mmjudge.studies.judge_files import JudgeAgreement
 
 
 @dataclass(frozen=True)
@@ -115,9 +115,9 @@ def checked_settings(
     Raises:
         ConfigError: an unknown ``out_of_scale`` or panel, or a scale that does not parse.
     """
-    from mmjudge.agreement.aggregate import AGGREGATORS
-    from mmjudge.agreement.label_scale import OUT_OF_SCALE
     from mmjudge.cli.agree import parse_scale
+    from mmjudge.metrics.aggregate import AGGREGATORS
+    from mmjudge.metrics.label_scale import OUT_OF_SCALE
 
     if out_of_scale not in OUT_OF_SCALE:
         raise ConfigError(f"out_of_scale={out_of_scale!r}: use one of {', '.join(OUT_OF_SCALE)}")

@@ -7,7 +7,7 @@
                   [--runs DIR [--measure nDCG@10 ...]] [--slices FILE]
 
 Each RUN_QRELS file (a judge's labels in TREC qrels form) is scored against the human file
-with :func:`mmjudge.agreement.scoring.score_judge`, the definition ``summary.json`` and the report
+with :func:`mmjudge.metrics.scoring.score_judge`, the definition ``summary.json`` and the report
 use, on the (query, doc) pairs both contain: n (those pairs), missing (human pairs the run
 lacks), Cohen's κ unweighted, linear and quadratic, each with a 95% bootstrap interval that
 resamples queries (1000 resamples, seed 0 unless told), κ on labels binarised at
@@ -27,18 +27,18 @@ system is scored under the human labels and under each judge's labels with ir_me
 (``--measure``, repeatable; default nDCG@10 and P@10 counting grades ≥ ``--relevant-from``
 as relevant), and the two orderings of the systems are compared by Kendall's τ-b,
 Spearman's ρ and rank-biased overlap. Both sets of labels are restricted to the pairs both
-graded, as in the sweep report (:func:`mmjudge.agreement.metrics.system_ranking_on_shared_items`).
+graded, as in the sweep report (:func:`mmjudge.metrics.system_ranking_on_shared_items`).
 
 **Slices.** With ``--slices FILE`` (a TSV of ``query<TAB>doc<TAB>slice``, or
 ``query<TAB>slice`` for all of a query's documents), each judge is also scored on each slice's
-pairs alone (:func:`mmjudge.agreement.slices.score_slices`), with a permutation test of whether
+pairs alone (:func:`mmjudge.studies.slices.score_slices`), with a permutation test of whether
 its κ depends on the slice, and its worst slice is named.
 
 The labels are first aligned into a matrix (judges × human pairs, ``nan`` where a judge has
 no label). Each judge's row is scored by :func:`score_labels`. A *panel* is a function from
 that matrix to one label per pair; :func:`score_alignment` scores any panels it is given
 the same way. ``--panel HOW`` (repeatable) adds a row ``panel:HOW`` that combines every run
-file given, pair by pair, with :func:`mmjudge.agreement.aggregate.aggregate` (majority vote with a
+file given, pair by pair, with :func:`mmjudge.metrics.aggregate.aggregate` (majority vote with a
 tie-break, or the rounded mean; a run's missing label is ignored) on the scale;
 ``majority-random`` draws its tie-breaks with ``--seed``.
 """
@@ -58,21 +58,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from mmjudge.agreement import scoring
-from mmjudge.agreement.aggregate import AGGREGATORS, panel
-from mmjudge.agreement.judge_files import (
-    INTERVALS,
-    SCALARS,
-    Alignment,
-    JudgeAgreement,
-    align,
-    parse_measures,
-    score_alignment,
-    score_by_slice,
-)
-from mmjudge.agreement.label_scale import OUT_OF_SCALE, Scale, apply_scale, human_scale
-from mmjudge.agreement.scoring import Interval
-from mmjudge.agreement.slices import SliceScores
 from mmjudge.cli.exits import fail
 from mmjudge.data.qrels import (
     Qrels,
@@ -86,6 +71,21 @@ from mmjudge.data.qrels import (
     slice_of,
 )
 from mmjudge.errors import MMJudgeError
+from mmjudge.metrics import scoring
+from mmjudge.metrics.aggregate import AGGREGATORS, panel
+from mmjudge.metrics.label_scale import OUT_OF_SCALE, Scale, apply_scale, human_scale
+from mmjudge.metrics.scoring import Interval
+from mmjudge.studies.judge_files import (
+    INTERVALS,
+    SCALARS,
+    Alignment,
+    JudgeAgreement,
+    align,
+    parse_measures,
+    score_alignment,
+    score_by_slice,
+)
+from mmjudge.studies.slices import SliceScores
 
 PROG = "mmjudge agree"
 

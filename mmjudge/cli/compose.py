@@ -34,7 +34,7 @@ def compose(overrides: Sequence[str] = (), config_dir: str | Path | None = None)
         ConfigError: an unknown setting or group option, a key in an override, a value of the
             wrong type or out of range; the message is one line, as the command prints it.
     """
-    from mmjudge.running.cell import typed_config
+    from mmjudge.engine.cell import typed_config
 
     raw = compose_raw(overrides, config_dir)
     try:

@@ -12,7 +12,7 @@ on every item (biased by the judge's errors, so without an interval), and predic
 (PPI++ with a tuned weight, through ``ppi_py``), each interval's width and the human-only
 sample size the prediction-powered interval is worth. With ``--runs``, Kendall's τ-b says how
 the estimated orderings of the systems compare. The method is
-:mod:`mmjudge.agreement.prediction`; the manual's "Prediction-powered estimates" page says
+:mod:`mmjudge.estimation.prediction`; the manual's "Prediction-powered estimates" page says
 when its intervals hold.
 """
 
@@ -27,8 +27,12 @@ from pathlib import Path
 
 import numpy as np
 
-from mmjudge.agreement import scoring
-from mmjudge.agreement.estimates import (
+from mmjudge.cli.agree import aligned_columns, non_negative, parse_scale
+from mmjudge.cli.estimate_sample import sampled_items
+from mmjudge.cli.exits import fail
+from mmjudge.data.qrels import load_qrels, read_systems
+from mmjudge.errors import MMJudgeError
+from mmjudge.estimation.estimates import (
     HeldBack,
     as_dict,
     coverage_caution,
@@ -37,13 +41,9 @@ from mmjudge.agreement.estimates import (
     strata_line,
     top_ten_line,
 )
-from mmjudge.agreement.label_scale import apply_scale, human_scale
-from mmjudge.agreement.prediction import shared_items
-from mmjudge.cli.agree import aligned_columns, non_negative, parse_scale
-from mmjudge.cli.estimate_sample import sampled_items
-from mmjudge.cli.exits import fail
-from mmjudge.data.qrels import load_qrels, read_systems
-from mmjudge.errors import MMJudgeError
+from mmjudge.estimation.prediction import shared_items
+from mmjudge.metrics import scoring
+from mmjudge.metrics.label_scale import apply_scale, human_scale
 
 PROG = "mmjudge estimate"
 

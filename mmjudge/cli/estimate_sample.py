@@ -21,11 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from mmjudge.agreement.estimates import check_labelled
-from mmjudge.agreement.prediction import ItemLabels
 from mmjudge.cli.review import read_review
 from mmjudge.data.qrels import Qrels
 from mmjudge.errors import MMJudgeError
+from mmjudge.estimation.estimates import check_labelled
+from mmjudge.estimation.prediction import ItemLabels
 
 
 def sampled_items(

@@ -1,6 +1,6 @@
 """What the command line prints when a cell or a sweep ends, and the exit code it ends with.
 
-Statuses and their exit codes are defined in :mod:`mmjudge.runs.status`; this module keeps
+Statuses and their exit codes are defined in :mod:`mmjudge.store.status`; this module keeps
 the code a process will exit with (the most severe cell's), and words the lines a stopped
 run prints: what was kept and the command that resumes it.
 """
@@ -13,9 +13,9 @@ import shlex
 import sys
 from collections.abc import Iterator, Sequence
 
-from mmjudge.running.interrupt import signal_name
-from mmjudge.runs import RunSummary
-from mmjudge.runs.status import COMPLETE, EXIT_BUDGET, EXIT_FAILED, EXIT_PARTIAL
+from mmjudge.engine.interrupt import signal_name
+from mmjudge.store import RunSummary
+from mmjudge.store.status import COMPLETE, EXIT_BUDGET, EXIT_FAILED, EXIT_PARTIAL
 
 
 def resume_command(

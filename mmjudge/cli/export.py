@@ -27,11 +27,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from mmjudge.agreement.metrics import consensus
 from mmjudge.data.qrels import Qrels, write_qrels
 from mmjudge.errors import MMJudgeError
+from mmjudge.metrics import consensus
 from mmjudge.records import JudgmentRecord
-from mmjudge.runs import SavedRun, completed_runs, load_run
+from mmjudge.store import SavedRun, completed_runs, load_run
 
 PROG = "mmjudge export"
 

@@ -9,7 +9,7 @@ For each dataset under SWEEP_DIR:
    Cohen's κ against the annotators' consensus on the items it graded, printed with its
    interval and its α exactly as the report and ``summary.json`` give them;
 2. every candidate (real runs, panels and cascades, the best included) is compared with it
-   on the items both graded, by :func:`~mmjudge.agreement.scoring.compare_judges`, the
+   on the items both graded, by :func:`~mmjudge.metrics.scoring.compare_judges`, the
    function behind the report's comparisons: κ of both on those shared items,
    Δκ = κ(best) − κ(candidate) with its paired query-bootstrap interval and p-value. A
    candidate whose interval reaches 0 or below is *not distinguishably worse* than the best;
@@ -34,10 +34,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mmjudge.agreement.frontier import frontier_answer
 from mmjudge.cli.exits import fail
 from mmjudge.errors import MMJudgeError
-from mmjudge.runs import completed_runs
+from mmjudge.store import completed_runs
+from mmjudge.studies.frontier import frontier_answer
 
 PROG = "mmjudge frontier"
 

@@ -147,7 +147,7 @@ def check(own: dict[str, str], overrides: list[str]) -> int:
     for line in check_lines(entry):
         print(line)
     if entry["status"] != "complete":
-        from mmjudge.runs import read_summary
+        from mmjudge.store import read_summary
 
         summary = read_summary(Path(entry["run_dir"]))
         print(f"{PROG}: check {entry['status']}: {summary.status.status_reason}", file=sys.stderr)
@@ -161,7 +161,7 @@ def check(own: dict[str, str], overrides: list[str]) -> int:
 def report(own: dict[str, str], overrides: list[str]) -> int:
     from mmjudge.locations import resolve_path
     from mmjudge.monitor.check import history_path
-    from mmjudge.report.monitor import write_timeline
+    from mmjudge.report.monitor_section import write_timeline
 
     cfg = compose(overrides)
     history = history_path(cfg, own.get("history"))

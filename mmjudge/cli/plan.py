@@ -14,10 +14,10 @@ split it between human labels and labels only the judge gives, for the narrowest
 prediction-powered interval of the mean grade (``ppi_py.ppi_mean_power``, the judge's price
 per label from its ledger), and the human-only sample size it is worth. With ``--next N --out
 FILE``, N items per dataset that no person has graded yet, drawn with known inclusion
-probabilities (:mod:`mmjudge.agreement.next_items`), written as a review file for
+probabilities (:mod:`mmjudge.estimation.next_items`), written as a review file for
 ``mmjudge review import``, with a column ``inclusion_probability`` that
 ``mmjudge estimate --sample`` weights by. The method is
-:mod:`mmjudge.agreement.planning`.
+:mod:`mmjudge.estimation.planning`.
 """
 
 from __future__ import annotations
@@ -29,13 +29,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mmjudge.agreement.disagreements import Candidate
-from mmjudge.agreement.planning import draw_unlabelled, plan_sweep
 from mmjudge.cli.agree import aligned_columns
 from mmjudge.cli.exits import fail
 from mmjudge.cli.review import item_rows, write_review
 from mmjudge.errors import MMJudgeError
-from mmjudge.runs import SavedRun, completed_runs
+from mmjudge.estimation.planning import draw_unlabelled, plan_sweep
+from mmjudge.store import SavedRun, completed_runs
+from mmjudge.studies.disagreements import Candidate
 
 PROG = "mmjudge plan"
 

@@ -28,7 +28,7 @@ from mmjudge.costs.reprice import (
     write_repriced,
 )
 from mmjudge.errors import ConfigError, MMJudgeError
-from mmjudge.runs import SUMMARY, run_dirs
+from mmjudge.store import SUMMARY, run_dirs
 
 
 def format_table(results: list[tuple[str, dict[str, Any]]]) -> str:

@@ -32,10 +32,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from mmjudge.agreement.disagreements import Candidate, candidates, human_consensus_of
 from mmjudge.data.qrels import write_qrels
 from mmjudge.errors import DatasetError, MMJudgeError
-from mmjudge.runs import Key, SavedRun, completed_runs
+from mmjudge.store import Key, SavedRun, completed_runs
+from mmjudge.studies.disagreements import Candidate, candidates, human_consensus_of
 from mmjudge.testbank.bank import Entry, apply_edits, entry_id, read_bank, write_bank
 
 PROG = "mmjudge review"

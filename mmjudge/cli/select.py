@@ -32,10 +32,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mmjudge.agreement.selection import select
 from mmjudge.cli.exits import fail
 from mmjudge.errors import MMJudgeError
-from mmjudge.runs import completed_runs
+from mmjudge.store import completed_runs
+from mmjudge.studies.selection import select
 
 PROG = "mmjudge select"
 

@@ -34,16 +34,16 @@ from mmjudge.config.hydra_errors import (
 )
 from mmjudge.config.keys import unknown_setting
 from mmjudge.config.request import language_suffix
+from mmjudge.engine.interrupt import raise_on_sigterm, signal_number_of
 from mmjudge.errors import MMJudgeError
 from mmjudge.keyguard import check_overrides, keep_run_config
 from mmjudge.locations import CONFIG_DIR as SHIPPED_CONFIG_DIR
 from mmjudge.locations import CONFIG_SEARCH_PATH, resolve_path
-from mmjudge.running.interrupt import raise_on_sigterm, signal_number_of
-from mmjudge.runs import RunSummary
-from mmjudge.runs.blocks import possible_extra
-from mmjudge.runs.cleanup import removed_unless_judged
-from mmjudge.runs.log import keeping_warnings, say
-from mmjudge.runs.status import EXIT_CONFIG, INTERRUPTED
+from mmjudge.store import RunSummary
+from mmjudge.store.blocks import possible_extra
+from mmjudge.store.cleanup import removed_unless_judged
+from mmjudge.store.log import keeping_warnings, say
+from mmjudge.store.status import EXIT_CONFIG, INTERRUPTED
 
 #: The shipped config groups on disk (package data), for the checks that read files.
 CONFIG_DIR = str(SHIPPED_CONFIG_DIR)
@@ -78,7 +78,7 @@ register_configs()
 
 @hydra.main(version_base="1.3", config_path=CONFIG_SEARCH_PATH, config_name="config")
 def _app(cfg: DictConfig) -> None:
-    from mmjudge.running.cell import run_cell
+    from mmjudge.engine.cell import run_cell
 
     hydra_cfg = HydraConfig.get()
     run_dir = Path(hydra_cfg.runtime.output_dir)

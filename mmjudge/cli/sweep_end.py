@@ -36,7 +36,7 @@ def finish_sweep(
     records, see :mod:`mmjudge.ensembles.defaults`) when ``ensembles``, then the
     report under ``reports_dir`` (none when it is None)."""
     from mmjudge.report.load import cell_table, judged_statuses, write_sweep_summary
-    from mmjudge.runs.status import count_statuses, sweep_exit_code
+    from mmjudge.store.status import count_statuses, sweep_exit_code
 
     cells = cell_table(sweep_dir)
     statuses = judged_statuses(cells)
@@ -66,7 +66,7 @@ def finish_sweep(
 
 class SweepReport(Callback):
     """Counts the cells in each status (a console line, ``sweep_summary.json``, and the
-    process's exit code: that of the worst cell, see :mod:`mmjudge.runs.status`), builds the
+    process's exit code: that of the worst cell, see :mod:`mmjudge.store.status`), builds the
     sweep's default ensembles (panels and cascades from the saved records, see
     :mod:`mmjudge.ensembles.defaults`), then writes ``sweep_summary.json`` (skipped
     cells with reasons) and the sweep's report, which shows the ensembles as extra points
@@ -82,7 +82,7 @@ class SweepReport(Callback):
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         from mmjudge.cli.exits import note_exit
         from mmjudge.locations import resolve_path
-        from mmjudge.runs.status import status_line
+        from mmjudge.store.status import status_line
 
         sweep_dir = Path(config.hydra.sweep.dir)
         if not sweep_dir.is_dir():
@@ -98,7 +98,7 @@ class SweepReport(Callback):
             label_budget_usd=config.report.get("label_budget_usd"),
         )
         if done.exit_code is not None:
-            # The sweep exits with the code of its most severe cell (see mmjudge.runs.status).
+            # The sweep exits with the code of its most severe cell (see mmjudge.store.status).
             note_exit(done.exit_code, replace=True)
             print(f"sweep: {status_line(done.by_status)}", file=sys.stderr)
         if done.ensembles:

@@ -90,7 +90,7 @@ def _out(own: dict[str, str], default: Path) -> Path:
 
 
 def generate(args: Arguments) -> int:
-    from mmjudge.running import bank_writer as write
+    from mmjudge.engine import bank_writer as write
 
     cfg = compose(args.overrides)
     kind, n = _kind(args.own), _n(args.own)

@@ -24,7 +24,7 @@ from mmjudge.config.dataset import (
     ScaleConfig,
     TestBanksConfig,
 )
-from mmjudge.config.judge import ModalityConfig, ModelConfig
+from mmjudge.config.model import ModalityConfig, ModelConfig
 from mmjudge.config.request import (
     N_WORDINGS,
     PERTURB_KINDS,

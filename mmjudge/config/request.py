@@ -75,7 +75,7 @@ class PromptConfig:
     def validate(self) -> None:
         """Fail with a one-line fix when the prompt asks for something not shipped (the
         test-bank settings are checked by :func:`mmjudge.testbank.derive.check_bank_prompt`,
-        which :func:`mmjudge.running.cell.typed_config` calls)."""
+        which :func:`mmjudge.engine.cell.typed_config` calls)."""
         if not 0 <= self.paraphrase < N_WORDINGS:
             raise ConfigError(
                 f"prompt.paraphrase={self.paraphrase} is not a shipped wording; "

@@ -17,7 +17,7 @@ class RunnerConfig:
 
     concurrency: int | None = None
     """Calls in flight at once; null: the model's ``max_concurrency``, or 16 when that is unset
-    too. A model limit that is set caps it (see :mod:`mmjudge.running.concurrency`)."""
+    too. A model limit that is set caps it (see :mod:`mmjudge.engine.concurrency`)."""
     timeout_s: float = 60.0
     """Per-call timeout."""
     max_retries: int = 5
@@ -75,7 +75,7 @@ class RunnerConfig:
     """Times each item is judged (test–retest): 1 judges it once; with more, the answers
     after the first go to ``samples.jsonl`` beside the run's rows, each sample its own entry
     in the response cache, and the summary measures how often the judge agrees with itself
-    (:mod:`mmjudge.agreement.stability`). In a batch (``runner.mode=batch``) each sample is
+    (:mod:`mmjudge.studies.stability`). In a batch (``runner.mode=batch``) each sample is
     a request of its own, with its own custom id, priced at the batch discount."""
 
     def validate(self) -> None:

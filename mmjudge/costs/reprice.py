@@ -38,7 +38,7 @@ from mmjudge.errors import ConfigError
 from mmjudge.judges.registry import is_free
 from mmjudge.locations import CONFIG_DIR
 from mmjudge.records import Usage
-from mmjudge.runs import JUDGMENTS, SAMPLES, SUMMARY, RunSummary, iter_rows, read_summary
+from mmjudge.store import JUDGMENTS, SAMPLES, SUMMARY, RunSummary, iter_rows, read_summary
 
 REPRICE_SCHEMA_VERSION = 1
 

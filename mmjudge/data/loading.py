@@ -9,9 +9,9 @@ from pathlib import Path
 
 from mmjudge.config import DatasetConfig
 from mmjudge.data.attributes import with_attributes
+from mmjudge.data.loader_registry import loader_for
 from mmjudge.data.page_text import clean_fields, html_columns
 from mmjudge.data.prepared import cached_items
-from mmjudge.data.registry import loader_for
 from mmjudge.data.sample import sample_query_ids
 from mmjudge.data.schema import Example
 from mmjudge.data.validation import truncate_fields

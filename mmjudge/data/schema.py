@@ -1,6 +1,6 @@
 """The canonical example every loader yields.
 
-A dataset is a stream of :class:`Example`; each loader (:mod:`mmjudge.data.registry`) turns
+A dataset is a stream of :class:`Example`; each loader (:mod:`mmjudge.data.loader_registry`) turns
 one on-disk layout into it and raises :class:`~mmjudge.errors.DatasetError` naming the file,
 line and field on bad input.
 """

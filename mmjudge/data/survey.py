@@ -5,7 +5,7 @@ on the way what decides whether a cell can run at all (are there result texts? i
 what the text cap cuts, for the dry run.
 
 The check may read the items as the loader gives them, before their HTML is converted and
-their text cut (:meth:`~mmjudge.running.examples.ExampleStream.checked`): converting a scraped
+their text cut (:meth:`~mmjudge.engine.examples.ExampleStream.checked`): converting a scraped
 catalogue takes far longer than checking it, and is done while the calls go out. Whether any
 item has text then converts HTML fields only until one item shows some: an item with a plain
 text field settles it at once, and only a dataset whose text is all HTML that shows nothing

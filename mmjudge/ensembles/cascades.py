@@ -28,7 +28,6 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from mmjudge.agreement.members import check_members, grade_text, short_names
 from mmjudge.ensembles.panels import load_all
 from mmjudge.ensembles.virtual import (
     Combined,
@@ -40,7 +39,8 @@ from mmjudge.ensembles.virtual import (
 from mmjudge.errors import MMJudgeError
 from mmjudge.prompts.parsing import parse_confidence
 from mmjudge.records import JudgmentRecord
-from mmjudge.runs import Ensemble, Key, RunSummary, SavedRun, union_keys
+from mmjudge.store import Ensemble, Key, RunSummary, SavedRun, union_keys
+from mmjudge.studies.members import check_members, grade_text, short_names
 
 FloatArray = npt.NDArray[np.float64]
 

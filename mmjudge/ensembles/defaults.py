@@ -24,7 +24,7 @@ from typing import Any
 from mmjudge.ensembles.cascades import build_cascade
 from mmjudge.ensembles.panels import build_panel
 from mmjudge.errors import MMJudgeError
-from mmjudge.runs import ENSEMBLES, SavedRun, completed_runs, in_ensembles_folder
+from mmjudge.store import ENSEMBLES, SavedRun, completed_runs, in_ensembles_folder
 
 #: Rules of the cascades built automatically after a sweep.
 DEFAULT_CASCADE_RULES = ("middle", "unparseable")

@@ -2,7 +2,7 @@
 combined item by item into one judge, written as a virtual run; no new calls.
 
 Items are aligned by ``(query_id, result_id)``; an item any member judged is an item of the
-panel. Grades are combined by an aggregator (:mod:`mmjudge.agreement.aggregate`); a panel item
+panel. Grades are combined by an aggregator (:mod:`mmjudge.metrics.aggregate`); a panel item
 costs the sum of its members' costs on it, and its latency is its slowest member's (members
 can be called at once).
 
@@ -17,8 +17,6 @@ from pathlib import Path
 
 import numpy as np
 
-from mmjudge.agreement.aggregate import AGGREGATORS, aggregate
-from mmjudge.agreement.members import check_members, grade_text, short_names
 from mmjudge.ensembles.virtual import (
     Combined,
     combined_record,
@@ -27,8 +25,10 @@ from mmjudge.ensembles.virtual import (
     write_virtual_run,
 )
 from mmjudge.errors import MMJudgeError
+from mmjudge.metrics.aggregate import AGGREGATORS, aggregate
 from mmjudge.records import JudgmentRecord
-from mmjudge.runs import Ensemble, RunSummary, SavedRun, load_run, union_keys
+from mmjudge.store import Ensemble, RunSummary, SavedRun, load_run, union_keys
+from mmjudge.studies.members import check_members, grade_text, short_names
 
 
 def load_all(paths: Sequence[Path | SavedRun]) -> list[SavedRun]:

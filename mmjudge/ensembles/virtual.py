@@ -23,11 +23,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
 
-from mmjudge.agreement.members import joined
-from mmjudge.agreement.metrics import default_relevant_from
+from mmjudge.engine.summarise import summarise_run
+from mmjudge.metrics import default_relevant_from
 from mmjudge.records import SCHEMA_VERSION, JudgmentRecord
-from mmjudge.running.summarise import summarise_run
-from mmjudge.runs import (
+from mmjudge.store import (
     CellInfo,
     CellStatus,
     Ensemble,
@@ -38,6 +37,7 @@ from mmjudge.runs import (
     write_rows,
     write_sample_rows,
 )
+from mmjudge.studies.members import joined
 
 
 class Combined(NamedTuple):

@@ -2,7 +2,7 @@
 capabilities a judge declares, and the small batch contract a judge with a batch API adds.
 
 Everything generic (retries, connection limits, caching, cost, logging, batching state) lives
-in :mod:`mmjudge.running`, never inside a judge. A judge only turns a
+in :mod:`mmjudge.engine`, never inside a judge. A judge only turns a
 :class:`~mmjudge.records.JudgeRequest` into a :class:`~mmjudge.records.JudgeResponse`, and
 says what a failure means (:meth:`JudgeAPI.classify_error`).
 """

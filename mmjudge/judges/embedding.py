@@ -69,7 +69,7 @@ from PIL import Image, UnidentifiedImageError
 from mmjudge.config import ModelConfig
 from mmjudge.errors import ConfigError, FatalProviderError, ImageError
 from mmjudge.judges.base import MODALITIES, JudgeAPI
-from mmjudge.judges.batching import Batcher
+from mmjudge.judges.batched_calls import Batcher
 from mmjudge.judges.cut_points import (
     CutPoints,
     check_increasing,

@@ -26,11 +26,11 @@ from typing import Any
 
 import numpy as np
 
-from mmjudge.agreement import metrics
-from mmjudge.agreement.resampling import bootstrap_ci
-from mmjudge.agreement.scoring import N_BOOT, SEED, none_if_nan
+from mmjudge import metrics
 from mmjudge.data.qrels import Qrels, read_qrels
 from mmjudge.errors import DatasetError
+from mmjudge.metrics.resampling import bootstrap_ci
+from mmjudge.metrics.scoring import N_BOOT, SEED, none_if_nan
 
 #: A z value of a two-sided 95% interval (to read a standard error off an interval).
 Z95 = 1.959963984540054

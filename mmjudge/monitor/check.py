@@ -1,12 +1,12 @@
 """Canary checks: re-judge a fixed set of items with one judge configuration, without the
 response cache, and compare the answers with a baseline check of the same configuration.
 
-A check is an ordinary cell (:func:`mmjudge.running.cell.run_cell`) written to
+A check is an ordinary cell (:func:`mmjudge.engine.cell.run_cell`) written to
 ``<paths.results>/monitor/checks/<series>/<check>/``, with ``runner.cache=false`` so that
 every answer is the provider's answer today. Its entry in the history
 (:mod:`mmjudge.monitor.history`) keeps what the timeline needs: the provider's model
 identifiers and fingerprints, κ against people with its interval, the grade distribution,
-the spend, and the comparison with the baseline (:func:`mmjudge.agreement.drift.drift_summary`).
+the spend, and the comparison with the baseline (:func:`mmjudge.studies.drift.drift_summary`).
 """
 
 from __future__ import annotations
@@ -23,14 +23,14 @@ from typing import Any
 
 import numpy as np
 
-from mmjudge.agreement.drift import drift_summary
 from mmjudge.config import SweepConfig
+from mmjudge.engine.cell import run_cell
 from mmjudge.errors import ConfigError
 from mmjudge.locations import resolve_path
 from mmjudge.monitor.history import HISTORY, append_entry, read_history
-from mmjudge.running.cell import run_cell
-from mmjudge.runs import RunSummary, read_records
-from mmjudge.runs.status import COMPLETE
+from mmjudge.store import RunSummary, read_records
+from mmjudge.store.status import COMPLETE
+from mmjudge.studies.drift import drift_summary
 
 #: Where checks' run folders go, under ``paths.results``.
 CHECKS = Path("monitor") / "checks"

@@ -2,11 +2,11 @@
 paired comparisons between judges, and the cost–agreement frontier.
 
 Everything here is computed from saved labels (see :mod:`mmjudge.report.load`) with the
-definitions of :mod:`mmjudge.agreement.scoring`, the same as ``summary.json``, ``mmjudge agree`` and
-``mmjudge frontier``: a cell is scored once (:func:`~mmjudge.agreement.scoring.score_judge`: κ with
+definitions of :mod:`mmjudge.metrics.scoring`, the same as ``summary.json``, ``mmjudge agree`` and
+``mmjudge frontier``: a cell is scored once (:func:`~mmjudge.metrics.scoring.score_judge`: κ with
 its interval, weighted κ, α, accuracy on the items it graded) and every table, figure and
 answer shows that one result. Two judges of a dataset are compared on the items both graded
-with :func:`~mmjudge.agreement.scoring.compare_judges`; judges on different datasets (independent
+with :func:`~mmjudge.metrics.scoring.compare_judges`; judges on different datasets (independent
 samples) by whether their intervals overlap.
 """
 
@@ -21,11 +21,12 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from mmjudge.agreement import metrics, scoring
-from mmjudge.agreement.scoring import N_BOOT as N_BOOT
-from mmjudge.agreement.scoring import NO_INTERVAL, Interval, JudgeScore
+from mmjudge import metrics
+from mmjudge.metrics import scoring
+from mmjudge.metrics.scoring import N_BOOT as N_BOOT
+from mmjudge.metrics.scoring import NO_INTERVAL, Interval, JudgeScore
 from mmjudge.report.load import CellLabels, DatasetItems, read_cell_labels
-from mmjudge.report.scores import (
+from mmjudge.report.numbers import (
     HumanPair,
     human_pairs,
     mean_interval,
@@ -34,8 +35,8 @@ from mmjudge.report.scores import (
     saved_score,
 )
 from mmjudge.report.style import Palette
-from mmjudge.runs import RunSummary, judgments_path
-from mmjudge.runs.status import ANALYSED, DRY_RUN, SKIPPED
+from mmjudge.store import RunSummary, judgments_path
+from mmjudge.store.status import ANALYSED, DRY_RUN, SKIPPED
 
 __all__ = ["HumanPair", "pareto_frontier", "saved_score"]  # from scores, used from here too
 
@@ -96,7 +97,7 @@ class Cell:
 
 class Comparison(NamedTuple):
     """Two cells of one dataset compared on the items both answered
-    (:func:`mmjudge.agreement.scoring.compare_judges`)."""
+    (:func:`mmjudge.metrics.scoring.compare_judges`)."""
 
     a: Cell
     b: Cell
@@ -315,7 +316,7 @@ def _scale(summary: RunSummary) -> tuple[list[float], dict[str, str], float | No
 
 def completed_cells(cells: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     """Completed cells (complete, or partial: some rows failed, see
-    :data:`mmjudge.runs.status.ANALYSED`), one per (dataset, model, modality, prompt): the run
+    :data:`mmjudge.store.status.ANALYSED`), one per (dataset, model, modality, prompt): the run
     that finished last wins, whichever sweep folder holds it (a rerun or a later sweep
     replaces a cell); returns them with the run folders they replaced."""
     done = cells[cells["status"].isin(ANALYSED)]

@@ -21,7 +21,7 @@ import numpy as np
 
 from mmjudge.report.analysis import Analysis, DatasetStats
 from mmjudge.report.load import CellLabels, DatasetItems
-from mmjudge.runs import rows_at
+from mmjudge.store import rows_at
 
 if TYPE_CHECKING:
     from mmjudge.data import Example

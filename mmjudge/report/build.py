@@ -31,14 +31,14 @@ from mmjudge.report import (
     tables,
 )
 from mmjudge.report import entries as bank_entries
-from mmjudge.report import robustness as robustness_report
-from mmjudge.report import slices as slices_report
-from mmjudge.report import stability as stability_report
-from mmjudge.report import testbank as bank_report
+from mmjudge.report import robustness_section as robustness_report
+from mmjudge.report import slice_section as slices_report
+from mmjudge.report import stability_section as stability_report
+from mmjudge.report import testbank_section as bank_report
 from mmjudge.report.analysis import MODALITY_NAMES, N_BOOT, Analysis, analyse
 from mmjudge.report.browser import BUDGET, CAP, build_browser
 from mmjudge.report.load import cell_table, judged_statuses, write_sweep_summary
-from mmjudge.runs.status import count_statuses
+from mmjudge.store.status import count_statuses
 
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("mmjudge", "report/templates"),

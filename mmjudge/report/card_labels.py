@@ -5,7 +5,7 @@ and the mean grade estimated with the best
 judge's labels on the items people have not graded (prediction-powered) beside the human
 labels alone.
 
-Every number comes from :mod:`mmjudge.agreement` (``planning`` for the labels and the split,
+Every number comes from :mod:`mmjudge.metrics` (``planning`` for the labels and the split,
 ``estimates`` for the mean grade), computed as ``mmjudge plan`` and ``mmjudge estimate``
 compute them. The prediction-powered lines need the ``estimate`` extra; without it they are
 left out, and nothing here stops a report.
@@ -19,11 +19,11 @@ from typing import NamedTuple
 import numpy as np
 from markupsafe import Markup
 
-from mmjudge.agreement import scoring
-from mmjudge.agreement.estimates import COVERED_FROM, estimates_for
-from mmjudge.agreement.planning import budget_split, extra_labels, plan_separation
-from mmjudge.agreement.prediction import DEPTH, Estimate, ItemLabels, pick
 from mmjudge.errors import MMJudgeError
+from mmjudge.estimation.estimates import COVERED_FROM, estimates_for
+from mmjudge.estimation.planning import budget_split, extra_labels, plan_separation
+from mmjudge.estimation.prediction import DEPTH, Estimate, ItemLabels, pick
+from mmjudge.metrics import scoring
 from mmjudge.report.analysis import Analysis, Cell, DatasetStats
 from mmjudge.report.findings.prose import join, num
 from mmjudge.report.leaderboard import system_runs
@@ -70,7 +70,7 @@ def _more_labels(
     analysis: Analysis, stats: DatasetStats, price: float | None
 ) -> tuple[Markup | None, float | None]:
     """The labels that would tell the best judge from the runner-up
-    (:func:`mmjudge.agreement.planning.plan_separation` on the paired comparison the
+    (:func:`mmjudge.estimation.planning.plan_separation` on the paired comparison the
     tables show), and what they cost (``None`` without a price or when none are needed)."""
     if not stats.best_vs_others:
         return None, None
@@ -111,7 +111,7 @@ def _paired(stats: DatasetStats, cell: Cell) -> tuple[np.ndarray, np.ndarray, np
 
 def _split(stats: DatasetStats, best: Cell, spend: float, price: float) -> Markup | None:
     """How ``spend`` dollars narrow the mean grade's interval most, split between human
-    labels and judge-only labels (:func:`mmjudge.agreement.planning.budget_split`)."""
+    labels and judge-only labels (:func:`mmjudge.estimation.planning.budget_split`)."""
     if spend <= 0:
         return None
     human, judge, _ = _paired(stats, best)

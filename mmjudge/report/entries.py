@@ -20,11 +20,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mmjudge.agreement import metrics
+from mmjudge import metrics
 from mmjudge.config import PromptConfig
 from mmjudge.errors import DatasetError
 from mmjudge.report.leaderboard import judge_name, system_runs
-from mmjudge.runs import JUDGMENTS, RunSummary, iter_rows
+from mmjudge.store import JUDGMENTS, RunSummary, iter_rows
 from mmjudge.testbank.bank import read_bank
 from mmjudge.testbank.derive import derive
 

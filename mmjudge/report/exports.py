@@ -13,7 +13,7 @@ from typing import Any
 from mmjudge.report.analysis import Analysis, Cell, DatasetStats
 from mmjudge.report.csv_table import write_csv
 from mmjudge.report.verdicts import recommended
-from mmjudge.runs import Ensemble
+from mmjudge.store import Ensemble
 
 JUDGES_CSV = "judges.csv"
 ENSEMBLES_CSV = "ensembles.csv"

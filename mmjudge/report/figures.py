@@ -3,7 +3,7 @@
 
 Every figure is drawn for a 1,400-pixel-wide page: 12.5 inches at 110 dpi. The model family
 is the colour and the modality the marker in all of them (:mod:`mmjudge.report.style`).
-Only the points a reader needs carry a label, placed by :mod:`mmjudge.report.labels` where
+Only the points a reader needs carry a label, placed by :mod:`mmjudge.report.label_placement` where
 it overlaps nothing; the legend sits inside the image, under the plots.
 """
 
@@ -34,7 +34,7 @@ from mmjudge.report.analysis import (
     Interval,
     Judge,
 )
-from mmjudge.report.labels import Label, place_labels
+from mmjudge.report.label_placement import Label, place_labels
 from mmjudge.report.style import MARKERS, Palette, ensemble_label
 from mmjudge.report.verdicts import baseline, best_role, recommended
 
@@ -63,7 +63,7 @@ class Point(NamedTuple):
 
 
 def is_ensemble(model: str) -> bool:
-    """Panels and cascades are virtual judges built from saved records (``mmjudge.agreement``)."""
+    """Panels and cascades are virtual judges built from saved records (``mmjudge.metrics``)."""
     return model.startswith(("panel:", "cascade:"))
 
 

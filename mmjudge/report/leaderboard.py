@@ -1,7 +1,7 @@
 """System leaderboards for datasets that come with retrieval runs (``dataset.runs``).
 
 Each run file is one system. Every cell's labels score the systems (ir_measures, through
-:func:`mmjudge.agreement.ranking.system_ranking_on_shared_items`, the definition ``mmjudge.agree``
+:func:`mmjudge.metrics.ranking.system_ranking_on_shared_items`, the definition ``mmjudge.agree``
 uses), beside the human consensus on the same items, and the two orderings are compared by
 Kendall's τ, Spearman's ρ and RBO. The page shows the comparison and one leaderboard per
 dataset and measure (the systems' scores under the human labels and under each judge's);
@@ -18,11 +18,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mmjudge.agreement import metrics
+from mmjudge import metrics
 from mmjudge.data.qrels import Run, read_run
 from mmjudge.locations import resolve_path
 from mmjudge.report.csv_table import write_csv
-from mmjudge.runs import JUDGMENTS, RunSummary, annotators, load_judgments
+from mmjudge.store import JUDGMENTS, RunSummary, annotators, load_judgments
 
 LEADERBOARD_CSV = "leaderboard.csv"
 

@@ -19,16 +19,11 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from mmjudge.agreement import metrics
-from mmjudge.runs import (
-    RunSummary,
-    read_summaries,
-)
-from mmjudge.runs import (
-    write_sweep_summary as write_sweep_file,
-)
-from mmjudge.runs.rows import human_grades, label_rows
-from mmjudge.runs.status import count_statuses, sweep_exit_code
+from mmjudge import metrics
+from mmjudge.store import RunSummary, read_summaries
+from mmjudge.store import write_sweep_summary as write_sweep_file
+from mmjudge.store.rows import human_grades, label_rows
+from mmjudge.store.status import count_statuses, sweep_exit_code
 
 _NAN = math.nan
 
@@ -103,7 +98,7 @@ def write_sweep_summary(root: Path, cells: pd.DataFrame) -> dict[str, Any]:
     with reasons, failed ones with their error counts and first error), and cells per status.
 
     A cell's κ, its interval, α and the number of items they are on are copied from its
-    ``summary.json`` (:func:`mmjudge.agreement.scoring.agreement_summary`), not recomputed."""
+    ``summary.json`` (:func:`mmjudge.metrics.scoring.agreement_summary`), not recomputed."""
     statuses = judged_statuses(cells)
     data: dict[str, Any] = {
         "schema_version": 1,
@@ -228,7 +223,7 @@ class DatasetItems:
 
     @property
     def consensus(self) -> FloatArray:
-        """The human consensus grade of each item (:func:`~mmjudge.agreement.metrics.consensus`)."""
+        """The human consensus grade of each item (:func:`~mmjudge.metrics.consensus`)."""
         if "consensus" not in self._frozen:
             humans = self.humans
             self._frozen["consensus"] = (

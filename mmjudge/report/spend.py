@@ -9,8 +9,8 @@ import pandas as pd
 
 from mmjudge.report.analysis import MODALITY_NAMES
 from mmjudge.report.leaderboard import CellRanking
-from mmjudge.runs import CostFigures, Member, RunSummary
-from mmjudge.runs.blocks import possible_extra
+from mmjudge.store import CostFigures, Member, RunSummary
+from mmjudge.store.blocks import possible_extra
 
 
 def _money(value: float | None) -> str:

@@ -9,8 +9,8 @@ from typing import Any
 
 import pandas as pd
 
-from mmjudge.agreement.scoring import JudgeScore
 from mmjudge.keyguard import redact
+from mmjudge.metrics.scoring import JudgeScore
 from mmjudge.report.analysis import (
     MODALITY_NAMES,
     Analysis,
@@ -27,8 +27,8 @@ from mmjudge.report.findings.prose import (
     interval,
     num,
 )
-from mmjudge.runs import RunSummary
-from mmjudge.runs.status import COMPLETE, DRY_RUN, PARTIAL, SKIPPED
+from mmjudge.store import RunSummary
+from mmjudge.store.status import COMPLETE, DRY_RUN, PARTIAL, SKIPPED
 
 Row = dict[str, Any]
 

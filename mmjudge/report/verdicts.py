@@ -3,7 +3,7 @@ best one and the free baseline, none of them named for more than its numbers sho
 
 The chance line: a judge answering at random has κ 0. A judge is recommended, or called
 best, only when its whole κ interval lies above 0
-(:attr:`mmjudge.agreement.scoring.Interval.above_chance`); otherwise the report says that no
+(:attr:`mmjudge.metrics.scoring.Interval.above_chance`); otherwise the report says that no
 judge agrees with people better than chance and shows the highest κ with its interval. The
 numbers come from :mod:`mmjudge.report.analysis`; nothing is computed here.
 """

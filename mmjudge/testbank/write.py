@@ -1,7 +1,7 @@
 """What a model is asked to write a query's test bank, and the entries read out of its answer.
 
 Running the calls (through the runner, priced and cached) is
-:mod:`mmjudge.running.bank_writer`'s job; this module only builds the requests and reads the
+:mod:`mmjudge.engine.bank_writer`'s job; this module only builds the requests and reads the
 answers, so the bank's model stays below the runner.
 """
 

@@ -12,7 +12,7 @@ import mmjudge
 from mmjudge.api.cells import grid
 from mmjudge.cli.sweep import cell_line, forecast_line
 from mmjudge.errors import ConfigError
-from mmjudge.runs import read_summary
+from mmjudge.store import read_summary
 from tests.helpers import isolated_overrides, run_sweep
 
 

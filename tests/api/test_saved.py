@@ -10,7 +10,7 @@ import pytest
 
 import mmjudge
 from mmjudge.api.saved import Run, Sweep, SweepCell
-from mmjudge.runs import read_records, read_summary
+from mmjudge.store import read_records, read_summary
 from tests.helpers import isolated_overrides
 
 SETTINGS = ["model=lexical", "dataset.limit=12", "runner.progress=false", "report.build=false"]

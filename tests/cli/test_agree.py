@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 from sklearn.metrics import accuracy_score, cohen_kappa_score
 
-from mmjudge.agreement import judge_files
 from mmjudge.cli import agree
 from mmjudge.data.qrels import read_qrels
+from mmjudge.studies import judge_files
 
 LLMJUDGE = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "llmjudge"
 

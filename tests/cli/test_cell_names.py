@@ -11,7 +11,7 @@ import pytest
 from mmjudge.cli import sweep
 from mmjudge.ensembles.defaults import build_default_ensembles
 from mmjudge.report import build_report
-from mmjudge.runs.summary import read_summary
+from mmjudge.store.summary import read_summary
 from tests.fixtures.synthetic import FakeDataset, FakeJudge, write_sweep
 from tests.helpers import run_sweep
 

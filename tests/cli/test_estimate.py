@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mmjudge.agreement import prediction
 from mmjudge.cli import estimate
 from mmjudge.data.qrels import read_qrels
+from mmjudge.estimation import prediction
 
 pytest.importorskip("ppi_py", reason="needs the estimate extra (ppi-python)")
 

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from omegaconf import OmegaConf
 
+from mmjudge.engine.response_cache import ResponseCache
 from mmjudge.records import JudgeResponse, Usage
-from mmjudge.running.cache import ResponseCache
 from tests.fixtures.loopback_server import OPENAI_PATH, LoopbackServer, RecordedRequest
 from tests.helpers import installed, run_sweep
 

@@ -18,7 +18,7 @@ LATER = ("pandas", "numpy", "scipy", "matplotlib", "sklearn", "torch", "sentence
 
 _PROBE = """
 import json, sys
-import mmjudge.sweep, mmjudge.running.cell, mmjudge.judges.openai, mmjudge.judges.anthropic
+import mmjudge.sweep, mmjudge.engine.cell, mmjudge.judges.openai, mmjudge.judges.anthropic
 import mmjudge.judges.lexical
 print(json.dumps(sorted(name for name in sys.modules if name.split(".")[0] in {later})))
 """

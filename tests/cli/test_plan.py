@@ -10,12 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mmjudge.agreement import planning, scoring
-from mmjudge.agreement.frontier import compare_runs
-from mmjudge.agreement.members import human_consensus
 from mmjudge.cli import estimate, plan, review
 from mmjudge.data.qrels import write_qrels
-from mmjudge.runs import completed_runs
+from mmjudge.estimation import planning
+from mmjudge.metrics import scoring
+from mmjudge.store import completed_runs
+from mmjudge.studies.frontier import compare_runs
+from mmjudge.studies.members import human_consensus
 from tests.fake_runs import make_run
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from mmjudge.cli import agree, export, review
-from mmjudge.running.cell import run_cell
+from mmjudge.engine.cell import run_cell
 from mmjudge.testbank.bank import read_bank, write_bank
 from tests.helpers import DEMO_DIR, compose_config
 

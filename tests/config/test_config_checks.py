@@ -14,9 +14,9 @@ from omegaconf import OmegaConf
 
 from mmjudge.config import SweepConfig
 from mmjudge.config.keys import unknown_setting
+from mmjudge.engine.cell import run_cell, typed_config
 from mmjudge.errors import ConfigError
 from mmjudge.locations import CONFIG_DIR
-from mmjudge.running.cell import run_cell, typed_config
 from tests.helpers import compose_config, compose_option, shipped_options
 
 CONF = CONFIG_DIR

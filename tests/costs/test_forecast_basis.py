@@ -9,8 +9,8 @@ import pytest
 
 from mmjudge.config import PromptConfig
 from mmjudge.costs.output_tokens import from_answer_format
-from mmjudge.running.cell import run_cell
-from mmjudge.runs import RunSummary
+from mmjudge.engine.cell import run_cell
+from mmjudge.store import RunSummary
 from tests.fixtures.loopback_server import Behaviour, LoopbackServer
 from tests.helpers import compose_config
 

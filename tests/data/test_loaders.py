@@ -722,7 +722,7 @@ def test_truncate_fields_agrees_with_counting_words_near_the_budget() -> None:
 
 
 def test_a_loader_name_can_be_registered_once() -> None:
-    from mmjudge.data.registry import LOADERS, register
+    from mmjudge.data.loader_registry import LOADERS, register
 
     with pytest.raises(ValueError, match="'jsonl' is already registered"):
         register("jsonl", LOADERS["table"])

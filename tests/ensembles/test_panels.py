@@ -12,13 +12,14 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from mmjudge.agreement import aggregate, metrics
-from mmjudge.agreement.judge_files import align
+from mmjudge import metrics
 from mmjudge.data.qrels import read_qrels
 from mmjudge.ensembles import cascades
 from mmjudge.ensembles import defaults as default_ensembles
 from mmjudge.ensembles import panels as panel_builder
 from mmjudge.errors import MMJudgeError
+from mmjudge.metrics import aggregate
+from mmjudge.studies.judge_files import align
 from tests.fake_runs import make_run, read_rows, read_summary
 from tests.helpers import run_sweep
 

@@ -23,11 +23,11 @@ import pytest
 from PIL import Image
 
 from mmjudge.config import ModelConfig
+from mmjudge.engine.cell import run_cell
 from mmjudge.errors import ConfigError, FatalProviderError, ImageError
 from mmjudge.judges.registry import judge_class
 from mmjudge.prompts.parsing import parse_grade
 from mmjudge.records import EncodedImage, JudgeRequest
-from mmjudge.running.cell import run_cell
 from tests.helpers import compose_config
 
 NEEDS_EXTRA = "needs the local extra: pip install 'mmjudge[local]'"

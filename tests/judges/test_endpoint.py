@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from mmjudge.config import ModelConfig
+from mmjudge.engine.response_cache import request_key
 from mmjudge.errors import ConfigError
 from mmjudge.judges import anthropic as anthropic_provider
 from mmjudge.judges import openai as openai_provider
@@ -24,7 +25,6 @@ from mmjudge.judges.base import JudgeAPI
 from mmjudge.judges.openai import OpenAIJudge
 from mmjudge.judges.registry import endpoint_override
 from mmjudge.records import JudgeRequest
-from mmjudge.running.cache import request_key
 from tests.fixtures.loopback_server import ANTHROPIC_PATH, OPENAI_PATH, LoopbackServer
 
 KEY = "test-key-for-the-loopback-server"

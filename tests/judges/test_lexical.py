@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from mmjudge.config import ModelConfig
+from mmjudge.engine.cell import run_cell
 from mmjudge.errors import ConfigError
 from mmjudge.judges.cut_points import spread
 from mmjudge.judges.lexical import LexicalJudge, bm25_overlap
 from mmjudge.records import JudgeRequest
-from mmjudge.running.cell import run_cell
 from tests.helpers import compose_config, compose_option
 
 

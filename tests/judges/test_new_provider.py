@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from mmjudge.engine.cell import run_cell
 from mmjudge.judges import registry
-from mmjudge.running.cell import run_cell
 from tests.helpers import compose_config
 
 MODULE = '''

@@ -15,6 +15,7 @@ import pytest
 from PIL import Image
 
 from mmjudge.config import ModelConfig
+from mmjudge.engine.policy import classify
 from mmjudge.errors import ConfigError, CredentialError, FatalProviderError
 from mmjudge.judges.anthropic import AnthropicJudge
 from mmjudge.judges.base import JudgeAPI
@@ -22,7 +23,6 @@ from mmjudge.judges.http import MalformedResponseError, retry_after_seconds
 from mmjudge.judges.openai import OpenAIJudge, default_max_tokens_param
 from mmjudge.judges.registry import create_judge
 from mmjudge.records import EncodedImage, JudgeRequest, JudgeResponse
-from mmjudge.running.policy import classify
 from tests.fixtures.loopback_server import (
     ANTHROPIC_PATH,
     OPENAI_PATH,

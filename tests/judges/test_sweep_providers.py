@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from mmjudge.runs.status import EXIT_BUDGET, EXIT_FAILED, EXIT_PARTIAL
+from mmjudge.store.status import EXIT_BUDGET, EXIT_FAILED, EXIT_PARTIAL
 from tests.fixtures.loopback_server import ANTHROPIC_PATH, OPENAI_PATH, Behaviour, LoopbackServer
 from tests.helpers import run_sweep, shared_data, start_sweep
 

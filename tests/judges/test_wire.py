@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from mmjudge.engine.policy import error_text
 from mmjudge.errors import FatalProviderError
 from mmjudge.judges import wire
 from mmjudge.judges.anthropic import AnthropicJudge
@@ -17,7 +18,6 @@ from mmjudge.judges.base import JudgeAPI
 from mmjudge.judges.http import SDKJudge
 from mmjudge.judges.openai import OpenAIJudge
 from mmjudge.records import JudgeRequest
-from mmjudge.running.policy import error_text
 from tests.fixtures.loopback_server import ANTHROPIC_PATH, OPENAI_PATH, Behaviour, LoopbackServer
 from tests.judges.test_providers import (  # noqa: F401
     ANTHROPIC_KEY,

@@ -255,7 +255,7 @@ def test_provider_messages_are_redacted(live_key: str) -> None:
 def test_error_rows_do_not_repeat_a_key_the_server_echoes(
     tmp_path: Path, live_key: str, loopback: LoopbackServer
 ) -> None:
-    from mmjudge.running.cell import run_cell
+    from mmjudge.engine.cell import run_cell
 
     loopback.set_default(Behaviour.error(500, message=f"upstream said: Bearer {live_key}"))
     cfg = compose_config(

@@ -215,7 +215,7 @@ def test_a_check_killed_by_sigkill_leaves_the_history_whole_and_the_next_check_c
 def test_an_unchanged_check_has_an_exact_interval_not_a_zero_width_one() -> None:
     from scipy.stats import binomtest
 
-    from mmjudge.agreement.drift import drift_summary
+    from mmjudge.studies.drift import drift_summary
 
     grades = [float(i % 4) for i in range(240)]
     queries = [f"q{i // 8}" for i in range(240)]
@@ -229,8 +229,8 @@ def test_an_unchanged_check_has_an_exact_interval_not_a_zero_width_one() -> None
 
 
 def test_kappa_between_unchanged_checks_has_an_honest_interval_from_the_exact_share() -> None:
-    from mmjudge.agreement import metrics
-    from mmjudge.agreement.drift import drift_summary
+    from mmjudge import metrics
+    from mmjudge.studies.drift import drift_summary
 
     def drift(n: int, shift: int = 0) -> dict:
         grades = [float(i % 4) for i in range(n)]

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from mmjudge.running.cell import run_cell
-from mmjudge.runs import RunSummary
+from mmjudge.engine.cell import run_cell
+from mmjudge.store import RunSummary
 from tests.fixtures.loopback_server import OPENAI_PATH, LoopbackServer, RecordedRequest, user_text
 from tests.helpers import compose_config
 

@@ -22,7 +22,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "mmjudge"
 #: The stages, in the order data flows through them; a module may import from its own stage
 #: and earlier ones only. An entry names a room (``running``) or a top-level module (``sweep``).
 #: ``testbank`` holds the bank's model and its grading, which the runner uses; writing a bank
-#: runs a model, so that part is :mod:`mmjudge.running.bank_writer`. ``images`` sits with the
+#: runs a model, so that part is :mod:`mmjudge.engine.bank_writer`. ``images`` sits with the
 #: records: it encodes pictures, knows no config, and the config checks its settings with it.
 #: ``locations`` resolves paths (the user's against the working folder, the shipped configs in
 #: ``conf`` as package data). ``api`` is the library surface, over the same code the command
@@ -36,10 +36,12 @@ STAGES: list[tuple[str, ...]] = [
     ("data",),
     ("prompts", "testbank", "perturb"),
     ("judges",),
-    ("runs",),
+    ("store",),
     ("costs",),
-    ("agreement",),
-    ("running",),
+    ("metrics",),
+    ("studies",),
+    ("estimation",),
+    ("engine",),
     ("ensembles",),
     ("monitor",),
     ("report",),
@@ -56,9 +58,9 @@ MAX_FUNCTION_LINES = 60
 
 #: Files over :data:`MAX_FILE_LINES`, each with why it stays one file.
 LONG_FILES: dict[str, str] = {
-    "mmjudge.running.sync": "one class, the sync runner: scheduling and each call's retries "
+    "mmjudge.engine.sync": "one class, the sync runner: scheduling and each call's retries "
     "share its slots, limits, claims and stop state",
-    "mmjudge.running.cell": "one cell from its config to its summary: checks, skip, dry run, "
+    "mmjudge.engine.cell": "one cell from its config to its summary: checks, skip, dry run, "
     "the runner of its mode and the row of each outcome, all over the same CellContext",
 }
 #: Functions over :data:`MAX_FUNCTION_LINES` (``module:function``), each with why.

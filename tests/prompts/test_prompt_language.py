@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from mmjudge.running.cell import run_cell
-from mmjudge.runs import RunSummary
+from mmjudge.engine.cell import run_cell
+from mmjudge.store import RunSummary
 from tests.fixtures.loopback_server import OPENAI_PATH, LoopbackServer, user_text
 from tests.helpers import compose_config
 
@@ -104,8 +104,8 @@ def test_data_sends_each_items_translation_else_english(
 
 
 def test_an_unknown_prompt_language_names_the_setting(tmp_path: Path) -> None:
+    from mmjudge.engine.cell import typed_config
     from mmjudge.errors import ConfigError
-    from mmjudge.running.cell import typed_config
 
     with pytest.raises(ConfigError, match=r"prompt.language='fr'"):
         typed_config(compose_config(["prompt.language=fr"]))
@@ -113,9 +113,9 @@ def test_an_unknown_prompt_language_names_the_setting(tmp_path: Path) -> None:
 
 def test_a_translation_without_a_macro_the_prompt_uses_names_the_setting() -> None:
     from mmjudge.data.loading import load_dataset
+    from mmjudge.engine.cell import typed_config
     from mmjudge.errors import ConfigError
     from mmjudge.prompts import render
-    from mmjudge.running.cell import typed_config
 
     # The shipped Tetun wording has no aspect macros; prompt=aspects needs them.
     cfg = typed_config(

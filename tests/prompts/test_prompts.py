@@ -12,11 +12,11 @@ import pytest
 from mmjudge.config import N_WORDINGS, DatasetConfig, ModalityConfig, PromptConfig
 from mmjudge.data.loading import load_dataset
 from mmjudge.data.schema import Example
+from mmjudge.engine.cell import typed_config
 from mmjudge.errors import ConfigError
 from mmjudge.locations import CONFIG_DIR
 from mmjudge.prompts import render
 from mmjudge.prompts.parsing import parse_confidence, parse_grade
-from mmjudge.running.cell import typed_config
 from tests.helpers import compose_config, compose_option
 
 PROMPTS = sorted(p.stem for p in (CONFIG_DIR / "prompt").glob("*.yaml"))

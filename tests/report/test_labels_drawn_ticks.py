@@ -1,5 +1,5 @@
-"""The tick labels a drawn figure shows (:func:`mmjudge.report.labels.text_boxes`): only those
-of ticks inside the view, found through matplotlib's public API."""
+"""The tick labels a drawn figure shows (:func:`mmjudge.report.label_placement.text_boxes`):
+only those of ticks inside the view, found through matplotlib's public API."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt
 
-from mmjudge.report.labels import text_boxes
+from mmjudge.report.label_placement import text_boxes
 
 
 def test_only_the_ticks_inside_the_view_are_drawn_texts() -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from mmjudge.data.loading import load_dataset
 from mmjudge.report.build import build_report
-from mmjudge.runs.summary import read_summary
+from mmjudge.store.summary import read_summary
 from tests.fixtures.loopback_server import LoopbackServer
 from tests.helpers import run_sweep
 from tests.prompts.test_prompt_language import DEMO, cell

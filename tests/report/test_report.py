@@ -14,14 +14,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mmjudge.agreement import metrics
+from mmjudge import metrics
 from mmjudge.records import JudgmentRecord
 from mmjudge.report import build_report
 from mmjudge.report.analysis import Analysis, analyse, pareto_frontier, saved_score
 from mmjudge.report.browser import BUDGET, MIN_PER_JUDGE, per_judge_cap
 from mmjudge.report.findings import answers, cheapest_as_good
 from mmjudge.report.load import DatasetItems, cell_table, read_cell_labels
-from mmjudge.runs import Agreement, load_judgments
+from mmjudge.store import Agreement, load_judgments
 from tests.fixtures.synthetic import FakeDataset, FakeJudge, write_sweep
 from tests.helpers import REPO_ROOT
 
@@ -410,7 +410,7 @@ def test_rebuild_imports_no_provider(sweep: Path, tmp_path: Path) -> None:
         "from mmjudge.cli.report import main\n"
         f"assert main([{str(sweep)!r}, '--out', {str(tmp_path)!r}, '--name', 'again']) == 0\n"
         "bad = [m for m in sys.modules if m.startswith('mmjudge.judges')"
-        " or m == 'mmjudge.running.sync' or m.split('.')[0] in ('openai', 'anthropic')]\n"
+        " or m == 'mmjudge.engine.sync' or m.split('.')[0] in ('openai', 'anthropic')]\n"
         "assert not bad, bad\n"
     )
     result = subprocess.run(

@@ -1,5 +1,5 @@
 """The report's card says how many more human labels would tell the best judge from the
-runner-up, with the numbers mmjudge.agreement.planning gives for the paired comparison."""
+runner-up, with the numbers mmjudge.estimation.planning gives for the paired comparison."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mmjudge.agreement import planning, scoring
-from mmjudge.agreement.estimates import estimates_for
-from mmjudge.agreement.prediction import ItemLabels
+from mmjudge.estimation import planning
+from mmjudge.estimation.estimates import estimates_for
+from mmjudge.estimation.prediction import ItemLabels
+from mmjudge.metrics import scoring
 from mmjudge.report import cards
 from mmjudge.report.analysis import analyse
 from mmjudge.report.load import cell_table
@@ -194,8 +195,8 @@ def test_without_the_estimate_extra_the_card_says_nothing_of_it(
 ) -> None:
     """ppi-python missing (load_ppi refuses): no split for a priced judge and no
     prediction-powered mean grade, and the card is still built."""
-    from mmjudge.agreement import prediction
     from mmjudge.errors import MMJudgeError
+    from mmjudge.estimation import prediction
 
     def missing() -> None:
         raise MMJudgeError("prediction-powered estimates need the ppi-python package")
@@ -242,10 +243,10 @@ def test_the_card_estimates_each_systems_ndcg_with_the_judged_pool(tmp_path: Pat
     prediction-powered and from the human labels alone, with the numbers estimates_for gives
     on the same items and runs, and says to read them as a guide with so few labels."""
     pytest.importorskip("ppi_py", reason="needs the estimate extra")
-    from mmjudge.agreement.prediction import pick
     from mmjudge.data.qrels import read_qrels, read_run
+    from mmjudge.engine.cell import run_cell
+    from mmjudge.estimation.prediction import pick
     from mmjudge.report.findings.prose import num
-    from mmjudge.running.cell import run_cell
     from tests.helpers import REPO_ROOT, compose_config
 
     root = tmp_path / "trec"

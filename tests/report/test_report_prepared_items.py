@@ -16,7 +16,7 @@ from tests.data.test_prepared import catalogue
 
 def stats_of(config: dict[str, Any]) -> Any:
     """The little of a dataset's statistics the texts need: its cells' summaries."""
-    from mmjudge.runs.summary import RunSummary
+    from mmjudge.store.summary import RunSummary
 
     summary = SimpleNamespace(
         config=config,

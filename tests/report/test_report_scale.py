@@ -15,7 +15,7 @@ import pytest
 from mmjudge.report import build_report, figures, forest
 from mmjudge.report.analysis import Analysis, Cell, analyse
 from mmjudge.report.findings import MAX_POINTS, answers
-from mmjudge.report.labels import collisions, text_boxes
+from mmjudge.report.label_placement import collisions, text_boxes
 from mmjudge.report.load import cell_table
 from mmjudge.report.verdicts import baseline, recommended
 from tests.fixtures.synthetic_grid import REALISTIC_MODELS, write_realistic_sweep

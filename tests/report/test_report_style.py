@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from mmjudge.engine.cell import run_cell
 from mmjudge.judges import registry
 from mmjudge.report.analysis import analyse
 from mmjudge.report.load import cell_table
 from mmjudge.report.style import FREE_FAMILY, Palette, model_family
-from mmjudge.running.cell import run_cell
 from tests.helpers import compose_config
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from mmjudge.engine.cell import run_cell
 from mmjudge.report.build import build_report
-from mmjudge.report.testbank import coverage
-from mmjudge.running.cell import run_cell
+from mmjudge.report.testbank_section import coverage
 from tests.helpers import REPO_ROOT, compose_config
 
 TREC_TINY = REPO_ROOT / "tests" / "fixtures" / "trec_tiny"

@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mmjudge.agreement.scoring import Interval
+from mmjudge.metrics.scoring import Interval
 from mmjudge.report.analysis import analyse
 from mmjudge.report.build import build_report
 from mmjudge.report.findings.prose import interval
 from mmjudge.report.load import cell_table
-from mmjudge.report.robustness import attacks, split
+from mmjudge.report.robustness_section import attacks, split
 from tests.fixtures.loopback_server import LoopbackServer, RecordedRequest, user_text
 from tests.perturb.test_wire import cell, picture_dataset
 

@@ -10,13 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mmjudge.agreement.metrics import cohen_kappa, consensus
+from mmjudge.engine.cell import run_cell
 from mmjudge.errors import ConfigError
+from mmjudge.metrics import cohen_kappa, consensus
 from mmjudge.report.analysis import analyse
 from mmjudge.report.build import build_report
 from mmjudge.report.load import cell_table
-from mmjudge.report.slices import by_slice, query_length
-from mmjudge.running.cell import run_cell
+from mmjudge.report.slice_section import by_slice, query_length
 from tests.helpers import compose_config
 
 pytestmark = pytest.mark.slow  # a whole cell and a report

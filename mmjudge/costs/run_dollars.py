@@ -1,0 +1,50 @@
+"""A run's dollars from its rows: what its judgments cost, what it paid, per million."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from mmjudge.store import CostFigures
+
+
+def cost_figures(frame: pd.DataFrame) -> CostFigures:
+    """Dollars: total, spent in this run (cache hits are free), and per million judgments.
+
+    ``resent_usd`` estimates what requests lost in flight by a stopped process cost: the
+    provider billed them, and each is priced as the request sent again in its place. It is
+    part of ``spent_usd`` but not of ``total_usd`` and the per-million figures, which price
+    the judgments themselves.
+
+    ``possibly_billed_usd`` is what sends that may have reached the provider without an
+    answer may have cost (timed out or cut off after leaving; see
+    :meth:`mmjudge.engine.policy.CallPolicy.possibly_billed`, which priced each row's at
+    the call's forecast): a possible extra beside ``spent_usd``, not part of it (with the
+    calls abandoned at a stop: :func:`mmjudge.store.blocks.possible_extra`).
+    """
+    n = len(frame)
+    if not n:
+        return CostFigures()
+    total = float(frame["cost_usd"].sum())
+    image = float(frame["image_cost_usd"].sum())
+    resent_usd = float((frame["cost_usd"] * frame["resent"]).sum())
+    spent = float(frame.loc[~frame["cached"], "cost_usd"].sum()) + resent_usd
+    per_million = total / n * 1e6
+    image_per_million = image / n * 1e6
+    return CostFigures(
+        total_usd=total,
+        spent_usd=spent,
+        usd_per_million=per_million,
+        image_usd_per_million=image_per_million,
+        text_usd_per_million=per_million - image_per_million,
+        resent_requests=int(frame["resent"].sum()),
+        resent_usd=resent_usd,
+        possibly_billed_requests=int(_column(frame, "possibly_billed").sum()),
+        possibly_billed_usd=float(_column(frame, "possibly_billed_usd").sum()),
+    )
+
+
+def _column(frame: pd.DataFrame, name: str) -> pd.Series:
+    """A numeric column, zeros where the rows predate it."""
+    if name in frame:
+        return frame[name]
+    return pd.Series(0, index=frame.index)

@@ -1,0 +1,415 @@
+"""The policy both runners follow: what a cached answer, the budget, a failed call and an
+answer mean, decided once for the sync runner (:mod:`~mmjudge.engine.sync`) and the batch
+runner (:mod:`~mmjudge.engine.batch`).
+
+:class:`CallPolicy` holds it: the response cache lookup, the budget check, the one backoff
+rule, the error tally, and pricing each answer once (the cost travels with its
+:class:`Outcome`). The work items and outcomes the runners pass around live here too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import threading
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+from mmjudge.config import ModelConfig, RunnerConfig
+from mmjudge.costs.calls import UNPRICED, PricedCall
+from mmjudge.engine.breaker import causes
+from mmjudge.engine.response_cache import ResponseCache
+from mmjudge.errors import ConfigError
+from mmjudge.judges.base import ErrorVerdict, JudgeAPI
+from mmjudge.records import Forecast, JudgeRequest, JudgeResponse
+from mmjudge.store import CallCounts
+
+T = TypeVar("T")
+
+#: Seconds after a run's first call that its first forecast starts on a worker thread (see
+#: :meth:`RunStats.forecast_first_aside`).
+FIRST_FORECAST_DELAY_S = 0.1
+
+#: Prices one answer (see :class:`mmjudge.costs.calls.CallPricer`).
+Pricer = Callable[[JudgeRequest, JudgeResponse], PricedCall]
+
+
+@dataclass
+class WorkItem:
+    """One judgment to make; ``error`` set means it failed before any call (e.g. bad image).
+
+    The call's forecast is given either as it is (``forecast``) or as ``estimate``, which
+    computes it when it is first needed: the runners ask only for calls they make, so an
+    item answered from the cache is never tokenised or counted.
+    """
+
+    key: str
+    request: JudgeRequest | None
+    error: str | None = None
+    forecast: Forecast = field(default_factory=Forecast)
+    """Expected usage and cost of the call (the budget reads its dollars); filled in from
+    ``estimate`` on first use (see :meth:`expected`)."""
+    context: Any = None
+    """Whatever the caller needs to turn the outcome into a record."""
+    estimate: Callable[[], Forecast] | None = field(default=None, repr=False)
+    """Computes ``forecast`` when it is first needed."""
+
+    def expected(self) -> Forecast:
+        """The call's forecast, computed on first use when ``estimate`` is given."""
+        if self.estimate is not None:
+            self.forecast = self.estimate()
+            self.estimate = None
+        return self.forecast
+
+    @property
+    def forecast_usd(self) -> float:
+        """Expected dollars of the call at list prices."""
+        return self.expected().usd
+
+
+@dataclass
+class Outcome:
+    """What happened to one work item."""
+
+    item: WorkItem
+    response: JudgeResponse | None
+    error: str | None
+    cached: bool
+    attempts: int
+    latency_s: float
+    resent: int = 0
+    """Earlier sends of this request that were lost (a process sent it and stopped before
+    its answer arrived)."""
+    priced: PricedCall = UNPRICED
+    """The answer's usage and cost, priced once when it arrived (or came from the cache)."""
+    possibly_billed: int = 0
+    """Sends of this request that may have reached the provider and got no answer (an
+    attempt timed out or was cut off after it left, a lost send that may have left)."""
+    possibly_billed_usd: float = 0.0
+    """Their cost, each at the call's forecast (:meth:`CallPolicy.possibly_billed`)."""
+
+
+@dataclass
+class RunStats:
+    calls: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    failures: int = 0
+    stopped_by_budget: bool = False
+    spent_usd: float = 0.0
+    errors_by_kind: dict[str, int] = field(default_factory=dict)
+    batch: dict[str, int] = field(default_factory=dict)
+    """Batch-mode counts (batches submitted, resumed, follow-ups); empty in sync mode."""
+    resent: int = 0
+    """Requests sent again because a stopped process had sent them and got no answer."""
+    resent_usd: float = 0.0
+    """Estimated cost of those lost first sends (each priced as its resend); in ``spent_usd``."""
+    abandoned: int = 0
+    """Calls in flight that this run gave up when it stopped (resent on resume)."""
+    abandoned_usd: float = 0.0
+    """Their cost at the calls' forecasts (they have no row: a resume counts each as resent);
+    in ``possibly_billed_usd``."""
+    maybe_resent: int = 0
+    """Requests sent again whose earlier send a killed process may or may not have made (it
+    stopped after marking the send and before recording that the request had left)."""
+    possibly_billed: int = 0
+    """Sends that may have reached the provider and got no answer (timed out or cut off
+    after leaving, maybe resent, abandoned at a stop), each priced at its forecast; not in
+    ``spent_usd``."""
+    possibly_billed_usd: float = 0.0
+    """Their cost at the calls' forecasts (:meth:`CallPolicy.possibly_billed`)."""
+    from_other_process: int = 0
+    """Items another live process was paying for; this run waited for their answers."""
+    counted: Forecast = field(default_factory=Forecast)
+    """The forecasts counted so far (:attr:`forecast` is the run's)."""
+    _later: list[WorkItem] = field(default_factory=list, init=False, repr=False, compare=False)
+    """Items to count once the first forecast, on its worker thread, is done."""
+    _first: threading.Thread | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def forecast(self) -> Forecast:
+        """Expected usage of every call the run made or was about to make, at list prices
+        (answers from the cache are not forecast)."""
+        self._count_later()
+        return self.counted
+
+    def forecast_first_aside(self, item: WorkItem) -> None:
+        """Make the run's first forecast on a worker thread, once, starting
+        :data:`FIRST_FORECAST_DELAY_S` after the run's first call (called on the event loop).
+
+        The first forecast loads the tokenizer (~0.3 s of CPU). Made on the event loop as the
+        first answers arrive, it would stall every call in flight; on a thread it uses the time
+        the loop spends waiting for those answers. Started sooner, it competes with the first
+        call still on its way out (measured: 0.1-0.3 s later at the server with 0.05 s);
+        started at the first answer, tiktoken's encoder construction, which holds the GIL for
+        ~0.15 s, stalls the loop as much as loading it there. Items drawn meanwhile are counted
+        when it is done.
+        """
+        if self._first is None:
+            self._first = threading.Thread(
+                target=_forecast_quietly, args=(item,), name="mmjudge-first-forecast", daemon=True
+            )
+            asyncio.get_running_loop().call_later(FIRST_FORECAST_DELAY_S, self._first.start)
+
+    def add_forecast(self, item: WorkItem) -> None:
+        """Count ``item``'s forecast: at the next :meth:`settle` (or when :attr:`forecast` is
+        read), so a call's answer is not held up by counting its tokens."""
+        self._later.append(item)
+
+    def settle(self) -> None:
+        """Count the forecasts added since the last time, unless the first one is still to
+        be made on its worker thread (nothing here waits for the tokenizer to load)."""
+        first = self._first
+        if not self._later or (first is not None and (first.ident is None or first.is_alive())):
+            return
+        self._count_later()
+
+    def _count_later(self) -> None:
+        if self._first is not None and self._first.ident is not None:  # started
+            self._first.join()
+        later, self._later = self._later, []
+        for item in later:
+            self.counted.add(item.expected())
+
+    def absorb(self, other: RunStats, spent_before: float) -> None:
+        """Add the counts of a runner that started with ``spent_before`` already spent (the
+        batch runner's sync fallback) to these."""
+        for name in (
+            "calls",
+            "cache_hits",
+            "retries",
+            "failures",
+            "resent",
+            "abandoned",
+            "maybe_resent",
+            "possibly_billed",
+        ):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.possibly_billed_usd += other.possibly_billed_usd
+        self.abandoned_usd += other.abandoned_usd
+        self.from_other_process += other.from_other_process
+        self.resent_usd += other.resent_usd
+        self.spent_usd += other.spent_usd - spent_before
+        for kind, n in other.errors_by_kind.items():
+            self.errors_by_kind[kind] = self.errors_by_kind.get(kind, 0) + n
+
+    def counts(self) -> CallCounts:
+        """The ``calls`` block of the run's summary."""
+        return CallCounts(
+            api_calls=self.calls,
+            cache_hits=self.cache_hits,
+            retries=self.retries,
+            failures=self.failures,
+            spent_usd=self.spent_usd,
+            stopped_by_budget=self.stopped_by_budget,
+            errors_by_kind=dict(self.errors_by_kind),
+            resent=self.resent,
+            resent_usd=self.resent_usd,
+            abandoned_in_flight=self.abandoned,
+            abandoned_usd=self.abandoned_usd,
+            maybe_resent=self.maybe_resent,
+            possibly_billed=self.possibly_billed,
+            possibly_billed_usd=self.possibly_billed_usd,
+            answered_by_another_process=self.from_other_process,
+            batch=dict(self.batch) if self.batch else None,
+        )
+
+
+def _forecast_quietly(item: WorkItem) -> None:
+    """``item.expected()`` on a worker thread: a failure is left for the event loop's own call
+    to raise where it always has."""
+    with contextlib.suppress(Exception):
+        item.expected()
+
+
+class WorkSource(Protocol):
+    """A run's work items, which can be built again for some keys (the batch runner rebuilds
+    the items it resubmits, having kept them without their image data while they waited)."""
+
+    def __iter__(self) -> Iterator[WorkItem]: ...
+
+    def only(self, keys: set[str]) -> Iterable[WorkItem]:
+        """The items of ``keys``, built again."""
+        ...
+
+
+def error_text(error: BaseException) -> str:
+    """One line for a row: the error's type and message, and the root cause behind it.
+
+    SDK errors often say only "Connection error." or "Request timed out."; the root cause
+    (``ConnectionRefusedError: ... 127.0.0.1:9``) is what tells a user what went wrong.
+    """
+    text = " ".join(str(error).split()) or type(error).__name__
+    line = f"{type(error).__name__}: {text[:300]}"
+    if isinstance(getattr(error, "status_code", None), int):
+        return line  # the provider's status and message say it all
+    inner = [e for e in causes(error) if not isinstance(e, asyncio.CancelledError)]
+    root = inner[-1] if inner else error
+    if root is not error:
+        detail = " ".join(str(root).split())
+        if detail and detail not in text:
+            line += f" (cause: {type(root).__name__}: {detail[:200]})"
+    return line
+
+
+def classify(judge: JudgeAPI, error: Exception) -> ErrorVerdict:
+    """The judge's verdict on a failed call (:meth:`JudgeAPI.classify_error`), with the fatal
+    error chained to its cause; a call the runner's own time limit cut off is retryable."""
+    verdict = judge.classify_error(error)
+    if verdict.fatal is not None:
+        verdict.fatal.__cause__ = error
+        return verdict
+    if isinstance(error, TimeoutError) and not verdict.retryable:
+        return verdict._replace(retryable=True)
+    return verdict
+
+
+class CallTimeout(TimeoutError):
+    """The runner's own per-call limit (``runner.timeout_s``) ran out."""
+
+
+def endpoint_of(judge: JudgeAPI, model: ModelConfig) -> str:
+    """Where a judge's calls go, for messages."""
+    url = getattr(judge, "base_url", None) or model.base_url
+    return str(url) if url else f"the {model.provider} API"
+
+
+def check_reliability_settings(settings: RunnerConfig) -> None:
+    """Raise :class:`ConfigError` for a failure-handling setting that cannot work."""
+    if not 0.0 <= settings.max_error_rate <= 1.0:
+        raise ConfigError(
+            f"runner.max_error_rate={settings.max_error_rate} must be between 0 and 1 "
+            "(the share of failed judgments above which a cell counts as failed)"
+        )
+    if not 0.0 <= settings.max_unparseable_rate <= 1.0:
+        raise ConfigError(
+            f"runner.max_unparseable_rate={settings.max_unparseable_rate} must be between 0 "
+            "and 1 (the share of answers without a grade above which a cell counts as failed)"
+        )
+    if settings.breaker_failures < 1:
+        raise ConfigError(
+            f"runner.breaker_failures={settings.breaker_failures} must be at least 1 "
+            "(failed calls in a row that stop a cell)"
+        )
+    if settings.grace_s < 0:
+        raise ConfigError(f"runner.grace_s={settings.grace_s} must be 0 or more")
+    if settings.claim_ttl_s <= 0:
+        raise ConfigError(f"runner.claim_ttl_s={settings.claim_ttl_s} must be above 0")
+
+
+class CallPolicy:
+    """The decisions the sync and batch runners share, and the tally they keep in ``stats``.
+
+    ``discount`` is the share of the list price the calls are paid at (a batch API's
+    discount), so the budget compares like with like.
+    """
+
+    def __init__(
+        self,
+        settings: RunnerConfig,
+        stats: RunStats,
+        cache: ResponseCache | None = None,
+        price: Pricer | None = None,
+        discount: float = 1.0,
+        seed: int = 0,
+    ) -> None:
+        self.settings = settings
+        self.stats = stats
+        self.cache = cache
+        self.price: Pricer = price or (lambda _request, _response: UNPRICED)
+        self.discount = discount
+        self.seed = seed
+        self._rng = random.Random(seed)
+
+    def drawn(self, item: WorkItem) -> None:
+        """Count an item the run is about to call in the run's forecast."""
+        self.stats.add_forecast(item)
+
+    async def drawn_around(self, item: WorkItem, call: Awaitable[T]) -> T:
+        """Await an item's first call, counted in the run's forecast: before it is sent when
+        a budget reads the figure, else once it is answered, the run's first forecast on a
+        worker thread (so no call waits for the tokenizer to load)."""
+        if self.settings.max_cost_usd is not None:
+            self.drawn(item)
+            return await call
+        self.stats.forecast_first_aside(item)
+        try:
+            return await call
+        finally:
+            self.drawn(item)
+
+    def committed_usd(self, item: WorkItem) -> float:
+        """What a call under way adds to the spend the budget counts as committed (its
+        forecast; nothing, and nothing forecast, without a budget)."""
+        return item.forecast_usd if self.settings.max_cost_usd is not None else 0.0
+
+    def from_cache(self, item: WorkItem, key: str) -> Outcome | None:
+        """The cached answer for ``key`` as the item's outcome, or None."""
+        if self.cache is None:
+            return None
+        response = self.cache.get(key)
+        return None if response is None else self.hit(item, response)
+
+    def hit(self, item: WorkItem, response: JudgeResponse) -> Outcome:
+        """An answer this run did not pay for (the response cache): priced for its row."""
+        self.stats.cache_hits += 1
+        priced = self._price(item, response)
+        return Outcome(item, response, None, True, 0, response.latency_s, priced=priced)
+
+    def over_budget(self, item: WorkItem, committed_usd: float) -> bool:
+        """Whether calling ``item`` could pass ``runner.max_cost_usd``, with what was spent,
+        what may have been billed for sends that got no answer, and ``committed_usd``
+        expected from calls already under way. The possibly billed dollars count so that a
+        provider that takes requests and never answers cannot run a bill past the cap."""
+        cap = self.settings.max_cost_usd
+        if cap is None:
+            return False
+        expected = item.forecast_usd * self.discount
+        known = self.stats.spent_usd + self.stats.possibly_billed_usd
+        return known + committed_usd + expected > cap
+
+    def answered(
+        self, item: WorkItem, response: JudgeResponse, attempts: int, latency: float, resent: int
+    ) -> Outcome:
+        """A paid answer: priced once, added to the spend (with the lost sends before it,
+        each priced as this one)."""
+        self.stats.calls += 1
+        priced = self._price(item, response)
+        self.stats.spent_usd += priced.total_usd * (1 + resent)
+        self.stats.resent_usd += priced.total_usd * resent
+        return Outcome(item, response, None, False, attempts, latency, resent, priced)
+
+    def possibly_billed(self, item: WorkItem, sends: int = 1) -> float:
+        """Count ``sends`` of ``item``'s request that may have reached the provider and got no
+        answer; returns their dollars. Each is priced at the call's forecast (at the run's
+        discount): the one place these dollars are computed, which the rows, the summary and
+        the report carry as they are."""
+        usd = item.forecast_usd * self.discount * sends
+        self.stats.possibly_billed += sends
+        self.stats.possibly_billed_usd += usd
+        return usd
+
+    def failed(
+        self, item: WorkItem, kind: str, text: str, attempts: int, latency: float, resent: int = 0
+    ) -> Outcome:
+        """An item no attempt answered: counted by kind, its error on its row."""
+        self.stats.failures += 1
+        self.stats.errors_by_kind[kind] = self.stats.errors_by_kind.get(kind, 0) + 1
+        return Outcome(item, None, text, False, attempts, latency, resent)
+
+    def backoff(self, attempt: int, retry_after: float | None) -> float:
+        """Exponential backoff with jitter (``runner.backoff_base_s`` doubling, capped at
+        ``runner.backoff_max_s``), never shorter than the server's retry-after."""
+        ceiling = min(
+            self.settings.backoff_max_s, self.settings.backoff_base_s * 2 ** (attempt - 1)
+        )
+        delay = self._rng.uniform(ceiling / 2, ceiling)
+        if retry_after is not None:
+            delay = max(delay, retry_after)
+        return min(delay, max(self.settings.backoff_max_s, retry_after or 0.0))
+
+    def _price(self, item: WorkItem, response: JudgeResponse) -> PricedCall:
+        assert item.request is not None
+        return self.price(item.request, response)

@@ -1,0 +1,162 @@
+"""A finished run's rows turned into its ``summary.json``: agreement with the annotators,
+dollars, counts and how the cell ended, for real runs and virtual ones alike."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from mmjudge.costs.run_dollars import cost_figures
+from mmjudge.records import Forecast
+from mmjudge.store import (
+    CallCounts,
+    CellInfo,
+    CellStatus,
+    CostFigures,
+    Ensemble,
+    RowFigures,
+    RunSummary,
+    build_summary,
+    judgments_path,
+    load_judgments,
+    read_summary,
+    row_figures,
+    write_summary,
+)
+from mmjudge.store.rows import SAMPLES, SUMMARY_COLUMNS, iter_rows
+from mmjudge.store.status import cell_end
+from mmjudge.studies.run_agreement import agreement
+from mmjudge.studies.stability import stability_summary
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def first_unparseable(run_dir: Path) -> str | None:
+    """The text of the run's first answer that holds no grade (None when there is none).
+
+    The summary's frame leaves answer texts out, so the rows are read again here, only as
+    far as that answer."""
+    for row in iter_rows(judgments_path(run_dir)):
+        if row.get("error") is None and row.get("label") is None:
+            return str(row.get("raw_output") or "")
+    return None
+
+
+def summarise_run(
+    run_dir: Path,
+    cell: CellInfo,
+    *,
+    relevant_from: float,
+    config: dict[str, Any],
+    status: CellStatus | None = None,
+    max_error_rate: float = 1.0,
+    max_unparseable_rate: float = 1.0,
+    skipped: str | None = None,
+    stop: BaseException | None = None,
+    calls: CallCounts | None = None,
+    ensemble: Ensemble | None = None,
+    grading: dict[str, Any] | None = None,
+    testbank: dict[str, Any] | None = None,
+    forecast: Forecast | None = None,
+    n_items: int | None = None,
+) -> RunSummary:
+    """Score a run folder's rows and write its ``summary.json``; returns the summary.
+
+    The cell's status is ``status`` when given (virtual runs are complete), otherwise it
+    follows from ``skipped``, ``stop`` (the error that ended the run early) or the share of
+    failed rows against ``max_error_rate`` and of unparseable answers against
+    ``max_unparseable_rate`` (the first such answer quoted in the reason). A virtual run
+    (``ensemble``) spent nothing: its members' calls were paid for.
+    """
+    frame = load_judgments(judgments_path(run_dir), keep=SUMMARY_COLUMNS)
+    figures = row_figures(frame)
+    cost = cost_figures(frame)
+    stability, cost = sample_stability(run_dir, frame, list(cell.grades), cost)
+    if ensemble is not None:
+        cost = dataclasses.replace(cost, spent_usd=0.0)
+        if stability is not None:  # its members paid for the repeats too
+            stability["spent_usd"] = 0.0
+    if status is None:
+        status = _ending(run_dir, figures, max_error_rate, max_unparseable_rate, skipped, stop)
+    summary = build_summary(
+        run_dir,
+        cell,
+        figures,
+        metrics=agreement(frame, list(cell.grades), relevant_from),
+        cost=cost,
+        config=config,
+        status=status,
+        calls=calls,
+        ensemble=ensemble,
+        grading=grading,
+        testbank=testbank,
+        forecast=forecast,
+        n_items=n_items,
+        stability=stability,
+    )
+    write_summary(run_dir, summary)
+    # What the file holds (plain JSON numbers and keys), as any later reader will see it.
+    return read_summary(run_dir)
+
+
+def _ending(
+    run_dir: Path,
+    figures: RowFigures,
+    max_error_rate: float,
+    max_unparseable_rate: float,
+    skipped: str | None,
+    stop: BaseException | None,
+) -> CellStatus:
+    """How a real run ended (see :func:`mmjudge.store.status.cell_end`)."""
+    return cell_end(
+        figures.n_judgments,
+        figures.n_errors,
+        max_error_rate,
+        skipped=skipped,
+        stop=stop,
+        n_unparseable=figures.n_unparseable,
+        max_unparseable_rate=max_unparseable_rate,
+        first_unparseable=first_unparseable(run_dir) if figures.n_unparseable else None,
+    )
+
+
+def sample_stability(
+    run_dir: Path, frame: pd.DataFrame, grades: list[int], cost: CostFigures
+) -> tuple[dict[str, Any] | None, CostFigures]:
+    """The run's ``stability`` block (None, and ``cost`` as it is, for a run without
+    repeats; :func:`mmjudge.studies.stability.stability_summary`)
+    from its rows (sample 0) and ``samples.jsonl`` (the repeats), with what the repeats
+    cost (``total_usd``, ``spent_usd``) in it; and the run's ``cost`` with the repeats'
+    spend added (they are paid for like any call)."""
+    if not (run_dir / SAMPLES).is_file():
+        return None, cost
+    answered = frame[frame["error"].isna()] if len(frame) else frame
+    answered = answered.drop_duplicates(["query_id", "result_id"], keep="last")
+    items = list(
+        zip(answered["query_id"].astype(str), answered["result_id"].astype(str), strict=True)
+    )
+    repeats: dict[int, dict[tuple[str, str], float]] = {}
+    for row in iter_rows(run_dir / SAMPLES):
+        label = row.get("label")
+        grade = float(label) if label is not None and row.get("error") is None else math.nan
+        by_item = repeats.setdefault(int(row.get("sample") or 0), {})
+        by_item[(str(row.get("query_id")), str(row.get("result_id")))] = grade
+    count = max(repeats, default=0) + 1
+    samples = [answered["label"].to_numpy(dtype=float, na_value=np.nan)]
+    for sample in range(1, count):
+        found = repeats.get(sample, {})
+        samples.append(np.array([found.get(item, math.nan) for item in items], dtype=float))
+    block = stability_summary(
+        samples,
+        [q for q, _ in items],
+        [r for _, r in items],
+        grades=grades,
+    )
+    repeat = cost_figures(load_judgments(run_dir / SAMPLES, keep=SUMMARY_COLUMNS))
+    block["total_usd"], block["spent_usd"] = repeat.total_usd, repeat.spent_usd
+    return block, dataclasses.replace(cost, spent_usd=cost.spent_usd + repeat.spent_usd)

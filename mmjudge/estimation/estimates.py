@@ -1,0 +1,215 @@
+"""Prediction-powered estimates from a human and a judge's label files, with a random part of
+the human labels held back: what ``mmjudge estimate`` computes and prints.
+
+The labelled subset is a simple random sample of the items both files grade; the held-back
+human labels give the value each estimate aims at ("all human labels"), so the three ways of
+estimating (:mod:`mmjudge.estimation.prediction`) can be compared with it, and so can the
+orderings of the systems they give (Kendall's τ-b).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from mmjudge.errors import MMJudgeError
+from mmjudge.estimation import prediction, strata
+from mmjudge.estimation.prediction import Estimate, ItemLabels
+from mmjudge.metrics.ranking import kendall_tau
+
+MEASURES = ("nDCG", "P")
+
+#: The fewest labelled items at which each system measure's 95% intervals held the truth in
+#: at least 94% of 1,000 draws on the LLMJudge files with each of three judges
+#: (``benchmarks/estimate_coverage.py``, docs/estimates.md; at 300 labels nDCG@10 fell to
+#: 0.913 and P@10 to 0.917 for some system and judge); below it the command says so.
+COVERED_FROM = {f"nDCG@{prediction.DEPTH}": 500, f"P@{prediction.DEPTH}": 500}
+
+
+class RankingCheck(NamedTuple):
+    """How one measure's estimates order the systems, against each other and the truth."""
+
+    measure: str
+    ppi_vs_human_only: float
+    """τ-b between the prediction-powered and the human-only estimates."""
+    ppi_vs_truth: float
+    """τ-b between the prediction-powered estimates and the values on all human labels."""
+    human_only_vs_truth: float
+    judge_only_vs_truth: float
+
+
+class HeldBack(NamedTuple):
+    """Every estimate of one held-back draw, with the truth and the system rankings."""
+
+    items: int
+    """Items both files grade."""
+    labelled: int
+    estimates: list[Estimate]
+    truth: dict[str, float] | None
+    """Each quantity on all the human labels (held back from the estimates); ``None`` when
+    not every item has a human label."""
+    rankings: list[RankingCheck]
+
+
+def check_labelled(n: int, items: int, flag: str = "--labelled") -> None:
+    """A labelled-subset size the estimates can use: at least 2 and leaving 2 unlabelled."""
+    if n < 2 or n > items - 2:
+        raise MMJudgeError(
+            f"{flag} {n}: needs at least 2 labelled and 2 unlabelled items of the {items} "
+            f"both files grade; pass a number from 2 to {max(items - 2, 2)}"
+        )
+
+
+def held_back(
+    items: ItemLabels,
+    systems: Mapping[str, Mapping[str, Mapping[str, float]]] | None,
+    grades: Sequence[float],
+    relevant_from: float,
+    n: int,
+    seed: int,
+) -> HeldBack:
+    """The estimates from a random ``n`` of the human labels (``seed``), beside the truth."""
+    check_labelled(n, items.human.size)
+    labelled = prediction.draw_labelled(items.human.size, n, seed)
+    return estimates_for(items, systems, grades, relevant_from, labelled)
+
+
+def estimates_for(
+    items: ItemLabels,
+    systems: Mapping[str, Mapping[str, Mapping[str, float]]] | None,
+    grades: Sequence[float],
+    relevant_from: float,
+    labelled: Any,
+    probabilities: Any = None,
+) -> HeldBack:
+    """The estimates from the human labels of the ``labelled`` items (drawn with
+    ``probabilities``, one per labelled item, when not equally), beside the truth when
+    every item has a human label."""
+    mask = np.asarray(labelled, dtype=bool)
+    design = prediction.prepare(items, systems, grades, relevant_from)
+    estimates = prediction.estimate(design, items, mask, probabilities=probabilities)
+    complete = not np.isnan(items.human).any()
+    truth = prediction.exact_values(design, items.human) if complete else None
+    rankings = [ranking_check(m, estimates, truth) for m in MEASURES] if systems else []
+    return HeldBack(items.human.size, int(mask.sum()), estimates, truth, rankings)
+
+
+def coverage_caution(result: HeldBack) -> str | None:
+    """One line when the system measures were estimated from fewer labelled items than
+    their intervals were measured to cover at (:data:`COVERED_FROM`); ``None`` otherwise."""
+    if not result.rankings:
+        return None
+    short = {m: n for m, n in COVERED_FROM.items() if result.labelled < n}
+    if not short:
+        return None
+    counts = set(short.values())
+    needed = (
+        f"{counts.pop():,}"
+        if len(counts) == 1
+        else ", ".join(f"{n:,} for {m}" for m, n in short.items())
+    )
+    return (
+        f"caution: the 95% intervals of {' and '.join(short)} held the truth in fewer than "
+        f"94% of simulated draws on real labels with fewer labelled items than {needed} "
+        f"(here {result.labelled}); read them as a guide"
+    )
+
+
+def strata_line(result: HeldBack) -> str:
+    """Whether the mean grade and the share of relevant items were estimated per query
+    (:mod:`mmjudge.estimation.strata`) or pooled over all items, and the rule that chose."""
+    means = [e for e in result.estimates if e.name in strata.COLUMNS]
+    used = max((e.strata for e in means), default=1)
+    rule = (
+        f"every query has at least {strata.MIN_LABELLED_PER_QUERY} labelled items and 2 "
+        "unlabelled, drawn with equal chances"
+    )
+    if used > 1:
+        return f"mean grade and share relevant: PPI++ within each of {used} queries ({rule})"
+    return (
+        f"mean grade and share relevant: PPI++ pooled over all items (per query only when {rule})"
+    )
+
+
+def top_ten_line(result: HeldBack) -> str | None:
+    """With systems, how many of their measures were estimated in the system's top tens and
+    outside them apart (:func:`mmjudge.estimation.strata.split_by_top_ten`), and the rule."""
+    systems = [e for e in result.estimates if e.name not in strata.COLUMNS]
+    if not systems:
+        return None
+    split = sum(e.strata == 2 for e in systems)
+    return (
+        f"system measures: {split} of {len(systems)} estimated within the system's top tens "
+        f"and outside them apart, t interval (when each part has {strata.MIN_PER_PART} "
+        f"labelled and {strata.MIN_PER_PART} unlabelled items; pooled otherwise)"
+    )
+
+
+def ranking_check(
+    measure: str, estimates: Sequence[Estimate], truth: Mapping[str, float] | None
+) -> RankingCheck:
+    """τ-b between the system orderings of one measure (``nDCG`` or ``P``) at depth 10."""
+    name = f"{measure}@{prediction.DEPTH}"
+    found = prediction.pick(estimates, name)
+    names = list(found)
+    ppi = np.array([found[s].ppi[0] for s in names])
+    human = np.array([found[s].human_only[0] for s in names])
+    judge = np.array([found[s].judge_only for s in names])
+    true = np.array([(truth or {}).get(f"{name} {s}", math.nan) for s in names])
+    return RankingCheck(
+        name,
+        kendall_tau(ppi, human),
+        kendall_tau(ppi, true),
+        kendall_tau(human, true),
+        kendall_tau(judge, true),
+    )
+
+
+def _number(value: float) -> float | None:
+    return None if math.isnan(value) else value
+
+
+def as_dict(result: HeldBack) -> dict[str, Any]:
+    """The JSON form (``null`` = undefined)."""
+    rows = []
+    for e in result.estimates:
+        human_width = e.human_only[2] - e.human_only[1]
+        ppi_width = e.ppi[2] - e.ppi[1]
+        rows.append(
+            {
+                "name": e.name,
+                "truth": None if result.truth is None else _number(result.truth[e.name]),
+                "human_only": {
+                    "estimate": e.human_only[0],
+                    "low": e.human_only[1],
+                    "high": e.human_only[2],
+                    "width": human_width,
+                },
+                "judge_only": {"estimate": e.judge_only, "biased": True},
+                "ppi": {
+                    "estimate": e.ppi[0],
+                    "low": e.ppi[1],
+                    "high": e.ppi[2],
+                    "width": ppi_width,
+                    "lam": e.lam,
+                    "strata": e.strata,
+                },
+                "effective_n": _number(e.effective_n),
+                "effective_n_gained": _number(e.effective_n - e.n_labelled),
+            }
+        )
+    return {
+        "items": result.items,
+        "labelled": result.labelled,
+        "caution": coverage_caution(result),
+        "stratified": strata_line(result),
+        "split_by_top_ten": top_ten_line(result),
+        "estimates": rows,
+        "rankings": [
+            {key: (_number(v) if isinstance(v, float) else v) for key, v in r._asdict().items()}
+            for r in result.rankings
+        ],
+    }

@@ -1,0 +1,368 @@
+"""``summary.json``: the typed record of what one run did, cost and scored (:class:`RunSummary`).
+
+One function builds a summary (:func:`build_summary`), one writes it (:func:`write_summary`)
+and one reads it back (:func:`read_summary`, through :meth:`RunSummary.from_json`, which also
+reads the layouts of older versions). Every command and the report read runs through them.
+
+Layout versions (``schema_version``):
+
+1. The first layout. Summaries written before statuses existed lack ``status`` (they are
+   complete) and the failure fields; virtual runs (panels, cascades) lack ``endpoint``,
+   ``errors`` and the status fields. All of them read as if they had the defaults.
+2. The resolved ``config`` moved the run's locations into ``paths`` and ``seed`` and
+   ``report`` out of ``runner``; older configs are read into that shape (see
+   :func:`_config_v2`). Every other field is the same.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import os
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from mmjudge.config import DatasetConfig, ModelConfig, ScaleConfig
+from mmjudge.locations import resolve_path
+from mmjudge.records import Forecast
+from mmjudge.store.blocks import (
+    SINGLE,
+    Agreement,
+    CallCounts,
+    CellInfo,
+    CellStatus,
+    CostFigures,
+    Ensemble,
+    ErrorCounts,
+    Latency,
+    RowFigures,
+    TokenMeans,
+    known_fields,
+)
+from mmjudge.store.provenance import git_commit, package_versions
+from mmjudge.store.rows import SUMMARY
+
+SUMMARY_SCHEMA_VERSION = 2
+
+
+#: Top-level keys of the layout, in the order they are written (see :meth:`RunSummary.to_json`).
+_HEAD = ("schema_version", "kind", "run_id", "status", "status_reason", "exit_code")
+_CELL = ("dataset", "model", "model_id", "provider", "endpoint", "modality", "prompt_id")
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What one run did, cost and scored: the contents of its ``summary.json``."""
+
+    run_id: str
+    """The run folder's name."""
+    cell: CellInfo
+    """The cell (its fields are written at the top level)."""
+    status: CellStatus
+    """How it ended (its fields are written at the top level)."""
+    finished_at: str
+    """UTC time the summary was written, ISO 8601."""
+    n_judgments: int
+    """Rows in ``judgments.jsonl`` (failed ones included)."""
+    n_errors: int
+    """Rows with an item-level error."""
+    n_unparseable: int
+    """Answered rows without a readable grade."""
+    n_truncated: int
+    """Rows whose result text was cut to ``dataset.max_text_tokens``."""
+    errors: ErrorCounts
+    """Failed rows by kind, and the first message."""
+    metrics: Agreement
+    """Agreement with the annotators."""
+    cost: CostFigures
+    """Dollars."""
+    tokens: TokenMeans
+    """Mean tokens per answered judgment."""
+    latency_s: Latency
+    """Seconds per answered judgment."""
+    config: dict[str, Any]
+    """The cell's resolved config, redacted (for an ensemble: how it was combined)."""
+    calls: CallCounts | None = None
+    """What the runner did; null for skipped cells and virtual runs."""
+    ensemble: Ensemble | None = None
+    """How a panel or cascade combined its members (its fields are written at the top
+    level); null for a real run."""
+    packages: dict[str, str] = field(default_factory=dict)
+    """Versions of mmjudge and the packages that shape its numbers."""
+    git_commit: str | None = None
+    """The project's git commit, when it is a checkout."""
+    grading: dict[str, Any] | None = None
+    """Local judges: the cut points used per modality and where they came from."""
+    testbank: dict[str, Any] | None = None
+    """The test bank a bank-grading cell graded against (path, version, rule), if any."""
+    forecast: Forecast | None = None
+    """The cell's forecast (at batch prices in batch mode), beside the actual cost."""
+    n_items: int | None = None
+    """Items the dataset holds for this cell."""
+    stability: dict[str, Any] | None = None
+    """Test–retest (``runner.samples`` above 1): κ between samples, the unstable items and
+    what the repeats cost (see :func:`mmjudge.studies.stability.stability_summary`)."""
+    schema_version: int = SUMMARY_SCHEMA_VERSION
+    """Version of this layout."""
+
+    # -- what readers ask ----------------------------------------------------------------
+
+    @property
+    def kind(self) -> str:
+        """``single`` for a real run, ``panel`` or ``cascade`` for a virtual one."""
+        return self.cell.kind
+
+    @property
+    def name(self) -> str:
+        """``model/prompt/modality`` (``model/modality`` for an ensemble over prompts, whose
+        model name lists them), ending ``@<perturbation>`` for a perturbed cell."""
+        c = self.cell
+        attacked = "" if c.perturb == "none" else f"@{c.perturb}"
+        if "+" in c.prompt_id:
+            return f"{c.model}/{c.modality}{attacked}"
+        return f"{c.model}/{c.prompt_id}/{c.modality}{attacked}"
+
+    @property
+    def usd_per_million(self) -> float:
+        return self.cost.usd_per_million
+
+    @property
+    def relevant_from(self) -> float | None:
+        """The lowest relevant grade: as scored, else as configured."""
+        value = self.metrics.relevant_from
+        if value is None:
+            value = self.scale_settings().get("relevant_from")
+        return None if value is None else float(value)
+
+    def config_part(self, name: str) -> dict[str, Any]:
+        """One part of the resolved config (``model``, ``dataset``, ``pricing``...), or {}."""
+        part = self.config.get(name)
+        return dict(part) if isinstance(part, dict) else {}
+
+    def scale_settings(self) -> dict[str, Any]:
+        """``dataset.scale`` as configured (grades, meanings, relevant_from), or {}."""
+        scale = self.config_part("dataset").get("scale")
+        return dict(scale) if isinstance(scale, dict) else {}
+
+    def dataset_config(self) -> DatasetConfig | None:
+        """The dataset's config as the run resolved it (None when the summary lacks it)."""
+        raw = self.config_part("dataset")
+        if not raw:
+            return None
+        values = known_fields(DatasetConfig, raw)
+        scale = known_fields(ScaleConfig, raw.get("scale"))
+        meanings = {}
+        for key, text in (scale.get("meanings") or {}).items():
+            try:
+                meanings[int(key)] = str(text)
+            except (TypeError, ValueError):
+                continue
+        values["scale"] = ScaleConfig(**{**scale, "meanings": meanings})
+        return DatasetConfig(**values)
+
+    def prepared_cache(self) -> Path | None:
+        """The run's ``paths.prepared_cache``, where its prepared items are (None when its
+        config does not name one); a relative path is taken from the current folder, as the
+        run took it."""
+        folder = self.config_part("paths").get("prepared_cache")
+        return resolve_path(folder) if isinstance(folder, str) and folder else None
+
+    def model_config(self) -> ModelConfig:
+        """The judge the run used, from its resolved config (name, provider and model id
+        from the summary where the config lacks them)."""
+        values = known_fields(ModelConfig, self.config_part("model"))
+        values.setdefault("name", self.cell.model or "?")
+        values.setdefault("provider", self.cell.provider or "?")
+        values.setdefault("model_id", self.cell.model_id or values["name"])
+        return ModelConfig(**values)
+
+    # -- the file ------------------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``summary.json`` layout (nested blocks as plain dicts)."""
+        cell, status = dataclasses.asdict(self.cell), dataclasses.asdict(self.status)
+        data: dict[str, Any] = {
+            "schema_version": self.schema_version,
+            "kind": self.kind,
+            "run_id": self.run_id,
+            **{k: status[k] for k in ("status", "status_reason", "exit_code")},
+            "stopped_because": status["stopped_because"],
+            "skip_reason": status["skip_reason"],
+            **{k: cell[k] for k in _CELL},
+            "pricing_sheet": cell["pricing_sheet"],
+            "grades": cell["grades"],
+            **({"perturb": cell["perturb"]} if cell["perturb"] != "none" else {}),
+            "finished_at": self.finished_at,
+            "n_judgments": self.n_judgments,
+            "n_errors": self.n_errors,
+            "n_unparseable": self.n_unparseable,
+            "n_truncated": self.n_truncated,
+            "errors": dataclasses.asdict(self.errors),
+            "metrics": self.metrics.to_json(),
+            "cost": dataclasses.asdict(self.cost),
+            "tokens": dataclasses.asdict(self.tokens),
+            "latency_s": dataclasses.asdict(self.latency_s),
+            "calls": self.calls.to_json() if self.calls is not None else {},
+        }
+        if self.ensemble is not None:
+            data.update(self.ensemble.to_json(self.kind))
+        data.update(config=self.config, packages=self.packages, git_commit=self.git_commit)
+        if self.grading is not None:
+            data["grading"] = self.grading
+        if self.testbank is not None:
+            data["testbank"] = self.testbank
+        if self.forecast is not None:
+            data["forecast"] = self.forecast.to_dict()
+        if self.n_items is not None:
+            data["n_items"] = self.n_items
+        if self.stability is not None:
+            data["stability"] = self.stability
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunSummary:
+        """A summary from its JSON layout, of this version or an older one."""
+        kind = str(data.get("kind") or SINGLE)
+        cell = CellInfo(
+            **{
+                **known_fields(CellInfo, data),
+                **{k: str(data.get(k)) for k in ("dataset", "model", "modality", "prompt_id")},
+                "model_id": str(data.get("model_id") or data.get("model")),
+                "pricing_sheet": data.get("pricing_sheet"),
+                "provider": str(data.get("provider") or kind),
+                "grades": [int(g) for g in data.get("grades") or []],
+                "kind": kind,
+            }
+        )
+        status = CellStatus(**{"status": "complete", **known_fields(CellStatus, data)})
+        if not status.status:
+            status = dataclasses.replace(status, status="complete")
+        calls = data.get("calls")
+        forecast = data.get("forecast")
+        return cls(
+            run_id=str(data.get("run_id") or ""),
+            cell=cell,
+            status=status,
+            finished_at=str(data.get("finished_at") or ""),
+            n_judgments=int(data.get("n_judgments") or 0),
+            n_errors=int(data.get("n_errors") or 0),
+            n_unparseable=int(data.get("n_unparseable") or 0),
+            n_truncated=int(data.get("n_truncated") or 0),
+            errors=ErrorCounts(**known_fields(ErrorCounts, data.get("errors"))),
+            metrics=Agreement(**known_fields(Agreement, data.get("metrics"))),
+            cost=CostFigures(**known_fields(CostFigures, data.get("cost"))),
+            tokens=TokenMeans(**known_fields(TokenMeans, data.get("tokens"))),
+            latency_s=Latency(**known_fields(Latency, data.get("latency_s"))),
+            config=_config_v2(copy.deepcopy(dict(data.get("config") or {}))),
+            calls=CallCounts(**known_fields(CallCounts, calls)) if calls else None,
+            ensemble=Ensemble.from_json(data) if kind != SINGLE else None,
+            packages=dict(data.get("packages") or {}),
+            git_commit=data.get("git_commit"),
+            grading=data.get("grading"),
+            testbank=data.get("testbank"),
+            forecast=Forecast(**known_fields(Forecast, forecast)) if forecast else None,
+            n_items=data.get("n_items"),
+            stability=data.get("stability"),
+            schema_version=SUMMARY_SCHEMA_VERSION,
+        )
+
+
+#: Version 1 keys of the resolved config and where version 2 keeps them.
+_MOVED_V1 = {
+    ("results_dir",): ("paths", "results"),
+    ("reports_dir",): ("paths", "reports"),
+    ("runner", "cache_path"): ("paths", "response_cache"),
+    ("images", "cache_dir"): ("paths", "image_cache"),
+    ("runner", "seed"): ("seed",),
+    ("runner", "report"): ("report", "build"),
+}
+
+
+def _config_v2(config: dict[str, Any]) -> dict[str, Any]:
+    """A resolved config of layout 1 in the shape of layout 2 (a layout 2 one unchanged)."""
+    for old, new in _MOVED_V1.items():
+        holder: Any = config
+        for key in old[:-1]:
+            holder = holder.get(key) if isinstance(holder, dict) else None
+        if not isinstance(holder, dict) or old[-1] not in holder:
+            continue
+        value = holder.pop(old[-1])
+        target = config
+        for key in new[:-1]:
+            target = target.setdefault(key, {})
+        target.setdefault(new[-1], value)
+    return config
+
+
+def build_summary(
+    run_dir: Path,
+    cell: CellInfo,
+    figures: RowFigures,
+    *,
+    metrics: Agreement,
+    cost: CostFigures,
+    config: dict[str, Any],
+    status: CellStatus | None = None,
+    calls: CallCounts | None = None,
+    ensemble: Ensemble | None = None,
+    grading: dict[str, Any] | None = None,
+    testbank: dict[str, Any] | None = None,
+    forecast: Forecast | None = None,
+    n_items: int | None = None,
+    stability: dict[str, Any] | None = None,
+) -> RunSummary:
+    """The one place a :class:`RunSummary` is put together, for real and virtual runs."""
+    return RunSummary(
+        run_id=run_dir.name,
+        cell=cell,
+        status=status or CellStatus(),
+        finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        n_judgments=figures.n_judgments,
+        n_errors=figures.n_errors,
+        n_unparseable=figures.n_unparseable,
+        n_truncated=figures.n_truncated,
+        errors=figures.errors,
+        metrics=metrics,
+        cost=cost,
+        tokens=figures.tokens,
+        latency_s=figures.latency,
+        config=config,
+        calls=calls,
+        ensemble=ensemble,
+        packages=package_versions(),
+        git_commit=git_commit(),
+        grading=grading,
+        testbank=testbank,
+        forecast=forecast,
+        n_items=n_items,
+        stability=stability,
+    )
+
+
+def write_summary(run_dir: Path, summary: RunSummary) -> None:
+    """Write ``summary.json`` atomically (a kill leaves the old file or the new one)."""
+    tmp = run_dir / (SUMMARY + ".tmp")
+    text = json.dumps(summary.to_json(), indent=2, default=_jsonable)
+    tmp.write_text(text + "\n", encoding="utf-8")
+    os.replace(tmp, run_dir / SUMMARY)
+
+
+def read_summary(run_dir: Path) -> RunSummary:
+    """A run folder's ``summary.json``."""
+    data = json.loads((Path(run_dir) / SUMMARY).read_text(encoding="utf-8"))
+    return RunSummary.from_json(dict(data))
+
+
+def _jsonable(value: Any) -> Any:
+    import numpy as np  # only for values json cannot write itself
+
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return None if np.isnan(value) else float(value)
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"cannot write {type(value).__name__} to summary.json")

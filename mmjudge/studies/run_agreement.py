@@ -1,0 +1,35 @@
+"""A run's rows scored against the annotators: the agreement figures of its ``summary.json``,
+the same for real runs and virtual ones (the summary is written by
+:func:`mmjudge.engine.summarise.summarise_run`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from mmjudge.metrics import scoring
+from mmjudge.store import Agreement, annotators
+
+
+def agreement(frame: pd.DataFrame, grades: list[int], relevant_from: float) -> Agreement:
+    """The judge against the annotators' consensus
+    (:func:`~mmjudge.metrics.scoring.agreement_summary`: κ with intervals, α, accuracy...),
+    with the human–human ceiling. Answered rows only; an item written twice (a resumed run)
+    counts once, its last row, as in the report."""
+    answered = frame[frame["error"].isna()] if len(frame) else frame
+    names = annotators(answered)
+    if not names or answered.empty:
+        return Agreement(n=0)
+    answered = answered.drop_duplicates(["query_id", "result_id"], keep="last")
+    human = {
+        name: answered[f"human:{name}"].to_numpy(dtype=float, na_value=np.nan) for name in names
+    }
+    judge = answered["label"].to_numpy(dtype=float, na_value=np.nan)
+    values = scoring.agreement_summary(
+        judge,
+        human,
+        grades=grades,
+        query_ids=answered["query_id"].astype(str).to_numpy(),
+        relevant_from=relevant_from,
+    )
+    return Agreement(**values)

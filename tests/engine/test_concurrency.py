@@ -1,0 +1,111 @@
+"""Calls in flight: what each combination of settings gives, the open-files limit, and the
+line a run starts with."""
+
+from __future__ import annotations
+
+import json
+import resource
+from pathlib import Path
+
+import pytest
+from omegaconf import OmegaConf
+
+from mmjudge.config import SweepConfig
+from mmjudge.engine.concurrency import (
+    DEFAULT_CONCURRENCY,
+    OTHER_OPEN_FILES,
+    InFlight,
+    calls_in_flight,
+    first_line,
+    fit_open_files,
+)
+from mmjudge.engine.sync import Runner
+from tests.fixtures.loopback_server import LoopbackServer
+from tests.helpers import compose_config, run_sweep
+from tests.engine.test_sync import FakeJudge, collect, items
+
+
+def typed(*overrides: str) -> SweepConfig:
+    cfg = OmegaConf.to_object(compose_config(["model=gpt4o_mini", *overrides]))
+    assert isinstance(cfg, SweepConfig)
+    return cfg
+
+
+@pytest.mark.parametrize(
+    ("overrides", "expected", "named"),
+    [
+        ((), DEFAULT_CONCURRENCY, "the default"),
+        (("runner.concurrency=64",), 64, "runner.concurrency=64"),
+        (("model.max_concurrency=64",), 64, "model.max_concurrency=64"),
+        (("runner.concurrency=64", "model.max_concurrency=8"), 8, "model.max_concurrency=8 caps"),
+        (("runner.concurrency=8", "model.max_concurrency=64"), 8, "runner.concurrency=8"),
+        (("runner.concurrency=3", "model.max_concurrency=3"), 3, "runner.concurrency=3"),
+    ],
+)
+def test_the_calls_in_flight_are_what_the_user_set(
+    overrides: tuple[str, ...], expected: int, named: str
+) -> None:
+    cfg = typed(*overrides)
+    in_flight = calls_in_flight(cfg.runner, cfg.model)
+    assert in_flight.calls == expected
+    assert named in in_flight.limited_by
+    # The runner keeps exactly that many calls in flight when there is work enough.
+    judge = FakeJudge(delay=0.02)
+    runner = Runner(judge, cfg.model, cfg.runner)
+    collect(runner, items(expected * 3))
+    assert runner.concurrency == expected
+    assert judge.peak == expected
+
+
+def test_a_low_soft_open_files_limit_is_raised(monkeypatch: pytest.MonkeyPatch) -> None:
+    limits = {"soft": 256, "hard": 65536}
+    monkeypatch.setattr(resource, "getrlimit", lambda _kind: (limits["soft"], limits["hard"]))
+
+    def setrlimit(_kind: int, pair: tuple[int, int]) -> None:
+        limits["soft"] = pair[0]
+
+    monkeypatch.setattr(resource, "setrlimit", setrlimit)
+    asked = InFlight(1024, "runner.concurrency=1024")
+    assert fit_open_files(asked) == asked
+    assert limits["soft"] == 1024 + OTHER_OPEN_FILES
+
+
+def test_a_hard_open_files_limit_cuts_the_calls_and_says_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(resource, "getrlimit", lambda _kind: (256, 512))
+    monkeypatch.setattr(resource, "setrlimit", lambda _kind, _pair: None)
+    fitted = fit_open_files(InFlight(1024, "runner.concurrency=1024"))
+    assert fitted.calls == 512 - OTHER_OPEN_FILES
+    assert "open-files limit of 512" in fitted.limited_by
+    assert f"raise it to {1024 + OTHER_OPEN_FILES}" in fitted.limited_by
+
+
+def test_the_first_line_names_the_limit_and_the_pacing() -> None:
+    cfg = typed("runner.concurrency=64", "model.requests_per_minute=500")
+    line = first_line(calls_in_flight(cfg.runner, cfg.model), cfg.model)
+    assert line == (
+        "mmjudge: up to 64 calls in flight — runner.concurrency=64; paced by "
+        "model.requests_per_minute=500"
+    )
+
+
+@pytest.mark.slow
+def test_a_run_starts_by_saying_how_many_calls_are_in_flight(tmp_path: Path) -> None:
+    with LoopbackServer() as server:
+        result = run_sweep(
+            tmp_path,
+            "model=gpt4o_mini",
+            f"model.base_url={server.openai_base_url}",
+            "model.max_concurrency=12",
+            "dataset.limit=20",
+            "report.build=false",
+            env={"OPENAI_API_KEY": "sk-test"},
+        )
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.splitlines()
+    assert lines[0] == (
+        "mmjudge: up to 12 calls in flight — model.max_concurrency=12 of model 'gpt4o_mini'"
+    )
+    summary = json.loads(next(tmp_path.glob("results/runs/*/summary.json")).read_text())
+    assert summary["n_judgments"] == 20
