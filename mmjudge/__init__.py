@@ -27,7 +27,7 @@ __version__ = "0.1.0"
 
 #: Each public name and the module that defines it.
 _SURFACE = {
-    "compose": "mmjudge.cli.compose",
+    "compose": "mmjudge.api.compose",
     "run_cell": "mmjudge.api.cells",
     "forecast": "mmjudge.api.cells",
     "run_sweep": "mmjudge.api.cells",

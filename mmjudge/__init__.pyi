@@ -4,6 +4,7 @@
 from mmjudge.api.cells import forecast as forecast
 from mmjudge.api.cells import run_cell as run_cell
 from mmjudge.api.cells import run_sweep as run_sweep
+from mmjudge.api.compose import compose as compose
 from mmjudge.api.judge import Grade as Grade
 from mmjudge.api.judge import Judge as Judge
 from mmjudge.api.prices import PriceFigures as PriceFigures
@@ -17,7 +18,6 @@ from mmjudge.api.saved import open_run as open_run
 from mmjudge.api.saved import open_sweep as open_sweep
 from mmjudge.api.scores import LabelScores as LabelScores
 from mmjudge.api.scores import score_labels as score_labels
-from mmjudge.cli.compose import compose as compose
 from mmjudge.config import SweepConfig as SweepConfig
 from mmjudge.errors import ConfigError as ConfigError
 from mmjudge.errors import CredentialError as CredentialError

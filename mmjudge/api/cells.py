@@ -5,7 +5,7 @@ expands its grid the way Hydra's basic sweeper does (``model=a,b modality=text,m
 cells, an experiment's ``hydra.sweeper.params`` come first and the given overrides win), runs
 its cells one after the other into ``<sweep folder>/<dataset>.<model>.<modality>.<prompt>``,
 then does the end-of-sweep work the command's callback does
-(:func:`mmjudge.cli.sweep_end.finish_sweep`:
+(:func:`mmjudge.api.sweep_end.finish_sweep`:
 ``sweep_summary.json``, the default ensembles, the report).
 
 What the command adds around a cell and the library leaves to its caller: the console
@@ -26,8 +26,8 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
+from mmjudge.api.compose import compose_raw, first_line
 from mmjudge.api.saved import CellForecast, Run, Sweep, SweepCell
-from mmjudge.cli.compose import compose_raw, first_line
 from mmjudge.config import SweepConfig
 from mmjudge.errors import ConfigError
 from mmjudge.store import RunSummary
@@ -110,7 +110,7 @@ def run_sweep(
             sweep kind the basic sweeper does not know (``interval(…)``).
         MMJudgeError: a problem with a cell found before its first call.
     """
-    from mmjudge.cli.sweep_end import finish_sweep
+    from mmjudge.api.sweep_end import finish_sweep
     from mmjudge.locations import resolve_path
     from mmjudge.store.status import INTERRUPTED
 

@@ -139,7 +139,7 @@ class Judge:
             ConfigError: a bad setting (see :meth:`__init__`).
             CredentialError: the provider's key is not set.
         """
-        from mmjudge.cli.compose import compose
+        from mmjudge.api.compose import compose
 
         if isinstance(config, str):
             raise TypeError("give the overrides as a list: ['model=lexical']")

@@ -73,7 +73,7 @@ class CellForecast:
 
     def line(self) -> str:
         """The line the command prints for this dry run."""
-        from mmjudge.cli.sweep import forecast_line
+        from mmjudge.report.cell_lines import forecast_line
 
         return forecast_line(dict(self.data))
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from mmjudge.errors import ConfigError
 
 if TYPE_CHECKING:
-    from mmjudge.cli.agree import Scored
+    from mmjudge.api.score_files import Scored
     from mmjudge.studies.judge_files import JudgeAgreement
 
 
@@ -48,7 +48,7 @@ class LabelScores:
         Raises:
             ValueError: another format.
         """
-        from mmjudge.cli.agree import render
+        from mmjudge.api.score_files import render
 
         if form not in ("table", "csv", "json"):
             raise ValueError(f"format {form!r}: use table, csv or json")
@@ -84,7 +84,7 @@ def score_labels(
             the message names it.
         ConfigError: an unknown ``out_of_scale`` or panel, or a scale that does not parse.
     """
-    from mmjudge.cli.agree import score_files
+    from mmjudge.api.score_files import score_files
 
     scored = score_files(
         human,
@@ -115,7 +115,7 @@ def checked_settings(
     Raises:
         ConfigError: an unknown ``out_of_scale`` or panel, or a scale that does not parse.
     """
-    from mmjudge.cli.agree import parse_scale
+    from mmjudge.api.score_files import parse_scale
     from mmjudge.metrics.aggregate import AGGREGATORS
     from mmjudge.metrics.label_scale import OUT_OF_SCALE
 

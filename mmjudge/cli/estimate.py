@@ -27,8 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-from mmjudge.cli.agree import aligned_columns, non_negative, parse_scale
-from mmjudge.cli.estimate_sample import sampled_items
+from mmjudge.api.estimate_sample import sampled_items
+from mmjudge.api.score_files import aligned_columns, non_negative, parse_scale
 from mmjudge.cli.exits import fail
 from mmjudge.data.qrels import load_qrels, read_systems
 from mmjudge.errors import MMJudgeError

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 
 from mmjudge.engine.interrupt import signal_name
 from mmjudge.store import RunSummary
-from mmjudge.store.status import COMPLETE, EXIT_BUDGET, EXIT_FAILED, EXIT_PARTIAL
+from mmjudge.store.status import EXIT_BUDGET, EXIT_FAILED, EXIT_PARTIAL
 
 
 def resume_command(
@@ -69,18 +69,6 @@ def note_exit(code: int, *, replace: bool = False) -> None:
 def pending_exit() -> int:
     """The exit code noted so far (0 when every cell was fine)."""
     return _exit["code"]
-
-
-def status_note(summary: RunSummary) -> str:
-    """``; status partial: 2 of 16 judgments failed …`` for a cell's closing line ("" when
-    complete)."""
-    status = summary.status.status
-    if status == COMPLETE:
-        return ""
-    reason = summary.status.status_reason
-    if reason and reason != summary.status.stopped_because:
-        return f"; status {status}: {reason}"
-    return f"; status {status}"
 
 
 def interrupted_lines(summary: RunSummary, directory: str, *, multirun: bool) -> str:

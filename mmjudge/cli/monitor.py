@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mmjudge.cli.compose import compose
+from mmjudge.api.compose import compose
 from mmjudge.errors import ConfigError, MMJudgeError
 
 PROG = "mmjudge monitor"
@@ -220,7 +220,7 @@ def audit(own: dict[str, str], overrides: list[str]) -> int:
             seed=_whole(own, "seed", 0, 0),
         )
         out = resolve_path(own["out"]) if own.get("out") else folder / "review.csv"
-        from mmjudge.cli.review import write_review
+        from mmjudge.api.review import write_review
 
         write_review(sample.rows, out)
         print(

@@ -29,9 +29,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mmjudge.cli.agree import aligned_columns
+from mmjudge.api.review import item_rows, write_review
+from mmjudge.api.score_files import aligned_columns
 from mmjudge.cli.exits import fail
-from mmjudge.cli.review import item_rows, write_review
 from mmjudge.errors import MMJudgeError
 from mmjudge.estimation.planning import draw_unlabelled, plan_sweep
 from mmjudge.store import SavedRun, completed_runs

@@ -13,7 +13,7 @@ from typing import Any
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 from omegaconf.errors import MissingMandatoryValue
 
 from mmjudge.cli.exits import (
@@ -21,11 +21,9 @@ from mmjudge.cli.exits import (
     interrupted_lines,
     note_exit,
     pending_exit,
-    status_note,
     stopped_between_calls,
 )
 from mmjudge.cli.report_ahead import ReportAhead
-from mmjudge.config import register_configs
 from mmjudge.config.hydra_errors import (
     CONFIG_ERRORS,
     config_error_line,
@@ -33,14 +31,14 @@ from mmjudge.config.hydra_errors import (
     user_wants_full_errors,
 )
 from mmjudge.config.keys import unknown_setting
-from mmjudge.config.request import language_suffix
+from mmjudge.config.resolvers import register as register_resolvers
 from mmjudge.engine.interrupt import raise_on_sigterm, signal_number_of
 from mmjudge.errors import MMJudgeError
 from mmjudge.keyguard import check_overrides, keep_run_config
 from mmjudge.locations import CONFIG_DIR as SHIPPED_CONFIG_DIR
 from mmjudge.locations import CONFIG_SEARCH_PATH, resolve_path
+from mmjudge.report.cell_lines import cell_line, prompt_chosen
 from mmjudge.store import RunSummary
-from mmjudge.store.blocks import possible_extra
 from mmjudge.store.cleanup import removed_unless_judged
 from mmjudge.store.log import keeping_warnings, say
 from mmjudge.store.status import EXIT_CONFIG, INTERRUPTED
@@ -49,31 +47,7 @@ from mmjudge.store.status import EXIT_CONFIG, INTERRUPTED
 CONFIG_DIR = str(SHIPPED_CONFIG_DIR)
 
 
-def _resolve_path(value: str) -> str:
-    return str(resolve_path(value))
-
-
-def _log_level(verbose: object) -> str:
-    """The level of mmjudge's and Hydra's own loggers: INFO, or DEBUG with ``hydra.verbose=true``
-    (libraries stay at the root's WARNING unless the user turns them up; see conf/config.yaml)."""
-    return "DEBUG" if verbose is True else "INFO"
-
-
-def _perturb_suffix(name: object, separator: object) -> str:
-    """What a perturbed cell's folder name ends with: nothing for ``perturb=none`` (so clean
-    cells keep the folders they had), else the separator and the perturbation's name."""
-    return "" if name in (None, "none") else f"{separator}{name}"
-
-
-if not OmegaConf.has_resolver("mmjudge_perturb_suffix"):
-    OmegaConf.register_new_resolver("mmjudge_perturb_suffix", _perturb_suffix)
-if not OmegaConf.has_resolver("mmjudge_language_suffix"):
-    OmegaConf.register_new_resolver("mmjudge_language_suffix", language_suffix)
-if not OmegaConf.has_resolver("mmjudge_path"):
-    OmegaConf.register_new_resolver("mmjudge_path", _resolve_path)
-if not OmegaConf.has_resolver("mmjudge_log_level"):
-    OmegaConf.register_new_resolver("mmjudge_log_level", _log_level)
-register_configs()
+register_resolvers()
 
 
 @hydra.main(version_base="1.3", config_path=CONFIG_SEARCH_PATH, config_name="config")
@@ -137,128 +111,6 @@ def _closing(ahead: ReportAhead | None) -> Iterator[None]:
     finally:
         if ahead is not None:
             ahead.close()
-
-
-#: The prompt a cell uses unless one is chosen (``conf/config.yaml``'s defaults list).
-DEFAULT_PROMPT = "default"
-
-
-def prompt_chosen(overrides: Sequence[str]) -> bool:
-    """Whether the command line (or the sweep, for one of its cells) chooses the prompt:
-    ``prompt=…``, ``prompt.id=…``, ``+prompt=…``. Hydra gives each cell of a multirun the
-    overrides it was started with, the swept value included."""
-    for override in overrides:
-        key = override.lstrip("~+").split("=", 1)[0]
-        if key.split("@", 1)[0].split(".", 1)[0] == "prompt":
-            return True
-    return False
-
-
-def cell_name(
-    dataset: str, model: str, modality: str, prompt_id: str, prompt_named: bool = False
-) -> str:
-    """``dataset × model × modality``, then ``× prompt`` when the prompt was chosen (as in
-    a prompt sweep, where it is what tells the cells apart) or is not the default one."""
-    parts = [dataset, model, modality]
-    if prompt_named or prompt_id != DEFAULT_PROMPT:
-        parts.append(prompt_id)
-    return " × ".join(str(p) for p in parts)
-
-
-def cell_line(summary: RunSummary | dict[str, Any], *, prompt_named: bool = False) -> str:
-    """The closing line of a run: what was judged, agreement and spend (a dry run's:
-    the forecast). It names every axis a sweep can vary (:func:`cell_name`)."""
-    if not isinstance(summary, RunSummary):
-        return forecast_line(summary, prompt_named=prompt_named)
-    c = summary.cell
-    cell = cell_name(c.dataset, c.model, c.modality, c.prompt_id, prompt_named)
-    if c.perturb != "none":
-        cell += f" × {c.perturb}"
-    if summary.status.status == "skipped":
-        return f"{cell}: skipped — {summary.status.skip_reason}"
-    kappa = summary.metrics.kappa
-    kappa_text = f"κ={kappa:.3f}" if isinstance(kappa, float) else "κ=n/a"
-    scored = summary.metrics.n_scored
-    answered = summary.n_judgments - summary.n_errors - summary.n_unparseable
-    if isinstance(kappa, float) and scored is not None and scored < answered:
-        # items no person graded (dataset.allow_unlabelled) or off the scale are not in κ
-        kappa_text += f" on {scored:,} scored items"
-    cost = summary.cost
-    line = (
-        f"{cell}: {summary.n_judgments} judgments, {summary.n_errors} errors, "
-        f"{summary.n_unparseable} unparseable, {kappa_text}, "
-        f"${cost.total_usd:.4f} (${cost.usd_per_million:,.2f} per million)"
-    )
-    possible = possible_extra(cost, summary.calls)
-    if possible.sends:  # beside what is known, never added to it
-        line += (
-            f", possibly billed +${possible.usd:.4f} "
-            f"({possible.sends} sends given up after they left)"
-        )
-    return line + stability_note(summary) + status_note(summary)
-
-
-def stability_note(summary: RunSummary) -> str:
-    """Test–retest (``runner.samples``): κ between the judge's samples with its interval,
-    the unstable items, the human–human κ beside it and the repeats' cost; "" without
-    samples."""
-    block = summary.stability
-    if not block:
-        return ""
-    kappa = block.get("kappa") or {}
-    estimate, low, high = (kappa.get(k) for k in ("estimate", "low", "high"))
-    text = "n/a" if estimate is None else f"{estimate:.3f}"
-    if low is not None and high is not None:
-        text += f" [{low:.3f}, {high:.3f}]"
-    share = block.get("unstable_share")
-    unstable = f"{block.get('n_unstable', 0)} unstable items"
-    if share is not None:
-        unstable += f", {100 * share:.1f}%"
-    humans = [v for v in (summary.metrics.human_human_kappa or {}).values() if v is not None]
-    ceiling = ""
-    if humans:
-        low_h, high_h = min(humans), max(humans)
-        span = f"{low_h:.3f}" if low_h == high_h else f"{low_h:.3f}–{high_h:.3f}"
-        ceiling = f"; human–human κ={span}"
-    return (
-        f"; self-agreement κ={text} over {block.get('samples')} samples ({unstable}{ceiling}), "
-        f"repeats ${float(block.get('total_usd') or 0.0):.4f}"
-    )
-
-
-def forecast_line(data: dict[str, Any], *, prompt_named: bool = False) -> str:
-    """The line of a dry run: the forecast at sync and batch prices."""
-    cell = cell_name(
-        data["dataset"],
-        data["model"],
-        data["modality"],
-        str(data.get("prompt_id") or DEFAULT_PROMPT),
-        prompt_named,
-    )
-    f = data["forecast"]
-    estimate = "" if f.get("exact_text_tokens", True) else " (text tokens estimated)"
-    batch = data.get("forecast_batch")
-    batch_text = ""
-    if isinstance(batch, dict) and f["usd"]:
-        usd, per_million = batch["usd"], batch["usd_per_million"]
-        batch_text = f"; batch API ${usd:.4f}, ${per_million:,.2f} per million"
-    return (
-        f"{cell}: forecast {f['calls']} calls, {f['input_tokens']:,} input tokens "
-        f"({f['image_tokens']:,} image), {f['output_tokens']:,} output tokens "
-        f"(per call from {f.get('output_basis') or 'runner.forecast_output_tokens'}), "
-        f"sync ${f['usd']:.4f}, ${f['usd_per_million']:,.2f} per million judgments"
-        f"{batch_text}{estimate}{_cut_text(data.get('text_cut'))}"
-    )
-
-
-def _cut_text(cut: object) -> str:
-    """What ``dataset.max_text_tokens`` cuts, for the dry run's line (empty when nothing)."""
-    if not isinstance(cut, dict) or not cut.get("items"):
-        return ""
-    return (
-        f"; text cut to dataset.max_text_tokens={cut['max_text_tokens']} in {cut['items']:,} "
-        f"items (about {cut['tokens_removed']:,} tokens removed)"
-    )
 
 
 def _last_run_dir() -> Path | None:

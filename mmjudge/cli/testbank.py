@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from mmjudge.cli.compose import compose
+from mmjudge.api.compose import compose
 from mmjudge.errors import ConfigError, MMJudgeError
 from mmjudge.testbank.bank import KINDS, check_queries, read_bank, write_bank
 from mmjudge.testbank.grading import bank_path

@@ -189,7 +189,7 @@ def audit_rows(
     grades: Sequence[int],
     period: str,
 ) -> list[dict[str, Any]]:
-    """The sample as rows of the review file (:mod:`mmjudge.cli.review`'s layout): the
+    """The sample as rows of the review file (:mod:`mmjudge.api.review`'s layout): the
     judge's label under ``judges`` as ``production``, the grade to give in
     ``corrected_grade``."""
     rows = []

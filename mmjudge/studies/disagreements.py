@@ -1,6 +1,6 @@
 """The items of saved runs worth a person's look: a judge's grade differs from the humans'
 consensus, a judge gave a middle grade (the least sure), an answer could not be read, or the
-judges disagree among themselves. ``mmjudge review export`` (:mod:`mmjudge.cli.review`) lists
+judges disagree among themselves. ``mmjudge review export`` (:mod:`mmjudge.api.review`) lists
 them for a reviewer."""
 
 from __future__ import annotations

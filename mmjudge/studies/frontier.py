@@ -2,7 +2,7 @@
 candidate (real runs, panels, cascades) compared with it on the items both graded
 (:func:`~mmjudge.metrics.scoring.compare_judges`), and the cheapest candidate not
 distinguishably worse whose own κ interval lies above 0 (chance, the κ of a judge answering
-at random); none when no candidate's does. The command is :mod:`mmjudge.cli.frontier`."""
+at random); none when no candidate's does. The command is ``mmjudge frontier``."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """What choosing a prompt (or model × prompt) by κ costs, measured on queries it was not chosen
 on: random query splits, the winner on one half scored on the other (optimism, regret, wins
-over a baseline, how often each candidate is chosen). The command is
-:mod:`mmjudge.cli.select`."""
+over a baseline, how often each candidate is chosen). The command is ``mmjudge select``."""
 
 from __future__ import annotations
 

@@ -10,8 +10,8 @@ import pytest
 
 import mmjudge
 from mmjudge.api.cells import grid
-from mmjudge.cli.sweep import cell_line, forecast_line
 from mmjudge.errors import ConfigError
+from mmjudge.report.cell_lines import cell_line, forecast_line
 from mmjudge.store import read_summary
 from tests.helpers import isolated_overrides, run_sweep
 
@@ -154,7 +154,7 @@ def test_a_sweep_from_python_matches_the_commands(tmp_path: Path) -> None:
 
 
 def test_forecast_leaves_the_callers_config_as_it_was(tmp_path: Path) -> None:
-    from mmjudge.cli.compose import compose_raw
+    from mmjudge.api.compose import compose_raw
 
     raw = compose_raw(["model=lexical", *small(tmp_path)])
     typed = mmjudge.compose(["model=lexical", *small(tmp_path)])

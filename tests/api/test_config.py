@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 import mmjudge
+from mmjudge.api.compose import compose
 from mmjudge.cli import testbank as command
-from mmjudge.cli.compose import compose
 from mmjudge.config import SweepConfig
 from mmjudge.errors import ConfigError
 

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from mmjudge.cli.sweep import cell_line
 from mmjudge.engine.cell import run_cell
 from mmjudge.report import build_report
+from mmjudge.report.cell_lines import cell_line
 from mmjudge.store import RunSummary
 from tests.fixtures.synthetic import FakeDataset, FakeJudge, write_sweep
 from tests.helpers import compose_config, shared_data

@@ -15,9 +15,9 @@ from mmjudge.engine.response_cache import MAYBE_SENT, SENT, Owner, ResponseCache
 from mmjudge.engine.sync import Runner
 from mmjudge.records import JudgeRequest
 from mmjudge.store.blocks import CallCounts, CostFigures, possible_extra
+from tests.engine.test_sync import MODEL, FakeJudge, collect, items, settings
 from tests.fixtures.loopback_server import OPENAI_PATH, LoopbackServer
 from tests.helpers import run_sweep
-from tests.engine.test_sync import MODEL, FakeJudge, collect, items, settings
 
 KEY = "sk-possibly-billed-test-0123456789"
 

@@ -11,15 +11,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mmjudge.cli.sweep_end import finish_sweep
+from mmjudge.api.sweep_end import finish_sweep
 from mmjudge.engine.cell import run_cell
 from mmjudge.ensembles.cascades import build_cascade
 from mmjudge.ensembles.panels import build_panel
 from mmjudge.metrics.aggregate import aggregate
 from mmjudge.store import load_run
+from tests.engine.test_samples import ITEMS, Wavering
 from tests.fixtures.loopback_server import LoopbackServer
 from tests.helpers import compose_config
-from tests.engine.test_samples import ITEMS, Wavering
 
 SAMPLES = 3
 

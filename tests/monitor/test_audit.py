@@ -56,7 +56,7 @@ def test_a_bad_labels_line_names_the_file_line_and_field(tmp_path: Path) -> None
 
 
 def _items() -> list[tuple[str, str]]:
-    from mmjudge.cli.compose import compose
+    from mmjudge.api.compose import compose
     from mmjudge.data import load_dataset
 
     return [(e.query_id, e.result_id) for e in load_dataset(compose([]).dataset)]

@@ -26,9 +26,10 @@ PACKAGE = Path(__file__).resolve().parents[2] / "mmjudge"
 #: records: it encodes pictures, knows no config, and the config checks its settings with it.
 #: ``locations`` resolves paths (the user's against the working folder, the shipped configs in
 #: ``conf`` as package data). ``api`` is the library surface, over the same code the command
-#: runs, so it comes last (the package's ``__init__`` re-exports it lazily, by name, so
-#: importing any module of the package never loads the surface). ``monitor`` runs cells (canary
-#: checks) and reads their rows; the report draws its history, so it comes before ``report``.
+#: runs (the package's ``__init__`` re-exports it lazily, by name, so importing any module of
+#: the package never loads the surface); the command line comes last, a shell over ``api``.
+#: ``monitor`` runs cells (canary checks) and reads their rows; the report draws its history,
+#: so it comes before ``report``.
 STAGES: list[tuple[str, ...]] = [
     ("__init__", "errors", "records", "keyguard", "images"),
     ("locations", "conf"),
@@ -45,9 +46,13 @@ STAGES: list[tuple[str, ...]] = [
     ("ensembles",),
     ("monitor",),
     ("report",),
-    ("cli", "sweep", "__main__"),
     ("api",),
+    ("cli", "sweep", "__main__"),
 ]
+#: The command line: ``cli/`` and the two entry modules Python runs (``python -m mmjudge``,
+#: ``python -m mmjudge.sweep``), which hand over to ``cli/`` at once. Nothing else may import
+#: ``mmjudge.cli``: the library is the core and the command a shell over it.
+COMMAND_LINE = ("mmjudge.cli", "mmjudge.sweep", "mmjudge.__main__")
 #: Sizes past which a file or a function is worth a second look: it may hold two ideas that
 #: would read better apart. They are prompts, not limits: a file that is one idea stays whole
 #: (a module carved out only to get under a count is harder to read, and code is never
@@ -114,6 +119,24 @@ def test_every_import_goes_to_the_same_or_an_earlier_stage() -> None:
         for target, line in imported(path, known):
             if target != "mmjudge" and stage(target) > stage(name):
                 wrong.append(f"{name}:{line} imports {target} (a later stage)")
+    assert not wrong, "\n".join(wrong)
+
+
+def in_command_line(module: str) -> bool:
+    return any(module == name or module.startswith(name + ".") for name in COMMAND_LINE)
+
+
+def test_only_the_command_line_imports_the_command_line() -> None:
+    """The library never reaches up into ``cli/``: what a subcommand does lives in the library
+    (``api/`` and the rooms under it), and ``cli/`` parses, calls and prints."""
+    known = modules()
+    wrong = [
+        f"{name}:{line} imports {target}"
+        for name, path in known.items()
+        if not in_command_line(name)
+        for target, line in imported(path, known)
+        if target == "mmjudge.cli" or target.startswith("mmjudge.cli.")
+    ]
     assert not wrong, "\n".join(wrong)
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from mmjudge.cli.review import read_review
+from mmjudge.api.review import read_review
 from mmjudge.data.qrels import Qrels
 from mmjudge.errors import MMJudgeError
 from mmjudge.estimation.estimates import check_labelled

@@ -59,10 +59,11 @@ def compose_raw(
     from hydra import initialize_config_module
     from hydra.errors import HydraException
 
-    import mmjudge.cli.sweep  # noqa: F401  (registers the schema and the path resolvers)
     from mmjudge.config.keys import unknown_setting
+    from mmjudge.config.resolvers import register as register_resolvers
     from mmjudge.keyguard import check_overrides
 
+    register_resolvers()
     arguments = list(overrides)
     problem = check_overrides(arguments)
     if problem is None and config_dir is None:

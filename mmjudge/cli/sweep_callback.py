@@ -1,67 +1,18 @@
-"""Hydra callbacks: when a multirun ends, build its ensembles, summarise it, build its report."""
+"""The end of a multirun of the command: the Hydra callback that finishes the sweep
+(:func:`mmjudge.api.sweep_end.finish_sweep`, which the library's :func:`mmjudge.run_sweep`
+calls too) and tells the console and the exit code what came of it."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
-
-class FinishedSweep(NamedTuple):
-    """What the end of a sweep wrote."""
-
-    by_status: dict[str, int]
-    """Judged cells per status (empty when no cell was judged)."""
-    exit_code: int | None
-    """The code of the sweep's most severe cell (None when no cell was judged)."""
-    ensembles: list[Path]
-    """The folders of the ensembles built."""
-    report: Path | None
-    """The report's folder, when one was built."""
-
-
-def finish_sweep(
-    sweep_dir: Path,
-    reports_dir: Path | None,
-    *,
-    ensembles: bool,
-    human_cost_per_label: float | None = None,
-    label_budget_usd: float | None = None,
-) -> FinishedSweep:
-    """A finished sweep's end work: ``sweep_summary.json`` (every cell with its status,
-    skipped ones with reasons), the default ensembles (panels and cascades from the saved
-    records, see :mod:`mmjudge.ensembles.defaults`) when ``ensembles``, then the
-    report under ``reports_dir`` (none when it is None)."""
-    from mmjudge.report.load import cell_table, judged_statuses, write_sweep_summary
-    from mmjudge.store.status import count_statuses, sweep_exit_code
-
-    cells = cell_table(sweep_dir)
-    statuses = judged_statuses(cells)
-    done = FinishedSweep({}, None, [], None)
-    if statuses:
-        done = done._replace(
-            by_status=count_statuses(statuses), exit_code=sweep_exit_code(statuses)
-        )
-        write_sweep_summary(sweep_dir, cells)
-    if ensembles:
-        from mmjudge.ensembles.defaults import build_default_ensembles
-
-        done = done._replace(ensembles=build_default_ensembles(sweep_dir))
-    if reports_dir is not None:
-        from mmjudge.report import build_report
-
-        done = done._replace(
-            report=build_report(
-                sweep_dir,
-                reports_dir,
-                human_cost_per_label=human_cost_per_label,
-                label_budget_usd=label_budget_usd,
-            )
-        )
-    return done
+from mmjudge.api.sweep_end import finish_sweep
+from mmjudge.cli.exits import note_exit
 
 
 class SweepReport(Callback):
@@ -80,7 +31,6 @@ class SweepReport(Callback):
         self.ensembles = ensembles
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        from mmjudge.cli.exits import note_exit
         from mmjudge.locations import resolve_path
         from mmjudge.store.status import status_line
 

@@ -1,0 +1,360 @@
+"""Judges' label files scored against a human qrels file: the work of ``mmjudge agree``
+(:func:`mmjudge.score_labels` is its typed entry), and the text, CSV and JSON it prints.
+
+Each RUN_QRELS file (a judge's labels in TREC qrels form) is scored against the human file
+with :func:`mmjudge.metrics.scoring.score_judge`, the definition ``summary.json`` and the report
+use, on the (query, doc) pairs both contain: n (those pairs), missing (human pairs the run
+lacks), Cohen's κ unweighted, linear and quadratic, each with a 95% bootstrap interval that
+resamples queries (1000 resamples, seed 0 unless told), κ on labels binarised at
+``--relevant-from``, Krippendorff's α (ordinal, human and judge as the two raters) and
+accuracy.
+
+**Scale.** The grade scale is every whole number from the lowest to the highest grade of the
+human file, or ``--scale`` (a human grade outside it is an error). κ's categories and
+weights follow the scale. A judge grade outside the scale (published label files hold stray
+5s on a 0–3 scale) is refused with a one-line message naming the file, line and grade,
+unless ``--out-of-scale`` says otherwise: ``drop`` leaves the pair out, ``clip`` moves the
+grade to the nearest grade of the scale, ``keep`` scores it as a category of its own. The
+count of such grades is always printed (``off_scale``).
+
+**System rankings.** With ``--runs DIR`` (TREC run files, one system per file), every
+system is scored under the human labels and under each judge's labels with ir_measures
+(``--measure``, repeatable; default nDCG@10 and P@10 counting grades ≥ ``--relevant-from``
+as relevant), and the two orderings of the systems are compared by Kendall's τ-b,
+Spearman's ρ and rank-biased overlap. Both sets of labels are restricted to the pairs both
+graded, as in the sweep report (:func:`mmjudge.metrics.system_ranking_on_shared_items`).
+
+**Slices.** With ``--slices FILE`` (a TSV of ``query<TAB>doc<TAB>slice``, or
+``query<TAB>slice`` for all of a query's documents), each judge is also scored on each slice's
+pairs alone (:func:`mmjudge.studies.slices.score_slices`), with a permutation test of whether
+its κ depends on the slice, and its worst slice is named.
+
+The labels are first aligned into a matrix (judges × human pairs, ``nan`` where a judge has
+no label). Each judge's row is scored by :func:`score_labels`. A *panel* is a function from
+that matrix to one label per pair; :func:`score_alignment` scores any panels it is given
+the same way. ``--panel HOW`` (repeatable) adds a row ``panel:HOW`` that combines every run
+file given, pair by pair, with :func:`mmjudge.metrics.aggregate.aggregate` (majority vote with a
+tie-break, or the rounded mean; a run's missing label is ignored) on the scale;
+``majority-random`` draws its tie-breaks with ``--seed``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from mmjudge.data.qrels import (
+    Qrels,
+    QrelsFile,
+    Run,
+    load_qrels,
+    n_judgments,
+    read_slices,
+    read_systems,
+    run_names,
+    slice_of,
+)
+from mmjudge.errors import MMJudgeError
+from mmjudge.metrics import scoring
+from mmjudge.metrics.aggregate import panel
+from mmjudge.metrics.label_scale import Scale, apply_scale, human_scale
+from mmjudge.metrics.scoring import Interval
+from mmjudge.studies.judge_files import (
+    INTERVALS,
+    SCALARS,
+    Alignment,
+    JudgeAgreement,
+    align,
+    parse_measures,
+    score_alignment,
+    score_by_slice,
+)
+from mmjudge.studies.slices import SliceScores
+
+
+def _fmt(value: float) -> str:
+    return "-" if math.isnan(value) else f"{value:.3f}"
+
+
+def _fmt_interval(value: Interval) -> str:
+    if math.isnan(value.low):
+        return _fmt(value.estimate)
+    return f"{_fmt(value.estimate)} [{_fmt(value.low)}, {_fmt(value.high)}]"
+
+
+def aligned_columns(header: list[str], body: list[list[str]]) -> str:
+    """Plain-text columns: the first left-aligned, the others right-aligned."""
+    widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
+
+    def render(cells: list[str]) -> str:
+        first = cells[0].ljust(widths[0])
+        rest = (cell.rjust(width) for cell, width in zip(cells[1:], widths[1:], strict=True))
+        return "  ".join([first, *rest]).rstrip()
+
+    rule = "  ".join("-" * width for width in widths)
+    return "\n".join([render(header), rule, *(render(line) for line in body)]) + "\n"
+
+
+def format_table(rows: Sequence[JudgeAgreement], level: float = scoring.LEVEL) -> str:
+    """An aligned plain-text table, one line per judge (and one per judge and measure for
+    the system rankings, when there are any)."""
+    pct = f"{level * 100:g}% CI"
+    header = [
+        "run",
+        "n",
+        "missing",
+        "off_scale",
+        f"kappa [{pct}]",
+        f"kappa_lin [{pct}]",
+        f"kappa_quad [{pct}]",
+        "kappa_bin",
+        "alpha",
+        "accuracy",
+    ]
+    body = [
+        [
+            row.name,
+            str(row.n),
+            str(row.missing),
+            str(row.off_scale),
+            *(_fmt_interval(getattr(row.score, key)) for key in INTERVALS),
+            *(_fmt(getattr(row.score, key)) for key in SCALARS),
+        ]
+        for row in rows
+    ]
+    text = aligned_columns(header, body)
+    ranked = [row for row in rows if row.rankings]
+    if ranked:
+        lines = [
+            [row.name, measure, str(len(r.human_scores)), *map(_fmt, r[1:4])]
+            for row in ranked
+            for measure, r in (row.rankings or {}).items()
+        ]
+        text += "\nsystem rankings, human labels against each judge's (on the pairs both graded):\n"
+        text += aligned_columns(["run", "measure", "systems", "tau", "rho", "rbo"], lines)
+    return text
+
+
+def format_csv(rows: Sequence[JudgeAgreement]) -> str:
+    """CSV with one column per number (system-ranking columns named after their measure);
+    undefined values are empty cells."""
+    header = ["run", "n", "missing", "off_scale"]
+    for key in INTERVALS:
+        header += [key, f"{key}_low", f"{key}_high"]
+    header += list(SCALARS)
+    measures = list(dict.fromkeys(m for row in rows for m in row.rankings or {}))
+    for measure in measures:
+        header += [f"{measure} tau", f"{measure} rho", f"{measure} rbo"]
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(header)
+    for row in rows:
+        cells: list[Any] = [row.name, row.n, row.missing, row.off_scale]
+        for key in INTERVALS:
+            cells += list(getattr(row.score, key))
+        cells += [getattr(row.score, key) for key in SCALARS]
+        for measure in measures:
+            found = (row.rankings or {}).get(measure)
+            cells += [math.nan] * 3 if found is None else list(found[1:4])
+        writer.writerow(["" if isinstance(c, float) and math.isnan(c) else c for c in cells])
+    return out.getvalue()
+
+
+def format_json(rows: Sequence[JudgeAgreement], settings: Mapping[str, Any]) -> str:
+    """A JSON object: the settings used and one entry per judge (``null`` = undefined)."""
+    return json.dumps({**settings, "runs": [row.as_dict() for row in rows]}, indent=2) + "\n"
+
+
+def non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def parse_scale(text: str) -> list[int]:
+    """``0,1,2,3`` (or ``0-3``) as a list of whole grades."""
+    span = re.fullmatch(r"\s*(-?\d+)\s*-\s*(-?\d+)\s*", text)
+    try:
+        if span:
+            grades = list(range(int(span[1]), int(span[2]) + 1))
+        else:
+            grades = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected whole grades such as 0,1,2,3 or 0-3, got {text!r}"
+        ) from None
+    if len(set(grades)) < 2:
+        raise argparse.ArgumentTypeError(f"a scale needs at least two grades, got {text!r}")
+    return grades
+
+
+class Inputs(NamedTuple):
+    """The command's files, read and checked."""
+
+    human: QrelsFile
+    scale: Scale
+    judges: dict[str, Qrels]
+    off_scale: dict[str, int]
+    systems: dict[str, Run] | None
+
+
+def read_inputs(
+    human_path: str | Path,
+    run_paths: Sequence[str | Path],
+    scale: Sequence[int] | None = None,
+    out_of_scale: str = "error",
+    systems: str | Path | None = None,
+) -> Inputs:
+    """Read the human file, the judges' files (checked against the scale) and the system
+    runs; any problem is an :class:`MMJudgeError` naming the file."""
+    human = load_qrels(human_path)
+    if not human.qrels:
+        raise MMJudgeError(f"{human_path}: no judgments in the file")
+    on = human_scale(human, scale)
+    judges, off_scale = {}, {}
+    for name, path in zip(run_names(run_paths), run_paths, strict=True):
+        judges[name], off_scale[name] = apply_scale(load_qrels(path), on, out_of_scale)
+    read = read_systems(systems) if systems else None
+    return Inputs(human, on, judges, off_scale, read)
+
+
+class Scored(NamedTuple):
+    """The command's result: one row per judge and panel, and the settings it used."""
+
+    inputs: Inputs
+    rows: list[JudgeAgreement]
+    settings: dict[str, Any]
+    """What ``--format json`` prints before the rows."""
+    slices: dict[str, SliceScores] | None = None
+    """Each judge's scores by slice (with ``--slices``)."""
+
+
+def score_files(
+    human: str | Path,
+    runs: Sequence[str | Path],
+    *,
+    scale: Sequence[int] | None = None,
+    out_of_scale: str = "error",
+    relevant_from: float | None = None,
+    panels: Sequence[str] = (),
+    n_boot: int = scoring.N_BOOT,
+    seed: int = scoring.SEED,
+    systems: str | Path | None = None,
+    measures: Sequence[str] = (),
+    slices: str | Path | None = None,
+) -> Scored:
+    """Score every judge's label file (and each panel of them) against the human file, as
+    the command does; raises :class:`MMJudgeError` naming a file that cannot be used."""
+    level = scoring.LEVEL
+    inputs = read_inputs(human, runs, scale, out_of_scale, systems)
+    alignment = align(inputs.human.qrels, inputs.judges)
+    grades = [float(g) for g in inputs.scale.grades]
+    if out_of_scale == "keep":
+        seen = alignment.judges[~np.isnan(alignment.judges)]
+        grades = sorted(set(grades) | {float(g) for g in seen})
+    threshold = scoring.relevance_threshold(
+        np.asarray(inputs.scale.grades, dtype=float), relevant_from
+    )
+    parsed = parse_measures(list(measures), threshold) if inputs.systems else None
+    hows = list(dict.fromkeys(panels))
+    rows = score_alignment(
+        alignment,
+        panels={how: panel(how, grades, seed) for how in hows},
+        grades=grades,
+        relevant_from=threshold,
+        n_boot=n_boot,
+        seed=seed,
+        level=level,
+        off_scale=inputs.off_scale,
+        systems=inputs.systems,
+        measures=parsed,
+    )
+    settings = {
+        "human": str(human),
+        "n_human": n_judgments(inputs.human.qrels),
+        "scale": inputs.scale.grades,
+        "scale_source": inputs.scale.source,
+        "out_of_scale": out_of_scale,
+        "n_boot": n_boot,
+        "seed": seed,
+        "level": level,
+        "relevant_from": threshold,
+        "panels": hows,
+        "systems": sorted(inputs.systems) if inputs.systems else None,
+    }
+    by_slice = None
+    if slices is not None:
+        names, settings["slices"] = pair_slices(alignment, slices, human), str(slices)
+        by_slice = score_by_slice(alignment, names, grades, threshold, n_boot=n_boot, seed=seed)
+    return Scored(inputs, list(rows), settings, by_slice)
+
+
+def pair_slices(alignment: Alignment, slices: str | Path, human: str | Path) -> list[str | None]:
+    """The slice of each human pair, read from the slices file (None where it names none)."""
+    table = read_slices(slices)
+    pairs = zip(alignment.query_ids, alignment.doc_ids, strict=True)
+    names = [slice_of(table, str(q), str(d)) for q, d in pairs]
+    if not any(names):
+        raise MMJudgeError(f"{slices}: names no (query, doc) pair of {human}; check its ids")
+    return names
+
+
+def format_slices(by_slice: Mapping[str, SliceScores], level: float = scoring.LEVEL) -> str:
+    """One line per judge and slice: n and κ with its interval; then each judge's worst
+    slice and the p-value of the test of whether its κ depends on the slice."""
+    pct = f"{level * 100:g}% CI"
+    body = [
+        [name, slice_name, str(score.n_items), _fmt_interval(score.kappa)]
+        for name, found in by_slice.items()
+        for slice_name, score in found.scores.items()
+    ]
+    text = aligned_columns(["run", "slice", "n", f"kappa [{pct}]"], body)
+    text += (
+        "\nworst slice of each judge; p: does its kappa depend on the slice (permutation test)\n"
+    )
+    summary = [[name, found.worst or "-", _fmt(found.p_value)] for name, found in by_slice.items()]
+    return text + aligned_columns(["run", "worst", "p"], summary)
+
+
+def slices_json(by_slice: Mapping[str, SliceScores]) -> dict[str, Any]:
+    """``--format json``'s ``slices`` entry: per judge, each slice's score, the worst, p."""
+    return {
+        name: {
+            "worst": found.worst,
+            "p_value": None if math.isnan(found.p_value) else found.p_value,
+            "slices": {key: score.as_dict() for key, score in found.scores.items()},
+        }
+        for name, found in by_slice.items()
+    }
+
+
+def render(scored: Scored, form: str = "table") -> str:
+    """The command's output for ``--format`` ``table``, ``csv`` or ``json``."""
+    if form == "csv":
+        return format_csv(scored.rows)
+    if form == "json":
+        settings = scored.settings
+        if scored.slices is not None:
+            settings = {**settings, "by_slice": slices_json(scored.slices)}
+        return format_json(scored.rows, settings)
+    scale = scored.inputs.scale
+    text = format_table(scored.rows, scored.settings["level"]) + (
+        f"\nscale {scale.text()} ({scale.source}); grades off the scale: "
+        f"{scored.settings['out_of_scale']}\n"
+    )
+    if scored.slices is not None:
+        text += "\nby slice:\n" + format_slices(scored.slices, scored.settings["level"])
+    return text

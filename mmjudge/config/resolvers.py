@@ -1,0 +1,47 @@
+"""The interpolations the shipped ``config.yaml`` uses (``${mmjudge_path:…}`` and the rest),
+registered with OmegaConf once, with the schema, before any config is composed: by the command
+(``mmjudge sweep``, ``python -m mmjudge.sweep``) and by the library (:func:`mmjudge.compose`)
+alike, so both read the same config the same way."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from omegaconf import OmegaConf
+
+from mmjudge.config import register_configs
+from mmjudge.config.request import language_suffix
+from mmjudge.locations import resolve_path
+
+
+def _resolve_path(value: str) -> str:
+    return str(resolve_path(value))
+
+
+def _log_level(verbose: object) -> str:
+    """The level of mmjudge's and Hydra's own loggers: INFO, or DEBUG with ``hydra.verbose=true``
+    (libraries stay at the root's WARNING unless the user turns them up; see conf/config.yaml)."""
+    return "DEBUG" if verbose is True else "INFO"
+
+
+def _perturb_suffix(name: object, separator: object) -> str:
+    """What a perturbed cell's folder name ends with: nothing for ``perturb=none`` (so clean
+    cells keep the folders they had), else the separator and the perturbation's name."""
+    return "" if name in (None, "none") else f"{separator}{name}"
+
+
+RESOLVERS: dict[str, Callable[..., Any]] = {
+    "mmjudge_perturb_suffix": _perturb_suffix,
+    "mmjudge_language_suffix": language_suffix,
+    "mmjudge_path": _resolve_path,
+    "mmjudge_log_level": _log_level,
+}
+
+
+def register() -> None:
+    """Register the resolvers and the primary config's schema (idempotent)."""
+    for name, function in RESOLVERS.items():
+        if not OmegaConf.has_resolver(name):
+            OmegaConf.register_new_resolver(name, function)
+    register_configs()
