@@ -33,7 +33,7 @@ from mmjudge.config.hydra_errors import (
     user_wants_full_errors,
 )
 from mmjudge.config.keys import unknown_setting
-from mmjudge.config.request import language_suffix
+from mmjudge.config.names import DEFAULT_PROMPT, cell_display_name, register_resolvers
 from mmjudge.errors import MMJudgeError
 from mmjudge.keyguard import check_overrides, keep_run_config
 from mmjudge.locations import CONFIG_DIR as SHIPPED_CONFIG_DIR
@@ -59,16 +59,7 @@ def _log_level(verbose: object) -> str:
     return "DEBUG" if verbose is True else "INFO"
 
 
-def _perturb_suffix(name: object, separator: object) -> str:
-    """What a perturbed cell's folder name ends with: nothing for ``perturb=none`` (so clean
-    cells keep the folders they had), else the separator and the perturbation's name."""
-    return "" if name in (None, "none") else f"{separator}{name}"
-
-
-if not OmegaConf.has_resolver("mmjudge_perturb_suffix"):
-    OmegaConf.register_new_resolver("mmjudge_perturb_suffix", _perturb_suffix)
-if not OmegaConf.has_resolver("mmjudge_language_suffix"):
-    OmegaConf.register_new_resolver("mmjudge_language_suffix", language_suffix)
+register_resolvers()  # mmjudge_run_folder: the cells' folder names
 if not OmegaConf.has_resolver("mmjudge_path"):
     OmegaConf.register_new_resolver("mmjudge_path", _resolve_path)
 if not OmegaConf.has_resolver("mmjudge_log_level"):
@@ -139,10 +130,6 @@ def _closing(ahead: ReportAhead | None) -> Iterator[None]:
             ahead.close()
 
 
-#: The prompt a cell uses unless one is chosen (``conf/config.yaml``'s defaults list).
-DEFAULT_PROMPT = "default"
-
-
 def prompt_chosen(overrides: Sequence[str]) -> bool:
     """Whether the command line (or the sweep, for one of its cells) chooses the prompt:
     ``prompt=…``, ``prompt.id=…``, ``+prompt=…``. Hydra gives each cell of a multirun the
@@ -154,26 +141,16 @@ def prompt_chosen(overrides: Sequence[str]) -> bool:
     return False
 
 
-def cell_name(
-    dataset: str, model: str, modality: str, prompt_id: str, prompt_named: bool = False
-) -> str:
-    """``dataset × model × modality``, then ``× prompt`` when the prompt was chosen (as in
-    a prompt sweep, where it is what tells the cells apart) or is not the default one."""
-    parts = [dataset, model, modality]
-    if prompt_named or prompt_id != DEFAULT_PROMPT:
-        parts.append(prompt_id)
-    return " × ".join(str(p) for p in parts)
-
-
 def cell_line(summary: RunSummary | dict[str, Any], *, prompt_named: bool = False) -> str:
     """The closing line of a run: what was judged, agreement and spend (a dry run's:
-    the forecast). It names every axis a sweep can vary (:func:`cell_name`)."""
+    the forecast). It names every axis a sweep can vary
+    (:func:`mmjudge.config.names.cell_display_name`)."""
     if not isinstance(summary, RunSummary):
         return forecast_line(summary, prompt_named=prompt_named)
     c = summary.cell
-    cell = cell_name(c.dataset, c.model, c.modality, c.prompt_id, prompt_named)
-    if c.perturb != "none":
-        cell += f" × {c.perturb}"
+    cell = cell_display_name(
+        c.dataset, c.model, c.modality, c.prompt_id, c.perturb, prompt_named=prompt_named
+    )
     if summary.status.status == "skipped":
         return f"{cell}: skipped — {summary.status.skip_reason}"
     kappa = summary.metrics.kappa
@@ -228,12 +205,13 @@ def stability_note(summary: RunSummary) -> str:
 
 def forecast_line(data: dict[str, Any], *, prompt_named: bool = False) -> str:
     """The line of a dry run: the forecast at sync and batch prices."""
-    cell = cell_name(
+    cell = cell_display_name(
         data["dataset"],
         data["model"],
         data["modality"],
         str(data.get("prompt_id") or DEFAULT_PROMPT),
-        prompt_named,
+        data.get("perturb"),
+        prompt_named=prompt_named,
     )
     f = data["forecast"]
     estimate = "" if f.get("exact_text_tokens", True) else " (text tokens estimated)"
