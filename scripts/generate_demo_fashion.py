@@ -28,7 +28,7 @@ from typing import Any
 from PIL import Image, ImageDraw
 
 SEED = 20240517
-HERE = Path(__file__).resolve().parent.parent / "mmjudge" / "datasets" / "demo_fashion"
+HERE = Path(__file__).resolve().parent.parent / "datasets" / "demo_fashion"
 ANNOTATORS = ("annotator_a", "annotator_b")
 GRADES = (0, 1, 2)
 RESULTS_PER_QUERY = 8

@@ -30,12 +30,12 @@ from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
 import mmjudge.sweep  # noqa: F401  (registers the schema and the path resolver)
-from mmjudge.locations import CONFIG_DIR, PACKAGE_DIR
+from mmjudge.locations import CONFIG_DIR, package_path
 
 #: The repository checkout the tests run from (README, .ci, fixtures).
 REPO_ROOT = Path(__file__).resolve().parents[1]
-#: The demo dataset as shipped inside the package.
-DEMO_DIR = PACKAGE_DIR / "datasets" / "demo_fashion"
+#: The demo dataset as shipped (package data: datasets/ at the top of a checkout).
+DEMO_DIR = package_path("pkg://mmjudge/datasets/demo_fashion")
 
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 CONF_DIR = str(CONFIG_DIR)

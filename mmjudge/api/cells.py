@@ -3,7 +3,8 @@
 A cell is run by :func:`mmjudge.engine.cell.run_cell`, as ``mmjudge sweep`` runs it; a sweep
 expands its grid the way Hydra's basic sweeper does (``model=a,b modality=text,mm`` is four
 cells, an experiment's ``hydra.sweeper.params`` come first and the given overrides win), runs
-its cells one after the other into ``<sweep folder>/<dataset>.<model>.<modality>.<prompt>``,
+its cells one after the other into ``<sweep folder>/<dataset>.<model>.<modality>.<prompt>``
+(with the language and perturbation, :func:`mmjudge.config.names.run_folder_name`),
 then does the end-of-sweep work the command's callback does
 (:func:`mmjudge.api.sweep_end.finish_sweep`:
 ``sweep_summary.json``, the default ensembles, the report).
@@ -29,6 +30,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from mmjudge.api.compose import compose_raw, first_line
 from mmjudge.api.saved import CellForecast, Run, Sweep, SweepCell
 from mmjudge.config import SweepConfig
+from mmjudge.config.names import STAMP_FORMAT, run_folder_name
 from mmjudge.errors import ConfigError
 from mmjudge.store import RunSummary
 
@@ -48,7 +50,8 @@ def run_cell(
     ``config`` is a list of overrides (``["model=lexical", "dataset=demo_fashion"]``,
     composed with ``config_dir`` as :func:`mmjudge.compose` composes them) or a composed
     config. ``run_dir`` defaults to the command's: ``<paths.results>/runs/<time>_<dataset>_
-    <model>_<modality>_<prompt>``. Running the cell again into the same folder resumes it.
+    <model>_<modality>_<prompt>[-<language>][_<perturbation>]``. Running the cell again into
+    the same folder resumes it.
 
     A skipped cell (a judge that cannot see images asked to, say) returns a summary whose
     ``status.status`` is ``skipped`` with the reason in ``status.skip_reason``; a cell that
@@ -208,19 +211,21 @@ def _dry(config: SweepConfig | DictConfig) -> SweepConfig | DictConfig:
 
 def default_run_dir(config: SweepConfig | DictConfig) -> Path:
     """Where the command puts a single run (``hydra.run.dir`` in the shipped ``config.yaml``):
-    ``<paths.results>/runs/<time>_<dataset>_<model>_<modality>_<prompt>``."""
+    ``<paths.results>/runs/<time>_<dataset>_<model>_<modality>_<prompt>[-<language>]
+    [_<perturbation>]`` (:func:`mmjudge.config.names.run_folder_name`)."""
     from mmjudge.locations import resolve_path
 
-    stamp = datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
-    parts = [
-        stamp,
+    name = run_folder_name(
         _setting(config, "dataset", "name"),
         _setting(config, "model", "name"),
         _setting(config, "modality", "name"),
         _setting(config, "prompt", "id"),
-    ]
+        _setting(config, "prompt", "language"),
+        _setting(config, "perturb", "name"),
+        stamp=datetime.now().strftime(STAMP_FORMAT),
+    )
     results = resolve_path(str(_setting(config, "paths", "results")))
-    return results / "runs" / "_".join(str(part) for part in parts)
+    return results / "runs" / name
 
 
 def _run(

@@ -11,7 +11,7 @@ from typing import Any
 from omegaconf import OmegaConf
 
 from mmjudge.config import register_configs
-from mmjudge.config.request import language_suffix
+from mmjudge.config.names import register_resolvers as register_names
 from mmjudge.locations import resolve_path
 
 
@@ -25,15 +25,7 @@ def _log_level(verbose: object) -> str:
     return "DEBUG" if verbose is True else "INFO"
 
 
-def _perturb_suffix(name: object, separator: object) -> str:
-    """What a perturbed cell's folder name ends with: nothing for ``perturb=none`` (so clean
-    cells keep the folders they had), else the separator and the perturbation's name."""
-    return "" if name in (None, "none") else f"{separator}{name}"
-
-
 RESOLVERS: dict[str, Callable[..., Any]] = {
-    "mmjudge_perturb_suffix": _perturb_suffix,
-    "mmjudge_language_suffix": language_suffix,
     "mmjudge_path": _resolve_path,
     "mmjudge_log_level": _log_level,
 }
@@ -44,4 +36,5 @@ def register() -> None:
     for name, function in RESOLVERS.items():
         if not OmegaConf.has_resolver(name):
             OmegaConf.register_new_resolver(name, function)
+    register_names()
     register_configs()

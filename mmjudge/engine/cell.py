@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 from omegaconf import DictConfig, OmegaConf
 
 from mmjudge.config import SweepConfig
-from mmjudge.config.request import language_suffix
+from mmjudge.config.names import cell_display_name, cell_prompt_id
 from mmjudge.costs.calls import CallPricer
 from mmjudge.costs.ledger import batch_factor
 from mmjudge.costs.output_tokens import output_tokens
@@ -81,10 +81,10 @@ def typed_config(cfg: DictConfig | SweepConfig) -> SweepConfig:
         assert isinstance(typed, SweepConfig)
         obj = typed
     obj.validate()
-    suffix = language_suffix(obj.prompt.language)
-    if suffix and not obj.prompt.id.endswith(suffix):
+    prompt_id = cell_prompt_id(obj.prompt.id, obj.prompt.language)
+    if prompt_id != obj.prompt.id:
         # The two languages of one prompt are two cells: ids, rows and folders tell them apart.
-        obj.prompt = dataclasses.replace(obj.prompt, id=obj.prompt.id + suffix)
+        obj.prompt = dataclasses.replace(obj.prompt, id=prompt_id)
     if obj.prompt.bank is not None:
         check_bank_prompt(obj.prompt)
     return obj
@@ -183,11 +183,9 @@ def _judge_cell(
     done = keep_finished_rows(run_dir)
     if cfg.runner.samples > 1:
         done |= keep_finished_rows(run_dir, SAMPLES)
-    name = f"{cfg.dataset.name} × {cfg.model.name} × {cfg.modality.name}"
-    if cfg.prompt.id != "default":  # a prompt sweep's cells differ by the prompt alone
-        name += f" × {cfg.prompt.id}"
-    if cfg.perturb.name != "none":
-        name += f" × {cfg.perturb.name}"
+    name = cell_display_name(
+        cfg.dataset.name, cfg.model.name, cfg.modality.name, cfg.prompt.id, cfg.perturb.name
+    )
     progress = Progress(
         name,
         total - len(done),

@@ -1,6 +1,6 @@
-"""The lines a cell is told in, one definition each: its display name (``dataset × model ×
-modality``, with the prompt, language and perturbation when they tell cells apart), the closing
-line of a run, and the line of a dry run. The command prints them; the library's
+"""The lines a cell is told in, one definition each: the closing line of a run and the line of
+a dry run, both headed by the cell's display name
+(:func:`mmjudge.config.names.cell_display_name`). The command prints them; the library's
 :meth:`~mmjudge.api.saved.Run.line` and :meth:`~mmjudge.api.saved.CellForecast.line` return
 them."""
 
@@ -9,12 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from mmjudge.config.names import DEFAULT_PROMPT, cell_display_name
 from mmjudge.store import RunSummary
 from mmjudge.store.blocks import possible_extra
 from mmjudge.store.status import COMPLETE
-
-#: The prompt a cell uses unless one is chosen (``conf/config.yaml``'s defaults list).
-DEFAULT_PROMPT = "default"
 
 
 def prompt_chosen(overrides: Sequence[str]) -> bool:
@@ -28,26 +26,16 @@ def prompt_chosen(overrides: Sequence[str]) -> bool:
     return False
 
 
-def cell_name(
-    dataset: str, model: str, modality: str, prompt_id: str, prompt_named: bool = False
-) -> str:
-    """``dataset × model × modality``, then ``× prompt`` when the prompt was chosen (as in
-    a prompt sweep, where it is what tells the cells apart) or is not the default one."""
-    parts = [dataset, model, modality]
-    if prompt_named or prompt_id != DEFAULT_PROMPT:
-        parts.append(prompt_id)
-    return " × ".join(str(p) for p in parts)
-
-
 def cell_line(summary: RunSummary | dict[str, Any], *, prompt_named: bool = False) -> str:
     """The closing line of a run: what was judged, agreement and spend (a dry run's:
-    the forecast). It names every axis a sweep can vary (:func:`cell_name`)."""
+    the forecast). It names every axis a sweep can vary
+    (:func:`mmjudge.config.names.cell_display_name`)."""
     if not isinstance(summary, RunSummary):
         return forecast_line(summary, prompt_named=prompt_named)
     c = summary.cell
-    cell = cell_name(c.dataset, c.model, c.modality, c.prompt_id, prompt_named)
-    if c.perturb != "none":
-        cell += f" × {c.perturb}"
+    cell = cell_display_name(
+        c.dataset, c.model, c.modality, c.prompt_id, c.perturb, prompt_named=prompt_named
+    )
     if summary.status.status == "skipped":
         return f"{cell}: skipped — {summary.status.skip_reason}"
     kappa = summary.metrics.kappa
@@ -102,12 +90,13 @@ def stability_note(summary: RunSummary) -> str:
 
 def forecast_line(data: dict[str, Any], *, prompt_named: bool = False) -> str:
     """The line of a dry run: the forecast at sync and batch prices."""
-    cell = cell_name(
+    cell = cell_display_name(
         data["dataset"],
         data["model"],
         data["modality"],
         str(data.get("prompt_id") or DEFAULT_PROMPT),
-        prompt_named,
+        data.get("perturb"),
+        prompt_named=prompt_named,
     )
     f = data["forecast"]
     estimate = "" if f.get("exact_text_tokens", True) else " (text tokens estimated)"

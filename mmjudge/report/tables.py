@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from mmjudge.config.names import cell_display_name
 from mmjudge.keyguard import redact
 from mmjudge.metrics.scoring import JudgeScore
 from mmjudge.report.analysis import (
@@ -446,7 +447,16 @@ def _config_parts(cells: pd.DataFrame) -> tuple[list[Row], list[Row]]:
             if "models" in pricing:
                 pricing["models"] = "(see the price sheet above)"
             config["pricing"] = pricing
-        name = f"{cell['dataset']} × {cell['model']} × {cell['modality']} × {cell['prompt_id']}"
+        # the console's name for the cell; the report lists cells of many sweeps together,
+        # so the prompt is always named
+        name = cell_display_name(
+            cell["dataset"],
+            cell["model"],
+            cell["modality"],
+            cell["prompt_id"],
+            cell["summary"].cell.perturb,
+            prompt_named=True,
+        )
         for key in sorted(config):
             text = json.dumps(config[key], indent=2, sort_keys=True, default=str)
             part = parts.setdefault(

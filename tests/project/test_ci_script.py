@@ -104,3 +104,17 @@ def test_the_docs_table_names_the_tested_ranges() -> None:
     for package, (lowest, highest) in _bounds().items():
         extra = "[aiohttp]" if package in ("openai", "anthropic") else ""
         assert f"| `{package}{extra}` | {lowest} | {highest} |" in page
+
+
+def test_ci_runs_the_editable_install_and_the_wheel_from_an_empty_folder() -> None:
+    """conf/ and datasets/ are package data only through pyproject.toml's package-dir: CI runs
+    a sweep with the editable install outside the checkout, and checks the sdist carries them
+    and the wheel runs outside it too."""
+    text = CI.read_text(encoding="utf-8")
+    editable = text.split('cd "$editable_outside"', 1)
+    assert len(editable) == 2, (
+        ".ci/run runs no sweep from an empty folder with the editable install"
+    )
+    assert '"$repo/.venv/bin/python" -m mmjudge.sweep' in editable[1].split("\n)", 1)[0]
+    assert "conf/config.yaml" in text and "datasets/demo_fashion/items.jsonl" in text
+    assert '"$dist/venv/bin/mmjudge" sweep' in text

@@ -187,13 +187,12 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ignore = shutil.ignore_patterns(
         ".git", ".venv", "__pycache__", "*.egg-info", ".*_cache", ".cache", "results", "reports"
     )
-    for name in ("mmjudge", "tests", "benchmarks", "pyproject.toml", "README.md"):
-        source = REPO_ROOT / name
-        if source.is_dir():
-            shutil.copytree(source, root / name, ignore=ignore)
-        elif source.exists():
-            shutil.copy2(source, root / name)
-    # a developer's own datasets/ must not leak into the copy (the demo ships in mmjudge/)
+    shipped = [f"datasets/{name}" for name in ("demo_fashion", "demo_multilingual")]
+    for name in ("mmjudge", "conf", *shipped, "tests", "benchmarks"):
+        shutil.copytree(REPO_ROOT / name, root / name, ignore=ignore)
+    for name in ("pyproject.toml", "setup.py", "README.md", "datasets/__init__.py"):
+        shutil.copy2(REPO_ROOT / name, root / name)
+    # a developer's own datasets/ must not leak into the copy (only the demos are copied)
     (root / ".venv").symlink_to(Path(sys.prefix), target_is_directory=True)
     write_crowdflower(root / "datasets" / "crowdflower" / "train.csv")
     write_flickr8k(root / "datasets" / "flickr8k_expert")

@@ -17,7 +17,7 @@ from tests.helpers import compose_config
 
 pytestmark = pytest.mark.slow  # whole cells through the loopback server
 
-DEMO = Path(__file__).resolve().parents[2] / "mmjudge" / "datasets" / "demo_multilingual"
+DEMO = Path(__file__).resolve().parents[2] / "datasets" / "demo_multilingual"
 ENGLISH = "Use this relevance scale:"
 TRANSLATED = {
     "pt": "Use esta escala de relevância:",

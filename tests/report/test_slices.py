@@ -68,7 +68,7 @@ _ITEMS: dict[str, dict] = {}
 def _value(row: dict, name: str, run_dir: Path) -> str | None:
     """The slice of a row's item, read from the dataset file itself."""
     if not _ITEMS:
-        path = Path(__file__).resolve().parents[2] / "mmjudge" / "datasets" / "demo_fashion"
+        path = Path(__file__).resolve().parents[2] / "datasets" / "demo_fashion"
         for line in (path / "items.jsonl").open():
             item = json.loads(line)
             _ITEMS[f"{item['query_id']}\t{item['result_id']}"] = item

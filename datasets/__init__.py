@@ -1,0 +1,1 @@
+"""The demo datasets, as package data (``pkg://mmjudge/datasets/<name>``)."""

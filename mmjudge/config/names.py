@@ -1,0 +1,109 @@
+"""What a cell is called: its run folder's name and the name the console and report show.
+
+Each is built here once. The shipped ``conf/config.yaml`` builds ``hydra.run.dir`` and
+``hydra.sweep.subdir`` through the ``mmjudge_run_folder`` resolver, which calls
+:func:`run_folder_name`, and the library names its folders with the same function, so
+``mmjudge sweep``, ``python -m mmjudge.sweep`` and :func:`mmjudge.run_cell` or
+:func:`mmjudge.run_sweep` save one cell under one name.
+"""
+
+from __future__ import annotations
+
+from mmjudge.config.request import language_suffix
+
+#: The prompt a cell uses unless one is chosen (``conf/config.yaml``'s defaults list).
+DEFAULT_PROMPT = "default"
+#: A cell judged on results as they are (``perturb=none``).
+NO_PERTURBATION = "none"
+#: The time a single run's folder name starts with (Hydra's ``${now:…}`` in
+#: ``conf/config.yaml`` uses the same pattern).
+STAMP_FORMAT = "%Y-%m-%d_%H-%M-%S"
+#: Between the parts of a single run's folder name, and of a sweep cell's subfolder.
+RUN_SEPARATOR = "_"
+SWEEP_SEPARATOR = "."
+
+
+def cell_prompt_id(prompt_id: object, language: object = "en") -> str:
+    """The prompt's id as a cell carries it: ``-<language>`` appended for a language other
+    than English (once: an id that ends with it already is kept)."""
+    text, suffix = str(prompt_id), language_suffix(language)
+    return text if not suffix or text.endswith(suffix) else text + suffix
+
+
+def run_folder_name(
+    dataset: object,
+    model: object,
+    modality: object,
+    prompt_id: object,
+    language: object = "en",
+    perturb: object = NO_PERTURBATION,
+    *,
+    separator: str = RUN_SEPARATOR,
+    stamp: str | None = None,
+) -> str:
+    """A cell's folder name: ``[<stamp>_]<dataset>_<model>_<modality>_<prompt>[-<language>]
+    [_<perturbation>]`` with ``separator`` between the parts (``_`` for a single run's folder,
+    ``.`` for a sweep cell's subfolder, which takes no stamp). English and ``perturb=none``
+    add nothing, so such cells keep the folders they always had."""
+    parts = [str(dataset), str(model), str(modality), cell_prompt_id(prompt_id, language)]
+    if perturb not in (None, NO_PERTURBATION):
+        parts.append(str(perturb))
+    if stamp:
+        parts.insert(0, stamp)
+    return separator.join(parts)
+
+
+def cell_display_name(
+    dataset: object,
+    model: object,
+    modality: object,
+    prompt_id: object,
+    perturb: object = NO_PERTURBATION,
+    *,
+    prompt_named: bool = False,
+) -> str:
+    """A cell as the console and the report name it: ``dataset × model × modality``, then
+    ``× prompt`` when the prompt was chosen (in a prompt sweep it is what tells the cells
+    apart) or is not the default one, then ``× perturbation`` for a perturbed cell.
+    ``prompt_id`` is the cell's (with its language, :func:`cell_prompt_id`)."""
+    parts = [dataset, model, modality]
+    if prompt_named or str(prompt_id) != DEFAULT_PROMPT:
+        parts.append(prompt_id)
+    if perturb not in (None, NO_PERTURBATION):
+        parts.append(perturb)
+    return " × ".join(str(part) for part in parts)
+
+
+def _run_folder_resolver(
+    stamp: object,
+    separator: object,
+    dataset: object,
+    model: object,
+    modality: object,
+    prompt_id: object,
+    language: object,
+    perturb: object,
+) -> str:
+    """``${mmjudge_run_folder:<stamp or ''>,<separator>,${dataset.name},…}`` in a config."""
+    return run_folder_name(
+        dataset,
+        model,
+        modality,
+        prompt_id,
+        language,
+        perturb,
+        separator=str(separator),
+        stamp=str(stamp) if stamp else None,
+    )
+
+
+#: The resolver's name in ``conf/config.yaml``.
+RUN_FOLDER_RESOLVER = "mmjudge_run_folder"
+
+
+def register_resolvers() -> None:
+    """Register the naming resolver with OmegaConf (once; before Hydra composes a config)."""
+    from omegaconf import OmegaConf
+
+    if not OmegaConf.has_resolver(RUN_FOLDER_RESOLVER):
+        OmegaConf.register_new_resolver(RUN_FOLDER_RESOLVER, _run_folder_resolver)
