@@ -34,6 +34,7 @@ from typing import Any, NamedTuple
 
 from mmjudge.data.qrels import write_qrels
 from mmjudge.errors import DatasetError, MMJudgeError
+from mmjudge.files import read_jsonl
 from mmjudge.store import Key, SavedRun, completed_runs
 from mmjudge.studies.disagreements import Candidate, candidates, human_consensus_of
 from mmjudge.testbank.bank import Entry, apply_edits, entry_id, read_bank, write_bank
@@ -232,16 +233,9 @@ def read_review(path: Path) -> list[tuple[int, dict[str, Any]]]:
     """(line number, row) of a filled-in review file, CSV or JSONL."""
     if not path.is_file():
         raise DatasetError(f"{path}: no such review file")
-    text = path.read_text(encoding="utf-8-sig")
     if path.suffix == ".jsonl":
-        rows = []
-        for line_no, line in enumerate(text.splitlines(), start=1):
-            if line.strip():
-                try:
-                    rows.append((line_no, json.loads(line)))
-                except json.JSONDecodeError as error:
-                    raise DatasetError(f"{path}:{line_no}: not valid JSON ({error.msg})") from None
-        return rows
+        return list(read_jsonl(path, encoding="utf-8-sig"))
+    text = path.read_text(encoding="utf-8-sig")
     reader = csv.DictReader(text.splitlines())
     missing = [
         c
