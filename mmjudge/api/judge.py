@@ -192,23 +192,23 @@ class Judge:
     @property
     def spent_usd(self) -> float:
         """Dollars spent on calls so far (answers from the cache cost nothing here)."""
-        return self._stats.spent_usd
+        return self._stats.calls.spent_usd
 
     @property
     def possibly_billed_usd(self) -> float:
         """Dollars that calls given up after their request left (a timeout) may have cost,
         each at its forecast: a possible extra beside :attr:`spent_usd`, not part of it."""
-        return self._stats.possibly_billed_usd
+        return self._stats.calls.possibly_billed_usd
 
     @property
     def calls(self) -> int:
         """Calls made so far (retries included)."""
-        return self._stats.calls
+        return self._stats.calls.api_calls
 
     @property
     def cache_hits(self) -> int:
         """Items answered from the response cache so far."""
-        return self._stats.cache_hits
+        return self._stats.calls.cache_hits
 
     # -- closing ---------------------------------------------------------------------------
 

@@ -228,7 +228,7 @@ def _summary(
         raw_cfg,
         run_dir,
         stop=stop,
-        calls=stats.counts(),
+        calls=stats.calls,
         grading=extra.get("grading"),
         testbank=extra.get("testbank"),
         forecast=forecast,

@@ -20,9 +20,9 @@ from mmjudge.engine.concurrency import (
     fit_open_files,
 )
 from mmjudge.engine.sync import Runner
+from tests.engine.test_sync import FakeJudge, collect, items
 from tests.fixtures.loopback_server import LoopbackServer
 from tests.helpers import compose_config, run_sweep
-from tests.engine.test_sync import FakeJudge, collect, items
 
 
 def typed(*overrides: str) -> SweepConfig:

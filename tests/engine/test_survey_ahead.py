@@ -23,8 +23,8 @@ from mmjudge.engine.feed import PreparedFeed
 from mmjudge.engine.response_cache import ResponseCache
 from mmjudge.errors import DatasetError
 from mmjudge.judges.registry import judge_class
-from tests.helpers import compose_config
 from tests.engine.test_example_stream import _dataset
+from tests.helpers import compose_config
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks on Linux only")
 
