@@ -90,7 +90,7 @@ class Judge:
         from mmjudge.costs.output_tokens import output_tokens
         from mmjudge.costs.sheets import price_for
         from mmjudge.engine.cell import skip_reason
-        from mmjudge.engine.policy import RunStats, check_reliability_settings
+        from mmjudge.engine.policy import RunStats
         from mmjudge.engine.work import CellContext
         from mmjudge.images import ImageCache
         from mmjudge.judges.registry import judge_class
@@ -101,7 +101,7 @@ class Judge:
                 "prompt.bank grades against a test bank, which needs the dataset's queries: "
                 "run a cell (mmjudge.run_cell) instead"
             )
-        check_reliability_settings(config.runner)
+        config.runner.validate()
         judge_cls = judge_class(config.model)
         reason = skip_reason(config, judge_cls)
         if reason is not None:

@@ -43,7 +43,6 @@ from mmjudge.engine.batch_packing import (
     BatchCounts,
     Chunk,
     Waiting,
-    check_settings,
     custom_id,
     error_line,
     now,
@@ -110,7 +109,6 @@ class BatchRunner:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         seed: int = 0,
     ) -> None:
-        check_settings(settings)
         check_batch_judge(judge, model)
         assert isinstance(judge, BatchJudge)
         self.judge = judge

@@ -21,7 +21,6 @@ from mmjudge.config import ModelConfig, RunnerConfig
 from mmjudge.costs.calls import UNPRICED, PricedCall
 from mmjudge.engine.breaker import causes
 from mmjudge.engine.response_cache import ResponseCache
-from mmjudge.errors import ConfigError
 from mmjudge.judges.base import ErrorVerdict, JudgeAPI
 from mmjudge.records import Forecast, JudgeRequest, JudgeResponse
 from mmjudge.store import CallCounts
@@ -212,29 +211,6 @@ def endpoint_of(judge: JudgeAPI, model: ModelConfig) -> str:
     """Where a judge's calls go, for messages."""
     url = getattr(judge, "base_url", None) or model.base_url
     return str(url) if url else f"the {model.provider} API"
-
-
-def check_reliability_settings(settings: RunnerConfig) -> None:
-    """Raise :class:`ConfigError` for a failure-handling setting that cannot work."""
-    if not 0.0 <= settings.max_error_rate <= 1.0:
-        raise ConfigError(
-            f"runner.max_error_rate={settings.max_error_rate} must be between 0 and 1 "
-            "(the share of failed judgments above which a cell counts as failed)"
-        )
-    if not 0.0 <= settings.max_unparseable_rate <= 1.0:
-        raise ConfigError(
-            f"runner.max_unparseable_rate={settings.max_unparseable_rate} must be between 0 "
-            "and 1 (the share of answers without a grade above which a cell counts as failed)"
-        )
-    if settings.breaker_failures < 1:
-        raise ConfigError(
-            f"runner.breaker_failures={settings.breaker_failures} must be at least 1 "
-            "(failed calls in a row that stop a cell)"
-        )
-    if settings.grace_s < 0:
-        raise ConfigError(f"runner.grace_s={settings.grace_s} must be 0 or more")
-    if settings.claim_ttl_s <= 0:
-        raise ConfigError(f"runner.claim_ttl_s={settings.claim_ttl_s} must be above 0")
 
 
 class CallPolicy:
