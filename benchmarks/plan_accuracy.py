@@ -23,10 +23,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.estimation.test_planning import PILOT, TARGET, labelled_pool
-
 from mmjudge.estimation import planning
 from mmjudge.metrics import scoring
+from tests.estimation.test_planning import PILOT, TARGET, labelled_pool
 
 GRADES = [0, 1, 2, 3]
 

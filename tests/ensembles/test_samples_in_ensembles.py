@@ -17,9 +17,9 @@ from mmjudge.ensembles.cascades import build_cascade
 from mmjudge.ensembles.panels import build_panel
 from mmjudge.metrics.aggregate import aggregate
 from mmjudge.store import load_run
+from tests.engine.test_samples import ITEMS, Wavering
 from tests.fixtures.loopback_server import LoopbackServer
 from tests.helpers import compose_config
-from tests.engine.test_samples import ITEMS, Wavering
 
 SAMPLES = 3
 
