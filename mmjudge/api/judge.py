@@ -90,7 +90,7 @@ class Judge:
         from mmjudge.costs.output_tokens import output_tokens
         from mmjudge.costs.sheets import price_for
         from mmjudge.engine.cell import skip_reason
-        from mmjudge.engine.policy import RunStats, check_reliability_settings
+        from mmjudge.engine.policy import RunStats
         from mmjudge.engine.work import CellContext
         from mmjudge.images import ImageCache
         from mmjudge.judges.registry import judge_class
@@ -101,7 +101,7 @@ class Judge:
                 "prompt.bank grades against a test bank, which needs the dataset's queries: "
                 "run a cell (mmjudge.run_cell) instead"
             )
-        check_reliability_settings(config.runner)
+        config.runner.validate()
         judge_cls = judge_class(config.model)
         reason = skip_reason(config, judge_cls)
         if reason is not None:
@@ -192,23 +192,23 @@ class Judge:
     @property
     def spent_usd(self) -> float:
         """Dollars spent on calls so far (answers from the cache cost nothing here)."""
-        return self._stats.spent_usd
+        return self._stats.calls.spent_usd
 
     @property
     def possibly_billed_usd(self) -> float:
         """Dollars that calls given up after their request left (a timeout) may have cost,
         each at its forecast: a possible extra beside :attr:`spent_usd`, not part of it."""
-        return self._stats.possibly_billed_usd
+        return self._stats.calls.possibly_billed_usd
 
     @property
     def calls(self) -> int:
         """Calls made so far (retries included)."""
-        return self._stats.calls
+        return self._stats.calls.api_calls
 
     @property
     def cache_hits(self) -> int:
         """Items answered from the response cache so far."""
-        return self._stats.cache_hits
+        return self._stats.calls.cache_hits
 
     # -- closing ---------------------------------------------------------------------------
 

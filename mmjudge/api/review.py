@@ -32,6 +32,7 @@ from typing import Any, NamedTuple
 
 from mmjudge.data.qrels import write_qrels
 from mmjudge.errors import DatasetError, MMJudgeError
+from mmjudge.files import atomic_file, read_jsonl
 from mmjudge.store import Key, SavedRun, completed_runs
 from mmjudge.studies.disagreements import Candidate, candidates, human_consensus_of
 from mmjudge.testbank.bank import Entry, apply_edits, entry_id, read_bank, write_bank
@@ -214,7 +215,7 @@ def write_review(rows: Iterable[dict[str, Any]], path: Path, extra: Sequence[str
     review's own that the rows also hold (``review import`` reads past them)."""
     rows = list(rows)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8", newline="") as handle:
+    with atomic_file(path) as handle:
         if path.suffix == ".jsonl":
             for row in rows:
                 handle.write(json.dumps(row, ensure_ascii=False) + "\n")
@@ -232,16 +233,9 @@ def read_review(path: Path) -> list[tuple[int, dict[str, Any]]]:
     """(line number, row) of a filled-in review file, CSV or JSONL."""
     if not path.is_file():
         raise DatasetError(f"{path}: no such review file")
-    text = path.read_text(encoding="utf-8-sig")
     if path.suffix == ".jsonl":
-        rows = []
-        for line_no, line in enumerate(text.splitlines(), start=1):
-            if line.strip():
-                try:
-                    rows.append((line_no, json.loads(line)))
-                except json.JSONDecodeError as error:
-                    raise DatasetError(f"{path}:{line_no}: not valid JSON ({error.msg})") from None
-        return rows
+        return list(read_jsonl(path, encoding="utf-8-sig"))
+    text = path.read_text(encoding="utf-8-sig")
     reader = csv.DictReader(text.splitlines())
     missing = [
         c

@@ -111,8 +111,8 @@ def generate(args: Arguments) -> int:
     record = write.generation_record(written, cfg, n, path)
     print(
         f"{path}: {written.bank.n_entries} {kind} for {len(written.bank.entries)} queries, "
-        f"version {written.bank.version}; {written.stats.calls} calls, "
-        f"{written.stats.cache_hits} from the cache, ${written.cost_usd:.4f} ({record.name})",
+        f"version {written.bank.version}; {written.stats.calls.api_calls} calls, "
+        f"{written.stats.calls.cache_hits} from the cache, ${written.cost_usd:.4f} ({record.name})",
         file=sys.stderr,
     )
     for query_id, why in written.failed.items():

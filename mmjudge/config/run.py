@@ -10,6 +10,11 @@ from omegaconf import MISSING
 
 from mmjudge.config.values import check_whole, is_finite, require
 
+#: ``runner.mode``: call the API directly, or through the provider's batch API.
+MODES = ("sync", "batch")
+#: ``runner.batch_failed``: where items a batch returned as failed are retried.
+FAILED_MODES = ("batch", "sync")
+
 
 @dataclass
 class RunnerConfig:
@@ -79,34 +84,42 @@ class RunnerConfig:
     a request of its own, with its own custom id, priced at the batch discount."""
 
     def validate(self) -> None:
-        check_whole("runner.concurrency", self.concurrency, 1, "for the default")
-        check_whole("runner.max_retries", self.max_retries, 0)
-        check_whole("runner.samples", self.samples, 1)
-        for name, low, valid in (
-            ("timeout_s", 0.0, "use a number of seconds above 0"),
-            ("batch_poll_s", 0.0, "use a number of seconds above 0"),
+        """Every ``runner`` setting's check, in one place: the run engine uses the values as
+        they are."""
+        for name, choices in (("mode", MODES), ("batch_failed", FAILED_MODES)):
+            value = getattr(self, name)
+            require(value in choices, f"runner.{name}", value, f"use one of {', '.join(choices)}")
+        for name, minimum, null in (
+            ("concurrency", 1, "for the default"),
+            ("max_retries", 0, ""),
+            ("samples", 1, ""),
+            ("batch_max_requests", 1, "for the default"),
+            ("batch_max_bytes", 1, "for the default"),
+            ("forecast_output_tokens", 0, "to learn it"),
+            ("breaker_failures", 1, ""),
+        ):
+            check_whole(f"runner.{name}", getattr(self, name), minimum, null)
+        self._check_seconds()
+        self._check_stops()
+
+    def _check_seconds(self) -> None:
+        for name, above_zero in (
+            ("timeout_s", True),
+            ("batch_poll_s", True),
+            ("claim_ttl_s", True),
+            ("backoff_base_s", False),
+            ("grace_s", False),
         ):
             value = getattr(self, name)
-            require(is_finite(value) and value > low, f"runner.{name}", value, valid)
-        require(
-            is_finite(self.backoff_base_s) and self.backoff_base_s >= 0,
-            "runner.backoff_base_s",
-            self.backoff_base_s,
-            "use a number of seconds of at least 0",
-        )
+            ok = is_finite(value) and (value > 0 if above_zero else value >= 0)
+            valid = "above 0" if above_zero else "of at least 0"
+            require(ok, f"runner.{name}", value, f"use a number of seconds {valid}")
         require(
             is_finite(self.backoff_max_s) and self.backoff_max_s >= self.backoff_base_s,
             "runner.backoff_max_s",
             self.backoff_max_s,
             f"use a number of seconds of at least runner.backoff_base_s ({self.backoff_base_s})",
         )
-        if self.max_cost_usd is not None:
-            require(
-                is_finite(self.max_cost_usd) and self.max_cost_usd >= 0,
-                "runner.max_cost_usd",
-                self.max_cost_usd,
-                "use a dollar amount of at least 0, or null for no cap",
-            )
         if self.rate_limit_wait_s is not None:
             require(
                 is_finite(self.rate_limit_wait_s) and self.rate_limit_wait_s > 0,
@@ -114,9 +127,26 @@ class RunnerConfig:
                 self.rate_limit_wait_s,
                 "use a number of seconds above 0, or null to retry rate limits without end",
             )
-        check_whole("runner.batch_max_requests", self.batch_max_requests, 1, "for the default")
-        check_whole("runner.batch_max_bytes", self.batch_max_bytes, 1, "for the default")
-        check_whole("runner.forecast_output_tokens", self.forecast_output_tokens, 0, "to learn it")
+
+    def _check_stops(self) -> None:
+        if self.max_cost_usd is not None:
+            require(
+                is_finite(self.max_cost_usd) and self.max_cost_usd >= 0,
+                "runner.max_cost_usd",
+                self.max_cost_usd,
+                "use a dollar amount of at least 0, or null for no cap",
+            )
+        for name, what in (
+            ("max_error_rate", "failed judgments"),
+            ("max_unparseable_rate", "answers without a grade"),
+        ):
+            value = getattr(self, name)
+            require(
+                is_finite(value) and 0 <= value <= 1,
+                f"runner.{name}",
+                value,
+                f"use a share from 0 to 1 (of {what}, above which a cell counts as failed)",
+            )
 
 
 @dataclass

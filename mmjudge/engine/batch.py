@@ -43,7 +43,6 @@ from mmjudge.engine.batch_packing import (
     BatchCounts,
     Chunk,
     Waiting,
-    check_settings,
     custom_id,
     error_line,
     now,
@@ -110,7 +109,6 @@ class BatchRunner:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         seed: int = 0,
     ) -> None:
-        check_settings(settings)
         check_batch_judge(judge, model)
         assert isinstance(judge, BatchJudge)
         self.judge = judge
@@ -198,7 +196,7 @@ class BatchRunner:
                 self._committed_usd += item.forecast_usd * self.discount
                 continue
             if self.policy.over_budget(item, self._committed_usd):
-                self.stats.stopped_by_budget = True
+                self.stats.calls.stopped_by_budget = True
                 break
             entry = self.api.batch_entry(cid, item.request)
             if len(entry) + 1 + ENVELOPE_BYTES > self.limits.max_bytes:
@@ -217,7 +215,7 @@ class BatchRunner:
             submitted_now = True
         async for outcome in self._collect_all(pending, wait_first=submitted_now):
             yield outcome
-        self.stats.batch = dataclasses.asdict(self.counts)
+        self.stats.calls.batch = dataclasses.asdict(self.counts)
         self._raise_stop(len(pending))
 
     def _raise_stop(self, n_waiting: int) -> None:
@@ -229,12 +227,12 @@ class BatchRunner:
                 "and a resumed run collects them without submitting them again",
                 self._stop_signal,
             )
-        if self.stats.stopped_by_budget:
+        if self.stats.calls.stopped_by_budget:
             raise BudgetExceeded(
                 f"stopped before passing runner.max_cost_usd={self.settings.max_cost_usd}: "
                 f"submitted batches expected to cost ${self._committed_usd:.4f} "
-                f"(spent ${self.stats.spent_usd:.4f}); raise the cap and run the same command "
-                "again to resume (finished calls come from the cache)"
+                f"(spent ${self.stats.calls.spent_usd:.4f}); raise the cap and run the same "
+                "command again to resume (finished calls come from the cache)"
             )
 
     async def _collect_all(
@@ -369,7 +367,7 @@ class BatchRunner:
     ) -> AsyncIterator[Outcome]:
         """Resubmit failed items in follow-up batches, or call them one by one."""
         by_key = {waiting.item.key: (cid, waiting) for cid, waiting in retry}
-        self.stats.retries += len(retry)
+        self.stats.calls.retries += len(retry)
         assert self._source is not None
         rebuilt = [item for item in self._source.only(set(by_key)) if item.key in by_key]
         found = {item.key for item in rebuilt}
@@ -418,8 +416,8 @@ class BatchRunner:
         )
         # The runner keeps its own stats (a budget stop of the first pass must not stop it
         # before it starts); they are added to this runner's when it finishes.
-        runner.stats.spent_usd = self.stats.spent_usd
-        spent_before = self.stats.spent_usd
+        runner.stats.calls.spent_usd = self.stats.calls.spent_usd
+        spent_before = self.stats.calls.spent_usd
         self._sync_runner = runner
         if self._stop_signal is not None:
             runner.request_stop(self._stop_signal)
@@ -428,7 +426,7 @@ class BatchRunner:
                 yield outcome
         except BudgetExceeded:
             # Items it did not reach get no row, so the next run picks them up.
-            self.stats.stopped_by_budget = True
+            self.stats.calls.stopped_by_budget = True
         except Interrupted:
             pass  # this runner raises its own Interrupted when the flow ends
         finally:

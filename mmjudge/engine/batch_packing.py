@@ -1,6 +1,7 @@
 """The pieces of batch mode that are not the runner: the ``custom_id`` an item is submitted
-under, the checks of the batch settings, how request lines are packed into batches within
-the provider's limits, and the slim form an item waits in."""
+under, how request lines are packed into batches within the provider's limits, and the slim
+form an item waits in. The batch settings are checked with the other ``runner`` settings, by
+:meth:`mmjudge.config.RunnerConfig.validate`."""
 
 from __future__ import annotations
 
@@ -10,17 +11,12 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from mmjudge.config import RunnerConfig
 from mmjudge.engine.policy import WorkItem
-from mmjudge.errors import ConfigError
 from mmjudge.judges.base import BatchLimits, SubmittedBatch
 from mmjudge.records import sha256_text
 from mmjudge.store.batches import BatchRecord, BatchState
 
 log = logging.getLogger("mmjudge.engine.batch")
-
-MODES = ("sync", "batch")
-FAILED_MODES = ("batch", "sync")
 
 #: Prefix of every ``custom_id`` (the rest is 40 hex digits: 44 characters in all).
 CUSTOM_ID_PREFIX = "mmj-"
@@ -36,25 +32,6 @@ def custom_id(item_key: str, request_cache_key: str) -> str:
     hashed; the mapping back is kept in the state file.
     """
     return CUSTOM_ID_PREFIX + sha256_text(f"{item_key}\n{request_cache_key}")[:40]
-
-
-def check_settings(settings: RunnerConfig) -> None:
-    """Raise :class:`ConfigError` for a mode or batch setting that cannot work."""
-    if settings.mode not in MODES:
-        raise ConfigError(f"runner.mode='{settings.mode}' must be one of: {', '.join(MODES)}")
-    if settings.mode != "batch":
-        return
-    if settings.batch_failed not in FAILED_MODES:
-        raise ConfigError(
-            f"runner.batch_failed='{settings.batch_failed}' must be one of: "
-            f"{', '.join(FAILED_MODES)}"
-        )
-    if settings.batch_poll_s <= 0:
-        raise ConfigError(f"runner.batch_poll_s={settings.batch_poll_s} must be above 0")
-    for name in ("batch_max_requests", "batch_max_bytes"):
-        value = getattr(settings, name)
-        if value is not None and value < 1:
-            raise ConfigError(f"runner.{name}={value} must be at least 1 (or null)")
 
 
 def resumed_batches(state: BatchState, provider: str, base_url: str) -> list[BatchRecord]:

@@ -28,14 +28,13 @@ from mmjudge.data.survey import (
     unserved_by_config,
 )
 from mmjudge.engine.batch import BatchRunner
-from mmjudge.engine.batch_packing import check_settings
 from mmjudge.engine.concurrency import calls_in_flight, first_line, fit_open_files
 from mmjudge.engine.event_loop import run_on_fast_loop
 from mmjudge.engine.examples import ExampleStream
 from mmjudge.engine.images_pool import PREPARE_AHEAD
 from mmjudge.engine.interrupt import signal_name, signal_number_of, stop_signals
 from mmjudge.engine.per_entry import EntryCollector
-from mmjudge.engine.policy import Outcome, RunStats, check_reliability_settings
+from mmjudge.engine.policy import Outcome, RunStats
 from mmjudge.engine.progress import Progress
 from mmjudge.engine.response_cache import ResponseCache
 from mmjudge.engine.stop_line import stop_line
@@ -116,7 +115,6 @@ def run_cell(
         problem = check_config(source)
         if problem:
             raise ConfigError(problem)
-    check_reliability_settings(cfg.runner)
     endpoint_override(cfg.model)  # a base URL that cannot work is refused before anything runs
     run_dir.mkdir(parents=True, exist_ok=True)
     judge_cls = judge_class(cfg.model)
@@ -226,7 +224,7 @@ def _summary(
         raw_cfg,
         run_dir,
         stop=stop,
-        calls=stats.counts(),
+        calls=stats.calls,
         grading=extra.get("grading"),
         testbank=extra.get("testbank"),
         forecast=forecast,
@@ -361,7 +359,6 @@ async def _run(
     assert context.judge is not None
     # The records file exists from here on, so the summary of a run stopped at once can read it.
     records_path.touch()
-    check_settings(cfg.runner)
     if cfg.runner.mode == "batch":
         check_batch_judge(context.judge, cfg.model)
     if cfg.runner.cache and context.judge.cacheable:

@@ -11,6 +11,7 @@ from mmjudge.engine.policy import RunStats, WorkItem
 from mmjudge.engine.response_cache import RequestKeys, ResponseCache
 from mmjudge.errors import BudgetExceeded, Interrupted
 from mmjudge.records import JudgeRequest, JudgeResponse
+from mmjudge.store import CallCounts
 
 
 class LookedUp(NamedTuple):
@@ -85,20 +86,22 @@ def stop_error(
             "and will be sent again on resume",
             stop_signal,
         )
-    if stats.stopped_by_budget:
+    calls = stats.calls
+    if calls.stopped_by_budget:
         return BudgetExceeded(
             f"stopped before passing runner.max_cost_usd={max_cost_usd}: "
-            f"spent ${stats.spent_usd:.4f} on {stats.calls} calls{_possibly(stats)}; raise the cap "
-            "and run the same command again to resume (finished calls come from the cache)"
+            f"spent ${calls.spent_usd:.4f} on {calls.api_calls} calls{_possibly(calls)}; "
+            "raise the cap and run the same command again to resume (finished calls come from "
+            "the cache)"
         )
     return None
 
 
-def _possibly(stats: RunStats) -> str:
+def _possibly(calls: CallCounts) -> str:
     """The possibly billed dollars the budget counted, for the stop message ('' if none)."""
-    if not stats.possibly_billed:
+    if not calls.possibly_billed:
         return ""
     return (
-        f" and possibly ${stats.possibly_billed_usd:.4f} more for {stats.possibly_billed} "
+        f" and possibly ${calls.possibly_billed_usd:.4f} more for {calls.possibly_billed} "
         "send(s) given up after they left"
     )

@@ -21,7 +21,6 @@ from mmjudge.config import ModelConfig, RunnerConfig
 from mmjudge.costs.calls import UNPRICED, PricedCall
 from mmjudge.engine.breaker import causes
 from mmjudge.engine.response_cache import ResponseCache
-from mmjudge.errors import ConfigError
 from mmjudge.judges.base import ErrorVerdict, JudgeAPI
 from mmjudge.records import Forecast, JudgeRequest, JudgeResponse
 from mmjudge.store import CallCounts
@@ -93,35 +92,11 @@ class Outcome:
 
 @dataclass
 class RunStats:
-    calls: int = 0
-    cache_hits: int = 0
-    retries: int = 0
-    failures: int = 0
-    stopped_by_budget: bool = False
-    spent_usd: float = 0.0
-    errors_by_kind: dict[str, int] = field(default_factory=dict)
-    batch: dict[str, int] = field(default_factory=dict)
-    """Batch-mode counts (batches submitted, resumed, follow-ups); empty in sync mode."""
-    resent: int = 0
-    """Requests sent again because a stopped process had sent them and got no answer."""
-    resent_usd: float = 0.0
-    """Estimated cost of those lost first sends (each priced as its resend); in ``spent_usd``."""
-    abandoned: int = 0
-    """Calls in flight that this run gave up when it stopped (resent on resume)."""
-    abandoned_usd: float = 0.0
-    """Their cost at the calls' forecasts (they have no row: a resume counts each as resent);
-    in ``possibly_billed_usd``."""
-    maybe_resent: int = 0
-    """Requests sent again whose earlier send a killed process may or may not have made (it
-    stopped after marking the send and before recording that the request had left)."""
-    possibly_billed: int = 0
-    """Sends that may have reached the provider and got no answer (timed out or cut off
-    after leaving, maybe resent, abandoned at a stop), each priced at its forecast; not in
-    ``spent_usd``."""
-    possibly_billed_usd: float = 0.0
-    """Their cost at the calls' forecasts (:meth:`CallPolicy.possibly_billed`)."""
-    from_other_process: int = 0
-    """Items another live process was paying for; this run waited for their answers."""
+    """What a run did so far: its call counts (the summary's ``calls`` block, counted as the
+    calls are made) and the forecast of its calls."""
+
+    calls: CallCounts = field(default_factory=CallCounts)
+    """The counts, under the names the summary gives them."""
     counted: Forecast = field(default_factory=Forecast)
     """The forecasts counted so far (:attr:`forecast` is the run's)."""
     _later: list[WorkItem] = field(default_factory=list, init=False, repr=False, compare=False)
@@ -176,45 +151,7 @@ class RunStats:
     def absorb(self, other: RunStats, spent_before: float) -> None:
         """Add the counts of a runner that started with ``spent_before`` already spent (the
         batch runner's sync fallback) to these."""
-        for name in (
-            "calls",
-            "cache_hits",
-            "retries",
-            "failures",
-            "resent",
-            "abandoned",
-            "maybe_resent",
-            "possibly_billed",
-        ):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        self.possibly_billed_usd += other.possibly_billed_usd
-        self.abandoned_usd += other.abandoned_usd
-        self.from_other_process += other.from_other_process
-        self.resent_usd += other.resent_usd
-        self.spent_usd += other.spent_usd - spent_before
-        for kind, n in other.errors_by_kind.items():
-            self.errors_by_kind[kind] = self.errors_by_kind.get(kind, 0) + n
-
-    def counts(self) -> CallCounts:
-        """The ``calls`` block of the run's summary."""
-        return CallCounts(
-            api_calls=self.calls,
-            cache_hits=self.cache_hits,
-            retries=self.retries,
-            failures=self.failures,
-            spent_usd=self.spent_usd,
-            stopped_by_budget=self.stopped_by_budget,
-            errors_by_kind=dict(self.errors_by_kind),
-            resent=self.resent,
-            resent_usd=self.resent_usd,
-            abandoned_in_flight=self.abandoned,
-            abandoned_usd=self.abandoned_usd,
-            maybe_resent=self.maybe_resent,
-            possibly_billed=self.possibly_billed,
-            possibly_billed_usd=self.possibly_billed_usd,
-            answered_by_another_process=self.from_other_process,
-            batch=dict(self.batch) if self.batch else None,
-        )
+        self.calls.absorb(other.calls, spent_before)
 
 
 def _forecast_quietly(item: WorkItem) -> None:
@@ -276,29 +213,6 @@ def endpoint_of(judge: JudgeAPI, model: ModelConfig) -> str:
     return str(url) if url else f"the {model.provider} API"
 
 
-def check_reliability_settings(settings: RunnerConfig) -> None:
-    """Raise :class:`ConfigError` for a failure-handling setting that cannot work."""
-    if not 0.0 <= settings.max_error_rate <= 1.0:
-        raise ConfigError(
-            f"runner.max_error_rate={settings.max_error_rate} must be between 0 and 1 "
-            "(the share of failed judgments above which a cell counts as failed)"
-        )
-    if not 0.0 <= settings.max_unparseable_rate <= 1.0:
-        raise ConfigError(
-            f"runner.max_unparseable_rate={settings.max_unparseable_rate} must be between 0 "
-            "and 1 (the share of answers without a grade above which a cell counts as failed)"
-        )
-    if settings.breaker_failures < 1:
-        raise ConfigError(
-            f"runner.breaker_failures={settings.breaker_failures} must be at least 1 "
-            "(failed calls in a row that stop a cell)"
-        )
-    if settings.grace_s < 0:
-        raise ConfigError(f"runner.grace_s={settings.grace_s} must be 0 or more")
-    if settings.claim_ttl_s <= 0:
-        raise ConfigError(f"runner.claim_ttl_s={settings.claim_ttl_s} must be above 0")
-
-
 class CallPolicy:
     """The decisions the sync and batch runners share, and the tally they keep in ``stats``.
 
@@ -354,7 +268,7 @@ class CallPolicy:
 
     def hit(self, item: WorkItem, response: JudgeResponse) -> Outcome:
         """An answer this run did not pay for (the response cache): priced for its row."""
-        self.stats.cache_hits += 1
+        self.stats.calls.cache_hits += 1
         priced = self._price(item, response)
         return Outcome(item, response, None, True, 0, response.latency_s, priced=priced)
 
@@ -367,7 +281,7 @@ class CallPolicy:
         if cap is None:
             return False
         expected = item.forecast_usd * self.discount
-        known = self.stats.spent_usd + self.stats.possibly_billed_usd
+        known = self.stats.calls.spent_usd + self.stats.calls.possibly_billed_usd
         return known + committed_usd + expected > cap
 
     def answered(
@@ -375,10 +289,10 @@ class CallPolicy:
     ) -> Outcome:
         """A paid answer: priced once, added to the spend (with the lost sends before it,
         each priced as this one)."""
-        self.stats.calls += 1
+        self.stats.calls.api_calls += 1
         priced = self._price(item, response)
-        self.stats.spent_usd += priced.total_usd * (1 + resent)
-        self.stats.resent_usd += priced.total_usd * resent
+        self.stats.calls.spent_usd += priced.total_usd * (1 + resent)
+        self.stats.calls.resent_usd += priced.total_usd * resent
         return Outcome(item, response, None, False, attempts, latency, resent, priced)
 
     def possibly_billed(self, item: WorkItem, sends: int = 1) -> float:
@@ -387,16 +301,16 @@ class CallPolicy:
         discount): the one place these dollars are computed, which the rows, the summary and
         the report carry as they are."""
         usd = item.forecast_usd * self.discount * sends
-        self.stats.possibly_billed += sends
-        self.stats.possibly_billed_usd += usd
+        self.stats.calls.possibly_billed += sends
+        self.stats.calls.possibly_billed_usd += usd
         return usd
 
     def failed(
         self, item: WorkItem, kind: str, text: str, attempts: int, latency: float, resent: int = 0
     ) -> Outcome:
         """An item no attempt answered: counted by kind, its error on its row."""
-        self.stats.failures += 1
-        self.stats.errors_by_kind[kind] = self.stats.errors_by_kind.get(kind, 0) + 1
+        self.stats.calls.failures += 1
+        self.stats.calls.errors_by_kind[kind] = self.stats.calls.errors_by_kind.get(kind, 0) + 1
         return Outcome(item, None, text, False, attempts, latency, resent)
 
     def backoff(self, attempt: int, retry_after: float | None) -> float:

@@ -157,7 +157,8 @@ class Runner:
         return first
 
     def _may_schedule(self) -> bool:
-        return not (self._fatal or self._stop_signal is not None or self.stats.stopped_by_budget)
+        stopped = self._stop_signal is not None or self.stats.calls.stopped_by_budget
+        return not (self._fatal or stopped)
 
     def _fail_fast(self, error: BaseException) -> None:
         self._fatal = self._fatal or error
@@ -237,10 +238,10 @@ class Runner:
         if item.request is None:
             return Outcome(item, None, item.error, False, 0, 0.0)
         if response is not None:
-            self.stats.from_other_process += waited
+            self.stats.calls.answered_by_another_process += waited
             return self.policy.hit(item, response)
         if self.policy.over_budget(item, self._in_flight_forecast):
-            self.stats.stopped_by_budget = True
+            self.stats.calls.stopped_by_budget = True
             return None
         return Job(item, key, waited=waited)
 
@@ -466,9 +467,9 @@ class Runner:
         billed at its forecast), and whoever sends it again counts the lost send (resent, or
         maybe resent: see cache.py); one that never left just gives its claim back."""
         if may_have_left:
-            self.stats.abandoned += 1
+            self.stats.calls.abandoned_in_flight += 1
             if not self.judge.free:
-                self.stats.abandoned_usd += self.policy.possibly_billed(job.item)
+                self.stats.calls.abandoned_usd += self.policy.possibly_billed(job.item)
             if self.claims is not None:
                 self.claims.abandon(job.key)
         elif self.claims is not None:
@@ -490,15 +491,15 @@ class Runner:
         claim = self.claims.claim(job.key, sending=MAYBE_SENT)
         if claim.state == "cached":
             assert claim.response is not None
-            self.stats.from_other_process += job.waited
+            self.stats.calls.answered_by_another_process += job.waited
             return self.policy.hit(job.item, claim.response)
         if claim.state == "busy":
             self._waiting.append(job.item)
             return SET_ASIDE
         job.claimed = True
         job.resent = claim.resent
-        self.stats.resent += claim.resent
-        self.stats.maybe_resent += claim.maybe_resent
+        self.stats.calls.resent += claim.resent
+        self.stats.calls.maybe_resent += claim.maybe_resent
         self._maybe_billed(job, claim.maybe_resent)
         return None
 
@@ -530,7 +531,7 @@ class Runner:
             self._release(job)
             return False, None
         if will_retry and not self._stopping():
-            self.stats.retries += 1
+            self.stats.calls.retries += 1
             if self.claims is not None:
                 self.claims.sending(job.key, False)
             return True, None

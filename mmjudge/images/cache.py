@@ -3,17 +3,15 @@ hash and :meth:`~mmjudge.images.settings.ImageSettings.key`."""
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
-import os
-import tempfile
 import threading
 from collections import OrderedDict
 from pathlib import Path
 from typing import NamedTuple
 
+from mmjudge.files import write_atomic
 from mmjudge.images.settings import ImageSettings
 
 logger = logging.getLogger(__name__)
@@ -91,22 +89,14 @@ class ImageCache:
             "height": payload.height,
             "base64": payload.base64,
         }
-        tmp_name: str | None = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp_name = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=path.parent)
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(entry, handle, separators=(",", ":"))
-            os.replace(tmp_name, path)
-            tmp_name = None
+            # No fsync: an entry lost to a power cut is encoded again on the next miss.
+            write_atomic(path, json.dumps(entry, separators=(",", ":")), fsync=False)
         except OSError as exc:
             if not self._warned:
                 self._warned = True
                 logger.warning("image cache %s is not writable: %s", self.directory, exc)
-        finally:
-            if tmp_name is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp_name)
 
     def _remember(self, memo_key: tuple[str, str], payload: EncodedPayload) -> None:
         if self.memory_items == 0:

@@ -18,7 +18,6 @@ to grade again, and the people's grades scored against the judge's, period after
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,6 +28,7 @@ import numpy as np
 from mmjudge import metrics
 from mmjudge.data.qrels import Qrels, read_qrels
 from mmjudge.errors import DatasetError
+from mmjudge.files import read_jsonl
 from mmjudge.metrics.resampling import bootstrap_ci
 from mmjudge.metrics.scoring import N_BOOT, SEED, none_if_nan
 
@@ -45,25 +45,18 @@ def read_labels(path: Path) -> Qrels:
     if not path.is_file():
         raise DatasetError(f"{path}: no such labels file")
     labels: Qrels = {}
-    with path.open(encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise DatasetError(f"{path}:{line_no}: not valid JSON ({error.msg})") from None
-            for field in ("query_id", "result_id"):
-                if not isinstance(row, dict) or row.get(field) in (None, ""):
-                    raise DatasetError(f"{path}:{line_no}: field '{field}' is missing")
-            label = row.get("label")
-            if label is None:
-                continue
-            if isinstance(label, bool) or not isinstance(label, int | float) or label % 1:
-                raise DatasetError(
-                    f"{path}:{line_no}: field 'label' must be a whole grade, got {label!r}"
-                )
-            labels.setdefault(str(row["query_id"]), {})[str(row["result_id"])] = int(label)
+    for line_no, row in read_jsonl(path):
+        for field in ("query_id", "result_id"):
+            if not isinstance(row, dict) or row.get(field) in (None, ""):
+                raise DatasetError(f"{path}:{line_no}: field '{field}' is missing")
+        label = row.get("label")
+        if label is None:
+            continue
+        if isinstance(label, bool) or not isinstance(label, int | float) or label % 1:
+            raise DatasetError(
+                f"{path}:{line_no}: field 'label' must be a whole grade, got {label!r}"
+            )
+        labels.setdefault(str(row["query_id"]), {})[str(row["result_id"])] = int(label)
     return labels
 
 

@@ -5,7 +5,6 @@ people's grades scored and appended to the monitoring history (the figures are
 from __future__ import annotations
 
 import json
-import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -14,6 +13,7 @@ from mmjudge.config import SweepConfig
 from mmjudge.data import load_dataset
 from mmjudge.data.qrels import read_qrels
 from mmjudge.errors import ConfigError, DatasetError
+from mmjudge.files import append_jsonl, read_jsonl, write_atomic
 from mmjudge.locations import resolve_path
 from mmjudge.monitor.audit import (
     audit_rows,
@@ -23,7 +23,7 @@ from mmjudge.monitor.audit import (
     stratified_sample,
 )
 from mmjudge.monitor.check import history_path
-from mmjudge.monitor.history import append_entry, read_history
+from mmjudge.monitor.history import read_history
 
 #: Each period's sample and review file, under ``paths.results``.
 AUDITS = Path("monitor") / "audits"
@@ -67,9 +67,7 @@ def draw(cfg: SweepConfig, labels_file: Path, period: str, *, per_stratum: int, 
     sample = stratified_sample(labels, per_stratum, seed)
     folder = period_folder(cfg, period)
     folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / f"{SAMPLE}.{os.getpid()}.tmp"
-    tmp.write_text("".join(json.dumps(s) + "\n" for s in sample), encoding="utf-8")
-    os.replace(tmp, folder / SAMPLE)
+    write_atomic(folder / SAMPLE, "".join(json.dumps(s) + "\n" for s in sample))
     keys = {(s["query_id"], s["result_id"]) for s in sample}
     rows = audit_rows(
         sample, _texts(cfg, keys), cfg.dataset.name, list(cfg.dataset.scale.grades), period
@@ -94,7 +92,7 @@ def score(
             f"no sample for period={period} at {path}; draw one first with "
             f"`mmjudge monitor audit {labels_file} period={period} dataset={cfg.dataset.name}`"
         )
-    sample = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    sample = [row for _, row in read_jsonl(path)]
     figures = score_period(sample, read_qrels(assessed_file), list(cfg.dataset.scale.grades))
     if not figures["n"]:
         raise DatasetError(
@@ -118,7 +116,7 @@ def score(
         "change": change,
         "moved": _moved(change, alpha),
     }
-    append_entry(where, entry)
+    append_jsonl(where, entry)
     return entry
 
 

@@ -26,8 +26,9 @@ import numpy as np
 from mmjudge.config import SweepConfig
 from mmjudge.engine.cell import run_cell
 from mmjudge.errors import ConfigError
+from mmjudge.files import append_jsonl
 from mmjudge.locations import resolve_path
-from mmjudge.monitor.history import HISTORY, append_entry, read_history
+from mmjudge.monitor.history import HISTORY, read_history
 from mmjudge.store import RunSummary, read_records
 from mmjudge.store.status import COMPLETE
 from mmjudge.studies.drift import drift_summary
@@ -83,7 +84,7 @@ def run_check(
     if base is not None:
         compare(entry, base, run_dir, list(cfg.dataset.scale.grades), thresholds)
     entry["thresholds"] = dataclasses.asdict(thresholds)
-    append_entry(history, entry)
+    append_jsonl(history, entry)
     return entry
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mmjudge.files import atomic_file
 from mmjudge.report.analysis import Analysis, DatasetStats
 from mmjudge.report.load import CellLabels, DatasetItems
 from mmjudge.store import rows_at
@@ -355,6 +356,5 @@ def _write_thumbnail(source: str, path: Path) -> None:
             rgba = small.convert("RGBA")
             background.paste(rgba, mask=rgba.getchannel("A"))
             small = background
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        small.save(tmp, "JPEG", quality=78)
-    os.replace(tmp, path)
+        with atomic_file(path, binary=True) as out:
+            small.save(out, "JPEG", quality=78)

@@ -9,7 +9,6 @@ calls a model: only saved records are read.
 from __future__ import annotations
 
 import base64
-import os
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,6 +18,7 @@ import jinja2
 import pandas as pd
 
 from mmjudge.errors import MMJudgeError
+from mmjudge.files import write_atomic
 from mmjudge.report import (
     cards,
     exports,
@@ -236,9 +236,7 @@ def _answer_tables(cells: pd.DataFrame, analysis: Analysis) -> dict[str, Any]:
 
 def _write_page(out: Path, html: str) -> None:
     """``index.html``, replaced in one step so a reader never sees half a page."""
-    tmp = out / "index.html.tmp"
-    tmp.write_text(html, encoding="utf-8")
-    os.replace(tmp, out / "index.html")
+    write_atomic(out / "index.html", html)
 
 
 def _sweep_summaries(roots: list[Path], cells: pd.DataFrame) -> None:

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from pathlib import Path
 from typing import Any
 
 import altair as alt
 
+from mmjudge.files import write_atomic
 from mmjudge.locations import resolve_path
 from mmjudge.report.analysis import MODALITY_NAMES, Analysis, Cell
 from mmjudge.report.figures import ENSEMBLE_COLOURS, CostAxis
@@ -250,9 +250,7 @@ def vega_bundle() -> str:
     bundle = vl_convert.javascript_bundle()  # type: ignore[call-arg]  # snippet is optional
     try:
         cache.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(bundle, encoding="utf-8")
-        os.replace(tmp, path)
+        write_atomic(path, bundle)
     except OSError:
         pass  # a read-only install: build it again next time
     return bundle

@@ -11,13 +11,13 @@ identifier is marked on the time axis and named in the table.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import altair as alt
 import jinja2
 
+from mmjudge.files import write_atomic
 from mmjudge.monitor.history import read_history
 from mmjudge.report.interactive import inline_script, script_json, vega_bundle
 
@@ -235,7 +235,4 @@ def write_timeline(history: Path, out: Path) -> Path:
         chart=chart,
     )
     out.mkdir(parents=True, exist_ok=True)
-    tmp = out / "index.html.tmp"
-    tmp.write_text(html, encoding="utf-8")
-    os.replace(tmp, out / "index.html")
-    return out / "index.html"
+    return write_atomic(out / "index.html", html)

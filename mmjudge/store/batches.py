@@ -33,12 +33,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mmjudge.errors import ConfigError
+from mmjudge.files import write_atomic
 
 STATE_FILE = "batches.json"
 STATE_SCHEMA_VERSION = 1
@@ -109,10 +109,4 @@ class BatchState:
             "schema_version": STATE_SCHEMA_VERSION,
             "batches": [dataclasses.asdict(b) for b in self.batches],
         }
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        with tmp.open("w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=1)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, self.path)
+        write_atomic(self.path, json.dumps(data, indent=1) + "\n")

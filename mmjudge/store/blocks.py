@@ -132,9 +132,10 @@ def row_figures(frame: pd.DataFrame) -> RowFigures:
     )
 
 
-@dataclass(frozen=True)
+@dataclass
 class CallCounts:
-    """What the runner did (absent for skipped cells and virtual runs)."""
+    """What the runner did (absent for skipped cells and virtual runs): the run engine counts
+    into one of these as it calls (so it is not frozen), and the summary keeps it."""
 
     api_calls: int = 0
     """Calls answered by the judge."""
@@ -176,6 +177,23 @@ class CallCounts:
         if self.batch is None:
             del data["batch"]
         return data
+
+    def absorb(self, other: CallCounts, spent_before: float) -> None:
+        """Add ``other``'s counts, made by a runner that started with ``spent_before`` already
+        spent, to these (the budget stop and the batch counts stay this run's own)."""
+        for name in _ADDED:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.spent_usd += other.spent_usd - spent_before
+        for kind, n in other.errors_by_kind.items():
+            self.errors_by_kind[kind] = self.errors_by_kind.get(kind, 0) + n
+
+
+#: The counts :meth:`CallCounts.absorb` adds as they are.
+_ADDED = tuple(
+    f.name
+    for f in dataclasses.fields(CallCounts)
+    if f.name not in ("spent_usd", "stopped_by_budget", "errors_by_kind", "batch")
+)
 
 
 @dataclass(frozen=True)

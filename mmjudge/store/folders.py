@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +14,7 @@ if TYPE_CHECKING:  # numpy loads when labels are compared, not before the first 
     import numpy.typing as npt
 
 from mmjudge.errors import MMJudgeError
+from mmjudge.files import write_atomic
 from mmjudge.records import JudgmentRecord
 from mmjudge.store.blocks import SINGLE
 from mmjudge.store.rows import SUMMARY, read_records, read_sample_records
@@ -141,6 +141,4 @@ def in_ensembles_folder(run_dir: Path, sweep_dir: Path) -> bool:
 
 def write_sweep_summary(root: Path, data: dict[str, Any]) -> None:
     """Write ``sweep_summary.json`` into a sweep folder, atomically."""
-    tmp = root / (SWEEP_SUMMARY + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
-    os.replace(tmp, root / SWEEP_SUMMARY)
+    write_atomic(root / SWEEP_SUMMARY, json.dumps(data, indent=2, default=str) + "\n")

@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # pandas loads with the first summary, not before the first c
 
 import msgspec
 
+from mmjudge.files import atomic_file, read_jsonl, write_atomic
 from mmjudge.records import SCHEMA_VERSION, JudgmentRecord
 
 JUDGMENTS = "judgments.jsonl"
@@ -52,28 +53,11 @@ COLUMNS = (
 )
 
 
-#: Decodes a row about twice as fast as ``json.loads``, to the same values.
-_ROW_DECODER = msgspec.json.Decoder()
-
-
 def iter_rows(path: Path) -> Iterator[dict[str, Any]]:
-    """Rows of a judgments file, skipping a partial last line left by a killed run.
-
-    Rows are decoded with msgspec; a line it refuses that the standard library reads (a
-    ``NaN``, a lone surrogate escape, a number beyond a float's range) is read by ``json``.
-    """
-    with path.open("rb") as handle:
-        for line in handle:
-            if not line.strip():
-                continue
-            try:
-                row = _ROW_DECODER.decode(line)
-            except (msgspec.DecodeError, UnicodeDecodeError):
-                try:
-                    row = json.loads(line)
-                except ValueError:  # not JSON, or not UTF-8: a partial line
-                    continue
-            yield row
+    """Rows of a judgments file, skipping a partial last line left by a killed run (read by
+    :func:`mmjudge.files.read_jsonl`, leniently)."""
+    for _, row in read_jsonl(path, strict=False):
+        yield row
 
 
 #: Columns that name the cell (the same on every row) or hold answer texts.
@@ -254,6 +238,7 @@ def keep_finished_rows(run_dir: Path, name: str = JUDGMENTS) -> set[str]:
         return set()
     kept: list[str] = []
     keys: set[str] = set()
+    # Its own loop, not read_jsonl: each kept row is written back as the text it was read as.
     with records_path.open(encoding="utf-8") as handle:
         for line in handle:
             try:
@@ -265,9 +250,7 @@ def keep_finished_rows(run_dir: Path, name: str = JUDGMENTS) -> set[str]:
             kept.append(line if line.endswith("\n") else line + "\n")
             key = f"{row['query_id']}\t{row['result_id']}"
             keys.add(f"{key}\t#{row['sample']}" if row.get("sample") else key)
-    tmp = records_path.with_suffix(".jsonl.tmp")
-    tmp.write_text("".join(kept), encoding="utf-8")
-    os.replace(tmp, records_path)
+    write_atomic(records_path, "".join(kept))
     return keys
 
 
@@ -281,7 +264,11 @@ class RowWriter(Protocol):
 def appending_rows(run_dir: Path, name: str = JUDGMENTS) -> Iterator[RowWriter]:
     """Append rows to a run's ``judgments.jsonl`` (or the file ``name``) as they come, each
     flushed at once, so a run killed at any moment keeps every finished row (the file exists
-    from the start)."""
+    from the start).
+
+    Not :func:`mmjudge.files.append_jsonl`: this is the run's hot path, one open handle
+    flushed per row rather than an open, a lock and an ``fsync`` per row; a partial last line
+    a kill leaves is dropped on resume by :func:`keep_finished_rows`."""
     path = run_dir / name
     path.touch()
     with path.open("a", encoding="utf-8") as out:
@@ -302,11 +289,9 @@ def sample_row(record: JudgmentRecord, sample: int) -> str:
 def write_rows(run_dir: Path, records: Iterable[JudgmentRecord]) -> None:
     """Write a whole ``judgments.jsonl`` at once, atomically (virtual runs)."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    tmp = run_dir / (JUDGMENTS + ".tmp")
-    with tmp.open("w", encoding="utf-8") as handle:
+    with atomic_file(run_dir / JUDGMENTS) as handle:
         for record in records:
             handle.write(record.to_json() + "\n")
-    os.replace(tmp, run_dir / JUDGMENTS)
 
 
 def write_sample_rows(run_dir: Path, repeats: Mapping[int, Iterable[JudgmentRecord]]) -> None:
@@ -317,12 +302,10 @@ def write_sample_rows(run_dir: Path, repeats: Mapping[int, Iterable[JudgmentReco
     if not repeats:
         path.unlink(missing_ok=True)
         return
-    tmp = run_dir / (SAMPLES + ".tmp")
-    with tmp.open("w", encoding="utf-8") as handle:
+    with atomic_file(path) as handle:
         for sample in sorted(repeats):
             for record in repeats[sample]:
                 handle.write(sample_row(record, sample) + "\n")
-    os.replace(tmp, path)
 
 
 def read_sample_records(run_dir: Path) -> dict[int, dict[tuple[str, str], JudgmentRecord]]:

@@ -19,13 +19,13 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
-import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from mmjudge.config import DatasetConfig, ModelConfig, ScaleConfig
+from mmjudge.files import write_atomic
 from mmjudge.locations import resolve_path
 from mmjudge.records import Forecast
 from mmjudge.store.blocks import (
@@ -344,10 +344,8 @@ def build_summary(
 
 def write_summary(run_dir: Path, summary: RunSummary) -> None:
     """Write ``summary.json`` atomically (a kill leaves the old file or the new one)."""
-    tmp = run_dir / (SUMMARY + ".tmp")
     text = json.dumps(summary.to_json(), indent=2, default=_jsonable)
-    tmp.write_text(text + "\n", encoding="utf-8")
-    os.replace(tmp, run_dir / SUMMARY)
+    write_atomic(run_dir / SUMMARY, text + "\n")
 
 
 def read_summary(run_dir: Path) -> RunSummary:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from mmjudge.errors import DatasetError
+from mmjudge.files import atomic_file, read_jsonl
 from mmjudge.records import canonical_json, sha256_text
 
 KINDS = ("nuggets", "questions")
@@ -127,18 +128,12 @@ def read_bank(path: str | os.PathLike[str], kind: str | None = None) -> Bank:
     entries: list[Entry] = []
     seen: dict[tuple[str, str], int] = {}
     try:
-        lines = path.read_text(encoding="utf-8-sig").splitlines()
+        rows = list(read_jsonl(path, encoding="utf-8-sig"))
     except FileNotFoundError:
         raise DatasetError(f"{path}: no such test bank file") from None
     except (OSError, UnicodeDecodeError) as error:
         raise DatasetError(f"{path}: cannot read the test bank ({error})") from None
-    for line_no, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise DatasetError(f"{path}:{line_no}: not valid JSON ({error.msg})") from None
+    for line_no, row in rows:
         entry = parse_entry(row, path, line_no)
         first = entries[0].kind if entries else (kind or entry.kind)
         if entry.kind != first:
@@ -161,12 +156,10 @@ def write_bank(bank: Bank, path: str | os.PathLike[str]) -> Path:
     """Write ``bank`` as JSONL (atomically), queries and entries in bank order."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as handle:
+    with atomic_file(path) as handle:
         for group in bank.entries.values():
             for entry in group:
                 handle.write(entry.to_json() + "\n")
-    os.replace(tmp, path)
     return path
 
 

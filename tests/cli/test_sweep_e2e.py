@@ -107,7 +107,7 @@ def run_folders(tmp_path: Path) -> list[Path]:
     ("args", "message"),
     [
         (("model=lexical", "model.thresholds=[0.1,0.2,0.3]"), "model.thresholds=[0.1, 0.2, 0.3]"),
-        (("runner.mode=nonsense",), "runner.mode='nonsense' must be one of"),
+        (("runner.mode=nonsense",), "runner.mode='nonsense' is not allowed; use one of sync"),
         # A model the sheet has no price for; the address is a closed loopback port, in case.
         (
             ("model=gpt5_mini", "pricing=2024-08-16", "model.base_url=http://127.0.0.1:9/v1"),

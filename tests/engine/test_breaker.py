@@ -168,7 +168,7 @@ def test_a_burst_of_failures_that_retries_fix_does_not_trip_the_breaker() -> Non
     runner = Runner(judge, MODEL, settings(concurrency=8, breaker_failures=3))
     outcomes = collect(runner, items(50))
     assert len(outcomes) == 50 and all(o.response is not None for o in outcomes)
-    assert runner.stats.retries == 50
+    assert runner.stats.calls.retries == 50
 
 
 def test_with_retries_off_every_failure_counts() -> None:

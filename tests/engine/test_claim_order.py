@@ -101,7 +101,7 @@ def test_a_held_claim_found_at_send_time_sets_the_item_aside_until_answered(
     keys = asyncio.run(go())
     assert sorted(keys) == ["k0", "k1", "k2"]
     assert sorted(judge.calls) == ["k0", "k2"]  # k1 was paid for by the other owner only
-    assert runner.stats.from_other_process == 1
+    assert runner.stats.calls.answered_by_another_process == 1
 
 
 def test_a_commit_that_fails_stops_the_run_with_its_error(tmp_path: Path) -> None:
@@ -118,4 +118,4 @@ def test_a_commit_that_fails_stops_the_run_with_its_error(tmp_path: Path) -> Non
     finally:
         blocker.execute("ROLLBACK")
         blocker.close()
-    assert runner.stats.calls == 0  # nothing was sent without its claim on file
+    assert runner.stats.calls.api_calls == 0  # nothing was sent without its claim on file

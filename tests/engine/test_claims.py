@@ -124,7 +124,7 @@ def test_two_runners_on_one_cell_pay_for_each_item_once(tmp_path: Path) -> None:
     # Each item was answered once by a call and once from the cache (found there, or waited
     # for while the other runner held its claim).
     assert sum(o.cached for o in first + second) == 60
-    assert sum(r.stats.from_other_process for r in runners) > 0
+    assert sum(r.stats.calls.answered_by_another_process for r in runners) > 0
 
 
 def test_a_resent_request_is_counted_and_its_lost_first_send_priced(tmp_path: Path) -> None:
@@ -143,9 +143,9 @@ def test_a_resent_request_is_counted_and_its_lost_first_send_priced(tmp_path: Pa
     )
     outcomes = {o.item.key: o for o in collect(runner, items(3))}
     assert outcomes["k1"].resent and not outcomes["k0"].resent
-    assert runner.stats.resent == 1
-    assert runner.stats.resent_usd == pytest.approx(0.25)
-    assert runner.stats.spent_usd == pytest.approx(3 * 0.25 + 0.25)
+    assert runner.stats.calls.resent == 1
+    assert runner.stats.calls.resent_usd == pytest.approx(0.25)
+    assert runner.stats.calls.spent_usd == pytest.approx(3 * 0.25 + 0.25)
 
 
 def request_key_of(key: str) -> str:
@@ -192,7 +192,7 @@ def test_a_stop_keeps_answers_within_the_grace_period_and_abandons_the_rest(
     asyncio.run(go())
     assert sorted(o.item.key for o in seen) == ["k0", "k1", "k2", "k3"]  # within the grace
     assert len(judge.calls) == 8  # nothing new was scheduled after the stop
-    assert runner.stats.abandoned == 4
+    assert runner.stats.calls.abandoned_in_flight == 4
     assert sorted(judge.finished) == ["k0", "k1", "k2", "k3"]  # the slow calls were cancelled
     again = cache.claims(30.0, Owner("later", 9, "9"))
     resent = [again.claim(request_key_of(f"k{i}")).resent for i in range(4, 8)]

@@ -38,7 +38,7 @@ def test_each_answer_is_priced_once_and_the_cost_travels_with_it(tmp_path: Path)
     assert all(
         o.priced.total_usd == 0.5 and o.priced.usage.image_tokens == 7 for o in outcomes.values()
     )
-    assert runner.stats.spent_usd == 1.0  # the two paid answers; the cache hit is free
+    assert runner.stats.calls.spent_usd == 1.0  # the two paid answers; the cache hit is free
     answer = outcomes["k1"].response
     assert answer is not None and answer.usage.image_tokens == 0  # never edited in place
     cache.close()

@@ -47,7 +47,7 @@ def test_a_maybe_resent_request_is_possibly_billed_at_its_forecast(tmp_path: Pat
     assert outcomes["k0"].resent == 0
     assert (outcomes["k0"].possibly_billed, outcomes["k0"].possibly_billed_usd) == (1, 0.25)
     assert outcomes["k1"].possibly_billed == 0
-    counts = runner.stats.counts()
+    counts = runner.stats.calls
     assert (counts.maybe_resent, counts.possibly_billed) == (1, 1)
     assert counts.possibly_billed_usd == pytest.approx(0.25)
 
@@ -137,7 +137,7 @@ def test_calls_given_up_at_a_stop_are_possibly_billed_at_their_forecast(tmp_path
         await stopper
 
     asyncio.run(go())
-    counts = runner.stats.counts()
+    counts = runner.stats.calls
     assert counts.abandoned_in_flight == counts.possibly_billed == 3
     assert counts.abandoned_usd == counts.possibly_billed_usd == pytest.approx(0.3)
     extra = possible_extra(CostFigures(), counts)

@@ -85,7 +85,7 @@ def test_every_item_yields_one_outcome_and_concurrency_is_capped() -> None:
     outcomes = collect(runner, items(40))
     assert sorted(o.item.key for o in outcomes) == sorted(f"k{i}" for i in range(40))
     assert judge.peak == 5
-    assert runner.stats.calls == 40
+    assert runner.stats.calls.api_calls == 40
 
 
 def test_retryable_errors_are_retried_then_recorded() -> None:
@@ -96,7 +96,7 @@ def test_retryable_errors_are_retried_then_recorded() -> None:
     assert outcomes["k1"].response is None and "Flaky" in (outcomes["k1"].error or "")
     assert outcomes["k1"].attempts == 4
     assert outcomes["k2"].attempts == 1
-    assert runner.stats.failures == 1
+    assert runner.stats.calls.failures == 1
 
 
 def test_non_retryable_error_is_recorded_without_retry() -> None:
@@ -136,7 +136,7 @@ def test_cache_makes_a_rerun_free(tmp_path: Path) -> None:
     outcomes = collect(runner, items(10))
     assert second.calls == []
     assert all(o.cached for o in outcomes)
-    assert runner.stats.cache_hits == 10
+    assert runner.stats.calls.cache_hits == 10
     assert outcomes[0].response is not None and outcomes[0].response.usage.input_tokens == 100
 
 
@@ -297,7 +297,7 @@ def test_a_slot_goes_from_an_answer_to_the_next_call_before_the_answer_is_handed
 
     outcomes = asyncio.run(go())
     assert sorted(o.item.key for o in outcomes) == sorted(f"k{i}" for i in range(30))
-    assert judge.peak == 3 and runner.stats.calls == 30
+    assert judge.peak == 3 and runner.stats.calls.api_calls == 30
     # Three slots, three tasks: each carries on from its answer to the next item.
     assert len(judge.tasks) == 3
     # With one slot, the next call is sent before the row of the answer just in.

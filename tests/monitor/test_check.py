@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from mmjudge.cli.monitor import EXIT_MOVED, main
-from mmjudge.monitor.history import append_entry, read_history
+from mmjudge.files import append_jsonl
+from mmjudge.monitor.history import read_history
 from tests.fixtures.loopback_server import LoopbackServer, RecordedRequest, user_text
 
 ITEMS = 40
@@ -142,7 +143,7 @@ def test_two_writers_never_interleave_their_entries(tmp_path: Path) -> None:
 
     def write(writer: int) -> None:
         for number in range(100):
-            append_entry(path, {"writer": writer, "number": number, "padding": padding})
+            append_jsonl(path, {"writer": writer, "number": number, "padding": padding})
 
     threads = [threading.Thread(target=write, args=(w,)) for w in range(2)]
     for thread in threads:

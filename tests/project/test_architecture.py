@@ -24,6 +24,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "mmjudge"
 #: ``testbank`` holds the bank's model and its grading, which the runner uses; writing a bank
 #: runs a model, so that part is :mod:`mmjudge.engine.bank_writer`. ``images`` sits with the
 #: records: it encodes pictures, knows no config, and the config checks its settings with it.
+#: ``files`` is the one atomic write, JSONL reader and JSONL append, for every stage's files.
 #: ``locations`` resolves paths (the user's against the working folder, the shipped configs in
 #: ``conf`` as package data). ``api`` is the library surface, over the same code the command
 #: runs (the package's ``__init__`` re-exports it lazily, by name, so importing any module of
@@ -31,7 +32,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "mmjudge"
 #: ``monitor`` runs cells (canary checks) and reads their rows; the report draws its history,
 #: so it comes before ``report``.
 STAGES: list[tuple[str, ...]] = [
-    ("__init__", "errors", "records", "keyguard", "images"),
+    ("__init__", "errors", "records", "files", "keyguard", "images"),
     ("locations", "conf"),
     ("config",),
     ("data",),

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from mmjudge.config import RunnerConfig
-from mmjudge.engine.policy import check_reliability_settings
 from mmjudge.errors import ConfigError
 from mmjudge.report.analysis import analyse
 from mmjudge.report.build import build_report
@@ -64,8 +63,8 @@ def test_a_long_or_empty_first_answer_is_quoted_short() -> None:
 
 
 def test_the_limit_must_be_a_share() -> None:
-    with pytest.raises(ConfigError, match=r"runner\.max_unparseable_rate=1\.5 must be between"):
-        check_reliability_settings(RunnerConfig(max_unparseable_rate=1.5))
+    with pytest.raises(ConfigError, match=r"max_unparseable_rate=1\.5 is not allowed; use a"):
+        RunnerConfig(max_unparseable_rate=1.5).validate()
     assert RunnerConfig().max_unparseable_rate == RunnerConfig().max_error_rate
 
 
