@@ -6,6 +6,7 @@ alike, so both read the same config the same way."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from omegaconf import OmegaConf
@@ -25,8 +26,16 @@ def _log_level(verbose: object) -> str:
     return "DEBUG" if verbose is True else "INFO"
 
 
+def _file_stem(path: object) -> str:
+    """A file's stem, for a cell named after its file (the replay judge's ``replay-<stem>``);
+    ``unset`` without one."""
+    text = "" if path is None else str(path)
+    return Path(text).stem if text.strip() else "unset"
+
+
 RESOLVERS: dict[str, Callable[..., Any]] = {
     "mmjudge_path": _resolve_path,
+    "mmjudge_file_stem": _file_stem,
     "mmjudge_log_level": _log_level,
 }
 

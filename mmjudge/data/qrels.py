@@ -96,6 +96,24 @@ def load_qrels(path: str | os.PathLike[str]) -> QrelsFile:
     return QrelsFile(path, qrels, lines)
 
 
+def load_qrels_runs(path: str | os.PathLike[str]) -> dict[str, QrelsFile]:
+    """A qrels file holding several judges' runs, told apart by the iteration field: one
+    :class:`QrelsFile` per iteration value, in file order. A pair judged twice within one
+    run is an error."""
+    path = Path(path)
+    runs: dict[str, tuple[Qrels, dict[tuple[str, str], int]]] = {}
+    for line_no, fields in _lines(path):
+        if len(fields) != 4:
+            raise DatasetError(f"{path}:{line_no}: expected '{QRELS_LAYOUT}', got {_shown(fields)}")
+        query, run, doc, grade_text = fields
+        where = f"{path}:{line_no}"
+        grade = int(_number(grade_text, int, where, "grade (field 4)"))
+        qrels, lines = runs.setdefault(run, ({}, {}))
+        _add_once(qrels, query, doc, grade, where, f"doc {doc!r} is judged twice in run {run!r}")
+        lines[(query, doc)] = line_no
+    return {run: QrelsFile(path, qrels, lines) for run, (qrels, lines) in runs.items()}
+
+
 def read_qrels(path: str | os.PathLike[str]) -> Qrels:
     """``{query_id: {doc_id: grade}}`` from a TREC qrels file (see :func:`load_qrels`)."""
     return load_qrels(path).qrels

@@ -19,6 +19,7 @@ _PROVIDERS: dict[str, str] = {
     "openai_compatible": "mmjudge.judges.openai:OpenAIJudge",
     "anthropic": "mmjudge.judges.anthropic:AnthropicJudge",
     "embedding": "mmjudge.judges.embedding:EmbeddingJudge",
+    "replay": "mmjudge.judges.replay:ReplayJudge",
 }
 
 #: Which optional extra to install when a provider's import fails.

@@ -1,0 +1,213 @@
+"""How much of the full grid a race spends, and how often it keeps the full grid's choice: the
+judges of the LLMJudge collection (TREC qrels, grades 0-3) raced against the human qrels with
+:func:`mmjudge.studies.race.simulate_race`, over many seeds of the item order.
+
+Two price tables: every judge at one price (what the race saves by κ alone), and prices from
+the sheet for the models the run names say they used, at a stated typical call (input and
+output tokens, ``--input-tokens``/``--output-tokens``), the others at the median of those.
+For each spending exponent ρ and round size it prints the mean and spread of the share of
+the full grid's judgments and dollars spent, how often the choice is within δ of the
+full-data best judge and how often it is the full-data choice (the cheapest within δ of the
+best), and the mean number of rounds.
+
+    python benchmarks/race.py                      # ../shared/data/llmjudge, 200 seeds
+    python benchmarks/race.py --seeds 50 --rho 2 3 --round-items 100
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+from omegaconf import OmegaConf
+
+from mmjudge.costs.ledger import cost_of
+from mmjudge.costs.sheets import price_from_entry
+from mmjudge.data.qrels import read_qrels, run_names
+from mmjudge.locations import CONFIG_DIR
+from mmjudge.records import Usage
+from mmjudge.studies.judge_files import align
+from mmjudge.studies.race import RaceRule, full_data_choice, race_order, simulate_race
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT.parent / "shared" / "data" / "llmjudge"
+SHEET = "2026-10-31"
+SCALE = (0.0, 1.0, 2.0, 3.0)
+
+#: Run-name fragment -> (the model it names, the sheet key that prices it, where the key is from).
+NAMED_MODELS: list[tuple[str, str, str, str]] = [
+    ("gpt4o", "GPT-4o", "model_id", "gpt4o"),
+    ("llama70b", "Llama 3 70B", "price_key", "llama3_70b"),
+    ("llama38b", "Llama 3 8B", "key", "self-hosted-gpu"),
+]
+
+
+class Collection(NamedTuple):
+    names: list[str]
+    human: np.ndarray
+    judges: np.ndarray
+    query_ids: list[str]
+    doc_ids: list[str]
+
+
+def load(root: Path) -> Collection:
+    human = read_qrels(root / "test_qrels_human.txt")
+    paths = sorted((root / "runs").glob("*.txt"))
+    judges = {name: read_qrels(p) for name, p in zip(run_names(paths), paths, strict=True)}
+    found = align(human, judges)
+    return Collection(
+        found.names, found.human, found.judges, found.query_ids.tolist(), found.doc_ids.tolist()
+    )
+
+
+def sheet_key(how: str, value: str) -> str:
+    """The sheet key of a shipped model config (its model_id or price_key), or ``value``."""
+    if how == "key":
+        return value
+    model = OmegaConf.load(CONFIG_DIR / "model" / f"{value}.yaml")
+    return str(model.get(how) or model.model_id)
+
+
+def sheet_prices(names: Sequence[str], usage: Usage) -> tuple[list[float], list[str]]:
+    """Dollars per judgment from the sheet for the judges whose name says their model (at
+    ``usage`` per call), the median of those for the others; and one line per judge."""
+    sheet = OmegaConf.load(CONFIG_DIR / "pricing" / f"{SHEET}.yaml")
+    known: dict[str, tuple[float, str]] = {}
+    for name in names:
+        plain = name.lower().replace("-", "").replace("_", "")
+        for fragment, model, how, value in NAMED_MODELS:
+            if fragment in plain:
+                key = sheet_key(how, value)
+                price = price_from_entry(key, sheet.models[key], SHEET)
+                known[name] = (cost_of(usage, price).total_usd, f"{model} ({key})")
+    median = statistics.median(p for p, _ in known.values())
+    prices, lines = [], []
+    for name in names:
+        price, source = known.get(name, (median, "no model named: the median"))
+        prices.append(price)
+        lines.append(f"  {name:<26} ${price * 1e6:>8,.0f} per million  {source}")
+    return prices, lines
+
+
+@dataclass(frozen=True)
+class Setting:
+    rho: float
+    round_items: int
+
+
+@dataclass(frozen=True)
+class Job:
+    collection: Collection
+    prices: tuple[float, ...]
+    setting: Setting
+    alpha: float
+    delta: float
+    seed: int
+
+
+def one_race(job: Job) -> tuple[float, float, int, int]:
+    """(share of judgments, share of dollars, rounds, chosen cell) of one seed."""
+    c = job.collection
+    rule = RaceRule(
+        alpha=job.alpha,
+        delta=job.delta,
+        round_items=job.setting.round_items,
+        rho=job.setting.rho,
+        seed=job.seed,
+    )
+    order = race_order(job.seed, c.query_ids, c.doc_ids)
+    out = simulate_race(c.human, c.judges, job.prices, order, rule, scale=SCALE, names=c.names)
+    return (out.judgments / out.full_judgments, out.usd / out.full_usd, len(out.rounds), out.chosen)
+
+
+def spread(values: Sequence[float]) -> str:
+    v = np.asarray(values)
+    p10, p90 = np.percentile(v, [10, 90])
+    return f"{v.mean():5.1%} ({v.min():.0%} {p10:.0%} {p90:.0%} {v.max():.0%})"
+
+
+def table(
+    pool: multiprocessing.pool.Pool,
+    collection: Collection,
+    prices: Sequence[float],
+    settings: Sequence[Setting],
+    args: argparse.Namespace,
+) -> list[str]:
+    kappas, choice = full_data_choice(
+        collection.human, collection.judges, prices, scale=SCALE, delta=args.delta
+    )
+    best = int(np.nanargmax(kappas))
+    lines = [
+        f"  full data: best {collection.names[best]} κ={kappas[best]:.4f}; "
+        f"choice (cheapest within δ) {collection.names[choice]} κ={kappas[choice]:.4f}",
+        f"  {'ρ':>3} {'round':>5}  {'judgments: mean (min p10 p90 max)':<34} "
+        f"{'dollars: mean (min p10 p90 max)':<34} {'within δ':>8} {'= choice':>8} {'rounds':>6}",
+    ]
+    for setting in settings:
+        jobs = [
+            Job(collection, tuple(prices), setting, args.alpha, args.delta, seed)
+            for seed in range(args.seeds)
+        ]
+        found = pool.map(one_race, jobs)
+        judged, usd, rounds, chosen = (list(x) for x in zip(*found, strict=True))
+        within = np.mean([kappas[c] >= kappas[best] - args.delta for c in chosen])
+        same = np.mean([c == choice for c in chosen])
+        lines.append(
+            f"  {setting.rho:>3g} {setting.round_items:>5}  {spread(judged):<34} "
+            f"{spread(usd):<34} {within:>8.1%} {same:>8.1%} {np.mean(rounds):>6.1f}"
+        )
+    return lines
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DATA, help="folder with runs/ and qrels")
+    parser.add_argument("--seeds", type=int, default=200)
+    parser.add_argument("--alpha", type=float, default=0.05)
+    parser.add_argument("--delta", type=float, default=0.02)
+    parser.add_argument("--rho", type=float, nargs="+", default=[1.0, 2.0, 3.0])
+    parser.add_argument("--round-items", type=int, nargs="+", default=[100, 200])
+    parser.add_argument("--input-tokens", type=int, default=1000)
+    parser.add_argument("--output-tokens", type=int, default=40)
+    parser.add_argument("--jobs", type=int, default=2)
+    args = parser.parse_args(argv)
+    if not (args.data / "test_qrels_human.txt").exists():
+        print(f"no LLMJudge data at {args.data} (runs/*.txt and test_qrels_human.txt)")
+        return 2
+    started = time.perf_counter()
+    print("$ python benchmarks/race.py " + " ".join(sys.argv[1:] if argv is None else argv))
+    collection = load(args.data)
+    n_items = int((~np.isnan(collection.human)).sum())
+    print(
+        f"{len(collection.names)} judges, {n_items:,} items with a human grade; "
+        f"α={args.alpha}, δ={args.delta}, {args.seeds} seeds of the item order"
+    )
+    settings = [Setting(rho, n) for rho in args.rho for n in args.round_items]
+    usage = Usage(input_tokens=args.input_tokens, output_tokens=args.output_tokens)
+    prices, price_lines = sheet_prices(collection.names, usage)
+    with multiprocessing.Pool(args.jobs) as pool:
+        print("\nequal prices (every judge $1 per judgment)")
+        for line in table(pool, collection, [1.0] * len(collection.names), settings, args):
+            print(line)
+        print(
+            f"\nsheet prices ({SHEET} sheet, a typical call of {args.input_tokens:,} input and "
+            f"{args.output_tokens} output tokens)"
+        )
+        for line in price_lines:
+            print(line)
+        for line in table(pool, collection, prices, settings, args):
+            print(line)
+    print(f"\n{time.perf_counter() - started:.0f} s on {args.jobs} processes")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

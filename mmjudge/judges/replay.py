@@ -1,0 +1,192 @@
+"""The replay judge: answers each item with the grade a file already holds for it, so judges
+whose labels exist (a TREC track's submitted runs, an earlier run's answers) take part in a
+sweep, a race or a report like any other judge, with no key and no call.
+
+``model.options.qrels`` names the file:
+
+- TREC qrels, ``query iteration doc grade`` (:func:`mmjudge.data.qrels.load_qrels`); a file
+  with several judges' runs tells them apart by the iteration field (a pair judged twice);
+- JSON lines (``.jsonl``/``.ndjson``) with ``query_id``, ``result_id`` and ``grade``, and a
+  ``run`` (or ``judge``) field when the file holds several runs.
+
+A file with several runs needs ``model.options.run=NAME``. A grade off the dataset's scale is
+refused when the cell starts, naming the file, the line and the scale. An item the file does
+not grade is an error on that item's row (counted with the errors; the run goes on).
+
+A replay calls nothing and is billed nothing (``free``). To price its judgments as a
+sheet model's calls would be, set ``model.price_key`` to that model's sheet key and
+``model.options.input_tokens``/``output_tokens`` to a typical call: each judgment then reports
+that usage and the ledger prices it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from mmjudge.config import ModelConfig
+from mmjudge.data.qrels import load_qrels, load_qrels_runs
+from mmjudge.errors import ConfigError, DatasetError
+from mmjudge.judges.base import JudgeAPI
+from mmjudge.judges.options import JudgeOptions
+from mmjudge.records import JudgeRequest, JudgeResponse, Usage
+
+JSONL_SUFFIXES = (".jsonl", ".ndjson")
+#: Fields of a JSON-lines row that name its run, in order of preference.
+RUN_FIELDS = ("run", "judge")
+
+
+@dataclass(frozen=True)
+class ReplayOptions(JudgeOptions):
+    """``model.options`` of the replay judge."""
+
+    family: ClassVar[str] = "replay"
+    qrels: str | None = None
+    """The file of grades to replay (TREC qrels or JSON lines)."""
+    run: str | None = None
+    """Which run of a file holding several."""
+    input_tokens: float = 0
+    """Input tokens each judgment reports (a typical call of the model it is priced as)."""
+    output_tokens: float = 0
+    """Output tokens each judgment reports."""
+
+
+class Graded:
+    """One run's grades: ``{(query_id, result_id): (grade, line)}``."""
+
+    def __init__(self, path: Path, grades: dict[tuple[str, str], tuple[float, int]]) -> None:
+        self.path = path
+        self.grades = grades
+
+
+def _from_qrels(path: Path, run: str | None) -> Graded:
+    try:
+        found = load_qrels(path)
+        runs = {"0": found}
+    except DatasetError as error:
+        if "more than once" not in str(error):
+            raise
+        runs = {name: qrels for name, qrels in load_qrels_runs(path).items()}
+        if len(runs) == 1:
+            raise
+    return Graded(path, _grades_of(path, _one_run(path, runs, run, "field 2 (iteration)")))
+
+
+def _grades_of(path: Path, found: Any) -> dict[tuple[str, str], tuple[float, int]]:
+    return {
+        (query, doc): (float(grade), found.lines[(query, doc)])
+        for query, docs in found.qrels.items()
+        for doc, grade in docs.items()
+    }
+
+
+def _one_run(path: Path, runs: dict[str, Any], run: str | None, where: str) -> Any:
+    """The run asked for; the only one; or a ConfigError naming the runs found."""
+    names = sorted(runs)
+    if run is not None:
+        if run not in runs:
+            raise ConfigError(
+                f"{path}: no run {run!r} (model.options.run); the file holds: {', '.join(names)}"
+            )
+        return runs[run]
+    if len(runs) > 1:
+        raise ConfigError(
+            f"{path} holds {len(runs)} runs ({where}): {', '.join(names)}; "
+            "pick one with model.options.run=NAME"
+        )
+    return next(iter(runs.values()))
+
+
+def _from_jsonl(path: Path, run: str | None) -> Graded:
+    runs: dict[str, dict[tuple[str, str], tuple[float, int]]] = {}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise DatasetError(f"{path}: cannot read ({error})") from None
+    for line_no, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{line_no}"
+        try:
+            row = json.loads(line)
+            key = (str(row["query_id"]), str(row["result_id"]))
+            grade = float(row["grade"])
+        except (ValueError, KeyError, TypeError):
+            raise DatasetError(
+                f"{where}: expected a JSON object with query_id, result_id and a numeric grade"
+            ) from None
+        name = next((str(row[f]) for f in RUN_FIELDS if row.get(f) is not None), "")
+        grades = runs.setdefault(name, {})
+        if key in grades:
+            raise DatasetError(f"{where}: {key[0]!r} {key[1]!r} is graded twice in run {name!r}")
+        grades[key] = (grade, line_no)
+    return Graded(path, _one_run(path, runs, run, "the run/judge field"))
+
+
+def load_replay(path: str | Path, run: str | None = None) -> Graded:
+    """The grades of one run of a replay file (see the module docstring)."""
+    path = Path(path)
+    if path.suffix.lower() in JSONL_SUFFIXES:
+        return _from_jsonl(path, run)
+    return _from_qrels(path, run)
+
+
+class ReplayJudge(JudgeAPI):
+    """Grades each item with the file's grade for its (query, result)."""
+
+    provider = "replay"
+    supports_images = True
+    modalities = ("text", "mm", "image")
+    cacheable = False
+    free = True
+    Options = ReplayOptions
+    options: ReplayOptions
+
+    def __init__(self, model: ModelConfig) -> None:
+        super().__init__(model)
+        if not self.options.qrels:
+            raise ConfigError(
+                f"model '{model.name}' replays a file: set model.options.qrels=PATH "
+                "(TREC qrels or .jsonl with query_id, result_id, grade)"
+            )
+        try:
+            self.graded = load_replay(self.options.qrels, self.options.run)
+        except DatasetError as error:
+            raise ConfigError(str(error)) from None
+        self.usage = Usage(
+            input_tokens=int(self.options.input_tokens),
+            output_tokens=int(self.options.output_tokens),
+        )
+
+    def describe(self) -> str:
+        return f"replay of {self.graded.path}"
+
+    def check_scale(self, grades: list[int]) -> dict[str, Any] | None:
+        scale = {float(g) for g in grades}
+        for (query, doc), (grade, line) in self.graded.grades.items():
+            if grade not in scale:
+                raise ConfigError(
+                    f"{self.graded.path}:{line}: grade {grade:g} for {query!r} {doc!r} is off "
+                    f"the dataset's scale {sorted(grades)}"
+                )
+        return None
+
+    async def generate(self, request: JudgeRequest) -> JudgeResponse:
+        started = time.perf_counter()
+        query, _, result = request.item_key.partition("\t")
+        found = self.graded.grades.get((query, result))
+        if found is None:
+            raise LookupError(
+                f"{self.graded.path} has no grade for query {query!r} result {result!r}"
+            )
+        grade = found[0]
+        return JudgeResponse(
+            text=f"{int(grade) if grade.is_integer() else grade}",
+            usage=self.usage,
+            latency_s=time.perf_counter() - started,
+            model=self.model.name,
+            stop_reason="stop",
+        )

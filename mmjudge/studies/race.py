@@ -1,0 +1,494 @@
+"""A race between judges: judge items in rounds and stop each judge as soon as the choice no
+longer depends on it, so the choice costs a fraction of the full grid.
+
+The functions here are pure (arrays in, typed records out: no files, no config). The runner
+calls :func:`decide_round` after each round with the grades collected so far;
+:func:`simulate_race` loops it over grades known in advance (benchmarks and tests).
+
+The rule
+--------
+
+**Population and order.** The race is over the items that have a human reference grade (the
+annotators' consensus) on the scale; the others take no part. Items, not whole queries, are
+drawn in one seeded random order (:func:`race_order`: a hash of the seed and the item's
+query and result ids, so a longer prefix always contains a shorter one and file order does
+not matter). Round ``t`` extends every active cell's prefix to ``min(N, t * round_items)``.
+Items, because the race's target is the decision the full grid would reach on this dataset:
+a finite population of N items. A simple random sample of items without replacement
+estimates every cell's full-data κ, and their differences, with item-level variance and a
+finite-population correction. Query clusters matter for generalising to new queries, which
+the full grid cannot settle either (the report's query-resampled intervals speak to that),
+and whole-query rounds would bring one or two clusters per round on a collection of 25
+queries, making any cluster interval useless.
+
+**κ.** Exactly the project's κ of a judge against the reference
+(:func:`mmjudge.metrics.scoring.score_judge`: unweighted Cohen's κ, the scale's grades as
+categories, on the items with both a judge grade and a reference grade on the scale). A
+cell's own estimate κ̂ uses the items it graded within its prefix. Two cells are compared on
+the items both graded within the shorter of their two prefixes.
+
+**Interval for a difference** Δ = κ_i − κ_j on those ``n`` paired items: the delete-one-item
+jackknife standard error of Δ (in closed form from the three-way counts reference × judge i ×
+judge j: removing an item changes one cell of each judge's confusion table, so every
+leave-one-out κ is one of k² values per judge), times the finite-population correction
+``sqrt(1 − m/N)`` (``m`` the shorter prefix, the items drawn for the pair; ``m = n`` when
+neither judge missed an item), times a normal quantile. At ``m = N`` the interval has zero
+width: the full data decides exactly.
+
+**Error budget.** α is spent across rounds by a Lan–DeMets-style spending function of the
+information fraction ``u = L_t / N``: ``α(u) = α · u^ρ``. Round ``t`` gets
+``α(u_t) − α(u_{t−1})``, split by Bonferroni over the ``K(K−1)/2`` pairs compared in every
+round (two-sided intervals). By the union bound, every interval of every round holds at once
+with probability at least ``1 − α`` (the event E).
+
+**Settled and the choice.** A cell j is *settled against* a candidate c when
+
+(a) UCB(κ_j − κ_c) ≤ δ and price_j ≥ price_c: it cannot beat c by more than δ and is not
+    cheaper; or
+(b) LCB(κ_c − κ_j) > δ: it is more than δ below c, so it cannot be the choice; or
+(c) it is Pareto-dominated with confidence by a cell i that is not itself dominated:
+    UCB(κ_j − κ_i) ≤ 0 and price_j > price_i.
+
+A cell c is *chosen* when every other cell is settled against it; the race ends with the
+cheapest such cell (ties: the higher κ̂). Otherwise the *candidate* is the cheapest cell whose
+κ̂ ≥ max κ̂ − δ, and the next round is judged by the candidate and every cell not settled
+against it. A cell that stopped earlier but is no longer settled against the current candidate
+resumes from where its prefix ended (with the real runner an ordinary resume: nothing is paid
+twice).
+
+Other endings: the items run out (the candidate is chosen: at full data every interval is
+exact, so it is the full grid's own choice), the dollar cap ``max_usd`` would be passed by the
+next round (the candidate is chosen and the guarantee does not hold), or there is one cell.
+
+**Guarantee.** Under E, every cell j is settled against the chosen c, directly ((a): κ_j ≤ κ_c
++ δ; (b): κ_j < κ_c − δ) or through dominance by an undominated cell i (κ_j ≤ κ_i, and i is
+settled directly), so κ_j ≤ κ_c + δ for every j: the chosen cell's full-data κ is at least
+max_j κ_j − δ. Hence P(choice more than δ below the full-data best) ≤ α. (The interval of a
+pair targets Δ on the items both graded; when judges miss items, a cell's full-data κ on its
+own items can differ slightly from its κ on a pair's items.)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import NamedTuple
+
+import numpy as np
+
+from mmjudge.data.sample import draw_rank
+from mmjudge.metrics.labels import as_labels
+from mmjudge.studies.race_pairs import (
+    FloatArray,
+    IntArray,
+    PairStats,
+    grade_codes,
+    half_widths,
+    own_kappas,
+    pair_stats,
+)
+from mmjudge.studies.race_records import (
+    SCHEMA_VERSION,
+    CellChange,
+    Ending,
+    Evidence,
+    RaceOutcome,
+    Reason,
+    RoundDecision,
+)
+
+
+@dataclass(frozen=True)
+class RaceRule:
+    """The settings of a race."""
+
+    alpha: float = 0.05
+    """Chance, over the whole race, that some interval fails (the choice's error budget)."""
+    delta: float = 0.02
+    """How far below the full-data best κ the choice may fall."""
+    round_items: int = 200
+    """Items added to every active cell's prefix per round (benchmarks/race.py: 100 and 200
+    spend alike on LLMJudge; 200 halves the rounds)."""
+    rho: float = 2.0
+    """Exponent of the spending function α(u) = α·u^ρ (larger: less α spent early; ρ = 1, 2, 3
+    spend within 1% of each other on LLMJudge; 2 keeps the first rounds, with few items,
+    strict)."""
+    seed: int = 0
+    """Seed of the item order (:func:`race_order`)."""
+    max_usd: float | None = None
+    """Dollar cap on the race's judgments; the guarantee does not hold when it ends the race."""
+
+    def __post_init__(self) -> None:
+        if not 0 < self.alpha < 1:
+            raise ValueError(f"alpha must lie in (0, 1), got {self.alpha}")
+        if self.delta < 0:
+            raise ValueError(f"delta must be >= 0, got {self.delta}")
+        if self.round_items < 1:
+            raise ValueError(f"round_items must be >= 1, got {self.round_items}")
+        if self.rho <= 0:
+            raise ValueError(f"rho must be > 0, got {self.rho}")
+
+
+# --------------------------------------------------------------------------- order and budget
+
+
+def race_order(seed: int, query_ids: Sequence[str], result_ids: Sequence[str]) -> IntArray:
+    """Indices of the items in the race's order: by :func:`~mmjudge.data.sample.draw_rank` of
+    the seed and the item's key (``query<TAB>result``), so the order does not depend on the
+    order of the items given, and ties (none in practice) fall to the key."""
+    keys = [f"{q}\t{r}" for q, r in zip(query_ids, result_ids, strict=True)]
+    ranks = sorted(range(len(keys)), key=lambda i: (draw_rank(seed, keys[i]), keys[i]))
+    return np.asarray(ranks, dtype=np.int64)
+
+
+def round_length(rule: RaceRule, round_number: int, population: int) -> int:
+    """The prefix every active cell reaches in round ``round_number`` (1, 2, ...)."""
+    return min(population, max(round_number, 0) * rule.round_items)
+
+
+def alpha_spent(rule: RaceRule, information: float) -> float:
+    """α(u) = α·u^ρ: the error budget spent once a share ``u`` of the items is drawn."""
+    return rule.alpha * min(max(information, 0.0), 1.0) ** rule.rho
+
+
+def round_alpha(rule: RaceRule, round_number: int, population: int) -> float:
+    """Round ``round_number``'s share of α: α(u_t) − α(u_{t−1})."""
+    now = round_length(rule, round_number, population) / population
+    before = round_length(rule, round_number - 1, population) / population
+    return alpha_spent(rule, now) - alpha_spent(rule, before)
+
+
+def critical_value(alpha_round: float, n_pairs: int) -> float:
+    """The normal quantile of a two-sided interval at level 1 − α_t/P (Bonferroni over
+    ``n_pairs`` pairs); infinite when the round has no α to spend."""
+    if alpha_round <= 0 or n_pairs < 1:
+        return math.inf
+    return NormalDist().inv_cdf(1.0 - alpha_round / (2 * n_pairs))
+
+
+# --------------------------------------------------------------------------- one round
+
+
+class _Bounds(NamedTuple):
+    """Round intervals as (K, K) matrices: D[i, j] = κ̂_i − κ̂_j, half-width W[i, j]."""
+
+    difference: FloatArray
+    width: FloatArray
+    n_items: IntArray
+    population: int
+
+
+def _bounds(stats: PairStats, widths: FloatArray, n_cells: int, population: int) -> _Bounds:
+    difference = np.zeros((n_cells, n_cells))
+    width = np.zeros((n_cells, n_cells))
+    n_items = np.zeros((n_cells, n_cells), dtype=np.int64)
+    i, j = stats.first, stats.second
+    difference[i, j], difference[j, i] = stats.difference, -stats.difference
+    width[i, j] = width[j, i] = widths
+    n_items[i, j] = n_items[j, i] = stats.n_items
+    return _Bounds(difference, width, n_items, population)
+
+
+def _evidence(bounds: _Bounds, cell: int, other: int, reason: Reason | None) -> Evidence:
+    d = float(bounds.difference[cell, other])
+    w = float(bounds.width[cell, other])
+    return Evidence(cell, reason, other, d, d - w, d + w, int(bounds.n_items[cell, other]))
+
+
+def _dominated(bounds: _Bounds, prices: FloatArray) -> dict[int, int]:
+    """Cells dominated with confidence by an undominated cell: {cell: the cell dominating it}.
+    The dominating cell is strictly cheaper, so cells are settled cheapest first."""
+    upper = bounds.difference + bounds.width  # UCB(κ_j − κ_i) at [j, i]
+    found: dict[int, int] = {}
+    for j in np.argsort(prices, kind="stable").tolist():
+        for i in np.argsort(prices, kind="stable").tolist():
+            if i in found or not prices[j] > prices[i]:
+                continue
+            if upper[j, i] <= 0.0:
+                found[j] = i
+                break
+    return found
+
+
+def _settled_against(
+    bounds: _Bounds, prices: FloatArray, dominated: dict[int, int], delta: float, c: int
+) -> list[Evidence]:
+    """Every other cell against candidate ``c``: the rule that settles it, or None."""
+    out = []
+    for j in range(prices.size):
+        if j == c:
+            continue
+        upper = bounds.difference[j, c] + bounds.width[j, c]  # UCB(κ_j − κ_c)
+        lower = bounds.difference[c, j] - bounds.width[c, j]  # LCB(κ_c − κ_j)
+        if upper <= delta and prices[j] >= prices[c]:
+            out.append(_evidence(bounds, j, c, "not better, not cheaper"))
+        elif lower > delta:
+            out.append(_evidence(bounds, j, c, "below the candidate"))
+        elif j in dominated:
+            out.append(_evidence(bounds, j, dominated[j], "dominated"))
+        else:
+            out.append(_evidence(bounds, j, c, None))
+    return out
+
+
+def _cheapest(cells: Sequence[int], prices: FloatArray, kappas: FloatArray) -> int:
+    """The cheapest of ``cells``; ties to the higher κ̂, then the lower index."""
+    return min(cells, key=lambda c: (prices[c], -np.nan_to_num(kappas[c], nan=-2.0), c))
+
+
+def candidate_of(kappas: FloatArray, prices: FloatArray, delta: float) -> int:
+    """The cheapest cell whose κ̂ ≥ max κ̂ − δ (the cheapest cell when no κ̂ is known)."""
+    known = np.isfinite(kappas)
+    if not known.any():
+        return _cheapest(range(prices.size), prices, kappas)
+    best = float(kappas[known].max())
+    near = [c for c in range(prices.size) if known[c] and kappas[c] >= best - delta]
+    return _cheapest(near, prices, kappas)
+
+
+class RaceInputs(NamedTuple):
+    """A race's grades in race order, encoded as positions on the scale (−1: no grade)."""
+
+    reference: IntArray
+    """The reference grade of each item of the population, ``(N,)``."""
+    grades: IntArray
+    """Each cell's grade of each item, ``(K, N)``; −1: no grade (or not judged yet)."""
+    prices: FloatArray
+    """Each cell's dollars per judgment, ``(K,)``."""
+    n_grades: int
+    """How many grades the scale has (κ's categories)."""
+
+
+def race_inputs(
+    reference: FloatArray,
+    grades: FloatArray | Sequence[FloatArray],
+    prices: Sequence[float],
+    scale: Sequence[float],
+) -> RaceInputs:
+    """The inputs of :func:`decide_round` from grades in race order (``nan``: no grade, or
+    not judged yet); every item needs a reference grade on the scale."""
+    codes = grade_codes(np.vstack([as_labels(g) for g in grades]), scale)
+    ref = grade_codes(as_labels(reference), scale)
+    if (ref < 0).any():
+        raise ValueError("every item of the race needs a reference grade on the scale")
+    if codes.shape[1] != ref.size or len(prices) != codes.shape[0]:
+        raise ValueError("grades, reference and prices do not line up")
+    return RaceInputs(ref, codes, np.asarray(prices, dtype=np.float64), len(scale))
+
+
+def decide_round(
+    inputs: RaceInputs,
+    prefixes: Sequence[int],
+    rule: RaceRule,
+    round_number: int,
+    *,
+    previous_active: Sequence[int] | None = None,
+) -> RoundDecision:
+    """The decision after round ``round_number``: the cells' prefixes are ``prefixes`` (items
+    each has judged, in race order) and ``previous_active`` the cells that judged this round
+    (default: every cell). See the module docstring for the rule."""
+    reference, codes, prices, k = inputs
+    lengths = np.asarray(prefixes, dtype=np.int64)
+    n_cells, population = codes.shape
+    kappas = own_kappas(reference, codes, lengths, k)
+    prefix = round_length(rule, round_number, population)
+    alpha_round = round_alpha(rule, round_number, population)
+    n_pairs = n_cells * (n_cells - 1) // 2
+    z = critical_value(alpha_round, n_pairs)
+    stats = pair_stats(reference, codes, lengths, k)
+    bounds = _bounds(stats, half_widths(stats, z, population), n_cells, population)
+    dominated = _dominated(bounds, prices)
+    candidate = candidate_of(kappas, prices, rule.delta)
+    settled = _settled_against(bounds, prices, dominated, rule.delta, candidate)
+    active = tuple(sorted([candidate, *(e.cell for e in settled if e.reason is None)]))
+    spent = float((lengths * prices).sum())
+    ending, chosen = _ending(
+        rule, round_number, lengths, prices, kappas, bounds, dominated, (candidate, *active)
+    )
+    before = set(range(n_cells) if previous_active is None else previous_active)
+    after = set(active) if ending is None else set()
+    changes = _changes(before, after, settled, bounds, candidate) if ending is None else ()
+    return RoundDecision(
+        schema_version=SCHEMA_VERSION,
+        round=round_number,
+        prefix=prefix,
+        alpha_round=alpha_round,
+        alpha_total=alpha_spent(rule, prefix / population),
+        z=z,
+        kappas=tuple(float(x) for x in kappas),
+        candidate=candidate,
+        chosen=chosen,
+        ending=ending,
+        active=tuple(sorted(after)),
+        changes=changes,
+        settled=tuple(settled),
+        judgments=int(lengths.sum()),
+        usd=spent,
+    )
+
+
+def _ending(
+    rule: RaceRule,
+    round_number: int,
+    lengths: IntArray,
+    prices: FloatArray,
+    kappas: FloatArray,
+    bounds: _Bounds,
+    dominated: dict[int, int],
+    candidate_and_active: tuple[int, ...],
+) -> tuple[Ending | None, int | None]:
+    """Whether the race ends after this round, and with which cell: a chosen cell (every
+    other settled against it; the cheapest such), else the candidate when the items ran out
+    or the next round would pass the dollar cap."""
+    n_cells, population = prices.size, int(bounds.population)
+    candidate, *active = candidate_and_active
+    if n_cells == 1:
+        return "one cell", 0
+    chosen = [
+        c
+        for c in range(n_cells)
+        if all(
+            e.reason is not None for e in _settled_against(bounds, prices, dominated, rule.delta, c)
+        )
+    ]
+    if chosen:
+        return "settled", _cheapest(chosen, prices, kappas)
+    if all(lengths[c] >= population for c in active):
+        return "items ran out", candidate
+    next_length = round_length(rule, round_number + 1, population)
+    next_cost = float(sum(max(next_length - lengths[c], 0) * prices[c] for c in active))
+    if rule.max_usd is not None and float((lengths * prices).sum()) + next_cost > rule.max_usd:
+        return "dollar cap", candidate
+    return None, None
+
+
+def _changes(
+    before: set[int],
+    after: set[int],
+    settled: Sequence[Evidence],
+    bounds: _Bounds,
+    candidate: int,
+) -> tuple[CellChange, ...]:
+    by_cell = {e.cell: e for e in settled}
+    out = []
+    for cell in sorted(before - after):
+        out.append(CellChange(cell, "stopped", by_cell[cell]))
+    for cell in sorted(after - before):
+        evidence = by_cell.get(cell, _evidence(bounds, cell, candidate, None))
+        out.append(CellChange(cell, "resumed", evidence))
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------- a whole race
+
+
+def race_population(reference: FloatArray, order: IntArray, scale: Sequence[float]) -> IntArray:
+    """``order`` without the items that have no reference grade on the scale."""
+    codes = grade_codes(as_labels(reference), scale)
+    order = np.asarray(order, dtype=np.int64)
+    return order[codes[order] >= 0]
+
+
+def simulate_race(
+    reference: FloatArray,
+    grades_by_cell: FloatArray | Sequence[FloatArray],
+    prices: Sequence[float],
+    order: IntArray,
+    rule: RaceRule,
+    *,
+    scale: Sequence[float] | None = None,
+    names: Sequence[str] | None = None,
+) -> RaceOutcome:
+    """Run :func:`decide_round` round after round over grades known in advance.
+
+    ``reference`` ``(N_all,)`` and ``grades_by_cell`` ``(K, N_all)`` are aligned with the
+    items (``nan`` = no grade), ``prices`` is dollars per judgment, ``order`` the item order
+    (:func:`race_order`); items without a reference grade take no part. ``scale`` defaults
+    to the sorted grades seen.
+    """
+    ref = as_labels(reference)
+    grades = np.vstack([as_labels(g) for g in grades_by_cell])
+    if scale is None:
+        seen = np.concatenate([ref, grades.ravel()])
+        scale = tuple(float(g) for g in np.unique(seen[~np.isnan(seen)]))
+    population = race_population(ref, order, scale)
+    inputs = race_inputs(ref[population], grades[:, population], prices, scale)
+    n_cells, n_items = inputs.grades.shape
+    shown = tuple(names) if names is not None else tuple(str(c) for c in range(n_cells))
+    lengths = np.zeros(n_cells, dtype=np.int64)
+    active: tuple[int, ...] = tuple(range(n_cells))
+    rounds: list[RoundDecision] = []
+    round_number = 0
+    while True:
+        round_number += 1
+        target = round_length(rule, round_number, n_items)
+        for c in active:
+            lengths[c] = max(lengths[c], target)
+        decision = decide_round(
+            inputs, lengths.tolist(), rule, round_number, previous_active=active
+        )
+        rounds.append(decision)
+        if decision.ending is not None:
+            break
+        active = decision.active
+    return _outcome(decision, tuple(rounds), lengths, inputs.prices, shown, n_items)
+
+
+def _outcome(
+    last: RoundDecision,
+    rounds: tuple[RoundDecision, ...],
+    lengths: IntArray,
+    prices: FloatArray,
+    names: tuple[str, ...],
+    n_items: int,
+) -> RaceOutcome:
+    assert last.chosen is not None and last.ending is not None
+    chosen = last.chosen
+    others = [c for c in range(len(names)) if c != chosen]
+    kappas = np.asarray(last.kappas)
+    runner_up = max(others, key=lambda c: np.nan_to_num(kappas[c], nan=-2.0)) if others else None
+    versus = None
+    if runner_up is not None:
+        found = [e for e in last.settled if e.cell == runner_up and e.comparator == chosen]
+        if found:
+            e = found[0]
+            versus = Evidence(
+                chosen, e.reason, runner_up, -e.difference, -e.high, -e.low, e.n_items
+            )
+    return RaceOutcome(
+        schema_version=SCHEMA_VERSION,
+        chosen=chosen,
+        name=names[chosen],
+        kappa=float(kappas[chosen]),
+        runner_up=runner_up,
+        versus_runner_up=versus,
+        ending=last.ending,
+        guarantee=last.ending != "dollar cap",
+        rounds=rounds,
+        prefixes=tuple(int(x) for x in lengths),
+        judgments=int(lengths.sum()),
+        usd=float((lengths * prices).sum()),
+        full_judgments=n_items * len(names),
+        full_usd=float(n_items * prices.sum()),
+        names=names,
+    )
+
+
+def full_data_choice(
+    reference: FloatArray,
+    grades_by_cell: FloatArray | Sequence[FloatArray],
+    prices: Sequence[float],
+    *,
+    scale: Sequence[float],
+    delta: float,
+) -> tuple[FloatArray, int]:
+    """Every cell's full-data κ and the full grid's choice by the race's rule (the cheapest
+    cell with κ ≥ max κ − δ)."""
+    ref = grade_codes(as_labels(reference), scale)
+    keep = ref >= 0
+    codes = grade_codes(np.vstack([as_labels(g) for g in grades_by_cell]), scale)[:, keep]
+    full = np.full(codes.shape[0], int(keep.sum()), dtype=np.int64)
+    kappas = own_kappas(ref[keep], codes, full, len(scale))
+    return kappas, candidate_of(kappas, np.asarray(prices, dtype=float), delta)

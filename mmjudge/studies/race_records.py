@@ -1,0 +1,118 @@
+"""The records a race writes: each round's decision with its evidence, and the outcome (see
+:mod:`mmjudge.studies.race`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+SCHEMA_VERSION = 1
+
+#: Why a cell is settled against the candidate (see :mod:`mmjudge.studies.race`).
+Reason = Literal["not better, not cheaper", "below the candidate", "dominated"]
+#: Why a race ended.
+Ending = Literal["settled", "items ran out", "dollar cap", "one cell"]
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Why one cell is settled against the candidate, or why it is not."""
+
+    cell: int
+    """The cell."""
+    reason: Reason | None
+    """Which rule settles it (None: not settled)."""
+    comparator: int
+    """The cell it is compared with: the candidate, or the cell dominating it."""
+    difference: float
+    """κ̂_cell − κ̂_comparator on the pair's items."""
+    low: float
+    """Lower end of the round's interval for the difference."""
+    high: float
+    """Upper end of the round's interval for the difference."""
+    n_items: int
+    """Items both graded within the shorter prefix."""
+
+
+@dataclass(frozen=True)
+class CellChange:
+    """A cell that stops or resumes judging after a round."""
+
+    cell: int
+    """The cell."""
+    action: Literal["stopped", "resumed"]
+    """What it does from the next round on."""
+    evidence: Evidence
+    """The comparison that settles it (stopped) or no longer does (resumed)."""
+
+
+@dataclass(frozen=True)
+class RoundDecision:
+    """What one round decided."""
+
+    schema_version: int
+    """Version of this record's layout."""
+    round: int
+    """Round number (1, 2, ...)."""
+    prefix: int
+    """Items every active cell had reached by this round."""
+    alpha_round: float
+    """α spent by this round (α(u_t) − α(u_{t−1}))."""
+    alpha_total: float
+    """α spent by this round and the ones before."""
+    z: float
+    """Normal quantile of this round's intervals."""
+    kappas: tuple[float, ...]
+    """Each cell's κ̂ on its own prefix."""
+    candidate: int
+    """The cheapest cell with κ̂ ≥ max κ̂ − δ."""
+    chosen: int | None
+    """The cell chosen when the race ends here, else None."""
+    ending: Ending | None
+    """Why the race ends here, or None when it goes on."""
+    active: tuple[int, ...]
+    """The cells that judge the next round (empty when the race ends)."""
+    changes: tuple[CellChange, ...]
+    """Cells that stop or resume after this round, with their evidence."""
+    settled: tuple[Evidence, ...]
+    """Every other cell against the candidate (settled or not)."""
+    judgments: int
+    """Judgments made so far, every cell's prefix together."""
+    usd: float
+    """Dollars spent so far."""
+
+
+@dataclass(frozen=True)
+class RaceOutcome:
+    """How a race ended."""
+
+    schema_version: int
+    """Version of this record's layout."""
+    chosen: int
+    """The chosen cell (its index in the inputs)."""
+    name: str
+    """The chosen cell's name."""
+    kappa: float
+    """Its κ̂ on its own prefix."""
+    runner_up: int | None
+    """The other cell with the highest κ̂ (None with one cell)."""
+    versus_runner_up: Evidence | None
+    """κ̂_chosen − κ̂_runner-up with the last round's interval."""
+    ending: Ending
+    """Why the race ended."""
+    guarantee: bool
+    """Whether the α guarantee holds (not when the dollar cap ended the race)."""
+    rounds: tuple[RoundDecision, ...]
+    """Every round's decision, in order."""
+    prefixes: tuple[int, ...]
+    """Items each cell judged."""
+    judgments: int
+    """Judgments made by every cell together."""
+    usd: float
+    """Dollars spent."""
+    full_judgments: int
+    """Judgments of the full grid (every cell on every item of the population)."""
+    full_usd: float
+    """Dollars of the full grid."""
+    names: tuple[str, ...] = field(default=())
+    """Every cell's name."""

@@ -1,0 +1,175 @@
+"""The race's stopping rule: κ as the project scores it, the jackknife against a plain loop,
+the error budget, and many simulated races against the guarantee."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+
+from mmjudge import metrics
+from mmjudge.metrics import scoring
+from mmjudge.studies import race, race_pairs
+from mmjudge.studies.race import RaceRule
+
+SCALE = (0.0, 1.0, 2.0, 3.0)
+
+
+def noisy_judge(rng: np.random.Generator, truth: np.ndarray, keep: float) -> np.ndarray:
+    """The reference grade with probability ``keep``, else a uniform random grade."""
+    copy = rng.random(truth.size) < keep
+    return np.where(copy, truth, rng.integers(0, 4, truth.size)).astype(float)
+
+
+def test_kappa_on_full_data_is_the_projects_kappa() -> None:
+    rng = np.random.default_rng(3)
+    truth = rng.integers(0, 4, 400).astype(float)
+    truth[:20] = np.nan  # no reference: not in the race
+    judges = np.vstack([noisy_judge(rng, np.nan_to_num(truth), p) for p in (0.7, 0.4, 0.0)])
+    judges[0, 30:45] = np.nan  # unparseable answers
+    judges[1, 50:55] = 7.0  # off the scale: left out, as scoring does
+    keep = ~np.isnan(truth)
+    codes = race_pairs.grade_codes(judges[:, keep], SCALE)
+    full = np.full(3, int(keep.sum()))
+    found = race_pairs.own_kappas(race_pairs.grade_codes(truth[keep], SCALE), codes, full, 4)
+    queries = np.zeros(truth.size)
+    for row, value in zip(judges, found, strict=True):
+        expected = scoring.score_judge(queries, truth, row, SCALE, n_boot=0).kappa.estimate
+        assert value == pytest.approx(expected, abs=1e-12)
+    kappas, _ = race.full_data_choice(truth, judges, [1, 1, 1], scale=SCALE, delta=0.02)
+    assert np.allclose(kappas, found, atol=1e-12, rtol=0)
+
+
+def slow_jackknife(reference: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
+    """The delete-one jackknife standard error of κ(a) − κ(b) by an explicit loop."""
+    both = ~(np.isnan(a) | np.isnan(b))
+    r, x, y = reference[both], a[both], b[both]
+    n = r.size
+    values = []
+    for item in range(n):
+        rest = np.arange(n) != item
+        values.append(
+            metrics.cohen_kappa(r[rest], x[rest], SCALE)
+            - metrics.cohen_kappa(r[rest], y[rest], SCALE)
+        )
+    v = np.asarray(values)
+    return math.sqrt((n - 1) / n * ((v - v.mean()) ** 2).sum())
+
+
+def test_jackknife_matches_a_plain_loop() -> None:
+    rng = np.random.default_rng(5)
+    truth = rng.integers(0, 4, 60).astype(float)
+    a, b = noisy_judge(rng, truth, 0.6), noisy_judge(rng, truth, 0.3)
+    a[[3, 9]] = np.nan
+    b[[9, 40]] = np.nan
+    inputs = race.race_inputs(truth, [a, b], [1.0, 1.0], SCALE)
+    for prefix in (25, 60):
+        stats = race_pairs.pair_stats(inputs.reference, inputs.grades, np.array([prefix, 60]), 4)
+        expected = slow_jackknife(truth[:prefix], a[:prefix], b[:prefix])
+        assert stats.se[0] == pytest.approx(expected, rel=1e-10)
+        both = ~(np.isnan(a[:prefix]) | np.isnan(b[:prefix]))
+        assert stats.n_items[0] == both.sum() and stats.drawn[0] == prefix
+        ka = metrics.cohen_kappa(truth[:prefix][both], a[:prefix][both], SCALE)
+        kb = metrics.cohen_kappa(truth[:prefix][both], b[:prefix][both], SCALE)
+        assert stats.difference[0] == pytest.approx(ka - kb, abs=1e-12)
+
+
+def test_interval_has_zero_width_on_the_full_data() -> None:
+    rng = np.random.default_rng(8)
+    truth = rng.integers(0, 4, 50).astype(float)
+    inputs = race.race_inputs(
+        truth, [noisy_judge(rng, truth, p) for p in (0.5, 0.4)], [1.0, 1.0], SCALE
+    )
+    full = race_pairs.pair_stats(inputs.reference, inputs.grades, np.array([50, 50]), 4)
+    part = race_pairs.pair_stats(inputs.reference, inputs.grades, np.array([20, 50]), 4)
+    assert race_pairs.half_widths(full, 3.0, 50)[0] == 0.0
+    assert 0.0 < race_pairs.half_widths(part, 3.0, 50)[0] < math.inf
+
+
+def test_error_budget_spends_alpha_once() -> None:
+    rule = RaceRule(alpha=0.05, round_items=30, rho=2.0)
+    shares = [race.round_alpha(rule, t, 100) for t in range(1, 6)]
+    assert sum(shares) == pytest.approx(0.05)
+    assert shares[0] == pytest.approx(0.05 * 0.3**2)
+    assert race.round_alpha(rule, 5, 100) == 0.0  # nothing new to draw: nothing to spend
+    z = race.critical_value(0.01, 10)
+    assert z == pytest.approx(scipy_stats.norm.ppf(1 - 0.01 / 20))
+
+
+def test_order_is_a_function_of_the_seed_and_the_items() -> None:
+    queries = [f"q{i % 7}" for i in range(50)]
+    results = [f"d{i}" for i in range(50)]
+    order = race.race_order(4, queries, results)
+    flipped = race.race_order(4, queries[::-1], results[::-1])
+    assert [results[i] for i in order] == [results[::-1][i] for i in flipped]
+    assert sorted(order.tolist()) == list(range(50))
+    assert race.race_order(5, queries, results).tolist() != order.tolist()
+
+
+def test_full_data_decides_exactly() -> None:
+    """With one round of every item the intervals are exact: the full grid's own choice."""
+    rng = np.random.default_rng(1)
+    truth = rng.integers(0, 4, 300).astype(float)
+    judges = np.vstack([noisy_judge(rng, truth, p) for p in (0.6, 0.55, 0.2)])
+    prices = [3.0, 1.0, 0.5]
+    rule = RaceRule(round_items=300)
+    out = race.simulate_race(truth, judges, prices, np.arange(300), rule, scale=SCALE)
+    _, choice = race.full_data_choice(truth, judges, prices, scale=SCALE, delta=rule.delta)
+    assert out.chosen == choice and len(out.rounds) == 1 and out.guarantee
+    assert out.judgments == out.full_judgments == 900
+
+
+def test_dollar_cap_ends_the_race_without_the_guarantee() -> None:
+    rng = np.random.default_rng(2)
+    truth = rng.integers(0, 4, 2000).astype(float)
+    judges = np.vstack([noisy_judge(rng, truth, p) for p in (0.5, 0.49)])
+    rule = RaceRule(round_items=100, max_usd=1.0)
+    out = race.simulate_race(truth, judges, [0.002, 0.001], np.arange(2000), rule, scale=SCALE)
+    assert out.ending == "dollar cap" and not out.guarantee
+    assert out.usd <= 1.0
+
+
+def synthetic_race(seed: int, rule: RaceRule) -> tuple[race.RaceOutcome, np.ndarray, int]:
+    """Five judges, two of them near-tied at the top, one answering at random."""
+    rng = np.random.default_rng(seed)
+    n = 1500
+    truth = rng.integers(0, 4, n).astype(float)
+    keeps = (0.62, 0.60, 0.5, 0.35, 0.0)
+    judges = np.vstack([noisy_judge(rng, truth, p) for p in keeps])
+    judges[1, rng.random(n) < 0.02] = np.nan
+    prices = [10.0, 4.0, 2.0, 1.0, 0.1]
+    order = race.race_order(seed, ["q"] * n, [str(i) for i in range(n)])
+    out = race.simulate_race(truth, judges, prices, order, rule, scale=SCALE)
+    kappas, _ = race.full_data_choice(truth, judges, prices, scale=SCALE, delta=rule.delta)
+    return out, kappas, n
+
+
+def test_simulated_races_keep_the_guarantee_and_drop_a_random_judge_early() -> None:
+    rule = RaceRule(alpha=0.1, delta=0.02, round_items=100)
+    trials, misses, random_prefixes, spent = 60, 0, [], []
+    for seed in range(trials):
+        out, kappas, _ = synthetic_race(seed, rule)
+        misses += kappas[out.chosen] < kappas.max() - rule.delta - 1e-12
+        random_prefixes.append(out.prefixes[4])
+        spent.append(out.usd / out.full_usd)
+    # P(Binomial(60, 0.1) > 13) < 0.01: a rule that broke its budget would fail here.
+    assert misses <= 13
+    assert np.median(random_prefixes) <= 300, random_prefixes
+    assert np.mean(spent) < 1.0
+
+
+def test_a_stopped_cell_resumes_when_the_candidate_changes() -> None:
+    """Rounds record who stops and resumes; the active set always holds the candidate."""
+    rule = RaceRule(alpha=0.2, delta=0.0, round_items=50)
+    for seed in range(10):
+        out, _, _ = synthetic_race(seed, rule)
+        for decision in out.rounds:
+            if decision.ending is None:
+                assert decision.candidate in decision.active
+            for change in decision.changes:
+                if change.action == "stopped":
+                    assert change.evidence.reason is not None
+                else:
+                    assert change.evidence.reason is None
