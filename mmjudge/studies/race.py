@@ -37,9 +37,15 @@ width: the full data decides exactly.
 
 **Error budget.** α is spent across rounds by a Lan–DeMets-style spending function of the
 information fraction ``u = L_t / N``: ``α(u) = α · u^ρ``. Round ``t`` gets
-``α(u_t) − α(u_{t−1})``, split by Bonferroni over the ``K(K−1)/2`` pairs compared in every
-round (two-sided intervals). By the union bound, every interval of every round holds at once
-with probability at least ``1 − α`` (the event E).
+``α(u_t) − α(u_{t−1})``, split by Bonferroni over the ``K − 1`` rivals of a cell: every
+pair's interval has half-width ``z · SE`` with ``z`` the normal quantile at
+``1 − α_t / (K − 1)``, so each of its two one-sided bounds holds with probability at least
+``1 − α_t / (K − 1)``. The guarantee below needs only the upper bounds on ``κ_b − κ_j`` for
+the best cell b (fixed, though unknown) against each of the K − 1 others, at every round: by
+the union bound they all hold at once with probability at least ``1 − α`` (the event E). This
+is the comparison-with-the-best argument of best-arm identification (Even-Dar, Mannor and
+Mansour, 2006); a union over all ``K(K−1)/2`` pairs, two-sided, would ask a larger ``z`` for
+no gain in what is guaranteed.
 
 **Settled and the choice.** A cell j is *settled against* a candidate c when
 
@@ -60,12 +66,15 @@ Other endings: the items run out (the candidate is chosen: at full data every in
 exact, so it is the full grid's own choice), the dollar cap ``max_usd`` would be passed by the
 next round (the candidate is chosen and the guarantee does not hold), or there is one cell.
 
-**Guarantee.** Under E, every cell j is settled against the chosen c, directly ((a): κ_j ≤ κ_c
-+ δ; (b): κ_j < κ_c − δ) or through dominance by an undominated cell i (κ_j ≤ κ_i, and i is
-settled directly), so κ_j ≤ κ_c + δ for every j: the chosen cell's full-data κ is at least
-max_j κ_j − δ. Hence P(choice more than δ below the full-data best) ≤ α. (The interval of a
-pair targets Δ on the items both graded; when judges miss items, a cell's full-data κ on its
-own items can differ slightly from its κ on a pair's items.)
+**Guarantee.** Let b be the cell of highest full-data κ. Under E, b is never settled against a
+candidate by (b) (that would need κ_c > κ_b + δ), and it is dominated (c) only by a cell of the
+same κ. So when the race ends with c, either c = b, or b is settled against c by (a), and
+κ_c ≥ κ_b − δ. Hence P(choice more than δ below the full-data best) ≤ α. (With two cells of
+exactly the best κ the argument runs through whichever one is not dominated, and E must
+cover its bounds as well; the interval of a pair targets Δ on the items both graded, and
+when judges miss items a cell's full-data κ on its own items can differ slightly from its κ
+on a pair's items.) Reference for the error spending: Lan and DeMets (1983), Discrete
+sequential boundaries for clinical trials, Biometrika 70(3).
 """
 
 from __future__ import annotations
@@ -111,7 +120,7 @@ class RaceRule:
     round_items: int = 200
     """Items added to every active cell's prefix per round (benchmarks/race.py: 100 and 200
     spend alike on LLMJudge; 200 halves the rounds)."""
-    rho: float = 2.0
+    rho: float = 1.0
     """Exponent of the spending function α(u) = α·u^ρ (larger: less α spent early; ρ = 1, 2, 3
     spend within 1% of each other on LLMJudge; 2 keeps the first rounds, with few items,
     strict)."""
@@ -160,12 +169,13 @@ def round_alpha(rule: RaceRule, round_number: int, population: int) -> float:
     return alpha_spent(rule, now) - alpha_spent(rule, before)
 
 
-def critical_value(alpha_round: float, n_pairs: int) -> float:
-    """The normal quantile of a two-sided interval at level 1 − α_t/P (Bonferroni over
-    ``n_pairs`` pairs); infinite when the round has no α to spend."""
-    if alpha_round <= 0 or n_pairs < 1:
+def critical_value(alpha_round: float, n_rivals: int) -> float:
+    """The normal quantile ``z`` at ``1 − α_t / (K − 1)`` (Bonferroni over a cell's
+    ``n_rivals = K − 1`` rivals, each one-sided bound at that level; see the module docstring);
+    infinite when the round has no α to spend."""
+    if alpha_round <= 0 or n_rivals < 1:
         return math.inf
-    return NormalDist().inv_cdf(1.0 - alpha_round / (2 * n_pairs))
+    return NormalDist().inv_cdf(1.0 - alpha_round / n_rivals)
 
 
 # --------------------------------------------------------------------------- one round
@@ -295,8 +305,7 @@ def decide_round(
     kappas = own_kappas(reference, codes, lengths, k)
     prefix = round_length(rule, round_number, population)
     alpha_round = round_alpha(rule, round_number, population)
-    n_pairs = n_cells * (n_cells - 1) // 2
-    z = critical_value(alpha_round, n_pairs)
+    z = critical_value(alpha_round, n_cells - 1)
     stats = pair_stats(reference, codes, lengths, k)
     bounds = _bounds(stats, half_widths(stats, z, population), n_cells, population)
     dominated = _dominated(bounds, prices)

@@ -94,8 +94,8 @@ def test_error_budget_spends_alpha_once() -> None:
     assert sum(shares) == pytest.approx(0.05)
     assert shares[0] == pytest.approx(0.05 * 0.3**2)
     assert race.round_alpha(rule, 5, 100) == 0.0  # nothing new to draw: nothing to spend
-    z = race.critical_value(0.01, 10)
-    assert z == pytest.approx(scipy_stats.norm.ppf(1 - 0.01 / 20))
+    z = race.critical_value(0.01, 6)  # seven cells: six rivals each
+    assert z == pytest.approx(scipy_stats.norm.ppf(1 - 0.01 / 6))
 
 
 def test_order_is_a_function_of_the_seed_and_the_items() -> None:
