@@ -141,6 +141,9 @@ class DatasetConfig:
     """Use only the first N items (for quick trials)."""
     sample_queries: int | None = None
     """Use every item of N queries drawn at random (seeded by ``seed``)."""
+    sample_items: int | None = None
+    """Use N items drawn at random among those a person graded (seeded by ``seed``; a larger N
+    keeps every item of a smaller one): the slices a race (``mmjudge race``) judges in."""
     testbanks: TestBanksConfig = field(default_factory=lambda: TestBanksConfig())
     """Test bank files (see :class:`TestBanksConfig`)."""
     slices: dict[str, str] = field(default_factory=dict)
@@ -163,6 +166,7 @@ class DatasetConfig:
         self.scale.validate()
         check_whole("dataset.limit", self.limit, 1, "for every item")
         check_whole("dataset.sample_queries", self.sample_queries, 1, "for every query")
+        check_whole("dataset.sample_items", self.sample_items, 1, "for every item")
         check_whole("dataset.max_images", self.max_images, 0)
         check_whole("dataset.max_text_tokens", self.max_text_tokens, 1, "for no cap")
         try:

@@ -12,7 +12,7 @@ from mmjudge.data.attributes import with_attributes
 from mmjudge.data.loader_registry import loader_for
 from mmjudge.data.page_text import clean_fields, html_columns
 from mmjudge.data.prepared import cached_items
-from mmjudge.data.sample import sample_query_ids
+from mmjudge.data.sample import sample_item_keys, sample_query_ids
 from mmjudge.data.schema import Example
 from mmjudge.data.validation import truncate_fields
 
@@ -22,15 +22,18 @@ def load_dataset(
     *,
     seed: int = 0,
     queries: frozenset[str] | None = None,
+    items: frozenset[tuple[str, str]] | None = None,
     cache: Path | None = None,
     prepare: bool = True,
 ) -> Iterator[Example]:
     """Stream a dataset's examples, validated and prepared, in file order.
 
     ``dataset.sample_queries`` keeps every item of a seeded sample of queries (``seed``; pass
-    ``queries``, from :func:`sampled_queries`, to skip drawing it again); ``dataset.limit``
-    then keeps the first N items. Each item's HTML is converted where the config asks, then
-    its text is cut to ``dataset.max_text_tokens``. With ``cache`` (``paths.prepared_cache``)
+    ``queries``, from :func:`sampled_queries`, to skip drawing it again), and
+    ``dataset.sample_items`` a seeded sample of graded items (``items``, from
+    :func:`sampled_items`, likewise); ``dataset.limit`` then keeps the first N items. Each
+    item's HTML is converted where the config asks, then its text is cut to
+    ``dataset.max_text_tokens``. With ``cache`` (``paths.prepared_cache``)
     the prepared items are read from there when a pass over the same file with the same
     settings has written them, and written there by a whole pass that finds none
     (:mod:`mmjudge.data.prepared`). With ``prepare=False`` the items are yielded as the loader
@@ -40,14 +43,16 @@ def load_dataset(
     loader = loader_for(cfg)
     if queries is None:
         queries = sampled_queries(cfg, seed, cache=cache)
-    items: Iterator[Example]
+    if items is None:
+        items = sampled_items(cfg, seed, cache=cache)
+    stream: Iterator[Example]
     if not prepare:
-        items = (with_attributes(example, cfg) for example in loader(cfg))
+        stream = (with_attributes(example, cfg) for example in loader(cfg))
     elif cache is None:
-        items = (_prepared(example, cfg) for example in loader(cfg))
+        stream = (_prepared(example, cfg) for example in loader(cfg))
     else:
         # A pass cut short by dataset.limit reads an entry but does not write one.
-        items = cached_items(
+        stream = cached_items(
             cfg,
             cache,
             lambda: (
@@ -58,8 +63,10 @@ def load_dataset(
             write=cfg.limit is None,
         )
     count = 0
-    for example in items:
+    for example in stream:
         if queries is not None and example.query_id not in queries:
+            continue
+        if items is not None and (example.query_id, example.result_id) not in items:
             continue
         if cfg.limit is not None and count >= cfg.limit:
             return
@@ -79,6 +86,21 @@ def sampled_queries(
         loader(cfg) if cache is None else cached_items(cfg, cache, lambda: loader(cfg), write=False)
     )
     return sample_query_ids(examples, cfg.sample_queries, seed)
+
+
+def sampled_items(
+    cfg: DatasetConfig, seed: int, *, cache: Path | None = None
+) -> frozenset[tuple[str, str]] | None:
+    """The (query id, result id) of the items ``dataset.sample_items`` keeps, or ``None`` when
+    it is not set; with ``cache``, read from the prepared items there when a pass has written
+    them."""
+    if cfg.sample_items is None:
+        return None
+    loader = loader_for(cfg)
+    examples = (
+        loader(cfg) if cache is None else cached_items(cfg, cache, lambda: loader(cfg), write=False)
+    )
+    return sample_item_keys(examples, cfg.sample_items, seed)
 
 
 def _prepared(example: Example, cfg: DatasetConfig) -> Example:

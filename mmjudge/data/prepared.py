@@ -11,8 +11,9 @@ An entry's name is a hash of:
 - the content of the items file (``dataset.items``; a changed file is a new entry, whatever
   its name or time stamp);
 - every dataset setting that can change what the loader yields (all of ``dataset`` but its
-  name, description, guidelines, test banks, runs, ``limit`` and ``sample_queries``, which are
-  applied after the cache), and the dataset folder, since image paths are resolved against it;
+  name, description, guidelines, test banks, runs, ``limit``, ``sample_queries`` and
+  ``sample_items``, which are applied after the cache), and the dataset folder, since image
+  paths are resolved against it;
 - :data:`PREPARATION_VERSION`, raised whenever loading or preparing changes its output.
 
 Entries are written to a temporary file in the cache folder and moved into place with
@@ -52,7 +53,16 @@ CACHED_LOADERS = frozenset({"table", "jsonl"})
 
 #: Dataset settings applied after the cache, or that never change the items.
 UNUSED_SETTINGS = frozenset(
-    {"name", "description", "guidelines", "testbanks", "runs", "limit", "sample_queries"}
+    {
+        "name",
+        "description",
+        "guidelines",
+        "testbanks",
+        "runs",
+        "limit",
+        "sample_queries",
+        "sample_items",
+    }
 )
 
 _HEADER = b'{"format"'

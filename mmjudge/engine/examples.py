@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from mmjudge.config import SweepConfig
-from mmjudge.data.loading import load_dataset, sampled_queries
+from mmjudge.data.loading import load_dataset, sampled_items, sampled_queries
 from mmjudge.data.page_text import html_columns
 from mmjudge.data.prepared import has_entry
 from mmjudge.data.schema import Example
@@ -51,6 +51,10 @@ class ExampleStream:
     def queries(self) -> frozenset[str] | None:
         return sampled_queries(self.cfg.dataset, self.cfg.seed, cache=self.cache)
 
+    @functools.cached_property
+    def items(self) -> frozenset[tuple[str, str]] | None:
+        return sampled_items(self.cfg.dataset, self.cfg.seed, cache=self.cache)
+
     def __iter__(self) -> Iterator[Example]:
         if self._kept is not None:
             return iter(self._kept)
@@ -90,7 +94,7 @@ class ExampleStream:
         dataset = self.cfg.dataset
         if not self.check_reads_prepared():
             unprepared = load_dataset(
-                dataset, seed=self.cfg.seed, queries=self.queries, prepare=False
+                dataset, seed=self.cfg.seed, queries=self.queries, items=self.items, prepare=False
             )
             return survey(unprepared, html_columns(dataset))
         return survey(self)
@@ -109,7 +113,11 @@ class ExampleStream:
 
     def _loaded(self) -> Iterator[Example]:
         return load_dataset(
-            self.cfg.dataset, seed=self.cfg.seed, queries=self.queries, cache=self.cache
+            self.cfg.dataset,
+            seed=self.cfg.seed,
+            queries=self.queries,
+            items=self.items,
+            cache=self.cache,
         )
 
     def _fed(self, feed: PreparedFeed) -> Iterator[Example]:

@@ -87,7 +87,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from mmjudge.data.sample import draw_rank
+from mmjudge.data.sample import item_rank
 from mmjudge.metrics.labels import as_labels
 from mmjudge.studies.race_pairs import (
     FloatArray,
@@ -144,11 +144,11 @@ class RaceRule:
 
 
 def race_order(seed: int, query_ids: Sequence[str], result_ids: Sequence[str]) -> IntArray:
-    """Indices of the items in the race's order: by :func:`~mmjudge.data.sample.draw_rank` of
-    the seed and the item's key (``query<TAB>result``), so the order does not depend on the
-    order of the items given, and ties (none in practice) fall to the key."""
-    keys = [f"{q}\t{r}" for q, r in zip(query_ids, result_ids, strict=True)]
-    ranks = sorted(range(len(keys)), key=lambda i: (draw_rank(seed, keys[i]), keys[i]))
+    """Indices of the items in the race's order: by :func:`~mmjudge.data.sample.item_rank`, the
+    order ``dataset.sample_items`` draws in, so the order does not depend on the order of the
+    items given and a cell told to judge the first N items judges exactly these."""
+    pairs = list(zip(query_ids, result_ids, strict=True))
+    ranks = sorted(range(len(pairs)), key=lambda i: (item_rank(seed, *pairs[i]), pairs[i]))
     return np.asarray(ranks, dtype=np.int64)
 
 
