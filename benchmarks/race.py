@@ -29,13 +29,14 @@ from typing import NamedTuple
 import numpy as np
 from omegaconf import OmegaConf
 
+from mmjudge.config.race import RaceConfig
 from mmjudge.costs.ledger import cost_of
 from mmjudge.costs.sheets import price_from_entry
 from mmjudge.data.qrels import read_qrels, run_names
 from mmjudge.locations import CONFIG_DIR
 from mmjudge.records import Usage
 from mmjudge.studies.judge_files import align
-from mmjudge.studies.race import RaceRule, full_data_choice, race_order, simulate_race
+from mmjudge.studies.race import full_data_choice, race_order, simulate_race
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data" / "llmjudge"
@@ -116,12 +117,11 @@ class Job:
 def one_race(job: Job) -> tuple[float, float, int, int]:
     """(share of judgments, share of dollars, rounds, chosen cell) of one seed."""
     c = job.collection
-    rule = RaceRule(
+    rule = RaceConfig(
         alpha=job.alpha,
         delta=job.delta,
         round_items=job.setting.round_items,
         rho=job.setting.rho,
-        seed=job.seed,
     )
     order = race_order(job.seed, c.query_ids, c.doc_ids)
     out = simulate_race(c.human, c.judges, job.prices, order, rule, scale=SCALE, names=c.names)

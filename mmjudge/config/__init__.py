@@ -25,6 +25,7 @@ from mmjudge.config.dataset import (
     TestBanksConfig,
 )
 from mmjudge.config.model import ModalityConfig, ModelConfig
+from mmjudge.config.race import RaceConfig
 from mmjudge.config.request import (
     N_WORDINGS,
     PERTURB_KINDS,
@@ -72,6 +73,8 @@ class SweepConfig:
     images: ImageConfig = field(default_factory=ImageConfig)
     perturb: PerturbConfig = field(default_factory=PerturbConfig)
     """What is done to each result before it is judged (``none``: nothing)."""
+    race: RaceConfig = field(default_factory=RaceConfig)
+    """How ``mmjudge race`` runs a grid in rounds (a cell on its own ignores it)."""
     seed: int = 0
     """Seed for anything random (query samples, bootstrap, tie-breaks, backoff jitter)."""
 
@@ -86,6 +89,7 @@ class SweepConfig:
         self.report.validate()
         self.images.validate()
         self.perturb.validate()
+        self.race.validate()
         if self.perturb.kind == "inject_image" and self.images.encoding == "url":
             raise ConfigError(
                 "perturb=inject_image draws into the pictures it sends, which "

@@ -81,12 +81,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from statistics import NormalDist
 from typing import NamedTuple
 
 import numpy as np
 
+from mmjudge.config.race import RaceConfig
 from mmjudge.data.sample import item_rank
 from mmjudge.metrics.labels import as_labels
 from mmjudge.studies.race_pairs import (
@@ -108,38 +108,6 @@ from mmjudge.studies.race_records import (
     RoundDecision,
 )
 
-
-@dataclass(frozen=True)
-class RaceRule:
-    """The settings of a race."""
-
-    alpha: float = 0.05
-    """Chance, over the whole race, that some interval fails (the choice's error budget)."""
-    delta: float = 0.02
-    """How far below the full-data best κ the choice may fall."""
-    round_items: int = 200
-    """Items added to every active cell's prefix per round (benchmarks/race.py: 100 and 200
-    spend alike on LLMJudge; 200 halves the rounds)."""
-    rho: float = 1.0
-    """Exponent of the spending function α(u) = α·u^ρ (larger: less α spent early; ρ = 1, 2, 3
-    spend within 1% of each other on LLMJudge; 2 keeps the first rounds, with few items,
-    strict)."""
-    seed: int = 0
-    """Seed of the item order (:func:`race_order`)."""
-    max_usd: float | None = None
-    """Dollar cap on the race's judgments; the guarantee does not hold when it ends the race."""
-
-    def __post_init__(self) -> None:
-        if not 0 < self.alpha < 1:
-            raise ValueError(f"alpha must lie in (0, 1), got {self.alpha}")
-        if self.delta < 0:
-            raise ValueError(f"delta must be >= 0, got {self.delta}")
-        if self.round_items < 1:
-            raise ValueError(f"round_items must be >= 1, got {self.round_items}")
-        if self.rho <= 0:
-            raise ValueError(f"rho must be > 0, got {self.rho}")
-
-
 # --------------------------------------------------------------------------- order and budget
 
 
@@ -152,17 +120,17 @@ def race_order(seed: int, query_ids: Sequence[str], result_ids: Sequence[str]) -
     return np.asarray(ranks, dtype=np.int64)
 
 
-def round_length(rule: RaceRule, round_number: int, population: int) -> int:
+def round_length(rule: RaceConfig, round_number: int, population: int) -> int:
     """The prefix every active cell reaches in round ``round_number`` (1, 2, ...)."""
     return min(population, max(round_number, 0) * rule.round_items)
 
 
-def alpha_spent(rule: RaceRule, information: float) -> float:
+def alpha_spent(rule: RaceConfig, information: float) -> float:
     """α(u) = α·u^ρ: the error budget spent once a share ``u`` of the items is drawn."""
     return rule.alpha * min(max(information, 0.0), 1.0) ** rule.rho
 
 
-def round_alpha(rule: RaceRule, round_number: int, population: int) -> float:
+def round_alpha(rule: RaceConfig, round_number: int, population: int) -> float:
     """Round ``round_number``'s share of α: α(u_t) − α(u_{t−1})."""
     now = round_length(rule, round_number, population) / population
     before = round_length(rule, round_number - 1, population) / population
@@ -291,7 +259,7 @@ def race_inputs(
 def decide_round(
     inputs: RaceInputs,
     prefixes: Sequence[int],
-    rule: RaceRule,
+    rule: RaceConfig,
     round_number: int,
     *,
     previous_active: Sequence[int] | None = None,
@@ -339,7 +307,7 @@ def decide_round(
 
 
 def _ending(
-    rule: RaceRule,
+    rule: RaceConfig,
     round_number: int,
     lengths: IntArray,
     prices: FloatArray,
@@ -405,7 +373,7 @@ def simulate_race(
     grades_by_cell: FloatArray | Sequence[FloatArray],
     prices: Sequence[float],
     order: IntArray,
-    rule: RaceRule,
+    rule: RaceConfig,
     *,
     scale: Sequence[float] | None = None,
     names: Sequence[str] | None = None,

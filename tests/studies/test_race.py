@@ -10,9 +10,9 @@ import pytest
 from scipy import stats as scipy_stats
 
 from mmjudge import metrics
+from mmjudge.config.race import RaceConfig
 from mmjudge.metrics import scoring
 from mmjudge.studies import race, race_pairs
-from mmjudge.studies.race import RaceRule
 
 SCALE = (0.0, 1.0, 2.0, 3.0)
 
@@ -89,7 +89,7 @@ def test_interval_has_zero_width_on_the_full_data() -> None:
 
 
 def test_error_budget_spends_alpha_once() -> None:
-    rule = RaceRule(alpha=0.05, round_items=30, rho=2.0)
+    rule = RaceConfig(alpha=0.05, round_items=30, rho=2.0)
     shares = [race.round_alpha(rule, t, 100) for t in range(1, 6)]
     assert sum(shares) == pytest.approx(0.05)
     assert shares[0] == pytest.approx(0.05 * 0.3**2)
@@ -114,7 +114,7 @@ def test_full_data_decides_exactly() -> None:
     truth = rng.integers(0, 4, 300).astype(float)
     judges = np.vstack([noisy_judge(rng, truth, p) for p in (0.6, 0.55, 0.2)])
     prices = [3.0, 1.0, 0.5]
-    rule = RaceRule(round_items=300)
+    rule = RaceConfig(round_items=300)
     out = race.simulate_race(truth, judges, prices, np.arange(300), rule, scale=SCALE)
     _, choice = race.full_data_choice(truth, judges, prices, scale=SCALE, delta=rule.delta)
     assert out.chosen == choice and len(out.rounds) == 1 and out.guarantee
@@ -125,13 +125,13 @@ def test_dollar_cap_ends_the_race_without_the_guarantee() -> None:
     rng = np.random.default_rng(2)
     truth = rng.integers(0, 4, 2000).astype(float)
     judges = np.vstack([noisy_judge(rng, truth, p) for p in (0.5, 0.49)])
-    rule = RaceRule(round_items=100, max_usd=1.0)
+    rule = RaceConfig(round_items=100, max_usd=1.0)
     out = race.simulate_race(truth, judges, [0.002, 0.001], np.arange(2000), rule, scale=SCALE)
     assert out.ending == "dollar cap" and not out.guarantee
     assert out.usd <= 1.0
 
 
-def synthetic_race(seed: int, rule: RaceRule) -> tuple[race.RaceOutcome, np.ndarray, int]:
+def synthetic_race(seed: int, rule: RaceConfig) -> tuple[race.RaceOutcome, np.ndarray, int]:
     """Five judges, two of them near-tied at the top, one answering at random."""
     rng = np.random.default_rng(seed)
     n = 1500
@@ -147,7 +147,7 @@ def synthetic_race(seed: int, rule: RaceRule) -> tuple[race.RaceOutcome, np.ndar
 
 
 def test_simulated_races_keep_the_guarantee_and_drop_a_random_judge_early() -> None:
-    rule = RaceRule(alpha=0.1, delta=0.02, round_items=100)
+    rule = RaceConfig(alpha=0.1, delta=0.02, round_items=100)
     trials, misses, random_prefixes, spent = 60, 0, [], []
     for seed in range(trials):
         out, kappas, _ = synthetic_race(seed, rule)
@@ -162,7 +162,7 @@ def test_simulated_races_keep_the_guarantee_and_drop_a_random_judge_early() -> N
 
 def test_a_stopped_cell_resumes_when_the_candidate_changes() -> None:
     """Rounds record who stops and resumes; the active set always holds the candidate."""
-    rule = RaceRule(alpha=0.2, delta=0.0, round_items=50)
+    rule = RaceConfig(alpha=0.2, delta=0.0, round_items=50)
     for seed in range(10):
         out, _, _ = synthetic_race(seed, rule)
         for decision in out.rounds:

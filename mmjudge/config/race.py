@@ -1,0 +1,43 @@
+"""How a race is run: the ``race`` settings of ``mmjudge race`` (see :mod:`mmjudge.studies.race`
+for the rule they set)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mmjudge.config.values import check_whole, is_finite, require
+
+
+@dataclass
+class RaceConfig:
+    """The settings of a race: its error budget, its margin, its rounds and its cap. The order
+    the items are judged in is seeded by the top-level ``seed``."""
+
+    alpha: float = 0.05
+    """Chance, over the whole race, that its choice falls more than ``delta`` below the best
+    cell's κ on the full data (the error budget, spent across rounds)."""
+    delta: float = 0.02
+    """How far below the full-data best κ the choice may fall."""
+    round_items: int = 200
+    """Items every active cell judges per round (benchmarks/race.py: 100 to 300 spend alike
+    on LLMJudge; 200 keeps the rounds few)."""
+    rho: float = 1.0
+    """Exponent of the spending function α(u) = α·u^ρ over the share u of items drawn (1: an
+    equal share of α per item drawn; larger keeps more for late rounds)."""
+    max_usd: float | None = None
+    """Dollar cap on the race's judgments (at the forecast's price per judgment); a race it
+    ends chooses without the guarantee, and says so."""
+
+    def validate(self) -> None:
+        require(
+            is_finite(self.alpha) and 0 < self.alpha < 1, "race.alpha", self.alpha, "use 0 < α < 1"
+        )
+        require(is_finite(self.delta) and self.delta >= 0, "race.delta", self.delta, "use δ >= 0")
+        check_whole("race.round_items", self.round_items, 1)
+        require(is_finite(self.rho) and self.rho > 0, "race.rho", self.rho, "use ρ > 0")
+        require(
+            self.max_usd is None or (is_finite(self.max_usd) and self.max_usd > 0),
+            "race.max_usd",
+            self.max_usd,
+            "use a positive number of dollars, or null for no cap",
+        )
