@@ -117,14 +117,12 @@ def run_sweep(
     from mmjudge.locations import resolve_path
     from mmjudge.store.status import INTERRUPTED
 
-    fixed, _ = _split(overrides)
+    fixed, _ = split_overrides(overrides)
     probe = compose_raw(fixed, config_dir, with_hydra=True)
-    params = OmegaConf.select(probe, "hydra.sweeper.params") or {}
-    configured = [f"{key}={value}" for key, value in params.items()]
     folder = Path(sweep_dir) if sweep_dir is not None else Path(str(probe.hydra.sweep.dir))
     dry = bool(probe.runner.dry_run)
     cells: list[SweepCell] = []
-    for combination in grid([*configured, *overrides]):
+    for combination in sweep_grid(overrides, config_dir, probe):
         raw = compose_raw(combination, config_dir, with_hydra=True)
         run_dir = folder / str(raw.hydra.sweep.subdir)
         with open_dict(raw):
@@ -166,7 +164,22 @@ def grid(overrides: Sequence[str]) -> list[list[str]]:
     return [list(cell) for cell in itertools.product(*lists.values())]
 
 
-def _split(overrides: Sequence[str]) -> tuple[list[str], list[str]]:
+def sweep_grid(
+    overrides: Sequence[str],
+    config_dir: str | Path | None = None,
+    probe: DictConfig | None = None,
+) -> list[list[str]]:
+    """The cells of a sweep: an experiment's ``hydra.sweeper.params`` first, then the given
+    overrides (which win), expanded by :func:`grid`. ``probe`` is the config composed from the
+    overrides that are not swept, when the caller has it already."""
+    if probe is None:
+        probe = compose_raw(split_overrides(overrides)[0], config_dir, with_hydra=True)
+    params = OmegaConf.select(probe, "hydra.sweeper.params") or {}
+    configured = [f"{key}={value}" for key, value in params.items()]
+    return grid([*configured, *overrides])
+
+
+def split_overrides(overrides: Sequence[str]) -> tuple[list[str], list[str]]:
     """The overrides every cell shares, and those that are swept."""
     fixed: list[str] = []
     swept: list[str] = []

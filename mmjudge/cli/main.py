@@ -17,6 +17,10 @@ from mmjudge.cli.exits import EXIT_USAGE, fail, quiet_when_output_closes
 #: Subcommand -> (the module whose ``main(argv)`` runs it, what it does).
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "sweep": ("mmjudge.cli.sweep", "judge one cell or a sweep (Hydra overrides; -m for a sweep)"),
+    "race": (
+        "mmjudge.cli.race",
+        "race a grid in rounds and stop paying for judges out of the running",
+    ),
     "init": ("mmjudge.cli.init", "write a starter folder of your own configs (use with -cd)"),
     "report": ("mmjudge.cli.report", "build the HTML report of run or sweep folders"),
     "agree": ("mmjudge.cli.agree", "score judges' qrels files against human qrels"),

@@ -410,10 +410,10 @@ def simulate_race(
         if decision.ending is not None:
             break
         active = decision.active
-    return _outcome(decision, tuple(rounds), lengths, inputs.prices, shown, n_items)
+    return outcome_of(decision, tuple(rounds), lengths, inputs.prices, shown, n_items)
 
 
-def _outcome(
+def outcome_of(
     last: RoundDecision,
     rounds: tuple[RoundDecision, ...],
     lengths: IntArray,

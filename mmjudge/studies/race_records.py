@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 SCHEMA_VERSION = 1
 
@@ -116,3 +117,30 @@ class RaceOutcome:
     """Dollars of the full grid."""
     names: tuple[str, ...] = field(default=())
     """Every cell's name."""
+
+
+def _number(value: Any) -> float:
+    """A float written to JSON, where a number that is not finite is written as null."""
+    return math.nan if value is None else float(value)
+
+
+def evidence_from_dict(data: dict[str, Any]) -> Evidence:
+    """An :class:`Evidence` read back from its JSON form."""
+    fields = dict(data)
+    for name in ("difference", "low", "high"):
+        fields[name] = _number(fields[name])
+    return Evidence(**fields)
+
+
+def round_from_dict(data: dict[str, Any]) -> RoundDecision:
+    """A :class:`RoundDecision` read back from its JSON form (``dataclasses.asdict``)."""
+    fields = dict(data)
+    fields["kappas"] = tuple(_number(k) for k in fields["kappas"])
+    fields["z"] = _number(fields["z"])
+    fields["active"] = tuple(fields["active"])
+    fields["changes"] = tuple(
+        CellChange(c["cell"], c["action"], evidence_from_dict(c["evidence"]))
+        for c in fields["changes"]
+    )
+    fields["settled"] = tuple(evidence_from_dict(e) for e in fields["settled"])
+    return RoundDecision(**fields)

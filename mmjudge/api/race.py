@@ -1,0 +1,477 @@
+"""A race over a sweep's grid: every cell judges the same slices of one seeded order of the
+dataset's graded items, round after round, and a cell stops being paid for as soon as the
+choice no longer depends on it (the rule and its guarantee: :mod:`mmjudge.studies.race`).
+
+Built on the sweep's own parts, so a race is an ordinary sweep folder that stopped early:
+
+- a cell's round is an ordinary run of the cell into its own folder
+  (``<sweep folder>/<dataset>.<model>.<modality>.<prompt>``, as a sweep names it) with
+  ``dataset.sample_items`` set to the round's prefix: the next round resumes that folder, so
+  rows, the response cache, the ledger and ``runner.max_cost_usd`` carry over and nothing is
+  paid for twice;
+- a round's cells run at once, each in a process of its own (the provider limits are per
+  model); ``mmjudge race`` runs them through the Hydra launcher the command names instead
+  (``hydra/launcher=ray``: Ray tasks);
+- after each round the decision is appended to ``race.json`` in the sweep folder; a race
+  started again on the same folder (``hydra.sweep.dir=…``) takes up after the last decided
+  round;
+- when the race ends, the sweep's end is done as for any sweep (``sweep_summary.json`` and the
+  report, whose race section reads ``race.json``), so ``mmjudge report``, ``frontier``,
+  ``plan`` and ``estimate`` read the folder as they read any sweep.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import multiprocessing
+import tempfile
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from omegaconf import DictConfig, open_dict
+
+from mmjudge.api.cells import split_overrides, sweep_grid
+from mmjudge.api.compose import compose_raw
+from mmjudge.config import SweepConfig
+from mmjudge.config.names import cell_display_name
+from mmjudge.config.race import RaceConfig
+from mmjudge.errors import ConfigError, MMJudgeError
+from mmjudge.files import write_atomic
+from mmjudge.studies.race import decide_round, outcome_of, race_inputs, race_order, round_length
+from mmjudge.studies.race_records import RaceOutcome, RoundDecision, round_from_dict
+
+#: The file a race keeps its decisions in, in the sweep folder.
+RACE_FILE = "race.json"
+RACE_SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class RaceCell:
+    """One cell of a race's grid."""
+
+    index: int
+    """Its place in the grid (the index the race's records use)."""
+    name: str
+    """Its display name (``dataset × model × modality``…)."""
+    overrides: tuple[str, ...]
+    """The overrides that make it, as the sweep's grid gives them."""
+    run_dir: Path
+    """Its run folder, inside the sweep folder."""
+    usd_per_judgment: float
+    """The forecast's dollars per judgment (list prices; 0 for a free judge)."""
+    forecast_usd: float
+    """What judging every item of the dataset would cost (the full grid's share)."""
+
+
+@dataclass(frozen=True)
+class Population:
+    """The items a race is over: the dataset's graded items, in the race's order."""
+
+    keys: tuple[tuple[str, str], ...]
+    """(query id, result id) of each item, in race order."""
+    reference: np.ndarray
+    """The annotators' consensus grade of each item, in race order."""
+    scale: tuple[float, ...]
+    """The dataset's grade scale."""
+
+
+@dataclass
+class RaceResult:
+    """A race's cells, its rounds so far, and how it ended (``outcome`` is None while it runs
+    or after it was interrupted)."""
+
+    folder: Path
+    """The sweep folder."""
+    cells: list[RaceCell]
+    """Every cell of the grid."""
+    population: int
+    """Graded items the race draws from."""
+    settings: RaceConfig
+    """The race's settings."""
+    seed: int
+    """The seed of the item order."""
+    rounds: list[RoundDecision] = field(default_factory=list)
+    """Each round's decision, in order."""
+    spent_usd: float = 0.0
+    """Dollars the cells' ledgers spent (their summaries), cache hits free."""
+    outcome: RaceOutcome | None = None
+    """How the race ended; None while it has not."""
+    interrupted: bool = False
+    """Whether a cell was interrupted (the race stops; run it again to take it up)."""
+    report: Path | None = None
+    """The report's folder, when one was built."""
+
+    @property
+    def full_grid_usd(self) -> float:
+        """What the full grid would cost: every cell on every item (the forecasts)."""
+        return sum(cell.forecast_usd for cell in self.cells)
+
+    def line(self, decision: RoundDecision) -> str:
+        """The console's line for one round."""
+        return round_line(self, decision)
+
+
+# --------------------------------------------------------------------------- the grid
+
+
+def race_cells(
+    overrides: Sequence[str],
+    *,
+    config_dir: str | Path | None = None,
+    sweep_dir: str | Path | None = None,
+) -> tuple[Path, list[tuple[tuple[str, ...], DictConfig, Path]], DictConfig]:
+    """The sweep folder, each cell's overrides, composed config (``hydra`` node removed) and
+    run folder, and the first cell's config with its ``hydra`` node (for the sweep's
+    settings)."""
+    fixed, _ = split_overrides(overrides)
+    probe = compose_raw(fixed, config_dir, with_hydra=True)
+    folder = Path(sweep_dir) if sweep_dir is not None else Path(str(probe.hydra.sweep.dir))
+    cells = []
+    for combination in sweep_grid(overrides, config_dir):
+        raw = compose_raw(combination, config_dir, with_hydra=True)
+        run_dir = folder / str(raw.hydra.sweep.subdir)
+        with open_dict(raw):
+            del raw["hydra"]
+        cells.append((tuple(combination), raw, run_dir))
+    if not cells:
+        raise ConfigError("the race's grid has no cell")
+    datasets = {str(raw.dataset.name) for _, raw, _ in cells}
+    if len(datasets) > 1:
+        raise ConfigError(
+            f"a race compares judges on one dataset, and this grid has {len(datasets)} "
+            f"({', '.join(sorted(datasets))}); race them one at a time (dataset=NAME)"
+        )
+    return folder, cells, probe
+
+
+def typed(raw: DictConfig) -> SweepConfig:
+    """The cell's typed, checked config."""
+    from mmjudge.engine.cell import typed_config
+
+    return typed_config(raw)
+
+
+def population_of(cfg: SweepConfig) -> Population:
+    """The dataset's graded items in the race's order (``seed``), with their consensus grade."""
+    from mmjudge.data.loading import load_dataset
+    from mmjudge.metrics import consensus
+
+    examples = [e for e in load_dataset(cfg.dataset, seed=cfg.seed, prepare=False) if e.labels]
+    if not examples:
+        raise MMJudgeError(
+            f"dataset {cfg.dataset.name!r}: no item has a person's grade, so no judge can be "
+            "raced against people"
+        )
+    annotators = sorted({a for e in examples for a in e.labels})
+    grades = {a: [e.labels.get(a, math.nan) for e in examples] for a in annotators}
+    reference = consensus(grades)
+    order = race_order(cfg.seed, [e.query_id for e in examples], [e.result_id for e in examples])
+    keys = tuple((examples[i].query_id, examples[i].result_id) for i in order)
+    scale = tuple(float(g) for g in cfg.dataset.scale.grades)
+    return Population(keys, np.asarray(reference)[order], scale)
+
+
+def priced(raw: DictConfig) -> tuple[float, float]:
+    """Dollars per judgment and for the whole dataset, from the cell's dry run (made in a
+    folder of its own, so the cell's folder holds only its runs)."""
+    from mmjudge.api.cells import forecast
+
+    with tempfile.TemporaryDirectory(prefix="mmjudge-race-") as scratch:
+        found = forecast(raw, Path(scratch) / "forecast")
+    calls = found.sync.calls
+    return (found.sync.usd / calls if calls else 0.0), found.sync.usd
+
+
+# --------------------------------------------------------------------------- running it
+
+
+def run_race(
+    overrides: Sequence[str] = (),
+    *,
+    config_dir: str | Path | None = None,
+    sweep_dir: str | Path | None = None,
+    workers: int | None = None,
+    on_round: Callable[[RaceResult, RoundDecision], None] | None = None,
+    launch: Callable[[list[tuple[RaceCell, list[str]]]], list[str]] | None = None,
+) -> RaceResult:
+    """Race the grid that ``overrides`` make (as :func:`mmjudge.run_sweep` takes them; the
+    ``race.*`` settings among them) and return its rounds and outcome.
+
+    ``workers`` caps the cells judged at once (default: every active cell). ``on_round`` is
+    called after each round (the command prints its line). ``launch`` runs one round's cells,
+    each given with the overrides of its round, and returns each cell's status (the command
+    passes the Hydra launcher's); by default they run in processes of their own.
+
+    Raises:
+        ConfigError: a bad setting, or a grid over more than one dataset.
+        MMJudgeError: a problem found before the first call (a dataset with no grades…).
+    """
+    folder, composed, probe = race_cells(overrides, config_dir=config_dir, sweep_dir=sweep_dir)
+    first = typed(composed[0][1])
+    for _, raw, _ in composed[1:]:
+        typed(raw)  # every cell's settings are checked before anything is paid for
+    settings, seed = first.race, first.seed
+    population = population_of(first)
+    result = RaceResult(folder, [], len(population.keys), settings, seed)
+    for index, (combination, raw, run_dir) in enumerate(composed):
+        cfg = typed(raw)
+        name = cell_display_name(
+            cfg.dataset.name, cfg.model.name, cfg.modality.name, cfg.prompt.id, cfg.perturb.name
+        )
+        per_judgment, whole = priced(raw)
+        result.cells.append(RaceCell(index, name, combination, run_dir, per_judgment, whole))
+    folder.mkdir(parents=True, exist_ok=True)
+    result.rounds = taken_up(folder, result)
+    run = launch or _process_launcher(config_dir, workers)
+    while result.outcome is None:
+        decision = _next_round(result, population, run)
+        if decision is None:
+            result.interrupted = True
+            break
+        if on_round is not None:
+            on_round(result, decision)
+    if result.outcome is not None and bool(probe.report.build):
+        result.report = _finish(folder, probe)
+    return result
+
+
+def _next_round(
+    result: RaceResult,
+    population: Population,
+    run: Callable[[list[tuple[RaceCell, list[str]]]], list[str]],
+) -> RoundDecision | None:
+    """Judge the next round, decide it and keep the decision (None: a cell was interrupted)."""
+    from mmjudge.store.status import INTERRUPTED
+
+    number = len(result.rounds) + 1
+    previous = result.rounds[-1].active if result.rounds else tuple(range(len(result.cells)))
+    prefixes = prefixes_after(result, number)
+    target = round_length(result.settings, number, result.population)
+    jobs = [
+        (result.cells[c], [*result.cells[c].overrides, f"dataset.sample_items={target}"])
+        for c in previous
+    ]
+    statuses = run(jobs)
+    if INTERRUPTED in statuses:
+        return None
+    for c in previous:
+        prefixes[c] = max(prefixes[c], target)
+    grades = np.vstack([grades_of(cell.run_dir, population) for cell in result.cells])
+    inputs = race_inputs(
+        population.reference,
+        grades,
+        [cell.usd_per_judgment for cell in result.cells],
+        population.scale,
+    )
+    decision = decide_round(
+        inputs, prefixes, result.settings, number, previous_active=list(previous)
+    )
+    result.rounds.append(decision)
+    result.spent_usd = spent(result.cells)
+    if decision.ending is not None:
+        lengths = np.asarray(prefixes, dtype=np.int64)
+        result.outcome = outcome_of(
+            decision,
+            tuple(result.rounds),
+            lengths,
+            inputs.prices,
+            tuple(cell.name for cell in result.cells),
+            result.population,
+        )
+    write_race(result)
+    return decision
+
+
+def prefixes_after(result: RaceResult, rounds: int) -> list[int]:
+    """Each cell's prefix before round ``rounds``: the longest round it judged."""
+    prefixes = [0] * len(result.cells)
+    active = tuple(range(len(result.cells)))
+    for number in range(1, rounds):
+        length = round_length(result.settings, number, result.population)
+        for c in active:
+            prefixes[c] = max(prefixes[c], length)
+        active = result.rounds[number - 1].active
+    return prefixes
+
+
+def grades_of(run_dir: Path, population: Population) -> np.ndarray:
+    """The cell's grade of each item of the population (``nan``: not judged yet, failed or
+    unparseable), from its rows."""
+    from mmjudge.store.rows import read_records
+
+    records = read_records(run_dir)
+    out = np.full(len(population.keys), np.nan)
+    for position, key in enumerate(population.keys):
+        record = records.get(key)
+        if record is not None and record.label is not None and record.error is None:
+            out[position] = float(record.label)
+    return out
+
+
+def spent(cells: Sequence[RaceCell]) -> float:
+    """What the cells' ledgers spent so far (their summaries)."""
+    from mmjudge.store.summary import read_summary
+
+    total = 0.0
+    for cell in cells:
+        if (cell.run_dir / "summary.json").is_file():
+            total += read_summary(cell.run_dir).cost.total_usd
+    return total
+
+
+def _process_launcher(
+    config_dir: str | Path | None, workers: int | None
+) -> Callable[[list[tuple[RaceCell, list[str]]]], list[str]]:
+    """Runs a round's cells at once, each in a fresh process (``spawn``: no state shared with
+    this one), and returns their statuses."""
+
+    def launch(jobs: list[tuple[RaceCell, list[str]]]) -> list[str]:
+        if not jobs:
+            return []
+        context = multiprocessing.get_context("spawn")
+        size = min(len(jobs), workers or len(jobs))
+        with ProcessPoolExecutor(max_workers=size, mp_context=context) as pool:
+            futures = [
+                pool.submit(run_one, overrides, str(cell.run_dir), config_dir)
+                for cell, overrides in jobs
+            ]
+            return [future.result() for future in futures]
+
+    return launch
+
+
+def run_one(overrides: Sequence[str], run_dir: str, config_dir: str | Path | None) -> str:
+    """One cell's round (in a worker process): the cell run into its folder; its status."""
+    from mmjudge.api.cells import run_cell
+
+    return run_cell(list(overrides), run_dir, config_dir=config_dir).status.status
+
+
+def _finish(folder: Path, probe: DictConfig) -> Path | None:
+    """The sweep's end, as any sweep's: ``sweep_summary.json`` and the report."""
+    from mmjudge.api.sweep_end import finish_sweep
+    from mmjudge.locations import resolve_path
+
+    reports = resolve_path(str(probe.paths.reports))
+    return finish_sweep(folder, reports, ensembles=False).report
+
+
+# --------------------------------------------------------------------------- race.json
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every number that is not finite as None (JSON has no NaN)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def race_record(result: RaceResult) -> dict[str, Any]:
+    """What ``race.json`` holds."""
+    return _finite(
+        {
+            "schema_version": RACE_SCHEMA_VERSION,
+            "settings": dataclasses.asdict(result.settings),
+            "seed": result.seed,
+            "population": result.population,
+            "cells": [
+                {
+                    "index": cell.index,
+                    "name": cell.name,
+                    "overrides": list(cell.overrides),
+                    "run_dir": cell.run_dir.name,
+                    "usd_per_judgment": cell.usd_per_judgment,
+                    "forecast_usd": cell.forecast_usd,
+                }
+                for cell in result.cells
+            ],
+            "rounds": [dataclasses.asdict(decision) for decision in result.rounds],
+            "spent_usd": result.spent_usd,
+            "full_grid_usd": result.full_grid_usd,
+            "outcome": None
+            if result.outcome is None
+            else {k: v for k, v in dataclasses.asdict(result.outcome).items() if k != "rounds"},
+        }
+    )
+
+
+def write_race(result: RaceResult) -> None:
+    write_atomic(result.folder / RACE_FILE, json.dumps(race_record(result), indent=1) + "\n")
+
+
+def read_race(folder: Path) -> dict[str, Any] | None:
+    """A sweep folder's ``race.json``, or None when it holds none."""
+    path = Path(folder) / RACE_FILE
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
+        raise MMJudgeError(f"{path}: cannot be read ({error}); move it aside") from None
+    if not isinstance(data, dict) or data.get("schema_version") != RACE_SCHEMA_VERSION:
+        raise MMJudgeError(f"{path}: not a race file this version of mmjudge wrote")
+    return data
+
+
+def taken_up(folder: Path, result: RaceResult) -> list[RoundDecision]:
+    """The rounds an earlier run of the same race decided (none for a new race); a folder
+    holding another race is refused, as going on would mix two races."""
+    earlier = read_race(folder)
+    if earlier is None:
+        return []
+    same = (
+        [c["overrides"] for c in earlier["cells"]] == [list(c.overrides) for c in result.cells]
+        and earlier["settings"] == _finite(dataclasses.asdict(result.settings))
+        and earlier["seed"] == result.seed
+        and earlier["population"] == result.population
+    )
+    if not same:
+        raise MMJudgeError(
+            f"{folder / RACE_FILE}: holds another race (other cells, settings, seed or items); "
+            "race into a new folder (hydra.sweep.dir=…)"
+        )
+    if earlier.get("outcome") is not None:
+        raise MMJudgeError(
+            f"{folder / RACE_FILE}: this race has ended; its report is built from the folder "
+            f"(mmjudge report {folder})"
+        )
+    return [round_from_dict(r) for r in earlier["rounds"]]
+
+
+# --------------------------------------------------------------------------- lines
+
+
+def _usd(value: float) -> str:
+    return f"${value:,.2f}" if value >= 1 or value == 0 else f"${value:.4f}"
+
+
+def round_line(result: RaceResult, decision: RoundDecision) -> str:
+    """``race round 3: 400 items; 4 of 6 cells judge on; stopped …; $0.41 of $2.12``."""
+    names = [cell.name for cell in result.cells]
+    parts = [f"race round {decision.round}: {decision.prefix:,} items"]
+    for change in decision.changes:
+        e = change.evidence
+        if change.action == "stopped":
+            parts.append(
+                f"{names[change.cell]} stops ({e.reason}: κ diff {e.difference:+.3f} "
+                f"[{e.low:+.3f}, {e.high:+.3f}] vs {names[e.comparator]})"
+            )
+        else:
+            parts.append(f"{names[change.cell]} resumes")
+    if decision.ending is None:
+        parts.append(f"{len(decision.active)} of {len(names)} cells judge on")
+    else:
+        assert decision.chosen is not None
+        parts.append(f"ends ({decision.ending}): {names[decision.chosen]}")
+    parts.append(f"{_usd(result.spent_usd)} spent of {_usd(result.full_grid_usd)} for the grid")
+    return "; ".join(parts)
