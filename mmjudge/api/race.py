@@ -23,7 +23,6 @@ Built on the sweep's own parts, so a race is an ordinary sweep folder that stopp
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import multiprocessing
 import tempfile
@@ -42,13 +41,9 @@ from mmjudge.config import SweepConfig
 from mmjudge.config.names import cell_display_name
 from mmjudge.config.race import RaceConfig
 from mmjudge.errors import ConfigError, MMJudgeError
-from mmjudge.files import write_atomic
+from mmjudge.store.race_file import RACE_FILE, finite, read_race_file, write_race_file
 from mmjudge.studies.race import decide_round, outcome_of, race_inputs, race_order, round_length
 from mmjudge.studies.race_records import RaceOutcome, RoundDecision, round_from_dict
-
-#: The file a race keeps its decisions in, in the sweep folder.
-RACE_FILE = "race.json"
-RACE_SCHEMA_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -229,13 +224,16 @@ def run_race(
     folder.mkdir(parents=True, exist_ok=True)
     result.rounds = taken_up(folder, result)
     run = launch or _process_launcher(config_dir, workers)
-    while result.outcome is None:
-        decision = _next_round(result, population, run)
-        if decision is None:
-            result.interrupted = True
-            break
-        if on_round is not None:
-            on_round(result, decision)
+    try:
+        while result.outcome is None:
+            decision = _next_round(result, population, run)
+            if decision is None:
+                result.interrupted = True
+                break
+            if on_round is not None:
+                on_round(result, decision)
+    except KeyboardInterrupt:  # between rounds: what was decided is in race.json already
+        result.interrupted = True
     if result.outcome is not None and bool(probe.report.build):
         result.report = _finish(folder, probe)
     return result
@@ -330,6 +328,7 @@ def _process_launcher(
 ) -> Callable[[list[tuple[RaceCell, list[str]]]], list[str]]:
     """Runs a round's cells at once, each in a fresh process (``spawn``: no state shared with
     this one), and returns their statuses."""
+    from mmjudge.store.status import INTERRUPTED
 
     def launch(jobs: list[tuple[RaceCell, list[str]]]) -> list[str]:
         if not jobs:
@@ -341,7 +340,15 @@ def _process_launcher(
                 pool.submit(run_one, overrides, str(cell.run_dir), config_dir)
                 for cell, overrides in jobs
             ]
-            return [future.result() for future in futures]
+            try:
+                return [future.result() for future in futures]
+            except KeyboardInterrupt:
+                # The cells' processes had the same interrupt (one process group, as from a
+                # terminal): each stops between calls and keeps what it judged; leaving the
+                # block waits for them.
+                for future in futures:
+                    future.cancel()
+                return [INTERRUPTED]
 
     return launch
 
@@ -365,73 +372,52 @@ def _finish(folder: Path, probe: DictConfig) -> Path | None:
 # --------------------------------------------------------------------------- race.json
 
 
-def _finite(value: Any) -> Any:
-    """``value`` with every number that is not finite as None (JSON has no NaN)."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
-
-
 def race_record(result: RaceResult) -> dict[str, Any]:
     """What ``race.json`` holds."""
-    return _finite(
-        {
-            "schema_version": RACE_SCHEMA_VERSION,
-            "settings": dataclasses.asdict(result.settings),
-            "seed": result.seed,
-            "population": result.population,
-            "cells": [
-                {
-                    "index": cell.index,
-                    "name": cell.name,
-                    "overrides": list(cell.overrides),
-                    "run_dir": cell.run_dir.name,
-                    "usd_per_judgment": cell.usd_per_judgment,
-                    "forecast_usd": cell.forecast_usd,
-                }
-                for cell in result.cells
-            ],
-            "rounds": [dataclasses.asdict(decision) for decision in result.rounds],
-            "spent_usd": result.spent_usd,
-            "full_grid_usd": result.full_grid_usd,
-            "outcome": None
-            if result.outcome is None
-            else {k: v for k, v in dataclasses.asdict(result.outcome).items() if k != "rounds"},
-        }
-    )
+    return {
+        "settings": dataclasses.asdict(result.settings),
+        "seed": result.seed,
+        "population": result.population,
+        "cells": [
+            {
+                "index": cell.index,
+                "name": cell.name,
+                "overrides": list(cell.overrides),
+                "run_dir": cell.run_dir.name,
+                "usd_per_judgment": cell.usd_per_judgment,
+                "forecast_usd": cell.forecast_usd,
+            }
+            for cell in result.cells
+        ],
+        "rounds": [dataclasses.asdict(decision) for decision in result.rounds],
+        "spent_usd": result.spent_usd,
+        "full_grid_usd": result.full_grid_usd,
+        "outcome": None
+        if result.outcome is None
+        else {k: v for k, v in dataclasses.asdict(result.outcome).items() if k != "rounds"},
+    }
 
 
 def write_race(result: RaceResult) -> None:
-    write_atomic(result.folder / RACE_FILE, json.dumps(race_record(result), indent=1) + "\n")
+    write_race_file(result.folder, race_record(result))
 
 
-def read_race(folder: Path) -> dict[str, Any] | None:
-    """A sweep folder's ``race.json``, or None when it holds none."""
-    path = Path(folder) / RACE_FILE
-    if not path.is_file():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as error:
-        raise MMJudgeError(f"{path}: cannot be read ({error}); move it aside") from None
-    if not isinstance(data, dict) or data.get("schema_version") != RACE_SCHEMA_VERSION:
-        raise MMJudgeError(f"{path}: not a race file this version of mmjudge wrote")
-    return data
+def _own(overrides: Sequence[str]) -> list[str]:
+    """A cell's overrides less Hydra's own (``hydra.sweep.dir=…`` names where the race is
+    kept, not what it is)."""
+    return [o for o in overrides if not o.lstrip("+~").startswith("hydra.")]
 
 
 def taken_up(folder: Path, result: RaceResult) -> list[RoundDecision]:
     """The rounds an earlier run of the same race decided (none for a new race); a folder
     holding another race is refused, as going on would mix two races."""
-    earlier = read_race(folder)
+    earlier = read_race_file(folder)
     if earlier is None:
         return []
     same = (
-        [c["overrides"] for c in earlier["cells"]] == [list(c.overrides) for c in result.cells]
-        and earlier["settings"] == _finite(dataclasses.asdict(result.settings))
+        [_own(c["overrides"]) for c in earlier["cells"]]
+        == [_own(c.overrides) for c in result.cells]
+        and earlier["settings"] == finite(dataclasses.asdict(result.settings))
         and earlier["seed"] == result.seed
         and earlier["population"] == result.population
     )
@@ -463,8 +449,8 @@ def round_line(result: RaceResult, decision: RoundDecision) -> str:
         e = change.evidence
         if change.action == "stopped":
             parts.append(
-                f"{names[change.cell]} stops ({e.reason}: κ diff {e.difference:+.3f} "
-                f"[{e.low:+.3f}, {e.high:+.3f}] vs {names[e.comparator]})"
+                f"{names[change.cell]} stops ({e.reason or 'unsettled at the end'}: κ diff "
+                f"{e.difference:+.3f} [{e.low:+.3f}, {e.high:+.3f}] vs {names[e.comparator]})"
             )
         else:
             parts.append(f"{names[change.cell]} resumes")

@@ -38,6 +38,7 @@ from mmjudge.report import testbank_section as bank_report
 from mmjudge.report.analysis import MODALITY_NAMES, N_BOOT, Analysis, analyse
 from mmjudge.report.browser import BUDGET, CAP, build_browser
 from mmjudge.report.load import cell_table, judged_statuses, write_sweep_summary
+from mmjudge.report.race_section import race_context
 from mmjudge.store.status import count_statuses
 
 _ENV = jinja2.Environment(
@@ -113,6 +114,7 @@ def build_report(
     sliced = slices_report.by_slice(analysis, asked, strict=slices is not None)
     page["slices"] = slices_report.rows(sliced, analysis)
     page["slice_worst"] = slices_report.worst_lines(sliced, analysis)
+    page["races"] = race_context(roots)
     exports.write_json(out / exports.ROBUSTNESS_JSON, robustness_report.figures(attacks, analysis))
     exports.write_json(out / exports.SLICES_JSON, slices_report.figures(sliced, analysis))
     _write_page(out, _ENV.get_template("report.html.j2").render(**page))

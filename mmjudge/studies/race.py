@@ -200,10 +200,10 @@ def _settled_against(
             continue
         upper = bounds.difference[j, c] + bounds.width[j, c]  # UCB(κ_j − κ_c)
         lower = bounds.difference[c, j] - bounds.width[c, j]  # LCB(κ_c − κ_j)
-        if upper <= delta and prices[j] >= prices[c]:
-            out.append(_evidence(bounds, j, c, "not better, not cheaper"))
-        elif lower > delta:
+        if lower > delta:
             out.append(_evidence(bounds, j, c, "below the candidate"))
+        elif upper <= delta and prices[j] >= prices[c]:
+            out.append(_evidence(bounds, j, c, "not better, not cheaper"))
         elif j in dominated:
             out.append(_evidence(bounds, j, dominated[j], "dominated"))
         else:
@@ -286,7 +286,10 @@ def decide_round(
     )
     before = set(range(n_cells) if previous_active is None else previous_active)
     after = set(active) if ending is None else set()
-    changes = _changes(before, after, settled, bounds, candidate) if ending is None else ()
+    if chosen is not None and chosen != candidate:  # the evidence is against the choice
+        settled = _settled_against(bounds, prices, dominated, rule.delta, chosen)
+    kept = after if chosen is None else {chosen}
+    changes = _changes(before, kept, settled, bounds, candidate if chosen is None else chosen)
     return RoundDecision(
         schema_version=SCHEMA_VERSION,
         round=round_number,

@@ -1,0 +1,133 @@
+"""The race section of a report: what a race (``mmjudge race``) did, read from the sweep
+folder's ``race.json`` — the choice with its evidence, the spend against the full grid's
+forecast, and per round the cells still judging and each stop or resume with its evidence."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from mmjudge.store.race_file import read_race_file
+from mmjudge.studies.race_records import round_from_dict
+
+#: What a rule's name means, for a reader of the report.
+REASONS = {
+    "not better, not cheaper": "cannot beat it by more than δ, and is not cheaper",
+    "below the candidate": "more than δ below it",
+    "dominated": "not better and dearer (Pareto-dominated)",
+}
+
+
+def _interval(evidence: dict[str, Any]) -> str:
+    def number(value: Any) -> str:
+        return "n/a" if value is None else f"{value:+.3f}"
+
+    return (
+        f"{number(evidence['difference'])} [{number(evidence['low'])}, "
+        f"{number(evidence['high'])}] on {evidence['n_items']:,} items"
+    )
+
+
+def _usd(value: float) -> str:
+    return f"${value:,.2f}" if value >= 1 or value == 0 else f"${value:.4f}"
+
+
+def race_context(roots: Sequence[Path]) -> list[dict[str, Any]]:
+    """One entry per sweep folder that holds a race: its summary lines and its rounds."""
+    out = []
+    for root in roots:
+        data = read_race_file(root)
+        if data is None:
+            continue
+        out.append(_race(root, data))
+    return out
+
+
+def short_names(names: Sequence[str]) -> list[str]:
+    """The cells' names without the dataset they all share (a race is over one dataset)."""
+    heads = {name.split(" × ", 1)[0] for name in names}
+    if len(heads) != 1 or any(" × " not in name for name in names):
+        return list(names)
+    return [name.split(" × ", 1)[1] for name in names]
+
+
+def _race(root: Path, data: dict[str, Any]) -> dict[str, Any]:
+    names = short_names([cell["name"] for cell in data["cells"]])
+    settings = data["settings"]
+    rounds = [round_from_dict(r) for r in data["rounds"]]
+    rows = []
+    for raw, decision in zip(data["rounds"], rounds, strict=True):
+        events = []
+        for change, raw_change in zip(decision.changes, raw["changes"], strict=True):
+            evidence = raw_change["evidence"]
+            if change.action == "stopped":
+                why = REASONS.get(str(evidence["reason"]), "not settled when the race ended")
+                events.append(
+                    f"{names[change.cell]} stops: {why} — κ difference with "
+                    f"{names[evidence['comparator']]} {_interval(evidence)}"
+                )
+            else:
+                events.append(
+                    f"{names[change.cell]} resumes: no longer settled against "
+                    f"{names[evidence['comparator']]} ({_interval(evidence)})"
+                )
+        if decision.ending is not None and decision.chosen is not None:
+            events.append(f"the race ends ({decision.ending}): {names[decision.chosen]} is chosen")
+        rows.append(
+            {
+                "round": decision.round,
+                "prefix": f"{decision.prefix:,}",
+                "alpha": f"{decision.alpha_total:.4f}",
+                "z": "—" if raw["z"] is None else f"{decision.z:.2f}",
+                "judging": ", ".join(names[c] for c in _judged(rounds, decision.round)) or "—",
+                "events": events,
+                "judgments": f"{decision.judgments:,}",
+            }
+        )
+    full = float(data.get("full_grid_usd") or 0.0)
+    spent = float(data.get("spent_usd") or 0.0)
+    full_names = [cell["name"] for cell in data["cells"]]
+    return {
+        "folder": str(root),
+        "dataset": full_names[0].split(" × ", 1)[0] if full_names else "",
+        "settings": (
+            f"α = {settings['alpha']}, δ = {settings['delta']}, {settings['round_items']} items "
+            f"per round, spending α·u^{settings['rho']}, item order seeded by {data['seed']}, "
+            f"{data['population']:,} graded items"
+            + (f", cap ${settings['max_usd']}" if settings.get("max_usd") else "")
+        ),
+        "choice": _choice(data, names),
+        "spend": (
+            f"{_usd(spent)} spent of {_usd(full)} the full grid would cost (forecast at list "
+            "prices; answers from the response cache are free)"
+        ),
+        "rows": rows,
+    }
+
+
+def _judged(rounds: Sequence[Any], number: int) -> tuple[int, ...]:
+    """The cells that judged round ``number``: every cell in the first, then those the round
+    before left active."""
+    if number == 1:
+        return tuple(range(len(rounds[0].kappas)))
+    return tuple(rounds[number - 2].active)
+
+
+def _choice(data: dict[str, Any], names: list[str]) -> str:
+    outcome = data.get("outcome")
+    if outcome is None:
+        return f"The race has not ended: {len(data['rounds'])} rounds decided so far."
+    chosen = names[outcome["chosen"]]
+    text = f"{chosen} (κ {outcome['kappa']:.3f}); the race ended: {outcome['ending']}."
+    versus = outcome.get("versus_runner_up")
+    if versus is not None and outcome.get("runner_up") is not None:
+        text += f" Against {names[outcome['runner_up']]}: κ difference {_interval(versus)}."
+    share = outcome["judgments"] / outcome["full_judgments"] if outcome["full_judgments"] else 0
+    text += (
+        f" {outcome['judgments']:,} of the full grid's {outcome['full_judgments']:,} judgments "
+        f"({share:.0%})."
+    )
+    if not outcome["guarantee"]:
+        text += " The dollar cap ended it: the choice carries no guarantee."
+    return text

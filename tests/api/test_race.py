@@ -1,0 +1,216 @@
+"""mmjudge race through the command line, against an OpenAI-compatible server on 127.0.0.1:
+a judge answering at random is dropped within two rounds, the report says when and why, and a
+race killed in a round and run again makes no call twice and reaches the same choice."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from mmjudge.api.race import RaceCell, RaceResult, race_record, taken_up
+from mmjudge.config.race import RaceConfig
+from mmjudge.errors import MMJudgeError
+from mmjudge.store.race_file import read_race_file, write_race_file
+from tests.fixtures.loopback_server import LoopbackServer, RecordedRequest, user_text
+from tests.helpers import DEMO_DIR, isolated_overrides, sweep_env
+
+#: Judges served by the loopback server, as model files of a config folder of one's own.
+MODEL_FILE = """\
+name: {name}
+provider: openai_compatible
+model_id: {name}
+supports_images: true
+temperature: 0.0
+max_tokens: 20
+api_key_env: null
+base_url: http://127.0.0.1:9/v1
+price_key: self-hosted-gpu
+"""
+
+
+def demo_items() -> list[dict[str, object]]:
+    lines = (DEMO_DIR / "items.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+class Judges:
+    """Answers as a careful judge (``good``: the annotators' lower median; ``fair`` moves one
+    grade in five by one, ``twin`` one in 25) or a coin (``coin``: a grade drawn from the
+    prompt's hash), and counts every request by (model, prompt)."""
+
+    def __init__(self) -> None:
+        self.grades: list[tuple[str, str, int]] = []
+        for item in demo_items():
+            fields = item["fields"]
+            assert isinstance(fields, dict) and isinstance(item["labels"], dict)
+            grades = sorted(item["labels"].values())
+            self.grades.append(
+                (str(item["query"]), str(fields["name"]), grades[(len(grades) - 1) // 2])
+            )
+        self.asked: Counter[tuple[str, str]] = Counter()
+
+    def __call__(self, request: RecordedRequest) -> str:
+        text = user_text(request.body)
+        model = str(request.body.get("model")) if isinstance(request.body, dict) else ""
+        self.asked[(model, text)] += 1
+        digest = int(hashlib.sha256(text.encode()).hexdigest(), 16)
+        if model == "coin":
+            return f"{digest % 3}\nA coin."
+        grade = next(g for q, n, g in self.grades if q in text and n in text)
+        if (model == "fair" and digest % 5 == 0) or (model == "twin" and digest % 25 == 0):
+            grade = 1 if grade != 1 else 2
+        return f"{grade}\nAs a careful judge."
+
+
+def config_folder(root: Path, names: list[str]) -> Path:
+    folder = root / "conf"
+    (folder / "model").mkdir(parents=True)
+    for name in names:
+        (folder / "model" / f"{name}.yaml").write_text(MODEL_FILE.format(name=name))
+    return folder
+
+
+def race_command(root: Path, server: LoopbackServer, models: str, *extra: str) -> list[str]:
+    isolation = [f"{k}={v}" for k, v in isolated_overrides(root).items()]
+    return [
+        sys.executable,
+        "-m",
+        "mmjudge",
+        "race",
+        "-cd",
+        str(root / "conf"),
+        f"model={models}",
+        f"model.base_url={server.openai_base_url}",
+        "runner.progress=false",
+        *extra,
+        *isolation,
+    ]
+
+
+@pytest.mark.slow
+def test_a_judge_answering_at_random_is_dropped_within_two_rounds(tmp_path: Path) -> None:
+    config_folder(tmp_path, ["good", "fair", "coin"])
+    judges = Judges()
+    with LoopbackServer(responder=judges) as server:
+        command = race_command(
+            tmp_path, server, "good,fair,coin", "race.round_items=40", "hydra.sweep.dir=race"
+        )
+        done = subprocess.run(
+            command, cwd=tmp_path, env=sweep_env(), capture_output=True, text=True, timeout=300
+        )
+    assert done.returncode == 0, done.stderr
+    race = read_race_file(tmp_path / "race")
+    assert race is not None
+    names = [cell["name"] for cell in race["cells"]]
+    coin = next(i for i, name in enumerate(names) if "coin" in name)
+    dropped = next(r["round"] for r in race["rounds"] if coin not in r["active"])
+    assert dropped <= 2
+    assert "coin" not in race["outcome"]["name"]
+    line = next(x for x in done.stderr.splitlines() if x.startswith(f"race round {dropped}:"))
+    assert "coin" in line and "stops" in line
+    page = next((tmp_path / "reports").glob("*/index.html")).read_text(encoding="utf-8")
+    assert 'id="race"' in page
+    assert "coin × text stops: more than δ below it" in page
+    # judged only the rounds it was in: 40 items per round it took part in
+    rows = (tmp_path / "race" / race["cells"][coin]["run_dir"] / "judgments.jsonl").read_text()
+    assert len(rows.splitlines()) == 40 * dropped
+
+
+def wait_for_rounds(folder: Path, rounds: int, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:
+        race = read_race_file(folder) if (folder / "race.json").is_file() else None
+        if race is not None and len(race["rounds"]) >= rounds:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the race did not reach round {rounds}")
+
+
+@pytest.mark.slow
+def test_a_race_killed_in_a_round_and_run_again_pays_nothing_twice(tmp_path: Path) -> None:
+    config_folder(tmp_path, ["good", "twin", "coin"])
+    judges = Judges()
+    with LoopbackServer(responder=judges, latency_s=0.1) as server:
+        command = race_command(
+            tmp_path, server, "good,twin,coin", "race.round_items=30", "hydra.sweep.dir=race"
+        )
+        process = subprocess.Popen(
+            command,
+            cwd=tmp_path,
+            env=sweep_env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # its own process group, as a terminal's Ctrl-C reaches
+        )
+        wait_for_rounds(tmp_path / "race", 1, process)
+        deadline = time.monotonic() + 60
+        while sum(judges.asked.values()) < 3 * 30 + 10 and time.monotonic() < deadline:
+            time.sleep(0.01)  # until the second round's calls are under way
+        os.killpg(process.pid, signal.SIGINT)
+        _, err = process.communicate(timeout=120)
+        assert process.returncode == 130, err.decode()
+        assert b"Take the race up where it stopped" in err
+        stopped_at = len(read_race_file(tmp_path / "race")["rounds"])  # type: ignore[index]
+        again = subprocess.run(
+            command, cwd=tmp_path, env=sweep_env(), capture_output=True, text=True, timeout=300
+        )
+        assert again.returncode == 0, again.stderr
+        asked_twice = [key for key, n in judges.asked.items() if n > 1]
+        assert not asked_twice, f"{len(asked_twice)} prompts were sent twice"
+        resumed = read_race_file(tmp_path / "race")
+        # the same race from scratch, in another folder with a cache of its own
+        fresh = tmp_path / "fresh"
+        fresh.mkdir()
+        config_folder(fresh, ["good", "twin", "coin"])
+        whole = subprocess.run(
+            race_command(
+                fresh, server, "good,twin,coin", "race.round_items=30", "hydra.sweep.dir=race"
+            ),
+            cwd=fresh,
+            env=sweep_env(),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    assert whole.returncode == 0, whole.stderr
+    reference = read_race_file(fresh / "race")
+    assert resumed is not None and reference is not None
+    assert len(resumed["rounds"]) > stopped_at
+    assert resumed["outcome"]["name"] == reference["outcome"]["name"]
+    assert [r["active"] for r in resumed["rounds"]] == [r["active"] for r in reference["rounds"]]
+
+
+def result(folder: Path, overrides: tuple[str, ...] = ("model=a,b",)) -> RaceResult:
+    cells = [
+        RaceCell(0, "d × a × text", overrides, folder / "a", 0.001, 1.0),
+        RaceCell(1, "d × b × text", overrides, folder / "b", 0.002, 2.0),
+    ]
+    return RaceResult(folder, cells, 100, RaceConfig(), 0)
+
+
+def test_a_folder_holding_another_race_is_refused(tmp_path: Path) -> None:
+    write_race_file(tmp_path, race_record(result(tmp_path)))
+    assert taken_up(tmp_path, result(tmp_path, ("model=a,b", "hydra.sweep.dir=x"))) == []
+    with pytest.raises(MMJudgeError, match="holds another race"):
+        taken_up(tmp_path, result(tmp_path, ("model=a,c",)))
+    other = result(tmp_path)
+    other.settings = RaceConfig(delta=0.05)
+    with pytest.raises(MMJudgeError, match="holds another race"):
+        taken_up(tmp_path, other)
+
+
+def test_the_race_file_is_valid_json_with_no_number_that_is_not_finite(tmp_path: Path) -> None:
+    record = race_record(result(tmp_path))
+    record["spent_usd"] = float("nan")
+    write_race_file(tmp_path, record)
+    text = (tmp_path / "race.json").read_text()
+    assert "NaN" not in text and json.loads(text)["spent_usd"] is None
