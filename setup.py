@@ -20,6 +20,8 @@ def _under(package: str, folder: str, include: tuple[str, ...] = ("*",)) -> list
 
 packages = [
     *find_namespace_packages(include=["mmjudge", "mmjudge.*"], exclude=["*.__pycache__"]),
+    # the race's Hydra sweeper: Hydra finds plugins in the hydra_plugins namespace
+    "hydra_plugins.mmjudge_race",
     *_under("mmjudge.conf", "conf", ("[a-z]*",)),
     *_under(
         "mmjudge.datasets",

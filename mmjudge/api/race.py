@@ -111,8 +111,37 @@ class RaceResult:
         """The console's line for one round."""
         return round_line(self, decision)
 
+    def closing_lines(self) -> list[str]:
+        """What the race prints when it ends: the choice, its evidence, the spend."""
+        outcome = self.outcome
+        assert outcome is not None
+        lines = [f"race: chose {outcome.name} (κ {outcome.kappa:.3f}) — {outcome.ending}"]
+        versus = outcome.versus_runner_up
+        if versus is not None and outcome.runner_up is not None:
+            lines.append(
+                f"  against {self.cells[outcome.runner_up].name}: κ diff {versus.difference:+.3f} "
+                f"[{versus.low:+.3f}, {versus.high:+.3f}] on {versus.n_items:,} items"
+            )
+        if not outcome.guarantee:
+            lines.append("  the dollar cap ended the race: the choice carries no guarantee")
+        share = outcome.judgments / outcome.full_judgments if outcome.full_judgments else 0.0
+        lines.append(
+            f"  {outcome.judgments:,} of {outcome.full_judgments:,} judgments ({share:.0%}); "
+            f"${self.spent_usd:,.4f} spent of ${self.full_grid_usd:,.4f} the full grid would "
+            "cost (forecast)"
+        )
+        lines.append(f"  sweep folder: {self.folder}")
+        if self.report is not None:
+            lines.append(f"  report: {self.report / 'index.html'}")
+        return lines
+
 
 # --------------------------------------------------------------------------- the grid
+
+
+#: A cell of the grid: its overrides, its composed config (``hydra`` node removed) and its
+#: run folder.
+ComposedCell = tuple[tuple[str, ...], DictConfig, Path]
 
 
 def race_cells(
@@ -120,20 +149,32 @@ def race_cells(
     *,
     config_dir: str | Path | None = None,
     sweep_dir: str | Path | None = None,
-) -> tuple[Path, list[tuple[tuple[str, ...], DictConfig, Path]], DictConfig]:
-    """The sweep folder, each cell's overrides, composed config (``hydra`` node removed) and
-    run folder, and the first cell's config with its ``hydra`` node (for the sweep's
-    settings)."""
+) -> tuple[Path, list[ComposedCell], DictConfig]:
+    """The sweep folder, the grid's cells and the config of the overrides that are not swept
+    (with its ``hydra`` node, for the sweep's settings), composed as :func:`mmjudge.compose`
+    composes."""
     fixed, _ = split_overrides(overrides)
     probe = compose_raw(fixed, config_dir, with_hydra=True)
     folder = Path(sweep_dir) if sweep_dir is not None else Path(str(probe.hydra.sweep.dir))
-    cells = []
-    for combination in sweep_grid(overrides, config_dir):
-        raw = compose_raw(combination, config_dir, with_hydra=True)
-        run_dir = folder / str(raw.hydra.sweep.subdir)
-        with open_dict(raw):
-            del raw["hydra"]
-        cells.append((tuple(combination), raw, run_dir))
+    combinations = sweep_grid(overrides, config_dir, probe)
+    cells = [
+        cell_of(tuple(c), compose_raw(c, config_dir, with_hydra=True), folder) for c in combinations
+    ]
+    return folder, cells, probe
+
+
+def cell_of(combination: tuple[str, ...], raw: DictConfig, folder: Path) -> ComposedCell:
+    """A cell of the grid from its config composed with its ``hydra`` node: its run folder is
+    the sweep's (``hydra.sweep.subdir``), and the node is dropped, as Hydra hands a job its
+    config."""
+    run_dir = folder / str(raw.hydra.sweep.subdir)
+    with open_dict(raw):
+        del raw["hydra"]
+    return combination, raw, run_dir
+
+
+def one_dataset(cells: Sequence[ComposedCell]) -> None:
+    """Refuse a grid over several datasets (a race compares judges on one), or none."""
     if not cells:
         raise ConfigError("the race's grid has no cell")
     datasets = {str(raw.dataset.name) for _, raw, _ in cells}
@@ -142,7 +183,6 @@ def race_cells(
             f"a race compares judges on one dataset, and this grid has {len(datasets)} "
             f"({', '.join(sorted(datasets))}); race them one at a time (dataset=NAME)"
         )
-    return folder, cells, probe
 
 
 def typed(raw: DictConfig) -> SweepConfig:
@@ -193,29 +233,36 @@ def run_race(
     sweep_dir: str | Path | None = None,
     workers: int | None = None,
     on_round: Callable[[RaceResult, RoundDecision], None] | None = None,
-    launch: Callable[[list[tuple[RaceCell, list[str]]]], list[str]] | None = None,
 ) -> RaceResult:
     """Race the grid that ``overrides`` make (as :func:`mmjudge.run_sweep` takes them; the
-    ``race.*`` settings among them) and return its rounds and outcome.
-
-    ``workers`` caps the cells judged at once (default: every active cell). ``on_round`` is
-    called after each round (the command prints its line). ``launch`` runs one round's cells,
-    each given with the overrides of its round, and returns each cell's status (the command
-    passes the Hydra launcher's); by default they run in processes of their own.
+    ``race.*`` settings among them) and return its rounds and outcome. A round's cells run at
+    once, each in a process of its own (``workers`` caps how many). ``on_round`` is called after
+    each round (the command prints its line). A race run again on the same ``sweep_dir`` takes
+    up where it stopped.
 
     Raises:
         ConfigError: a bad setting, or a grid over more than one dataset.
         MMJudgeError: a problem found before the first call (a dataset with no grades…).
     """
-    folder, composed, probe = race_cells(overrides, config_dir=config_dir, sweep_dir=sweep_dir)
-    first = typed(composed[0][1])
-    for _, raw, _ in composed[1:]:
-        typed(raw)  # every cell's settings are checked before anything is paid for
-    settings, seed = first.race, first.seed
+    folder, cells, probe = race_cells(overrides, config_dir=config_dir, sweep_dir=sweep_dir)
+    result, population = prepare_race(folder, cells)
+    race_rounds(result, population, process_launcher(config_dir, workers), on_round)
+    if result.outcome is not None and bool(probe.report.build):
+        result.report = _finish(folder, probe)
+    return result
+
+
+def prepare_race(folder: Path, cells: Sequence[ComposedCell]) -> tuple[RaceResult, Population]:
+    """Check every cell, draw the population, price every cell by its dry run, and take up the
+    rounds an earlier run of the race decided (none for a new one)."""
+    one_dataset(cells)
+    typed_cells = [typed(raw) for _, raw, _ in cells]  # every cell checked before any call
+    first = typed_cells[0]
     population = population_of(first)
-    result = RaceResult(folder, [], len(population.keys), settings, seed)
-    for index, (combination, raw, run_dir) in enumerate(composed):
-        cfg = typed(raw)
+    result = RaceResult(folder, [], len(population.keys), first.race, first.seed)
+    for index, ((combination, raw, run_dir), cfg) in enumerate(
+        zip(cells, typed_cells, strict=True)
+    ):
         name = cell_display_name(
             cfg.dataset.name, cfg.model.name, cfg.modality.name, cfg.prompt.id, cfg.perturb.name
         )
@@ -223,10 +270,24 @@ def run_race(
         result.cells.append(RaceCell(index, name, combination, run_dir, per_judgment, whole))
     folder.mkdir(parents=True, exist_ok=True)
     result.rounds = taken_up(folder, result)
-    run = launch or _process_launcher(config_dir, workers)
+    return result, population
+
+
+#: Runs one round's cells, each given with the overrides of its round; returns their statuses.
+Launch = Callable[[list[tuple[RaceCell, list[str]]]], list[str]]
+
+
+def race_rounds(
+    result: RaceResult,
+    population: Population,
+    launch: Launch,
+    on_round: Callable[[RaceResult, RoundDecision], None] | None = None,
+) -> None:
+    """Judge and decide rounds until the race ends, or a cell is interrupted (then
+    ``result.interrupted``; what was decided is in ``race.json``)."""
     try:
         while result.outcome is None:
-            decision = _next_round(result, population, run)
+            decision = _next_round(result, population, launch)
             if decision is None:
                 result.interrupted = True
                 break
@@ -234,15 +295,12 @@ def run_race(
                 on_round(result, decision)
     except KeyboardInterrupt:  # between rounds: what was decided is in race.json already
         result.interrupted = True
-    if result.outcome is not None and bool(probe.report.build):
-        result.report = _finish(folder, probe)
-    return result
 
 
 def _next_round(
     result: RaceResult,
     population: Population,
-    run: Callable[[list[tuple[RaceCell, list[str]]]], list[str]],
+    run: Launch,
 ) -> RoundDecision | None:
     """Judge the next round, decide it and keep the decision (None: a cell was interrupted)."""
     from mmjudge.store.status import INTERRUPTED
@@ -323,9 +381,7 @@ def spent(cells: Sequence[RaceCell]) -> float:
     return total
 
 
-def _process_launcher(
-    config_dir: str | Path | None, workers: int | None
-) -> Callable[[list[tuple[RaceCell, list[str]]]], list[str]]:
+def process_launcher(config_dir: str | Path | None, workers: int | None) -> Launch:
     """Runs a round's cells at once, each in a fresh process (``spawn``: no state shared with
     this one), and returns their statuses."""
     from mmjudge.store.status import INTERRUPTED

@@ -49,29 +49,18 @@ def print_round(result: RaceResult, decision: RoundDecision) -> None:
     print(result.line(decision), file=sys.stderr, flush=True)
 
 
-def closing_lines(result: RaceResult) -> list[str]:
-    """What the race prints when it ends: the choice, its evidence, the spend."""
-    outcome = result.outcome
-    assert outcome is not None
-    lines = [f"race: chose {outcome.name} (κ {outcome.kappa:.3f}) — {outcome.ending}"]
-    versus = outcome.versus_runner_up
-    if versus is not None and outcome.runner_up is not None:
-        lines.append(
-            f"  against {result.cells[outcome.runner_up].name}: κ diff {versus.difference:+.3f} "
-            f"[{versus.low:+.3f}, {versus.high:+.3f}] on {versus.n_items:,} items"
-        )
-    if not outcome.guarantee:
-        lines.append("  the dollar cap ended the race: the choice carries no guarantee")
-    share = outcome.judgments / outcome.full_judgments if outcome.full_judgments else 0.0
-    lines.append(
-        f"  {outcome.judgments:,} of {outcome.full_judgments:,} judgments ({share:.0%}); "
-        f"${result.spent_usd:,.4f} spent of ${result.full_grid_usd:,.4f} the full grid would "
-        "cost (forecast)"
-    )
-    lines.append(f"  sweep folder: {result.folder}")
-    if result.report is not None:
-        lines.append(f"  report: {result.report / 'index.html'}")
-    return lines
+def through_launcher(config_dir: str | None, overrides: Sequence[str]) -> int:
+    """The race as a Hydra multirun whose sweeper is the race's: each round's cells go through
+    the launcher named (``hydra/launcher=joblib``, ``hydra/launcher=ray``), as a sweep's do."""
+    from hydra_plugins.mmjudge_race.race_sweeper import register
+    from mmjudge.cli.sweep import main as sweep
+
+    register()
+    where = ["--config-dir", config_dir] if config_dir else []
+    # Panels and cascades need their members to have judged the same items, which a race's
+    # stopped cells have not: the race's end builds none (as the library's does).
+    settings = ["hydra/sweeper=mmjudge_race", "++hydra.callbacks.sweep_report.ensembles=false"]
+    return sweep([*where, "-m", *settings, *overrides])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -80,6 +69,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return fail(PROG, "a race is always over a grid: leave out -m")
     if args.workers is not None and args.workers < 1:
         return fail(PROG, f"--workers {args.workers}: use 1 or more")
+    if any(o.lstrip("+~").startswith("hydra/launcher=") for o in args.overrides):
+        return through_launcher(args.config_dir, args.overrides)
     try:
         result = run_race(
             args.overrides,
@@ -102,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERRUPTED
-    for line in closing_lines(result):
+    for line in result.closing_lines():
         print(line, file=sys.stderr)
     return 0
 

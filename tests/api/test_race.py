@@ -21,7 +21,7 @@ from mmjudge.config.race import RaceConfig
 from mmjudge.errors import MMJudgeError
 from mmjudge.store.race_file import read_race_file, write_race_file
 from tests.fixtures.loopback_server import LoopbackServer, RecordedRequest, user_text
-from tests.helpers import DEMO_DIR, isolated_overrides, sweep_env
+from tests.helpers import DEMO_DIR, installed, isolated_overrides, sweep_env
 
 #: Judges served by the loopback server, as model files of a config folder of one's own.
 MODEL_FILE = """\
@@ -80,7 +80,8 @@ def config_folder(root: Path, names: list[str]) -> Path:
 
 
 def race_command(root: Path, server: LoopbackServer, models: str, *extra: str) -> list[str]:
-    isolation = [f"{k}={v}" for k, v in isolated_overrides(root).items()]
+    given = {item.split("=", 1)[0] for item in extra}
+    isolation = [f"{k}={v}" for k, v in isolated_overrides(root).items() if k not in given]
     return [
         sys.executable,
         "-m",
@@ -214,3 +215,41 @@ def test_the_race_file_is_valid_json_with_no_number_that_is_not_finite(tmp_path:
     write_race_file(tmp_path, record)
     text = (tmp_path / "race.json").read_text()
     assert "NaN" not in text and json.loads(text)["spent_usd"] is None
+
+
+@pytest.mark.slow
+@pytest.mark.needs_extra
+@pytest.mark.skipif(
+    not installed("hydra_plugins.hydra_joblib_launcher"),
+    reason="hydra-joblib-launcher is not installed (pip install -e '.[joblib]')",
+)
+def test_a_race_through_a_hydra_launcher_decides_as_the_library_does(tmp_path: Path) -> None:
+    config_folder(tmp_path, ["good", "twin", "coin"])
+    judges = Judges()
+    with LoopbackServer(responder=judges) as server:
+        runs = {}
+        for name, extra in (("own", ()), ("joblib", ("hydra/launcher=joblib",))):
+            done = subprocess.run(
+                race_command(
+                    tmp_path,
+                    server,
+                    "good,twin,coin",
+                    "race.round_items=60",
+                    f"hydra.sweep.dir={name}",
+                    f"paths.response_cache={tmp_path / name}.sqlite",
+                    *extra,
+                ),
+                cwd=tmp_path,
+                env=sweep_env(),
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+            assert done.returncode == 0, done.stderr
+            runs[name] = read_race_file(tmp_path / name)
+    own, launched = runs["own"], runs["joblib"]
+    assert own is not None and launched is not None
+    assert [r["active"] for r in launched["rounds"]] == [r["active"] for r in own["rounds"]]
+    assert launched["outcome"]["name"] == own["outcome"]["name"]
+    saved = (tmp_path / "joblib" / "multirun.yaml").read_text()
+    assert "JoblibLauncher" in saved
