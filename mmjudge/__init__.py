@@ -7,6 +7,7 @@ The library surface (see ``docs/library.md``)::
     cfg = mmjudge.compose(["model=lexical", "modality=text"])
     summary = mmjudge.run_cell(cfg)            # a typed RunSummary
     sweep = mmjudge.run_sweep(["model=lexical,minilm"])
+    race = mmjudge.run_race(["model=gpt4o_mini,gpt41,claude_haiku45"])
     run = mmjudge.open_run("results/runs/…")
     scores = mmjudge.score_labels("human.qrels", ["judge.qrels"])
     priced = mmjudge.reprice("results/runs/…", "2024-08-16")
@@ -31,6 +32,8 @@ _SURFACE = {
     "run_cell": "mmjudge.api.cells",
     "forecast": "mmjudge.api.cells",
     "run_sweep": "mmjudge.api.cells",
+    "run_race": "mmjudge.api.race",
+    "RaceResult": "mmjudge.api.race_result",
     "open_run": "mmjudge.api.saved",
     "open_sweep": "mmjudge.api.saved",
     "Run": "mmjudge.api.saved",

@@ -10,6 +10,8 @@ from mmjudge.api.judge import Judge as Judge
 from mmjudge.api.prices import PriceFigures as PriceFigures
 from mmjudge.api.prices import RepricedRun as RepricedRun
 from mmjudge.api.prices import reprice as reprice
+from mmjudge.api.race import run_race as run_race
+from mmjudge.api.race_result import RaceResult as RaceResult
 from mmjudge.api.saved import CellForecast as CellForecast
 from mmjudge.api.saved import Run as Run
 from mmjudge.api.saved import Sweep as Sweep
@@ -37,6 +39,7 @@ __all__ = [
     "LabelScores",
     "MMJudgeError",
     "PriceFigures",
+    "RaceResult",
     "RepricedRun",
     "Run",
     "RunSummary",
@@ -50,6 +53,7 @@ __all__ = [
     "open_sweep",
     "reprice",
     "run_cell",
+    "run_race",
     "run_sweep",
     "score_labels",
 ]

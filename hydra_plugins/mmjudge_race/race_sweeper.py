@@ -12,8 +12,8 @@ decisions, ``race.json`` and the lines printed are the library's. The end of the
 summary and report) is the command's usual callback.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: Hydra's plugin scan runs this module without
+# entering it in sys.modules, where a dataclass could not resolve annotations kept as text.
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path

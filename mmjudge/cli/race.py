@@ -16,7 +16,8 @@ import shlex
 import sys
 from collections.abc import Sequence
 
-from mmjudge.api.race import RaceResult, run_race
+from mmjudge.api.race import run_race
+from mmjudge.api.race_result import RaceResult
 from mmjudge.cli.exits import EXIT_USAGE, fail
 from mmjudge.errors import ConfigError, MMJudgeError
 from mmjudge.studies.race_records import RoundDecision
@@ -46,6 +47,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def print_round(result: RaceResult, decision: RoundDecision) -> None:
+    if decision.round == 1:
+        for name, why in result.skipped:
+            print(f"race: {name} takes no part: {why}", file=sys.stderr)
     print(result.line(decision), file=sys.stderr, flush=True)
 
 

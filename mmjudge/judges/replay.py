@@ -21,7 +21,6 @@ that usage and the ledger prices it.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,8 +29,10 @@ from typing import Any, ClassVar
 from mmjudge.config import ModelConfig
 from mmjudge.data.qrels import load_qrels, load_qrels_runs
 from mmjudge.errors import ConfigError, DatasetError
+from mmjudge.files import read_jsonl
 from mmjudge.judges.base import JudgeAPI
 from mmjudge.judges.options import JudgeOptions
+from mmjudge.locations import resolve_path
 from mmjudge.records import JudgeRequest, JudgeResponse, Usage
 
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
@@ -102,16 +103,9 @@ def _one_run(path: Path, runs: dict[str, Any], run: str | None, where: str) -> A
 
 def _from_jsonl(path: Path, run: str | None) -> Graded:
     runs: dict[str, dict[tuple[str, str], tuple[float, int]]] = {}
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        raise DatasetError(f"{path}: cannot read ({error})") from None
-    for line_no, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+    for line_no, row in read_jsonl(path):
         where = f"{path}:{line_no}"
         try:
-            row = json.loads(line)
             key = (str(row["query_id"]), str(row["result_id"]))
             grade = float(row["grade"])
         except (ValueError, KeyError, TypeError):
@@ -127,8 +121,11 @@ def _from_jsonl(path: Path, run: str | None) -> Graded:
 
 
 def load_replay(path: str | Path, run: str | None = None) -> Graded:
-    """The grades of one run of a replay file (see the module docstring)."""
-    path = Path(path)
+    """The grades of one run of a replay file (see the module docstring); a relative path is
+    taken against the working folder, ``pkg://`` names a file inside an installed package."""
+    path = resolve_path(path)
+    if not path.is_file():
+        raise DatasetError(f"{path}: no such file (model.options.qrels)")
     if path.suffix.lower() in JSONL_SUFFIXES:
         return _from_jsonl(path, run)
     return _from_qrels(path, run)

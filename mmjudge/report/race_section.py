@@ -103,6 +103,7 @@ def _race(root: Path, data: dict[str, Any]) -> dict[str, Any]:
             "prices; answers from the response cache are free)"
         ),
         "rows": rows,
+        "skipped": [f"{c['name']}: {c['reason']}" for c in data.get("skipped") or []],
     }
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from mmjudge.api.race import RaceCell, RaceResult, race_record, taken_up
+from mmjudge.api.race_result import RaceCell, RaceResult, race_record, taken_up
 from mmjudge.config.race import RaceConfig
 from mmjudge.errors import MMJudgeError
 from mmjudge.store.race_file import read_race_file, write_race_file

@@ -188,7 +188,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ".git", ".venv", "__pycache__", "*.egg-info", ".*_cache", ".cache", "results", "reports"
     )
     shipped = [f"datasets/{name}" for name in ("demo_fashion", "demo_multilingual")]
-    for name in ("mmjudge", "conf", *shipped, "tests", "benchmarks"):
+    for name in ("mmjudge", "hydra_plugins", "conf", *shipped, "tests", "benchmarks"):
         shutil.copytree(REPO_ROOT / name, root / name, ignore=ignore)
     for name in ("pyproject.toml", "setup.py", "README.md", "datasets/__init__.py"):
         shutil.copy2(REPO_ROOT / name, root / name)
