@@ -35,7 +35,9 @@ from mmjudge.errors import MMJudgeError
 from mmjudge.estimation.estimates import (
     HeldBack,
     as_dict,
+    capped_line,
     coverage_caution,
+    effective_cell,
     estimates_for,
     held_back,
     strata_line,
@@ -166,7 +168,7 @@ def format_table(result: HeldBack) -> str:
             _interval(e.ppi),
             _cell(e.ppi[2] - e.ppi[1]),
             f"{e.lam:.2f}",
-            f"{e.effective_n:.0f} (+{e.effective_n - e.n_labelled:.0f})",
+            effective_cell(e),
         ]
         for e in result.estimates
     ]
@@ -188,6 +190,9 @@ def format_table(result: HeldBack) -> str:
         "\n* judge-only: the judge's labels on every item; its error is the judge's bias, "
         "which no interval shows.\n"
     )
+    capped = capped_line(result)
+    if capped:
+        text += capped + "\n"
     if result.rankings:
         lines = [[r.measure, *(_cell(v) for v in r[1:])] for r in result.rankings]
         text += "\nsystem orderings, Kendall's tau-b:\n" + aligned_columns(
@@ -218,7 +223,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             "level": scoring.LEVEL,
             "systems": str(args.systems) if args.systems else None,
         }
-        sys.stdout.write(json.dumps({**settings, **as_dict(result)}, indent=2) + "\n")
+        sys.stdout.write(
+            json.dumps({**settings, **as_dict(result)}, indent=2, allow_nan=False) + "\n"
+        )
     else:
         sys.stdout.write(format_table(result))
     return 0

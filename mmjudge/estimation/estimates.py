@@ -169,7 +169,26 @@ def ranking_check(
 
 
 def _number(value: float) -> float | None:
-    return None if math.isnan(value) else value
+    return value if math.isfinite(value) else None
+
+
+def effective_cell(e: Estimate) -> str:
+    """The effective sample size and its gain over the labelled items, as printed
+    ("-" where undefined; "capped" where cut to the items estimated over)."""
+    if math.isnan(e.effective_n):
+        return "-"
+    text = f"{e.effective_n:.0f} ({e.effective_n - e.n_labelled:+.0f})"
+    return text + " capped" if e.capped else text
+
+
+def capped_line(result: HeldBack) -> str | None:
+    """One line when an effective sample size was cut to the number of items."""
+    if not any(e.capped for e in result.estimates):
+        return None
+    return (
+        f"capped: an effective n above the {result.items:,} items is shown as {result.items:,}, "
+        "since labelling every item is the most human labels can do"
+    )
 
 
 def as_dict(result: HeldBack) -> dict[str, Any]:
@@ -199,6 +218,7 @@ def as_dict(result: HeldBack) -> dict[str, Any]:
                 },
                 "effective_n": _number(e.effective_n),
                 "effective_n_gained": _number(e.effective_n - e.n_labelled),
+                "effective_n_capped": e.capped,
             }
         )
     return {
