@@ -36,6 +36,7 @@ from mmjudge.estimation.estimates import (
     HeldBack,
     as_dict,
     capped_line,
+    clipped_line,
     coverage_caution,
     effective_cell,
     estimates_for,
@@ -182,9 +183,9 @@ def format_table(result: HeldBack) -> str:
     lead += strata_line(result) + "\n"
     split = top_ten_line(result)
     lead += (split + "\n\n") if split else "\n"
-    caution = coverage_caution(result)
-    if caution:
-        lead += caution + "\n\n"
+    for note in (coverage_caution(result), clipped_line(result)):
+        if note:
+            lead += note + "\n\n"
     text = lead + aligned_columns(header, body)
     text += (
         "\n* judge-only: the judge's labels on every item; its error is the judge's bias, "

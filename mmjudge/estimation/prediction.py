@@ -36,7 +36,7 @@ import numpy.typing as npt
 
 from mmjudge.data.qrels import top_documents
 from mmjudge.errors import MMJudgeError
-from mmjudge.estimation import strata
+from mmjudge.estimation import small_sample, strata
 from mmjudge.estimation.expansion import Pilot, discounts, ideal_linear, pilot
 from mmjudge.metrics.labels import FloatArray
 
@@ -244,13 +244,17 @@ class Estimate(NamedTuple):
     population: int = 0
     """Items estimated over (0: unknown): no number of human labels is worth more."""
 
+    clipped: bool = False
+    """An interval (or estimate) reached past the values the quantity can take and was cut
+    to them (:func:`value_range`)."""
+
     @property
     def uncapped_effective_n(self) -> float:
         """``n · (human-only width / PPI width)²``; ``nan`` where either interval has no
-        width (nothing to compare)."""
+        width or was clipped (its width then no longer measures the spread)."""
         human = self.human_only[2] - self.human_only[1]
         ppi = self.ppi[2] - self.ppi[1]
-        if not (ppi > 0 and human > 0):
+        if self.clipped or not (ppi > 0 and human > 0):
             return math.nan
         return self.n_labelled * (human / ppi) ** 2
 
@@ -337,9 +341,12 @@ def estimate_columns(
         picked = [k for k, name in enumerate(columns.names) if name in strata.COLUMNS]
         for array, found in zip(ways, by_query[:7], strict=True):
             array[picked] = found[picked]
+    n = int(labelled.sum())
+    if probabilities is None and by_query is None and n < small_sample.SMALL_BELOW:
+        _small_sample(columns, ways, y, n, alpha)
     judge = columns.values(items.judge).mean(axis=0)
     counts = [_strata_count(name, by_query, bool(split[k])) for k, name in enumerate(columns.names)]
-    return _as_estimates(columns, ways, judge, int(labelled.sum()), counts, labelled.size)
+    return _as_estimates(columns, ways, judge, n, counts, labelled.size)
 
 
 def _as_estimates(
@@ -355,27 +362,69 @@ def _as_estimates(
     out = []
     for k, name in enumerate(columns.names):
         shift = float(columns.offset[k])
+        human = (
+            float(ways.classical[k]) + shift,
+            float(ways.classical_low[k]) + shift,
+            float(ways.classical_high[k]) + shift,
+        )
+        ppi = (
+            float(ways.point[k]) + shift,
+            float(ways.low[k]) + shift,
+            float(ways.high[k]) + shift,
+        )
+        bounds = value_range(columns, name)
+        human_in, ppi_in = small_sample.clip(human, *bounds), small_sample.clip(ppi, *bounds)
         out.append(
             Estimate(
                 name=name,
-                human_only=(
-                    float(ways.classical[k]) + shift,
-                    float(ways.classical_low[k]) + shift,
-                    float(ways.classical_high[k]) + shift,
-                ),
+                human_only=(human_in[0], human_in[1], human_in[2]),
                 judge_only=float(judge[k]) + shift,
-                ppi=(
-                    float(ways.point[k]) + shift,
-                    float(ways.low[k]) + shift,
-                    float(ways.high[k]) + shift,
-                ),
+                ppi=(ppi_in[0], ppi_in[1], ppi_in[2]),
                 lam=float(ways.lam[k]),
                 n_labelled=n,
                 strata=strata_counts[k],
                 population=judge_size,
+                clipped=human_in != human or ppi_in != ppi,
             )
         )
     return out
+
+
+def value_range(columns: Columns, name: str) -> tuple[float, float]:
+    """The values a column's quantity can take: the scale's for the mean grade, [0, 1] for
+    a share, nDCG or P."""
+    if name == "mean grade":
+        return float(columns.grades.min()), float(columns.grades.max())
+    return 0.0, 1.0
+
+
+def _small_sample(columns: Columns, ways: _Ways, y: FloatArray, n: int, alpha: float) -> None:
+    """The means' intervals from fewer than :data:`small_sample.SMALL_BELOW` labelled items
+    drawn with equal chances (:mod:`mmjudge.estimation.small_sample`), in place."""
+    from scipy import stats
+
+    factor = small_sample.t_factor(n, alpha)
+    critical = float(stats.norm.ppf(1 - alpha / 2))
+    flat = small_sample.no_spread(y)
+    for k, name in enumerate(columns.names):
+        if name not in strata.COLUMNS:
+            continue
+        mean = float(ways.classical[k])
+        low, high = value_range(columns, name)
+        if name == "share relevant" or flat[k]:
+            human = small_sample.score_interval(mean, n, low, high, critical)
+        else:
+            human = small_sample.widen(
+                mean, float(ways.classical_low[k]), float(ways.classical_high[k]), factor
+            )
+        ways.classical_low[k], ways.classical_high[k] = human
+        if flat[k] or not math.isfinite(float(ways.point[k])):
+            ways.point[k], ways.lam[k] = mean, 0.0
+            ways.low[k], ways.high[k] = human
+        else:
+            ways.low[k], ways.high[k] = small_sample.widen(
+                float(ways.point[k]), float(ways.low[k]), float(ways.high[k]), factor
+            )
 
 
 class _Ways(NamedTuple):
