@@ -146,6 +146,24 @@ def _interval(triple: tuple[float, float, float]) -> str:
     return f"{_cell(triple[0])} [{_cell(triple[1])}, {_cell(triple[2])}]"
 
 
+def _lead(result: HeldBack) -> str:
+    """The lines above the table: what was labelled, how it was estimated, the notes."""
+    if result.truth is None:
+        lead = f"{result.labelled} of {result.items} items labelled by people\n\n"
+    else:
+        lead = (
+            f"{result.labelled} of {result.items} human labels used; the rest held back "
+            "('all human' is the value on every human label)\n\n"
+        )
+    lead += strata_line(result) + "\n"
+    split = top_ten_line(result)
+    lead += (split + "\n\n") if split else "\n"
+    for note in (coverage_caution(result), clipped_line(result)):
+        if note:
+            lead += note + "\n\n"
+    return lead
+
+
 def format_table(result: HeldBack) -> str:
     """One line per quantity, then the system orderings."""
     header = [
@@ -173,20 +191,7 @@ def format_table(result: HeldBack) -> str:
         ]
         for e in result.estimates
     ]
-    if result.truth is None:
-        lead = f"{result.labelled} of {result.items} items labelled by people\n\n"
-    else:
-        lead = (
-            f"{result.labelled} of {result.items} human labels used; the rest held back "
-            "('all human' is the value on every human label)\n\n"
-        )
-    lead += strata_line(result) + "\n"
-    split = top_ten_line(result)
-    lead += (split + "\n\n") if split else "\n"
-    for note in (coverage_caution(result), clipped_line(result)):
-        if note:
-            lead += note + "\n\n"
-    text = lead + aligned_columns(header, body)
+    text = _lead(result) + aligned_columns(header, body)
     text += (
         "\n* judge-only: the judge's labels on every item; its error is the judge's bias, "
         "which no interval shows.\n"

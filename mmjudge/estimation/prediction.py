@@ -246,7 +246,7 @@ class Estimate(NamedTuple):
 
     clipped: bool = False
     """An interval (or estimate) reached past the values the quantity can take and was cut
-    to them (:func:`value_range`)."""
+    to them (:func:`mmjudge.estimation.small_sample.value_range`)."""
 
     @property
     def uncapped_effective_n(self) -> float:
@@ -343,7 +343,7 @@ def estimate_columns(
             array[picked] = found[picked]
     n = int(labelled.sum())
     if probabilities is None and by_query is None and n < small_sample.SMALL_BELOW:
-        _small_sample(columns, ways, y, n, alpha)
+        small_sample.apply(columns.names, columns.grades, ways, y, alpha)
     judge = columns.values(items.judge).mean(axis=0)
     counts = [_strata_count(name, by_query, bool(split[k])) for k, name in enumerate(columns.names)]
     return _as_estimates(columns, ways, judge, n, counts, labelled.size)
@@ -362,24 +362,18 @@ def _as_estimates(
     out = []
     for k, name in enumerate(columns.names):
         shift = float(columns.offset[k])
-        human = (
-            float(ways.classical[k]) + shift,
-            float(ways.classical_low[k]) + shift,
-            float(ways.classical_high[k]) + shift,
+        bounds = small_sample.value_range(name, columns.grades)
+        human, ppi = (
+            (float(centre[k]) + shift, float(low[k]) + shift, float(high[k]) + shift)
+            for centre, low, high in (ways[4:7], ways[:3])
         )
-        ppi = (
-            float(ways.point[k]) + shift,
-            float(ways.low[k]) + shift,
-            float(ways.high[k]) + shift,
-        )
-        bounds = value_range(columns, name)
         human_in, ppi_in = small_sample.clip(human, *bounds), small_sample.clip(ppi, *bounds)
         out.append(
             Estimate(
                 name=name,
-                human_only=(human_in[0], human_in[1], human_in[2]),
+                human_only=human_in,
                 judge_only=float(judge[k]) + shift,
-                ppi=(ppi_in[0], ppi_in[1], ppi_in[2]),
+                ppi=ppi_in,
                 lam=float(ways.lam[k]),
                 n_labelled=n,
                 strata=strata_counts[k],
@@ -388,43 +382,6 @@ def _as_estimates(
             )
         )
     return out
-
-
-def value_range(columns: Columns, name: str) -> tuple[float, float]:
-    """The values a column's quantity can take: the scale's for the mean grade, [0, 1] for
-    a share, nDCG or P."""
-    if name == "mean grade":
-        return float(columns.grades.min()), float(columns.grades.max())
-    return 0.0, 1.0
-
-
-def _small_sample(columns: Columns, ways: _Ways, y: FloatArray, n: int, alpha: float) -> None:
-    """The means' intervals from fewer than :data:`small_sample.SMALL_BELOW` labelled items
-    drawn with equal chances (:mod:`mmjudge.estimation.small_sample`), in place."""
-    from scipy import stats
-
-    factor = small_sample.t_factor(n, alpha)
-    critical = float(stats.norm.ppf(1 - alpha / 2))
-    flat = small_sample.no_spread(y)
-    for k, name in enumerate(columns.names):
-        if name not in strata.COLUMNS:
-            continue
-        mean = float(ways.classical[k])
-        low, high = value_range(columns, name)
-        if name == "share relevant" or flat[k]:
-            human = small_sample.score_interval(mean, n, low, high, critical)
-        else:
-            human = small_sample.widen(
-                mean, float(ways.classical_low[k]), float(ways.classical_high[k]), factor
-            )
-        ways.classical_low[k], ways.classical_high[k] = human
-        if flat[k] or not math.isfinite(float(ways.point[k])):
-            ways.point[k], ways.lam[k] = mean, 0.0
-            ways.low[k], ways.high[k] = human
-        else:
-            ways.low[k], ways.high[k] = small_sample.widen(
-                float(ways.point[k]), float(ways.low[k]), float(ways.high[k]), factor
-            )
 
 
 class _Ways(NamedTuple):

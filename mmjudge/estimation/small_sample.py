@@ -65,11 +65,54 @@ def widen(point: float, low: float, high: float, factor: float) -> tuple[float, 
     return point - (point - low) * factor, point + (high - point) * factor
 
 
-def clip(values: tuple[float, float, float], low: float, high: float) -> tuple[float, ...]:
+def value_range(name: str, grades: FloatArray) -> tuple[float, float]:
+    """The values a column's quantity can take: the scale's (``grades``) for the mean
+    grade, [0, 1] for a share, nDCG or P."""
+    if name == "mean grade":
+        return float(np.min(grades)), float(np.max(grades))
+    return 0.0, 1.0
+
+
+def clip(values: tuple[float, float, float], low: float, high: float) -> tuple[float, float, float]:
     """Each value moved into ``[low, high]`` (``nan`` left as it is)."""
-    return tuple(v if math.isnan(v) else min(max(v, low), high) for v in values)
+    a, b, c = (v if math.isnan(v) else min(max(v, low), high) for v in values)
+    return a, b, c
 
 
 def no_spread(y: FloatArray) -> Any:
     """Per column, whether the labelled values are all the same."""
     return np.ptp(y, axis=0) == 0 if y.shape[0] else np.ones(y.shape[1], dtype=bool)
+
+
+#: The columns given small-sample intervals.
+MEANS = ("mean grade", "share relevant")
+
+
+def apply(names: list[str], grades: FloatArray, ways: Any, y: FloatArray, alpha: float) -> None:
+    """The means' intervals from the ``y.shape[0]`` labelled items (fewer than
+    :data:`SMALL_BELOW`, drawn with equal chances), in place: ``ways`` holds per column the
+    PPI++ ``point``, ``low``, ``high``, ``lam`` and the human-only ``classical``,
+    ``classical_low`` and ``classical_high`` arrays; ``grades`` is the scale."""
+    from scipy import stats
+
+    n = y.shape[0]
+    factor = t_factor(n, alpha)
+    critical = float(stats.norm.ppf(1 - alpha / 2))
+    flat = no_spread(y)
+    for k, name in enumerate(names):
+        if name not in MEANS:
+            continue
+        mean = float(ways.classical[k])
+        low, high = value_range(name, grades)
+        if name == "share relevant" or flat[k]:
+            human = score_interval(mean, n, low, high, critical)
+        else:
+            human = widen(mean, float(ways.classical_low[k]), float(ways.classical_high[k]), factor)
+        ways.classical_low[k], ways.classical_high[k] = human
+        if flat[k] or not math.isfinite(float(ways.point[k])):
+            ways.point[k], ways.lam[k] = mean, 0.0
+            ways.low[k], ways.high[k] = human
+        else:
+            ways.low[k], ways.high[k] = widen(
+                float(ways.point[k]), float(ways.low[k]), float(ways.high[k]), factor
+            )

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from mmjudge.data.qrels import Qrels, read_qrels
-from mmjudge.estimation import estimates, prediction
+from mmjudge.estimation import estimates, prediction, small_sample
 from mmjudge.metrics.ranking import system_ranking_agreement
 
 ppi_py = pytest.importorskip("ppi_py", reason="needs the estimate extra (ppi-python)")
@@ -137,7 +137,7 @@ def test_estimates_equal_ppi_py(llmjudge) -> None:
         low, high = ppi_py.ppi_mean_ci(y[:, k], yhat[:, k], rest[:, k], alpha=0.05)
         c_low, c_high = ppi_py.classical_mean_ci(y[:, k], alpha=0.05)
         # cut to the values the quantity can take (nDCG and P in [0, 1])
-        bounds = prediction.value_range(columns, e.name)
+        bounds = small_sample.value_range(e.name, columns.grades)
         expected = np.array([point.item(), low.item(), high.item(), c_low, c_high]) + shift
         cut = np.clip(expected, *bounds)
         assert e.ppi == pytest.approx(tuple(cut[:3]), abs=1e-9)
