@@ -10,6 +10,7 @@ realised for one draw per pilot (what the test checks) and for the mean over the
 realised half-width's own spread from draw to draw.
 
     python benchmarks/plan_accuracy.py --pilots 40 --draws 20
+    python benchmarks/plan_accuracy.py --llmjudge 8 --pilots 40
 """
 
 from __future__ import annotations
@@ -51,11 +52,81 @@ def one_pilot(pool: tuple, rep: int, draws: int) -> tuple[float, float, float]:
     return TARGET / realised[0], TARGET / mean, float(np.std(realised)) / mean
 
 
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "llmjudge"
+
+
+def llmjudge(pilots: int, pilot_queries: int, n_boot: int) -> int:
+    """Pilots of ``pilot_queries`` whole LLMJudge queries (every human label of them), one
+    participant's file as the judge (each of the seven in turn): each pilot plans κ for the
+    half-width that the held-back queries (the other 25 − ``pilot_queries``) realise, and
+    the planned count of queries is set against theirs. Printed per plan (central: the
+    pilot's half-width; widened: its upper 80% bound): the share of pilots that asked too
+    few and the median of planned / needed."""
+    from mmjudge.data.qrels import read_qrels
+    from mmjudge.estimation.prediction import shared_items
+
+    if not (DATA / "test_qrels_human.txt").is_file():
+        print(f"no LLMJudge files at {DATA}", file=sys.stderr)
+        return 1
+    human = read_qrels(DATA / "test_qrels_human.txt")
+    ratios: dict[str, list[float]] = {"central": [], "widened": []}
+    files = sorted((DATA / "runs").glob("*.txt"))
+    for path in files:
+        items = shared_items(human, read_qrels(path))
+        queries = np.asarray(items.queries, dtype=object)
+        judge = np.clip(items.judge, 0, 3)
+        names = sorted(set(items.queries))
+        for rep in range(pilots):
+            rng = np.random.default_rng(rep)
+            chosen = set(rng.choice(names, pilot_queries, replace=False))
+            pilot = np.array([q in chosen for q in items.queries])
+            held = ~pilot
+            score = scoring.score_judge(
+                queries[held], items.human[held], judge[held], GRADES, n_boot=n_boot
+            )
+            realised = (score.kappa.high - score.kappa.low) / 2
+            found = planning.plan_kappa(
+                path.stem,
+                queries[pilot],
+                items.human[pilot],
+                judge[pilot],
+                GRADES,
+                realised,
+                n_boot=n_boot,
+            )
+            needed = len(names) - pilot_queries
+            per_query = found.n_items / found.n_queries
+            ratios["central"].append(found.needed / per_query / needed)
+            ratios["widened"].append(found.needed_upper / per_query / needed)
+    print(
+        f"LLMJudge: {len(files)} judges x {pilots} pilots of {pilot_queries} whole queries, "
+        f"planned for the half-width the other {len(names) - pilot_queries} queries realise:"
+    )
+    for label, found_ratios in ratios.items():
+        r = np.asarray(found_ratios)
+        print(
+            f"  {label:8s} asked too few in {np.mean(r < 1):.0%}, planned / needed queries: "
+            f"median {np.median(r):.2f}, 10th-90th percentile {np.quantile(r, 0.1):.2f}-"
+            f"{np.quantile(r, 0.9):.2f}"
+        )
+    return 0
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--pilots", type=int, default=40)
     p.add_argument("--draws", type=int, default=20)
+    p.add_argument(
+        "--llmjudge",
+        type=int,
+        default=None,
+        metavar="Q",
+        help="instead: pilots of Q whole queries of the LLMJudge files (../shared/data)",
+    )
+    p.add_argument("--n-boot", type=int, default=1000)
     args = p.parse_args()
+    if args.llmjudge is not None:
+        return llmjudge(args.pilots, args.llmjudge, args.n_boot)
     pool = labelled_pool(0)
     rows = np.array([one_pilot(pool, rep, args.draws) for rep in range(args.pilots)])
     print(f"{args.pilots} pilots of {PILOT} queries planning ±{TARGET}, predicted / realised:")

@@ -35,7 +35,10 @@ from mmjudge.errors import MMJudgeError
 from mmjudge.estimation.estimates import (
     HeldBack,
     as_dict,
+    capped_line,
+    clipped_line,
     coverage_caution,
+    effective_cell,
     estimates_for,
     held_back,
     strata_line,
@@ -143,6 +146,24 @@ def _interval(triple: tuple[float, float, float]) -> str:
     return f"{_cell(triple[0])} [{_cell(triple[1])}, {_cell(triple[2])}]"
 
 
+def _lead(result: HeldBack) -> str:
+    """The lines above the table: what was labelled, how it was estimated, the notes."""
+    if result.truth is None:
+        lead = f"{result.labelled} of {result.items} items labelled by people\n\n"
+    else:
+        lead = (
+            f"{result.labelled} of {result.items} human labels used; the rest held back "
+            "('all human' is the value on every human label)\n\n"
+        )
+    lead += strata_line(result) + "\n"
+    split = top_ten_line(result)
+    lead += (split + "\n\n") if split else "\n"
+    for note in (coverage_caution(result), clipped_line(result)):
+        if note:
+            lead += note + "\n\n"
+    return lead
+
+
 def format_table(result: HeldBack) -> str:
     """One line per quantity, then the system orderings."""
     header = [
@@ -166,28 +187,18 @@ def format_table(result: HeldBack) -> str:
             _interval(e.ppi),
             _cell(e.ppi[2] - e.ppi[1]),
             f"{e.lam:.2f}",
-            f"{e.effective_n:.0f} (+{e.effective_n - e.n_labelled:.0f})",
+            effective_cell(e),
         ]
         for e in result.estimates
     ]
-    if result.truth is None:
-        lead = f"{result.labelled} of {result.items} items labelled by people\n\n"
-    else:
-        lead = (
-            f"{result.labelled} of {result.items} human labels used; the rest held back "
-            "('all human' is the value on every human label)\n\n"
-        )
-    lead += strata_line(result) + "\n"
-    split = top_ten_line(result)
-    lead += (split + "\n\n") if split else "\n"
-    caution = coverage_caution(result)
-    if caution:
-        lead += caution + "\n\n"
-    text = lead + aligned_columns(header, body)
+    text = _lead(result) + aligned_columns(header, body)
     text += (
         "\n* judge-only: the judge's labels on every item; its error is the judge's bias, "
         "which no interval shows.\n"
     )
+    capped = capped_line(result)
+    if capped:
+        text += capped + "\n"
     if result.rankings:
         lines = [[r.measure, *(_cell(v) for v in r[1:])] for r in result.rankings]
         text += "\nsystem orderings, Kendall's tau-b:\n" + aligned_columns(
@@ -218,7 +229,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             "level": scoring.LEVEL,
             "systems": str(args.systems) if args.systems else None,
         }
-        sys.stdout.write(json.dumps({**settings, **as_dict(result)}, indent=2) + "\n")
+        sys.stdout.write(
+            json.dumps({**settings, **as_dict(result)}, indent=2, allow_nan=False) + "\n"
+        )
     else:
         sys.stdout.write(format_table(result))
     return 0

@@ -134,6 +134,7 @@ def format_table(plans: Sequence[dict[str, Any]]) -> str:
             "± now",
             f"items for ±{h:g}",
             "queries",
+            "central",
             "analytic items",
             "design effect",
             "more items",
@@ -149,6 +150,7 @@ def format_table(plans: Sequence[dict[str, Any]]) -> str:
                 _f(j["half_width"]),
                 _n(j["needed_items"]),
                 _n(j["needed_queries"]),
+                _n(j["needed_items_central"]),
                 _n(j["needed_items_analytic"]),
                 "-" if j["design_effect"] is None else f"{j['design_effect']:.1f}",
                 _n(j["more_items"]),
@@ -156,12 +158,29 @@ def format_table(plans: Sequence[dict[str, Any]]) -> str:
             ]
             for j in plan["judges"]
         ]
-        out.append(f"{plan['dataset']}: κ to ±{h:g} (95% interval, query bootstrap)\n")
+        out.append(
+            f"{plan['dataset']}: κ to ±{h:g} (95% interval, query bootstrap; the items and "
+            "queries planned from the pilot's half-width widened to the upper 80% bound of "
+            "its own uncertainty, 'central' without)\n"
+        )
         out.append(aligned_columns(header, body))
+        out.extend(_queries_text(j, h) for j in plan["judges"] if j["needs_more_queries"])
         out.append(_separation_text(plan["separation"]) + "\n")
         if plan.get("budget") is not None:
             out.append(_budget_text(plan))
     return "\n".join(out)
+
+
+def _queries_text(j: dict[str, Any], target: float) -> str:
+    """A judge whose target needs new queries, not more labels in the pilot's."""
+    have = f"; the dataset has {j['pool_queries']:,}" if j["pool_queries"] else ""
+    per_query = j["n_items"] / j["n_queries"]
+    return (
+        f"{j['judge']}: ±{target:g} needs more queries, not more labels in the pilot's "
+        f"{j['n_queries']:,} queries (all their items give about ±{j['reachable_half_width']:.3f}"
+        f"): about {_n(j['needed_queries'])} queries of about {per_query:.0f} labelled items"
+        f"{have}"
+    )
 
 
 def _separation_text(sep: dict[str, Any] | None) -> str:
@@ -250,7 +269,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MMJudgeError as error:
         return fail(PROG, error)
     if args.format == "json":
-        sys.stdout.write(json.dumps({"datasets": plans}, indent=2) + "\n")
+        sys.stdout.write(json.dumps({"datasets": plans}, indent=2, allow_nan=False) + "\n")
     elif plans:
         sys.stdout.write(format_table(plans))
     else:

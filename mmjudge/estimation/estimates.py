@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mmjudge.errors import MMJudgeError
-from mmjudge.estimation import prediction, strata
+from mmjudge.estimation import prediction, small_sample, strata
 from mmjudge.estimation.prediction import Estimate, ItemLabels
 from mmjudge.metrics.ranking import kendall_tau
 
@@ -98,23 +98,43 @@ def estimates_for(
 
 
 def coverage_caution(result: HeldBack) -> str | None:
-    """One line when the system measures were estimated from fewer labelled items than
-    their intervals were measured to cover at (:data:`COVERED_FROM`); ``None`` otherwise."""
-    if not result.rankings:
-        return None
-    short = {m: n for m, n in COVERED_FROM.items() if result.labelled < n}
+    """One line when the estimates were made from fewer labelled items than their
+    intervals were measured to cover at: the means below
+    :data:`mmjudge.estimation.small_sample.SMALL_BELOW` (always), the system measures below
+    :data:`COVERED_FROM`; ``None`` otherwise."""
+    short = {}
+    if result.labelled < small_sample.SMALL_BELOW:
+        short["the mean grade and share relevant"] = small_sample.SMALL_BELOW
+    if result.rankings:
+        below = [m for m, n in COVERED_FROM.items() if result.labelled < n]
+        if below:
+            short[" and ".join(below)] = max(COVERED_FROM[m] for m in below)
     if not short:
         return None
+    names = list(short)
     counts = set(short.values())
     needed = (
         f"{counts.pop():,}"
         if len(counts) == 1
-        else ", ".join(f"{n:,} for {m}" for m, n in short.items())
+        else ", ".join(f"{n:,} for {m.removeprefix('the ')}" for m, n in short.items())
     )
     return (
-        f"caution: the 95% intervals of {' and '.join(short)} held the truth in fewer than "
+        f"caution: the 95% intervals of {' and of '.join(names)} held the truth in fewer than "
         f"94% of simulated draws on real labels with fewer labelled items than {needed} "
         f"(here {result.labelled}); read them as a guide"
+    )
+
+
+def clipped_line(result: HeldBack) -> str | None:
+    """One line naming the estimates whose interval was cut to the values the quantity can
+    take (the scale's range for the mean grade, 0 to 1 for the rest)."""
+    cut = [e.name for e in result.estimates if e.clipped]
+    if not cut:
+        return None
+    return (
+        f"clipped: {', '.join(cut)}: the interval reached past what the quantity can take "
+        "(the scale's range for the mean grade, 0 to 1 otherwise) and was cut to it; no "
+        "effective n is given for it"
     )
 
 
@@ -169,7 +189,26 @@ def ranking_check(
 
 
 def _number(value: float) -> float | None:
-    return None if math.isnan(value) else value
+    return value if math.isfinite(value) else None
+
+
+def effective_cell(e: Estimate) -> str:
+    """The effective sample size and its gain over the labelled items, as printed
+    ("-" where undefined; "capped" where cut to the items estimated over)."""
+    if math.isnan(e.effective_n):
+        return "-"
+    text = f"{e.effective_n:.0f} ({e.effective_n - e.n_labelled:+.0f})"
+    return text + " capped" if e.capped else text
+
+
+def capped_line(result: HeldBack) -> str | None:
+    """One line when an effective sample size was cut to the number of items."""
+    if not any(e.capped for e in result.estimates):
+        return None
+    return (
+        f"capped: an effective n above the {result.items:,} items is shown as {result.items:,}, "
+        "since labelling every item is the most human labels can do"
+    )
 
 
 def as_dict(result: HeldBack) -> dict[str, Any]:
@@ -199,12 +238,15 @@ def as_dict(result: HeldBack) -> dict[str, Any]:
                 },
                 "effective_n": _number(e.effective_n),
                 "effective_n_gained": _number(e.effective_n - e.n_labelled),
+                "effective_n_capped": e.capped,
+                "clipped": e.clipped,
             }
         )
     return {
         "items": result.items,
         "labelled": result.labelled,
         "caution": coverage_caution(result),
+        "clipped": clipped_line(result),
         "stratified": strata_line(result),
         "split_by_top_ten": top_ten_line(result),
         "estimates": rows,

@@ -98,11 +98,61 @@ class KappaPlan(NamedTuple):
     """Items for the target half-width, from the bootstrap."""
     needed_analytic: float
     """The same from the analytic standard error (items independent)."""
+    needed_upper: float = math.nan
+    """Items for the target half-width from the pilot's half-width widened for its own
+    uncertainty (:func:`pilot_widening`): the plan."""
+    reachable_half_width: float = math.nan
+    """About the half-width that every item of the pilot's queries would give (``nan``
+    when the items there are is unknown): no more labels in the same queries go below it."""
+    pool_queries: int | None = None
+    """Queries the dataset has (labelled or not), when known."""
 
     @property
     def design_effect(self) -> float:
         """How many times more items the queries' clustering asks for."""
         return self.needed / self.needed_analytic if self.needed_analytic > 0 else math.nan
+
+    @property
+    def queries_needed(self) -> float:
+        """Queries of the pilot's size for the target, as planned (``needed_upper``)."""
+        if not (math.isfinite(self.needed_upper) and self.n_queries):
+            return math.nan
+        return math.ceil(self.needed_upper / (self.n_items / self.n_queries))
+
+    def needs_more_queries(self, target: float) -> bool:
+        """Whether ``target`` is below what all the items of the pilot's queries reach:
+        then only new queries narrow κ's interval enough."""
+        return math.isfinite(self.reachable_half_width) and target < self.reachable_half_width
+
+
+#: The one-sided confidence with which the plan's half-width bounds the pilot's true one.
+PILOT_CONFIDENCE = 0.8
+
+
+def pilot_widening(n_queries: int, confidence: float = PILOT_CONFIDENCE) -> float:
+    """How much wider than the pilot's bootstrap half-width to plan with, so that a pilot
+    of ``n_queries`` queries asks too few labels in about ``1 − confidence`` of cases.
+
+    A pilot's squared half-width is a variance estimated from its queries, about
+    ``σ² χ²_{q−1} / q`` (the bootstrap divides by ``q``, not ``q − 1``): the upper
+    ``confidence`` bound of ``σ`` is ``h₀ · √(q / χ²_{q−1}(1 − confidence))``. With 8 queries
+    the factor is about 1.45 (twice the items); with 200 about 1.05."""
+    from scipy import stats
+
+    if n_queries < 2:
+        return math.nan
+    return math.sqrt(n_queries / float(stats.chi2.ppf(1 - confidence, n_queries - 1)))
+
+
+def reachable(half_width: float, analytic: float, n_items: int, items_there: int) -> float:
+    """The half-width with every one of ``items_there`` items of the pilot's queries
+    labelled: the part of the pilot's squared half-width the analytic (items-independent)
+    one explains shrinks with the items, the rest (the queries' own) does not."""
+    if not (math.isfinite(half_width) and math.isfinite(analytic) and items_there > 0):
+        return math.nan
+    between = max(half_width**2 - analytic**2, 0.0)
+    within = min(analytic, half_width) ** 2 * n_items / max(items_there, n_items)
+    return math.sqrt(between + within)
 
 
 def plan_kappa(
@@ -115,12 +165,17 @@ def plan_kappa(
     *,
     n_boot: int = scoring.N_BOOT,
     seed: int = scoring.SEED,
+    items_there: int | None = None,
+    pool_queries: int | None = None,
 ) -> KappaPlan:
-    """One judge's :class:`KappaPlan` from its pilot labels (aligned arrays, ``nan`` = none)."""
+    """One judge's :class:`KappaPlan` from its pilot labels (aligned arrays, ``nan`` = none);
+    ``items_there``: the items of the pilot's queries, labelled or not, and ``pool_queries``
+    the dataset's queries, when known."""
     score = scoring.score_judge(query_ids, reference, labels, grades, n_boot=n_boot, seed=seed)
     half = _half(score.kappa.low, score.kappa.high)
     se = kappa_standard_error(reference, labels, grades)
     analytic = Z95 * se
+    upper = half * pilot_widening(score.n_queries)
     return KappaPlan(
         judge,
         score.n_items,
@@ -130,6 +185,9 @@ def plan_kappa(
         analytic,
         items_for_half_width(score.n_items, half, target),
         items_for_half_width(score.n_items, analytic, target),
+        items_for_half_width(score.n_items, upper, target),
+        reachable(upper, analytic, score.n_items, items_there or 0),
+        pool_queries,
     )
 
 
@@ -264,8 +322,14 @@ def _number(value: float | None) -> float | None:
     return None if value is None or not math.isfinite(value) else value
 
 
-def _kappa_entry(run: SavedRun, found: KappaPlan, per_label: float | None) -> dict[str, Any]:
-    extra = extra_labels(found.needed, found.n_items)
+def _ceil(value: float) -> int | None:
+    return math.ceil(value) if math.isfinite(value) else None
+
+
+def _kappa_entry(
+    run: SavedRun, found: KappaPlan, per_label: float | None, target: float
+) -> dict[str, Any]:
+    extra = extra_labels(found.needed_upper, found.n_items)
     per_query = found.n_items / found.n_queries if found.n_queries else math.nan
     return {
         "judge": run.name,
@@ -275,10 +339,14 @@ def _kappa_entry(run: SavedRun, found: KappaPlan, per_label: float | None) -> di
         "kappa": _number(found.kappa),
         "half_width": _number(found.half_width),
         "analytic_half_width": _number(found.analytic_half_width),
-        "needed_items": _number(math.ceil(found.needed) if math.isfinite(found.needed) else None),
-        "needed_queries": _number(
-            math.ceil(found.needed / per_query) if math.isfinite(found.needed) else None
-        ),
+        "needed_items": _ceil(found.needed_upper),
+        "needed_queries": _number(found.queries_needed),
+        "needed_items_central": _ceil(found.needed),
+        "needed_queries_central": _ceil(found.needed / per_query),
+        "pilot_widening": _number(pilot_widening(found.n_queries)),
+        "reachable_half_width": _number(found.reachable_half_width),
+        "needs_more_queries": found.needs_more_queries(target),
+        "pool_queries": found.pool_queries,
         "needed_items_analytic": _number(
             math.ceil(found.needed_analytic) if math.isfinite(found.needed_analytic) else None
         ),
@@ -324,6 +392,8 @@ def _judge_entry(run: SavedRun, settings: PlanSettings) -> dict[str, Any]:
     keys = list(run.rows)
     reference = human_consensus([run], keys)
     labels = run.labels(keys)
+    graded = ~(np.isnan(as_labels(reference)) | np.isnan(as_labels(labels)))
+    pilot_queries = {key[0] for key, done in zip(keys, graded, strict=True) if done}
     found = plan_kappa(
         run.name,
         np.array([key[0] for key in keys], dtype=object),
@@ -333,8 +403,10 @@ def _judge_entry(run: SavedRun, settings: PlanSettings) -> dict[str, Any]:
         settings.half_width,
         n_boot=settings.n_boot,
         seed=settings.seed,
+        items_there=sum(key[0] in pilot_queries for key in keys),
+        pool_queries=len({key[0] for key in keys}),
     )
-    entry = _kappa_entry(run, found, settings.cost_per_label)
+    entry = _kappa_entry(run, found, settings.cost_per_label, settings.half_width)
     if settings.budget is not None and settings.cost_per_label is not None:
         split = budget_split(
             reference,

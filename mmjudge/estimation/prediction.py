@@ -36,7 +36,7 @@ import numpy.typing as npt
 
 from mmjudge.data.qrels import top_documents
 from mmjudge.errors import MMJudgeError
-from mmjudge.estimation import strata
+from mmjudge.estimation import small_sample, strata
 from mmjudge.estimation.expansion import Pilot, discounts, ideal_linear, pilot
 from mmjudge.metrics.labels import FloatArray
 
@@ -241,13 +241,37 @@ class Estimate(NamedTuple):
     queries, for the mean grade and the share relevant; 2 (the system's top tens and the
     rest) for a system measure (:mod:`mmjudge.estimation.strata`)."""
 
+    population: int = 0
+    """Items estimated over (0: unknown): no number of human labels is worth more."""
+
+    clipped: bool = False
+    """An interval (or estimate) reached past the values the quantity can take and was cut
+    to them (:func:`mmjudge.estimation.small_sample.value_range`)."""
+
+    @property
+    def uncapped_effective_n(self) -> float:
+        """``n · (human-only width / PPI width)²``; ``nan`` where either interval has no
+        width or was clipped (its width then no longer measures the spread)."""
+        human = self.human_only[2] - self.human_only[1]
+        ppi = self.ppi[2] - self.ppi[1]
+        if self.clipped or not (ppi > 0 and human > 0):
+            return math.nan
+        return self.n_labelled * (human / ppi) ** 2
+
     @property
     def effective_n(self) -> float:
         """The human-only sample size whose interval would be as narrow as the
-        prediction-powered one: ``n · (human-only width / PPI width)²``."""
-        human = self.human_only[2] - self.human_only[1]
-        ppi = self.ppi[2] - self.ppi[1]
-        return self.n_labelled * (human / ppi) ** 2 if ppi > 0 else math.inf
+        prediction-powered one, ``n · (human-only width / PPI width)²``, at most the
+        :attr:`population` (labelling every item is the most human labels can do); the
+        human-only interval is the one made the same way (per query when the PPI++ one is),
+        so what it gains is the judge's. ``nan`` where undefined."""
+        found = self.uncapped_effective_n
+        return min(found, float(self.population)) if self.population > 0 else found
+
+    @property
+    def capped(self) -> bool:
+        """The effective sample size was cut to the population."""
+        return self.population > 0 and self.uncapped_effective_n > self.population
 
 
 def estimate(
@@ -315,37 +339,46 @@ def estimate_columns(
     by_query = _by_query(values, labelled, alpha, probabilities, queries)
     if by_query is not None:
         picked = [k for k, name in enumerate(columns.names) if name in strata.COLUMNS]
-        for array, found in zip(ways[:4], by_query[:4], strict=True):
+        for array, found in zip(ways, by_query[:7], strict=True):
             array[picked] = found[picked]
+    n = int(labelled.sum())
+    if probabilities is None and by_query is None and n < small_sample.SMALL_BELOW:
+        small_sample.apply(columns.names, columns.grades, ways, y, alpha)
     judge = columns.values(items.judge).mean(axis=0)
     counts = [_strata_count(name, by_query, bool(split[k])) for k, name in enumerate(columns.names)]
-    return _as_estimates(columns, ways, judge, int(labelled.sum()), counts)
+    return _as_estimates(columns, ways, judge, n, counts, labelled.size)
 
 
 def _as_estimates(
-    columns: Columns, ways: _Ways, judge: FloatArray, n: int, strata_counts: list[int]
+    columns: Columns,
+    ways: _Ways,
+    judge: FloatArray,
+    n: int,
+    strata_counts: list[int],
+    judge_size: int,
 ) -> list[Estimate]:
-    """One :class:`Estimate` per column, each value moved by the column's offset."""
+    """One :class:`Estimate` per column, each value moved by the column's offset;
+    ``judge_size`` items estimated over."""
     out = []
     for k, name in enumerate(columns.names):
         shift = float(columns.offset[k])
+        bounds = small_sample.value_range(name, columns.grades)
+        human, ppi = (
+            (float(centre[k]) + shift, float(low[k]) + shift, float(high[k]) + shift)
+            for centre, low, high in (ways[4:7], ways[:3])
+        )
+        human_in, ppi_in = small_sample.clip(human, *bounds), small_sample.clip(ppi, *bounds)
         out.append(
             Estimate(
                 name=name,
-                human_only=(
-                    float(ways.classical[k]) + shift,
-                    float(ways.classical_low[k]) + shift,
-                    float(ways.classical_high[k]) + shift,
-                ),
+                human_only=human_in,
                 judge_only=float(judge[k]) + shift,
-                ppi=(
-                    float(ways.point[k]) + shift,
-                    float(ways.low[k]) + shift,
-                    float(ways.high[k]) + shift,
-                ),
+                ppi=ppi_in,
                 lam=float(ways.lam[k]),
                 n_labelled=n,
                 strata=strata_counts[k],
+                population=judge_size,
+                clipped=human_in != human or ppi_in != ppi,
             )
         )
     return out

@@ -45,13 +45,18 @@ Tune = Callable[[FloatArray, FloatArray, FloatArray, FloatArray | None], FloatAr
 
 
 class Stratified(NamedTuple):
-    """Per column: the combined estimate and interval, and the item-weighted mean of the
-    queries' tuned weights."""
+    """Per column: the combined estimate and interval, the item-weighted mean of the
+    queries' tuned weights, and the human-only estimate and interval stratified the same
+    way (each query's classical interval, ``lam=0``), so that what the judge adds is told
+    apart from what the stratification adds."""
 
     point: FloatArray
     low: FloatArray
     high: FloatArray
     lam: FloatArray
+    human_point: FloatArray
+    human_low: FloatArray
+    human_high: FloatArray
     strata: int
     """How many queries were estimated apart."""
 
@@ -81,20 +86,30 @@ def stratified_means(
     y, yhat, yhat_rest = columns
     n_strata = int(codes.max()) + 1
     at_lab, at_rest = codes[labelled], codes[~labelled]
-    point = np.zeros(y.shape[1])
-    square = np.zeros(y.shape[1])
-    lam = np.zeros(y.shape[1])
+    point, square, lam = (np.zeros(y.shape[1]) for _ in range(3))
+    human, human_square = np.zeros(y.shape[1]), np.zeros(y.shape[1])
     for q in range(n_strata):
         mine, theirs = at_lab == q, at_rest == q
         share = (mine.sum() + theirs.sum()) / codes.size
-        centre, half, weight = _one_stratum(
-            ppi_py, tune, y[mine], yhat[mine], yhat_rest[theirs], alpha
-        )
+        part = (y[mine], yhat[mine], yhat_rest[theirs])
+        centre, half, weight = _one_stratum(ppi_py, tune, *part, alpha)
         point += share * centre
         square += (share * half) ** 2
         lam += share * weight
-    spread = np.sqrt(square)
-    return Stratified(point, point - spread, point + spread, lam, n_strata)
+        c_low, c_high = ppi_py.ppi_mean_ci(*part, alpha=alpha, lam=0)
+        human += share * part[0].mean(axis=0)
+        human_square += (share * (np.ravel(c_high) - np.ravel(c_low)) / 2) ** 2
+    spread, human_spread = np.sqrt(square), np.sqrt(human_square)
+    return Stratified(
+        point,
+        point - spread,
+        point + spread,
+        lam,
+        human,
+        human - human_spread,
+        human + human_spread,
+        n_strata,
+    )
 
 
 def _one_stratum(

@@ -74,8 +74,11 @@ def test_json_holds_three_ways_and_the_truth(tmp_path, capsys) -> None:
             part = row[way]
             assert part["low"] <= part["estimate"] <= part["high"]
             assert part["width"] == pytest.approx(part["high"] - part["low"])
-        gained = row["effective_n"] - 30
-        assert row["effective_n_gained"] == pytest.approx(gained)
+        if row["clipped"]:  # a clipped width no longer measures the spread
+            assert row["effective_n"] is None and row["effective_n_gained"] is None
+        else:
+            gained = row["effective_n"] - 30
+            assert row["effective_n_gained"] == pytest.approx(gained)
     assert [r["measure"] for r in report["rankings"]] == ["nDCG@10", "P@10"]
     # 30 labelled of 60: each system's top tens and the rest hold labelled items enough
     assert report["split_by_top_ten"].startswith("system measures: 4 of 4 estimated within")
@@ -94,7 +97,8 @@ def test_table_names_the_judge_only_bias(tmp_path, capsys) -> None:
     lines = out.splitlines()
     assert lines[0].startswith("20 of 60 human labels used")
     assert lines[2].startswith("mean grade and share relevant: PPI++ pooled over all items")
-    assert lines[4].split()[:3] == ["quantity", "all", "human"]
+    assert lines[4].startswith("caution: the 95% intervals of the mean grade and share")
+    assert lines[6].split()[:3] == ["quantity", "all", "human"]
     assert any(line.startswith("mean grade") for line in lines)
     assert "which no interval shows" in out
 
@@ -109,13 +113,52 @@ def test_caution_below_the_measured_coverage(tmp_path, capsys) -> None:
     caution = [line for line in out.splitlines() if line.startswith("caution:")]
     assert len(caution) == 1
     assert out.splitlines()[3].startswith("system measures: ")
+    assert caution[0].startswith(
+        "caution: the 95% intervals of the mean grade and share relevant and of nDCG@10 and "
+        "P@10 held the truth in fewer than 94%"
+    )
     assert (
-        "nDCG@10 and P@10" in caution[0] and "fewer labelled items than 500 (here 20)" in caution[0]
+        "than 200 for mean grade and share relevant, 500 for nDCG@10 and P@10 (here 20)"
+        in (caution[0])
     )
     report = json.loads(run_cli(capsys, *args, "--format", "json")[1])
     assert report["caution"] == caution[0]
+    # without runs the means' caution stands alone
     plain = run_cli(capsys, files["human"], files["judge"], "--labelled", 20)[1]
-    assert "caution" not in plain
+    assert "than 200 (here 20)" in plain and "nDCG" not in plain
+
+
+def test_degenerate_draws_give_intervals_and_valid_json(tmp_path, capsys) -> None:
+    """Two labelled items with the same grade, or none of twenty relevant: no interval of
+    no width (before: [0, 0] and an effective n of Infinity, which is no JSON); the
+    share gets Wilson's interval, the mean grade the score interval on the scale's range,
+    every number of the JSON is finite or null, and the intervals stay in the range."""
+    human = [f"q{i % 3} 0 d{i} {3 if i % 20 == 0 else 0}" for i in range(80)]
+    judge = [f"q{i % 3} 0 d{i} {(i * 7) % 4}" for i in range(80)]
+    (tmp_path / "h.qrels").write_text("\n".join(human) + "\n", encoding="utf-8")
+    (tmp_path / "j.qrels").write_text("\n".join(judge) + "\n", encoding="utf-8")
+    paths = [tmp_path / "h.qrels", tmp_path / "j.qrels"]
+
+    def misses(n: int) -> int:  # a seed whose draw holds no relevant item
+        return next(s for s in range(500) if not prediction.draw_labelled(80, n, s)[::20].any())
+
+    for n, s in ((2, misses(2)), (20, misses(20))):
+        code, out, _ = run_cli(capsys, *paths, "--labelled", n, "--seed", s, "--format", "json")
+        assert code == 0
+
+        def refuse(constant: str) -> None:
+            raise AssertionError(f"not JSON: {constant}")
+
+        report = json.loads(out, parse_constant=refuse)
+        rows = {row["name"]: row for row in report["estimates"]}
+        assert rows["share relevant"]["human_only"]["estimate"] == 0
+        for row in rows.values():
+            for way in ("human_only", "ppi"):
+                assert row[way]["width"] > 0.1, (n, row)
+                assert row[way]["low"] >= 0
+            assert row["effective_n"] is None or row["effective_n"] <= 80
+        assert rows["share relevant"]["ppi"]["high"] <= 1
+        assert rows["mean grade"]["ppi"]["high"] <= 3
 
 
 @pytest.mark.parametrize("n", [0, 1, 59, 100])

@@ -65,8 +65,13 @@ def test_json_counts_follow_the_pilot_intervals(tmp_path, capsys) -> None:
         )
         half = (score.kappa.high - score.kappa.low) / 2
         assert entry["half_width"] == pytest.approx(half)
-        assert entry["needed_items"] == math.ceil(180 * (half / 0.04) ** 2)
+        wide = half * planning.pilot_widening(30)
+        assert entry["needed_items"] == math.ceil(180 * (wide / 0.04) ** 2)
+        assert entry["needed_items_central"] == math.ceil(180 * (half / 0.04) ** 2)
         assert entry["needed_queries"] == math.ceil(entry["needed_items"] / 6)
+        # every item of the pilot's 30 queries is labelled: only new queries narrow κ
+        assert entry["reachable_half_width"] == pytest.approx(wide)
+        assert entry["needs_more_queries"] == (wide > 0.04) and entry["pool_queries"] == 30
         assert entry["more_items"] == max(0, entry["needed_items"] - 180)
         assert entry["usd"] == pytest.approx(entry["more_items"] * 0.5)
         assert entry["usd_per_million"] == pytest.approx(run.usd_per_million)
@@ -86,7 +91,7 @@ def test_table_says_what_separating_costs(tmp_path, capsys) -> None:
     sweep = toy_sweep(tmp_path)
     code, out, _ = run_cli(capsys, sweep, "--cost-per-label", 0.5)
     assert code == 0
-    assert "κ to ±0.05 (95% interval, query bootstrap)" in out
+    assert "κ to ±0.05 (95% interval, query bootstrap;" in out
     line = next(line for line in out.splitlines() if "to separate them you need about" in line)
     assert "more labelled items" in line and "$" in line
 

@@ -10,11 +10,14 @@ import pytest
 from mmjudge.estimation import estimates, prediction, strata
 from tests.estimation.test_prediction import llmjudge, real_setup  # noqa: F401
 
+GRADES = [0, 1, 2, 3]
+
 ppi_py = pytest.importorskip("ppi_py", reason="needs the estimate extra (ppi-python)")
 
 
-def _by_hand(columns, items, labelled, codes, k):
-    """Column ``k``'s stratified estimate from ppi_py per query, combined here."""
+def _by_hand(columns, items, labelled, codes, k, lam=None):
+    """Column ``k``'s stratified estimate from ppi_py per query, combined here (``lam=0``:
+    the human-only one)."""
     point, square = 0.0, 0.0
     for q in range(int(codes.max()) + 1):
         lab, rest = labelled & (codes == q), ~labelled & (codes == q)
@@ -22,8 +25,8 @@ def _by_hand(columns, items, labelled, codes, k):
         yhat = columns.values(items.judge[lab], lab)[:, k]
         yrest = columns.values(items.judge[rest], rest)[:, k]
         share = (codes == q).sum() / codes.size
-        centre = ppi_py.ppi_mean_pointestimate(y, yhat, yrest).item()
-        low, high = ppi_py.ppi_mean_ci(y, yhat, yrest, alpha=0.05)
+        centre = ppi_py.ppi_mean_pointestimate(y, yhat, yrest, lam=lam).item()
+        low, high = ppi_py.ppi_mean_ci(y, yhat, yrest, alpha=0.05, lam=lam)
         point += share * centre
         square += (share * (high.item() - low.item()) / 2) ** 2
     half = np.sqrt(square)
@@ -52,7 +55,8 @@ def test_every_query_labelled_enough_is_estimated_per_query(llmjudge) -> None:  
             assert e.ppi == pytest.approx(
                 _by_hand(columns, items, labelled, design.codes, k), abs=1e-9
             )
-            assert e.human_only == pooled[k].human_only
+            by_hand = _by_hand(columns, items, labelled, design.codes, k, lam=0)
+            assert e.human_only == pytest.approx(by_hand, abs=1e-9)
             assert e.ppi[2] - e.ppi[1] < pooled[k].ppi[2] - pooled[k].ppi[1]
             assert 0 <= e.lam <= 1
         else:
@@ -199,3 +203,42 @@ def test_a_weighted_draw_is_split_with_its_weights(llmjudge) -> None:  # noqa: F
         assert e.strata == 2
         assert e.ppi == pytest.approx(ppi, abs=1e-9), e.name
         assert e.human_only == pytest.approx(human, abs=1e-9), e.name
+
+
+def _queries_apart(judge: str, size: int = 2500, seed: int = 0) -> prediction.ItemLabels:
+    """25 queries of 100 items whose mean grades differ widely (query q's items are mostly
+    relevant when q is high), and a judge that is the human grade (``judge="human"``) or a
+    grade drawn at random (``"random"``)."""
+    rng = np.random.default_rng(seed)
+    queries = [f"q{i % 25}" for i in range(size)]
+    level = np.array([(i % 25) / 24 for i in range(size)])
+    human = np.clip(np.round(3 * level + rng.normal(0, 0.6, size)), 0, 3)
+    graded = human.copy() if judge == "human" else rng.integers(0, 4, size).astype(float)
+    return prediction.ItemLabels(queries, [f"d{i}" for i in range(size)], human, graded)
+
+
+def test_a_random_judge_gains_nothing_over_the_same_stratified_human_only() -> None:
+    """A judge that grades at random adds nothing: estimated per query, its effective n is
+    the labels' own (within 3%), since the human-only interval is stratified by query
+    too. Against a pooled human-only interval the queries' spread was credited to it."""
+    items = _queries_apart("random")
+    result = estimates.held_back(items, None, GRADES, 2, 1500, seed=1)
+    assert "within each of 25 queries" in estimates.strata_line(result)
+    for e in result.estimates:
+        assert abs(e.effective_n - 1500) < 0.03 * 1500, (e.name, e.effective_n)
+
+
+def test_effective_n_is_capped_at_the_items(tmp_path) -> None:
+    """A judge that gives the human grades, 2,000 of 2,500 items labelled: the PPI++
+    interval is worth more labels than there are items; the effective n is the 2,500
+    items, marked capped, and the table says so."""
+    from mmjudge.cli import estimate as command
+
+    items = _queries_apart("human")
+    result = estimates.held_back(items, None, GRADES, 2, 2000, seed=1)
+    for e in result.estimates:
+        assert e.uncapped_effective_n > 2500 and e.effective_n == 2500 and e.capped
+    rows = estimates.as_dict(result)["estimates"]
+    assert [(r["effective_n"], r["effective_n_capped"]) for r in rows] == [(2500, True)] * 2
+    table = command.format_table(result)
+    assert "2500 (+500) capped" in table and "capped: an effective n above the 2,500" in table
