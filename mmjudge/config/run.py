@@ -14,6 +14,9 @@ from mmjudge.config.values import check_whole, is_finite, require
 MODES = ("sync", "batch")
 #: ``runner.batch_failed``: where items a batch returned as failed are retried.
 FAILED_MODES = ("batch", "sync")
+#: The longest ``runner.timeout_s``: a call silent for an hour is a stalled connection, and a
+#: larger number (``1e308``) would mean no timeout at all.
+MAX_TIMEOUT_S = 3600.0
 
 
 @dataclass
@@ -24,7 +27,7 @@ class RunnerConfig:
     """Calls in flight at once; null: the model's ``max_concurrency``, or 16 when that is unset
     too. A model limit that is set caps it (see :mod:`mmjudge.engine.concurrency`)."""
     timeout_s: float = 60.0
-    """Per-call timeout."""
+    """Per-call timeout, at most :data:`MAX_TIMEOUT_S` (an hour)."""
     max_retries: int = 5
     """Attempts after the first for retryable errors."""
     backoff_base_s: float = 1.0
@@ -114,6 +117,12 @@ class RunnerConfig:
             ok = is_finite(value) and (value > 0 if above_zero else value >= 0)
             valid = "above 0" if above_zero else "of at least 0"
             require(ok, f"runner.{name}", value, f"use a number of seconds {valid}")
+        require(
+            self.timeout_s <= MAX_TIMEOUT_S,
+            "runner.timeout_s",
+            self.timeout_s,
+            f"use a number of seconds above 0 and at most {MAX_TIMEOUT_S:g} (an hour)",
+        )
         require(
             is_finite(self.backoff_max_s) and self.backoff_max_s >= self.backoff_base_s,
             "runner.backoff_max_s",
