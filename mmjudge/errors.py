@@ -9,6 +9,11 @@ class ConfigError(MMJudgeError):
     """A configuration value is wrong or missing; raised before any money is spent."""
 
 
+class CacheError(ConfigError):
+    """The response cache file cannot be used (damaged, not mmjudge's, or not writable); found
+    when it is opened, before any call, and said with what to do about it."""
+
+
 class DatasetError(MMJudgeError):
     """A dataset file is malformed; names file, line and field."""
 

@@ -93,6 +93,13 @@ def _app(cfg: DictConfig) -> None:
         except MMJudgeError as error:
             say(f"mmjudge: {error}", run_dir, level=logging.ERROR)
             sys.exit(EXIT_CONFIG)
+        except CONFIG_ERRORS as error:
+            # A value read only now (an interpolation such as ${nosuch}): said here in one
+            # line, before Hydra would log the job's failure on a line of its own.
+            if user_wants_full_errors():
+                raise
+            say(f"mmjudge: {config_error_line(error)}", run_dir, level=logging.ERROR)
+            sys.exit(EXIT_CONFIG)
 
 
 def _report(ahead: ReportAhead | None, *args: Any, **kwargs: Any) -> Path:

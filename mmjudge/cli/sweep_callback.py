@@ -15,6 +15,23 @@ from mmjudge.api.sweep_end import finish_sweep
 from mmjudge.cli.exits import note_exit
 
 
+class FoldersBefore(Callback):
+    """Notes which folders exist before Hydra makes a run's or a sweep's folder, so that a run
+    that stops before judging anything removes only the folders it made
+    (:func:`mmjudge.store.cleanup.note_existing`). Hydra calls ``on_run_start`` and
+    ``on_multirun_start`` before it makes them."""
+
+    def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
+        from mmjudge.store.cleanup import note_existing
+
+        note_existing(Path(str(config.hydra.run.dir)))
+
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        from mmjudge.store.cleanup import note_existing
+
+        note_existing(Path(str(config.hydra.sweep.dir)))
+
+
 class SweepReport(Callback):
     """Counts the cells in each status (a console line, ``sweep_summary.json``, and the
     process's exit code: that of the worst cell, see :mod:`mmjudge.store.status`), builds the

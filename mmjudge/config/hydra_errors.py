@@ -43,19 +43,27 @@ _NOT_IN = re.compile(r"^Key '(?P<key>[^']+)' not in '(?P<node>[^']+)'$")
 _NOISE = re.compile(r"^(reference_type|object_type)=|^Set the environment variable")
 
 
+#: The user's own ``HYDRA_FULL_ERROR`` while :func:`config_errors_raised` sets it (None outside).
+_USERS: list[str | None] = []
+
+
 def user_wants_full_errors() -> bool:
-    """Whether the user set ``HYDRA_FULL_ERROR=1`` (then errors keep Hydra's traceback)."""
-    return os.environ.get(_FULL_ERROR) == "1"
+    """Whether the user set ``HYDRA_FULL_ERROR=1`` (then errors keep Hydra's traceback), also
+    inside :func:`config_errors_raised`."""
+    given = _USERS[-1] if _USERS else os.environ.get(_FULL_ERROR)
+    return given == "1"
 
 
 @contextlib.contextmanager
 def config_errors_raised() -> Iterator[None]:
     """While the block runs, Hydra raises the errors it would print and exit 1 on."""
     before = os.environ.get(_FULL_ERROR)
+    _USERS.append(before)
     os.environ[_FULL_ERROR] = "1"
     try:
         yield
     finally:
+        _USERS.pop()
         if before is None:
             os.environ.pop(_FULL_ERROR, None)
         else:

@@ -14,6 +14,9 @@ from mmjudge.config.values import check_whole, is_finite, require
 MODES = ("sync", "batch")
 #: ``runner.batch_failed``: where items a batch returned as failed are retried.
 FAILED_MODES = ("batch", "sync")
+#: The longest ``runner.timeout_s``: a call silent for an hour is a stalled connection, and a
+#: larger number (``1e308``) would mean no timeout at all.
+MAX_TIMEOUT_S = 3600.0
 
 
 @dataclass
@@ -24,7 +27,7 @@ class RunnerConfig:
     """Calls in flight at once; null: the model's ``max_concurrency``, or 16 when that is unset
     too. A model limit that is set caps it (see :mod:`mmjudge.engine.concurrency`)."""
     timeout_s: float = 60.0
-    """Per-call timeout."""
+    """Per-call timeout, at most :data:`MAX_TIMEOUT_S` (an hour)."""
     max_retries: int = 5
     """Attempts after the first for retryable errors."""
     backoff_base_s: float = 1.0
@@ -58,10 +61,11 @@ class RunnerConfig:
     max_error_rate: float = 0.1
     """A cell whose share of failed judgments is above this (or in which every judgment
     failed) ends ``failed``; with fewer failures it ends ``partial``."""
-    max_unparseable_rate: float = 0.1
-    """A cell in which more than this share of the answers hold no grade the prompt's format
-    allows (or in which none does) ends ``failed``; with fewer it ends ``partial``. Such
-    answers are not retried: the same request gets the same answer."""
+    max_unparseable_rate: float = 0.02
+    """Answers that hold no grade the prompt's format allows, up to this share of a cell's
+    answers, leave it ``complete`` (real models miss the format in 0.1–1% of answers; the
+    closing line counts them); with more it ends ``partial``, and ``failed`` when none can be
+    read. Such answers are not retried: the same request gets the same answer."""
     breaker_failures: int = 10
     """Failed calls of one kind in a row (connection refused, DNS, TLS, 5xx, timeouts), with
     no success in between, that stop a cell: its endpoint cannot work."""
@@ -115,6 +119,12 @@ class RunnerConfig:
             valid = "above 0" if above_zero else "of at least 0"
             require(ok, f"runner.{name}", value, f"use a number of seconds {valid}")
         require(
+            self.timeout_s <= MAX_TIMEOUT_S,
+            "runner.timeout_s",
+            self.timeout_s,
+            f"use a number of seconds above 0 and at most {MAX_TIMEOUT_S:g} (an hour)",
+        )
+        require(
             is_finite(self.backoff_max_s) and self.backoff_max_s >= self.backoff_base_s,
             "runner.backoff_max_s",
             self.backoff_max_s,
@@ -137,15 +147,15 @@ class RunnerConfig:
                 "use a dollar amount of at least 0, or null for no cap",
             )
         for name, what in (
-            ("max_error_rate", "failed judgments"),
-            ("max_unparseable_rate", "answers without a grade"),
+            ("max_error_rate", "failed judgments, above which a cell counts as failed"),
+            ("max_unparseable_rate", "answers without a grade, above which a cell is partial"),
         ):
             value = getattr(self, name)
             require(
                 is_finite(value) and 0 <= value <= 1,
                 f"runner.{name}",
                 value,
-                f"use a share from 0 to 1 (of {what}, above which a cell counts as failed)",
+                f"use a share from 0 to 1 (of {what})",
             )
 
 

@@ -169,6 +169,14 @@ def _labels(
                 f"{where(path, line)}: field 'labels.{annotator}' names an unknown annotator; "
                 f"dataset.annotators lists {sorted(known_annotators)}"
             )
+        if isinstance(value, str) and value.strip():
+            # JSON has numbers: a grade in quotes is text, which a table's cell cannot avoid
+            # being but a JSON line can (and a typo such as "2 " or "two" hides in it).
+            raise DatasetError(
+                f"{where(path, line)}: field 'labels.{annotator}' is the text {shown(value)}, "
+                "not a number; write the grade without quotes, e.g. "
+                f'{{"{annotator}": 2}}'
+            )
         grade = reader.read(value, path, line, f"labels.{annotator}")
         if grade is None:
             raise DatasetError(

@@ -46,7 +46,7 @@ log = logging.getLogger(__name__)
 
 #: Raised whenever a loader or the preparation (HTML to text, the token cut) changes what it
 #: yields for the same file and settings, so entries written before are not used.
-PREPARATION_VERSION = 2
+PREPARATION_VERSION = 3
 
 #: The loaders whose items come from the one file ``dataset.items``.
 CACHED_LOADERS = frozenset({"table", "jsonl"})

@@ -5,7 +5,7 @@ The file is ``dataset.items`` under the dataset root; its extension picks the re
 
     columns:
       query: query                      # required: the query text
-      query_id: qid                     # optional: defaults to the query text itself
+      query_id: qid                     # optional: from the query text (query_id_from_text)
       result_id: id                     # required
       text_fields: [title, body]        # optional: shown to the judge, in order
                                         #   (default: dataset.text_fields, else none)
@@ -41,6 +41,7 @@ from mmjudge.data.validation import (
     checked_text,
     dataset_file,
     json_line,
+    query_id_from_text,
     require_file,
     resolve_image,
     text_lines,
@@ -205,9 +206,12 @@ def _example(
         return value
 
     query = checked_query(required(mapping.query), mapping.query, path, line, lenient)
-    # Without a query_id column the query's text is its id, and is checked as one.
-    id_column = mapping.query_id or mapping.query
-    query_id = checked_id(required(id_column), id_column, path, line, lenient)
+    if mapping.query_id:
+        query_id = checked_id(required(mapping.query_id), mapping.query_id, path, line, lenient)
+    else:
+        # Without a query_id column the id comes from the query's text, and is safe for qrels
+        # (no blanks), so `mmjudge export` and everything after it take it.
+        query_id = query_id_from_text(checked_id(query, mapping.query, path, line, lenient))
     result_id = checked_id(required(mapping.result_id), mapping.result_id, path, line, lenient)
     fields = tuple(
         (column, checked_text(cell_text(row, column, path, line), column, path, line, lenient))

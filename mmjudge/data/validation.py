@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import hashlib
 import json
 import logging
 import math
@@ -424,6 +425,23 @@ def checked_id(value: object, field: str, path: Path, line: int, lenient: Lenien
             "reports, so remove it"
         )
     return value
+
+
+#: Characters a derived query id keeps from the query's text; the others become ``-``.
+_NOT_SLUG = re.compile(r"[^a-z0-9]+")
+#: Characters of the query's text a derived id keeps at most (before its hash).
+SLUG_CHARS = 40
+
+
+def query_id_from_text(query: str) -> str:
+    """The id of a query given without one: its text where that holds no blank (a TREC qrels
+    field), else a slug of it and a short hash of the whole text (``red-striped-t-shirt-
+    1f3a9c0e``), the same for the same text on every machine and run."""
+    if query and not any(char.isspace() for char in query):
+        return query
+    slug = _NOT_SLUG.sub("-", query.lower()).strip("-")[:SLUG_CHARS].rstrip("-")
+    digest = hashlib.sha256(query.encode("utf-8")).hexdigest()[:8]
+    return f"{slug}-{digest}" if slug else f"q-{digest}"
 
 
 def checked_query(value: object, field: str, path: Path, line: int, lenient: Leniency) -> str:

@@ -18,14 +18,23 @@ A claim is marked *maybe sent* (:data:`MAYBE_SENT`) before its request goes out,
 (:data:`SENT`) once the transport says it has left (:mod:`mmjudge.judges.departures`); a
 process killed between the two leaves a request the provider may or may not have seen, which
 the next sender counts apart, as maybe resent.
+
+A file that cannot be used is refused when it is opened (:func:`checked_connection`), in one
+line saying what is wrong and what to do, before any call: a folder at the path, a folder that
+cannot be made, a file that is not SQLite (random bytes, a bad header), a damaged one
+(truncated, flipped bits: SQLite's quick check), or a SQLite file whose tables are not the
+cache's. The remedy is to move the file aside: the run starts a new cache, pays again only for
+the answers it needs, and keeps every judgment already in its run folder. A single stored
+answer that cannot be read (not JSON, no text) is no reason to stop: it counts as not cached,
+is asked again and replaced, with one warning per file.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
-import sqlite3
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -34,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from mmjudge.config import ModelConfig
+from mmjudge.engine.cache_file import checked_connection
 from mmjudge.judges.registry import endpoint_override
 from mmjudge.records import (
     JudgeRequest,
@@ -124,23 +134,36 @@ def _in_flight(argument: bool | int) -> int:
 KEYS_PER_QUERY = 500
 
 
+_log = logging.getLogger(__name__)
+
+
 class ResponseCache:
     """Maps request keys to provider responses."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._db = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS responses ("
-            " key TEXT PRIMARY KEY, response TEXT NOT NULL, created REAL NOT NULL)"
-        )
+        self._db = checked_connection(path)
+        self._damaged_seen = False
 
     def get(self, key: str) -> JudgeResponse | None:
         row = self._db.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
-        return None if row is None else _response(row[0])
+        return None if row is None else self._readable(row[0])
+
+    def _readable(self, payload: str) -> JudgeResponse | None:
+        """The stored answer, or None (asked again) when it cannot be read."""
+        try:
+            return _response(payload)
+        except (ValueError, TypeError, KeyError, AttributeError) as error:
+            if not self._damaged_seen:
+                self._damaged_seen = True
+                _log.warning(
+                    "mmjudge: the response cache %s holds an answer that cannot be read "
+                    "(%s: %s); such answers are asked again and replaced",
+                    self.path,
+                    type(error).__name__,
+                    error,
+                )
+            return None
 
     def get_many(self, keys: Sequence[str]) -> dict[str, JudgeResponse]:
         """The answers in the cache for any of ``keys``, by key (one query per
@@ -153,7 +176,9 @@ class ResponseCache:
                 f"SELECT key, response FROM responses WHERE key IN ({marks})", chunk
             )
             for key, payload in rows:
-                found[key] = _response(payload)
+                response = self._readable(payload)
+                if response is not None:
+                    found[key] = response
         return found
 
     def put(self, key: str, response: JudgeResponse) -> None:
@@ -175,8 +200,11 @@ class ResponseCache:
 
 def _response(payload: str) -> JudgeResponse:
     data: dict[str, Any] = json.loads(payload)
+    text = data["text"]
+    if not isinstance(text, str):
+        raise TypeError(f"its text is {type(text).__name__}, not a string")
     return JudgeResponse(
-        text=data["text"],
+        text=text,
         usage=Usage.from_dict(data.get("usage")),
         raw_usage=data.get("raw_usage") or {},
         latency_s=float(data.get("latency_s", 0.0)),

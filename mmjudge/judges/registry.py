@@ -39,9 +39,10 @@ def endpoint_override(model: ModelConfig) -> str | None:
     ``model.base_url`` when set; otherwise the variable the provider's SDK reads
     (``OPENAI_BASE_URL``, ``ANTHROPIC_BASE_URL``), as the SDK would use it when given no base
     URL (a blank value counts as unset). Judges, the response cache's key and the summary all
-    read it here, so they agree on the endpoint.
+    read it here, so they agree on the endpoint. An empty ``model.base_url`` is refused: the SDK
+    would call the public endpoint in its place.
     """
-    if model.base_url:
+    if model.base_url is not None:
         return checked_base_url(str(model.base_url), "model.base_url")
     variable = BASE_URL_ENVS.get(str(model.provider))
     value = os.environ.get(variable, "").strip() if variable else ""
@@ -56,11 +57,23 @@ def checked_base_url(url: str, source: str) -> str:
     """``url`` when a judge can call it; otherwise a :class:`ConfigError` naming ``source``
     (the setting or environment variable it came from) and what to give instead.
 
-    Refused: no scheme (``localhost:8000/v1``), a scheme other than http(s), no host, and a
-    user name or password in the URL (the SDK's key header clashes with it, and the URL is
-    kept in records). The credentials are never repeated in the message.
+    Refused: an empty URL (the SDK would call the public endpoint instead), whitespace in it
+    (an unencoded space in a path the server never matches), no scheme (``localhost:8000/v1``),
+    a scheme other than http(s), no host, and a user name or password in the URL (the SDK's key
+    header clashes with it, and the URL is kept in records). The credentials are never
+    repeated in the message.
     """
     example = "e.g. http://127.0.0.1:8000/v1 or https://api.example.com/v1"
+    if not url.strip():
+        raise ConfigError(
+            f"{source} is empty; give the server's full URL, {example}, or leave {source} "
+            "out (null) for the provider's public endpoint"
+        )
+    if any(char.isspace() for char in url):
+        raise ConfigError(
+            f"{source}={redact_text(url)!r} holds a space or another blank; remove it, or write "
+            "a space that belongs in the path as %20"
+        )
     try:
         parts = urllib.parse.urlsplit(url)
         has_credentials = parts.username is not None or parts.password is not None

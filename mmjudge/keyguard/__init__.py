@@ -233,8 +233,9 @@ def keep_run_config(task_cfg: DictConfig, run_dir: Path) -> None:
     files = {
         "config.yaml": redact(_plain(task_cfg), secrets, key_envs),
         "hydra.yaml": redact(_plain(hydra_root), secrets, key_envs),
+        # The overrides as typed: one holding ${...} is text here, not an interpolation.
         "overrides.yaml": [
-            redact_override(str(item), secrets) for item in HydraConfig.get().overrides.task
+            redact_override(str(item), secrets) for item in _plain(HydraConfig.get().overrides.task)
         ],
     }
     for name, tree in files.items():

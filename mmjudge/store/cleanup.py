@@ -8,7 +8,11 @@ resumed with ``hydra.run.dir=…``) is never removed, nor one in which the run w
 row, submitted a provider batch, or sent a request that was never answered (a run stopped by
 a signal while calls were in flight keeps its summary, which counts them). Folders left empty
 above a removed run, below the working directory (``results/runs`` and ``results`` on a first
-run), go too.
+run), go too, unless they were there before the run: only what the run made is removed.
+Hydra makes the run folder (and any missing folder above it) before mmjudge sees the config,
+so the command notes which folders already exist when Hydra starts the run
+(:func:`note_existing`, from a Hydra callback); the library notes them itself as the run
+starts.
 """
 
 from __future__ import annotations
@@ -27,6 +31,17 @@ from mmjudge.store.summary import read_summary
 #: Written by mmjudge once something was judged or paid for: a folder with either is kept.
 _KEEP_IF_PRESENT = (STATE_FILE,)
 _RECORDS = JUDGMENTS
+
+#: Folders that existed before the run began: never removed, nor anything above them.
+_EXISTED: set[Path] = set()
+
+
+def note_existing(path: Path) -> None:
+    """Remember ``path`` and every folder above it that exists now, before a run makes any."""
+    target = path.resolve()
+    for folder in (target, *target.parents):
+        if folder.is_dir():
+            _EXISTED.add(folder)
 
 
 def _beyond_hydra(run_dir: Path) -> list[Path]:
@@ -66,6 +81,8 @@ def removed_unless_judged(run_dir: Path) -> Iterator[None]:
     """Remove ``run_dir`` if the block fails (any exception, ``SystemExit`` included) before a
     row was judged, provided the folder held nothing but Hydra's files when it started."""
     fresh = not _beyond_hydra(run_dir)
+    if not run_dir.exists():
+        note_existing(run_dir)  # the run makes it: the folders above it are the user's
     try:
         yield
     except BaseException:
@@ -87,16 +104,26 @@ def remove(run_dir: Path) -> None:
         if filename and Path(filename).resolve().is_relative_to(target):
             root.removeHandler(handler)
             handler.close()
+    if target in _EXISTED:
+        # The folder was there before the run (empty, or it would not be removed): only what
+        # the run wrote in it goes.
+        for entry in list(target.iterdir()):
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
+        return
     shutil.rmtree(target, ignore_errors=True)
     _remove_empty_parents(target)
 
 
 def _remove_empty_parents(removed: Path) -> None:
     """The folders above ``removed`` that it leaves empty, up to (not including) the working
-    directory; none when it lies outside the working directory."""
+    directory or a folder that existed before the run; none when it lies outside the working
+    directory."""
     cwd = Path.cwd().resolve()
     for parent in removed.parents:
-        if parent == cwd or cwd not in parent.parents:
+        if parent == cwd or cwd not in parent.parents or parent in _EXISTED:
             return
         try:
             parent.rmdir()  # only an empty folder

@@ -6,15 +6,16 @@ Every cell ends in one status, written to its ``summary.json`` and counted in
 ========================  =====  ==========================================================
 status                    exit   meaning
 ========================  =====  ==========================================================
-``complete``              0      every item was judged without an error
+``complete``              0      every item was judged without an error; answers that hold no
+                                 grade, up to ``runner.max_unparseable_rate`` of the answers,
+                                 are counted in the closing line and leave it complete
 ``skipped``               0      the judge cannot do this cell (reason in ``skip_reason``)
 ``dry_run``               0      forecast only, nothing was called
 ``partial``               3      some judgments failed (at most ``runner.max_error_rate``), or
-                                 some answers could not be read as a grade (at most
-                                 ``runner.max_unparseable_rate`` of the answers)
+                                 more than ``runner.max_unparseable_rate`` of the answers could
+                                 not be read as a grade
 ``failed``                4      more than ``runner.max_error_rate`` of the judgments failed
-                                 (or all of them), more than ``runner.max_unparseable_rate``
-                                 of the answers could not be read as a grade (or none could),
+                                 (or all of them), no answer could be read as a grade,
                                  or the run was stopped by an error no retry can fix (the
                                  circuit breaker, a rejected key, a rate limit that lasted
                                  ``runner.rate_limit_wait_s``)
@@ -120,10 +121,11 @@ def quoted_answer(text: str | None) -> str:
 def _unparseable_status(
     n_answered: int, n_unparseable: int, max_rate: float, first: str | None
 ) -> tuple[str, str]:
-    """An answer the judge gave that holds no grade is no judgment either: past
-    ``runner.max_unparseable_rate`` of the answers the cell failed, below it it is partial.
-    Unlike a failed call, running again does not retry it (the same request gets the same
-    answer from the cache): the prompt or the model has to change."""
+    """An answer the judge gave that holds no grade is no judgment either; real models miss
+    the format now and then, so up to ``runner.max_unparseable_rate`` of the answers the cell
+    is complete (the closing line counts them), past it partial, and failed when no answer
+    could be read. Unlike a failed call, running again does not retry it (the same request
+    gets the same answer from the cache): the prompt or the model has to change."""
     if n_unparseable == 0:
         return COMPLETE, ""
     share = n_unparseable / n_answered if n_answered else 1.0
@@ -137,11 +139,11 @@ def _unparseable_status(
             "prompt's format (a prompt with a test bank needs a rating for each entry)"
         )
     if share > max_rate:
-        return FAILED, (
+        return PARTIAL, (
             f"{counted}; more than runner.max_unparseable_rate={max_rate:g}: check that the "
-            "model answers in the prompt's format"
+            "model answers in the prompt's format (they are left out of the agreement figures)"
         )
-    return PARTIAL, f"{counted}; left out of the agreement figures"
+    return COMPLETE, ""
 
 
 def cell_end(

@@ -19,7 +19,7 @@ from mmjudge.data.loading import sampled_queries
 from mmjudge.data.sample import draw_rank, sample_query_ids
 from mmjudge.data.schema import Example
 from mmjudge.data.survey import check_html_fields, survey
-from mmjudge.data.validation import approx_tokens
+from mmjudge.data.validation import approx_tokens, query_id_from_text
 from mmjudge.errors import ConfigError, DatasetError
 from tests.helpers import compose_config
 
@@ -374,7 +374,7 @@ def test_the_homedepot_example_rounds_means_of_raters(tmp_path: Path) -> None:
     examples = list(load_dataset(typed.dataset))
     assert [e.labels["raters_mean"] for e in examples] == [3, 3, 1, 2]
     assert examples[2].fields == (("product_title", "BEHR Deck Stain for 90° Corners"),)
-    assert examples[1].query_id == "l bracket"
+    assert examples[1].query_id == query_id_from_text("l bracket")
 
 
 def test_the_crowdflower_example_cleans_its_descriptions(tmp_path: Path) -> None:

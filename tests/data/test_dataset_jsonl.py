@@ -55,7 +55,7 @@ def test_valid_rows_load_in_order(tmp_path: Path) -> None:
         ({k: v for k, v in row().items() if k != "result_id"}, ":2: field 'result_id'"),
         (row(labels={}), ":2: field 'labels' is missing or empty"),
         (row(labels={"a": 3, "b": 1}), ":2: field 'labels.a' is 3, outside the declared scale"),
-        (row(labels={"a": "high"}), ":2: field 'labels.a' must be a number"),
+        (row(labels={"a": "high"}), ":2: field 'labels.a' is the text 'high', not a number"),
         (row(labels={"a": 1.5}), ":2: field 'labels.a' is 1.5, outside"),
         (row(labels={"zed": 1}), ":2: field 'labels.zed' names an unknown annotator"),
         (row(images=["images/missing.png"]), ":2: field 'images' names 'images/missing.png'"),

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from mmjudge.store.cleanup import remove, removed_unless_judged
-from tests.helpers import REPO_ROOT
+from mmjudge.store.cleanup import note_existing, remove, removed_unless_judged
+from tests.helpers import REPO_ROOT, run_sweep
 
 
 def hydra_folder(path: Path) -> Path:
@@ -101,3 +101,55 @@ def test_folders_left_empty_above_the_run_go_too_below_the_working_directory_onl
     monkeypatch.chdir(tmp_path / "work")
     fail(hydra_folder(elsewhere / "results" / "runs" / "third"))
     assert (elsewhere / "results" / "runs").is_dir()  # outside the working directory: kept
+
+
+def test_folders_that_existed_before_the_run_are_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "x" / "c").mkdir(parents=True)  # the user's, made before the run
+    note_existing(tmp_path / "x" / "c" / "run")  # as the command's Hydra callback does
+    fail(hydra_folder(tmp_path / "x" / "c" / "run"))
+    assert [p.name for p in (tmp_path / "x").iterdir()] == ["c"]
+    assert list((tmp_path / "x" / "c").iterdir()) == []
+    # The library's run notes them itself: the run folder does not exist yet.
+    (tmp_path / "y" / "d").mkdir(parents=True)
+    run_dir = tmp_path / "y" / "d" / "made" / "run"
+    with pytest.raises(SystemExit), removed_unless_judged(run_dir):
+        hydra_folder(run_dir)
+        raise SystemExit(2)
+    assert [p.name for p in (tmp_path / "y").iterdir()] == ["d"]
+    assert list((tmp_path / "y" / "d").iterdir()) == []  # "made" was the run's: gone
+
+
+def test_an_empty_run_folder_made_before_the_run_is_emptied_not_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    run_dir = tmp_path / "mine"
+    run_dir.mkdir()
+    note_existing(run_dir)
+    fail(hydra_folder_in(run_dir))
+    assert run_dir.is_dir() and list(run_dir.iterdir()) == []
+
+
+def hydra_folder_in(path: Path) -> Path:
+    """Hydra's files in a folder that exists already."""
+    (path / ".hydra").mkdir()
+    (path / "sweep.log").write_text("")
+    return path
+
+
+@pytest.mark.slow
+def test_a_failed_run_into_a_users_folder_keeps_that_folder(tmp_path: Path) -> None:
+    (tmp_path / "x" / "c").mkdir(parents=True)
+    result = run_sweep(
+        tmp_path, "model=lexical", "hydra.run.dir=x/c/run", f"dataset.path={tmp_path / 'none'}"
+    )
+    assert result.returncode == 2, result.stderr
+    assert (tmp_path / "x" / "c").is_dir() and not (tmp_path / "x" / "c" / "run").exists()
+    result = run_sweep(
+        tmp_path, "model=lexical", "hydra.run.dir=x/new/run", f"dataset.path={tmp_path / 'none'}"
+    )
+    assert result.returncode == 2, result.stderr
+    assert [p.name for p in (tmp_path / "x").iterdir()] == ["c"]  # x/new was the run's

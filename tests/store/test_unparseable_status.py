@@ -1,6 +1,7 @@
-"""Answers that hold no grade count against a cell as failed calls do: past
-``runner.max_unparseable_rate`` the cell is failed (exit 4) with the first such answer quoted,
-below it partial; the report lists such a cell with the failures, not among the answers."""
+"""Answers that hold no grade count against a cell: up to ``runner.max_unparseable_rate`` of
+them (real models miss the format now and then) the cell is complete, past it partial (exit 3)
+with the first such answer quoted, and failed (exit 4) when none can be read; the report lists
+a failed cell with the failures, not among the answers."""
 
 from __future__ import annotations
 
@@ -28,9 +29,13 @@ GRADE_ONLY = "Relevance: 2\nThe dress is the colour asked for,\nand in stock."
         (240, 0, 0.1, "complete"),
         (240, 240, 0.1, "failed"),  # the issue's case: every bank answer unreadable
         (240, 240, 1.0, "failed"),  # none readable fails whatever the limit
-        (240, 25, 0.1, "failed"),  # 10.4% > 10%
-        (240, 24, 0.1, "partial"),  # exactly the limit is not more than it
-        (240, 1, 0.1, "partial"),
+        (240, 25, 0.1, "partial"),  # 10.4% > 10%
+        (240, 24, 0.1, "complete"),  # exactly the limit is not more than it
+        (240, 1, 0.1, "complete"),
+        (1000, 1, 0.02, "complete"),  # one miss in a thousand: the issue's case
+        (1000, 20, 0.02, "complete"),
+        (1000, 21, 0.02, "partial"),
+        (240, 1, 0.0, "partial"),  # a limit of 0 keeps the old strictness
     ],
 )
 def test_unparseable_answers_decide_the_status_like_failed_calls(
@@ -50,10 +55,10 @@ def test_unparseable_answers_decide_the_status_like_failed_calls(
 
 def test_the_worse_of_errors_and_unparseable_answers_decides_and_both_are_named() -> None:
     found, reason = status.cell_status(100, 2, 0.1, 50, 0.1, "no idea")
-    assert found == "failed"
-    assert reason.index("50 of 98 answers") < reason.index("2 of 100 judgments failed")
-    found, reason = status.cell_status(100, 50, 0.1, 2, 0.1, "no idea")
-    assert found == "failed" and "2 of 50 answers" in reason
+    assert found == "partial"
+    assert "50 of 98 answers" in reason and "2 of 100 judgments failed" in reason
+    found, reason = status.cell_status(100, 50, 0.1, 2, 0.01, "no idea")
+    assert found == "failed" and reason.index("50 of 100") < reason.index("2 of 50 answers")
 
 
 def test_a_long_or_empty_first_answer_is_quoted_short() -> None:
@@ -65,7 +70,7 @@ def test_a_long_or_empty_first_answer_is_quoted_short() -> None:
 def test_the_limit_must_be_a_share() -> None:
     with pytest.raises(ConfigError, match=r"max_unparseable_rate=1\.5 is not allowed; use a"):
         RunnerConfig(max_unparseable_rate=1.5).validate()
-    assert RunnerConfig().max_unparseable_rate == RunnerConfig().max_error_rate
+    assert RunnerConfig().max_unparseable_rate == 0.02
 
 
 def test_a_cell_of_unreadable_answers_is_failed_and_reported_with_the_failures(
@@ -104,7 +109,7 @@ def test_a_few_unreadable_answers_leave_the_cell_partial_and_analysed(tmp_path: 
         labels,
         HUMAN,
         raw_output={KEYS[3]: "It depends."},
-        max_unparseable_rate=0.1,
+        max_unparseable_rate=0.02,
     )
     ended = read_summary(run_dir).status
     assert ended.status == "partial"
@@ -113,3 +118,16 @@ def test_a_few_unreadable_answers_leave_the_cell_partial_and_analysed(tmp_path: 
     )
     analysis = analyse(cell_table(run_dir.parent), n_boot=20)
     assert len(analysis.datasets[0].cells) == 1 and not analysis.not_analysed
+
+
+def test_a_rare_unreadable_answer_leaves_the_cell_complete_with_exit_0(tmp_path: Path) -> None:
+    keys = [(f"q{i // 5}", f"r{i}") for i in range(100)]
+    human = {key: {"a": i % 3} for i, key in enumerate(keys)}
+    labels: dict[tuple[str, str], int | None] = {key: human[key]["a"] for key in keys}
+    labels[keys[3]] = None
+    run_dir = make_run(
+        tmp_path / "sweeps" / "s", "cell", labels, human, raw_output={keys[3]: "It depends."}
+    )
+    summary = read_summary(run_dir)
+    assert summary.status.status == "complete" and summary.status.exit_code == 0
+    assert summary.n_unparseable == 1  # counted in the closing line
