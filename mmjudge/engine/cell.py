@@ -55,7 +55,7 @@ from mmjudge.errors import (
     Interrupted,
     MMJudgeError,
 )
-from mmjudge.images import ImageCache, ImageSettings
+from mmjudge.images import ImageCache
 from mmjudge.judges.base import JudgeAPI, check_batch_judge
 from mmjudge.judges.registry import endpoint_override, judge_class
 from mmjudge.keyguard import check_config, redact_text, resolved_config
@@ -76,7 +76,10 @@ def typed_config(cfg: DictConfig | SweepConfig) -> SweepConfig:
     if isinstance(cfg, SweepConfig):
         obj = cfg
     else:
-        typed = OmegaConf.to_object(cfg)
+        try:
+            typed = OmegaConf.to_object(cfg)
+        except ValueError as error:  # a node's own check (images: ImageSettings) refused it
+            raise ConfigError(str(error)) from None
         assert isinstance(typed, SweepConfig)
         obj = typed
     obj.validate()
@@ -154,7 +157,7 @@ def _checked_cell(
         run_dir=run_dir,
         judge=judge,
         price=price,
-        image_settings=_image_settings(cfg),
+        image_settings=cfg.images,
         image_cache=ImageCache(resolve_path(cfg.paths.image_cache)),
         bank=bank,
     )
@@ -292,13 +295,6 @@ def _survey_or_skip(
     counts = survey_while(examples.survey, examples, cfg, warm, feed)
     check_html_fields(counts, cfg.dataset)
     return counts, unserved(counts, cfg.modality, cfg.dataset)
-
-
-def _image_settings(cfg: SweepConfig) -> ImageSettings:
-    try:
-        return ImageSettings.from_config(cfg.images)
-    except ValueError as error:
-        raise ConfigError(str(error)) from None
 
 
 def _dry_run(context: CellContext, examples: Iterable[Example], run_dir: Path) -> dict[str, Any]:
