@@ -85,8 +85,8 @@ def forecast(
     """
     raw = _config(config, config_dir)
     result = _run(_dry(raw), run_dir)
-    assert isinstance(result, dict)
-    return CellForecast.from_dict(result)
+    assert isinstance(result, CellForecast)
+    return result
 
 
 def run_sweep(
@@ -130,9 +130,8 @@ def run_sweep(
         with open_dict(raw):
             del raw["hydra"]  # as Hydra hands a job its config
         result = _run(raw, run_dir)
-        if isinstance(result, dict):
-            forecast = CellForecast.from_dict(result)
-            cells.append(SweepCell(run_dir, forecast=forecast, overrides=tuple(combination)))
+        if isinstance(result, CellForecast):
+            cells.append(SweepCell(run_dir, forecast=result, overrides=tuple(combination)))
             continue
         cells.append(SweepCell(run_dir, summary=result, overrides=tuple(combination)))
         if result.status.status == INTERRUPTED:
@@ -228,9 +227,7 @@ def default_run_dir(config: SweepConfig | DictConfig) -> Path:
     return results / "runs" / name
 
 
-def _run(
-    config: SweepConfig | DictConfig, run_dir: str | Path | None
-) -> RunSummary | dict[str, Any]:
+def _run(config: SweepConfig | DictConfig, run_dir: str | Path | None) -> RunSummary | CellForecast:
     """One cell through the runner, into ``run_dir``; a cell that stops before judging
     anything leaves no folder, as with the command."""
     from mmjudge.engine.cell import run_cell as run_one_cell

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import json
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -65,6 +64,7 @@ from mmjudge.prompts.parsing import parse_grade
 from mmjudge.records import Forecast, JudgmentRecord
 from mmjudge.store import CellInfo, RunSummary, appending_rows, judgments_path, keep_finished_rows
 from mmjudge.store.batches import STATE_FILE
+from mmjudge.store.forecast import CellForecast, TextCut, write_forecast
 from mmjudge.store.log import say
 from mmjudge.store.rows import SAMPLES
 from mmjudge.testbank import grading as bank_grading
@@ -106,7 +106,7 @@ def skip_reason(cfg: SweepConfig, judge: type[JudgeAPI]) -> str | None:
 
 def run_cell(
     raw_cfg: DictConfig | SweepConfig, run_dir: Path, *, secrets_checked: bool = False
-) -> RunSummary | dict[str, Any]:
+) -> RunSummary | CellForecast:
     """Run one cell and write ``judgments.jsonl`` and ``summary.json`` into ``run_dir``.
 
     The config is checked for secrets first, unless the caller has just done that
@@ -134,7 +134,7 @@ def _checked_cell(
     run_dir: Path,
     judge_cls: type[JudgeAPI],
     examples: ExampleStream,
-) -> RunSummary | dict[str, Any]:
+) -> RunSummary | CellForecast:
     """The cell from its dataset check on (see :func:`run_cell`)."""
     run_id = run_dir.name
     cache_path = resolve_path(cfg.paths.response_cache)
@@ -297,7 +297,7 @@ def _survey_or_skip(
     return counts, unserved(counts, cfg.modality, cfg.dataset)
 
 
-def _dry_run(context: CellContext, examples: Iterable[Example], run_dir: Path) -> dict[str, Any]:
+def _dry_run(context: CellContext, examples: Iterable[Example], run_dir: Path) -> CellForecast:
     """Forecast the cell without calling anything; writes ``forecast.json``."""
     forecast = Forecast(output_basis=context.output.basis)
     prepared = DatasetSurvey()  # what the text cap cuts, counted on the prepared items
@@ -312,21 +312,22 @@ def _dry_run(context: CellContext, examples: Iterable[Example], run_dir: Path) -
             if item.request is not None:
                 forecast.add(item.expected())
     cfg = context.cfg
-    data = {
-        "status": "dry_run",
-        "dataset": cfg.dataset.name,
-        "model": cfg.model.name,
-        "model_id": cfg.model.model_id,
-        "modality": cfg.modality.name,
-        "prompt_id": cfg.prompt.id,
-        "pricing_sheet": cfg.pricing.date,
-        "forecast": forecast.to_dict(),
-        "batch_discount": _batch_discount(context),
-        "forecast_batch": _batch_forecast(forecast, _batch_discount(context)).to_dict(),
-        "text_cut": {"max_text_tokens": cfg.dataset.max_text_tokens, **prepared.cut()},
-    }
-    (run_dir / "forecast.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    return data
+    factor = _batch_discount(context)
+    planned = CellForecast(
+        dataset=cfg.dataset.name,
+        model=cfg.model.name,
+        model_id=cfg.model.model_id,
+        modality=cfg.modality.name,
+        prompt_id=cfg.prompt.id,
+        pricing_sheet=cfg.pricing.date,
+        sync=forecast,
+        batch=_batch_forecast(forecast, factor),
+        batch_discount=factor,
+        text_cut=TextCut(cfg.dataset.max_text_tokens, prepared.truncated, prepared.tokens_removed),
+        perturb=cfg.perturb.name,
+    )
+    write_forecast(run_dir, planned)
+    return planned
 
 
 def _batch_discount(context: CellContext) -> float:

@@ -11,8 +11,9 @@ import pytest
 import mmjudge
 from mmjudge.api.cells import grid
 from mmjudge.errors import ConfigError
-from mmjudge.report.cell_lines import cell_line, forecast_line
+from mmjudge.report.cell_lines import cell_line
 from mmjudge.store import read_summary
+from mmjudge.store.forecast import CellForecast, read_forecast
 from tests.helpers import isolated_overrides, run_sweep
 
 
@@ -65,7 +66,8 @@ def test_forecast_is_the_dry_runs(tmp_path: Path) -> None:
     assert planned.sync.usd == pytest.approx(written["forecast"]["usd"])
     assert planned.batch.usd == pytest.approx(written["forecast_batch"]["usd"])
     assert planned.batch.usd < planned.sync.usd
-    assert planned.line() == forecast_line(written)
+    assert planned == read_forecast(tmp_path / "dry") == CellForecast.from_dict(written)
+    assert planned.line() == cell_line(planned)
     assert not (tmp_path / "dry" / "judgments.jsonl").exists()
 
 

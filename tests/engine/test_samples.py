@@ -12,6 +12,7 @@ import pytest
 from mmjudge.engine.cell import run_cell
 from mmjudge.report.build import build_report
 from mmjudge.store import RunSummary
+from mmjudge.store.forecast import CellForecast
 from tests.fixtures.loopback_server import OPENAI_PATH, LoopbackServer, RecordedRequest, user_text
 from tests.helpers import compose_config
 
@@ -184,9 +185,9 @@ def test_a_dry_run_forecasts_every_sample(tmp_path: Path) -> None:
             ]
         )
         data = run_cell(cfg, tmp_path / f"dry{samples}")
-        assert isinstance(data, dict)
-        return data["forecast"]
+        assert isinstance(data, CellForecast)
+        return data.sync
 
     once, thrice = forecast(1), forecast(3)
-    assert thrice["calls"] == 3 * once["calls"] == 3 * ITEMS
-    assert thrice["usd"] == pytest.approx(3 * once["usd"])
+    assert thrice.calls == 3 * once.calls == 3 * ITEMS
+    assert thrice.usd == pytest.approx(3 * once.usd)
