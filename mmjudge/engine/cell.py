@@ -33,7 +33,7 @@ from mmjudge.engine.examples import ExampleStream
 from mmjudge.engine.images_pool import PREPARE_AHEAD
 from mmjudge.engine.interrupt import signal_name, signal_number_of, stop_signals
 from mmjudge.engine.per_entry import EntryCollector
-from mmjudge.engine.policy import Outcome, RunStats
+from mmjudge.engine.policy import ItemCall, Outcome, RunStats
 from mmjudge.engine.progress import Progress
 from mmjudge.engine.response_cache import ResponseCache
 from mmjudge.engine.stop_line import stop_line
@@ -483,10 +483,19 @@ class Graded(NamedTuple):
     bank_fields: dict[str, Any]
 
 
+def item_call(outcome: Outcome) -> ItemCall:
+    """The item an outcome's row is about (a result's entry calls are gathered into one
+    outcome first, :class:`~mmjudge.engine.per_entry.EntryCollector`)."""
+    call = outcome.item.context
+    if not isinstance(call, ItemCall):
+        raise TypeError(f"{outcome.item.key}: a row is made from an item's call, not {call!r}")
+    return call
+
+
 def graded_answer(context: CellContext, outcome: Outcome) -> Graded:
     """The grade read from an outcome's answer, directly or through the bank's entries."""
     cfg = context.cfg
-    example = outcome.item.context[0]
+    example = item_call(outcome).example
     response = outcome.response
     label = explanation = parse_error = None
     bank_fields: dict[str, Any] = {}
@@ -510,7 +519,7 @@ def judgment_record(context: CellContext, outcome: Outcome) -> JudgmentRecord:
     """The row of one outcome: its grade read from the answer (or the bank's entries),
     usage and cost as priced, and any error redacted."""
     cfg = context.cfg
-    example, image_hashes = outcome.item.context
+    example, image_hashes = item_call(outcome)
     request = outcome.item.request
     response = outcome.response
     label, explanation, parse_error, bank_fields = graded_answer(context, outcome)
