@@ -189,7 +189,16 @@ def format_table(result: HeldBack) -> str:
         "which no interval shows.\n"
     )
     if result.rankings:
-        lines = [[r.measure, *(_cell(v) for v in r[1:])] for r in result.rankings]
+        lines = [
+            [
+                r.measure,
+                _cell(r.ppi_vs_human_only),
+                _cell(r.ppi_vs_truth),
+                _cell(r.human_only_vs_truth),
+                _cell(r.judge_only_vs_truth),
+            ]
+            for r in result.rankings
+        ]
         text += "\nsystem orderings, Kendall's tau-b:\n" + aligned_columns(
             [
                 "measure",
