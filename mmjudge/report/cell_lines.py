@@ -64,17 +64,15 @@ def stability_note(summary: RunSummary) -> str:
     the unstable items, the human–human κ beside it and the repeats' cost; "" without
     samples."""
     block = summary.stability
-    if not block:
+    if block is None:
         return ""
-    kappa = block.get("kappa") or {}
-    estimate, low, high = (kappa.get(k) for k in ("estimate", "low", "high"))
-    text = "n/a" if estimate is None else f"{estimate:.3f}"
-    if low is not None and high is not None:
-        text += f" [{low:.3f}, {high:.3f}]"
-    share = block.get("unstable_share")
-    unstable = f"{block.get('n_unstable', 0)} unstable items"
-    if share is not None:
-        unstable += f", {100 * share:.1f}%"
+    kappa = block.kappa
+    text = "n/a" if kappa.estimate is None else f"{kappa.estimate:.3f}"
+    if kappa.low is not None and kappa.high is not None:
+        text += f" [{kappa.low:.3f}, {kappa.high:.3f}]"
+    unstable = f"{block.n_unstable} unstable items"
+    if block.unstable_share is not None:
+        unstable += f", {100 * block.unstable_share:.1f}%"
     humans = [v for v in (summary.metrics.human_human_kappa or {}).values() if v is not None]
     ceiling = ""
     if humans:
@@ -82,8 +80,8 @@ def stability_note(summary: RunSummary) -> str:
         span = f"{low_h:.3f}" if low_h == high_h else f"{low_h:.3f}–{high_h:.3f}"
         ceiling = f"; human–human κ={span}"
     return (
-        f"; self-agreement κ={text} over {block.get('samples')} samples ({unstable}{ceiling}), "
-        f"repeats ${float(block.get('total_usd') or 0.0):.4f}"
+        f"; self-agreement κ={text} over {block.samples} samples ({unstable}{ceiling}), "
+        f"repeats ${block.total_usd:.4f}"
     )
 
 

@@ -84,25 +84,25 @@ def test_samples_are_judged_cached_apart_priced_and_measured(
     assert len(rows) == n and sorted({r["sample"] for r in repeats}) == [1, 2]
     assert len(repeats) == 2 * n and all(r["cost_usd"] > 0 and not r["cached"] for r in repeats)
     block = three.stability
-    assert block is not None and block["samples"] == 3 and block["n_items"] == n
+    assert block is not None and block.samples == 3 and block.n_items == n
     moving = {
         text for text in responder.seen if responder.moves(text)
     }  # prompts whose later answers differ from their first
-    assert block["n_unstable"] == len(moving) > 0
-    assert block["unstable_share"] == pytest.approx(len(moving) / n)
-    assert block["kappa"]["estimate"] < 1.0
-    assert block["spent_usd"] == pytest.approx(sum(r["cost_usd"] for r in repeats))
+    assert block.n_unstable == len(moving) > 0
+    assert block.unstable_share == pytest.approx(len(moving) / n)
+    assert block.kappa.estimate < 1.0
+    assert block.spent_usd == pytest.approx(sum(r["cost_usd"] for r in repeats))
     # Sample 0 came from the cache (free); the run paid for its repeats.
-    assert three.cost.spent_usd == pytest.approx(block["spent_usd"]) and block["spent_usd"] > 0
-    assert three.calls is not None and three.calls.spent_usd == pytest.approx(block["spent_usd"])
+    assert three.cost.spent_usd == pytest.approx(block.spent_usd) and block.spent_usd > 0
+    assert three.calls is not None and three.calls.spent_usd == pytest.approx(block.spent_usd)
     assert one.stability is None and not (tmp_path / "runs" / "once" / "samples.jsonl").exists()
-    assert again.stability is not None and again.stability["spent_usd"] == 0
+    assert again.stability is not None and again.stability.spent_usd == 0
     out = build_report(tmp_path / "runs", tmp_path / "reports", n_boot=50)
     page = (out / "index.html").read_text(encoding="utf-8")
     assert "Does each judge agree with itself?" in page
-    assert "Unstable items: " in page and f"({block['n_unstable']})" in page
-    for item in block["unstable"]:
-        assert f'<td class="l">{item["result_id"]}</td>' in page
+    assert "Unstable items: " in page and f"({block.n_unstable})" in page
+    for item in block.unstable:
+        assert f'<td class="l">{item.result_id}</td>' in page
 
 
 @pytest.mark.slow
@@ -114,14 +114,14 @@ def test_repricing_a_run_with_samples_at_its_own_sheet_gives_its_own_total(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0000")
     with LoopbackServer(responder=Wavering(moving=4)) as server:
         summary = _run(tmp_path, server, 3)
-    assert summary.stability is not None and summary.stability["total_usd"] > 0
-    own = summary.cost.total_usd + summary.stability["total_usd"]
+    assert summary.stability is not None and summary.stability.total_usd > 0
+    own = summary.cost.total_usd + summary.stability.total_usd
     result = reprice_run(tmp_path / "runs" / "run")
     assert result["n_repeats"] == 2 * summary.n_judgments
     exact = {"rel": 1e-12, "abs": 0.0}  # equal but for the order floats were summed in
     assert result["repriced"]["total_usd"] == pytest.approx(own, **exact)
     assert result["original"]["total_usd"] == pytest.approx(own, **exact)
-    repeats = summary.stability["total_usd"]
+    repeats = summary.stability.total_usd
     assert result["repriced"]["repeats_usd"] == pytest.approx(repeats, **exact)
 
 
@@ -141,10 +141,10 @@ def test_a_run_with_samples_resumes_only_the_missing_samples(
         after = len(server.requests_to(OPENAI_PATH))
     assert after - before == 1
     assert resumed.stability is not None and first.stability is not None
-    assert resumed.stability["n_unstable"] == 0
-    assert resumed.stability["kappa"]["estimate"] == pytest.approx(1.0)
+    assert resumed.stability.n_unstable == 0
+    assert resumed.stability.kappa.estimate == pytest.approx(1.0)
     # every sample agrees: the exact interval below 1, not the zero-width [1, 1]
-    assert resumed.stability["kappa"]["low"] < resumed.stability["kappa"]["high"] == 1
+    assert resumed.stability.kappa.low < resumed.stability.kappa.high == 1
     assert len(path.read_text().splitlines()) == len(lines)
 
 
