@@ -150,6 +150,14 @@ def grid(overrides: Sequence[str]) -> list[list[str]]:
     (``a=1,2 b=x`` gives ``[a=1 b=x]`` and ``[a=2 b=x]``), a later override of the same key
     replacing an earlier one, as Hydra's basic sweeper does.
 
+    Kept here rather than taken from Hydra: the basic sweeper's expansion
+    (``BasicSweeper.split_arguments``) lives in ``hydra._internal``, which is not Hydra's
+    public API (mmjudge uses only that: see docs/development.md), and it needs the sweeper
+    instantiated with a launcher to reach it. This takes the same steps through the public
+    override parser, and ``tests/api/test_cells.py::test_the_grid_is_the_basic_sweepers``
+    holds it to the command's cell folders (lists, an experiment's ``hydra.sweeper.params``,
+    a later override replacing an earlier one).
+
     Raises:
         ConfigError: an override that does not parse, or a sweep of a range of real numbers.
     """
