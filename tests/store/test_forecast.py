@@ -4,22 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mmjudge.records import Forecast
 from mmjudge.store.forecast import CellForecast, TextCut, read_forecast, write_forecast
+from tests.fake_runs import DRY_RUN_FORECAST
 
-WRITTEN = {
-    "status": "dry_run",
-    "dataset": "demo_fashion",
-    "model": "gpt4o_mini",
-    "model_id": "gpt-4o-mini-2024-07-18",
-    "modality": "text",
-    "prompt_id": "default",
-    "pricing_sheet": "2026-10-31",
-    "forecast": Forecast(calls=4, input_tokens=40, output_tokens=8, usd=0.5).to_dict(),
-    "batch_discount": 0.5,
-    "forecast_batch": Forecast(calls=4, input_tokens=40, output_tokens=8, usd=0.25).to_dict(),
-    "text_cut": {"max_text_tokens": 2000, "items": 1, "tokens_removed": 30},
-}
+WRITTEN = DRY_RUN_FORECAST
 
 
 def test_the_file_round_trips_in_its_layout(tmp_path: Path) -> None:
@@ -41,6 +29,6 @@ def test_older_files_read_with_defaults() -> None:
 def test_the_line_names_a_perturbed_cell() -> None:
     planned = CellForecast.from_dict({**WRITTEN, "perturb": "inject"})
     assert planned.to_dict()["perturb"] == "inject"
-    assert planned.line().startswith("demo_fashion × gpt4o_mini × text × inject: forecast 4 calls")
+    assert planned.line().startswith("demo_fashion × gpt4o_mini × text × inject: forecast 3 calls")
     assert "batch API $0.2500" in planned.line()
     assert "text cut to dataset.max_text_tokens=2000 in 1 items" in planned.line()
