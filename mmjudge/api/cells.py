@@ -85,8 +85,8 @@ def forecast(
     """
     raw = _config(config, config_dir)
     result = _run(_dry(raw), run_dir)
-    assert isinstance(result, dict)
-    return CellForecast.from_dict(result)
+    assert isinstance(result, CellForecast)
+    return result
 
 
 def run_sweep(
@@ -128,9 +128,8 @@ def run_sweep(
         with open_dict(raw):
             del raw["hydra"]  # as Hydra hands a job its config
         result = _run(raw, run_dir)
-        if isinstance(result, dict):
-            forecast = CellForecast.from_dict(result)
-            cells.append(SweepCell(run_dir, forecast=forecast, overrides=tuple(combination)))
+        if isinstance(result, CellForecast):
+            cells.append(SweepCell(run_dir, forecast=result, overrides=tuple(combination)))
             continue
         cells.append(SweepCell(run_dir, summary=result, overrides=tuple(combination)))
         if result.status.status == INTERRUPTED:
@@ -148,6 +147,14 @@ def grid(overrides: Sequence[str]) -> list[list[str]]:
     """The cells of a sweep's overrides: each override's values crossed with the others'
     (``a=1,2 b=x`` gives ``[a=1 b=x]`` and ``[a=2 b=x]``), a later override of the same key
     replacing an earlier one, as Hydra's basic sweeper does.
+
+    Kept here rather than taken from Hydra: the basic sweeper's expansion
+    (``BasicSweeper.split_arguments``) lives in ``hydra._internal``, which is not Hydra's
+    public API (mmjudge uses only that: see docs/development.md), and it needs the sweeper
+    instantiated with a launcher to reach it. This takes the same steps through the public
+    override parser, and ``tests/api/test_cells.py::test_the_grid_is_the_basic_sweepers``
+    holds it to the command's cell folders (lists, an experiment's ``hydra.sweeper.params``,
+    a later override replacing an earlier one).
 
     Raises:
         ConfigError: an override that does not parse, or a sweep of a range of real numbers.
@@ -241,9 +248,7 @@ def default_run_dir(config: SweepConfig | DictConfig) -> Path:
     return results / "runs" / name
 
 
-def _run(
-    config: SweepConfig | DictConfig, run_dir: str | Path | None
-) -> RunSummary | dict[str, Any]:
+def _run(config: SweepConfig | DictConfig, run_dir: str | Path | None) -> RunSummary | CellForecast:
     """One cell through the runner, into ``run_dir``; a cell that stops before judging
     anything leaves no folder, as with the command."""
     from mmjudge.engine.cell import run_cell as run_one_cell

@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from mmjudge.engine.policy import RunStats
     from mmjudge.engine.response_cache import ResponseCache
     from mmjudge.engine.work import CellContext
-    from mmjudge.images import ImageSettings
 
 T = TypeVar("T")
 
@@ -115,7 +114,7 @@ class Judge:
             run_id=RUN_ID,
             judge=judge,
             price=price_for(config.pricing, config.model),
-            image_settings=_image_settings(config),
+            image_settings=config.images,
             image_cache=ImageCache(resolve_path(config.paths.image_cache)),
         )
         self._context.output = output_tokens(config, iter(()))
@@ -343,12 +342,3 @@ def _example(
         images=located,
         image_names=shown,
     )
-
-
-def _image_settings(config: SweepConfig) -> ImageSettings:
-    from mmjudge.images import ImageSettings
-
-    try:
-        return ImageSettings.from_config(config.images)
-    except ValueError as error:
-        raise ConfigError(str(error)) from None

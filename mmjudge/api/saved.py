@@ -7,80 +7,19 @@ Everything here reads what a run or a sweep wrote (``summary.json``, ``judgments
 
 from __future__ import annotations
 
-import dataclasses
-import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mmjudge.errors import MMJudgeError
-from mmjudge.records import Forecast, JudgmentRecord
+from mmjudge.records import JudgmentRecord
 from mmjudge.store import ENSEMBLES, SUMMARY, RunSummary, read_summary
+from mmjudge.store.forecast import FORECAST, CellForecast, read_forecast
+from mmjudge.store.status import DRY_RUN
 
 if TYPE_CHECKING:
     import pandas as pd
-
-#: What a dry run writes in its run folder.
-FORECAST_FILE = "forecast.json"
-
-
-@dataclass(frozen=True)
-class CellForecast:
-    """What a dry run of one cell expects its calls to use and cost (``forecast.json``)."""
-
-    dataset: str
-    """Dataset name."""
-    model: str
-    """The judge's config name."""
-    model_id: str
-    """The provider's model id."""
-    modality: str
-    """``text``, ``mm`` or ``image``."""
-    prompt_id: str
-    """The prompt variant."""
-    pricing_sheet: str | None
-    """The price sheet's date."""
-    sync: Forecast
-    """Calls, tokens and dollars at list prices."""
-    batch: Forecast
-    """The same calls through a batch API."""
-    batch_discount: float
-    """The fraction of the list price a batch call costs."""
-    data: Mapping[str, Any] = field(repr=False, compare=False)
-    """The forecast as ``forecast.json`` holds it."""
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> CellForecast:
-        """A forecast from what a dry run returns or writes."""
-        return cls(
-            dataset=data["dataset"],
-            model=data["model"],
-            model_id=data["model_id"],
-            modality=data["modality"],
-            prompt_id=data["prompt_id"],
-            pricing_sheet=data.get("pricing_sheet"),
-            sync=_forecast(data["forecast"]),
-            batch=_forecast(data.get("forecast_batch") or data["forecast"]),
-            batch_discount=float(data.get("batch_discount", 1.0)),
-            data=dict(data),
-        )
-
-    @property
-    def usd(self) -> float:
-        """Expected dollars at list prices."""
-        return self.sync.usd
-
-    def line(self) -> str:
-        """The line the command prints for this dry run."""
-        from mmjudge.report.cell_lines import forecast_line
-
-        return forecast_line(dict(self.data))
-
-
-def _forecast(data: Mapping[str, Any]) -> Forecast:
-    names = {f.name for f in dataclasses.fields(Forecast)}
-    return Forecast(**{key: value for key, value in data.items() if key in names})
 
 
 @dataclass(frozen=True)
@@ -151,7 +90,7 @@ class SweepCell:
     @property
     def status(self) -> str:
         """``complete``, ``partial``, ``failed``, ``skipped``… or ``dry_run``."""
-        return "dry_run" if self.summary is None else self.summary.status.status
+        return DRY_RUN if self.summary is None else self.summary.status.status
 
     @property
     def skip_reason(self) -> str | None:
@@ -209,10 +148,10 @@ def open_sweep(path: str | Path) -> Sweep:
             ensembles.append(run)
         else:
             cells.append(SweepCell(run_dir, summary=run.summary))
-    for forecast_file in sorted(folder.rglob(FORECAST_FILE)):
-        if not (forecast_file.parent / SUMMARY).is_file():
-            data = json.loads(forecast_file.read_text(encoding="utf-8"))
-            cells.append(SweepCell(forecast_file.parent, forecast=CellForecast.from_dict(data)))
+    for forecast_file in sorted(folder.rglob(FORECAST)):
+        dry_dir = forecast_file.parent
+        if not (dry_dir / SUMMARY).is_file():
+            cells.append(SweepCell(dry_dir, forecast=read_forecast(dry_dir)))
     if not cells and not ensembles:
         raise MMJudgeError(f"{folder}: no runs below it (no summary.json or forecast.json)")
     cells.sort(key=lambda cell: str(cell.path))

@@ -67,6 +67,7 @@ from mmjudge.errors import MMJudgeError
 from mmjudge.metrics import scoring
 from mmjudge.metrics.aggregate import panel
 from mmjudge.metrics.label_scale import Scale, apply_scale, human_scale
+from mmjudge.metrics.ranking import RankingAgreement
 from mmjudge.metrics.scoring import Interval
 from mmjudge.studies.judge_files import (
     INTERVALS,
@@ -135,7 +136,7 @@ def format_table(rows: Sequence[JudgeAgreement], level: float = scoring.LEVEL) -
     ranked = [row for row in rows if row.rankings]
     if ranked:
         lines = [
-            [row.name, measure, str(len(r.human_scores)), *map(_fmt, r[1:4])]
+            [row.name, measure, str(len(r.human_scores)), *map(_fmt, _ordering(r))]
             for row in ranked
             for measure, r in (row.rankings or {}).items()
         ]
@@ -160,13 +161,19 @@ def format_csv(rows: Sequence[JudgeAgreement]) -> str:
     for row in rows:
         cells: list[Any] = [row.name, row.n, row.missing, row.off_scale]
         for key in INTERVALS:
-            cells += list(getattr(row.score, key))
+            interval: Interval = getattr(row.score, key)
+            cells += [interval.estimate, interval.low, interval.high]
         cells += [getattr(row.score, key) for key in SCALARS]
         for measure in measures:
             found = (row.rankings or {}).get(measure)
-            cells += [math.nan] * 3 if found is None else list(found[1:4])
+            cells += [math.nan] * 3 if found is None else list(_ordering(found))
         writer.writerow(["" if isinstance(c, float) and math.isnan(c) else c for c in cells])
     return out.getvalue()
+
+
+def _ordering(agreement: RankingAgreement) -> tuple[float, float, float]:
+    """τ, ρ and RBO, the columns the text and CSV tables give a measure."""
+    return agreement.kendall_tau, agreement.spearman_rho, agreement.rbo
 
 
 def format_json(rows: Sequence[JudgeAgreement], settings: Mapping[str, Any]) -> str:

@@ -34,6 +34,7 @@ from mmjudge.data.qrels import load_qrels, read_systems
 from mmjudge.errors import MMJudgeError
 from mmjudge.estimation.estimates import (
     HeldBack,
+    RankingCheck,
     as_dict,
     capped_line,
     clipped_line,
@@ -200,18 +201,30 @@ def format_table(result: HeldBack) -> str:
     if capped:
         text += capped + "\n"
     if result.rankings:
-        lines = [[r.measure, *(_cell(v) for v in r[1:])] for r in result.rankings]
-        text += "\nsystem orderings, Kendall's tau-b:\n" + aligned_columns(
-            [
-                "measure",
-                "PPI vs human-only",
-                "PPI vs all human",
-                "human-only vs all",
-                "judge-only vs all",
-            ],
-            lines,
-        )
+        text += "\nsystem orderings, Kendall's tau-b:\n" + _orderings(result.rankings)
     return text
+
+
+def _orderings(rankings: Sequence[RankingCheck]) -> str:
+    """The table of how each measure's estimates order the systems."""
+    header = [
+        "measure",
+        "PPI vs human-only",
+        "PPI vs all human",
+        "human-only vs all",
+        "judge-only vs all",
+    ]
+    lines = [
+        [
+            r.measure,
+            _cell(r.ppi_vs_human_only),
+            _cell(r.ppi_vs_truth),
+            _cell(r.human_only_vs_truth),
+            _cell(r.judge_only_vs_truth),
+        ]
+        for r in rankings
+    ]
+    return aligned_columns(header, lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -29,12 +29,12 @@ from mmjudge.config.race import RaceConfig
 from mmjudge.config.request import (
     N_WORDINGS,
     PERTURB_KINDS,
-    ImageConfig,
     PerturbConfig,
     PromptConfig,
 )
 from mmjudge.config.run import PathsConfig, PricingConfig, ReportConfig, RunnerConfig
 from mmjudge.errors import ConfigError
+from mmjudge.images.settings import ImageSettings
 
 __all__ = [
     "DEFAULT_MAX_TEXT_TOKENS",
@@ -42,7 +42,6 @@ __all__ = [
     "N_WORDINGS",
     "PERTURB_KINDS",
     "DatasetConfig",
-    "ImageConfig",
     "ModalityConfig",
     "ModelConfig",
     "PathsConfig",
@@ -70,7 +69,8 @@ class SweepConfig:
     runner: RunnerConfig = MISSING
     paths: PathsConfig = MISSING
     report: ReportConfig = MISSING
-    images: ImageConfig = field(default_factory=ImageConfig)
+    images: ImageSettings = field(default_factory=ImageSettings)
+    """How pictures are prepared; checked when the node becomes an :class:`ImageSettings`."""
     perturb: PerturbConfig = field(default_factory=PerturbConfig)
     """What is done to each result before it is judged (``none``: nothing)."""
     race: RaceConfig = field(default_factory=RaceConfig)
@@ -87,7 +87,10 @@ class SweepConfig:
         self.pricing.validate()
         self.runner.validate()
         self.report.validate()
-        self.images.validate()
+        try:
+            self.images.validate()  # made checked; checked again in case it was changed since
+        except ValueError as error:
+            raise ConfigError(str(error)) from None
         self.perturb.validate()
         self.race.validate()
         if self.perturb.kind == "inject_image" and self.images.encoding == "url":

@@ -1,5 +1,6 @@
-"""What a judge is sent: the prompt design (``prompt`` group) and how images are prepared
-(``images``)."""
+"""What a judge is sent: the prompt design (``prompt`` group) and what is done to each result
+(``perturb``). How images are prepared (``images``) is
+:class:`mmjudge.images.ImageSettings`, the preprocessor's own type."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mmjudge.errors import ConfigError
-from mmjudge.images import ImageSettings  # the image rules live with the preprocessor
 
 #: Wordings shipped with the prompt templates (``mmjudge/prompts/_wording<N>.j2``).
 N_WORDINGS = len(list((Path(__file__).parents[1] / "prompts").glob("_wording*.j2")))
@@ -88,28 +88,6 @@ class PromptConfig:
                 f"prompt.language={self.language!r}: use en (English instructions) or data "
                 "(each item's language, from dataset.translations)"
             )
-
-
-@dataclass
-class ImageConfig:
-    """How images are preprocessed before they are sent."""
-
-    size: int = 512
-    """Target width and height in pixels."""
-    fit: str = "pad"
-    """``pad`` letterboxes, ``crop`` centre-crops, ``stretch`` ignores aspect ratio."""
-    format: str = "jpeg"
-    """``jpeg`` or ``png``."""
-    quality: int = 90
-    """JPEG quality."""
-    encoding: str = "data_url"
-    """``data_url``, ``base64`` or ``url`` (pass URLs through)."""
-
-    def validate(self) -> None:
-        try:
-            ImageSettings.from_config(self)
-        except ValueError as error:
-            raise ConfigError(str(error)) from None
 
 
 #: The perturbations :mod:`mmjudge.perturb` knows (``perturb.kind``).

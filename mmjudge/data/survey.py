@@ -58,10 +58,6 @@ class DatasetSurvey:
             return True
         return bool(html_to_text(value).strip())
 
-    def cut(self) -> dict[str, int]:
-        """What the text cap cuts, as the dry run and the summary report it."""
-        return {"items": self.truncated, "tokens_removed": self.tokens_removed}
-
 
 def survey(examples: Iterable[Example], html: frozenset[str] | None = None) -> DatasetSurvey:
     """The counts over ``examples``; ``html`` names the fields whose HTML the dataset

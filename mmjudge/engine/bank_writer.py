@@ -14,7 +14,7 @@ from mmjudge.config import SweepConfig
 from mmjudge.costs.calls import CallPricer
 from mmjudge.costs.forecast import forecast_call
 from mmjudge.costs.sheets import ModelPrice, price_for
-from mmjudge.engine.policy import Outcome, RunStats, WorkItem
+from mmjudge.engine.policy import Outcome, QueryCall, RunStats, WorkItem
 from mmjudge.engine.response_cache import ResponseCache
 from mmjudge.engine.sync import Runner
 from mmjudge.judges.registry import judge_class
@@ -45,7 +45,9 @@ def _items(
     for query_id, query in queries.texts.items():
         request = write_request(cfg, kind, n, query_id, query, queries.has_images)
         expected = forecast_call(request, cfg.model, price, 10 + 12 * n)
-        yield WorkItem(key=request.item_key, request=request, forecast=expected, context=query_id)
+        yield WorkItem(
+            key=request.item_key, request=request, forecast=expected, context=QueryCall(query_id)
+        )
 
 
 def forecast_bank(cfg: SweepConfig, kind: str, n: int) -> Forecast:
@@ -103,7 +105,9 @@ def _collect(
     failed: dict[str, str] = {}
     spent = 0.0
     for outcome in outcomes:
-        query_id = str(outcome.item.context)
+        call = outcome.item.context
+        assert isinstance(call, QueryCall)
+        query_id = call.query_id
         if outcome.response is None:
             failed[query_id] = outcome.error or "no answer"
             continue

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import json
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,7 +33,7 @@ from mmjudge.engine.examples import ExampleStream
 from mmjudge.engine.images_pool import PREPARE_AHEAD
 from mmjudge.engine.interrupt import signal_name, signal_number_of, stop_signals
 from mmjudge.engine.per_entry import EntryCollector
-from mmjudge.engine.policy import Outcome, RunStats
+from mmjudge.engine.policy import ItemCall, Outcome, RunStats
 from mmjudge.engine.progress import Progress
 from mmjudge.engine.response_cache import ResponseCache
 from mmjudge.engine.stop_line import stop_line
@@ -55,7 +54,7 @@ from mmjudge.errors import (
     Interrupted,
     MMJudgeError,
 )
-from mmjudge.images import ImageCache, ImageSettings
+from mmjudge.images import ImageCache
 from mmjudge.judges.base import JudgeAPI, check_batch_judge
 from mmjudge.judges.registry import endpoint_override, judge_class
 from mmjudge.keyguard import check_config, redact_text, resolved_config
@@ -65,6 +64,7 @@ from mmjudge.prompts.parsing import parse_grade
 from mmjudge.records import Forecast, JudgmentRecord
 from mmjudge.store import CellInfo, RunSummary, appending_rows, judgments_path, keep_finished_rows
 from mmjudge.store.batches import STATE_FILE
+from mmjudge.store.forecast import CellForecast, TextCut, write_forecast
 from mmjudge.store.log import say
 from mmjudge.store.rows import SAMPLES
 from mmjudge.testbank import grading as bank_grading
@@ -76,7 +76,10 @@ def typed_config(cfg: DictConfig | SweepConfig) -> SweepConfig:
     if isinstance(cfg, SweepConfig):
         obj = cfg
     else:
-        typed = OmegaConf.to_object(cfg)
+        try:
+            typed = OmegaConf.to_object(cfg)
+        except ValueError as error:  # a node's own check (images: ImageSettings) refused it
+            raise ConfigError(str(error)) from None
         assert isinstance(typed, SweepConfig)
         obj = typed
     obj.validate()
@@ -103,7 +106,7 @@ def skip_reason(cfg: SweepConfig, judge: type[JudgeAPI]) -> str | None:
 
 def run_cell(
     raw_cfg: DictConfig | SweepConfig, run_dir: Path, *, secrets_checked: bool = False
-) -> RunSummary | dict[str, Any]:
+) -> RunSummary | CellForecast:
     """Run one cell and write ``judgments.jsonl`` and ``summary.json`` into ``run_dir``.
 
     The config is checked for secrets first, unless the caller has just done that
@@ -131,7 +134,7 @@ def _checked_cell(
     run_dir: Path,
     judge_cls: type[JudgeAPI],
     examples: ExampleStream,
-) -> RunSummary | dict[str, Any]:
+) -> RunSummary | CellForecast:
     """The cell from its dataset check on (see :func:`run_cell`)."""
     run_id = run_dir.name
     cache_path = resolve_path(cfg.paths.response_cache)
@@ -154,7 +157,7 @@ def _checked_cell(
         run_dir=run_dir,
         judge=judge,
         price=price,
-        image_settings=_image_settings(cfg),
+        image_settings=cfg.images,
         image_cache=ImageCache(resolve_path(cfg.paths.image_cache)),
         bank=bank,
     )
@@ -294,14 +297,7 @@ def _survey_or_skip(
     return counts, unserved(counts, cfg.modality, cfg.dataset)
 
 
-def _image_settings(cfg: SweepConfig) -> ImageSettings:
-    try:
-        return ImageSettings.from_config(cfg.images)
-    except ValueError as error:
-        raise ConfigError(str(error)) from None
-
-
-def _dry_run(context: CellContext, examples: Iterable[Example], run_dir: Path) -> dict[str, Any]:
+def _dry_run(context: CellContext, examples: Iterable[Example], run_dir: Path) -> CellForecast:
     """Forecast the cell without calling anything; writes ``forecast.json``."""
     forecast = Forecast(output_basis=context.output.basis)
     prepared = DatasetSurvey()  # what the text cap cuts, counted on the prepared items
@@ -316,21 +312,22 @@ def _dry_run(context: CellContext, examples: Iterable[Example], run_dir: Path) -
             if item.request is not None:
                 forecast.add(item.expected())
     cfg = context.cfg
-    data = {
-        "status": "dry_run",
-        "dataset": cfg.dataset.name,
-        "model": cfg.model.name,
-        "model_id": cfg.model.model_id,
-        "modality": cfg.modality.name,
-        "prompt_id": cfg.prompt.id,
-        "pricing_sheet": cfg.pricing.date,
-        "forecast": forecast.to_dict(),
-        "batch_discount": _batch_discount(context),
-        "forecast_batch": _batch_forecast(forecast, _batch_discount(context)).to_dict(),
-        "text_cut": {"max_text_tokens": cfg.dataset.max_text_tokens, **prepared.cut()},
-    }
-    (run_dir / "forecast.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    return data
+    factor = _batch_discount(context)
+    planned = CellForecast(
+        dataset=cfg.dataset.name,
+        model=cfg.model.name,
+        model_id=cfg.model.model_id,
+        modality=cfg.modality.name,
+        prompt_id=cfg.prompt.id,
+        pricing_sheet=cfg.pricing.date,
+        sync=forecast,
+        batch=_batch_forecast(forecast, factor),
+        batch_discount=factor,
+        text_cut=TextCut(cfg.dataset.max_text_tokens, prepared.truncated, prepared.tokens_removed),
+        perturb=cfg.perturb.name,
+    )
+    write_forecast(run_dir, planned)
+    return planned
 
 
 def _batch_discount(context: CellContext) -> float:
@@ -486,10 +483,19 @@ class Graded(NamedTuple):
     bank_fields: dict[str, Any]
 
 
+def item_call(outcome: Outcome) -> ItemCall:
+    """The item an outcome's row is about (a result's entry calls are gathered into one
+    outcome first, :class:`~mmjudge.engine.per_entry.EntryCollector`)."""
+    call = outcome.item.context
+    if not isinstance(call, ItemCall):
+        raise TypeError(f"{outcome.item.key}: a row is made from an item's call, not {call!r}")
+    return call
+
+
 def graded_answer(context: CellContext, outcome: Outcome) -> Graded:
     """The grade read from an outcome's answer, directly or through the bank's entries."""
     cfg = context.cfg
-    example = outcome.item.context[0]
+    example = item_call(outcome).example
     response = outcome.response
     label = explanation = parse_error = None
     bank_fields: dict[str, Any] = {}
@@ -513,7 +519,7 @@ def judgment_record(context: CellContext, outcome: Outcome) -> JudgmentRecord:
     """The row of one outcome: its grade read from the answer (or the bank's entries),
     usage and cost as priced, and any error redacted."""
     cfg = context.cfg
-    example, image_hashes = outcome.item.context
+    example, image_hashes = item_call(outcome)
     request = outcome.item.request
     response = outcome.response
     label, explanation, parse_error, bank_fields = graded_answer(context, outcome)

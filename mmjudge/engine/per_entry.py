@@ -10,23 +10,10 @@ error row (its other calls are in the cache, so a rerun pays only for the failed
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, NamedTuple
 
 from mmjudge.costs.calls import UNPRICED, PricedCall
-from mmjudge.engine.policy import Outcome, WorkItem
-from mmjudge.records import Forecast, JudgeRequest, Usage
-
-
-class EntryCall(NamedTuple):
-    """What an entry's work item carries for :class:`EntryCollector`."""
-
-    example: Any
-    request: JudgeRequest
-    """The result's request about the whole bank (what the row records)."""
-    n_calls: int
-    """Calls the result is split into."""
-    position: int
-    """This call's place among them."""
+from mmjudge.engine.policy import EntryCall, ItemCall, Outcome, WorkItem
+from mmjudge.records import Forecast, Usage
 
 
 class EntryCollector:
@@ -57,7 +44,7 @@ def merge(outcomes: list[Outcome], call: EntryCall) -> Outcome:
         key=call.request.item_key,
         request=call.request,
         forecast=forecast,
-        context=(call.example, tuple(image.sha256 for image in call.request.images)),
+        context=ItemCall(call.example, tuple(image.sha256 for image in call.request.images)),
     )
     cached = all(o.cached for o in outcomes)
     attempts = sum(o.attempts for o in outcomes)

@@ -15,10 +15,11 @@ import random
 import threading
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import NamedTuple, Protocol, TypeVar
 
 from mmjudge.config import ModelConfig, RunnerConfig
 from mmjudge.costs.calls import UNPRICED, PricedCall
+from mmjudge.data.schema import Example
 from mmjudge.engine.breaker import causes
 from mmjudge.engine.response_cache import ResponseCache
 from mmjudge.judges.base import ErrorVerdict, JudgeAPI
@@ -33,6 +34,40 @@ FIRST_FORECAST_DELAY_S = 0.1
 
 #: Prices one answer (see :class:`mmjudge.costs.calls.CallPricer`).
 Pricer = Callable[[JudgeRequest, JudgeResponse], PricedCall]
+
+
+class ItemCall(NamedTuple):
+    """What a result's work item carries to its row: the item and the pictures it sent."""
+
+    example: Example
+    """The item judged."""
+    image_hashes: tuple[str, ...]
+    """The sha256 of each picture sent with it, in order."""
+
+
+class EntryCall(NamedTuple):
+    """What an entry's work item carries (``prompt.bank_calls=entry``), for the
+    :class:`~mmjudge.engine.per_entry.EntryCollector` that gathers a result's calls."""
+
+    example: Example
+    """The item judged."""
+    request: JudgeRequest
+    """The result's request about the whole bank (what the row records)."""
+    n_calls: int
+    """Calls the result is split into."""
+    position: int
+    """This call's place among them."""
+
+
+class QueryCall(NamedTuple):
+    """What a test-bank writer's work item carries: the query it writes entries for."""
+
+    query_id: str
+    """The query's id."""
+
+
+#: What a work item carries for whoever turns its outcome into a record (None: nothing).
+CallContext = ItemCall | EntryCall | QueryCall | None
 
 
 @dataclass
@@ -50,8 +85,8 @@ class WorkItem:
     forecast: Forecast = field(default_factory=Forecast)
     """Expected usage and cost of the call (the budget reads its dollars); filled in from
     ``estimate`` on first use (see :meth:`expected`)."""
-    context: Any = None
-    """Whatever the caller needs to turn the outcome into a record."""
+    context: CallContext = None
+    """What the caller needs to turn the outcome into a record."""
     estimate: Callable[[], Forecast] | None = field(default=None, repr=False)
     """Computes ``forecast`` when it is first needed."""
 

@@ -40,7 +40,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from mmjudge.config import ModelConfig
 from mmjudge.engine.cache_file import checked_connection
@@ -297,6 +297,37 @@ class Owner:
         return bool(self.started) and _process_start(self.pid) not in ("", self.started)
 
 
+class ClaimRow(NamedTuple):
+    """A key's claim as the claims table holds it."""
+
+    owner: Owner
+    """Who holds it."""
+    expires: float
+    """When it lapses unless renewed (epoch seconds; 0: given up)."""
+    in_flight: int
+    """Whether its request is on the wire: 0, :data:`MAYBE_SENT` or :data:`SENT`."""
+    lost: int
+    """Sends of this key made before and lost (counted as resent)."""
+    maybe_lost: int
+    """Sends of this key that may have left before they were lost."""
+
+
+#: The columns :func:`_claim_row` reads, in its order.
+_CLAIM_COLUMNS = "host, pid, started, expires, in_flight, lost, maybe_lost"
+
+
+def _claim_row(row: Sequence[Any]) -> ClaimRow:
+    """A claims-table row selected as :data:`_CLAIM_COLUMNS`."""
+    host, pid, started, expires, in_flight, lost, maybe_lost = row
+    return ClaimRow(
+        owner=Owner(str(host), int(pid), str(started)),
+        expires=float(expires),
+        in_flight=int(in_flight),
+        lost=int(lost),
+        maybe_lost=int(maybe_lost),
+    )
+
+
 @dataclass
 class Claim:
     """What :meth:`ItemClaims.claim` found."""
@@ -351,30 +382,18 @@ class ItemClaims:
             raise
         self._db.execute("COMMIT")
 
-    def _row(self, key: str) -> tuple[str, int, str, float, int, int, int] | None:
+    def _row(self, key: str) -> ClaimRow | None:
         row = self._db.execute(
-            "SELECT host, pid, started, expires, in_flight, lost, maybe_lost FROM claims "
-            "WHERE key = ?",
-            (key,),
+            f"SELECT {_CLAIM_COLUMNS} FROM claims WHERE key = ?", (key,)
         ).fetchone()
-        if row is None:
-            return None
-        return (
-            str(row[0]),
-            int(row[1]),
-            str(row[2]),
-            float(row[3]),
-            int(row[4]),
-            int(row[5]),
-            int(row[6]),
-        )
+        return None if row is None else _claim_row(row)
 
-    def _live_elsewhere(self, row: tuple[Any, ...] | None) -> bool:
-        if row is None or row[:3] == self._mine:
+    def _live_elsewhere(self, row: ClaimRow | None) -> bool:
+        if row is None or row.owner == self.owner:
             return False
-        if row[3] <= time.time():
+        if row.expires <= time.time():
             return False
-        return not Owner(row[0], row[1], row[2]).is_gone()
+        return not row.owner.is_gone()
 
     def _take(self, key: str, in_flight: int) -> Claim:
         """Claim ``key`` unless it is answered already or a live process holds it."""
@@ -394,12 +413,12 @@ class ItemClaims:
         row = self._row(key)
         if self._live_elsewhere(row):
             assert row is not None
-            return Claim("busy", holder=f"{row[0]}:{row[1]}")
+            return Claim("busy", holder=f"{row.owner.host}:{row.owner.pid}")
         lost = maybe_lost = 0
         if row is not None:
-            theirs = row[:3] != self._mine
-            lost = row[5] + (1 if theirs and row[4] == SENT else 0)
-            maybe_lost = row[6] + (1 if theirs and row[4] == MAYBE_SENT else 0)
+            theirs = row.owner != self.owner
+            lost = row.lost + (1 if theirs and row.in_flight == SENT else 0)
+            maybe_lost = row.maybe_lost + (1 if theirs and row.in_flight == MAYBE_SENT else 0)
         self._db.execute(
             "INSERT OR REPLACE INTO claims (key, host, pid, started, claimed, expires, "
             "in_flight, lost, maybe_lost) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -467,7 +486,5 @@ class ItemClaims:
 
     def held(self) -> int:
         """Claims held by live owners other than us (for tests and the chaos script)."""
-        rows = self._db.execute(
-            "SELECT host, pid, started, expires, in_flight, lost, maybe_lost FROM claims"
-        )
-        return sum(self._live_elsewhere(tuple(r)) for r in rows)
+        rows = self._db.execute(f"SELECT {_CLAIM_COLUMNS} FROM claims")
+        return sum(self._live_elsewhere(_claim_row(r)) for r in rows)

@@ -20,6 +20,7 @@ from mmjudge.store import (
     Ensemble,
     RowFigures,
     RunSummary,
+    Stability,
     build_summary,
     judgments_path,
     load_judgments,
@@ -80,7 +81,7 @@ def summarise_run(
     if ensemble is not None:
         cost = dataclasses.replace(cost, spent_usd=0.0)
         if stability is not None:  # its members paid for the repeats too
-            stability["spent_usd"] = 0.0
+            stability = dataclasses.replace(stability, spent_usd=0.0)
     if status is None:
         status = _ending(run_dir, figures, max_error_rate, max_unparseable_rate, skipped, stop)
     summary = build_summary(
@@ -127,7 +128,7 @@ def _ending(
 
 def sample_stability(
     run_dir: Path, frame: pd.DataFrame, grades: list[int], cost: CostFigures
-) -> tuple[dict[str, Any] | None, CostFigures]:
+) -> tuple[Stability | None, CostFigures]:
     """The run's ``stability`` block (None, and ``cost`` as it is, for a run without
     repeats; :func:`mmjudge.studies.stability.stability_summary`)
     from its rows (sample 0) and ``samples.jsonl`` (the repeats), with what the repeats
@@ -158,5 +159,5 @@ def sample_stability(
         grades=grades,
     )
     repeat = cost_figures(load_judgments(run_dir / SAMPLES, keep=SUMMARY_COLUMNS))
-    block["total_usd"], block["spent_usd"] = repeat.total_usd, repeat.spent_usd
+    block = dataclasses.replace(block, total_usd=repeat.total_usd, spent_usd=repeat.spent_usd)
     return block, dataclasses.replace(cost, spent_usd=cost.spent_usd + repeat.spent_usd)

@@ -24,8 +24,7 @@ from mmjudge.costs.sheets import ModelPrice
 from mmjudge.data.schema import Example
 from mmjudge.engine.examples import ExampleStream
 from mmjudge.engine.images_pool import PREPARE_AHEAD, ImagePool, prepared_async, prepared_sync
-from mmjudge.engine.per_entry import EntryCall
-from mmjudge.engine.policy import WorkItem
+from mmjudge.engine.policy import EntryCall, ItemCall, WorkItem
 from mmjudge.engine.response_cache import RequestKeys, ResponseCache
 from mmjudge.errors import ImageError
 from mmjudge.images import ImageCache, ImageSettings, preprocess_image
@@ -251,7 +250,7 @@ def _items_once(
         key=example.key,
         request=None if error else request,
         error=error,
-        context=(example, tuple(image.sha256 for image in request.images)),
+        context=ItemCall(example, tuple(image.sha256 for image in request.images)),
         estimate=None if error else functools.partial(forecast_item, context, request),
     )
 

@@ -17,9 +17,14 @@ PIPELINE_VERSION = 1
 """Bumped whenever a change to the pipeline would change the encoded bytes (invalidates caches)."""
 
 
-@dataclass(frozen=True)
+@dataclass
 class ImageSettings:
-    """How an image is turned into what a judge is sent."""
+    """How an image is turned into what a judge is sent: the ``images`` node of the config
+    (:class:`mmjudge.config.SweepConfig`), checked when it is made.
+
+    Not frozen: Hydra sets command-line overrides on the node, which a frozen dataclass
+    refuses. Nothing hashes it; :meth:`key` names what it changes in the encoded bytes.
+    """
 
     size: int = 512
     """Output width and height in pixels."""
@@ -37,10 +42,19 @@ class ImageSettings:
     """Images whose header declares more pixels than this are refused before decoding."""
 
     def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        """Normalise the spelling (``JPG`` is ``jpeg``) and check every value.
+
+        Raises:
+            ValueError: a value out of range or not one of the choices, in one line naming
+                the setting (the config turns it into a ``ConfigError``).
+        """
         fmt = str(self.format).lower()
-        object.__setattr__(self, "format", "jpeg" if fmt == "jpg" else fmt)
-        object.__setattr__(self, "fit", str(self.fit).lower())
-        object.__setattr__(self, "encoding", str(self.encoding).lower())
+        self.format = "jpeg" if fmt == "jpg" else fmt
+        self.fit = str(self.fit).lower()
+        self.encoding = str(self.encoding).lower()
         _check_choice("fit", self.fit, FITS)
         _check_choice("format", self.format, FORMATS)
         _check_choice("encoding", self.encoding, ENCODINGS)
@@ -50,26 +64,7 @@ class ImageSettings:
             raise ValueError(f"images.quality={self.quality!r} must be an integer from 1 to 100")
         if not _is_int(self.max_pixels) or self.max_pixels < 1:
             raise ValueError(f"images.max_pixels={self.max_pixels!r} must be a positive integer")
-        object.__setattr__(self, "pad_color", _check_color(self.pad_color))
-
-    @classmethod
-    def from_config(cls, cfg: Any) -> ImageSettings:
-        """Settings from an ``ImageConfig`` (or anything with the same attributes)."""
-        defaults = cls()
-
-        def value(name: str) -> Any:
-            found = getattr(cfg, name, None)
-            return getattr(defaults, name) if found is None else found
-
-        return cls(
-            size=value("size"),
-            fit=value("fit"),
-            format=value("format"),
-            quality=value("quality"),
-            encoding=value("encoding"),
-            pad_color=value("pad_color"),
-            max_pixels=value("max_pixels"),
-        )
+        self.pad_color = _check_color(self.pad_color)
 
     @property
     def media_type(self) -> str:

@@ -1,17 +1,16 @@
-"""The lines a cell is told in, one definition each: the closing line of a run and the line of
-a dry run, both headed by the cell's display name
-(:func:`mmjudge.config.names.cell_display_name`). The command prints them; the library's
-:meth:`~mmjudge.api.saved.Run.line` and :meth:`~mmjudge.api.saved.CellForecast.line` return
-them."""
+"""The lines a cell is told in, one definition each: the closing line of a run, headed by the
+cell's display name (:func:`mmjudge.config.names.cell_display_name`), and its notes. A dry
+run's line is its forecast's own (:meth:`~mmjudge.store.forecast.CellForecast.line`, which
+the library returns too); :func:`cell_line` tells either."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from mmjudge.config.names import DEFAULT_PROMPT, cell_display_name
+from mmjudge.config.names import cell_display_name
 from mmjudge.store import RunSummary
 from mmjudge.store.blocks import possible_extra
+from mmjudge.store.forecast import CellForecast
 from mmjudge.store.status import COMPLETE
 
 
@@ -26,12 +25,12 @@ def prompt_chosen(overrides: Sequence[str]) -> bool:
     return False
 
 
-def cell_line(summary: RunSummary | dict[str, Any], *, prompt_named: bool = False) -> str:
+def cell_line(summary: RunSummary | CellForecast, *, prompt_named: bool = False) -> str:
     """The closing line of a run: what was judged, agreement and spend (a dry run's:
-    the forecast). It names every axis a sweep can vary
-    (:func:`mmjudge.config.names.cell_display_name`)."""
-    if not isinstance(summary, RunSummary):
-        return forecast_line(summary, prompt_named=prompt_named)
+    the forecast, :meth:`~mmjudge.store.forecast.CellForecast.line`). It names every axis a
+    sweep can vary (:func:`mmjudge.config.names.cell_display_name`)."""
+    if isinstance(summary, CellForecast):
+        return summary.line(prompt_named=prompt_named)
     c = summary.cell
     cell = cell_display_name(
         c.dataset, c.model, c.modality, c.prompt_id, c.perturb, prompt_named=prompt_named
@@ -65,17 +64,15 @@ def stability_note(summary: RunSummary) -> str:
     the unstable items, the human–human κ beside it and the repeats' cost; "" without
     samples."""
     block = summary.stability
-    if not block:
+    if block is None:
         return ""
-    kappa = block.get("kappa") or {}
-    estimate, low, high = (kappa.get(k) for k in ("estimate", "low", "high"))
-    text = "n/a" if estimate is None else f"{estimate:.3f}"
-    if low is not None and high is not None:
-        text += f" [{low:.3f}, {high:.3f}]"
-    share = block.get("unstable_share")
-    unstable = f"{block.get('n_unstable', 0)} unstable items"
-    if share is not None:
-        unstable += f", {100 * share:.1f}%"
+    kappa = block.kappa
+    text = "n/a" if kappa.estimate is None else f"{kappa.estimate:.3f}"
+    if kappa.low is not None and kappa.high is not None:
+        text += f" [{kappa.low:.3f}, {kappa.high:.3f}]"
+    unstable = f"{block.n_unstable} unstable items"
+    if block.unstable_share is not None:
+        unstable += f", {100 * block.unstable_share:.1f}%"
     humans = [v for v in (summary.metrics.human_human_kappa or {}).values() if v is not None]
     ceiling = ""
     if humans:
@@ -83,44 +80,8 @@ def stability_note(summary: RunSummary) -> str:
         span = f"{low_h:.3f}" if low_h == high_h else f"{low_h:.3f}–{high_h:.3f}"
         ceiling = f"; human–human κ={span}"
     return (
-        f"; self-agreement κ={text} over {block.get('samples')} samples ({unstable}{ceiling}), "
-        f"repeats ${float(block.get('total_usd') or 0.0):.4f}"
-    )
-
-
-def forecast_line(data: dict[str, Any], *, prompt_named: bool = False) -> str:
-    """The line of a dry run: the forecast at sync and batch prices."""
-    cell = cell_display_name(
-        data["dataset"],
-        data["model"],
-        data["modality"],
-        str(data.get("prompt_id") or DEFAULT_PROMPT),
-        data.get("perturb"),
-        prompt_named=prompt_named,
-    )
-    f = data["forecast"]
-    estimate = "" if f.get("exact_text_tokens", True) else " (text tokens estimated)"
-    batch = data.get("forecast_batch")
-    batch_text = ""
-    if isinstance(batch, dict) and f["usd"]:
-        usd, per_million = batch["usd"], batch["usd_per_million"]
-        batch_text = f"; batch API ${usd:.4f}, ${per_million:,.2f} per million"
-    return (
-        f"{cell}: forecast {f['calls']} calls, {f['input_tokens']:,} input tokens "
-        f"({f['image_tokens']:,} image), {f['output_tokens']:,} output tokens "
-        f"(per call from {f.get('output_basis') or 'runner.forecast_output_tokens'}), "
-        f"sync ${f['usd']:.4f}, ${f['usd_per_million']:,.2f} per million judgments"
-        f"{batch_text}{estimate}{_cut_text(data.get('text_cut'))}"
-    )
-
-
-def _cut_text(cut: object) -> str:
-    """What ``dataset.max_text_tokens`` cuts, for the dry run's line (empty when nothing)."""
-    if not isinstance(cut, dict) or not cut.get("items"):
-        return ""
-    return (
-        f"; text cut to dataset.max_text_tokens={cut['max_text_tokens']} in {cut['items']:,} "
-        f"items (about {cut['tokens_removed']:,} tokens removed)"
+        f"; self-agreement κ={text} over {block.samples} samples ({unstable}{ceiling}), "
+        f"repeats ${block.total_usd:.4f}"
     )
 
 

@@ -41,38 +41,32 @@ def stability_rows(analysis: Analysis) -> list[Row]:
     for stats in analysis.datasets:
         for cell in stats.cells:
             block = cell.summary.stability
-            if not block:
+            if block is None:
                 continue
-            kappa = block.get("kappa") or {}
-            share = block.get("unstable_share")
+            kappa = block.kappa
+            share = block.unstable_share
             rows.append(
                 {
                     "dataset": stats.name,
                     "judge": analysis.judge_name(cell.judge),
                     "modality": MODALITY_NAMES.get(cell.judge.modality, cell.judge.modality),
-                    "samples": block.get("samples"),
-                    "n": block.get("n_items"),
+                    "samples": block.samples,
+                    "n": block.n_items,
                     "kappa": interval(
-                        Interval(
-                            _value(kappa.get("estimate")),
-                            _value(kappa.get("low")),
-                            _value(kappa.get("high")),
-                        )
+                        Interval(_value(kappa.estimate), _value(kappa.low), _value(kappa.high))
                     ),
                     "judge_kappa": interval(cell.kappa),
                     "ceiling": _ceiling(stats),
-                    "unstable": block.get("n_unstable", 0),
+                    "unstable": block.n_unstable,
                     "share": "–" if share is None else f"{100 * share:.1f}%",
-                    "usd": f"${float(block.get('spent_usd') or 0.0):.4f}",
+                    "usd": f"${block.spent_usd:.4f}",
                     "items": [
                         {
-                            "query": item.get("query_id"),
-                            "result": item.get("result_id"),
-                            "labels": " · ".join(
-                                "–" if g is None else str(g) for g in item.get("labels") or []
-                            ),
+                            "query": item.query_id,
+                            "result": item.result_id,
+                            "labels": " · ".join("–" if g is None else str(g) for g in item.labels),
                         }
-                        for item in (block.get("unstable") or [])[:SHOWN]
+                        for item in block.unstable[:SHOWN]
                     ],
                 }
             )

@@ -262,6 +262,73 @@ class Agreement:
 
 
 @dataclass(frozen=True)
+class KappaBounds:
+    """A κ with its 95% interval; None where it is undefined."""
+
+    estimate: float | None = None
+    low: float | None = None
+    high: float | None = None
+
+
+@dataclass(frozen=True)
+class UnstableItem:
+    """An item whose samples disagree."""
+
+    query_id: str
+    result_id: str
+    labels: list[float | None]
+    """Each sample's grade, in sample order (None where it gave none)."""
+
+
+@dataclass(frozen=True)
+class Stability:
+    """Test–retest (``runner.samples`` above 1): κ between the judge's samples, the unstable
+    items and what the repeats cost; the ``stability`` block
+    (:func:`mmjudge.studies.stability.stability_summary`)."""
+
+    samples: int
+    """How many times each item was asked (the first run included)."""
+    n_items: int
+    """Items with at least two answered samples (every figure is over these)."""
+    kappa: KappaBounds
+    """κ between samples (the mean over pairs for more than two) with its interval."""
+    kappa_pairs: dict[str, float | None] = field(default_factory=dict)
+    """κ of each pair of samples, keyed ``"0 vs 1"``."""
+    n_unstable: int = 0
+    """Items whose answered samples do not all carry the same grade."""
+    unstable_share: float | None = None
+    """``n_unstable`` over ``n_items`` (None without items)."""
+    unstable: list[UnstableItem] = field(default_factory=list)
+    """The first unstable items, with each sample's grade."""
+    total_usd: float = 0.0
+    """What the repeats cost, answers from the cache included."""
+    spent_usd: float = 0.0
+    """What the repeats spent (0 for a virtual run: its members paid)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The block as ``summary.json`` holds it."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Stability:
+        """The block from ``summary.json``."""
+        values = known_fields(cls, data)
+        return cls(
+            **{
+                **values,
+                "samples": int(data.get("samples") or 0),
+                "n_items": int(data.get("n_items") or 0),
+                "kappa": KappaBounds(**known_fields(KappaBounds, data.get("kappa"))),
+                "kappa_pairs": dict(data.get("kappa_pairs") or {}),
+                "unstable": [
+                    UnstableItem(**known_fields(UnstableItem, item))
+                    for item in data.get("unstable") or []
+                ],
+            }
+        )
+
+
+@dataclass(frozen=True)
 class Member:
     """One run a panel or cascade was built from."""
 

@@ -39,6 +39,7 @@ from mmjudge.store.blocks import (
     ErrorCounts,
     Latency,
     RowFigures,
+    Stability,
     TokenMeans,
     known_fields,
 )
@@ -102,7 +103,7 @@ class RunSummary:
     """The cell's forecast (at batch prices in batch mode), beside the actual cost."""
     n_items: int | None = None
     """Items the dataset holds for this cell."""
-    stability: dict[str, Any] | None = None
+    stability: Stability | None = None
     """Test–retest (``runner.samples`` above 1): κ between samples, the unstable items and
     what the repeats cost (see :func:`mmjudge.studies.stability.stability_summary`)."""
     schema_version: int = SUMMARY_SCHEMA_VERSION
@@ -219,7 +220,7 @@ class RunSummary:
         if self.n_items is not None:
             data["n_items"] = self.n_items
         if self.stability is not None:
-            data["stability"] = self.stability
+            data["stability"] = self.stability.to_json()
         return data
 
     @classmethod
@@ -242,6 +243,7 @@ class RunSummary:
             status = dataclasses.replace(status, status="complete")
         calls = data.get("calls")
         forecast = data.get("forecast")
+        stability = data.get("stability")
         return cls(
             run_id=str(data.get("run_id") or ""),
             cell=cell,
@@ -265,7 +267,7 @@ class RunSummary:
             testbank=data.get("testbank"),
             forecast=Forecast(**known_fields(Forecast, forecast)) if forecast else None,
             n_items=data.get("n_items"),
-            stability=data.get("stability"),
+            stability=Stability.from_json(stability) if isinstance(stability, dict) else None,
             schema_version=SUMMARY_SCHEMA_VERSION,
         )
 
@@ -312,7 +314,7 @@ def build_summary(
     testbank: dict[str, Any] | None = None,
     forecast: Forecast | None = None,
     n_items: int | None = None,
-    stability: dict[str, Any] | None = None,
+    stability: Stability | None = None,
 ) -> RunSummary:
     """The one place a :class:`RunSummary` is put together, for real and virtual runs."""
     return RunSummary(

@@ -33,6 +33,7 @@ from mmjudge import metrics
 from mmjudge.metrics.exact import exact_share, kappa_from_share
 from mmjudge.metrics.resampling import bootstrap_ci
 from mmjudge.metrics.scoring import N_BOOT, SEED, kappa_metric, none_if_nan
+from mmjudge.store.blocks import KappaBounds, Stability, UnstableItem
 
 #: Unstable items listed by name in a summary (the count covers all of them).
 UNSTABLE_LISTED = 200
@@ -64,8 +65,8 @@ def stability_summary(
     grades: Sequence[float],
     n_boot: int = N_BOOT,
     seed: int = SEED,
-) -> dict[str, Any]:
-    """The ``stability`` block of a run's summary.
+) -> Stability:
+    """The ``stability`` block of a run's summary (the repeats' cost is the caller's to add).
 
     ``samples``: one label array per sample (sample 0 first), aligned item by item with
     ``query_ids`` and ``result_ids``; a missing answer is ``nan``.
@@ -92,18 +93,18 @@ def stability_summary(
 
     interval = kappa_interval(metric, queries[enough], kept, scale, n_boot=n_boot, seed=seed)
     unstable = unstable_mask(table)
-    return {
-        "samples": len(samples),
-        "n_items": n_items,
-        "kappa": interval,
-        "kappa_pairs": {
+    return Stability(
+        samples=len(samples),
+        n_items=n_items,
+        kappa=KappaBounds(**interval),
+        kappa_pairs={
             f"{i} vs {j}": none_if_nan(metrics.cohen_kappa(kept[i], kept[j], labels=scale))
             for i, j in itertools.combinations(range(len(samples)), 2)
         },
-        "n_unstable": int(unstable.sum()),
-        "unstable_share": none_if_nan(unstable.sum() / n_items if n_items else math.nan),
-        "unstable": _listed(table, unstable, queries, results),
-    }
+        n_unstable=int(unstable.sum()),
+        unstable_share=none_if_nan(unstable.sum() / n_items if n_items else math.nan),
+        unstable=_listed(table, unstable, queries, results),
+    )
 
 
 def kappa_interval(
@@ -148,14 +149,14 @@ def exact_kappa(
 
 def _listed(
     table: np.ndarray, unstable: np.ndarray, queries: np.ndarray, results: np.ndarray
-) -> list[dict[str, Any]]:
+) -> list[UnstableItem]:
     """The first :data:`UNSTABLE_LISTED` unstable items with each sample's label."""
     return [
-        {
-            "query_id": str(queries[i]),
-            "result_id": str(results[i]),
-            "labels": [None if math.isnan(v) else _grade(v) for v in table[:, i]],
-        }
+        UnstableItem(
+            query_id=str(queries[i]),
+            result_id=str(results[i]),
+            labels=[None if math.isnan(v) else _grade(v) for v in table[:, i]],
+        )
         for i in np.flatnonzero(unstable)[:UNSTABLE_LISTED]
     ]
 

@@ -11,8 +11,9 @@ import pytest
 import mmjudge
 from mmjudge.api.cells import grid
 from mmjudge.errors import ConfigError
-from mmjudge.report.cell_lines import cell_line, forecast_line
+from mmjudge.report.cell_lines import cell_line
 from mmjudge.store import read_summary
+from mmjudge.store.forecast import CellForecast, read_forecast
 from tests.helpers import isolated_overrides, run_sweep
 
 
@@ -65,7 +66,8 @@ def test_forecast_is_the_dry_runs(tmp_path: Path) -> None:
     assert planned.sync.usd == pytest.approx(written["forecast"]["usd"])
     assert planned.batch.usd == pytest.approx(written["forecast_batch"]["usd"])
     assert planned.batch.usd < planned.sync.usd
-    assert planned.line() == forecast_line(written)
+    assert planned == read_forecast(tmp_path / "dry") == CellForecast.from_dict(written)
+    assert planned.line() == cell_line(planned)
     assert not (tmp_path / "dry" / "judgments.jsonl").exists()
 
 
@@ -151,6 +153,39 @@ def test_a_sweep_from_python_matches_the_commands(tmp_path: Path) -> None:
         data = json.loads((sweep_dir / "sweep_summary.json").read_text(encoding="utf-8"))
         assert data["by_status"] == {"complete": 2, "skipped": 2}
     assert "report:" in done.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("overrides", "n_cells"),
+    [
+        (["model=lexical,gpt4o_mini", "modality=text,mm"], 4),
+        (["+experiment=reference_study", "model=gpt4o_mini,claude3_haiku"], 6),
+        (
+            ["model=lexical,gpt4o_mini", "modality=mm", "model=gpt4o_mini", "prompt=terse,raters3"],
+            2,
+        ),
+    ],
+    ids=["lists", "experiment", "later-wins"],
+)
+def test_the_grid_is_the_basic_sweepers(tmp_path: Path, overrides: list[str], n_cells: int) -> None:
+    """:func:`grid` expands a sweep as Hydra's basic sweeper does: the same cell folders from
+    the command (``hydra/launcher=basic``) and from run_sweep, for plain lists, an experiment's
+    ``hydra.sweeper.params`` with a command-line value replacing one of them, and a later
+    override replacing an earlier one."""
+    settings = [*overrides, "runner.dry_run=true", "dataset.limit=2", "runner.progress=false"]
+    (tmp_path / "cli").mkdir()
+    done = run_sweep(tmp_path / "cli", "-m", *settings, "hydra/launcher=basic")
+    assert done.returncode == 0, done.stderr
+    [cli_dir] = (tmp_path / "cli" / "results" / "sweeps").iterdir()
+    ours = mmjudge.run_sweep([*settings, *where(tmp_path / "lib")], sweep_dir=tmp_path / "lib")
+
+    def folders(root: Path) -> list[str]:
+        written = [*root.glob("*/forecast.json"), *root.glob("*/summary.json")]
+        return sorted(path.parent.name for path in written)
+
+    assert folders(cli_dir) == folders(ours.path) == sorted(c.path.name for c in ours.cells)
+    assert len(ours.cells) == n_cells
 
 
 def test_forecast_leaves_the_callers_config_as_it_was(tmp_path: Path) -> None:

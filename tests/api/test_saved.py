@@ -11,6 +11,7 @@ import pytest
 import mmjudge
 from mmjudge.api.saved import Run, Sweep, SweepCell
 from mmjudge.store import read_records, read_summary
+from tests.fake_runs import DRY_RUN_FORECAST
 from tests.helpers import isolated_overrides
 
 SETTINGS = ["model=lexical", "dataset.limit=12", "runner.progress=false", "report.build=false"]
@@ -51,19 +52,7 @@ def test_open_sweep_lists_cells_forecasts_and_ensembles(run_dir: Path, tmp_path:
     shutil.copytree(run_dir, sweep / "b.lexical")
     shutil.copytree(run_dir, sweep / "ensembles" / "panel")
     (sweep / "a.dry").mkdir(parents=True)
-    forecast = {
-        "status": "dry_run",
-        "dataset": "demo_fashion",
-        "model": "gpt4o_mini",
-        "model_id": "gpt-4o-mini-2024-07-18",
-        "modality": "text",
-        "prompt_id": "default",
-        "pricing_sheet": "2026-10-31",
-        "forecast": {"calls": 3, "input_tokens": 30, "output_tokens": 6, "usd": 0.5},
-        "batch_discount": 0.5,
-        "forecast_batch": {"calls": 3, "input_tokens": 30, "output_tokens": 6, "usd": 0.25},
-    }
-    (sweep / "a.dry" / "forecast.json").write_text(json.dumps(forecast), encoding="utf-8")
+    (sweep / "a.dry" / "forecast.json").write_text(json.dumps(DRY_RUN_FORECAST), encoding="utf-8")
     opened = mmjudge.open_sweep(sweep)
     assert isinstance(opened, Sweep)
     assert [cell.path.name for cell in opened.cells] == ["a.dry", "b.lexical"]

@@ -11,6 +11,7 @@ import pytest
 from mmjudge.ensembles.defaults import build_default_ensembles
 from mmjudge.report import build_report
 from mmjudge.report import cell_lines as sweep
+from mmjudge.store.forecast import CellForecast
 from mmjudge.store.summary import read_summary
 from tests.fixtures.synthetic import FakeDataset, FakeJudge, write_sweep
 from tests.helpers import run_sweep
@@ -70,7 +71,8 @@ def test_a_dry_run_line_names_the_prompt_too() -> None:
             "usd_per_million": 0.0,
         },
     }
-    assert sweep.forecast_line(data).startswith("demo_fashion × lexical × text × nuggets: forecast")
+    line = sweep.cell_line(CellForecast.from_dict(data))
+    assert line.startswith("demo_fashion × lexical × text × nuggets: forecast")
 
 
 def test_the_report_header_says_what_it_counted(prompt_sweep: Path, tmp_path: Path) -> None:

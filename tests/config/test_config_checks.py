@@ -93,6 +93,7 @@ def test_every_shipped_option_passes_validation(group: str, option: str) -> None
         ("modality.include_text=false", "a modality shows the result's text, its image or both"),
         ("prompt.raters=0", "prompt.raters=0: use 1 (one grade) or more"),
         ("images.quality=0", "images.quality=0 must be an integer from 1 to 100"),
+        ("images.pad_color=[0,0,300]", "images.pad_color=[0, 0, 300] must be three integers"),
     ],
 )
 def test_out_of_range_values_are_refused_in_one_line(override: str, expected: str) -> None:
@@ -116,6 +117,11 @@ def test_grade_bins_are_checked(bins: str, expected: str) -> None:
     with pytest.raises(ConfigError, match=expected):
         typed_config(cfg)
     typed_config(compose_config(["dataset.grade_rule=bins", "dataset.grade_bins=[0,0.5,1.5,2]"]))
+
+
+def test_image_overrides_reach_the_typed_settings() -> None:
+    typed = typed_config(compose_config(["images.size=256", "images.pad_color=[0,0,0]"]))
+    assert (typed.images.size, typed.images.pad_color) == (256, (0, 0, 0))
 
 
 def test_every_entry_point_gets_the_checks(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ def cell(tmp_path: Path, server: LoopbackServer, run: str, *extra: str) -> dict[
         *extra,
     ]
     summary = run_cell(compose_config(overrides), tmp_path / run)
-    return summary.to_json() if isinstance(summary, RunSummary) else summary
+    return summary.to_json() if isinstance(summary, RunSummary) else summary.to_dict()
 
 
 def test_after_one_run_the_forecast_is_within_ten_percent_of_its_cost(

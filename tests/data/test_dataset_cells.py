@@ -17,6 +17,7 @@ from mmjudge.engine.cell import run_cell
 from mmjudge.report import build_report
 from mmjudge.report.cell_lines import cell_line
 from mmjudge.store import RunSummary
+from mmjudge.store.forecast import CellForecast, TextCut
 from tests.fixtures.synthetic import FakeDataset, FakeJudge, write_sweep
 from tests.helpers import compose_config, shared_data
 
@@ -116,8 +117,8 @@ def test_a_partly_served_dataset_runs_and_records_the_gaps(tmp_path: Path) -> No
         *dataset_overrides(root),
         "runner.dry_run=true",
     )
-    assert summary["status"] == "dry_run"
-    assert summary["forecast"]["calls"] == 2  # the item without an image is an error row
+    assert isinstance(summary, CellForecast)
+    assert summary.sync.calls == 2  # the item without an image is an error row
 
 
 def test_flickr8k_text_cells_are_skipped(tmp_path: Path) -> None:
@@ -162,9 +163,10 @@ def test_the_dry_run_shows_what_the_text_cap_cuts(tmp_path: Path) -> None:
     summary = cell(
         tmp_path, "run", "model=gpt4o_mini", *dataset_overrides(root), "runner.dry_run=true"
     )
-    cut = summary["text_cut"]
+    assert isinstance(summary, CellForecast)
     # the cap keeps 1,538 words (2,000 tokens at 1.3 per word): 3,464 words go
-    assert cut == {"max_text_tokens": 2000, "items": 1, "tokens_removed": 4504}
+    assert summary.text_cut == TextCut(max_text_tokens=2000, items=1, tokens_removed=4504)
+    cut = {"max_text_tokens": 2000, "items": 1, "tokens_removed": 4504}
     assert "text cut to dataset.max_text_tokens=2000 in 1 items (about 4,504 tokens removed)" in (
         cell_line(summary)
     )

@@ -12,6 +12,7 @@ import pytest
 from mmjudge.engine.cell import run_cell
 from mmjudge.report.build import build_report
 from mmjudge.store import RunSummary
+from mmjudge.store.forecast import CellForecast
 from tests.fixtures.loopback_server import OPENAI_PATH, LoopbackServer, RecordedRequest, user_text
 from tests.helpers import compose_config
 
@@ -83,25 +84,25 @@ def test_samples_are_judged_cached_apart_priced_and_measured(
     assert len(rows) == n and sorted({r["sample"] for r in repeats}) == [1, 2]
     assert len(repeats) == 2 * n and all(r["cost_usd"] > 0 and not r["cached"] for r in repeats)
     block = three.stability
-    assert block is not None and block["samples"] == 3 and block["n_items"] == n
+    assert block is not None and block.samples == 3 and block.n_items == n
     moving = {
         text for text in responder.seen if responder.moves(text)
     }  # prompts whose later answers differ from their first
-    assert block["n_unstable"] == len(moving) > 0
-    assert block["unstable_share"] == pytest.approx(len(moving) / n)
-    assert block["kappa"]["estimate"] < 1.0
-    assert block["spent_usd"] == pytest.approx(sum(r["cost_usd"] for r in repeats))
+    assert block.n_unstable == len(moving) > 0
+    assert block.unstable_share == pytest.approx(len(moving) / n)
+    assert block.kappa.estimate < 1.0
+    assert block.spent_usd == pytest.approx(sum(r["cost_usd"] for r in repeats))
     # Sample 0 came from the cache (free); the run paid for its repeats.
-    assert three.cost.spent_usd == pytest.approx(block["spent_usd"]) and block["spent_usd"] > 0
-    assert three.calls is not None and three.calls.spent_usd == pytest.approx(block["spent_usd"])
+    assert three.cost.spent_usd == pytest.approx(block.spent_usd) and block.spent_usd > 0
+    assert three.calls is not None and three.calls.spent_usd == pytest.approx(block.spent_usd)
     assert one.stability is None and not (tmp_path / "runs" / "once" / "samples.jsonl").exists()
-    assert again.stability is not None and again.stability["spent_usd"] == 0
+    assert again.stability is not None and again.stability.spent_usd == 0
     out = build_report(tmp_path / "runs", tmp_path / "reports", n_boot=50)
     page = (out / "index.html").read_text(encoding="utf-8")
     assert "Does each judge agree with itself?" in page
-    assert "Unstable items: " in page and f"({block['n_unstable']})" in page
-    for item in block["unstable"]:
-        assert f'<td class="l">{item["result_id"]}</td>' in page
+    assert "Unstable items: " in page and f"({block.n_unstable})" in page
+    for item in block.unstable:
+        assert f'<td class="l">{item.result_id}</td>' in page
 
 
 @pytest.mark.slow
@@ -113,14 +114,14 @@ def test_repricing_a_run_with_samples_at_its_own_sheet_gives_its_own_total(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0000")
     with LoopbackServer(responder=Wavering(moving=4)) as server:
         summary = _run(tmp_path, server, 3)
-    assert summary.stability is not None and summary.stability["total_usd"] > 0
-    own = summary.cost.total_usd + summary.stability["total_usd"]
+    assert summary.stability is not None and summary.stability.total_usd > 0
+    own = summary.cost.total_usd + summary.stability.total_usd
     result = reprice_run(tmp_path / "runs" / "run")
     assert result["n_repeats"] == 2 * summary.n_judgments
     exact = {"rel": 1e-12, "abs": 0.0}  # equal but for the order floats were summed in
     assert result["repriced"]["total_usd"] == pytest.approx(own, **exact)
     assert result["original"]["total_usd"] == pytest.approx(own, **exact)
-    repeats = summary.stability["total_usd"]
+    repeats = summary.stability.total_usd
     assert result["repriced"]["repeats_usd"] == pytest.approx(repeats, **exact)
 
 
@@ -140,10 +141,10 @@ def test_a_run_with_samples_resumes_only_the_missing_samples(
         after = len(server.requests_to(OPENAI_PATH))
     assert after - before == 1
     assert resumed.stability is not None and first.stability is not None
-    assert resumed.stability["n_unstable"] == 0
-    assert resumed.stability["kappa"]["estimate"] == pytest.approx(1.0)
+    assert resumed.stability.n_unstable == 0
+    assert resumed.stability.kappa.estimate == pytest.approx(1.0)
     # every sample agrees: the exact interval below 1, not the zero-width [1, 1]
-    assert resumed.stability["kappa"]["low"] < resumed.stability["kappa"]["high"] == 1
+    assert resumed.stability.kappa.low < resumed.stability.kappa.high == 1
     assert len(path.read_text().splitlines()) == len(lines)
 
 
@@ -184,9 +185,9 @@ def test_a_dry_run_forecasts_every_sample(tmp_path: Path) -> None:
             ]
         )
         data = run_cell(cfg, tmp_path / f"dry{samples}")
-        assert isinstance(data, dict)
-        return data["forecast"]
+        assert isinstance(data, CellForecast)
+        return data.sync
 
     once, thrice = forecast(1), forecast(3)
-    assert thrice["calls"] == 3 * once["calls"] == 3 * ITEMS
-    assert thrice["usd"] == pytest.approx(3 * once["usd"])
+    assert thrice.calls == 3 * once.calls == 3 * ITEMS
+    assert thrice.usd == pytest.approx(3 * once.usd)

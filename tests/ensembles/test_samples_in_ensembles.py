@@ -47,7 +47,7 @@ def test_a_sweep_with_samples_builds_ensembles_with_samples_of_their_own(tmp_pat
         repeats = [json.loads(r) for r in (folder / "samples.jsonl").read_text().splitlines()]
         assert len(repeats) == 240 and {r["sample"] for r in repeats} == {1}
         block = load_run(folder).summary.stability
-        assert block is not None and block["samples"] == 2 and block["n_unstable"] == 0
+        assert block is not None and block.samples == 2 and block.n_unstable == 0
     page = (done.report / "index.html").read_text(encoding="utf-8")
     assert "Does each judge agree with itself?" in page
 
@@ -101,13 +101,13 @@ def test_panel_and_cascade_samples_come_from_the_members_samples(
         expected = np.where(middle & ~np.isnan(dear), dear, cheap)
         own = load_run(cascade_dir).samples()[k].labels(keys)
         assert np.array_equal(own, expected, equal_nan=True)
-    repeats_paid = sum(load_run(m).summary.stability["total_usd"] for m in members)
+    repeats_paid = sum(load_run(m).summary.stability.total_usd for m in members)
     for folder, summary in ((panel_dir, panel), (cascade_dir, cascade)):
         block = summary.stability
-        assert block is not None and block["samples"] == SAMPLES and block["spent_usd"] == 0
+        assert block is not None and block.samples == SAMPLES and block.spent_usd == 0
         labels = [run.labels(keys) for run in load_run(folder).samples()]
-        assert block["n_unstable"] == _unstable(labels) > 0
-        assert block["kappa"]["estimate"] < 1
-        assert block["total_usd"] <= repeats_paid + 1e-12
+        assert block.n_unstable == _unstable(labels) > 0
+        assert block.kappa.estimate < 1
+        assert block.total_usd <= repeats_paid + 1e-12
     assert panel.stability is not None
-    assert panel.stability["total_usd"] == pytest.approx(repeats_paid)  # every member, each item
+    assert panel.stability.total_usd == pytest.approx(repeats_paid)  # every member, each item

@@ -16,7 +16,6 @@ import pytest
 from omegaconf import OmegaConf
 from PIL import Image
 
-from mmjudge.config import ImageConfig
 from mmjudge.errors import ImageError
 from mmjudge.images import (
     ImageCache,
@@ -90,21 +89,21 @@ PNG_PAD = ImageSettings(fit="pad", format="png")
 # ---------------------------------------------------------------------------------- settings
 
 
-def test_settings_from_config_dataclass_and_omegaconf() -> None:
-    assert ImageSettings.from_config(ImageConfig()) == ImageSettings()
-    cfg = OmegaConf.structured(ImageConfig(size=256, fit="crop", format="png", encoding="base64"))
-    settings = ImageSettings.from_config(cfg)
-    assert (settings.size, settings.fit, settings.format, settings.encoding) == (
-        256,
-        "crop",
-        "png",
-        "base64",
-    )
-    extra = OmegaConf.create({"size": 128, "pad_color": [0, 0, 0], "max_pixels": 1000})
-    settings = ImageSettings.from_config(extra)
-    assert settings.pad_color == (0, 0, 0)
-    assert settings.max_pixels == 1000
-    assert settings.fit == "pad"
+def test_settings_are_the_config_node_and_take_overrides() -> None:
+    """``images`` in the config is an ImageSettings node: overrides land on it (a frozen
+    dataclass would refuse them), ``pad_color`` round-trips as a list, and the node becomes
+    checked settings."""
+    cfg = OmegaConf.structured(ImageSettings)
+    cfg.size = 256
+    cfg.fit = "CROP"
+    cfg.pad_color = [0, 0, 0]
+    settings = OmegaConf.to_object(cfg)
+    assert isinstance(settings, ImageSettings)
+    assert (settings.size, settings.fit, settings.pad_color) == (256, "crop", (0, 0, 0))
+    assert OmegaConf.structured(settings).pad_color == [0, 0, 0]
+    cfg.quality = 500
+    with pytest.raises(ValueError, match=r"images\.quality=500"):
+        OmegaConf.to_object(cfg)
 
 
 @pytest.mark.parametrize(
@@ -133,7 +132,6 @@ def test_settings_are_normalised() -> None:
     assert settings.fit == "pad"
     assert settings.format == "jpeg"
     assert settings.pad_color == (1, 2, 3)
-    hash(settings)  # frozen and hashable
 
 
 @pytest.mark.parametrize(

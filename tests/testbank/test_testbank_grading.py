@@ -12,6 +12,7 @@ import pytest
 from mmjudge.cli import testbank as command
 from mmjudge.engine.cell import run_cell
 from mmjudge.errors import ConfigError
+from mmjudge.store.forecast import CellForecast
 from mmjudge.testbank.bank import Entry, entry_id, make_bank, read_bank, write_bank
 from mmjudge.testbank.grading import skip_reason
 from tests.fixtures.loopback_server import Behaviour, LoopbackServer, bank_answer, user_text
@@ -126,8 +127,10 @@ def test_dry_run_forecasts_the_longer_bank_answers(tmp_path: Path) -> None:
             *_isolated(tmp_path),
         ]
     )
-    forecast = run_cell(cfg, tmp_path / "dry")["forecast"]
-    assert forecast["calls"] == 8 and forecast["output_tokens"] == 8 * (10 + 6 * 3)
+    planned = run_cell(cfg, tmp_path / "dry")
+    assert isinstance(planned, CellForecast)
+    forecast = planned.sync
+    assert forecast.calls == 8 and forecast.output_tokens == 8 * (10 + 6 * 3)
 
 
 def test_missing_bank_and_judges_that_cannot_answer(tmp_path: Path) -> None:

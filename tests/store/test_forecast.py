@@ -1,0 +1,34 @@
+"""``forecast.json`` read into a :class:`CellForecast` and written back key for key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mmjudge.store.forecast import CellForecast, TextCut, read_forecast, write_forecast
+from tests.fake_runs import DRY_RUN_FORECAST
+
+WRITTEN = DRY_RUN_FORECAST
+
+
+def test_the_file_round_trips_in_its_layout(tmp_path: Path) -> None:
+    planned = CellForecast.from_dict(WRITTEN)
+    assert planned.to_dict() == WRITTEN  # an unperturbed cell's file keeps its keys
+    assert planned.text_cut == TextCut(2000, 1, 30)
+    write_forecast(tmp_path, planned)
+    assert read_forecast(tmp_path) == planned
+
+
+def test_older_files_read_with_defaults() -> None:
+    old = {k: WRITTEN[k] for k in ("dataset", "model", "modality", "forecast")}
+    planned = CellForecast.from_dict(old)
+    assert planned.batch == planned.sync and planned.batch_discount == 1.0
+    assert (planned.model_id, planned.prompt_id) == ("gpt4o_mini", "default")
+    assert planned.text_cut is None
+
+
+def test_the_line_names_a_perturbed_cell() -> None:
+    planned = CellForecast.from_dict({**WRITTEN, "perturb": "inject"})
+    assert planned.to_dict()["perturb"] == "inject"
+    assert planned.line().startswith("demo_fashion × gpt4o_mini × text × inject: forecast 3 calls")
+    assert "batch API $0.2500" in planned.line()
+    assert "text cut to dataset.max_text_tokens=2000 in 1 items" in planned.line()
