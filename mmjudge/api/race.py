@@ -128,7 +128,6 @@ def priced(raw: DictConfig) -> tuple[float, float] | str:
     """Dollars per judgment and for the whole dataset, from the cell's dry run (made in a
     folder of its own, so the cell's folder holds only its runs); or why the cell cannot run
     (a judge that cannot see images asked to, a dataset that cannot serve the modality)."""
-    from mmjudge.api.saved import CellForecast
     from mmjudge.engine.cell import run_cell as run_one_cell
     from mmjudge.store import RunSummary
 
@@ -138,7 +137,7 @@ def priced(raw: DictConfig) -> tuple[float, float] | str:
         found = run_one_cell(dry, Path(scratch) / "forecast")
     if isinstance(found, RunSummary):
         return found.status.skip_reason or found.status.status
-    forecast = CellForecast.from_dict(found).sync
+    forecast = found.sync
     return (forecast.usd / forecast.calls if forecast.calls else 0.0), forecast.usd
 
 
