@@ -35,17 +35,21 @@ leave-one-out κ is one of k² values per judge), times the finite-population co
 neither judge missed an item), times a normal quantile. At ``m = N`` the interval has zero
 width: the full data decides exactly.
 
-**Error budget.** α is spent across rounds by a Lan–DeMets-style spending function of the
-information fraction ``u = L_t / N``: ``α(u) = α · u^ρ``. Round ``t`` gets
-``α(u_t) − α(u_{t−1})``, split by Bonferroni over the ``K − 1`` rivals of a cell: every
-pair's interval has half-width ``z · SE`` with ``z`` the normal quantile at
-``1 − α_t / (K − 1)``, so each of its two one-sided bounds holds with probability at least
-``1 − α_t / (K − 1)``. The guarantee below needs only the upper bounds on ``κ_b − κ_j`` for
-the best cell b (fixed, though unknown) against each of the K − 1 others, at every round: by
-the union bound they all hold at once with probability at least ``1 − α`` (the event E). This
-is the comparison-with-the-best argument of best-arm identification (Even-Dar, Mannor and
-Mansour, 2006); a union over all ``K(K−1)/2`` pairs, two-sided, would ask a larger ``z`` for
-no gain in what is guaranteed.
+**Error budget.** α is spent across rounds by a Lan–DeMets spending function of the
+information fraction ``u = L_t / N``: ``α(u) = α · u^ρ``; round ``t``'s share
+``α(u_t) − α(u_{t−1})`` is split by Bonferroni over the ``K − 1`` rivals of a cell. The round's
+``z`` is the error-spending boundary for that share computed jointly over the planned rounds
+(:mod:`~mmjudge.studies.race_boundary`): for one pair, the chance that its standardised
+difference first crosses ``z`` at round ``t`` is the round's share over ``K − 1``, counting the
+correlation of nested samples, which a union bound over rounds would ignore. A pair is always
+judged against the boundary of the round its shorter prefix was drawn in, so a pair whose
+cells stopped is never looked at again with another round's ``z``. The guarantee below needs
+only the upper bounds on ``κ_b − κ_j`` for the best cell b (fixed, though unknown) against each
+of the K − 1 others: by the union bound over those pairs they all hold at every round with
+probability at least ``1 − α`` (the event E; the normal approximation to the κ differences is
+the one approximation). This is the comparison-with-the-best argument of best-arm
+identification (Even-Dar, Mannor and Mansour, 2006); a union over all ``K(K−1)/2`` pairs,
+two-sided, would ask a larger ``z`` for no gain in what is guaranteed.
 
 **Settled and the choice.** A cell j is *settled against* a candidate c when
 
@@ -81,7 +85,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from statistics import NormalDist
 from typing import NamedTuple
 
 import numpy as np
@@ -89,6 +92,7 @@ import numpy as np
 from mmjudge.config.race import RaceConfig
 from mmjudge.data.sample import item_rank
 from mmjudge.metrics.labels import as_labels
+from mmjudge.studies.race_boundary import look_fractions, spending_boundary
 from mmjudge.studies.race_pairs import (
     FloatArray,
     IntArray,
@@ -137,13 +141,25 @@ def round_alpha(rule: RaceConfig, round_number: int, population: int) -> float:
     return alpha_spent(rule, now) - alpha_spent(rule, before)
 
 
-def critical_value(alpha_round: float, n_rivals: int) -> float:
-    """The normal quantile ``z`` at ``1 − α_t / (K − 1)`` (Bonferroni over a cell's
-    ``n_rivals = K − 1`` rivals, each one-sided bound at that level; see the module docstring);
-    infinite when the round has no α to spend."""
-    if alpha_round <= 0 or n_rivals < 1:
-        return math.inf
-    return NormalDist().inv_cdf(1.0 - alpha_round / n_rivals)
+def boundaries(rule: RaceConfig, population: int, n_cells: int) -> tuple[float, ...]:
+    """The z of every planned round before the last: the error-spending boundary
+    (:mod:`~mmjudge.studies.race_boundary`) at each round's share of α split over a cell's
+    ``n_cells − 1`` rivals (``inf`` where a round has nothing to spend)."""
+    fractions = look_fractions(rule.round_items, population)
+    rivals = max(n_cells - 1, 1)
+    shares = tuple(round_alpha(rule, t, population) / rivals for t in range(1, len(fractions) + 1))
+    return spending_boundary(shares, fractions)
+
+
+def critical_value(rule: RaceConfig, prefix: int, population: int, n_cells: int) -> float:
+    """The z of the round whose prefix is ``prefix`` items: a pair is always judged against
+    the boundary of the round its shorter prefix was drawn in (a pair whose cells stopped is
+    not looked at again with a later round's z); 0 once every item is drawn (the full data
+    decides exactly)."""
+    if prefix >= population:
+        return 0.0
+    planned = boundaries(rule, population, n_cells)
+    return planned[max(math.ceil(prefix / rule.round_items), 1) - 1]
 
 
 # --------------------------------------------------------------------------- one round
@@ -273,9 +289,12 @@ def decide_round(
     kappas = own_kappas(reference, codes, lengths, k)
     prefix = round_length(rule, round_number, population)
     alpha_round = round_alpha(rule, round_number, population)
-    z = critical_value(alpha_round, n_cells - 1)
+    z = critical_value(rule, prefix, population, n_cells)
     stats = pair_stats(reference, codes, lengths, k)
-    bounds = _bounds(stats, half_widths(stats, z, population), n_cells, population)
+    z_pairs = np.asarray(
+        [critical_value(rule, int(m), population, n_cells) for m in stats.drawn], dtype=float
+    )
+    bounds = _bounds(stats, half_widths(stats, z_pairs, population), n_cells, population)
     dominated = _dominated(bounds, prices)
     candidate = candidate_of(kappas, prices, rule.delta)
     settled = _settled_against(bounds, prices, dominated, rule.delta, candidate)

@@ -108,9 +108,10 @@ def pair_stats(reference: IntArray, codes: IntArray, prefixes: IntArray, k: int)
     return PairStats(first, second, difference, se, n.astype(np.int64), drawn.astype(np.int64))
 
 
-def half_widths(stats: PairStats, z: float, population: int) -> FloatArray:
-    """Half-width of each pair's interval: z · se · sqrt(1 − m/N); zero at m = N, infinite
-    where the difference or its error is undefined."""
+def half_widths(stats: PairStats, z: float | FloatArray, population: int) -> FloatArray:
+    """Half-width of each pair's interval: z · se · sqrt(1 − m/N) (``z`` one for all pairs, or
+    each pair's own); zero at m = N, infinite where the difference or its error is
+    undefined."""
     fpc = np.sqrt(np.clip(1.0 - stats.drawn / population, 0.0, 1.0))
     with np.errstate(invalid="ignore"):
         width = z * stats.se * fpc

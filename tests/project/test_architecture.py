@@ -33,7 +33,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "mmjudge"
 #: so it comes before ``report``.
 STAGES: list[tuple[str, ...]] = [
     ("__init__", "errors", "records", "files", "keyguard", "images"),
-    ("locations", "conf"),
+    ("locations",),
     ("config",),
     ("data",),
     ("prompts", "testbank", "perturb"),

@@ -13,6 +13,7 @@ from mmjudge import metrics
 from mmjudge.config.race import RaceConfig
 from mmjudge.metrics import scoring
 from mmjudge.studies import race, race_pairs
+from mmjudge.studies.race_boundary import spending_boundary
 
 SCALE = (0.0, 1.0, 2.0, 3.0)
 
@@ -94,8 +95,28 @@ def test_error_budget_spends_alpha_once() -> None:
     assert sum(shares) == pytest.approx(0.05)
     assert shares[0] == pytest.approx(0.05 * 0.3**2)
     assert race.round_alpha(rule, 5, 100) == 0.0  # nothing new to draw: nothing to spend
-    z = race.critical_value(0.01, 6)  # seven cells: six rivals each
-    assert z == pytest.approx(scipy_stats.norm.ppf(1 - 0.01 / 6))
+    # the last round draws every item: the full data decides, with intervals of no width
+    assert race.critical_value(rule, 100, 100, 7) == 0.0
+    planned = race.boundaries(rule, 100, 7)
+    assert len(planned) == 3 and race.critical_value(rule, 60, 100, 7) == planned[1]
+
+
+def test_the_boundary_spends_each_rounds_share_on_paths_it_was_not_fitted_on() -> None:
+    fractions = (0.2, 0.4, 0.6, 0.8)
+    shares = (0.002, 0.004, 0.004, 0.004)
+    z = spending_boundary(shares, fractions)
+    u = np.asarray(fractions)
+    low, high = np.minimum.outer(u, u), np.maximum.outer(u, u)
+    correlation = np.sqrt(low * (1 - high) / (high * (1 - low)))
+    rng = np.random.default_rng(7)  # not the boundary's own seed
+    paths = rng.multivariate_normal(np.zeros(4), correlation, size=400_000)
+    crossed = (paths >= np.asarray(z)).any(axis=1).mean()
+    se = np.sqrt(sum(shares) * (1 - sum(shares)) / 400_000)
+    assert abs(crossed - sum(shares)) < 4 * se
+    # the correlation between rounds is worth something: below the union bound's z
+    bonferroni = scipy_stats.norm.ppf(1 - np.asarray(shares))
+    assert all(a < b for a, b in zip(z[1:], bonferroni[1:], strict=True))
+    assert z[0] == pytest.approx(bonferroni[0], abs=0.05)  # the first round is alone
 
 
 def test_order_is_a_function_of_the_seed_and_the_items() -> None:
