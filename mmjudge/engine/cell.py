@@ -5,14 +5,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from omegaconf import DictConfig, OmegaConf
 
-from mmjudge.config import SweepConfig
+from mmjudge.config import PromptConfig, SweepConfig
 from mmjudge.config.names import cell_display_name, cell_prompt_id
 from mmjudge.costs.calls import CallPricer
 from mmjudge.costs.ledger import batch_factor
@@ -62,13 +62,24 @@ from mmjudge.locations import resolve_path
 from mmjudge.prompts import instruction_language
 from mmjudge.prompts.parsing import parse_grade
 from mmjudge.records import Forecast, JudgmentRecord
-from mmjudge.store import CellInfo, RunSummary, appending_rows, judgments_path, keep_finished_rows
+from mmjudge.store import (
+    BankInfo,
+    BankRule,
+    CellInfo,
+    Grading,
+    RunSummary,
+    SummaryParts,
+    appending_rows,
+    judgments_path,
+    keep_finished_rows,
+)
 from mmjudge.store.batches import STATE_FILE
 from mmjudge.store.forecast import CellForecast, TextCut, write_forecast
 from mmjudge.store.log import say
 from mmjudge.store.rows import SAMPLES
 from mmjudge.testbank import grading as bank_grading
-from mmjudge.testbank.derive import check_bank_prompt
+from mmjudge.testbank.bank import Bank
+from mmjudge.testbank.derive import check_bank_prompt, describe
 
 
 def typed_config(cfg: DictConfig | SweepConfig) -> SweepConfig:
@@ -148,9 +159,10 @@ def _checked_cell(
     # The judge (and its key) only now: a skipped cell needs neither.
     judge = None if cfg.runner.dry_run else judge_cls(cfg.model)
     grading = judge.check_scale(list(cfg.dataset.scale.grades)) if judge is not None else None
-    extra: dict[str, Any] = {"grading": grading} if grading else {}
-    if bank is not None:
-        extra["testbank"] = bank_grading.bank_summary(bank, cfg.prompt, cfg.dataset.scale.grades)
+    extra = SummaryParts(
+        grading=Grading.from_json(grading) if grading else None,
+        testbank=None if bank is None else bank_info(bank, cfg.prompt, cfg.dataset.scale.grades),
+    )
     context = CellContext(
         cfg=cfg,
         run_id=run_id,
@@ -176,7 +188,7 @@ def _judge_cell(
     run_dir: Path,
     examples: Iterable[Example],
     total: int,
-    extra: dict[str, Any],
+    extra: SummaryParts,
 ) -> RunSummary:
     """Judge the cell's pending items, then write its summary, whichever way it ended."""
     cfg = context.cfg
@@ -216,7 +228,7 @@ def _summary(
     stats: RunStats,
     n_items: int,
     stop: BaseException | None,
-    extra: dict[str, Any],
+    extra: SummaryParts,
 ) -> RunSummary:
     forecast = dataclasses.replace(stats.forecast, output_basis=context.output.basis)
     if context.cfg.runner.mode == "batch":
@@ -227,11 +239,7 @@ def _summary(
         raw_cfg,
         run_dir,
         stop=stop,
-        calls=stats.calls,
-        grading=extra.get("grading"),
-        testbank=extra.get("testbank"),
-        forecast=forecast,
-        n_items=n_items,
+        parts=dataclasses.replace(extra, calls=stats.calls, forecast=forecast, n_items=n_items),
     )
 
 
@@ -253,21 +261,47 @@ def cell_info(cfg: SweepConfig) -> CellInfo:
 
 
 def write_cell_summary(
-    cfg: SweepConfig, raw_cfg: DictConfig | SweepConfig, run_dir: Path, **parts: Any
+    cfg: SweepConfig,
+    raw_cfg: DictConfig | SweepConfig,
+    run_dir: Path,
+    *,
+    skipped: str | None = None,
+    stop: BaseException | None = None,
+    parts: SummaryParts | None = None,
 ) -> RunSummary:
-    """Score the cell's rows and write its ``summary.json`` (``parts``: see
+    """Score the cell's rows and write its ``summary.json``: its status from ``skipped``,
+    ``stop`` and the runner's limits, beside ``parts`` (see
     :func:`mmjudge.engine.summarise.summarise_run`)."""
     # Tables and statistics load only now, after the last call.
-    from mmjudge.engine.summarise import summarise_run
+    from mmjudge.engine.summarise import RunEnd, summarise_run
 
+    end = RunEnd(
+        skipped=skipped,
+        stop=stop,
+        max_error_rate=cfg.runner.max_error_rate,
+        max_unparseable_rate=cfg.runner.max_unparseable_rate,
+    )
     return summarise_run(
         run_dir,
         cell_info(cfg),
         relevant_from=cfg.dataset.scale.relevant_from,
         config=resolved_config(raw_cfg),
-        max_error_rate=cfg.runner.max_error_rate,
-        max_unparseable_rate=cfg.runner.max_unparseable_rate,
-        **parts,
+        end=end,
+        parts=parts,
+    )
+
+
+def bank_info(bank: Bank, prompt: PromptConfig, grades: Sequence[int]) -> BankInfo:
+    """What ``summary.json`` records about the bank a cell graded against."""
+    return BankInfo(
+        kind=bank.kind,
+        version=bank.version,
+        path=str(bank.path) if bank.path else None,
+        queries=len(bank.entries),
+        entries=bank.n_entries,
+        calls=prompt.bank_calls,
+        spans=prompt.spans,
+        derivation=BankRule(**describe(prompt, grades)),
     )
 
 
