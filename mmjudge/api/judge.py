@@ -6,7 +6,7 @@ cell's own code (prompt, images prepared and cached), the call goes through the 
 (:class:`~mmjudge.engine.sync.Runner`: retries with backoff, the circuit breaker, the
 response cache, the budget), its answer is priced once by the price sheet
 (:class:`~mmjudge.costs.calls.CallPricer`) and turned into the row a run would write
-(:func:`~mmjudge.engine.cell.judgment_record`).
+(:func:`~mmjudge.engine.record.judgment_record`).
 
 The provider's client lives on an event loop of the judge's own, in a background thread, so
 :meth:`Judge.grade` works in a plain script and in a notebook (whose loop is already
@@ -261,8 +261,8 @@ class Judge:
         result_id: str,
     ) -> Grade:
         from mmjudge.costs.calls import CallPricer
-        from mmjudge.engine.cell import judgment_record
         from mmjudge.engine.concurrency import calls_in_flight
+        from mmjudge.engine.record import judgment_record
         from mmjudge.engine.sync import Runner
         from mmjudge.engine.work import build_work
 

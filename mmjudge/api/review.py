@@ -68,7 +68,7 @@ def _banks_of(runs: Sequence[SavedRun]) -> tuple[SavedRun | None, dict[str, Entr
         if not info:
             continue
         first = first or run
-        path = Path(str(info.get("path") or ""))
+        path = Path(info.path or "")
         if path.is_file():
             bank = read_bank(path)
             entries.update({e.id: e for group in bank.entries.values() for e in group})
@@ -178,7 +178,7 @@ def _row(
     first = next(run.rows[key] for run in runs if key in run.rows)
     human = human_consensus_of(first)
     bank_run, bank_entries = banked
-    info = (bank_run.summary.testbank or {}) if bank_run else {}
+    info = bank_run.summary.testbank if bank_run else None
     return {
         "dataset": dataset,
         "query_id": key[0],
@@ -193,8 +193,8 @@ def _row(
         "judges": {run.name: run.rows[key].label for run in runs if key in run.rows},
         "reasons": candidate.reasons,
         "entries": _entries_cell(runs, key, bank_entries),
-        "bank": str(info.get("path") or ""),
-        "bank_version": str(info.get("version") or ""),
+        "bank": (info.path or "") if info else "",
+        "bank_version": info.version if info else "",
         **dict.fromkeys(FILL_IN, ""),
     }
 

@@ -5,22 +5,21 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mmjudge.costs.run_dollars import cost_figures
-from mmjudge.records import Forecast
 from mmjudge.store import (
-    CallCounts,
     CellInfo,
     CellStatus,
     CostFigures,
-    Ensemble,
     RowFigures,
     RunSummary,
     Stability,
+    SummaryParts,
     build_summary,
     judgments_path,
     load_judgments,
@@ -48,42 +47,50 @@ def first_unparseable(run_dir: Path) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class RunEnd:
+    """What a run's status follows from (:func:`summarise_run`)."""
+
+    status: CellStatus | None = None
+    """The status itself, when it is known (virtual runs are complete)."""
+    skipped: str | None = None
+    """Why the cell could not run."""
+    stop: BaseException | None = None
+    """The error that ended the run early."""
+    max_error_rate: float = 1.0
+    """The share of failed rows past which the run failed."""
+    max_unparseable_rate: float = 1.0
+    """The share of answers without a grade past which the run failed."""
+
+
 def summarise_run(
     run_dir: Path,
     cell: CellInfo,
     *,
     relevant_from: float,
     config: dict[str, Any],
-    status: CellStatus | None = None,
-    max_error_rate: float = 1.0,
-    max_unparseable_rate: float = 1.0,
-    skipped: str | None = None,
-    stop: BaseException | None = None,
-    calls: CallCounts | None = None,
-    ensemble: Ensemble | None = None,
-    grading: dict[str, Any] | None = None,
-    testbank: dict[str, Any] | None = None,
-    forecast: Forecast | None = None,
-    n_items: int | None = None,
+    end: RunEnd | None = None,
+    parts: SummaryParts | None = None,
 ) -> RunSummary:
     """Score a run folder's rows and write its ``summary.json``; returns the summary.
 
-    The cell's status is ``status`` when given (virtual runs are complete), otherwise it
-    follows from ``skipped``, ``stop`` (the error that ended the run early) or the share of
-    failed rows against ``max_error_rate`` and of unparseable answers against
-    ``max_unparseable_rate`` (the first such answer quoted in the reason). A virtual run
-    (``ensemble``) spent nothing: its members' calls were paid for.
+    The cell's status is ``end.status`` when given, otherwise it follows from ``end.skipped``,
+    ``end.stop`` or the share of failed rows against ``end.max_error_rate`` and of
+    unparseable answers against ``end.max_unparseable_rate`` (the first such answer quoted in
+    the reason). ``parts`` are the blocks the rows do not give; the ``stability`` block is
+    computed here from the repeats. A virtual run (``parts.ensemble``) spent nothing: its
+    members' calls were paid for.
     """
+    end, parts = end or RunEnd(), parts or SummaryParts()
     frame = load_judgments(judgments_path(run_dir), keep=SUMMARY_COLUMNS)
     figures = row_figures(frame)
     cost = cost_figures(frame)
     stability, cost = sample_stability(run_dir, frame, list(cell.grades), cost)
-    if ensemble is not None:
+    if parts.ensemble is not None:
         cost = dataclasses.replace(cost, spent_usd=0.0)
         if stability is not None:  # its members paid for the repeats too
             stability = dataclasses.replace(stability, spent_usd=0.0)
-    if status is None:
-        status = _ending(run_dir, figures, max_error_rate, max_unparseable_rate, skipped, stop)
+    status = end.status or _ending(run_dir, figures, end)
     summary = build_summary(
         run_dir,
         cell,
@@ -92,36 +99,23 @@ def summarise_run(
         cost=cost,
         config=config,
         status=status,
-        calls=calls,
-        ensemble=ensemble,
-        grading=grading,
-        testbank=testbank,
-        forecast=forecast,
-        n_items=n_items,
-        stability=stability,
+        parts=dataclasses.replace(parts, stability=stability),
     )
     write_summary(run_dir, summary)
     # What the file holds (plain JSON numbers and keys), as any later reader will see it.
     return read_summary(run_dir)
 
 
-def _ending(
-    run_dir: Path,
-    figures: RowFigures,
-    max_error_rate: float,
-    max_unparseable_rate: float,
-    skipped: str | None,
-    stop: BaseException | None,
-) -> CellStatus:
+def _ending(run_dir: Path, figures: RowFigures, end: RunEnd) -> CellStatus:
     """How a real run ended (see :func:`mmjudge.store.status.cell_end`)."""
     return cell_end(
         figures.n_judgments,
         figures.n_errors,
-        max_error_rate,
-        skipped=skipped,
-        stop=stop,
+        end.max_error_rate,
+        skipped=end.skipped,
+        stop=end.stop,
         n_unparseable=figures.n_unparseable,
-        max_unparseable_rate=max_unparseable_rate,
+        max_unparseable_rate=end.max_unparseable_rate,
         first_unparseable=first_unparseable(run_dir) if figures.n_unparseable else None,
     )
 

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
 
-from mmjudge.engine.summarise import summarise_run
+from mmjudge.engine.summarise import RunEnd, summarise_run
 from mmjudge.metrics import default_relevant_from
 from mmjudge.records import SCHEMA_VERSION, JudgmentRecord
 from mmjudge.store import (
@@ -34,6 +34,7 @@ from mmjudge.store import (
     Member,
     RunSummary,
     SavedRun,
+    SummaryParts,
     write_rows,
     write_sample_rows,
 )
@@ -170,6 +171,6 @@ def write_virtual_run(
         cell,
         relevant_from=int(threshold),
         config={"ensemble": {"kind": kind, **ensemble.settings(kind)}},
-        status=CellStatus(),
-        ensemble=ensemble,
+        end=RunEnd(status=CellStatus()),
+        parts=SummaryParts(ensemble=ensemble),
     )

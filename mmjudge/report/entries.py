@@ -24,7 +24,7 @@ from mmjudge import metrics
 from mmjudge.config import PromptConfig
 from mmjudge.errors import DatasetError
 from mmjudge.report.leaderboard import judge_name, system_runs
-from mmjudge.store import JUDGMENTS, RunSummary, iter_rows
+from mmjudge.store import JUDGMENTS, BankInfo, RunSummary, iter_rows
 from mmjudge.testbank.bank import read_bank
 from mmjudge.testbank.derive import derive
 
@@ -103,7 +103,7 @@ def entry_rows(cells: pd.DataFrame) -> list[Row]:
     return rows
 
 
-def _cell_entries(summary: RunSummary, info: dict[str, Any], run_dir: Path) -> list[Row]:
+def _cell_entries(summary: RunSummary, info: BankInfo, run_dir: Path) -> list[Row]:
     graded = _Graded(run_dir)
     prompt = _prompt(summary)
     dataset = summary.config_part("dataset")
@@ -135,8 +135,8 @@ def _cell_entries(summary: RunSummary, info: dict[str, Any], run_dir: Path) -> l
     return rows
 
 
-def _entry_texts(info: dict[str, Any]) -> dict[str, str]:
-    path = Path(str(info.get("path") or ""))
+def _entry_texts(info: BankInfo) -> dict[str, str]:
+    path = Path(info.path or "")
     try:
         bank = read_bank(path) if path.is_file() else None
     except DatasetError:

@@ -59,7 +59,8 @@ def design_rows(analysis: Analysis) -> list[Row]:
     rows = []
     for stats in analysis.datasets:
         for cell in (c for c in stats.cells if is_bank_cell(c)):
-            bank = cell.summary.testbank or {}
+            bank = cell.summary.testbank
+            assert bank is not None  # a bank cell
             partner = _direct_partner(stats, cell)
             found = None
             if partner is not None:
@@ -97,9 +98,9 @@ def design_rows(analysis: Analysis) -> list[Row]:
                         else "–"
                     ),
                     "verdict": verdict,
-                    "bank": f"{bank.get('kind')} v{bank.get('version')} "
-                    f"({bank.get('entries')} entries, {bank.get('calls', 'item')} calls)",
-                    "rule": str((bank.get("derivation") or {}).get("text", "")),
+                    "bank": f"{bank.kind} v{bank.version} "
+                    f"({bank.entries} entries, {bank.calls} calls)",
+                    "rule": bank.derivation.text,
                 }
             )
     return rows

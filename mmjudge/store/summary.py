@@ -43,6 +43,7 @@ from mmjudge.store.blocks import (
     TokenMeans,
     known_fields,
 )
+from mmjudge.store.grading_blocks import BankInfo, Grading
 from mmjudge.store.provenance import git_commit, package_versions
 from mmjudge.store.rows import SUMMARY
 
@@ -95,9 +96,9 @@ class RunSummary:
     """Versions of mmjudge and the packages that shape its numbers."""
     git_commit: str | None = None
     """The project's git commit, when it is a checkout."""
-    grading: dict[str, Any] | None = None
+    grading: Grading | None = None
     """Local judges: the cut points used per modality and where they came from."""
-    testbank: dict[str, Any] | None = None
+    testbank: BankInfo | None = None
     """The test bank a bank-grading cell graded against (path, version, rule), if any."""
     forecast: Forecast | None = None
     """The cell's forecast (at batch prices in batch mode), beside the actual cost."""
@@ -212,9 +213,9 @@ class RunSummary:
             data.update(self.ensemble.to_json(self.kind))
         data.update(config=self.config, packages=self.packages, git_commit=self.git_commit)
         if self.grading is not None:
-            data["grading"] = self.grading
+            data["grading"] = self.grading.to_json()
         if self.testbank is not None:
-            data["testbank"] = self.testbank
+            data["testbank"] = self.testbank.to_json()
         if self.forecast is not None:
             data["forecast"] = self.forecast.to_dict()
         if self.n_items is not None:
@@ -244,6 +245,8 @@ class RunSummary:
         calls = data.get("calls")
         forecast = data.get("forecast")
         stability = data.get("stability")
+        grading = data.get("grading") or None  # an empty block is no block
+        testbank = data.get("testbank") or None
         return cls(
             run_id=str(data.get("run_id") or ""),
             cell=cell,
@@ -263,8 +266,8 @@ class RunSummary:
             ensemble=Ensemble.from_json(data) if kind != SINGLE else None,
             packages=dict(data.get("packages") or {}),
             git_commit=data.get("git_commit"),
-            grading=data.get("grading"),
-            testbank=data.get("testbank"),
+            grading=Grading.from_json(grading) if isinstance(grading, dict) else None,
+            testbank=BankInfo.from_json(testbank) if isinstance(testbank, dict) else None,
             forecast=Forecast(**known_fields(Forecast, forecast)) if forecast else None,
             n_items=data.get("n_items"),
             stability=Stability.from_json(stability) if isinstance(stability, dict) else None,
@@ -299,6 +302,27 @@ def _config_v2(config: dict[str, Any]) -> dict[str, Any]:
     return config
 
 
+@dataclass(frozen=True)
+class SummaryParts:
+    """The blocks of a summary that its rows do not give: each one None where the run has
+    none (:func:`build_summary`)."""
+
+    calls: CallCounts | None = None
+    """What the runner did (none for skipped cells and virtual runs)."""
+    ensemble: Ensemble | None = None
+    """How a virtual run combined its members."""
+    grading: Grading | None = None
+    """Local judges: their cut points."""
+    testbank: BankInfo | None = None
+    """The test bank a bank-grading cell graded against."""
+    forecast: Forecast | None = None
+    """The cell's forecast."""
+    n_items: int | None = None
+    """Items the dataset holds for the cell."""
+    stability: Stability | None = None
+    """Test–retest, from the run's repeats."""
+
+
 def build_summary(
     run_dir: Path,
     cell: CellInfo,
@@ -308,15 +332,10 @@ def build_summary(
     cost: CostFigures,
     config: dict[str, Any],
     status: CellStatus | None = None,
-    calls: CallCounts | None = None,
-    ensemble: Ensemble | None = None,
-    grading: dict[str, Any] | None = None,
-    testbank: dict[str, Any] | None = None,
-    forecast: Forecast | None = None,
-    n_items: int | None = None,
-    stability: Stability | None = None,
+    parts: SummaryParts | None = None,
 ) -> RunSummary:
     """The one place a :class:`RunSummary` is put together, for real and virtual runs."""
+    parts = parts or SummaryParts()
     return RunSummary(
         run_id=run_dir.name,
         cell=cell,
@@ -332,15 +351,15 @@ def build_summary(
         tokens=figures.tokens,
         latency_s=figures.latency,
         config=config,
-        calls=calls,
-        ensemble=ensemble,
+        calls=parts.calls,
+        ensemble=parts.ensemble,
         packages=package_versions(),
         git_commit=git_commit(),
-        grading=grading,
-        testbank=testbank,
-        forecast=forecast,
-        n_items=n_items,
-        stability=stability,
+        grading=parts.grading,
+        testbank=parts.testbank,
+        forecast=parts.forecast,
+        n_items=parts.n_items,
+        stability=parts.stability,
     )
 
 

@@ -184,19 +184,3 @@ def output_tokens(n_entries: int, spans: bool) -> int:
     """Answer tokens a forecast assumes for a bank prompt: a short line per entry, longer
     with a quoted span."""
     return 10 + n_entries * (20 if spans else 6)
-
-
-def bank_summary(bank: Bank, prompt: PromptConfig, grades: Sequence[int]) -> dict[str, object]:
-    """What ``summary.json`` records about the bank a cell graded against."""
-    from mmjudge.testbank.derive import describe
-
-    return {
-        "kind": bank.kind,
-        "version": bank.version,
-        "path": str(bank.path) if bank.path else None,
-        "queries": len(bank.entries),
-        "entries": bank.n_entries,
-        "calls": prompt.bank_calls,
-        "spans": prompt.spans,
-        "derivation": describe(prompt, grades),
-    }

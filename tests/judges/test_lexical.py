@@ -114,7 +114,7 @@ def test_a_four_grade_dataset_runs_without_overrides(tmp_path: Path) -> None:
     summary = run_cell(cfg, tmp_path / "run")
     assert summary.n_judgments == 4 and summary.n_errors == 0
     assert summary.grading is not None
-    assert summary.grading["text"]["cut_points"] == [0.3, 0.5, 0.7]
+    assert summary.grading.by_modality["text"].cut_points == [0.3, 0.5, 0.7]
     labels = {
         row["result_id"]: row["label"]
         for row in map(json.loads, (tmp_path / "run" / "judgments.jsonl").read_text().splitlines())

@@ -66,8 +66,6 @@ MAX_FUNCTION_LINES = 60
 LONG_FILES: dict[str, str] = {
     "mmjudge.engine.sync": "one class, the sync runner: scheduling and each call's retries "
     "share its slots, limits, claims and stop state",
-    "mmjudge.engine.cell": "one cell from its config to its summary: checks, skip, dry run, "
-    "the runner of its mode and the row of each outcome, all over the same CellContext",
 }
 #: Functions over :data:`MAX_FUNCTION_LINES` (``module:function``), each with why.
 LONG_FUNCTIONS: dict[str, str] = {}

@@ -45,8 +45,8 @@ def test_lexical_nuggets_cell_keeps_entry_grades_and_the_bank_version(tmp_path: 
     summary = run_cell(cfg, tmp_path / "run")
     bank = read_bank(DEMO_NUGGETS)
     assert summary.status.status == "complete" and summary.n_judgments == 8
-    assert summary.testbank is not None and summary.testbank["version"] == bank.version
-    assert summary.testbank["derivation"]["text"].startswith("share of entries graded ≥ 4")
+    assert summary.testbank is not None and summary.testbank.version == bank.version
+    assert summary.testbank.derivation.text.startswith("share of entries graded ≥ 4")
     rows = _rows(tmp_path / "run")
     q01 = {e.id: e.text for e in bank.for_query("q01")}  # t-shirt, red, striped
     for row in rows:
@@ -89,7 +89,7 @@ def test_image_nuggets_through_the_loopback_and_regrading_calls_only_what_change
     write_bank(edited, bank_file)
     second = run_cell(compose_config(overrides), tmp_path / "second")
     assert second.testbank and first.testbank
-    assert second.testbank["version"] == edited.version != first.testbank["version"]
+    assert second.testbank.version == edited.version != first.testbank.version
     assert len(loopback.requests) == 16 + 8
     assert all("long sleeves" in user_text(r.body) for r in loopback.requests[16:])
     rows = {r["result_id"]: r for r in _rows(tmp_path / "second")}
@@ -110,11 +110,11 @@ def test_questions_on_a_trec_collection_through_the_loopback(
     summary = run_cell(compose_config(overrides), tmp_path / "run")
     rows = {r["result_id"]: r for r in _rows(tmp_path / "run") if r["query_id"] == "q1"}
     assert summary.status.status == "complete" and summary.testbank
-    assert summary.testbank["kind"] == "questions"
+    assert summary.testbank.kind == "questions"
     # "What do cats eat?": d1 (about feeding cats) names cats, eat is not in it -> 1 -> grade 0;
     # the loopback's rule is strict, and the derivation maps one entry at 1 to the lowest grade.
     assert rows["d1"]["entry_grades"] and rows["d1"]["label"] == 0
-    assert summary.testbank["derivation"]["cuts"] == pytest.approx([1 / 3, 2 / 3, 1])
+    assert summary.testbank.derivation.cuts == pytest.approx([1 / 3, 2 / 3, 1])
 
 
 def test_dry_run_forecasts_the_longer_bank_answers(tmp_path: Path) -> None:

@@ -1,0 +1,109 @@
+"""The cell's preparing stage: the dataset surveyed (every item checked before a paid call,
+the judge's SDK warmed meanwhile), the test bank, the judge and what every call shares."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from mmjudge.config import PromptConfig
+from mmjudge.costs.output_tokens import output_tokens
+from mmjudge.costs.sheets import price_for
+from mmjudge.data.survey import (
+    DatasetSurvey,
+    check_html_fields,
+    unserved,
+)
+from mmjudge.engine.examples import ExampleStream
+from mmjudge.engine.stages import CheckedCell, PreparedCell, Skipped
+from mmjudge.engine.survey_ahead import sdk_warmer, survey_while
+from mmjudge.engine.work import (
+    CellContext,
+    cached_output_tokens,
+)
+from mmjudge.images import ImageCache
+from mmjudge.locations import resolve_path
+from mmjudge.store import (
+    BankInfo,
+    BankRule,
+    Grading,
+    SummaryParts,
+)
+from mmjudge.testbank import grading as bank_grading
+from mmjudge.testbank.bank import Bank
+from mmjudge.testbank.derive import describe
+
+
+def prepare_cell(checked: CheckedCell, examples: ExampleStream) -> PreparedCell | Skipped:
+    """The cell ready to judge, or why it cannot run: the dataset surveyed
+    (:func:`survey_or_skip`), then the price, the bank, the judge (and its key: a skipped
+    cell needs neither) and the output tokens the forecast assumes."""
+    cfg, judge_cls, run_dir = checked.cfg, checked.judge_cls, checked.run_dir
+    cache_path = resolve_path(cfg.paths.response_cache)
+    warm = sdk_warmer(judge_cls, cfg, cache_path)
+    counts, reason = survey_or_skip(checked, examples, warm)
+    if reason is not None or counts is None:
+        return Skipped(reason)
+    price = price_for(cfg.pricing, cfg.model)
+    bank = bank_grading.load_cell_bank(cfg)
+    judge = None if cfg.runner.dry_run else judge_cls(cfg.model)
+    grading = judge.check_scale(list(cfg.dataset.scale.grades)) if judge is not None else None
+    parts = SummaryParts(
+        grading=Grading.from_json(grading) if grading else None,
+        testbank=None if bank is None else bank_info(bank, cfg.prompt, cfg.dataset.scale.grades),
+        n_items=counts.items,
+    )
+    context = CellContext(
+        cfg=cfg,
+        run_id=run_dir.name,
+        run_dir=run_dir,
+        judge=judge,
+        price=price,
+        image_settings=cfg.images,
+        image_cache=ImageCache(resolve_path(cfg.paths.image_cache)),
+        bank=bank,
+    )
+    context.output = output_tokens(
+        cfg, cached_output_tokens(context, examples, judge_cls, cache_path)
+    )
+    return PreparedCell(
+        context=context, run_dir=run_dir, examples=examples, n_items=counts.items, parts=parts
+    )
+
+
+def bank_info(bank: Bank, prompt: PromptConfig, grades: Sequence[int]) -> BankInfo:
+    """What ``summary.json`` records about the bank a cell graded against."""
+    return BankInfo(
+        kind=bank.kind,
+        version=bank.version,
+        path=str(bank.path) if bank.path else None,
+        queries=len(bank.entries),
+        entries=bank.n_entries,
+        calls=prompt.bank_calls,
+        spans=prompt.spans,
+        derivation=BankRule(**describe(prompt, grades)),
+    )
+
+
+def survey_or_skip(
+    checked: CheckedCell,
+    examples: ExampleStream,
+    warm: Callable[[], None] | None,
+) -> tuple[DatasetSurvey | None, str | None]:
+    """The dataset's counts, or why the cell cannot run.
+
+    The whole dataset is validated here, before the first paid call: a bad line fails, and a
+    modality the dataset cannot serve at all skips the cell. The examples are streamed again
+    for the calls, so memory stays flat however large the dataset is. ``warm`` (the judge's
+    SDK import) runs meanwhile, on another core where it can
+    (:mod:`~mmjudge.engine.survey_ahead`).
+    """
+    cfg = checked.cfg
+    if checked.skipped is not None:  # known from the config alone
+        return None, checked.skipped
+    # Where the check reads the items as the loader gives them, its child goes on to prepare
+    # them for the calls (mmjudge/engine/feed.py).
+    reads_prepared = examples.check_reads_prepared()
+    feed = examples.take_feed if cfg.runner.mode == "sync" and not reads_prepared else None
+    counts = survey_while(examples.survey, examples, cfg, warm, feed)
+    check_html_fields(counts, cfg.dataset)
+    return counts, unserved(counts, cfg.modality, cfg.dataset)

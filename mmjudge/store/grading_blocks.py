@@ -1,0 +1,99 @@
+"""The blocks of a run summary that say how a cell turned answers into grades where the
+judge does not give the grade itself: a local judge's cut points (``grading``) and the test
+bank a bank-grading cell graded against (``testbank``); see :mod:`mmjudge.store.summary`."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from mmjudge.store.blocks import known_fields
+
+
+@dataclass(frozen=True)
+class ScaleCuts:
+    """The cut points a local judge turned its score into grades with, on one modality."""
+
+    cut_points: list[float]
+    """Increasing, one fewer than the scale's grades."""
+    source: str
+    """The setting they were given in or derived from."""
+
+
+@dataclass(frozen=True)
+class Grading:
+    """Local judges: the cut points used per modality and where they came from (the
+    ``grading`` block; what :meth:`mmjudge.judges.base.JudgeAPI.check_scale` returns)."""
+
+    by_modality: dict[str, ScaleCuts] = field(default_factory=dict)
+    """Each modality's cut points (the block's keys are the modalities)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The block as ``summary.json`` holds it."""
+        return {name: dataclasses.asdict(cuts) for name, cuts in self.by_modality.items()}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Grading:
+        """The block from ``summary.json`` (or from the judge's ``check_scale``)."""
+        return cls(
+            {
+                str(name): ScaleCuts(
+                    cut_points=[float(v) for v in cuts.get("cut_points") or []],
+                    source=str(cuts.get("source") or ""),
+                )
+                for name, cuts in data.items()
+                if isinstance(cuts, dict)
+            }
+        )
+
+
+@dataclass(frozen=True)
+class BankRule:
+    """How a test-bank cell's label follows from its entries' grades
+    (:func:`mmjudge.testbank.derive.describe`)."""
+
+    rule: str = ""
+    """``coverage`` or ``best``."""
+    covered_from: int | None = None
+    """Coverage: the entry grade (of 5) from which an entry counts as covered."""
+    cuts: list[float] = field(default_factory=list)
+    """Where each grade above the lowest starts."""
+    text: str = ""
+    """The rule in a sentence, for the report."""
+
+
+@dataclass(frozen=True)
+class BankInfo:
+    """The test bank a bank-grading cell graded against (the ``testbank`` block)."""
+
+    kind: str = ""
+    """``nuggets`` or ``questions``."""
+    version: str = ""
+    """The bank's content hash; every row records it too."""
+    path: str | None = None
+    """Its file, when it has one."""
+    queries: int = 0
+    """Queries it has entries for."""
+    entries: int = 0
+    """Entries, over all queries."""
+    calls: str = "item"
+    """``prompt.bank_calls``: one call per item or per entry."""
+    spans: bool = False
+    """``prompt.spans``: whether the judge quoted its support."""
+    derivation: BankRule = field(default_factory=BankRule)
+    """How the label follows from the entries' grades."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The block as ``summary.json`` holds it."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> BankInfo:
+        """The block from ``summary.json``."""
+        return cls(
+            **{
+                **known_fields(cls, data),
+                "derivation": BankRule(**known_fields(BankRule, data.get("derivation"))),
+            }
+        )
