@@ -28,6 +28,7 @@ from mmjudge.data.survey import (
 )
 from mmjudge.engine.batch import BatchRunner
 from mmjudge.engine.concurrency import calls_in_flight, first_line, fit_open_files
+from mmjudge.engine.earlier import earlier_runs
 from mmjudge.engine.event_loop import run_on_fast_loop
 from mmjudge.engine.examples import ExampleStream
 from mmjudge.engine.images_pool import PREPARE_AHEAD
@@ -192,7 +193,7 @@ def _judge_cell(
         total - len(done),
         cfg.runner.progress,
     )
-    stats = RunStats()
+    stats = earlier_runs(run_dir)  # the budget and the possibly billed sends span the runs
     stop: MMJudgeError | None = None
     try:
         run_on_fast_loop(_run(context, examples, done, records_path, progress, stats))

@@ -77,6 +77,15 @@ def summarise_run(
     frame = load_judgments(judgments_path(run_dir), keep=SUMMARY_COLUMNS)
     figures = row_figures(frame)
     cost = cost_figures(frame)
+    if calls is not None:
+        # The runner counted every send that may have been billed, over the cell's runs in
+        # this folder, items without a row included (stopped by the breaker, a budget or a
+        # signal; failed rows a resume dropped): the rows' own columns miss those.
+        cost = dataclasses.replace(
+            cost,
+            possibly_billed_requests=calls.possibly_billed,
+            possibly_billed_usd=calls.possibly_billed_usd,
+        )
     stability, cost = sample_stability(run_dir, frame, list(cell.grades), cost)
     if ensemble is not None:
         cost = dataclasses.replace(cost, spent_usd=0.0)
