@@ -66,6 +66,7 @@ from mmjudge.records import Forecast, JudgmentRecord
 from mmjudge.store import CellInfo, RunSummary, appending_rows, judgments_path, keep_finished_rows
 from mmjudge.store.batches import STATE_FILE
 from mmjudge.store.forecast import CellForecast, TextCut, write_forecast
+from mmjudge.store.lock import run_folder_lock
 from mmjudge.store.log import say
 from mmjudge.store.rows import SAMPLES
 from mmjudge.testbank import grading as bank_grading
@@ -124,7 +125,8 @@ def run_cell(
     judge_cls = judge_class(cfg.model)
     examples = ExampleStream(cfg)
     try:
-        return _checked_cell(cfg, raw_cfg, run_dir, judge_cls, examples)
+        with run_folder_lock(run_dir):  # one process at a time, whatever cache each uses
+            return _checked_cell(cfg, raw_cfg, run_dir, judge_cls, examples)
     finally:
         examples.close()
 

@@ -126,3 +126,41 @@ def test_a_resume_carries_the_possibly_billed_sends_not_the_handed_on_ones(
     (tmp_path / "summary.json").write_text(json.dumps(summary))
     carried = earlier_runs(tmp_path).calls
     assert (carried.possibly_billed, carried.possibly_billed_usd) == (28, pytest.approx(0.28))
+
+
+@pytest.mark.slow
+def test_a_second_process_on_a_run_folder_refuses_whatever_its_cache(
+    tmp_path: Path, loopback: LoopbackServer
+) -> None:
+    import time
+
+    from tests.helpers import start_sweep
+
+    loopback.latency_s = 1.0  # 15 s of calls: the second process starts meanwhile
+    run_dir = tmp_path / "run"
+    common = (
+        "model=gpt4o",
+        f"model.base_url={loopback.openai_base_url}",
+        "dataset.limit=30",
+        "runner.concurrency=2",
+        f"hydra.run.dir={run_dir}",
+    )
+    env = {"OPENAI_API_KEY": KEY}
+    first = start_sweep(tmp_path, *common, "paths.response_cache=one.sqlite", env=env)
+    try:
+        deadline = time.monotonic() + 120
+        while not loopback.requests_to(OPENAI_PATH) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert first.poll() is None  # still judging
+        second = run_sweep(tmp_path, *common, "paths.response_cache=two.sqlite", env=env)
+        assert first.poll() is None, second.stderr  # refused while the first was running
+        assert first.wait(timeout=240) == 0
+    finally:
+        first.kill()
+    assert second.returncode == 2, second.stdout + second.stderr
+    (line,) = second.stderr.strip().splitlines()
+    assert line.startswith("mmjudge: ") and str(run_dir) in line and "hydra.run.dir" in line
+    assert len(loopback.requests_to(OPENAI_PATH)) == 30  # paid once
+    rows = (run_dir / "judgments.jsonl").read_text().splitlines()
+    assert len(rows) == 30
+    assert json.loads((run_dir / "summary.json").read_text())["n_judgments"] == 30
