@@ -14,6 +14,11 @@ class CacheError(ConfigError):
     when it is opened, before any call, and said with what to do about it."""
 
 
+class RunFolderBusy(ConfigError):
+    """Another live process is running the cell in the same run folder; found before any
+    call, whatever response cache either process uses."""
+
+
 class DatasetError(MMJudgeError):
     """A dataset file is malformed; names file, line and field."""
 

@@ -39,8 +39,10 @@ class RunnerConfig:
     dry_run: bool = False
     """Forecast calls, tokens and dollars without calling anything."""
     max_cost_usd: float | None = None
-    """Stop scheduling calls before this spend would be passed (counting calls in flight at
-    their forecast, and sends possibly billed without an answer)."""
+    """The most the cell may cost in its run folder, over all its runs: no send (a first
+    attempt or a retry) goes out that could pass it, counting what earlier runs in the folder
+    paid, this run's answers, sends possibly billed without an answer, and calls in flight at
+    their forecast."""
     mode: str = "sync"
     """``sync`` calls the API directly; ``batch`` uses the provider's batch API (half price,
     results within 24 hours)."""

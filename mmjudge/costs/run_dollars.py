@@ -18,8 +18,9 @@ def cost_figures(frame: pd.DataFrame) -> CostFigures:
     ``possibly_billed_usd`` is what sends that may have reached the provider without an
     answer may have cost (timed out or cut off after leaving; see
     :meth:`mmjudge.engine.policy.CallPolicy.possibly_billed`, which priced each row's at
-    the call's forecast): a possible extra beside ``spent_usd``, not part of it (with the
-    calls abandoned at a stop: :func:`mmjudge.store.blocks.possible_extra`).
+    the call's forecast): a possible extra beside ``spent_usd``, not part of it. The rows hold
+    only the sends of items that got a row; a run's summary takes the figure from the
+    runner's count instead (:func:`mmjudge.engine.summarise.summarise_run`).
     """
     n = len(frame)
     if not n:

@@ -417,6 +417,10 @@ class BatchRunner:
         # The runner keeps its own stats (a budget stop of the first pass must not stop it
         # before it starts); they are added to this runner's when it finishes.
         runner.stats.calls.spent_usd = self.stats.calls.spent_usd
+        # The budget counts earlier runs and the sends possibly billed so far as well.
+        runner.stats.spent_before_usd = (
+            self.stats.spent_before_usd + self.stats.calls.possibly_billed_usd
+        )
         spent_before = self.stats.calls.spent_usd
         self._sync_runner = runner
         if self._stop_signal is not None:

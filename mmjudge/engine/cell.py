@@ -35,6 +35,7 @@ from mmjudge.store import (
     judgments_path,
 )
 from mmjudge.store.forecast import CellForecast
+from mmjudge.store.lock import run_folder_lock
 from mmjudge.testbank import grading as bank_grading
 from mmjudge.testbank.derive import check_bank_prompt
 
@@ -80,7 +81,8 @@ def run_cell(
     The config is checked for secrets first, unless the caller has just done that
     (``secrets_checked``: the sweep's :func:`~mmjudge.keyguard.keep_run_config`)."""
     checked = check_cell(raw_cfg, run_dir, secrets_checked=secrets_checked)
-    with contextlib.closing(ExampleStream(checked.cfg)) as examples:
+    # one process at a time in a run folder, whatever response cache each uses
+    with run_folder_lock(run_dir), contextlib.closing(ExampleStream(checked.cfg)) as examples:
         prepared = prepare_cell(checked, examples)
         if isinstance(prepared, Skipped):
             judgments_path(run_dir).touch()

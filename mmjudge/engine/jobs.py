@@ -90,7 +90,8 @@ def stop_error(
     if calls.stopped_by_budget:
         return BudgetExceeded(
             f"stopped before passing runner.max_cost_usd={max_cost_usd}: "
-            f"spent ${calls.spent_usd:.4f} on {calls.api_calls} calls{_possibly(calls)}; "
+            f"spent ${calls.spent_usd:.4f} on {calls.api_calls} calls{_earlier(stats)}"
+            f"{_possibly(calls)}; "
             "raise the cap and run the same command again to resume (finished calls come from "
             "the cache)"
         )
@@ -103,5 +104,13 @@ def _possibly(calls: CallCounts) -> str:
         return ""
     return (
         f" and possibly ${calls.possibly_billed_usd:.4f} more for {calls.possibly_billed} "
-        "send(s) given up after they left"
+        "send(s) given up after they left (earlier runs of this cell included)"
     )
+
+
+def _earlier(stats: RunStats) -> str:
+    """What earlier runs of the cell in its folder spent, for the stop message ('' if
+    nothing)."""
+    if not stats.spent_before_usd:
+        return ""
+    return f" (and ${stats.spent_before_usd:.4f} in earlier runs of this cell)"

@@ -20,6 +20,7 @@ from mmjudge.data.survey import (
 )
 from mmjudge.engine.batch import BatchRunner
 from mmjudge.engine.concurrency import calls_in_flight, first_line, fit_open_files
+from mmjudge.engine.earlier import earlier_runs
 from mmjudge.engine.event_loop import run_on_fast_loop
 from mmjudge.engine.images_pool import PREPARE_AHEAD
 from mmjudge.engine.interrupt import signal_name, signal_number_of, stop_signals
@@ -72,7 +73,7 @@ def judge_cell(prepared: PreparedCell) -> JudgedCell:
         cfg.dataset.name, cfg.model.name, cfg.modality.name, cfg.prompt.id, cfg.perturb.name
     )
     progress = Progress(name, prepared.n_items - len(done), cfg.runner.progress)
-    stats = RunStats()
+    stats = earlier_runs(prepared.run_dir)  # the budget and the possibly billed sends span runs
     stop: MMJudgeError | None = None
     refused = False
     try:

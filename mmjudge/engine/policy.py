@@ -134,6 +134,9 @@ class RunStats:
     """The counts, under the names the summary gives them."""
     counted: Forecast = field(default_factory=Forecast)
     """The forecasts counted so far (:attr:`forecast` is the run's)."""
+    spent_before_usd: float = 0.0
+    """What earlier runs of the cell in its run folder paid (:func:`.earlier.earlier_runs`):
+    the budget counts it, so ``runner.max_cost_usd`` bounds the cell, not each run."""
     _later: list[WorkItem] = field(default_factory=list, init=False, repr=False, compare=False)
     """Items to count once the first forecast, on its worker thread, is done."""
     _first: threading.Thread | None = field(default=None, init=False, repr=False, compare=False)
@@ -308,16 +311,23 @@ class CallPolicy:
         return Outcome(item, response, None, True, 0, response.latency_s, priced=priced)
 
     def over_budget(self, item: WorkItem, committed_usd: float) -> bool:
-        """Whether calling ``item`` could pass ``runner.max_cost_usd``, with what was spent,
-        what may have been billed for sends that got no answer, and ``committed_usd``
-        expected from calls already under way. The possibly billed dollars count so that a
-        provider that takes requests and never answers cannot run a bill past the cap."""
+        """Whether sending ``item``'s request (a first attempt or a retry) could pass
+        ``runner.max_cost_usd``, with what the cell spent (earlier runs in its folder
+        included), what may have been billed for sends that got no answer, and
+        ``committed_usd`` expected from other calls under way. The possibly billed dollars
+        count so that a provider that takes requests and never answers cannot run a bill
+        past the cap."""
         cap = self.settings.max_cost_usd
         if cap is None:
             return False
         expected = item.forecast_usd * self.discount
-        known = self.stats.calls.spent_usd + self.stats.calls.possibly_billed_usd
-        return known + committed_usd + expected > cap
+        return self.known_usd() + committed_usd + expected > cap
+
+    def known_usd(self) -> float:
+        """What the budget counts as spent: the cell's earlier runs, this run's answers and
+        the sends that may have been billed without one."""
+        calls = self.stats.calls
+        return self.stats.spent_before_usd + calls.spent_usd + calls.possibly_billed_usd
 
     def answered(
         self, item: WorkItem, response: JudgeResponse, attempts: int, latency: float, resent: int

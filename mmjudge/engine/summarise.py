@@ -13,6 +13,7 @@ import numpy as np
 
 from mmjudge.costs.run_dollars import cost_figures
 from mmjudge.store import (
+    CallCounts,
     CellInfo,
     CellStatus,
     CostFigures,
@@ -84,7 +85,7 @@ def summarise_run(
     end, parts = end or RunEnd(), parts or SummaryParts()
     frame = load_judgments(judgments_path(run_dir), keep=SUMMARY_COLUMNS)
     figures = row_figures(frame)
-    cost = cost_figures(frame)
+    cost = possibly_billed_of(cost_figures(frame), parts.calls)
     stability, cost = sample_stability(run_dir, frame, list(cell.grades), cost)
     if parts.ensemble is not None:
         cost = dataclasses.replace(cost, spent_usd=0.0)
@@ -104,6 +105,20 @@ def summarise_run(
     write_summary(run_dir, summary)
     # What the file holds (plain JSON numbers and keys), as any later reader will see it.
     return read_summary(run_dir)
+
+
+def possibly_billed_of(cost: CostFigures, calls: CallCounts | None) -> CostFigures:
+    """``cost`` with the runner's count of the sends that may have been billed without an
+    answer (``calls``), over the cell's runs in its folder, items without a row included
+    (stopped by the breaker, a budget or a signal; failed rows a resume dropped), which the
+    rows' own columns miss; the rows' sum where no runner counted (a virtual run)."""
+    if calls is None:
+        return cost
+    return dataclasses.replace(
+        cost,
+        possibly_billed_requests=calls.possibly_billed,
+        possibly_billed_usd=calls.possibly_billed_usd,
+    )
 
 
 def _ending(run_dir: Path, figures: RowFigures, end: RunEnd) -> CellStatus:

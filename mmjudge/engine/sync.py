@@ -467,11 +467,14 @@ class Runner:
         billed at its forecast), and whoever sends it again counts the lost send (resent, or
         maybe resent: see cache.py); one that never left just gives its claim back."""
         if may_have_left:
-            self.stats.calls.abandoned_in_flight += 1
-            if not self.judge.free:
-                self.stats.calls.abandoned_usd += self.policy.possibly_billed(job.item)
+            calls = self.stats.calls
+            calls.abandoned_in_flight += 1
+            usd = 0.0 if self.judge.free else self.policy.possibly_billed(job.item)
+            calls.abandoned_usd += usd
             if self.claims is not None:
                 self.claims.abandon(job.key)
+                calls.handed_on += 1
+                calls.handed_on_usd += usd
         elif self.claims is not None:
             self.claims.release(job.key)
 
@@ -530,6 +533,10 @@ class Runner:
             self._fail_fast(stop)
             self._release(job)
             return False, None
+        if will_retry and not self._stopping() and self._retry_over_budget(job):
+            self.stats.calls.stopped_by_budget = True  # the item gets no row: resumed later
+            self._release(job)
+            return False, None
         if will_retry and not self._stopping():
             self.stats.calls.retries += 1
             if self.claims is not None:
@@ -544,6 +551,12 @@ class Runner:
         elapsed = time.perf_counter() - started
         kind = type(error).__name__
         return False, self.policy.failed(job.item, kind, text, attempts, elapsed, job.resent)
+
+    def _retry_over_budget(self, job: Job) -> bool:
+        """Whether sending ``job``'s request again could pass the budget: a retry is a send
+        like a first attempt (the failed one is counted already, possibly billed when it may
+        have left), checked against the other calls under way."""
+        return self.policy.over_budget(job.item, self._in_flight_forecast - job.committed_usd)
 
     async def _answered(self, job: Job, response: JudgeResponse, attempts: int) -> Outcome:
         self.health.success()

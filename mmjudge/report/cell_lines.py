@@ -50,7 +50,7 @@ def cell_line(summary: RunSummary | CellForecast, *, prompt_named: bool = False)
         f"{summary.n_unparseable} unparseable, {kappa_text}, "
         f"${cost.total_usd:.4f} (${cost.usd_per_million:,.2f} per million)"
     )
-    possible = possible_extra(cost, summary.calls)
+    possible = possible_extra(cost)
     if possible.sends:  # beside what is known, never added to it
         line += (
             f", possibly billed +${possible.usd:.4f} "

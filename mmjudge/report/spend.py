@@ -28,7 +28,7 @@ def _resent(cost: CostFigures) -> str:
 def _possible(summary: RunSummary) -> str:
     """Sends that may have been billed without an answer, and what they may have cost (at
     their forecasts; not part of what was paid)."""
-    n, usd = possible_extra(summary.cost, summary.calls)
+    n, usd = possible_extra(summary.cost)
     return f"+{_money(usd)} ({n} unanswered)" if n else "–"
 
 

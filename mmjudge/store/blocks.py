@@ -52,8 +52,10 @@ class CostFigures:
     resent_usd: float = 0.0
     """Their estimated cost (each priced as the call that replaced it); in ``spent_usd``."""
     possibly_billed_requests: int = 0
-    """Sends that may have reached the provider and got no answer (timed out or cut off after
-    leaving, lost by a killed process between marking and recording the send)."""
+    """Sends of the cell, over every run in its folder, that may have reached the provider
+    and got no answer (timed out or cut off after leaving, given up in flight at a stop,
+    lost by a killed process between marking and recording the send); the runner's count,
+    ``calls.possibly_billed`` (the rows' sum for a virtual run)."""
     possibly_billed_usd: float = 0.0
     """Their estimated cost, each at its call's forecast: a possible extra beside
     ``spent_usd``, not part of it."""
@@ -160,11 +162,19 @@ class CallCounts:
     them as resent)."""
     abandoned_usd: float = 0.0
     """Their cost at the calls' forecasts (they have no row yet); in ``possibly_billed_usd``."""
+    handed_on: int = 0
+    """Of the calls abandoned in flight, those whose claims in the response cache hand them to
+    the next run of the cell, which counts each again as resent or maybe resent (so a resume
+    does not carry them on as possibly billed as well)."""
+    handed_on_usd: float = 0.0
+    """Their cost at the calls' forecasts."""
     maybe_resent: int = 0
     """Requests sent again whose earlier send a killed process may or may not have made."""
     possibly_billed: int = 0
-    """Sends that may have reached the provider and got no answer (timed out or cut off after
-    leaving, maybe resent, abandoned at a stop)."""
+    """Sends of the cell that may have reached the provider and got no answer (timed out or
+    cut off after leaving, maybe resent, abandoned at a stop): this process's, plus what the
+    earlier runs in its run folder counted, less the calls they handed on (``handed_on``).
+    The one figure the cost block, the console and the budget read."""
     possibly_billed_usd: float = 0.0
     """Their estimated cost at the calls' forecasts; not in ``spent_usd``."""
     answered_by_another_process: int = 0
@@ -450,14 +460,9 @@ class PossibleExtra(NamedTuple):
     usd: float
 
 
-def possible_extra(cost: CostFigures, calls: CallCounts | None) -> PossibleExtra:
-    """What a run may have paid beyond its known spend: the rows' possibly billed sends
-    (``cost``) and the calls its last process abandoned in flight at a stop (``calls``),
-    which have no row until a resume sends them again and counts them as resent. Every view
-    of the figure (the report, the console) reads it here."""
-    sends = cost.possibly_billed_requests
-    usd = cost.possibly_billed_usd
-    if calls is not None:
-        sends += calls.abandoned_in_flight
-        usd += calls.abandoned_usd
-    return PossibleExtra(sends, usd)
+def possible_extra(cost: CostFigures) -> PossibleExtra:
+    """What a cell may have paid beyond its known spend, over every run in its folder (the
+    runner's count, ``calls.possibly_billed``, as the cost block carries it: calls abandoned
+    in flight at a stop included). Every view of the figure (the report, the console) reads
+    it here."""
+    return PossibleExtra(cost.possibly_billed_requests, cost.possibly_billed_usd)

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from mmjudge.locations import PACKAGE_DIR
 from mmjudge.store.batches import STATE_FILE
+from mmjudge.store.lock import LOCK_FILE
 from mmjudge.store.rows import JUDGMENTS
 from mmjudge.store.summary import read_summary
 
@@ -45,13 +46,15 @@ def note_existing(path: Path) -> None:
 
 
 def _beyond_hydra(run_dir: Path) -> list[Path]:
-    """Entries of ``run_dir`` other than Hydra's own (``.hydra/`` and the job's ``*.log``)."""
+    """Entries of ``run_dir`` other than Hydra's own (``.hydra/`` and the job's ``*.log``)
+    and the run's lock file."""
     if not run_dir.is_dir():
         return []
     return [
         entry
         for entry in run_dir.iterdir()
-        if entry.name != ".hydra" and not (entry.is_file() and entry.suffix == ".log")
+        if entry.name not in (".hydra", LOCK_FILE)
+        and not (entry.is_file() and entry.suffix == ".log")
     ]
 
 

@@ -44,6 +44,8 @@ ADDED = {
     "calls.possibly_billed",
     "calls.possibly_billed_usd",
     "calls.abandoned_usd",
+    "calls.handed_on",
+    "calls.handed_on_usd",
 }
 
 
