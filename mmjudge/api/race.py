@@ -1,6 +1,6 @@
 """A race over a sweep's grid: every cell judges the same slices of one seeded order of the
 dataset's graded items, round after round, and a cell stops being paid for as soon as the
-choice no longer depends on it (the rule and its guarantee: :mod:`mmjudge.studies.race`).
+choice no longer depends on it (the rule and its guarantee: :mod:`mmjudge.studies.race_rule`).
 
 Built on the sweep's own parts, so a race is an ordinary sweep folder that stopped early:
 
@@ -45,8 +45,14 @@ from mmjudge.api.race_result import (
 from mmjudge.config import SweepConfig
 from mmjudge.config.names import cell_display_name
 from mmjudge.errors import ConfigError, MMJudgeError
-from mmjudge.studies.race import decide_round, outcome_of, race_inputs, race_order, round_length
 from mmjudge.studies.race_records import RoundDecision
+from mmjudge.studies.race_rule import (
+    decide_round,
+    outcome_of,
+    race_inputs,
+    race_order,
+    round_length,
+)
 
 # --------------------------------------------------------------------------- the grid
 

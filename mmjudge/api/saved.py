@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from mmjudge.errors import MMJudgeError
 from mmjudge.records import JudgmentRecord
 from mmjudge.store import ENSEMBLES, SUMMARY, RunSummary, read_summary
-from mmjudge.store.forecast import FORECAST, CellForecast, read_forecast
+from mmjudge.store.forecast_file import FORECAST, CellForecast, read_forecast
 from mmjudge.store.status import DRY_RUN
 
 if TYPE_CHECKING:

@@ -1,5 +1,5 @@
-"""How a race is run: the ``race`` settings of ``mmjudge race`` (see :mod:`mmjudge.studies.race`
-for the rule they set)."""
+"""How a race is run: the ``race`` settings of ``mmjudge race`` (see
+:mod:`mmjudge.studies.race_rule` for the rule they set)."""
 
 from __future__ import annotations
 

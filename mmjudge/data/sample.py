@@ -25,7 +25,7 @@ def draw_rank(seed: int, query_id: str) -> int:
 
 def item_rank(seed: int, query_id: str, result_id: str) -> int:
     """The item's position in the seeded order of items (lower comes first): the one order
-    :func:`sample_item_keys` and a race (:func:`mmjudge.studies.race.race_order`) draw in."""
+    :func:`sample_item_keys` and a race (:func:`mmjudge.studies.race_rule.race_order`) draw in."""
     return draw_rank(seed, f"{query_id}\t{result_id}")
 
 

@@ -34,7 +34,7 @@ from mmjudge.store import (
     SummaryParts,
     judgments_path,
 )
-from mmjudge.store.forecast import CellForecast
+from mmjudge.store.forecast_file import CellForecast
 from mmjudge.store.lock import run_folder_lock
 from mmjudge.testbank import grading as bank_grading
 from mmjudge.testbank.derive import check_bank_prompt

@@ -54,7 +54,7 @@ from mmjudge.store import (
     keep_finished_rows,
 )
 from mmjudge.store.batches import STATE_FILE
-from mmjudge.store.forecast import CellForecast, TextCut, write_forecast
+from mmjudge.store.forecast_file import CellForecast, TextCut, write_forecast
 from mmjudge.store.log import say
 from mmjudge.store.rows import SAMPLES
 

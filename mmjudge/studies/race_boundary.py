@@ -1,5 +1,5 @@
 """The z a race's intervals use at each round: an error-spending boundary computed jointly over
-the race's planned rounds (see :mod:`mmjudge.studies.race`).
+the race's planned rounds (see :mod:`mmjudge.studies.race_rule`).
 
 A pair of cells' κ difference, standardised, is at round t (u_t = m_t / N of the items drawn,
 without replacement) approximately a normal variable Z_t, and the Z of one pair at two rounds

@@ -1,5 +1,5 @@
 """κ on a race's prefixes and the intervals of paired differences (see
-:mod:`mmjudge.studies.race` for the rule they serve).
+:mod:`mmjudge.studies.race_rule` for the rule they serve).
 
 Grades come in race order, encoded as positions on the scale (−1: no grade, or a grade off
 the scale). A cell's κ is the project's (:func:`mmjudge.metrics.scoring.score_judge`:

@@ -1,5 +1,5 @@
 """The records a race writes: each round's decision with its evidence, and the outcome (see
-:mod:`mmjudge.studies.race`)."""
+:mod:`mmjudge.studies.race_rule`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 SCHEMA_VERSION = 1
 
-#: Why a cell is settled against the candidate (see :mod:`mmjudge.studies.race`).
+#: Why a cell is settled against the candidate (see :mod:`mmjudge.studies.race_rule`).
 Reason = Literal["not better, not cheaper", "below the candidate", "dominated"]
 #: Why a race ended.
 Ending = Literal["settled", "items ran out", "dollar cap", "one cell"]

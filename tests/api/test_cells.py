@@ -13,7 +13,7 @@ from mmjudge.api.cells import grid
 from mmjudge.errors import ConfigError
 from mmjudge.report.cell_lines import cell_line
 from mmjudge.store import read_summary
-from mmjudge.store.forecast import CellForecast, read_forecast
+from mmjudge.store.forecast_file import CellForecast, read_forecast
 from tests.helpers import isolated_overrides, run_sweep
 
 

@@ -17,7 +17,7 @@ from mmjudge.engine.cell import run_cell
 from mmjudge.report import build_report
 from mmjudge.report.cell_lines import cell_line
 from mmjudge.store import RunSummary
-from mmjudge.store.forecast import CellForecast, TextCut
+from mmjudge.store.forecast_file import CellForecast, TextCut
 from tests.fixtures.synthetic import FakeDataset, FakeJudge, write_sweep
 from tests.helpers import compose_config, shared_data
 

@@ -9,7 +9,7 @@ from mmjudge.data.loading import load_dataset
 from mmjudge.data.sample import item_rank, sample_item_keys
 from mmjudge.data.schema import Example
 from mmjudge.errors import ConfigError
-from mmjudge.studies.race import race_order
+from mmjudge.studies.race_rule import race_order
 
 
 def example(q: str, r: str, graded: bool = True) -> Example:

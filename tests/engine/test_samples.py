@@ -12,7 +12,7 @@ import pytest
 from mmjudge.engine.cell import run_cell
 from mmjudge.report.build import build_report
 from mmjudge.store import RunSummary
-from mmjudge.store.forecast import CellForecast
+from mmjudge.store.forecast_file import CellForecast
 from tests.fixtures.loopback_server import OPENAI_PATH, LoopbackServer, RecordedRequest, user_text
 from tests.helpers import compose_config
 

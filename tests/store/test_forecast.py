@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mmjudge.store.forecast import CellForecast, TextCut, read_forecast, write_forecast
+from mmjudge.store.forecast_file import CellForecast, TextCut, read_forecast, write_forecast
 from tests.fake_runs import DRY_RUN_FORECAST
 
 WRITTEN = DRY_RUN_FORECAST

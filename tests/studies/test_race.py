@@ -12,7 +12,8 @@ from scipy import stats as scipy_stats
 from mmjudge import metrics
 from mmjudge.config.race import RaceConfig
 from mmjudge.metrics import scoring
-from mmjudge.studies import race, race_pairs
+from mmjudge.studies import race_pairs
+from mmjudge.studies import race_rule as race
 from mmjudge.studies.race_boundary import spending_boundary
 
 SCALE = (0.0, 1.0, 2.0, 3.0)

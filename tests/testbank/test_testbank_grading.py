@@ -12,7 +12,7 @@ import pytest
 from mmjudge.cli import testbank as command
 from mmjudge.engine.cell import run_cell
 from mmjudge.errors import ConfigError
-from mmjudge.store.forecast import CellForecast
+from mmjudge.store.forecast_file import CellForecast
 from mmjudge.testbank.bank import Entry, entry_id, make_bank, read_bank, write_bank
 from mmjudge.testbank.grading import skip_reason
 from tests.fixtures.loopback_server import Behaviour, LoopbackServer, bank_answer, user_text
