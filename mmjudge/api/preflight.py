@@ -66,7 +66,7 @@ def check_cells(cells: Iterable[tuple[str, DictConfig]]) -> None:
         ConfigError: any other problem (with the missing keys in the same line).
     """
     missing: dict[str, list[str]] = {}
-    problems: list[str] = []
+    where: dict[str, list[str]] = {}  # each problem, with the cells it stops
     for name, raw in cells:
         keys, other = cell_problems(raw)
         for env in keys:
@@ -74,15 +74,20 @@ def check_cells(cells: Iterable[tuple[str, DictConfig]]) -> None:
             if model not in missing.setdefault(env, []):
                 missing[env].append(model)
         for problem in other:
-            entry = f"{name}: {problem}" if name else problem
-            if entry not in problems:
-                problems.append(entry)
-    if not missing and not problems:
+            where.setdefault(problem, []).append(name)
+    if not missing and not where:
         return
     parts = [
         f"set {env} (needed by {', '.join(models)})" for env, models in sorted(missing.items())
     ]
+    problems = [f"{_cells(names)}: {problem}" for problem, names in where.items()]
     line = "; ".join([*parts, *problems])
     if problems:
         raise ConfigError(f"nothing was judged: {line}")
     raise CredentialError(f"nothing was judged: API key missing; {line}")
+
+
+def _cells(names: list[str]) -> str:
+    """``a.b.c.d`` for one cell, ``a.b.c.d and 3 more cells`` for several."""
+    more = len(names) - 1
+    return names[0] if more == 0 else f"{names[0]} and {more} more cell{'s' if more > 1 else ''}"

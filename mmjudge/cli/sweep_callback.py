@@ -13,6 +13,7 @@ from omegaconf import DictConfig
 
 from mmjudge.api.sweep_end import finish_sweep
 from mmjudge.cli.exits import note_exit
+from mmjudge.config.hydra_errors import CONFIG_ERRORS, config_error_line, user_wants_full_errors
 
 
 class FoldersBefore(Callback):
@@ -61,6 +62,12 @@ class CellsChecked(Callback):
             check_cells((str(raw.hydra.sweep.subdir), raw) for raw in composed)
         except MMJudgeError as error:
             print(f"mmjudge: {error}", file=sys.stderr)
+            raise SystemExit(2) from None
+        except CONFIG_ERRORS as error:
+            # A cell that cannot be composed: said in one line, as the job would say it.
+            if user_wants_full_errors():
+                raise
+            print(f"mmjudge: {config_error_line(error)}", file=sys.stderr)
             raise SystemExit(2) from None
 
 
