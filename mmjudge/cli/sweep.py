@@ -41,7 +41,7 @@ from mmjudge.report.cell_lines import cell_line, prompt_chosen
 from mmjudge.store import RunSummary
 from mmjudge.store.cleanup import removed_unless_judged
 from mmjudge.store.log import keeping_warnings, say
-from mmjudge.store.status import EXIT_CONFIG, INTERRUPTED
+from mmjudge.store.status import EXIT_CONFIG, INTERRUPTED, anything_judged
 
 #: The shipped config groups on disk (package data), for the checks that read files.
 CONFIG_DIR = str(SHIPPED_CONFIG_DIR)
@@ -81,7 +81,7 @@ def _app(cfg: DictConfig) -> None:
                 # A stopped multirun stops: the next cells are not started.
                 raise SystemExit(code)
             note_exit(code)
-            if report:
+            if report and anything_judged([summary.status.status]):  # none of nothing
                 out = _report(
                     ahead,
                     run_dir,

@@ -83,3 +83,16 @@ def test_the_sweep_summarys_counts_add_up_with_panels_and_skipped_cells(tmp_path
     assert summary["n_cells"] == 4
     assert sum(summary["by_status"].values()) == summary["n_cells"]
     assert summary["by_status"] == {"complete": 2, "failed": 1, "skipped": 1}
+
+
+def test_a_sweep_with_nothing_judged_builds_no_report(tmp_path: Path) -> None:
+    from mmjudge.api.sweep_end import finish_sweep
+
+    root = tmp_path / "sweeps" / "s"
+    run(root, "mm", "mm", status="failed", status_reason="20 of 20 judgments failed")
+    run(root, "image", "image", status="skipped", skip_reason="no images")
+    done = finish_sweep(root, tmp_path / "reports", ensembles=False)
+    assert done.report is None
+    assert not (tmp_path / "reports").exists()
+    assert done.by_status == {"failed": 1, "skipped": 1}  # still counted and summarised
+    assert (root / "sweep_summary.json").is_file()
