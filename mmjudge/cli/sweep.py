@@ -32,6 +32,7 @@ from mmjudge.config.hydra_errors import (
 )
 from mmjudge.config.keys import unknown_setting
 from mmjudge.config.resolvers import register as register_resolvers
+from mmjudge.engine.concurrency import announce_in_flight
 from mmjudge.engine.interrupt import raise_on_sigterm, signal_number_of
 from mmjudge.errors import MMJudgeError
 from mmjudge.keyguard import check_overrides, keep_run_config
@@ -142,6 +143,7 @@ def run_app() -> None:
     if problem:
         sys.exit(fail("mmjudge", problem))
     raise_on_sigterm()
+    announce_in_flight()  # the calls-in-flight line, once for the whole sweep
     full_errors = user_wants_full_errors()
     try:
         # Hydra prints a config it cannot compose in several lines and exits 1; raised
