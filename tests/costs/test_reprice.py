@@ -452,3 +452,32 @@ def test_reprice_counts_long_context_calls(tmp_path: Path) -> None:
     result = reprice_run(run, "2026-10-31", as_model="gpt-5.4-2026-03-05")
     assert result["repriced"]["n_long_context"] == 1
     assert any("long-context" in note for note in result["notes"])
+
+
+def test_cli_notes_name_their_runs_and_model_names_are_not_cut(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    long_name = "gpt4o_0806_with_a_long_config_name"
+    write_run(
+        tmp_path / "sweep" / "priced",
+        model={
+            "name": long_name,
+            "provider": "openai",
+            "model_id": "gpt-4o-2024-08-06",
+            "image_detail": "low",
+            "price_key": None,
+        },
+    )
+    local = write_run(
+        tmp_path / "sweep" / "local",
+        model={"name": "lexical", "provider": "lexical", "model_id": "bm25"},
+    )
+    rows = [json.loads(line) for line in (local / "judgments.jsonl").read_text().splitlines()]
+    for row in rows:
+        row.update(usage={}, cost_usd=0.0, image_cost_usd=0.0)
+    (local / "judgments.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main([str(tmp_path / "sweep")]) == 0
+    out = capsys.readouterr().out
+    assert any(line.startswith(long_name + " ") for line in out.splitlines())
+    [note] = [line for line in out.splitlines() if "no row has token usage" in line]
+    assert note.endswith("— local")
