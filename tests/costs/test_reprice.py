@@ -481,3 +481,23 @@ def test_cli_notes_name_their_runs_and_model_names_are_not_cut(
     assert any(line.startswith(long_name + " ") for line in out.splitlines())
     [note] = [line for line in out.splitlines() if "no row has token usage" in line]
     assert note.endswith("— local")
+
+
+def test_a_panel_is_repriced_through_its_members(tmp_path: Path) -> None:
+    from mmjudge.ensembles.panels import build_panel
+
+    members = []
+    for name in ("a", "b", "c"):
+        member = write_run(tmp_path / "sweep" / name)
+        summary = json.loads((member / "summary.json").read_text())
+        summary["grades"] = [0, 1, 2]
+        (member / "summary.json").write_text(json.dumps(summary))
+        members.append(member)
+    panel = tmp_path / "sweep" / "ensembles" / "panel"
+    build_panel(members, panel)
+    same = reprice_run(panel)
+    assert same["original"]["total_usd"] == pytest.approx(3 * 10285e-6)
+    assert same["repriced"]["total_usd"] == pytest.approx(3 * 10285e-6)
+    other = reprice_run(panel, "2026-10-31")  # each member's 2026 cost, see ROWS
+    assert other["repriced"]["total_usd"] == pytest.approx(3 * (2535 + 2700 + 3770) * 1e-6)
+    assert other["n_judgments"] == N
