@@ -13,7 +13,6 @@ import os
 from collections.abc import Iterable
 
 from omegaconf import DictConfig, open_dict
-from omegaconf.errors import OmegaConfBaseException
 
 from mmjudge.errors import ConfigError, CredentialError, MMJudgeError
 
@@ -22,8 +21,10 @@ def cell_problems(raw: DictConfig) -> tuple[list[str], list[str]]:
     """What would stop the cell ``raw`` before or at its first call: (missing key variables,
     other problems). A cell its judge cannot serve (it would be skipped) needs nothing; a dry
     run needs no key."""
+    from mmjudge.config.hydra_errors import CONFIG_ERRORS, config_error_line
     from mmjudge.costs.sheets import price_for
     from mmjudge.data import load_dataset
+    from mmjudge.data.leniency import unsaid
     from mmjudge.engine.cell import skip_reason, typed_config
     from mmjudge.judges.registry import endpoint_override, judge_class
 
@@ -38,15 +39,16 @@ def cell_problems(raw: DictConfig) -> tuple[list[str], list[str]]:
         if skip_reason(cfg, judge_cls) is not None:
             return [], []
         price_for(cfg.pricing, cfg.model)
-        first = load_dataset(cfg.dataset, seed=cfg.seed)
-        try:
-            next(iter(first), None)  # the file is there and its first item reads
-        finally:
-            close = getattr(first, "close", None)
-            if close is not None:
-                close()
-    except OmegaConfBaseException as error:
-        return [], [str(error).splitlines()[0]]
+        with unsaid():  # the cell says what its reading finds
+            first = load_dataset(cfg.dataset, seed=cfg.seed)
+            try:
+                next(iter(first), None)  # the file is there and its first item reads
+            finally:
+                close = getattr(first, "close", None)
+                if close is not None:
+                    close()
+    except CONFIG_ERRORS as error:
+        return [], [config_error_line(error)]
     except MMJudgeError as error:
         return [], [str(error)]
     if cfg.runner.dry_run:
