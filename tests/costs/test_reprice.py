@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from mmjudge.cli.reprice import main
 from mmjudge.costs.ledger import cost_of
@@ -374,10 +375,23 @@ def test_self_hosted_entry_with_separate_throughputs() -> None:
     # 7.2 dollars an hour; 8000·3600 = 28.8M input tokens → $0.25/M; 3.6M output → $2/M.
     assert price.input == pytest.approx(0.25)
     assert price.output == pytest.approx(2.0)
-    assert price.batch_discount == 1.0
+    assert price.batch_discount is None  # the sheet's applies
     assert price.self_hosted is not None and price.self_hosted.gpus == 2
     usage = Usage(input_tokens=1000, output_tokens=40)
-    assert cost_of(usage, price, batch=True).total_usd == pytest.approx((250 + 80) * 1e-6)
+    assert cost_of(usage, price).total_usd == pytest.approx((250 + 80) * 1e-6)
+    batch = cost_of(usage, price, batch=True, sheet_batch_discount=0.5)
+    assert batch.total_usd == pytest.approx((250 + 80) * 0.5e-6)
+
+
+def test_a_self_hosted_batch_takes_its_sheets_discount_unless_it_sets_one() -> None:
+    from mmjudge.costs.ledger import batch_factor
+
+    starter = yaml.safe_load((REPO_ROOT / "mmjudge/starter/pricing/my_prices.yaml").read_text())
+    price = price_from_entry("my-qwen-server", starter["models"]["my-qwen-server"])
+    assert batch_factor(price, starter["batch_discount"]) == 0.5
+    shipped = load_sheet("2026-10-31")
+    hosted = price_from_entry("self-hosted-gpu", shipped.models["self-hosted-gpu"])
+    assert batch_factor(hosted, shipped.batch_discount) == 1.0
 
 
 @pytest.mark.parametrize(
