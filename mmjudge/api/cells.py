@@ -124,14 +124,7 @@ def run_sweep(
     probe = compose_raw(fixed, config_dir, with_hydra=True)
     folder = Path(sweep_dir) if sweep_dir is not None else Path(str(probe.hydra.sweep.dir))
     dry = bool(probe.runner.dry_run)
-    from mmjudge.api.preflight import check_cells
-
-    # Every cell composed and checked (settings, dataset, price, key) before the first call.
-    composed = [
-        (combination, compose_raw(combination, config_dir, with_hydra=True))
-        for combination in sweep_grid(overrides, config_dir, probe)
-    ]
-    check_cells((str(raw.hydra.sweep.subdir), raw) for _, raw in composed)
+    composed = _checked_cells(overrides, config_dir, probe)
     cells: list[SweepCell] = []
     for combination, raw in composed:
         run_dir = folder / str(raw.hydra.sweep.subdir)
@@ -151,6 +144,21 @@ def run_sweep(
     done = finish_sweep(folder, reports, ensembles=bool(ensembles))
     built = [Run(path, _summary(path)) for path in done.ensembles]
     return Sweep(folder, cells, built, done.report)
+
+
+def _checked_cells(
+    overrides: Sequence[str], config_dir: str | Path | None, probe: DictConfig
+) -> list[tuple[list[str], DictConfig]]:
+    """Every cell's overrides and composed config, checked (settings, dataset, price, key)
+    before the first call (:func:`mmjudge.api.preflight.check_cells`)."""
+    from mmjudge.api.preflight import check_cells
+
+    composed = [
+        (combination, compose_raw(combination, config_dir, with_hydra=True))
+        for combination in sweep_grid(overrides, config_dir, probe)
+    ]
+    check_cells((str(raw.hydra.sweep.subdir), raw) for _, raw in composed)
+    return composed
 
 
 def grid(overrides: Sequence[str]) -> list[list[str]]:

@@ -58,12 +58,8 @@ from mmjudge.metrics.label_scale import apply_scale, human_scale
 PROG = "mmjudge estimate"
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog=PROG,
-        description="Prediction-powered estimates from a judge's labels and a random part of "
-        "the human labels, beside the human-only and judge-only ones.",
-    )
+def _inputs(p: argparse.ArgumentParser) -> None:
+    """The labels read: two qrels files, or a sweep folder and the judge picked in it."""
     p.add_argument(
         "human",
         metavar="HUMAN_QRELS|SWEEP_DIR",
@@ -85,6 +81,15 @@ def parser() -> argparse.ArgumentParser:
         help="with a sweep folder that holds several judges: the one to use (its run "
         "folder's name, or its model's name)",
     )
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        description="Prediction-powered estimates from a judge's labels and a random part of "
+        "the human labels, beside the human-only and judge-only ones.",
+    )
+    _inputs(p)
     p.add_argument(
         "--labelled",
         type=non_negative,
