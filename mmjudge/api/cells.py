@@ -109,8 +109,11 @@ def run_sweep(
     end-of-sweep work is not done.
 
     Raises:
-        ConfigError: a bad setting in any cell (found when that cell is composed), or a
-            sweep kind the basic sweeper does not know (``interval(…)``).
+        ConfigError: a bad setting, dataset or price in any cell, or a sweep kind the basic
+            sweeper does not know (``interval(…)``); every cell is checked before the first
+            call, so nothing is judged.
+        CredentialError: a cell's API key is not set (every missing one named; nothing is
+            judged).
         MMJudgeError: a problem with a cell found before its first call.
     """
     from mmjudge.api.sweep_end import finish_sweep
@@ -121,9 +124,9 @@ def run_sweep(
     probe = compose_raw(fixed, config_dir, with_hydra=True)
     folder = Path(sweep_dir) if sweep_dir is not None else Path(str(probe.hydra.sweep.dir))
     dry = bool(probe.runner.dry_run)
+    composed = _checked_cells(overrides, config_dir, probe)
     cells: list[SweepCell] = []
-    for combination in sweep_grid(overrides, config_dir, probe):
-        raw = compose_raw(combination, config_dir, with_hydra=True)
+    for combination, raw in composed:
         run_dir = folder / str(raw.hydra.sweep.subdir)
         with open_dict(raw):
             del raw["hydra"]  # as Hydra hands a job its config
@@ -141,6 +144,21 @@ def run_sweep(
     done = finish_sweep(folder, reports, ensembles=bool(ensembles))
     built = [Run(path, _summary(path)) for path in done.ensembles]
     return Sweep(folder, cells, built, done.report)
+
+
+def _checked_cells(
+    overrides: Sequence[str], config_dir: str | Path | None, probe: DictConfig
+) -> list[tuple[list[str], DictConfig]]:
+    """Every cell's overrides and composed config, checked (settings, dataset, price, key)
+    before the first call (:func:`mmjudge.api.preflight.check_cells`)."""
+    from mmjudge.api.preflight import check_cells
+
+    composed = [
+        (combination, compose_raw(combination, config_dir, with_hydra=True))
+        for combination in sweep_grid(overrides, config_dir, probe)
+    ]
+    check_cells((str(raw.hydra.sweep.subdir), raw) for _, raw in composed)
+    return composed
 
 
 def grid(overrides: Sequence[str]) -> list[list[str]]:

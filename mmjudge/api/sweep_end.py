@@ -32,9 +32,10 @@ def finish_sweep(
     """A finished sweep's end work: ``sweep_summary.json`` (every cell with its status,
     skipped ones with reasons), the default ensembles (panels and cascades from the saved
     records, see :mod:`mmjudge.ensembles.defaults`) when ``ensembles``, then the
-    report under ``reports_dir`` (none when it is None)."""
+    report under ``reports_dir`` (none when it is None, or when every cell failed or was
+    skipped: a report of nothing is not built)."""
     from mmjudge.report.load import cell_table, judged_statuses, write_sweep_summary
-    from mmjudge.store.status import count_statuses, sweep_exit_code
+    from mmjudge.store.status import anything_judged, count_statuses, sweep_exit_code
 
     cells = cell_table(sweep_dir)
     statuses = judged_statuses(cells)
@@ -48,7 +49,7 @@ def finish_sweep(
         from mmjudge.ensembles.defaults import build_default_ensembles
 
         done = done._replace(ensembles=build_default_ensembles(sweep_dir))
-    if reports_dir is not None:
+    if reports_dir is not None and anything_judged(statuses):
         from mmjudge.report import build_report
 
         done = done._replace(

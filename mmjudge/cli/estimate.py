@@ -1,8 +1,13 @@
 """What a judge's cheap labels add to a few human ones: prediction-powered estimates.
 
     mmjudge estimate HUMAN_QRELS JUDGE_QRELS --labelled N [--seed S] [--runs DIR]
+    mmjudge estimate SWEEP_DIR [--judge NAME] --labelled N …
                      [--format table|json] [--scale 0,1,2,3] [--out-of-scale error|drop|clip]
                      [--relevant-from 2]
+
+Given a sweep folder instead of the two files, the human consensus and the labels of its judge
+(``--judge NAME`` where it holds several) are read from its saved records, as ``mmjudge export``
+would write them, without writing them.
 
 A random ``N`` of the human labels (``--seed``) are treated as the only ones known; the
 rest are held back and give the value each estimate aims at. On the items both files grade,
@@ -29,8 +34,9 @@ import numpy as np
 
 from mmjudge.api.estimate_sample import sampled_items
 from mmjudge.api.score_files import aligned_columns, non_negative, parse_scale
+from mmjudge.api.sweep_labels import sweep_labels
 from mmjudge.cli.exits import fail
-from mmjudge.data.qrels import load_qrels, read_systems
+from mmjudge.data.qrels import QrelsFile, load_qrels, read_systems
 from mmjudge.errors import MMJudgeError
 from mmjudge.estimation.estimates import (
     HeldBack,
@@ -52,14 +58,38 @@ from mmjudge.metrics.label_scale import apply_scale, human_scale
 PROG = "mmjudge estimate"
 
 
+def _inputs(p: argparse.ArgumentParser) -> None:
+    """The labels read: two qrels files, or a sweep folder and the judge picked in it."""
+    p.add_argument(
+        "human",
+        metavar="HUMAN_QRELS|SWEEP_DIR",
+        help="human judgments (TREC qrels), or a sweep folder: its human consensus and one "
+        "judge's labels are read from the saved records, with no export step",
+    )
+    p.add_argument(
+        "judge",
+        metavar="JUDGE_QRELS",
+        nargs="?",
+        default=None,
+        help="the judge's labels (TREC qrels); not with a sweep folder",
+    )
+    p.add_argument(
+        "--judge",
+        dest="judge_name",
+        default=None,
+        metavar="NAME",
+        help="with a sweep folder that holds several judges: the one to use (its run "
+        "folder's name, or its model's name)",
+    )
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=PROG,
         description="Prediction-powered estimates from a judge's labels and a random part of "
         "the human labels, beside the human-only and judge-only ones.",
     )
-    p.add_argument("human", metavar="HUMAN_QRELS", help="human judgments (TREC qrels)")
-    p.add_argument("judge", metavar="JUDGE_QRELS", help="the judge's labels (TREC qrels)")
+    _inputs(p)
     p.add_argument(
         "--labelled",
         type=non_negative,
@@ -111,15 +141,34 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def read_inputs(args: argparse.Namespace) -> tuple[QrelsFile, QrelsFile]:
+    """The human and the judge's qrels: two files, or a sweep folder's consensus and the
+    labels of its judge (``--judge``), read from its records in memory."""
+    if Path(args.human).is_dir():
+        if args.judge is not None:
+            raise MMJudgeError(
+                f"{args.human} is a sweep folder: give it alone and pick its judge with "
+                "--judge NAME, not a qrels file beside it"
+            )
+        labels = sweep_labels(args.human, args.judge_name)
+        args.judge = Path(args.human) / labels.name
+        return labels.human, labels.judge
+    if args.judge is None:
+        raise MMJudgeError("give JUDGE_QRELS after HUMAN_QRELS, or a sweep folder alone")
+    if args.judge_name is not None:
+        raise MMJudgeError("--judge NAME picks a judge of a sweep folder; here give its qrels")
+    return load_qrels(args.human), load_qrels(args.judge)
+
+
 def compute(args: argparse.Namespace) -> HeldBack:
     """Read the files and estimate; raises :class:`MMJudgeError` naming what is unusable."""
     if (args.labelled is None) == (args.sample is None):
         raise MMJudgeError("give one of --labelled N (a random draw) or --sample REVIEW_FILE")
-    human = load_qrels(args.human)
+    human, judge_file = read_inputs(args)
     if not human.qrels:
         raise MMJudgeError(f"{args.human}: no judgments in the file")
     scale = human_scale(human, args.scale)
-    judge, _ = apply_scale(load_qrels(args.judge), scale, args.out_of_scale, "drop or clip")
+    judge, _ = apply_scale(judge_file, scale, args.out_of_scale, "drop or clip")
     threshold = scoring.relevance_threshold(
         np.asarray(scale.grades, dtype=float), args.relevant_from
     )

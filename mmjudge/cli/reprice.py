@@ -32,21 +32,42 @@ from mmjudge.store import SUMMARY, run_dirs
 
 
 def format_table(results: list[tuple[str, dict[str, Any]]]) -> str:
-    """One line per run: old → new USD per million judgments, the total and the split."""
+    """One line per run: old → new USD per million judgments, the total and the split. The
+    model and modality columns are as wide as their longest entry: nothing is cut."""
+    model_w = max([len("model"), *(len(str(result["model"])) for _, result in results)])
+    modality_w = max(
+        [len("modality"), *(len(str(result["modality"] or "?")) for _, result in results)]
+    )
     header = (
-        f"{'model':<20} {'modality':<8} {'n':>7} {'old $/M':>12}   {'new $/M':>12} "
-        f"{'new total $':>12} {'image $/M':>11} {'text $/M':>11}  run"
+        f"{'model':<{model_w}} {'modality':<{modality_w}} {'n':>7} {'old $/M':>12}   "
+        f"{'new $/M':>12} {'new total $':>12} {'image $/M':>11} {'text $/M':>11}  run"
     )
     lines = [header, "-" * len(header)]
     for label, result in results:
         old, new = result["original"], result["repriced"]
         lines.append(
-            f"{result['model']:<20.20} {result['modality'] or '?':<8.8} {result['n_judgments']:>7} "
+            f"{result['model']:<{model_w}} {result['modality'] or '?':<{modality_w}} "
+            f"{result['n_judgments']:>7} "
             f"{old['usd_per_million']:>12,.2f} → {new['usd_per_million']:>12,.2f} "
             f"{new['total_usd']:>12,.6f} {new['image_usd_per_million']:>11,.2f} "
             f"{new['text_usd_per_million']:>11,.2f}  {label}"
         )
     return "\n".join(lines)
+
+
+def note_lines(done: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    """Each note once; one that holds for some of the runs only names them (a local judge's
+    "no row has token usage" is not said of the runs that were priced)."""
+    where: dict[str, list[str]] = {}
+    for label, result in done:
+        for note in result["notes"]:
+            where.setdefault(note, []).append(label)
+    lines = []
+    for note, labels in where.items():
+        if len(labels) < len(done):
+            note += f" — {', '.join(labels)}"
+        lines.append(f"note: {note}")
+    return lines
 
 
 PROG = "mmjudge reprice"
@@ -153,13 +174,8 @@ def show(args: argparse.Namespace, repriced: Repriced) -> None:
         title += f", at {done[0][1]['repriced']['price_key']}'s prices"
     print(title + " (USD per million judgments)")
     print(format_table(done))
-    notes: list[str] = []
-    for _, result in done:
-        for note in result["notes"]:
-            if note not in notes:
-                notes.append(note)
-    for note in notes:
-        print(f"note: {note}")
+    for line in note_lines(done):
+        print(line)
     for line in repriced.skipped:
         print(f"skipped {line}")
     print(f"wrote {len(repriced.written)} file(s) named {repriced.written[0].name}")

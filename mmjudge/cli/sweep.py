@@ -32,6 +32,7 @@ from mmjudge.config.hydra_errors import (
 )
 from mmjudge.config.keys import unknown_setting
 from mmjudge.config.resolvers import register as register_resolvers
+from mmjudge.engine.concurrency import announce_in_flight
 from mmjudge.engine.interrupt import raise_on_sigterm, signal_number_of
 from mmjudge.errors import MMJudgeError
 from mmjudge.keyguard import check_overrides, keep_run_config
@@ -41,7 +42,7 @@ from mmjudge.report.cell_lines import cell_line, prompt_chosen
 from mmjudge.store import RunSummary
 from mmjudge.store.cleanup import removed_unless_judged
 from mmjudge.store.log import keeping_warnings, say
-from mmjudge.store.status import EXIT_CONFIG, INTERRUPTED
+from mmjudge.store.status import EXIT_CONFIG, INTERRUPTED, anything_judged
 
 #: The shipped config groups on disk (package data), for the checks that read files.
 CONFIG_DIR = str(SHIPPED_CONFIG_DIR)
@@ -81,7 +82,7 @@ def _app(cfg: DictConfig) -> None:
                 # A stopped multirun stops: the next cells are not started.
                 raise SystemExit(code)
             note_exit(code)
-            if report:
+            if report and anything_judged([summary.status.status]):  # none of nothing
                 out = _report(
                     ahead,
                     run_dir,
@@ -142,6 +143,7 @@ def run_app() -> None:
     if problem:
         sys.exit(fail("mmjudge", problem))
     raise_on_sigterm()
+    announce_in_flight()  # the calls-in-flight line, once for the whole sweep
     full_errors = user_wants_full_errors()
     try:
         # Hydra prints a config it cannot compose in several lines and exits 1; raised

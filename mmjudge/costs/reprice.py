@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -169,9 +170,9 @@ class _Tally:
     new_repeats: float = 0.0
     tokens: Usage = dataclasses.field(default_factory=Usage)
 
-    def add(self, row: dict[str, Any], plan: _Plan, *, repeat: bool = False) -> None:
+    def add(self, row: dict[str, Any], plan: _Plan, *, repeat: bool = False) -> tuple[float, float]:
         """Count one saved row (a repeat: a row of ``samples.jsonl``) and add its cost at
-        the plan's prices."""
+        the plan's prices; returns the row's (new cost, new image cost)."""
         old = float(row.get("cost_usd") or 0.0)
         self.old_total += old
         self.old_image += float(row.get("image_cost_usd") or 0.0)
@@ -184,7 +185,7 @@ class _Tally:
             self.n_errors += bool(row.get("error"))
         usage = Usage.from_dict(row.get("usage"))
         if not usage.input_tokens and not usage.output_tokens:
-            return
+            return 0.0, 0.0
         self.n_usage += 1
         n_images = len(row.get("image_sha256s") or [])
         if plan.as_model and n_images:
@@ -204,6 +205,7 @@ class _Tally:
         self.new_image += cost.image_usd
         self.new_repeats += cost.total_usd if repeat else 0.0
         self.tokens = self.tokens + usage
+        return cost.total_usd, cost.image_usd
 
     def per_million(self, total: float) -> float:
         return total / self.n * 1e6 if self.n else 0.0
@@ -236,6 +238,10 @@ def reprice_run(
     if not (run_dir / SUMMARY).is_file():
         raise ConfigError(f"{run_dir} has no {SUMMARY}; is it a run directory?")
     summary = read_summary(run_dir)
+    if summary.ensemble is not None:
+        return _reprice_ensemble(
+            run_dir, summary, sheet, batch=batch, as_model=as_model, sync=sync, dirs=config_dirs
+        )
     plan = _plan(
         run_dir, summary, sheet, batch=batch, as_model=as_model, sync=sync, dirs=config_dirs
     )
@@ -246,6 +252,68 @@ def reprice_run(
     for row in iter_rows(repeats) if repeats.is_file() else iter(()):
         tally.add(row, plan, repeat=True)
     return _result(run_dir, summary, plan, tally)
+
+
+def _member_costs(
+    member_dir: Path, sheet: str | PricingConfig | None, **how: Any
+) -> tuple[dict[tuple[str, str], tuple[float, float, float]], _Plan]:
+    """A member run's rows re-priced: (old cost, new cost, new image cost) by item."""
+    summary = read_summary(member_dir)
+    plan = _plan(member_dir, summary, sheet, **how)
+    costs: dict[tuple[str, str], tuple[float, float, float]] = {}
+    records = member_dir / JUDGMENTS
+    for row in iter_rows(records) if records.is_file() else iter(()):
+        new, image = _Tally().add(row, plan)
+        key = (str(row.get("query_id")), str(row.get("result_id")))
+        costs[key] = (float(row.get("cost_usd") or 0.0), new, image)
+    return costs, plan
+
+
+def _reprice_ensemble(
+    run_dir: Path,
+    summary: RunSummary,
+    sheet: str | PricingConfig | None,
+    **how: Any,
+) -> dict[str, Any]:
+    """A panel or cascade re-priced through its members: each item costs what the members
+    that paid for it cost under the new prices. A panel's members all pay; a cascade's pay in
+    order until one settles the item, so the members paid are the first ones whose saved
+    costs add up to the item's saved cost."""
+    assert summary.ensemble is not None
+    members = [
+        _member_costs((run_dir / m.run_dir).resolve(), sheet, **how)
+        for m in summary.ensemble.members
+    ]
+    if not members:
+        raise ConfigError(f"{run_dir}/{SUMMARY} lists no members to re-price it by")
+    tally = _Tally()
+    for row in iter_rows(run_dir / JUDGMENTS) if (run_dir / JUDGMENTS).is_file() else iter(()):
+        tally.n += 1
+        tally.n_cached += bool(row.get("cached"))
+        tally.n_errors += bool(row.get("error"))
+        old = float(row.get("cost_usd") or 0.0)
+        tally.old_total += old
+        tally.old_image += float(row.get("image_cost_usd") or 0.0)
+        key = (str(row.get("query_id")), str(row.get("result_id")))
+        paid = [costs[key] for costs, _ in members if key in costs]
+        spent = new = image = 0.0
+        for member_old, member_new, member_image in paid:
+            spent, new, image = spent + member_old, new + member_new, image + member_image
+            if math.isclose(spent, old, rel_tol=1e-9, abs_tol=1e-12):
+                break
+        tally.new_total += new
+        tally.new_image += image
+        tally.n_usage += bool(Usage.from_dict(row.get("usage")).input_tokens)
+        tally.tokens = tally.tokens + Usage.from_dict(row.get("usage"))
+    plan = members[0][1]
+    keys = sorted({member_plan.key for _, member_plan in members})
+    plan = dataclasses.replace(plan, key=", ".join(keys), as_model=how.get("as_model"))
+    result = _result(run_dir, summary, plan, tally)
+    result["notes"].append(
+        f"a {summary.kind} re-priced through its {len(members)} members: each item at the "
+        "prices of the members that paid for it"
+    )
+    return result
 
 
 def _plan(

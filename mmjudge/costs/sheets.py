@@ -199,8 +199,8 @@ def price_from_entry(key: str, entry: Any, sheet_date: str = "?") -> ModelPrice:
 
     An entry gives either ``input`` and ``output`` prices or ``gpu_hour`` with a throughput;
     a self-hosted entry has ``input_tokens_per_s`` and ``output_tokens_per_s`` default to
-    ``throughput_tokens_per_s`` and pays the full price in batch mode (``batch_discount`` 1.0)
-    unless the entry says otherwise.
+    ``throughput_tokens_per_s``. Batch calls take the entry's ``batch_discount``, else the
+    sheet's, for a self-hosted entry as for any other (the shipped sheets give theirs 1.0).
     """
     where = f"pricing {sheet_date}: model '{key}'"
     values = _known_fields(
@@ -219,7 +219,7 @@ def price_from_entry(key: str, entry: Any, sheet_date: str = "?") -> ModelPrice:
         return ModelPrice(
             input=hosted.input_price,
             output=hosted.output_price,
-            batch_discount=1.0 if batch_discount is None else batch_discount,
+            batch_discount=batch_discount,
             image_rule=image_rule,
             tiers=tiers,
             self_hosted=hosted,

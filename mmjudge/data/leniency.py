@@ -3,7 +3,9 @@ cell (each pass over a dataset would otherwise say it again)."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 
@@ -18,6 +20,21 @@ LENIENT_READINGS = {
 
 #: Warnings already given for the cell being run: it reads its dataset more than once.
 _SAID: set[str] = set()
+
+
+#: Inside :func:`unsaid`: lenient readings are not said (nor remembered as said).
+_QUIET: list[bool] = []
+
+
+@contextlib.contextmanager
+def unsaid() -> Iterator[None]:
+    """Lenient readings found inside are not said: for a check that reads a file's first
+    item before the run reads it all and says them (mmjudge.api.preflight)."""
+    _QUIET.append(True)
+    try:
+        yield
+    finally:
+        _QUIET.pop()
 
 
 def new_cell_warnings() -> None:
@@ -72,6 +89,8 @@ class Leniency:
 
 def say_once(message: str) -> None:
     """Log a loader's warning, unless this process has given the same one already."""
+    if _QUIET:
+        return
     if message not in _SAID:
         _SAID.add(message)
         log.warning(message)

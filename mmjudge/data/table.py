@@ -149,7 +149,7 @@ def load(cfg: DatasetConfig) -> Iterator[Example]:
         rows = _jsonl_rows(path, cfg.encoding, mapping)
     elif suffix in DELIMITERS:
         table = CsvTable(path, cfg.encoding, mapping.delimiter or DELIMITERS[suffix])
-        table.require(mapping.required(), "named in dataset.columns")
+        table.require(mapping.required(), "named in dataset.columns", "dataset.columns.delimiter")
         rows = ((row.line, row.values) for row in table.rows())
     else:
         raise DatasetError(

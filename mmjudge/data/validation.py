@@ -262,13 +262,23 @@ class CsvTable:
                 f"{where(self.path, self._reader.line_num)}: not valid CSV ({exc})"
             ) from None
 
-    def require(self, wanted: Iterable[str], purpose: str) -> None:
-        """Fail once, at the header, naming every missing column and the columns there are."""
+    def require(
+        self, wanted: Iterable[str], purpose: str, delimiter_setting: str | None = None
+    ) -> None:
+        """Fail once, at the header, naming every missing column and the columns there are;
+        a header that holds a ``;`` (a semicolon-separated file read with another delimiter)
+        also names ``delimiter_setting``, the setting that reads it, where there is one."""
         missing = [name for name in dict.fromkeys(wanted) if name not in self.columns]
         if missing:
+            hint = ""
+            if delimiter_setting and self.delimiter != ";" and any(";" in c for c in self.columns):
+                hint = (
+                    f"; the header holds ';': for a semicolon-separated file set "
+                    f"{delimiter_setting}=';'"
+                )
             raise DatasetError(
                 f"{where(self.path, 1)}: missing column(s) {', '.join(missing)} ({purpose}); "
-                f"the file has columns: {', '.join(self.columns)}"
+                f"the file has columns: {', '.join(self.columns)}{hint}"
             )
 
     def rows(self) -> Iterator[CsvRow]:

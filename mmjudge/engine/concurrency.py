@@ -15,6 +15,7 @@ the hard limit is too low, the calls in flight are cut to fit and the run's firs
 
 from __future__ import annotations
 
+import logging
 from typing import NamedTuple
 
 from mmjudge.config import ModelConfig, RunnerConfig
@@ -89,8 +90,31 @@ def pacing(model: ModelConfig) -> str:
     return f"; paced by {' and '.join(limits)}" if limits else ""
 
 
+#: Whether this process prints the calls-in-flight line (the command turns it on with
+#: :func:`announce_in_flight`; a library call only logs it, at INFO on ``mmjudge``).
+_ANNOUNCE = False
+#: The lines said already in this process: each once, the default's once for all models.
+_SAID: set[str] = set()
+
+
+def announce_in_flight(on: bool = True) -> None:
+    """Print the calls-in-flight line on the console (once per process; the command does)."""
+    global _ANNOUNCE
+    _ANNOUNCE = on
+
+
 def first_line(in_flight: InFlight, model: ModelConfig) -> str:
-    """The run's first line: calls in flight and what limits them."""
-    return (
+    """The run's first line: calls in flight and what limits them; empty (nothing to say)
+    when it was said already in this process, or when the process did not ask for it
+    (:func:`announce_in_flight`), in which case it is logged at INFO only."""
+    line = (
         f"mmjudge: up to {in_flight.calls} calls in flight — {in_flight.limited_by}{pacing(model)}"
     )
+    if not _ANNOUNCE:
+        logging.getLogger(__name__).info(line.removeprefix("mmjudge: "))
+        return ""
+    seen = "default" if in_flight.limited_by.startswith("the default") else line
+    if seen in _SAID:
+        return ""
+    _SAID.add(seen)
+    return line

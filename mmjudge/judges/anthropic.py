@@ -73,12 +73,17 @@ class AnthropicJudge(SDKJudge):
         endpoint = normalise_base_url(endpoint_override(model))
         # Shown in messages and kept in batch state files, so never with credentials in it.
         self.base_url = redact_text(endpoint)
-        self.key_env = str(model.api_key_env or DEFAULT_KEY_ENV)
+        self.key_env = str(self.api_key_env(model))
         # Read now, so a missing key stops the run before any call; the SDK loads at the
         # first call (see SDKJudge._client).
         self._api_key = read_api_key(self.name, self.key_env)
         self._endpoint = endpoint
         self._timeout_s = DEFAULT_TIMEOUT_S if timeout is None else timeout
+
+    @classmethod
+    def api_key_env(cls, model: ModelConfig) -> str | None:
+        """``model.api_key_env``, else Anthropic's own variable."""
+        return str(model.api_key_env or DEFAULT_KEY_ENV)
 
     def describe(self) -> str:
         return f"anthropic judge '{self.name}' ({self.model_id} at {self.base_url})"

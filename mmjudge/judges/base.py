@@ -88,6 +88,13 @@ class JudgeAPI(abc.ABC):
             return f"model '{model.name}' does not accept images (supports_images: false)"
         return None
 
+    @classmethod
+    def api_key_env(cls, model: ModelConfig) -> str | None:
+        """The environment variable this judge reads its API key from; None when it needs
+        none. Read by the sweep's check before its first call, so that a missing key is
+        reported for every cell at once."""
+        return None
+
     def check_images(self, request: JudgeRequest) -> None:
         """Refuse a request with images for a judge configured not to see them."""
         if request.images and not self.supports_images:

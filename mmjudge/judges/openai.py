@@ -117,12 +117,19 @@ class OpenAIJudge(SDKJudge):
         endpoint = endpoint or DEFAULT_BASE_URL
         # Shown in messages and kept in batch state files, so never with credentials in it.
         self.base_url = redact_text(endpoint)
-        self.key_env = model.api_key_env or (None if compatible else DEFAULT_KEY_ENV)
+        self.key_env = self.api_key_env(model)
         # Read now, so a missing key stops the run before any call; the SDK loads at the
         # first call (see SDKJudge._client).
         self._api_key = read_api_key(self.name, self.key_env) if self.key_env else NO_KEY
         self._endpoint = endpoint
         self._timeout_s = DEFAULT_TIMEOUT_S if timeout is None else timeout
+
+    @classmethod
+    def api_key_env(cls, model: ModelConfig) -> str | None:
+        """``model.api_key_env``; else OpenAI's own variable for the OpenAI API, and none for
+        an OpenAI-compatible server."""
+        compatible = str(model.provider) != "openai"
+        return model.api_key_env or (None if compatible else DEFAULT_KEY_ENV)
 
     def describe(self) -> str:
         return f"{self.provider_name} judge '{self.name}' ({self.model_id} at {self.base_url})"

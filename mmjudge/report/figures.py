@@ -322,9 +322,16 @@ def judge_panels(analysis: Analysis) -> list[tuple[str, list[Point], tuple[float
     return panels
 
 
-def legend(
-    fig: Figure, palette: Palette, modalities: Sequence[str], extra: list[Line2D | Patch]
-) -> None:
+#: Inches a legend entry takes besides its text (the handle and the gaps), and per character
+#: of its text at the legend's 8-point type (a generous average, so that rows never overflow).
+LEGEND_ENTRY_IN = 0.6
+LEGEND_CHAR_IN = 0.072
+
+
+def legend_handles(
+    palette: Palette, modalities: Sequence[str], extra: list[Line2D | Patch]
+) -> list[Line2D | Patch]:
+    """The legend's entries: the modalities' markers, the models' colours, then ``extra``."""
     handles: list[Line2D | Patch] = [
         Line2D(
             [],
@@ -339,11 +346,36 @@ def legend(
     ]
     for family, models in palette.families.items():
         handles += [Patch(color=palette.of(m), label=f"{m} ({family})") for m in models]
-    handles += extra
-    ncol = 5 if len(handles) > 8 else len(handles)
+    return handles + extra
+
+
+def legend_columns(handles: Sequence[Line2D | Patch]) -> int:
+    """As many columns as fit the figure's width when every column is as wide as the
+    longest entry (matplotlib sizes each column by its widest entry)."""
+    if not handles:
+        return 1
+    longest = max(len(str(h.get_label())) for h in handles)
+    fits = int(WIDTH * 0.96 // (LEGEND_ENTRY_IN + LEGEND_CHAR_IN * longest))
+    return max(1, min(len(handles), fits))
+
+
+def legend(fig: Figure, handles: Sequence[Line2D | Patch]) -> None:
     fig.legend(
-        handles=handles, loc="outside lower center", ncol=max(1, ncol), fontsize=8, frameon=False
+        handles=list(handles),
+        loc="outside lower center",
+        ncol=legend_columns(handles),
+        fontsize=8,
+        frameon=False,
     )
+
+
+def legend_rows(handles: Sequence[Line2D | Patch]) -> int:
+    return math.ceil(len(handles) / legend_columns(handles))
+
+
+def drawn_frontier(points: Sequence[Point]) -> bool:
+    """Whether a frontier line is drawn: it takes two points on the frontier."""
+    return sum(1 for p in points if p.frontier) >= 2
 
 
 def _grid(n_panels: int, row_height: float, legend_rows: int) -> tuple[Figure, list[Axes]]:
@@ -378,21 +410,21 @@ def cost_figure(analysis: Analysis) -> Figure:
     panels = judge_panels(analysis) or [("(no completed runs)", [], None)]
     axis = CostAxis.fit([p.cost for _, points, _ in panels for p in points])
     modalities = sorted({p.judge.modality for _, points, _ in panels for p in points})
-    n_legend = len(modalities) + len(analysis.palette.colour) + 2
-    fig, axes = _grid(len(panels), 4.6 if len(panels) > 1 else 5.2, math.ceil(n_legend / 5))
+    # Entries only for what some panel draws: a frontier of two points or more, a human band
+    # (which takes two annotators).
+    extra: list[Line2D | Patch] = []
+    if any(drawn_frontier(points) for _, points, _ in panels):
+        extra.append(
+            Line2D([], [], color="black", linestyle="--", label="Pareto frontier (outlined)")
+        )
+    if any(ceiling is not None for _, _, ceiling in panels):
+        extra.append(Patch(color="tab:green", alpha=0.3, label="human–human κ (min–max)"))
+    handles = legend_handles(analysis.palette, modalities, [*extra, chance_handle()])
+    fig, axes = _grid(len(panels), 4.6 if len(panels) > 1 else 5.2, legend_rows(handles))
     labels: list[Label] = []
     for ax, (title, points, ceiling) in zip(axes, panels, strict=True):
         labels += _cost_panel(ax, title, points, ceiling, axis)
-    legend(
-        fig,
-        analysis.palette,
-        modalities,
-        [
-            Line2D([], [], color="black", linestyle="--", label="Pareto frontier (outlined)"),
-            Patch(color="tab:green", alpha=0.3, label="human–human κ (min–max)"),
-            chance_handle(),
-        ],
-    )
+    legend(fig, handles)
     return _finish(fig, labels)
 
 
@@ -421,24 +453,23 @@ def ensemble_figure(analysis: Analysis) -> Figure | None:
         panels.append((stats.name, points, stats.ceiling, judges))
     axis = CostAxis.fit([p.cost for _, pts, _, js in panels for p in [*pts, *js]])
     modalities = sorted({p.judge.modality for _, pts, _, _ in panels for p in pts})
-    fig, axes = _grid(len(panels), 4.6 if len(panels) > 1 else 5.2, 2)
+    kinds = {c.kind for stats in datasets for c in stats.ensembles}
+    extra: list[Line2D | Patch] = [
+        Patch(color=ENSEMBLE_COLOURS[kind], label=kind)
+        for kind in ("panel", "cascade")
+        if kind in kinds
+    ]
+    if any(drawn_frontier(points) for _, points, _, _ in panels):
+        extra.append(Line2D([], [], color="black", linestyle="--", label="frontier with ensembles"))
+    extra.append(
+        Line2D([], [], color="0.55", linestyle=":", marker="o", markersize=3, label="judges alone")
+    )
+    handles = legend_handles(Palette(), modalities, [*extra, chance_handle()])
+    fig, axes = _grid(len(panels), 4.6 if len(panels) > 1 else 5.2, legend_rows(handles))
     labels: list[Label] = []
     for ax, (title, points, ceiling, judges) in zip(axes, panels, strict=True):
         labels += _cost_panel(ax, title, points, ceiling, axis, background=judges)
-    legend(
-        fig,
-        Palette(),
-        modalities,
-        [
-            Patch(color=ENSEMBLE_COLOURS["panel"], label="panel"),
-            Patch(color=ENSEMBLE_COLOURS["cascade"], label="cascade"),
-            Line2D([], [], color="black", linestyle="--", label="frontier with ensembles"),
-            Line2D(
-                [], [], color="0.55", linestyle=":", marker="o", markersize=3, label="judges alone"
-            ),
-            chance_handle(),
-        ],
-    )
+    legend(fig, handles)
     return _finish(fig, labels)
 
 

@@ -19,6 +19,7 @@ from mmjudge.report.figures import (
     WIDTH,
     chance_handle,
     legend,
+    legend_handles,
     save,
     used,
 )
@@ -90,11 +91,15 @@ def by_dataset_figure(analysis: Analysis) -> Figure:
             fontsize=9,
         )
     modalities = sorted({j.modality for j in judges})
+    band = [Patch(color="tab:green", alpha=0.3, label="human–human κ (min–max)")]
+    drawn = any(stats.ceiling is not None for stats in analysis.datasets)
     legend(
         fig,
-        used(analysis.palette, {j.model for j in judges}),
-        modalities,
-        [Patch(color="tab:green", alpha=0.3, label="human–human κ (min–max)"), chance_handle()],
+        legend_handles(
+            used(analysis.palette, {j.model for j in judges}),
+            modalities,
+            [*(band if drawn else []), chance_handle()],
+        ),
     )
     return fig
 
@@ -144,19 +149,21 @@ def image_figure(analysis: Analysis) -> Figure | None:
     axes[0].set_ylim(len(keys) - 0.5, -0.5)
     legend(
         fig,
-        used(analysis.palette, {m for m, _ in keys}),
-        ["mm", "image"],
-        [
-            Line2D(
-                [],
-                [],
-                marker="o",
-                linestyle="",
-                markerfacecolor="white",
-                color="0.4",
-                label="hollow: interval contains 0",
-            ),
-        ],
+        legend_handles(
+            used(analysis.palette, {m for m, _ in keys}),
+            ["mm", "image"],
+            [
+                Line2D(
+                    [],
+                    [],
+                    marker="o",
+                    linestyle="",
+                    markerfacecolor="white",
+                    color="0.4",
+                    label="hollow: interval contains 0",
+                ),
+            ],
+        ),
     )
     return fig
 

@@ -95,16 +95,20 @@ def judged_statuses(cells: pd.DataFrame) -> list[str]:
 
 def write_sweep_summary(root: Path, cells: pd.DataFrame) -> dict[str, Any]:
     """``sweep_summary.json`` in a sweep directory: every cell with its status (skipped ones
-    with reasons, failed ones with their error counts and first error), and cells per status.
+    with reasons, failed ones with their error counts and first error), and cells per status
+    (``by_status``, which adds up to ``n_cells``).
 
     A cell's κ, its interval, α and the number of items they are on are copied from its
     ``summary.json`` (:func:`mmjudge.metrics.scoring.agreement_summary`), not recomputed."""
     statuses = judged_statuses(cells)
+    every = [str(status) for status in cells["status"]] if len(cells) else []
     data: dict[str, Any] = {
         "schema_version": 1,
         "n_cells": len(cells),
         "n_skipped": int((cells["status"] == "skipped").sum()) if len(cells) else 0,
-        "by_status": count_statuses(statuses),
+        # Every cell listed, panels and cascades too, so that the counts add up to n_cells;
+        # the exit code is the judged cells'.
+        "by_status": count_statuses(every),
         "exit_code": sweep_exit_code(statuses),
         "cells": [
             {

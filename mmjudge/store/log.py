@@ -29,7 +29,10 @@ CONSOLE = "mmjudge.console"
 
 def say(line: str, run_dir: Path | None, *, stream: TextIO | None = None, level: int = 0) -> None:
     """Print ``line`` on ``stream`` (stderr by default), and keep it in ``run_dir``'s log
-    (``level``: the record's level, INFO unless given); redacted in both places."""
+    (``level``: the record's level, INFO unless given); redacted in both places. An empty
+    ``line`` is nothing to say (a notice said once already)."""
+    if not line:
+        return
     text = redact_text(line)
     print(text, file=stream if stream is not None else sys.stderr, flush=True)
     keep(text, run_dir, level=level or logging.INFO)

@@ -197,6 +197,12 @@ def exit_code(status: str, signal_number: int | None = None) -> int:
     return _EXIT.get(status, 0)
 
 
+def anything_judged(statuses: Iterable[str]) -> bool:
+    """Whether any cell has a judgment to report: not every one failed or was skipped (a run
+    or sweep with nothing judged builds no report of nothing)."""
+    return any(status not in (FAILED, SKIPPED) for status in statuses)
+
+
 def sweep_exit_code(statuses: Iterable[str], signal_number: int | None = None) -> int:
     """The exit code of a multirun: that of its most severe cell, 0 when all are fine."""
     present = set(statuses)

@@ -214,3 +214,46 @@ def test_llmjudge_subset_equals_the_library(capsys) -> None:
     mean = prediction.estimate(design, items, mask)[0]
     assert rows["mean grade"]["ppi"]["estimate"] == pytest.approx(mean.ppi[0], abs=1e-12)
     assert rows["mean grade"]["truth"] == pytest.approx(items.human.mean())
+
+
+def test_a_sweep_folder_is_read_as_its_exported_qrels(tmp_path, capsys) -> None:
+    from tests.fake_runs import make_run
+
+    rng = np.random.default_rng(1)
+    keys = [(f"q{i % 4}", f"d{i}") for i in range(60)]
+    human = {key: {"a": int(rng.integers(0, 4)), "b": int(rng.integers(0, 4))} for key in keys}
+    sweep = tmp_path / "sweep"
+    for model, shift in (("good", 0), ("off", 1)):
+        labels = {key: min(grades["a"] + shift, 3) for key, grades in human.items()}
+        make_run(sweep, f"demo.{model}.text.default", labels, human, dataset="demo", model=model)
+    code, _, err = run_cli(capsys, sweep, "--labelled", 20)
+    assert code == 2 and "--judge NAME" in err and "demo.good.text.default" in err
+
+    code, from_sweep, _ = run_cli(
+        capsys, sweep, "--judge", "off", "--labelled", 20, "--format", "json"
+    )
+    assert code == 0
+    assert mmjudge_export(sweep, tmp_path / "qrels", capsys) == 0
+    files = tmp_path / "qrels"
+    code, from_files, _ = run_cli(
+        capsys,
+        files / "demo.human.qrels",
+        files / "demo.off.text.default.qrels",
+        "--labelled",
+        20,
+        "--format",
+        "json",
+    )
+    assert code == 0
+    first, second = json.loads(from_sweep), json.loads(from_files)
+    for result in (first, second):
+        del result["human"], result["judge"]  # where each read its labels from
+    assert first == second
+
+
+def mmjudge_export(sweep, out, capsys) -> int:
+    from mmjudge.cli import export
+
+    code = export.main([str(sweep), "--out", str(out)])
+    capsys.readouterr()
+    return code

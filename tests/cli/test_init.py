@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+import mmjudge
 from mmjudge.cli import init
 from mmjudge.cli.main import main as mmjudge_main
 from mmjudge.costs.reprice import load_sheet
@@ -89,3 +90,21 @@ def test_a_new_folder_runs_the_demo_and_the_starter_configs(tmp_path: Path) -> N
     assert forecast.returncode == 0, forecast.stderr
     assert "my_server × text: forecast 240 calls" in forecast.stdout
     assert not (Path.cwd() / "mmjudge-conf").exists()
+
+
+def test_init_writes_a_csv_example_that_loads_as_the_jsonl_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    init.write_starter(tmp_path / "conf", "conf")
+    from mmjudge.data import load_dataset
+
+    table = mmjudge.compose(["dataset=my_table"], config_dir=tmp_path / "conf").dataset
+    jsonl = mmjudge.compose(["dataset=my_catalogue"], config_dir=tmp_path / "conf").dataset
+    assert (tmp_path / "conf" / "data" / "my_table" / "items.csv").is_file()
+    from_csv = list(load_dataset(table))
+    from_jsonl = list(load_dataset(jsonl))
+    assert [(e.query_id, e.result_id, e.labels) for e in from_csv] == [
+        (e.query_id, e.result_id, e.labels) for e in from_jsonl
+    ]
+    assert [e.fields for e in from_csv] == [e.fields for e in from_jsonl]

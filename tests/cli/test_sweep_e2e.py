@@ -164,3 +164,18 @@ def test_keys_on_the_command_line_are_refused_before_anything_is_written(
     assert result.returncode == 2
     assert "environment variable" in result.stderr
     assert not (tmp_path / "results").exists()
+
+
+def test_a_grid_with_a_missing_key_is_refused_before_any_cell_is_judged(tmp_path: Path) -> None:
+    result = run_sweep(
+        tmp_path,
+        "-m",
+        "model=lexical,gpt4o,claude_sonnet45",
+        env={"OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": ""},
+    )
+    assert result.returncode == 2
+    [line] = [text for text in result.stderr.splitlines() if text.startswith("mmjudge:")]
+    assert "OPENAI_API_KEY (needed by gpt4o)" in line
+    assert "ANTHROPIC_API_KEY (needed by claude_sonnet45)" in line
+    assert result.stderr.endswith("\n")
+    assert not (tmp_path / "results").exists()  # the lexical cell was not judged either

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from mmjudge.cli.reprice import main
 from mmjudge.costs.ledger import cost_of
@@ -374,10 +375,23 @@ def test_self_hosted_entry_with_separate_throughputs() -> None:
     # 7.2 dollars an hour; 8000·3600 = 28.8M input tokens → $0.25/M; 3.6M output → $2/M.
     assert price.input == pytest.approx(0.25)
     assert price.output == pytest.approx(2.0)
-    assert price.batch_discount == 1.0
+    assert price.batch_discount is None  # the sheet's applies
     assert price.self_hosted is not None and price.self_hosted.gpus == 2
     usage = Usage(input_tokens=1000, output_tokens=40)
-    assert cost_of(usage, price, batch=True).total_usd == pytest.approx((250 + 80) * 1e-6)
+    assert cost_of(usage, price).total_usd == pytest.approx((250 + 80) * 1e-6)
+    batch = cost_of(usage, price, batch=True, sheet_batch_discount=0.5)
+    assert batch.total_usd == pytest.approx((250 + 80) * 0.5e-6)
+
+
+def test_a_self_hosted_batch_takes_its_sheets_discount_unless_it_sets_one() -> None:
+    from mmjudge.costs.ledger import batch_factor
+
+    starter = yaml.safe_load((REPO_ROOT / "mmjudge/starter/pricing/my_prices.yaml").read_text())
+    price = price_from_entry("my-qwen-server", starter["models"]["my-qwen-server"])
+    assert batch_factor(price, starter["batch_discount"]) == 0.5
+    shipped = load_sheet("2026-10-31")
+    hosted = price_from_entry("self-hosted-gpu", shipped.models["self-hosted-gpu"])
+    assert batch_factor(hosted, shipped.batch_discount) == 1.0
 
 
 @pytest.mark.parametrize(
@@ -452,3 +466,52 @@ def test_reprice_counts_long_context_calls(tmp_path: Path) -> None:
     result = reprice_run(run, "2026-10-31", as_model="gpt-5.4-2026-03-05")
     assert result["repriced"]["n_long_context"] == 1
     assert any("long-context" in note for note in result["notes"])
+
+
+def test_cli_notes_name_their_runs_and_model_names_are_not_cut(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    long_name = "gpt4o_0806_with_a_long_config_name"
+    write_run(
+        tmp_path / "sweep" / "priced",
+        model={
+            "name": long_name,
+            "provider": "openai",
+            "model_id": "gpt-4o-2024-08-06",
+            "image_detail": "low",
+            "price_key": None,
+        },
+    )
+    local = write_run(
+        tmp_path / "sweep" / "local",
+        model={"name": "lexical", "provider": "lexical", "model_id": "bm25"},
+    )
+    rows = [json.loads(line) for line in (local / "judgments.jsonl").read_text().splitlines()]
+    for row in rows:
+        row.update(usage={}, cost_usd=0.0, image_cost_usd=0.0)
+    (local / "judgments.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main([str(tmp_path / "sweep")]) == 0
+    out = capsys.readouterr().out
+    assert any(line.startswith(long_name + " ") for line in out.splitlines())
+    [note] = [line for line in out.splitlines() if "no row has token usage" in line]
+    assert note.endswith("— local")
+
+
+def test_a_panel_is_repriced_through_its_members(tmp_path: Path) -> None:
+    from mmjudge.ensembles.panels import build_panel
+
+    members = []
+    for name in ("a", "b", "c"):
+        member = write_run(tmp_path / "sweep" / name)
+        summary = json.loads((member / "summary.json").read_text())
+        summary["grades"] = [0, 1, 2]
+        (member / "summary.json").write_text(json.dumps(summary))
+        members.append(member)
+    panel = tmp_path / "sweep" / "ensembles" / "panel"
+    build_panel(members, panel)
+    same = reprice_run(panel)
+    assert same["original"]["total_usd"] == pytest.approx(3 * 10285e-6)
+    assert same["repriced"]["total_usd"] == pytest.approx(3 * 10285e-6)
+    other = reprice_run(panel, "2026-10-31")  # each member's 2026 cost, see ROWS
+    assert other["repriced"]["total_usd"] == pytest.approx(3 * (2535 + 2700 + 3770) * 1e-6)
+    assert other["n_judgments"] == N

@@ -741,3 +741,12 @@ def test_a_row_without_a_grade_is_refused_unless_unlabelled_items_are_allowed(
     assert "dataset.allow_unlabelled=true" in message
     examples = list(load_dataset(crowdflower(tmp_path, rows, "dataset.allow_unlabelled=true")))
     assert [e.labels for e in examples] == [{"crowd_median": 0}, {"crowd_median": 3}, {}]
+
+
+def test_a_semicolon_separated_table_names_the_delimiter_setting(tmp_path: Path) -> None:
+    cfg = crowdflower(tmp_path, GOOD_ROWS)
+    (Path(cfg.path) / "train.csv").write_text(";".join(CROWDFLOWER_HEADER) + "\n")
+    message = error_of(cfg)
+    assert "missing column(s)" in message
+    assert "dataset.columns.delimiter=';'" in message
+    assert "\n" not in message

@@ -81,7 +81,37 @@ def test_a_hard_open_files_limit_cuts_the_calls_and_says_so(
     assert f"raise it to {1024 + OTHER_OPEN_FILES}" in fitted.limited_by
 
 
-def test_the_first_line_names_the_limit_and_the_pacing() -> None:
+@pytest.fixture
+def announcing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As the command does: the line on the console, nothing said yet in this process."""
+    from mmjudge.engine import concurrency
+
+    monkeypatch.setattr(concurrency, "_ANNOUNCE", True)
+    monkeypatch.setattr(concurrency, "_SAID", set())
+
+
+def test_the_default_is_said_once_per_process(announcing: None) -> None:
+    said = []
+    for model in ("gpt4o_mini", "gpt4o", "gpt4o_mini"):
+        cfg = typed(f"model={model}")
+        said.append(first_line(calls_in_flight(cfg.runner, cfg.model), cfg.model))
+    assert said[0].startswith("mmjudge: up to 16 calls in flight — the default")
+    assert said[1:] == ["", ""]
+
+
+def test_a_library_call_says_nothing_unless_asked(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from mmjudge.engine import concurrency
+
+    monkeypatch.setattr(concurrency, "_ANNOUNCE", False)
+    cfg = typed("model=gpt4o_mini")
+    with caplog.at_level("INFO", logger="mmjudge.engine.concurrency"):
+        assert first_line(calls_in_flight(cfg.runner, cfg.model), cfg.model) == ""
+    assert "calls in flight — the default" in caplog.text  # for a caller who logs INFO
+
+
+def test_the_first_line_names_the_limit_and_the_pacing(announcing: None) -> None:
     cfg = typed("runner.concurrency=64", "model.requests_per_minute=500")
     line = first_line(calls_in_flight(cfg.runner, cfg.model), cfg.model)
     assert line == (

@@ -70,3 +70,29 @@ def test_a_partial_cell_is_analysed_and_listed(tmp_path: Path) -> None:
     assert [c.judge.modality for c in analysis.datasets[0].cells] == ["text"]
     html = (build_report(root, tmp_path / "reports", n_boot=50) / "index.html").read_text()
     assert "yes, without its failed rows" in html
+
+
+def test_the_sweep_summarys_counts_add_up_with_panels_and_skipped_cells(tmp_path: Path) -> None:
+    root = tmp_path / "sweeps" / "s"
+    run(root, "text", "text")
+    run(root, "image", "image", status="skipped", skip_reason="no images")
+    run(root, "mm", "mm", status="failed", status_reason="20 of 20 judgments failed")
+    run(root, "panel", "text", kind="panel")
+    build_report(root, tmp_path / "reports", n_boot=20)
+    summary = json.loads((root / "sweep_summary.json").read_text())
+    assert summary["n_cells"] == 4
+    assert sum(summary["by_status"].values()) == summary["n_cells"]
+    assert summary["by_status"] == {"complete": 2, "failed": 1, "skipped": 1}
+
+
+def test_a_sweep_with_nothing_judged_builds_no_report(tmp_path: Path) -> None:
+    from mmjudge.api.sweep_end import finish_sweep
+
+    root = tmp_path / "sweeps" / "s"
+    run(root, "mm", "mm", status="failed", status_reason="20 of 20 judgments failed")
+    run(root, "image", "image", status="skipped", skip_reason="no images")
+    done = finish_sweep(root, tmp_path / "reports", ensembles=False)
+    assert done.report is None
+    assert not (tmp_path / "reports").exists()
+    assert done.by_status == {"failed": 1, "skipped": 1}  # still counted and summarised
+    assert (root / "sweep_summary.json").is_file()
