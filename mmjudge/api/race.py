@@ -35,6 +35,7 @@ from omegaconf import DictConfig, open_dict
 
 from mmjudge.api.cells import split_overrides, sweep_grid
 from mmjudge.api.compose import compose_raw
+from mmjudge.api.preflight import check_cells
 from mmjudge.api.race_result import (
     Population,
     RaceCell,
@@ -180,7 +181,9 @@ def prepare_race(folder: Path, cells: Sequence[ComposedCell]) -> tuple[RaceResul
     """Check every cell, draw the population, price every cell by its dry run, and take up the
     rounds an earlier run of the race decided (none for a new one)."""
     one_dataset(cells)
-    typed_cells = [typed(raw) for _, raw, _ in cells]  # every cell checked before any call
+    # every cell's settings, dataset, price and key checked before anything is paid for
+    check_cells((run_dir.name, raw) for _, raw, run_dir in cells)
+    typed_cells = [typed(raw) for _, raw, _ in cells]
     first = typed_cells[0]
     population = population_of(first)
     result = RaceResult(folder, [], len(population.keys), first.race, first.seed)
