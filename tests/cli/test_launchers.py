@@ -10,6 +10,7 @@ import json
 import multiprocessing
 import subprocess
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -175,8 +176,10 @@ def test_cache_takes_writers_from_several_processes_at_once(tmp_path: Path) -> N
     path = tmp_path / "shared.sqlite"
     workers, per_worker = 4, 250
     context = multiprocessing.get_context("spawn")
-    with context.Pool(workers) as pool:
-        times = pool.starmap(_write_many, [(str(path), w, per_worker) for w in range(workers)])
+    # an executor, not a Pool: a worker that dies fails the test instead of hanging it
+    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        futures = [pool.submit(_write_many, str(path), w, per_worker) for w in range(workers)]
+        times = [future.result(timeout=300) for future in futures]
     assert all(t > 0 for t in times)
     cache = ResponseCache(path)
     try:
