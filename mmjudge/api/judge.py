@@ -268,7 +268,10 @@ class Judge:
 
         cfg = self.config
         if self._slots is None:
-            self._slots = asyncio.Semaphore(max(1, calls_in_flight(cfg.runner, cfg.model).calls))
+            judge = self._context.judge
+            fill = judge.calls_to_fill if judge is not None else None
+            in_flight = calls_in_flight(cfg.runner, cfg.model, fill)
+            self._slots = asyncio.Semaphore(max(1, in_flight.calls))
         example = _example(query, fields, images, query_id, result_id)
         [item] = build_work(self._context, [example], set())
         async with self._slots:

@@ -35,9 +35,17 @@ class InFlight(NamedTuple):
     """The setting (or default) that decides ``calls``, as the user would write it."""
 
 
-def calls_in_flight(runner: RunnerConfig, model: ModelConfig) -> InFlight:
-    """The calls in flight that the two settings give (the open-files limit aside)."""
+def calls_in_flight(runner: RunnerConfig, model: ModelConfig, fill: int | None = None) -> InFlight:
+    """The calls in flight that the two settings give (the open-files limit aside); with
+    neither set, what the judge needs to fill its batches (``fill``, its ``calls_to_fill``)
+    or the default."""
     user, own = runner.concurrency, model.max_concurrency
+    if user is None and own is None and fill is not None:
+        return InFlight(
+            int(fill),
+            f"two of model '{model.name}''s batches (model.options.batch_size); set "
+            "runner.concurrency to change it",
+        )
     if user is None and own is None:
         return InFlight(
             DEFAULT_CONCURRENCY,

@@ -210,7 +210,7 @@ def _sync_runner(context: CellContext, cache: ResponseCache | None, stats: RunSt
     """The runner for ``runner.mode=sync``; says first how many calls will be in flight."""
     assert context.judge is not None
     cfg = context.cfg
-    in_flight = fit_open_files(calls_in_flight(cfg.runner, cfg.model))
+    in_flight = fit_open_files(calls_in_flight(cfg.runner, cfg.model, context.judge.calls_to_fill))
     say(first_line(in_flight, cfg.model), context.run_dir)
     return Runner(
         context.judge,

@@ -112,7 +112,7 @@ class Runner:
         self.stats = stats if stats is not None else RunStats()
         self.policy = CallPolicy(settings, self.stats, self.cache, price, seed=seed)
         if concurrency is None:
-            concurrency = calls_in_flight(settings, model).calls
+            concurrency = calls_in_flight(settings, model, judge.calls_to_fill).calls
         self.concurrency = concurrency = max(1, concurrency)
         self.requests = RateLimiter(model.requests_per_minute)
         self.tokens = RateLimiter(model.tokens_per_minute)

@@ -58,6 +58,13 @@ class JudgeAPI(abc.ABC):
         self.model = model
         self.options = self.Options.parse(model)
 
+    @property
+    def calls_to_fill(self) -> int | None:
+        """Calls in flight this judge works best with when neither ``runner.concurrency`` nor
+        ``model.max_concurrency`` says (a local judge that encodes in batches fills them);
+        None: the runner's default."""
+        return None
+
     @abc.abstractmethod
     async def generate(self, request: JudgeRequest) -> JudgeResponse:
         """Grade one request."""

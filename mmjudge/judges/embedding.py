@@ -244,6 +244,12 @@ class EmbeddingJudge(JudgeAPI):
         self._lock = threading.RLock()
         self._batcher: Batcher[_Job, Similarity] = Batcher(self._similarities, self.batch_size)
 
+    @property
+    def calls_to_fill(self) -> int | None:
+        """Two batches: one encoding while the next fills, so the encoder never waits on the
+        runner (with the runner's default of 16, a batch of 32 never filled)."""
+        return 2 * self.batch_size
+
     def _by_modality(self, where: str, value: Any) -> dict[str, Any]:
         """A per-modality option, checked to name only modalities this judge accepts."""
         overrides = dict(value or {})

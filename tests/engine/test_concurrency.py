@@ -139,3 +139,29 @@ def test_a_run_starts_by_saying_how_many_calls_are_in_flight(tmp_path: Path) -> 
     )
     summary = json.loads(next(tmp_path.glob("results/runs/*/summary.json")).read_text())
     assert summary["n_judgments"] == 20
+
+
+def local(*overrides: str) -> SweepConfig:
+    cfg = OmegaConf.to_object(compose_config(["model=minilm", *overrides]))
+    assert isinstance(cfg, SweepConfig)
+    return cfg
+
+
+def test_a_local_judge_keeps_two_of_its_batches_in_flight_unless_told() -> None:
+    # device and batch_size are options of the shipped configs: set as written, no ++
+    cfg = local("model.options.batch_size=512", "model.options.device=cpu")
+    assert cfg.model.options["batch_size"] == 512 and cfg.model.options["device"] == "cpu"
+    found = calls_in_flight(cfg.runner, cfg.model, 2 * 512)
+    assert found.calls == 1024 and "batch_size" in found.limited_by
+    told = local("runner.concurrency=8")
+    assert calls_in_flight(told.runner, told.model, 64).calls == 8
+    remote = typed()
+    assert calls_in_flight(remote.runner, remote.model).calls == 16  # no batches to fill
+
+
+def test_the_embedding_judge_asks_for_two_batches() -> None:
+    pytest.importorskip("sentence_transformers", reason="needs the local extra")
+    from mmjudge.judges.embedding import EmbeddingJudge
+
+    cfg = local("model.options.batch_size=100")
+    assert EmbeddingJudge(cfg.model).calls_to_fill == 200
