@@ -38,8 +38,8 @@ from mmjudge.errors import MMJudgeError
 from mmjudge.keyguard import check_overrides, keep_run_config
 from mmjudge.locations import CONFIG_DIR as SHIPPED_CONFIG_DIR
 from mmjudge.locations import CONFIG_SEARCH_PATH, resolve_path
-from mmjudge.report.cell_lines import cell_line, prompt_chosen
 from mmjudge.store import RunSummary
+from mmjudge.store.cell_lines import cell_line, prompt_chosen
 from mmjudge.store.cleanup import removed_unless_judged
 from mmjudge.store.log import keeping_warnings, say
 from mmjudge.store.status import EXIT_CONFIG, INTERRUPTED, anything_judged

@@ -11,8 +11,8 @@ import pytest
 import mmjudge
 from mmjudge.api.cells import grid
 from mmjudge.errors import ConfigError
-from mmjudge.report.cell_lines import cell_line
 from mmjudge.store import read_summary
+from mmjudge.store.cell_lines import cell_line
 from mmjudge.store.forecast_file import CellForecast, read_forecast
 from tests.helpers import isolated_overrides, run_sweep
 
@@ -151,7 +151,9 @@ def test_a_sweep_from_python_matches_the_commands(tmp_path: Path) -> None:
     assert [r.summary.name for r in ours.ensembles] == [r.summary.name for r in command.ensembles]
     for sweep_dir in (cli_dir, library.path):
         data = json.loads((sweep_dir / "sweep_summary.json").read_text(encoding="utf-8"))
-        assert data["by_status"] == {"complete": 2, "skipped": 2}
+        # every listed cell counted, the sweep's panel among the complete ones
+        assert data["by_status"] == {"complete": 2 + len(ours.ensembles), "skipped": 2}
+        assert sum(data["by_status"].values()) == data["n_cells"]
     assert "report:" in done.stderr
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from mmjudge.ensembles.defaults import build_default_ensembles
 from mmjudge.report import build_report
-from mmjudge.report import cell_lines as sweep
+from mmjudge.store import cell_lines as sweep
 from mmjudge.store.forecast_file import CellForecast
 from mmjudge.store.summary import read_summary
 from tests.fixtures.synthetic import FakeDataset, FakeJudge, write_sweep

@@ -15,8 +15,8 @@ from PIL import Image
 
 from mmjudge.engine.cell import run_cell
 from mmjudge.report import build_report
-from mmjudge.report.cell_lines import cell_line
 from mmjudge.store import RunSummary
+from mmjudge.store.cell_lines import cell_line
 from mmjudge.store.forecast_file import CellForecast, TextCut
 from tests.fixtures.synthetic import FakeDataset, FakeJudge, write_sweep
 from tests.helpers import compose_config, shared_data

@@ -149,8 +149,8 @@ def test_a_run_with_samples_resumes_only_the_missing_samples(
 
 
 def test_the_closing_line_gives_the_self_agreement_beside_the_people() -> None:
-    from mmjudge.report.cell_lines import stability_note
     from mmjudge.store import Agreement
+    from mmjudge.store.cell_lines import stability_note
 
     block = {
         "samples": 3,
