@@ -13,6 +13,7 @@ from pathlib import Path
 from omegaconf import DictConfig, OmegaConf
 
 from mmjudge.config import SweepConfig
+from mmjudge.config.hydra_errors import config_error_line
 from mmjudge.config.names import cell_prompt_id
 from mmjudge.data.leniency import new_cell_warnings
 from mmjudge.data.survey import (
@@ -47,8 +48,9 @@ def typed_config(cfg: DictConfig | SweepConfig) -> SweepConfig:
     else:
         try:
             typed = OmegaConf.to_object(cfg)
-        except ValueError as error:  # a node's own check (images: ImageSettings) refused it
-            raise ConfigError(str(error)) from None
+        except ValueError as error:  # a node's own check (images: ImageSettings) refused it,
+            # or a value read only now (an interpolation such as ${nosuch}): one line
+            raise ConfigError(config_error_line(error)) from None
         assert isinstance(typed, SweepConfig)
         obj = typed
     obj.validate()

@@ -83,8 +83,8 @@ def test_calls_timed_out_after_they_left_are_possibly_billed(
     assert summary["cost"]["spent_usd"] == 0  # nothing is known to be paid
     console = done.stdout + done.stderr
     assert f"possibly billed +${possible:.4f} (16 sends given up after they left)" in console
-    report = next((tmp_path / "reports").rglob("*.html")).read_text(encoding="utf-8")
-    assert "possible extra" in report and "(16 unanswered)" in report
+    # nothing was judged, so no report is built: the console and the summary say it
+    assert not list((tmp_path / "reports").rglob("*.html"))
 
 
 def test_the_possible_extra_stands_beside_the_spend_not_in_it() -> None:
