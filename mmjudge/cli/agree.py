@@ -6,41 +6,8 @@
                   [--panel majority|mean|majority-max|majority-min|majority-random]
                   [--runs DIR [--measure nDCG@10 ...]] [--slices FILE]
 
-Each RUN_QRELS file (a judge's labels in TREC qrels form) is scored against the human file
-with :func:`mmjudge.metrics.scoring.score_judge`, the definition ``summary.json`` and the report
-use, on the (query, doc) pairs both contain: n (those pairs), missing (human pairs the run
-lacks), Cohen's κ unweighted, linear and quadratic, each with a 95% bootstrap interval that
-resamples queries (1000 resamples, seed 0 unless told), κ on labels binarised at
-``--relevant-from``, Krippendorff's α (ordinal, human and judge as the two raters) and
-accuracy.
-
-**Scale.** The grade scale is every whole number from the lowest to the highest grade of the
-human file, or ``--scale`` (a human grade outside it is an error). κ's categories and
-weights follow the scale. A judge grade outside the scale (published label files hold stray
-5s on a 0–3 scale) is refused with a one-line message naming the file, line and grade,
-unless ``--out-of-scale`` says otherwise: ``drop`` leaves the pair out, ``clip`` moves the
-grade to the nearest grade of the scale, ``keep`` scores it as a category of its own. The
-count of such grades is always printed (``off_scale``).
-
-**System rankings.** With ``--runs DIR`` (TREC run files, one system per file), every
-system is scored under the human labels and under each judge's labels with ir_measures
-(``--measure``, repeatable; default nDCG@10 and P@10 counting grades ≥ ``--relevant-from``
-as relevant), and the two orderings of the systems are compared by Kendall's τ-b,
-Spearman's ρ and rank-biased overlap. Both sets of labels are restricted to the pairs both
-graded, as in the sweep report (:func:`mmjudge.metrics.system_ranking_on_shared_items`).
-
-**Slices.** With ``--slices FILE`` (a TSV of ``query<TAB>doc<TAB>slice``, or
-``query<TAB>slice`` for all of a query's documents), each judge is also scored on each slice's
-pairs alone (:func:`mmjudge.studies.slices.score_slices`), with a permutation test of whether
-its κ depends on the slice, and its worst slice is named.
-
-The labels are first aligned into a matrix (judges × human pairs, ``nan`` where a judge has
-no label). Each judge's row is scored by :func:`score_labels`. A *panel* is a function from
-that matrix to one label per pair; :func:`score_alignment` scores any panels it is given
-the same way. ``--panel HOW`` (repeatable) adds a row ``panel:HOW`` that combines every run
-file given, pair by pair, with :func:`mmjudge.metrics.aggregate.aggregate` (majority vote with a
-tie-break, or the rounded mean; a run's missing label is ignored) on the scale;
-``majority-random`` draws its tie-breaks with ``--seed``.
+What each figure means, the scale, the system rankings, slices and panels:
+:mod:`mmjudge.api.score_files`, which this command calls.
 """
 
 from __future__ import annotations

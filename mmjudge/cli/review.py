@@ -3,22 +3,8 @@
     mmjudge review export SWEEP_OR_RUN_DIR [--out review.csv|review.jsonl] [--max N]
     mmjudge review import review.csv [--assessor NAME] [--out DIR]
 
-**Export** lists, for each dataset, the items a person should look at, most reasons first:
-a judge's grade differs from the humans' consensus, a judge gave a middle grade (least sure),
-an answer could not be read, or the judges disagree among themselves. Each row carries the
-query, the result's text and image (with a thumbnail beside the file), the humans' and every
-judge's grades, and for test-bank cells each entry's grade and quoted support. Four columns
-are for the reviewer: ``corrected_grade`` (on the row's ``grades``), ``add_entries`` and
-``remove_entries`` (test-bank edits: texts separated by ``;``, ``visual:`` in front of an
-entry seen on the image; removals by entry id or text; they go to the bank in the row's
-``bank`` column, the first test-bank cell's) and ``note``.
-
-**Import** reads the filled-in file back. Corrected grades become a new assessor's labels,
-written as TREC qrels (``<dataset>.<assessor>.qrels``) that ``mmjudge agree``
-scores every judge against like any human's. Bank edits make a new bank version, written in
-place of the old file (the old one is kept as ``<name>.<old version>.jsonl``); a sweep run
-again then calls the model only for the queries whose entries changed, as every other
-request is answered from the response cache.
+What export lists and import reads back, and the file's columns: :mod:`mmjudge.api.review`,
+which this command calls.
 """
 
 from __future__ import annotations
