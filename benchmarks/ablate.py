@@ -33,8 +33,36 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: Piece -> (what it does, [(file, text, replacement)]) that switch it off.
+#: Piece -> (what it does, [(file, text, replacement)]) that switch it off. ``all`` is the
+#: switch that turns every piece off at once (``MMJUDGE_FAST_PATH=0``, see mmjudge/speed).
 PIECES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
+    "all": ("all of it: MMJUDGE_FAST_PATH=0, every call through the SDK's own path", []),
+    "fast-request-path": (
+        "calls sent through one aiohttp session from the SDK's template (and the child that "
+        "makes the template at the start, which only this path uses)",
+        [
+            (
+                "mmjudge/judges/http.py",
+                "and fast_path_on() and WireSender.usable(client):",
+                "and False and WireSender.usable(client):",
+            ),
+            (
+                "mmjudge/sweep.py",
+                "    start_for_argv(sys.argv[1:], _SHIPPED_CONFIGS)",
+                "    pass",
+            ),
+        ],
+    ),
+    "uvloop": (
+        "uvloop's event loop instead of the standard one",
+        [
+            (
+                "mmjudge/speed/event_loop.py",
+                "    try:\n        import uvloop\n    except ImportError:",
+                "    try:\n        raise ImportError\n    except ImportError:",
+            )
+        ],
+    ),
     "template-child": (
         "a child started with the command loads the SDK and hands over its request template",
         [
@@ -49,8 +77,8 @@ PIECES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
         "a catalogue checked and prepared in a forked child while the SDK loads",
         [
             (
-                "mmjudge/engine/survey_ahead.py",
-                "    if warm is None or feed is None or not _can_fork(cfg):",
+                "mmjudge/speed/survey_child.py",
+                "    if warm is None or feed is None or not _can_fork(items_path):",
                 "    if True:",
             )
         ],
@@ -59,7 +87,7 @@ PIECES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
         "the loop turns every 2 ms while the runner takes items without waiting",
         [
             (
-                "mmjudge/engine/event_loop.py",
+                "mmjudge/speed/event_loop.py",
                 "        if time.monotonic() - self._since >= self.every_s:",
                 "        if False:",
             )
@@ -70,7 +98,7 @@ PIECES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
         [
             (
                 "mmjudge/cli/sweep.py",
-                "    ahead = ReportAhead.start() if report else None",
+                "    ahead = ReportChild.start(_report_builder) if report else None",
                 "    ahead = None",
             )
         ],
@@ -90,9 +118,9 @@ PIECES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
         "the garbage collector frozen and its young threshold raised during the calls",
         [
             (
-                "mmjudge/engine/collector.py",
-                "    if _depth == 1:\n        _saved = gc.get_threshold()",
-                "    if False:\n        _saved = gc.get_threshold()",
+                "mmjudge/speed/collector.py",
+                "    if _depth == 1 and fast_path_on():",
+                "    if False:",
             )
         ],
     ),
@@ -126,7 +154,8 @@ def measure(root: Path, cell: str, n: int) -> dict[str, float]:
     """One run of the copy's ``e2e.py`` on ``cell`` with ``n`` items: its figures."""
     command = [sys.executable, str(root / "benchmarks" / "e2e.py"), "--cells", cell]
     command += ["--n-text", str(n), "--repeat", "1", "--no-server-check"]
-    out = subprocess.run(command, cwd=root, capture_output=True, text=True, check=False)
+    env = dict(os.environ, MMJUDGE_FAST_PATH="0" if root.name == "all" else "1")
+    out = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, check=False)
     if out.returncode != 0:
         raise SystemExit(f"{root.name}: e2e.py failed:\n{out.stdout}\n{out.stderr}")
     figures: dict[str, float] = {}

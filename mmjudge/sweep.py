@@ -7,9 +7,9 @@ import sys
 
 if __name__ == "__main__":
     # Before anything else is imported: a child starts loading the judge's SDK on the other
-    # core while this process composes the config (mmjudge/judges/ahead.py).
-    from mmjudge.judges.ahead import start_for_argv
+    # core while this process composes the config (mmjudge/speed/template_child.py).
     from mmjudge.locations import CONFIG_DIR as _SHIPPED_CONFIGS
+    from mmjudge.speed.template_child import start_for_argv
 
     start_for_argv(sys.argv[1:], _SHIPPED_CONFIGS)
 

@@ -1,6 +1,8 @@
 """Shared fixtures and collection rules.
 
 - ``loopback``: the loopback server that speaks the providers' wire formats.
+- ``provider``: each SDK whose calls can take the fast request path, by provider name.
+- ``conversions``: the HTML values this process converts to text.
 - Tests marked ``live`` call real provider APIs: they run only when the ``-m`` expression
   names them (``pytest -m live``); any other selection, ``-m "not slow"`` included, leaves
   them out.
@@ -32,6 +34,30 @@ def loopback() -> Iterator[LoopbackServer]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def conversions(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The HTML values this process converts to text (html-text counted): the engine's and
+    the check's child's tests see where conversion happened."""
+    import html_text
+
+    seen: list[str] = []
+    real = html_text.extract_text
+
+    def counting(value: str, *args: object, **kwargs: object) -> str:
+        seen.append(value)
+        return str(real(value, *args, **kwargs))  # type: ignore[arg-type]
+
+    monkeypatch.setattr(html_text, "extract_text", counting)
+    return seen
+
+
+@pytest.fixture(params=["anthropic", "openai"])
+def provider(request: pytest.FixtureRequest) -> str:
+    """Each SDK whose calls can skip most of its per-call machinery
+    (:mod:`mmjudge.speed.wire`), by provider name."""
+    return str(request.param)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

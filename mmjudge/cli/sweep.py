@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,6 @@ from mmjudge.cli.exits import (
     pending_exit,
     stopped_between_calls,
 )
-from mmjudge.cli.report_ahead import ReportAhead
 from mmjudge.config.hydra_errors import (
     CONFIG_ERRORS,
     config_error_line,
@@ -38,6 +37,7 @@ from mmjudge.errors import MMJudgeError
 from mmjudge.keyguard import check_overrides, keep_run_config
 from mmjudge.locations import CONFIG_DIR as SHIPPED_CONFIG_DIR
 from mmjudge.locations import CONFIG_SEARCH_PATH, resolve_path
+from mmjudge.speed.report_child import ReportChild
 from mmjudge.store import RunSummary
 from mmjudge.store.cell_lines import cell_line, prompt_chosen
 from mmjudge.store.cleanup import removed_unless_judged
@@ -60,9 +60,9 @@ def _app(cfg: DictConfig) -> None:
     multirun = hydra_cfg.mode == RunMode.MULTIRUN
     # A run that stops before judging anything leaves no folder (the error says why).
     # What the console shows for this run is kept in its sweep.log too (runs/log.py).
-    # A single run's report is built by a child that imports it meanwhile (cli/report_ahead.py).
+    # A single run's report is built by a child that imports it meanwhile (speed/report_child.py).
     report = not multirun and cfg.report.build and not cfg.runner.dry_run
-    ahead = ReportAhead.start() if report else None
+    ahead = ReportChild.start(_report_builder) if report else None
     with removed_unless_judged(run_dir), keeping_warnings(run_dir), _closing(ahead):
         try:
             keep_run_config(cfg, run_dir)
@@ -103,17 +103,22 @@ def _app(cfg: DictConfig) -> None:
             sys.exit(EXIT_CONFIG)
 
 
-def _report(ahead: ReportAhead | None, *args: Any, **kwargs: Any) -> Path:
+def _report_builder() -> Callable[..., Path]:
+    """The report's builder, imported only now (plotting and tables take a while to load)."""
+    from mmjudge.report.build import build_report
+
+    return build_report
+
+
+def _report(ahead: ReportChild | None, *args: Any, **kwargs: Any) -> Path:
     """The run's report, built by ``ahead`` where there is one, else here."""
     if ahead is not None:
         return ahead.build(*args, **kwargs)
-    from mmjudge.report.build import build_report  # plotting and tables, only now
-
-    return build_report(*args, **kwargs)
+    return _report_builder()(*args, **kwargs)
 
 
 @contextlib.contextmanager
-def _closing(ahead: ReportAhead | None) -> Iterator[None]:
+def _closing(ahead: ReportChild | None) -> Iterator[None]:
     try:
         yield
     finally:

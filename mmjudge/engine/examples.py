@@ -15,8 +15,8 @@ from mmjudge.data.page_text import html_columns
 from mmjudge.data.prepared import has_entry
 from mmjudge.data.schema import Example
 from mmjudge.data.survey import DatasetSurvey, survey
-from mmjudge.engine.feed import PreparedFeed
 from mmjudge.locations import resolve_path
+from mmjudge.speed.feed import PreparedFeed
 
 #: A dataset whose first whole pass held at most this many items and characters of text is
 #: kept in memory for later passes (a few MB); a larger one is read from disk on each pass,
@@ -64,7 +64,7 @@ class ExampleStream:
         return self._read()
 
     def take_feed(self, feed: PreparedFeed) -> None:
-        """The next pass takes its items from ``feed`` (:mod:`~mmjudge.engine.feed`): the
+        """The next pass takes its items from ``feed`` (:mod:`~mmjudge.speed.feed`): the
         calls' pass, after the check read the items unprepared in the child that sends them."""
         self.close()
         self._feed = feed
@@ -87,7 +87,7 @@ class ExampleStream:
         Where the items' HTML is to be converted and the prepared-items cache has none for
         this file and these settings yet, the check reads them as the loader gives them:
         preparing a scraped catalogue takes seconds, and is left to the calls' own pass
-        (prepared in the check's child where there is one, :mod:`~mmjudge.engine.feed`, and
+        (prepared in the check's child where there is one, :mod:`~mmjudge.speed.feed`, and
         written to the cache). Otherwise the check reads the prepared items, and keeps a small
         dataset's for the later passes.
         """

@@ -21,7 +21,6 @@ from mmjudge.data.survey import (
 from mmjudge.engine.batch import BatchRunner
 from mmjudge.engine.concurrency import calls_in_flight, first_line, fit_open_files
 from mmjudge.engine.earlier import earlier_runs
-from mmjudge.engine.event_loop import run_on_fast_loop
 from mmjudge.engine.images_pool import PREPARE_AHEAD
 from mmjudge.engine.interrupt import signal_name, signal_number_of, stop_signals
 from mmjudge.engine.per_entry import EntryCollector
@@ -48,6 +47,7 @@ from mmjudge.errors import (
 from mmjudge.judges.base import check_batch_judge
 from mmjudge.locations import resolve_path
 from mmjudge.records import Forecast
+from mmjudge.speed.event_loop import run_on_fast_loop
 from mmjudge.store import (
     appending_rows,
     judgments_path,

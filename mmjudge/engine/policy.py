@@ -24,6 +24,7 @@ from mmjudge.engine.breaker import causes
 from mmjudge.engine.response_cache import ResponseCache
 from mmjudge.judges.base import ErrorVerdict, JudgeAPI
 from mmjudge.records import Forecast, JudgeRequest, JudgeResponse
+from mmjudge.speed import fast_path_on
 from mmjudge.store import CallCounts
 
 T = TypeVar("T")
@@ -164,7 +165,11 @@ class RunStats:
             self._first = threading.Thread(
                 target=_forecast_quietly, args=(item,), name="mmjudge-first-forecast", daemon=True
             )
-            asyncio.get_running_loop().call_later(FIRST_FORECAST_DELAY_S, self._first.start)
+            if fast_path_on():
+                asyncio.get_running_loop().call_later(FIRST_FORECAST_DELAY_S, self._first.start)
+            else:  # the reference: made here, before the next call leaves
+                self._first.start()
+                self._first.join()
 
     def add_forecast(self, item: WorkItem) -> None:
         """Count ``item``'s forecast: at the next :meth:`settle` (or when :attr:`forecast` is

@@ -8,20 +8,22 @@ from collections.abc import Callable, Sequence
 from mmjudge.config import PromptConfig
 from mmjudge.costs.output_tokens import output_tokens
 from mmjudge.costs.sheets import price_for
+from mmjudge.data.schema import dataset_root
 from mmjudge.data.survey import (
     DatasetSurvey,
     check_html_fields,
     unserved,
 )
 from mmjudge.engine.examples import ExampleStream
+from mmjudge.engine.sdk_warmup import sdk_warmer
 from mmjudge.engine.stages import CheckedCell, PreparedCell, Skipped
-from mmjudge.engine.survey_ahead import sdk_warmer, survey_while
 from mmjudge.engine.work import (
     CellContext,
     cached_output_tokens,
 )
 from mmjudge.images import ImageCache
 from mmjudge.locations import resolve_path
+from mmjudge.speed.survey_child import survey_while
 from mmjudge.store import (
     BankInfo,
     BankRule,
@@ -95,15 +97,16 @@ def survey_or_skip(
     modality the dataset cannot serve at all skips the cell. The examples are streamed again
     for the calls, so memory stays flat however large the dataset is. ``warm`` (the judge's
     SDK import) runs meanwhile, on another core where it can
-    (:mod:`~mmjudge.engine.survey_ahead`).
+    (:mod:`~mmjudge.speed.survey_child`).
     """
     cfg = checked.cfg
     if checked.skipped is not None:  # known from the config alone
         return None, checked.skipped
     # Where the check reads the items as the loader gives them, its child goes on to prepare
-    # them for the calls (mmjudge/engine/feed.py).
+    # them for the calls (mmjudge/speed/feed.py).
     reads_prepared = examples.check_reads_prepared()
     feed = examples.take_feed if cfg.runner.mode == "sync" and not reads_prepared else None
-    counts = survey_while(examples.survey, examples, cfg, warm, feed)
+    items_path = dataset_root(cfg.dataset) / cfg.dataset.items
+    counts = survey_while(examples.survey, examples, items_path, warm, feed)
     check_html_fields(counts, cfg.dataset)
     return counts, unserved(counts, cfg.modality, cfg.dataset)

@@ -15,7 +15,7 @@ was sent and never answered: the provider billed it, and the process that sends 
 counts it as resent (a claim keeps the count of such lost sends of its request).
 
 A claim is marked *maybe sent* (:data:`MAYBE_SENT`) before its request goes out, and *sent*
-(:data:`SENT`) once the transport says it has left (:mod:`mmjudge.judges.departures`); a
+(:data:`SENT`) once the transport says it has left (:mod:`mmjudge.departures`); a
 process killed between the two leaves a request the provider may or may not have seen, which
 the next sender counts apart, as maybe resent.
 

@@ -18,9 +18,8 @@ from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, I
 from typing import TypeVar
 
 from mmjudge.config import ModelConfig, RunnerConfig
-from mmjudge.engine.collector import quiet_collector
+from mmjudge.departures import Departure, watching
 from mmjudge.engine.concurrency import calls_in_flight
-from mmjudge.engine.event_loop import TurnPacer
 from mmjudge.engine.health import EndpointHealth
 from mmjudge.engine.jobs import (
     SET_ASIDE,
@@ -46,8 +45,9 @@ from mmjudge.engine.policy import (
 from mmjudge.engine.response_cache import MAYBE_SENT, SENT, ItemClaims, RequestKeys, ResponseCache
 from mmjudge.errors import CredentialError, FatalProviderError
 from mmjudge.judges.base import JudgeAPI
-from mmjudge.judges.departures import Departure, watching
 from mmjudge.records import JudgeRequest, JudgeResponse
+from mmjudge.speed.collector import quiet_collector
+from mmjudge.speed.event_loop import TurnPacer
 
 #: Seconds between looks at items another process is judging.
 CLAIM_POLL_S = 0.25

@@ -24,9 +24,10 @@ from mmjudge.errors import ConfigError, CredentialError, FatalProviderError
 from mmjudge.judges.base import ErrorVerdict, JudgeAPI
 from mmjudge.judges.options import JudgeOptions
 from mmjudge.judges.sdk_clients import ClientSpec, check_http_client, pool_size
-from mmjudge.judges.wire import WireSender
 from mmjudge.keyguard import redact_text
 from mmjudge.records import JudgeRequest, JudgeResponse
+from mmjudge.speed import fast_path_on
+from mmjudge.speed.wire import WireSender
 
 #: SDK-level timeout (seconds) when the caller gives none. The runner's own per-call timeout
 #: (``runner.timeout_s``) is normally the shorter one; this is only a backstop.
@@ -257,7 +258,7 @@ class SDKJudge(JudgeAPI):
     messages.
 
     With the SDK's aiohttp transport (the default), calls skip most of the SDK's per-call
-    machinery (:class:`~mmjudge.judges.wire.WireSender`); ``model.options.http_client=httpx``
+    machinery (:class:`~mmjudge.speed.wire.WireSender`); ``model.options.http_client=httpx``
     keeps every call on the SDK's own path.
     """
 
@@ -321,7 +322,7 @@ class SDKJudge(JudgeAPI):
         """The SDK's client (and :attr:`_wire` where it applies), from the checked settings."""
         client, aiohttp = self._client_spec().build(sdk)
         # A sender made from a template made ahead is kept: it may have calls out.
-        if self._wire is None and aiohttp and WireSender.usable(client):
+        if self._wire is None and aiohttp and fast_path_on() and WireSender.usable(client):
             self._wire = self._new_wire()
         return client
 
@@ -336,19 +337,19 @@ class SDKJudge(JudgeAPI):
 
     def _wire_from_ahead(self) -> WireSender | None:
         """:attr:`_wire`, made at the first call from a template made ahead for this judge
-        (:mod:`mmjudge.judges.ahead`) where there is one."""
+        (:mod:`mmjudge.speed.template_child`) where there is one."""
         self._ahead_taken = True
         if self._wire is None and self._built is None:
-            from mmjudge.judges import ahead
+            from mmjudge.speed import template_child
 
-            parts = ahead.take(self)
+            parts = template_child.take(self)
             if parts is not None:
                 self._wire = self._new_wire()
                 self._wire.preset(parts)
         return self._wire
 
     def ahead_request(self) -> tuple[Any, ...] | None:
-        """What the child of :mod:`mmjudge.judges.ahead` needs to build this judge's request
+        """What the child of :mod:`mmjudge.speed.template_child` needs to build this judge's request
         template (all of it picklable without mmjudge's config), or None where this judge's
         calls stay on the SDK's path."""
         if self.options.http_client != "aiohttp":

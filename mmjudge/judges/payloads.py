@@ -56,7 +56,7 @@ def count(data: Any, *path: str) -> int:
 
 def field_value(value: Any, name: str) -> Any:
     """``value.name`` of an SDK model, or ``value[name]`` of the JSON it is built from (what
-    :class:`~mmjudge.judges.wire.WireSender` returns)."""
+    :class:`~mmjudge.speed.wire.WireSender` returns)."""
     if isinstance(value, dict):
         return value.get(name)
     return getattr(value, name, None)

@@ -1,8 +1,8 @@
 """How an SDK client is built from a judge's checked settings.
 
 Kept apart from the judges (and from mmjudge's config) so that the child of
-:mod:`mmjudge.judges.ahead` builds exactly the client the judge builds, importing nothing but
-the SDK and this module.
+:mod:`mmjudge.speed.template_child` builds exactly the client the judge builds, importing
+nothing but the SDK and this module.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from mmjudge import departures
 from mmjudge.errors import ConfigError
-from mmjudge.judges import departures
 
 if TYPE_CHECKING:
     from mmjudge.config import ModelConfig
@@ -63,7 +63,7 @@ def aiohttp_client(sdk: Any, connections: int | None) -> Any | None:
 
 def httpx_client(sdk: Any) -> Any | None:
     """The SDK's own httpx client (``DefaultAsyncHttpxClient``, with the SDK's defaults),
-    reporting when each request has left (:func:`mmjudge.judges.departures.httpx_hooks`);
+    reporting when each request has left (:func:`mmjudge.departures.httpx_hooks`);
     None when the SDK has none."""
     client_class = getattr(sdk, "DefaultAsyncHttpxClient", None)
     if client_class is None:

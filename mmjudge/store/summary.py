@@ -56,6 +56,27 @@ _CELL = ("dataset", "model", "model_id", "provider", "endpoint", "modality", "pr
 
 
 @dataclass(frozen=True)
+class SummaryParts:
+    """The blocks of a summary that its rows do not give: each one None where the run has
+    none (:func:`build_summary`)."""
+
+    calls: CallCounts | None = None
+    """What the runner did (none for skipped cells and virtual runs)."""
+    ensemble: Ensemble | None = None
+    """How a virtual run combined its members."""
+    grading: Grading | None = None
+    """Local judges: their cut points."""
+    testbank: BankInfo | None = None
+    """The test bank a bank-grading cell graded against."""
+    forecast: Forecast | None = None
+    """The cell's forecast."""
+    n_items: int | None = None
+    """Items the dataset holds for the cell."""
+    stability: Stability | None = None
+    """Test–retest, from the run's repeats."""
+
+
+@dataclass(frozen=True)
 class RunSummary:
     """What one run did, cost and scored: the contents of its ``summary.json``."""
 
@@ -87,28 +108,54 @@ class RunSummary:
     """Seconds per answered judgment."""
     config: dict[str, Any]
     """The cell's resolved config, redacted (for an ensemble: how it was combined)."""
-    calls: CallCounts | None = None
-    """What the runner did; null for skipped cells and virtual runs."""
-    ensemble: Ensemble | None = None
-    """How a panel or cascade combined its members (its fields are written at the top
-    level); null for a real run."""
+    parts: SummaryParts = field(default_factory=SummaryParts)
+    """The blocks the rows do not give (calls, ensemble, grading, test bank, forecast, items,
+    stability), each None where the run has none; read through the properties below."""
     packages: dict[str, str] = field(default_factory=dict)
     """Versions of mmjudge and the packages that shape its numbers."""
     git_commit: str | None = None
     """The project's git commit, when it is a checkout."""
-    grading: Grading | None = None
-    """Local judges: the cut points used per modality and where they came from."""
-    testbank: BankInfo | None = None
-    """The test bank a bank-grading cell graded against (path, version, rule), if any."""
-    forecast: Forecast | None = None
-    """The cell's forecast (at batch prices in batch mode), beside the actual cost."""
-    n_items: int | None = None
-    """Items the dataset holds for this cell."""
-    stability: Stability | None = None
-    """Test–retest (``runner.samples`` above 1): κ between samples, the unstable items and
-    what the repeats cost (see :func:`mmjudge.studies.stability.stability_summary`)."""
     schema_version: int = SUMMARY_SCHEMA_VERSION
     """Version of this layout."""
+
+    # -- the blocks of :attr:`parts` -------------------------------------------------------
+
+    @property
+    def calls(self) -> CallCounts | None:
+        """What the runner did; null for skipped cells and virtual runs."""
+        return self.parts.calls
+
+    @property
+    def ensemble(self) -> Ensemble | None:
+        """How a panel or cascade combined its members (its fields are written at the top
+        level); null for a real run."""
+        return self.parts.ensemble
+
+    @property
+    def grading(self) -> Grading | None:
+        """Local judges: the cut points used per modality and where they came from."""
+        return self.parts.grading
+
+    @property
+    def testbank(self) -> BankInfo | None:
+        """The test bank a bank-grading cell graded against (path, version, rule), if any."""
+        return self.parts.testbank
+
+    @property
+    def forecast(self) -> Forecast | None:
+        """The cell's forecast (at batch prices in batch mode), beside the actual cost."""
+        return self.parts.forecast
+
+    @property
+    def n_items(self) -> int | None:
+        """Items the dataset holds for this cell."""
+        return self.parts.n_items
+
+    @property
+    def stability(self) -> Stability | None:
+        """Test–retest (``runner.samples`` above 1): κ between samples, the unstable items
+        and what the repeats cost (see :func:`mmjudge.studies.stability.stability_summary`)."""
+        return self.parts.stability
 
     # -- what readers ask ----------------------------------------------------------------
 
@@ -262,15 +309,17 @@ class RunSummary:
             tokens=TokenMeans(**known_fields(TokenMeans, data.get("tokens"))),
             latency_s=Latency(**known_fields(Latency, data.get("latency_s"))),
             config=_config_v2(copy.deepcopy(dict(data.get("config") or {}))),
-            calls=CallCounts(**known_fields(CallCounts, calls)) if calls else None,
-            ensemble=Ensemble.from_json(data) if kind != SINGLE else None,
+            parts=SummaryParts(
+                calls=CallCounts(**known_fields(CallCounts, calls)) if calls else None,
+                ensemble=Ensemble.from_json(data) if kind != SINGLE else None,
+                grading=Grading.from_json(grading) if isinstance(grading, dict) else None,
+                testbank=BankInfo.from_json(testbank) if isinstance(testbank, dict) else None,
+                forecast=Forecast(**known_fields(Forecast, forecast)) if forecast else None,
+                n_items=data.get("n_items"),
+                stability=Stability.from_json(stability) if isinstance(stability, dict) else None,
+            ),
             packages=dict(data.get("packages") or {}),
             git_commit=data.get("git_commit"),
-            grading=Grading.from_json(grading) if isinstance(grading, dict) else None,
-            testbank=BankInfo.from_json(testbank) if isinstance(testbank, dict) else None,
-            forecast=Forecast(**known_fields(Forecast, forecast)) if forecast else None,
-            n_items=data.get("n_items"),
-            stability=Stability.from_json(stability) if isinstance(stability, dict) else None,
             schema_version=SUMMARY_SCHEMA_VERSION,
         )
 
@@ -302,27 +351,6 @@ def _config_v2(config: dict[str, Any]) -> dict[str, Any]:
     return config
 
 
-@dataclass(frozen=True)
-class SummaryParts:
-    """The blocks of a summary that its rows do not give: each one None where the run has
-    none (:func:`build_summary`)."""
-
-    calls: CallCounts | None = None
-    """What the runner did (none for skipped cells and virtual runs)."""
-    ensemble: Ensemble | None = None
-    """How a virtual run combined its members."""
-    grading: Grading | None = None
-    """Local judges: their cut points."""
-    testbank: BankInfo | None = None
-    """The test bank a bank-grading cell graded against."""
-    forecast: Forecast | None = None
-    """The cell's forecast."""
-    n_items: int | None = None
-    """Items the dataset holds for the cell."""
-    stability: Stability | None = None
-    """Test–retest, from the run's repeats."""
-
-
 def build_summary(
     run_dir: Path,
     cell: CellInfo,
@@ -351,15 +379,9 @@ def build_summary(
         tokens=figures.tokens,
         latency_s=figures.latency,
         config=config,
-        calls=parts.calls,
-        ensemble=parts.ensemble,
+        parts=parts,
         packages=package_versions(),
         git_commit=git_commit(),
-        grading=parts.grading,
-        testbank=parts.testbank,
-        forecast=parts.forecast,
-        n_items=parts.n_items,
-        stability=parts.stability,
     )
 
 

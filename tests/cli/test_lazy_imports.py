@@ -52,7 +52,7 @@ def test_a_rerun_from_a_full_cache_loads_no_sdk_and_no_tokenizer(
     never needed, so never loaded. The first run, which makes calls, loads the HTTP client
     (and tiktoken, unless the dataset check's child counted every prompt first), but not the
     SDK: it loaded in the child started with the command, which sent the judge's request
-    template (mmjudge/judges/ahead.py)."""
+    template (mmjudge/speed/template_child.py)."""
     settings = [
         "model=gpt4o_mini",
         f"model.base_url={loopback.openai_base_url}",

@@ -30,13 +30,18 @@ PACKAGE = Path(__file__).resolve().parents[2] / "mmjudge"
 #: runs (the package's ``__init__`` re-exports it lazily, by name, so importing any module of
 #: the package never loads the surface); the command line comes last, a shell over ``api``.
 #: ``monitor`` runs cells (canary checks) and reads their rows; the report draws its history,
-#: so it comes before ``report``.
+#: so it comes before ``report``. ``speed`` holds the machinery that changes how fast work is
+#: done, never what is done (the fast request path, the forked children, the collector, the
+#: loop), behind one switch; it sits under the judges and the engine that use it, and what it
+#: needs from above (the report's builder, the judge's request) is handed to it. ``departures``
+#: (whether a request has left) is told by the fast path and the SDK's path alike.
 STAGES: list[tuple[str, ...]] = [
-    ("__init__", "errors", "records", "files", "keyguard", "images"),
+    ("__init__", "errors", "records", "files", "keyguard", "images", "departures"),
     ("locations",),
     ("config",),
     ("data",),
     ("prompts", "testbank", "perturb"),
+    ("speed",),
     ("judges",),
     ("store",),
     ("costs",),

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from typing import IO
 
 from mmjudge.data.schema import Example
-from mmjudge.judges.pipes import read_message, write_message
+from mmjudge.speed.pipes import read_message, write_message
 
 #: Items sent in one message.
 CHUNK = 32

@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 
 from mmjudge.data import load_dataset
-from mmjudge.engine import survey_ahead
+from mmjudge.data.schema import dataset_root
 from mmjudge.engine.examples import ExampleStream
-from mmjudge.engine.feed import PreparedFeed
-from mmjudge.judges.pipes import write_message
+from mmjudge.speed import survey_child
+from mmjudge.speed.feed import PreparedFeed
+from mmjudge.speed.pipes import write_message
 from tests.engine.test_example_stream import _catalogue
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks on Linux only")
@@ -26,8 +27,8 @@ PAGES = [f"<div><style>p{{}}</style><p>Walnut &amp; brass {i}</p></div>" for i i
 @pytest.fixture
 def forkable(monkeypatch: pytest.MonkeyPatch) -> None:
     """Any items file forks, whatever threads the test runner keeps."""
-    monkeypatch.setattr(survey_ahead, "MIN_BYTES", 1)
-    monkeypatch.setattr(survey_ahead, "_other_threads", lambda: False)
+    monkeypatch.setattr(survey_child, "MIN_BYTES", 1)
+    monkeypatch.setattr(survey_child, "_other_threads", lambda: False)
 
 
 def _expected(stream: ExampleStream) -> list[tuple[tuple[str, str], ...]]:
@@ -44,7 +45,8 @@ def _checked(stream: ExampleStream) -> tuple[int, list[PreparedFeed]]:
         fed.append(feed)
         stream.take_feed(feed)
 
-    counts = survey_ahead.survey_while(stream.survey, stream, stream.cfg, lambda: None, take)
+    items = dataset_root(stream.cfg.dataset) / stream.cfg.dataset.items
+    counts = survey_child.survey_while(stream.survey, stream, items, lambda: None, take)
     return counts.items, fed
 
 

@@ -1,5 +1,5 @@
 """A single run's report built by a child forked as the run starts
-(:mod:`mmjudge.cli.report_ahead`): the same report as one built here, its error raised here,
+(:mod:`mmjudge.speed.report_child`): the same report as one built here, its error raised here,
 and a child that is gone leaves the report to this process."""
 
 from __future__ import annotations
@@ -8,13 +8,14 @@ import os
 import re
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from mmjudge.cli.report_ahead import ReportAhead
 from mmjudge.errors import MMJudgeError
 from mmjudge.report import build_report
+from mmjudge.speed.report_child import ReportChild
 from tests.fixtures.synthetic import FakeDataset, FakeJudge, write_sweep
 
 pytestmark = [
@@ -32,8 +33,12 @@ def sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def _started() -> ReportAhead:
-    ahead = ReportAhead.start()
+def _builder() -> Callable[..., Path]:
+    return build_report
+
+
+def _started() -> ReportChild:
+    ahead = ReportChild.start(_builder)
     if ahead is None:
         pytest.skip("another thread runs in this test process, so nothing is forked")
     return ahead

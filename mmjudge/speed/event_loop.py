@@ -9,15 +9,20 @@ Windows), so the standard loop stays the fallback.
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
+
+from mmjudge.speed import fast_path_on
 
 T = TypeVar("T")
 
 
 def loop_factory() -> Callable[[], asyncio.AbstractEventLoop]:
     """What makes the cell's loop: ``uvloop.new_event_loop`` when importable, else the stdlib's."""
+    if not fast_path_on():
+        return asyncio.new_event_loop
     try:
         import uvloop
     except ImportError:
@@ -48,7 +53,7 @@ class TurnPacer:
     """
 
     def __init__(self, every_s: float = TURN_EVERY_S) -> None:
-        self.every_s = every_s
+        self.every_s = every_s if fast_path_on() else math.inf  # off: the loop turns only to wait
         self._since = time.monotonic()
 
     async def turn_if_due(self) -> None:

@@ -6,7 +6,7 @@ so it sets a :class:`Departure` around each attempt (:func:`watching`), and a tr
 can tell when a request has been written out says so: :func:`tracking` when it takes the
 call on a path that reports, :func:`request_left` once the request has been handed to the
 operating system: for aiohttp, the signal :attr:`aiohttp.TraceConfig.on_request_chunk_sent`
-(:func:`aiohttp_trace`, the session of :mod:`mmjudge.judges.wire`); for an SDK's httpx
+(:func:`aiohttp_trace`, the session of :mod:`mmjudge.speed.wire`); for an SDK's httpx
 client, its ``request`` event hook and httpcore's ``trace`` extension (:func:`httpx_hooks`).
 A call on a path that reports nothing (an SDK's first call through its own aiohttp client, a
 judge of another kind) is taken to have maybe left as soon as it started.

@@ -1,4 +1,4 @@
-"""The transports say when a request has left (:mod:`mmjudge.judges.departures`): the runner
+"""The transports say when a request has left (:mod:`mmjudge.departures`): the runner
 marks a claim as sent only then, and counts a call given up after it as possibly billed."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ import socket
 
 import pytest
 
-from mmjudge.judges.departures import Departure, watching
+from mmjudge.departures import Departure, watching
 from mmjudge.judges.http import SDKJudge
 from mmjudge.judges.openai import OpenAIJudge
 from tests.fixtures.loopback_server import Behaviour, LoopbackServer
 from tests.judges.test_providers import _keys, openai_model  # noqa: F401
-from tests.judges.test_wire import judge_for, request, sent_to
+from tests.speed.test_wire import judge_for, request, sent_to
 
 
 def departures_of(judge: SDKJudge, calls: int) -> list[tuple[Departure, bool]]:

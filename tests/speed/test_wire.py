@@ -1,5 +1,5 @@
 """Calls after a judge's first skip most of the SDK's per-call machinery
-(:mod:`mmjudge.judges.wire`): they must put the same request on the wire and give the same
+(:mod:`mmjudge.speed.wire`): they must put the same request on the wire and give the same
 answers and errors as the SDK's own path, for the OpenAI and the Anthropic SDK alike."""
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ import pytest
 
 from mmjudge.engine.policy import error_text
 from mmjudge.errors import FatalProviderError
-from mmjudge.judges import wire
 from mmjudge.judges.anthropic import AnthropicJudge
 from mmjudge.judges.base import JudgeAPI
 from mmjudge.judges.http import SDKJudge
 from mmjudge.judges.openai import OpenAIJudge
 from mmjudge.records import JudgeRequest
+from mmjudge.speed import wire
 from tests.fixtures.loopback_server import ANTHROPIC_PATH, OPENAI_PATH, Behaviour, LoopbackServer
 from tests.judges.test_providers import (  # noqa: F401
     ANTHROPIC_KEY,
@@ -253,7 +253,7 @@ def test_a_refused_connection_is_the_sdks_connection_error(provider: str) -> Non
 def test_the_environments_proxy_is_looked_up_once_per_judge(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from mmjudge.judges.wire import _env_proxy
+    from mmjudge.speed.wire import _env_proxy
 
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.internal:3128")
     monkeypatch.setenv("NO_PROXY", "localhost,127.0.0.1")

@@ -3,7 +3,7 @@ call does not wait for the SDK to load.
 
 ``import openai`` takes about a second (``import anthropic`` about two), and a judge
 cannot send its first request before the SDK has shown what that request looks like
-(:mod:`mmjudge.judges.wire`): URL, headers, body encoding. Composing the config and checking
+(:mod:`mmjudge.speed.wire`): URL, headers, body encoding. Composing the config and checking
 the dataset take about as long, but they need the config, which is only known once Hydra has
 composed it. So ``python -m mmjudge.sweep`` reads
 its command line for the model it will most likely use and, when that model's judge talks to
@@ -13,7 +13,7 @@ knows its judge (:func:`request`), the child builds the judge's SDK client from 
 settings (:class:`~mmjudge.judges.sdk_clients.ClientSpec`, which the judge builds its own
 client from) and environment, lets the SDK build a request (which it never sends) and sends
 back its template.
-The judge's calls then go out through :class:`~mmjudge.judges.wire.WireSender` from the first
+The judge's calls then go out through :class:`~mmjudge.speed.wire.WireSender` from the first
 one, and this process imports the SDK only if it needs to build one of the SDK's errors.
 
 This is a guess that is only ever used when it was right: a template is taken only by a judge
@@ -35,7 +35,9 @@ import sys
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
-from mmjudge.judges.pipes import die_with_parent, read_message, write_message
+from mmjudge.errors import ConfigError
+from mmjudge.speed import fast_path_on
+from mmjudge.speed.pipes import die_with_parent, read_message, write_message
 
 #: Providers whose judges can take a template made ahead, and the SDK each loads.
 _SDKS = {"openai": "openai", "openai_compatible": "openai", "anthropic": "anthropic"}
@@ -72,6 +74,11 @@ def start_for_argv(argv: list[str], conf_dir: Path) -> None:
     global _child
     if _child is not None or not sys.platform.startswith("linux") or not hasattr(os, "fork"):
         return
+    try:
+        if not fast_path_on():
+            return
+    except ConfigError:
+        return  # refused in one line once the run starts
     sdk = guess_sdk(argv, conf_dir)
     if sdk is None:
         return
@@ -219,7 +226,7 @@ def _serve(sdk: str, inbox_fd: int, outbox_fd: int) -> NoReturn:
         module = import_module(sdk)
         import asyncio
 
-        from mmjudge.judges import sdk_clients, wire  # noqa: F401 - loaded before the request
+        from mmjudge.speed import wire  # noqa: F401 - loaded before the request arrives
 
         with os.fdopen(inbox_fd, "rb") as inbox, os.fdopen(outbox_fd, "wb") as outbox:
             asked, environ = read_message(inbox)
@@ -238,7 +245,7 @@ async def _template_for(
 ) -> tuple[Any, ...] | None:
     """The template of the request the SDK builds for ``body`` with a client built from
     ``spec`` (in the child); None where the judge's calls stay on the SDK's path."""
-    from mmjudge.judges.wire import WireSender
+    from mmjudge.speed.wire import WireSender
 
     client, aiohttp = spec.build(module)
     if not aiohttp or not WireSender.usable(client):

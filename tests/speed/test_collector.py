@@ -1,4 +1,4 @@
-"""The garbage collector while a run's calls are in flight (:mod:`mmjudge.engine.collector`):
+"""The garbage collector while a run's calls are in flight (:mod:`mmjudge.speed.collector`):
 what exists at the start is frozen, young collections wait longer, and both are undone at the
 end, nested runs included."""
 
@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from mmjudge.engine.collector import YOUNG_THRESHOLD, quiet_collector
 from mmjudge.engine.sync import Runner
+from mmjudge.speed.collector import YOUNG_THRESHOLD, quiet_collector
 from tests.engine.test_sync import MODEL, FakeJudge, items, settings
 
 

@@ -20,6 +20,8 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable
 
+from mmjudge.speed import fast_path_on
+
 #: Net new container objects that trigger a young collection during a run (Python's default
 #: is 700).
 YOUNG_THRESHOLD = 10_000
@@ -32,7 +34,7 @@ def quiet_collector() -> Callable[[], None]:
     """Tune the collector for a run (see the module's docstring); returns what undoes it."""
     global _depth, _saved
     _depth += 1
-    if _depth == 1:
+    if _depth == 1 and fast_path_on():
         _saved = gc.get_threshold()
         gc.freeze()
         if _saved[0]:  # 0: automatic collection is off, and stays off

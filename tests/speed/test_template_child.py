@@ -1,6 +1,7 @@
-"""A judge's request template made ahead in a child process (:mod:`mmjudge.judges.ahead`):
-the first call then skips the SDK, yet puts the SDK's own request on the wire and gives the
-SDK's own answers and errors; the template is only ever used by the judge it was made for."""
+"""A judge's request template made ahead in a child process
+(:mod:`mmjudge.speed.template_child`): the first call then skips the SDK, yet puts the SDK's
+own request on the wire and gives the SDK's own answers and errors; the template is only ever
+used by the judge it was made for."""
 
 from __future__ import annotations
 
@@ -15,13 +16,13 @@ from typing import Any
 
 import pytest
 
-from mmjudge.judges import ahead
 from mmjudge.judges.http import SDKJudge
 from mmjudge.locations import CONFIG_DIR
+from mmjudge.speed import template_child
 from tests.fixtures.loopback_server import Behaviour, LoopbackServer
 from tests.helpers import REPO_ROOT
 from tests.judges.test_providers import ANTHROPIC_KEY, OPENAI_KEY, _keys  # noqa: F401
-from tests.judges.test_wire import (
+from tests.speed.test_wire import (
     BEHAVIOURS,
     PER_SEND,
     PROVIDERS,
@@ -42,16 +43,16 @@ def template_of(judge: SDKJudge) -> tuple[Any, ...] | None:
 
     asked = judge.ahead_request()
     assert asked is not None
-    return asyncio.run(ahead._template_for(import_module(asked[0]), *asked))
+    return asyncio.run(template_child._template_for(import_module(asked[0]), *asked))
 
 
 def preset_judge(
     server: LoopbackServer, provider: str, monkeypatch: pytest.MonkeyPatch
 ) -> SDKJudge:
-    """A judge whose template was made ahead, as a sweep's judge gets it."""
+    """A judge whose template was made template_child, as a sweep's judge gets it."""
     judge = judge_for(server, provider)
     parts = template_of(judge_for(server, provider))
-    monkeypatch.setattr(ahead, "take", lambda asking: parts if asking is judge else None)
+    monkeypatch.setattr(template_child, "take", lambda asking: parts if asking is judge else None)
     return judge
 
 
@@ -90,11 +91,14 @@ def test_a_client_the_wire_cannot_serve_gets_no_template(
     import dataclasses
     from importlib import import_module
 
-    from mmjudge.judges.wire import WireSender
+    from mmjudge.speed.wire import WireSender
 
     sdk, spec, path, body = judge_for(loopback, provider).ahead_request() or ()
     on_httpx = dataclasses.replace(spec, use_aiohttp=False)  # the SDK's own httpx transport
-    assert asyncio.run(ahead._template_for(import_module(sdk), sdk, on_httpx, path, body)) is None
+    assert (
+        asyncio.run(template_child._template_for(import_module(sdk), sdk, on_httpx, path, body))
+        is None
+    )
     # credentials made per request (workload identity, custom auth): never off the SDK's path
     monkeypatch.setattr(WireSender, "usable", staticmethod(lambda client: False))
     assert template_of(judge_for(loopback, provider)) is None
@@ -120,7 +124,7 @@ def test_a_client_the_wire_cannot_serve_gets_no_template(
     ],
 )
 def test_the_sdk_is_guessed_from_the_command_line(argv: list[str], sdk: str | None) -> None:
-    assert ahead.guess_sdk(argv, CONF) == sdk
+    assert template_child.guess_sdk(argv, CONF) == sdk
 
 
 @pytest.mark.parametrize(
@@ -137,17 +141,17 @@ def test_a_model_in_the_users_own_config_folder_is_found(argv: list[str], tmp_pa
     folder = tmp_path / "my_conf"
     (folder / "model").mkdir(parents=True)
     (folder / "model" / "my_claude.yaml").write_text("name: my_claude\nprovider: anthropic\n")
-    assert ahead.guess_sdk([arg.format(dir=folder) for arg in argv], CONF) == "anthropic"
-    assert ahead.guess_sdk(["model=my_claude"], CONF) is None  # not without the folder
+    assert template_child.guess_sdk([arg.format(dir=folder) for arg in argv], CONF) == "anthropic"
+    assert template_child.guess_sdk(["model=my_claude"], CONF) is None  # not without the folder
 
 
 SCRIPT = textwrap.dedent(
     """
     import asyncio, json, os, sys
     from mmjudge.locations import CONFIG_DIR
-    from mmjudge.judges import ahead
+    from mmjudge.speed import template_child
     provider, model, sdk = sys.argv[2:5]
-    ahead.start_for_argv([f"model={model}"], CONFIG_DIR)
+    template_child.start_for_argv([f"model={model}"], CONFIG_DIR)
     from mmjudge.config import ModelConfig
     from mmjudge.judges.registry import create_judge
     from mmjudge.records import JudgeRequest
@@ -160,9 +164,9 @@ SCRIPT = textwrap.dedent(
 
     async def main():
         asked = judge()
-        assert ahead.request(asked)
+        assert template_child.request(asked)
         other = judge(max_tokens=21)
-        taken_by_other = ahead.take(other) is not None
+        taken_by_other = template_child.take(other) is not None
         calls, loaded = [], []
         for item in (asked, other):
             try:
@@ -178,7 +182,7 @@ SCRIPT = textwrap.dedent(
             "fast": asked._wire is not None and asked._wire.fast_calls == 1,
             "calls": calls,
             "sdk_loaded": loaded,
-            "child_reaped": ahead._child.done,
+            "child_reaped": template_child._child.done,
         }
 
     print(json.dumps(asyncio.run(main())))
@@ -235,10 +239,10 @@ def test_a_child_nobody_asks_is_stopped() -> None:
         """
         import os
         from mmjudge.locations import CONFIG_DIR
-        from mmjudge.judges import ahead
-        ahead.start_for_argv(["model=gpt4o_mini"], CONFIG_DIR)
-        pid = ahead._child.pid
-        ahead.release()
+        from mmjudge.speed import template_child
+        template_child.start_for_argv(["model=gpt4o_mini"], CONFIG_DIR)
+        pid = template_child._child.pid
+        template_child.release()
         try:
             os.kill(pid, 0)
             print("alive")
@@ -255,14 +259,14 @@ def test_a_child_nobody_asks_is_stopped() -> None:
 def test_a_child_that_never_answers_is_given_up_on(monkeypatch: pytest.MonkeyPatch) -> None:
     silent = subprocess.Popen(["sleep", "60"])
     to_child, from_child = os.pipe(), os.pipe()
-    child = ahead._Child(
+    child = template_child._Child(
         silent.pid, "openai", os.fdopen(to_child[1], "wb"), os.fdopen(from_child[0], "rb")
     )
     child.asked_for = (("openai",), dict(os.environ))
-    monkeypatch.setattr(ahead, "_child", child)
-    monkeypatch.setattr(ahead, "WAIT_S", 0.2)
+    monkeypatch.setattr(template_child, "_child", child)
+    monkeypatch.setattr(template_child, "WAIT_S", 0.2)
     try:
-        assert ahead.receive() is False
+        assert template_child.receive() is False
         assert child.done and silent.poll() is not None  # stopped and reaped
     finally:
         silent.kill()
@@ -274,9 +278,9 @@ ERROR_SCRIPT = textwrap.dedent(
     """
     import asyncio, json, sys, threading
     from mmjudge.locations import CONFIG_DIR
-    from mmjudge.judges import ahead
+    from mmjudge.speed import template_child
     base_url, provider, model, sdk = sys.argv[1:5]
-    ahead.start_for_argv([f"model={model}"], CONFIG_DIR)
+    template_child.start_for_argv([f"model={model}"], CONFIG_DIR)
     from mmjudge.config import ModelConfig
     from mmjudge.judges.registry import create_judge
     from mmjudge.records import JudgeRequest
@@ -295,7 +299,7 @@ ERROR_SCRIPT = textwrap.dedent(
         judge = create_judge(ModelConfig(name=model, provider=provider, model_id="m-1",
                                          max_tokens=20, base_url=base_url))
         sys.meta_path.insert(0, Watch())  # after the judge's check that the SDK is installed
-        assert ahead.request(judge)
+        assert template_child.request(judge)
         ask = lambda: judge.generate(JudgeRequest(item_key="k", prompt="Grade it."))
         timeout = judge.classify_error(TimeoutError("no answer"))  # not one of the SDK's
         try:

@@ -11,8 +11,8 @@ the public transport interface of their HTTP client (``AsyncBaseTransport``):
   ours that records it and answers without sending anything (:meth:`WireSender.capture`): URL,
   every header (key, organisation, project, user agent, the SDK's own) and the exact bytes of
   the body. Calls started meanwhile (a run starts many at once) wait for it. Where a child
-  process made that template ahead (:mod:`mmjudge.judges.ahead`), the SDK is imported only to
-  build an error;
+  process made that template ahead (:mod:`mmjudge.speed.template_child`), the SDK is imported
+  only to build an error;
 - every call then sends the same URL and headers through one aiohttp session, with a body
   encoded the way the SDK encoded the recorded one (checked byte for byte: a body the encoder
   cannot reproduce keeps every call on the SDK's own path), a fresh idempotency key where the
@@ -40,7 +40,7 @@ from contextvars import ContextVar
 from importlib import import_module
 from typing import Any, NoReturn
 
-from mmjudge.judges import departures
+from mmjudge import departures
 
 #: Headers aiohttp computes for each request itself.
 _COMPUTED = frozenset({"content-length", "host", "transfer-encoding"})

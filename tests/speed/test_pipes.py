@@ -1,4 +1,4 @@
-"""Forked children (mmjudge/judges/pipes.py): the messages they exchange, and a child ending with
+"""Forked children (mmjudge/speed/pipes.py): the messages they exchange, and a child ending with
 the process that forked it."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from mmjudge.judges.pipes import read_message, write_message
+from mmjudge.speed.pipes import read_message, write_message
 from tests.helpers import REPO_ROOT
 
 
@@ -45,7 +45,7 @@ def test_a_child_ends_when_the_process_that_forked_it_is_killed() -> None:
     script = textwrap.dedent(
         """
         import os, signal, sys, time
-        from mmjudge.judges.pipes import die_with_parent
+        from mmjudge.speed.pipes import die_with_parent
         parent = os.getpid()
         pid = os.fork()
         if pid == 0:

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from mmjudge.engine.event_loop import loop_factory, run_on_fast_loop
+from mmjudge.speed.event_loop import loop_factory, run_on_fast_loop
 
 
 async def _loop_module() -> str:

@@ -1,0 +1,97 @@
+"""Whether to load the judge's SDK before the first call, and what loads it.
+
+A cell's first call waits for the judge's SDK to load (~0.6–1 s for ``openai``, ~1.7 s for
+``anthropic``). Loading it while the dataset is checked (in a forked child where that applies:
+:mod:`mmjudge.speed.survey_child`) takes that wait off the first call, but only where a call
+is certain: not for a dry run, not where the SDK is loaded already, and not where the response
+cache may answer every item (a rerun from the cache never loads the SDK). Where the template
+child (:mod:`mmjudge.speed.template_child`) can make the judge's request template, the warm-up
+asks it for one and only loads the HTTP client the calls go out with.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable
+from importlib import import_module
+from pathlib import Path
+
+from mmjudge.config import SweepConfig
+from mmjudge.data.schema import dataset_root
+from mmjudge.engine.response_cache import ResponseCache
+from mmjudge.judges.base import JudgeAPI
+from mmjudge.speed import template_child
+
+
+def sdk_warmer(
+    judge_cls: type[JudgeAPI], cfg: SweepConfig, cache_path: Path
+) -> Callable[[], None] | None:
+    """What imports the judge's SDK ahead of its first call, or None when nothing would:
+    the judge has no SDK, it is imported already, the run is a dry run, or the response cache
+    may hold an answer for every item."""
+    module = getattr(judge_cls, "sdk", None)
+    if not isinstance(module, str) or module in sys.modules or cfg.runner.dry_run:
+        template_child.release()
+        return None
+    if cfg.runner.cache and judge_cls.cacheable and _cache_may_answer_all(cfg, cache_path):
+        template_child.release()
+        return None
+    try:  # a judge made only to ask for its template (a bad setting or key is reported later)
+        from_child = template_child.request(judge_cls(cfg.model))
+    except Exception:
+        from_child = False
+        template_child.release()
+
+    def warm() -> None:
+        if from_child:
+            with contextlib.suppress(Exception):
+                import_module("aiohttp")  # what the calls go out with, while the child works
+            if template_child.receive():
+                return  # the judge's calls need no SDK here (mmjudge/speed/template_child.py)
+        # A missing or broken SDK is reported by the judge's first call, as without this.
+        with contextlib.suppress(Exception):
+            import_module(module)
+
+    return warm
+
+
+#: A response cache holding answers for at least this share of a cell's items may answer them
+#: all: items that repeat another's prompt share its answer (a catalogue lists a product under
+#: several ids), and a table's header is a line without an item. Were a few items left to call,
+#: the first of them loads the SDK, as any call does where it was not loaded ahead.
+NEARLY_ALL = 0.9
+
+
+def _cache_may_answer_all(cfg: SweepConfig, cache_path: Path) -> bool:
+    """True unless the cache holds answers for fewer than :data:`NEARLY_ALL` of the cell's
+    items (the items file's lines, or ``dataset.limit`` when that is fewer)."""
+    if not cache_path.exists():
+        return False
+    try:
+        cache = ResponseCache(cache_path)
+        try:
+            answers = len(cache)
+        finally:
+            cache.close()
+    except Exception:  # an unreadable cache is the runner's to report
+        return True
+    if cfg.dataset.limit is not None and answers >= cfg.dataset.limit:
+        return True
+    lines = int(answers / NEARLY_ALL)
+    return _lines_exceed(dataset_root(cfg.dataset) / cfg.dataset.items, lines) is False
+
+
+def _lines_exceed(path: Path, limit: int) -> bool | None:
+    """Whether ``path`` has more than ``limit`` lines (reading no further than needed);
+    None when it cannot be read."""
+    lines = 0
+    try:
+        with path.open("rb") as handle:
+            while chunk := handle.read(1 << 20):
+                lines += chunk.count(b"\n")
+                if lines > limit:
+                    return True
+    except OSError:
+        return None
+    return False

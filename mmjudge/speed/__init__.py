@@ -1,0 +1,53 @@
+"""The speed machinery, and the one switch that turns all of it off.
+
+A judgment's wall time is the provider's latency; the harness's share is its CPU per call and
+its fixed cost before the first call and after the last. mmjudge keeps that share small with
+a few pieces that each change *how* work is done, never *what* is done:
+
+- the fast request path (:mod:`mmjudge.speed.wire`): a request the SDK built once is sent again
+  with each new body through one aiohttp session, errors handed back to the SDK to raise;
+- the SDK's request template made by a child forked with the command
+  (:mod:`mmjudge.speed.template_child`), so the first call does not wait for the SDK to load;
+- a catalogue checked and its items prepared in a forked child while the SDK loads
+  (:mod:`mmjudge.speed.survey_child`);
+- the garbage collector frozen and its young threshold raised during the calls
+  (:mod:`mmjudge.speed.collector`);
+- the event loop: uvloop where installed, turned every 2 ms while items are taken without
+  waiting (:mod:`mmjudge.speed.event_loop`).
+
+Each piece's gain is measured end to end by ``benchmarks/ablate.py`` (figures in
+``docs/figures.md``); a piece that saves less than its bar is removed rather than kept.
+
+With ``MMJUDGE_FAST_PATH=0`` in the environment, none of them runs: every call goes through the
+SDK's own client, nothing is forked, the collector and the loop are Python's defaults. That is
+the reference the pieces are tested against (the same rows, labels and costs either way), and
+the first thing to try when a run behaves unexpectedly.
+"""
+
+from __future__ import annotations
+
+import os
+
+from mmjudge.errors import ConfigError
+
+#: The environment variable that switches the speed machinery off (``0``) or on (``1``).
+SWITCH = "MMJUDGE_FAST_PATH"
+
+_ON = ("", "1", "on", "true", "yes")
+_OFF = ("0", "off", "false", "no")
+
+
+def fast_path_on() -> bool:
+    """Whether the speed machinery runs: yes unless :data:`SWITCH` says ``0``.
+
+    Read each time it is asked (a cheap lookup), so a test or a library caller can switch it
+    for one run. A value that is neither on nor off is refused in one line."""
+    value = os.environ.get(SWITCH, "").strip().lower()
+    if value in _ON:
+        return True
+    if value in _OFF:
+        return False
+    raise ConfigError(
+        f"{SWITCH}={os.environ[SWITCH]!r} is neither on nor off; use {SWITCH}=1 (the default: "
+        f"the speed machinery runs) or {SWITCH}=0 (every call through the SDK's own path)"
+    )
