@@ -29,6 +29,7 @@ from mmjudge.errors import (
 from mmjudge.judges.base import JudgeAPI
 from mmjudge.judges.registry import endpoint_override, judge_class
 from mmjudge.keyguard import check_config, redact_text, resolved_config
+from mmjudge.speed import fast_path_on
 from mmjudge.store import (
     CellInfo,
     RunSummary,
@@ -112,6 +113,7 @@ def check_cell(
         if problem:
             raise ConfigError(problem)
     endpoint_override(cfg.model)  # a base URL that cannot work is refused before anything runs
+    fast_path_on()  # so is a speed switch that says neither on nor off
     run_dir.mkdir(parents=True, exist_ok=True)
     judge_cls = judge_class(cfg.model)
     return CheckedCell(cfg, raw_cfg, run_dir, judge_cls, skip_reason(cfg, judge_cls))

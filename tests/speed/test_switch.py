@@ -128,3 +128,14 @@ def test_a_cell_judged_on_either_path_gives_the_same_rows_labels_and_costs(
     assert fast.metrics == sdk.metrics
     assert fast.cost == sdk.cost and fast.cost.spent_usd > 0
     assert fast.tokens == sdk.tokens
+
+
+def test_a_cell_refuses_a_switch_neither_on_nor_off_before_anything_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    isolated = [f"{key}={value}" for key, value in isolated_overrides(tmp_path).items()]
+    cfg = compose_config(["model=lexical", "dataset.limit=3", "runner.progress=false", *isolated])
+    monkeypatch.setenv(SWITCH, "2")
+    with pytest.raises(ConfigError, match=f"{SWITCH}='2' is neither on nor off"):
+        run_cell(cfg, tmp_path / "run")
+    assert not (tmp_path / "run" / "judgments.jsonl").exists()
