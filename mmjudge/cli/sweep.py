@@ -66,7 +66,9 @@ def _app(cfg: DictConfig) -> None:
     with removed_unless_judged(run_dir), keeping_warnings(run_dir), _closing(ahead):
         try:
             keep_run_config(cfg, run_dir)
-            summary = run_cell(cfg, run_dir, secrets_checked=True)
+            summary = run_cell(
+                cfg, run_dir, secrets_checked=True, resume_setting=_folder_setting(run_dir)
+            )
             prompt_named = prompt_chosen(hydra_cfg.overrides.task)
             if not isinstance(summary, RunSummary):
                 say(cell_line(summary, prompt_named=prompt_named), run_dir, stream=sys.stdout)
@@ -101,6 +103,15 @@ def _app(cfg: DictConfig) -> None:
                 raise
             say(f"mmjudge: {config_error_line(error)}", run_dir, level=logging.ERROR)
             sys.exit(EXIT_CONFIG)
+
+
+def _folder_setting(run_dir: Path) -> str:
+    """The setting that has the same command find this run's folder again: the sweep's, in a
+    multirun."""
+    hydra_cfg = HydraConfig.get()
+    if hydra_cfg.mode == RunMode.MULTIRUN:
+        return f"hydra.sweep.dir={hydra_cfg.sweep.dir}"
+    return f"hydra.run.dir={run_dir}"
 
 
 def _report_builder() -> Callable[..., Path]:

@@ -77,13 +77,20 @@ def skip_reason(cfg: SweepConfig, judge: type[JudgeAPI]) -> str | None:
 
 
 def run_cell(
-    raw_cfg: DictConfig | SweepConfig, run_dir: Path, *, secrets_checked: bool = False
+    raw_cfg: DictConfig | SweepConfig,
+    run_dir: Path,
+    *,
+    secrets_checked: bool = False,
+    resume_setting: str | None = None,
 ) -> RunSummary | CellForecast:
     """Run one cell and write ``judgments.jsonl`` and ``summary.json`` into ``run_dir``.
 
     The config is checked for secrets first, unless the caller has just done that
-    (``secrets_checked``: the sweep's :func:`~mmjudge.keyguard.keep_run_config`)."""
+    (``secrets_checked``: the sweep's :func:`~mmjudge.keyguard.keep_run_config`). A command
+    gives ``resume_setting``, its setting that finds ``run_dir`` again (``hydra.run.dir=…``),
+    for the line a stop signal prints."""
     checked = check_cell(raw_cfg, run_dir, secrets_checked=secrets_checked)
+    checked = dataclasses.replace(checked, resume_setting=resume_setting)
     # one process at a time in a run folder, whatever response cache each uses
     with run_folder_lock(run_dir), contextlib.closing(ExampleStream(checked.cfg)) as examples:
         prepared = prepare_cell(checked, examples)

@@ -244,6 +244,7 @@ def _stop_handler(runner: Runner | BatchRunner, context: CellContext) -> Callabl
             grace_s=cfg.runner.grace_s,
             in_flight=runner.in_flight,
             run_dir=context.run_dir,
+            resume_setting=context.resume_setting,
         )
         say(f"\nmmjudge: {line}", context.run_dir)
 

@@ -58,6 +58,7 @@ def prepare_cell(checked: CheckedCell, examples: ExampleStream) -> PreparedCell 
         cfg=cfg,
         run_id=run_dir.name,
         run_dir=run_dir,
+        resume_setting=checked.resume_setting,
         judge=judge,
         price=price,
         image_settings=cfg.images,

@@ -30,6 +30,8 @@ class CheckedCell:
     """The judge's class (no judge is made before it is needed)."""
     skipped: str | None
     """Why the cell cannot run, known from the config alone."""
+    resume_setting: str | None = None
+    """The command's setting that finds the run folder again, said when a stop signal comes."""
 
 
 @dataclass(frozen=True)

@@ -10,11 +10,19 @@ from mmjudge.engine.interrupt import signal_name
 
 
 def stop_line(
-    number: int, *, batch: bool, grace_s: float, in_flight: int, run_dir: Path | None
+    number: int,
+    *,
+    batch: bool,
+    grace_s: float,
+    in_flight: int,
+    run_dir: Path | None,
+    resume_setting: str | None = None,
 ) -> str:
     """What was received, what happens now and how to stop at once; for SIGTERM (or another
     signal than Ctrl-C's) also how to resume, since whoever sent it (a job scheduler, ``kill``)
-    may end the process before it prints its closing lines."""
+    may end the process before it prints its closing lines. ``resume_setting`` is the setting
+    that finds the run's folder again (the command's ``hydra.run.dir=…`` or
+    ``hydra.sweep.dir=…``); without one, the folder itself is named."""
     if number == signal.SIGINT:
         received, again = "Ctrl-C (SIGINT)", "press Ctrl-C again"
     else:
@@ -30,19 +38,8 @@ def stop_line(
     line = f"{received}: {what}"
     if number == signal.SIGINT or run_dir is None:
         return line
-    return f"{line}. To resume, run the same command again {resume_hint(run_dir)}"
-
-
-def resume_hint(run_dir: Path) -> str:
-    """How the same command finds this run's folder again (the sweep's, in a multirun)."""
-    from hydra.core.hydra_config import HydraConfig
-    from hydra.types import RunMode
-
-    if not HydraConfig.initialized():
-        return f"on the same run folder ({run_dir}); finished rows are kept"
-    hydra_cfg = HydraConfig.get()
-    if hydra_cfg.mode == RunMode.MULTIRUN:
-        setting = f"hydra.sweep.dir={hydra_cfg.sweep.dir}"
+    if resume_setting is None:
+        where = f"on the same run folder ({run_dir})"
     else:
-        setting = f"hydra.run.dir={run_dir}"
-    return f"adding {shlex.quote(setting)}; finished rows are kept"
+        where = f"adding {shlex.quote(resume_setting)}"
+    return f"{line}. To resume, run the same command again {where}; finished rows are kept"

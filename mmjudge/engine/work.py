@@ -53,6 +53,9 @@ class CellContext:
     """Output tokens per call for the forecast, and their basis."""
     run_dir: Path | None = None
     """The run folder, whose ``sweep.log`` keeps the cell's console lines (None: no log)."""
+    resume_setting: str | None = None
+    """The command's setting that finds the run folder again (see
+    :func:`mmjudge.engine.stop_line.stop_line`), or None."""
 
 
 @dataclass

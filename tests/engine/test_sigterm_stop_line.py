@@ -42,6 +42,19 @@ def test_a_batch_run_stopped_by_sigterm_says_how_to_resume(tmp_path: Path) -> No
     assert "To resume, run the same command again" in line
 
 
+def test_the_command_names_the_setting_that_finds_the_folder_again(tmp_path: Path) -> None:
+    folder = tmp_path / "a run"
+    line = stop_line(
+        signal.SIGTERM,
+        batch=False,
+        grace_s=5,
+        in_flight=1,
+        run_dir=folder,
+        resume_setting=f"hydra.run.dir={folder}",
+    )
+    assert line.endswith(f"adding 'hydra.run.dir={folder}'; finished rows are kept")
+
+
 @pytest.mark.slow
 def test_a_sweep_sent_sigterm_prints_the_signal_and_the_folder_to_resume(
     tmp_path: Path, loopback: LoopbackServer
