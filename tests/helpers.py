@@ -24,9 +24,12 @@ import sys
 from collections.abc import Mapping
 from contextvars import ContextVar
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hydra import compose, initialize_config_dir
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import OverrideType
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
 import mmjudge.sweep  # noqa: F401  (registers the schema and the path resolver)
@@ -62,8 +65,64 @@ def shared_data(name: str) -> Path:
 
 
 def compose_config(overrides: list[str] | None = None) -> DictConfig:
+    """The config Hydra's ``compose`` makes of ``overrides``.
+
+    Composing takes a tenth of a second, most of it reading the same YAML files again, and the
+    tests compose hundreds of configs that differ only in values (a dataset's path, a limit).
+    So the config groups chosen are composed once per process, and the value overrides are
+    applied to a copy the way Hydra applies them after composing (``OmegaConf.update`` with
+    ``merge=True``); any other override, and any error, goes to Hydra's own ``compose``, so an
+    error is Hydra's own. ``tests/config/test_compose_helper.py`` holds both ways to the same
+    config."""
+    overrides = list(overrides or [])
+    split = _split_values(overrides)
+    if split is None:
+        return hydra_compose(overrides)
+    groups, values = split
+    try:
+        cfg = copy.deepcopy(_composed_groups(tuple(groups)))
+        for key, value in values:
+            OmegaConf.update(cfg, key, value, merge=True)
+    except Exception:
+        return hydra_compose(overrides)
+    return cfg
+
+
+def hydra_compose(overrides: list[str]) -> DictConfig:
+    """The config composed by Hydra's ``compose`` itself, without its ``hydra`` node."""
     with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
-        return compose(config_name="config", overrides=overrides or [], return_hydra_config=False)
+        return compose(config_name="config", overrides=overrides, return_hydra_config=False)
+
+
+@functools.cache
+def _composed_groups(groups: tuple[str, ...]) -> DictConfig:
+    return hydra_compose(list(groups))
+
+
+def _split_values(overrides: list[str]) -> tuple[list[str], list[tuple[str, Any]]] | None:
+    """``overrides`` as the ones that choose config groups (or anything else Hydra does while
+    composing) and the plain value changes (``a.b=value``) it applies after; None when one
+    cannot be parsed here."""
+    try:
+        parsed = OverridesParser.create().parse_overrides(overrides=overrides)
+    except Exception:
+        return None
+    groups: list[str] = []
+    values: list[tuple[str, Any]] = []
+    for line, override in zip(overrides, parsed, strict=True):
+        key = override.key_or_group
+        plain = (
+            override.type == OverrideType.CHANGE
+            and override.package is None
+            and not override.is_sweep_override()
+            and "." in key
+            and not key.startswith("hydra")
+        )
+        if plain:
+            values.append((key, override.value()))
+        else:
+            groups.append(line)
+    return groups, values
 
 
 #: The config groups whose every shipped option the config tests compose.

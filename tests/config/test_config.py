@@ -20,14 +20,6 @@ def options(group: str) -> list[str]:
     return [option for g, option in shipped_options() if g == group]
 
 
-@pytest.mark.parametrize(("group", "option"), shipped_options())
-def test_every_config_option_composes_and_validates(group: str, option: str) -> None:
-    cfg = compose_option(group, option)
-    typed = OmegaConf.to_object(cfg)
-    assert isinstance(typed, SweepConfig)
-    assert getattr(typed, group) is not None
-
-
 def test_default_config_is_the_offline_demo() -> None:
     typed = OmegaConf.to_object(compose_config())
     assert isinstance(typed, SweepConfig)

@@ -11,6 +11,7 @@ the dependency it was).
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -76,6 +77,12 @@ LONG_FILES: dict[str, str] = {
 LONG_FUNCTIONS: dict[str, str] = {}
 
 
+@functools.cache
+def syntax_tree(path: Path) -> ast.Module:
+    """``path`` parsed, once per test process (every rule walks every module)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
 def module_name(path: Path) -> str:
     parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
     if parts[-1] == "__init__":
@@ -103,7 +110,7 @@ def stage(module: str) -> int:
 def imported(path: Path, known: dict[str, Path]) -> Iterator[tuple[str, int]]:
     """The package modules ``path`` imports (``from mmjudge import x`` names module x when
     there is one), with the line of each import."""
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(syntax_tree(path)):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             if node.module.split(".")[0] != "mmjudge":
                 continue
@@ -179,7 +186,7 @@ def borrowed_private_names(path: Path, known: dict[str, Path]) -> Iterator[tuple
     """``module._name`` for each private name ``path`` takes from another module of the
     package: imported by name (``from mmjudge.x import _y``) or read off an imported module
     (``x._y``)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = syntax_tree(path)
     modules_by_alias: dict[str, str] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -238,7 +245,7 @@ def own_names(known: dict[str, Path]) -> set[str]:
     variables, attributes assigned on ``self`` or ``cls``, and dataclass fields."""
     names: set[str] = set()
     for path in known.values():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(syntax_tree(path)):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 names.add(node.name)
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
@@ -254,7 +261,7 @@ def foreign_private_uses(path: Path, own: set[str]) -> Iterator[tuple[str, int]]
     """Underscore names of other packages that ``path`` imports, reads, looks up by name
     (``getattr``, ``hasattr``) or patches, and the classes and modules of other packages it
     sets attributes on (``setattr(Hydra, ...)``, ``Hydra.get_mode = ...``)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = syntax_tree(path)
     foreign: set[str] = set()  # names bound by importing another package (not the stdlib's)
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
@@ -387,7 +394,7 @@ def too_long(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 def test_every_long_function_is_named_with_its_reason() -> None:
     long = set()
     for name, path in modules().items():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(syntax_tree(path)):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and too_long(node):
                 long.add(f"{name}:{node.name}")
     unnamed = sorted(long - LONG_FUNCTIONS.keys())
