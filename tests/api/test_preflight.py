@@ -16,6 +16,7 @@ def where(root: Path) -> list[str]:
     return [f"{key}={value}" for key, value in isolated_overrides(root).items()]
 
 
+@pytest.mark.slow  # over half a second
 def test_a_missing_key_stops_the_library_sweep_before_any_cell(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -487,6 +487,7 @@ def test_system_runs_problems_are_one_line_errors(tiny_runs, tmp_path: Path, cap
 # --------------------------------------------------------------------------- slices
 
 
+@pytest.mark.slow  # over a second
 def test_slices_partition_the_pairs_and_score_each_as_by_hand(llmjudge, tmp_path, capsys) -> None:
     human, runs = llmjudge
     run = runs[0]

@@ -75,6 +75,7 @@ def test_a_dry_run_line_names_the_prompt_too() -> None:
     assert line.startswith("demo_fashion × lexical × text × nuggets: forecast")
 
 
+@pytest.mark.slow  # over half a second
 def test_the_report_header_says_what_it_counted(prompt_sweep: Path, tmp_path: Path) -> None:
     build_default_ensembles(prompt_sweep)
     page = (build_report(prompt_sweep, tmp_path / "reports", n_boot=50) / "index.html").read_text()

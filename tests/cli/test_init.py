@@ -92,6 +92,7 @@ def test_a_new_folder_runs_the_demo_and_the_starter_configs(tmp_path: Path) -> N
     assert not (Path.cwd() / "mmjudge-conf").exists()
 
 
+@pytest.mark.slow  # over half a second
 def test_init_writes_a_csv_example_that_loads_as_the_jsonl_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

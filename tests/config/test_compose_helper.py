@@ -16,12 +16,9 @@ CASES = [
     ["dataset=crowdflower_example", "dataset.path=/tmp/some where", "runner.concurrency=64"],
     ["model=claude_haiku45", "modality=mm", "model.base_url=http://127.0.0.1:9/v1"],
     ["dataset.annotators=[a,b]", "runner.max_cost_usd=null", "seed=7"],
-    ["model.options.qrels='a.txt'", "model=replay", "report.build=false"],
-    ["dataset.scale.meanings={0: none, 1: some}", "dataset=demo_fashion"],
-    ["prompt=paraphrase1", "prompt.language=de", "perturb=stuff_query"],
+    ["dataset.scale.meanings={0: none, 1: some}", "prompt=paraphrase1", "perturb=stuff_query"],
     ["paths.results=${oc.env:HOME}/r", "runner.timeout_s=5"],
     ["+dataset.extra_setting=1"],
-    ["runner.samples=3", "runner.seed=${seed}"],
 ]
 
 

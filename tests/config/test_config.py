@@ -92,6 +92,7 @@ def test_config_values_holding_keys_are_refused() -> None:
     assert check_config(OmegaConf.to_container(compose_config())) is None
 
 
+@pytest.mark.slow  # over a second
 def test_the_reference_study_is_one_experiment_file() -> None:
     """``+experiment=reference_study``: the study's five models × three modalities at its
     prices, as the sweeper's grid."""

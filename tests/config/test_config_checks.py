@@ -22,6 +22,7 @@ from tests.helpers import compose_config, compose_option, shipped_options
 CONF = CONFIG_DIR
 
 
+@pytest.mark.slow  # every shipped option composed: about 6 s in all
 @pytest.mark.parametrize(("group", "option"), shipped_options())
 def test_every_shipped_option_passes_validation(group: str, option: str) -> None:
     typed = OmegaConf.to_object(compose_option(group, option))

@@ -139,6 +139,7 @@ def test_flickr8k_text_cells_are_skipped(tmp_path: Path) -> None:
         assert "modality 'image' judges the image alone" in reason
 
 
+@pytest.mark.slow  # over half a second
 def test_the_report_lists_cells_skipped_for_their_dataset(tmp_path: Path) -> None:
     with_text = tiny_dataset(tmp_path / "shirts", TEXT_ONLY)
     photos = tiny_dataset(tmp_path / "photos", IMAGES_ONLY)

@@ -256,6 +256,7 @@ def test_sample_keeps_only_n_query_ids_and_matches_a_full_sort() -> None:
 # --- the text cap ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # over half a second
 def test_a_default_cap_cuts_a_runaway_field_and_flags_it(tmp_path: Path) -> None:
     assert DatasetConfig(name="t", path=".").max_text_tokens == DEFAULT_MAX_TEXT_TOKENS == 2000
     huge = "word " * 1_000_000

@@ -322,6 +322,7 @@ def test_text_only_model_refuses_images(loopback: LoopbackServer) -> None:
 # -- Anthropic -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # over a second
 def test_anthropic_request_shape(loopback: LoopbackServer) -> None:
     response = call(new_anthropic(loopback), make_request(make_image()))
 

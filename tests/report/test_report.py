@@ -364,7 +364,7 @@ def test_provenance_lists_config_prices_and_versions(html: str) -> None:
 
 
 def test_disagreement_browser_caps_and_counts(tmp_path: Path, sweep: Path) -> None:
-    out = build_report(sweep, tmp_path, "capped", max_disagreements=3)
+    out = build_report(sweep, tmp_path, "capped", max_disagreements=3, n_boot=20)
     page = (out / "index.html").read_text(encoding="utf-8")
     payload = browser_payload(page)
     per_cell: dict[tuple[str, str], int] = {}
@@ -398,7 +398,7 @@ def test_browser_survives_a_missing_dataset(tmp_path: Path) -> None:
     dataset = FakeDataset("gone", n_queries=5, images=2)
     sweep = write_sweep(tmp_path / "sweeps" / "gone", [dataset], [FakeJudge("free", accuracy=0.3)])
     shutil.rmtree(sweep.datasets["gone"])
-    page = (build_report(sweep.root, tmp_path / "reports") / "index.html").read_text()
+    page = (build_report(sweep.root, tmp_path / "reports", n_boot=20) / "index.html").read_text()
     assert "the dataset could not be read" in page
     assert "(text unavailable)" in page and "data:image/jpeg" not in page
 
@@ -423,7 +423,7 @@ def test_rebuild_imports_no_provider(sweep: Path, tmp_path: Path) -> None:
 def test_single_run_report_has_no_average_panel(tmp_path: Path) -> None:
     dataset = FakeDataset("one", n_queries=6, images=0)
     sweep = write_sweep(tmp_path / "sweeps" / "one", [dataset], [FakeJudge("free")])
-    out = build_report(sweep.runs[0], tmp_path / "reports")
+    out = build_report(sweep.runs[0], tmp_path / "reports", n_boot=20)
     page = (out / "index.html").read_text()
     assert "With a single dataset there is no panel averaged over datasets" in page
     assert not (out / "image_vs_text.png").exists()

@@ -55,6 +55,7 @@ def fmt(value: float) -> str:
     return f"{value:.3f}".replace("-", "−")
 
 
+@pytest.mark.slow  # over half a second
 def test_report_and_agree_agree_on_every_shared_number(tmp_path: Path, capsys) -> None:
     sweep = write_sweep(tmp_path / "sweeps" / "s", [DATASET], JUDGES)
     page = (build_report(sweep.root, tmp_path / "reports") / "index.html").read_text()

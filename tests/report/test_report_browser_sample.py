@@ -51,23 +51,31 @@ def sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_sample_does_not_depend_on_the_order_of_rows(sweep: Path, tmp_path: Path) -> None:
     # Each build from shuffled rows gives the first build's payload, so building again from
     # the same rows does too.
-    first = _payload(build_report(sweep, tmp_path / "reports", "first", max_disagreements=5))
+    first = _payload(
+        build_report(sweep, tmp_path / "reports", "first", max_disagreements=5, n_boot=20)
+    )
     shuffled = tmp_path / "sweeps" / "shuffled"
     shutil.copytree(sweep, shuffled)
     for seed in (1, 2):
         _shuffle_rows(shuffled, seed)
         name = f"shuffled{seed}"
-        payload = _payload(build_report(shuffled, tmp_path / "reports", name, max_disagreements=5))
+        payload = _payload(
+            build_report(shuffled, tmp_path / "reports", name, max_disagreements=5, n_boot=20)
+        )
         assert payload == first
     assert len(first["rows"]) == 10  # 5 per judge: a sample, not every disagreement
 
 
 def test_the_sample_is_drawn_from_the_runs_seed(sweep: Path, tmp_path: Path) -> None:
-    base = _payload(build_report(sweep, tmp_path / "reports", "seed0", max_disagreements=5))
+    base = _payload(
+        build_report(sweep, tmp_path / "reports", "seed0", max_disagreements=5, n_boot=20)
+    )
     other = tmp_path / "sweeps" / "seed7"
     shutil.copytree(sweep, other)
     _set_seed(other, 7)
-    moved = _payload(build_report(other, tmp_path / "reports", "seed7", max_disagreements=5))
+    moved = _payload(
+        build_report(other, tmp_path / "reports", "seed7", max_disagreements=5, n_boot=20)
+    )
     assert {tuple(i[:3]) for i in moved["items"]} != {tuple(i[:3]) for i in base["items"]}
 
 

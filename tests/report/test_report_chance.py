@@ -109,6 +109,7 @@ def _legend_texts(fig: object) -> list[str]:
     return [t.get_text() for legend in fig.legends for t in legend.get_texts()]  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow  # over a second
 def test_kappa_figures_draw_chance_beside_the_human_ceiling(chance: Analysis) -> None:
     (stats,) = chance.datasets
     assert stats.ceiling is not None
@@ -171,6 +172,7 @@ def test_the_judges_csv_marks_no_judge_best_or_recommended_at_chance(
     assert (row["above_chance"], row["best"], row["recommended"]) == ("False", "False", "False")
 
 
+@pytest.mark.slow  # over half a second
 def test_every_other_kappa_table_sets_chance_and_humans_beside_it(tmp_path: Path) -> None:
     from mmjudge.ensembles.defaults import build_default_ensembles
 

@@ -62,6 +62,7 @@ def test_trec_sweep_report_has_spend_and_system_rankings(tmp_path: Path) -> None
     assert "nDCG@10" in html and "Kendall τ" in html
 
 
+@pytest.mark.slow  # over half a second
 def test_report_lists_cascades_with_their_escalation_rate(tmp_path: Path) -> None:
     from mmjudge.ensembles.cascades import build_cascade
     from mmjudge.report import build_report

@@ -61,6 +61,7 @@ def test_cells_come_from_both_sweeps_and_the_newer_run_wins(sweeps: tuple[Path, 
     assert {c.judge.model: c.sweep for c in again.datasets[0].cells}["cheap"] == "november"
 
 
+@pytest.mark.slow  # over half a second
 def test_the_page_says_where_each_point_came_from(
     sweeps: tuple[Path, Path], tmp_path: Path
 ) -> None:
@@ -81,6 +82,7 @@ def test_the_page_says_where_each_point_came_from(
         }
 
 
+@pytest.mark.slow  # over half a second
 def test_the_command_takes_several_folders(sweeps: tuple[Path, Path], tmp_path: Path) -> None:
     october, november = sweeps
     code = main([str(october), str(november), "--out", str(tmp_path / "r"), "--n-boot", "50"])

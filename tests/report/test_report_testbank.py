@@ -48,6 +48,7 @@ def _trec_report_section(tmp_path: Path, runs: list[Path], anchor: str) -> tuple
     return out, page[start : page.index("</table>", start)]
 
 
+@pytest.mark.slow  # over a second
 def test_report_compares_bank_designs_with_direct_grading(tmp_path: Path) -> None:
     sweep = _cells(tmp_path, ["default", "nuggets", "questions"])
     out = build_report(sweep, tmp_path / "reports", n_boot=100)

@@ -25,6 +25,7 @@ def _collector_as_found() -> Iterator[None]:
         gc.enable()
 
 
+@pytest.mark.slow  # over half a second
 def test_a_run_freezes_what_exists_and_collects_young_objects_less_often() -> None:
     before = gc.get_threshold()
     seen: list[tuple[int, tuple[int, int, int]]] = []

@@ -104,6 +104,7 @@ def test_a_pass_stopped_early_leaves_no_half_written_entry(tmp_path: Path, forka
     assert _reaped(feed.pid)
 
 
+@pytest.mark.slow  # over half a second
 def test_a_cell_that_ends_before_its_calls_stops_the_child(tmp_path: Path, forkable: None) -> None:
     stream = _catalogue(tmp_path / "data", PAGES * 40)
     _items, (feed,) = _checked(stream)

@@ -123,6 +123,7 @@ def test_cli_errors_exit_2(tmp_path: Path, capsys) -> None:
     assert "--n-boot" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # over half a second
 def test_frontier_and_report_give_the_same_numbers_for_a_comparison(tmp_path: Path, capsys) -> None:
     """One function computes a comparison: the report's "best against the others" and the
     frontier's candidates agree to the last digit, items and queries included."""

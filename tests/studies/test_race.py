@@ -168,6 +168,7 @@ def synthetic_race(seed: int, rule: RaceConfig) -> tuple[race.RaceOutcome, np.nd
     return out, kappas, n
 
 
+@pytest.mark.slow  # over a second
 def test_simulated_races_keep_the_guarantee_and_drop_a_random_judge_early() -> None:
     rule = RaceConfig(alpha=0.1, delta=0.02, round_items=100)
     trials, misses, random_prefixes, spent = 60, 0, [], []
@@ -182,6 +183,7 @@ def test_simulated_races_keep_the_guarantee_and_drop_a_random_judge_early() -> N
     assert np.mean(spent) < 1.0
 
 
+@pytest.mark.slow  # over a second
 def test_a_stopped_cell_resumes_when_the_candidate_changes() -> None:
     """Rounds record who stops and resumes; the active set always holds the candidate."""
     rule = RaceConfig(alpha=0.2, delta=0.0, round_items=50)

@@ -57,6 +57,7 @@ def test_lexical_nuggets_cell_keeps_entry_grades_and_the_bank_version(tmp_path: 
     assert by_text == {"t-shirt": 5, "red": 0, "striped": 5} and p052["label"] == 1
 
 
+@pytest.mark.slow  # over half a second
 def test_image_nuggets_through_the_loopback_and_regrading_calls_only_what_changed(
     tmp_path: Path, loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -162,6 +163,7 @@ def _command(capsys, *args: object) -> tuple[int, str, str]:
     return code, out, err
 
 
+@pytest.mark.slow  # over half a second
 def test_generate_with_a_model_is_cached_priced_and_forecast(
     tmp_path: Path, loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
@@ -208,6 +210,7 @@ def test_generate_with_the_lexical_judge_and_refusals(tmp_path: Path, capsys) ->
     assert code == 2 and "usage:" in err
 
 
+@pytest.mark.slow  # over half a second
 def test_import_checks_queries_and_reports_the_version_it_replaces(tmp_path: Path, capsys) -> None:
     out = tmp_path / "bank.jsonl"
     code, _, err = _command(capsys, "import", DEMO_NUGGETS, f"out={out}")
@@ -230,6 +233,7 @@ def test_import_checks_queries_and_reports_the_version_it_replaces(tmp_path: Pat
     assert code == 0 and text.splitlines()[1] == "q01: red (visual); striped (visual)"
 
 
+@pytest.mark.slow  # over a second
 def test_one_call_per_entry_gives_the_same_rows_and_pays_once_for_a_failed_call(
     tmp_path: Path, loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
