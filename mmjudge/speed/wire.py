@@ -129,8 +129,8 @@ class WireSender:
     """Posts JSON bodies to one path of one SDK client; see the module's docstring.
 
     ``sdk`` names the SDK's module (``openai``): its error types are taken from it, imported
-    when first needed. ``client`` gives the SDK's client (built when first asked for: a sender
-    with a template made ahead may never need it). ``connections`` caps the session's
+    when first needed. ``client`` gives the SDK's client (built when first asked for).
+    ``connections`` caps the session's
     connection pool (None: no cap, the runner bounds the calls in flight).
     """
 
@@ -287,10 +287,10 @@ class WireSender:
 
     async def _sdk_for_errors(self) -> None:
         """Import the SDK and build its client, in a thread, the first time an error needs
-        them. Where the template was made ahead, nothing of the SDK is loaded here until then,
-        and its import (one to two seconds) on the event loop would hold up every call in
-        flight at the moment a run meets its first rate limit; in a thread the loop keeps
-        turning, and calls that fail meanwhile wait for the same import."""
+        them (usually both exist already: the template was captured through them). An import
+        (one to two seconds) on the event loop would hold up every call in flight at the
+        moment a run meets its first rate limit; in a thread the loop keeps turning, and calls
+        that fail meanwhile wait for the same import."""
         if self._sdk_import is None:
             loop = asyncio.get_running_loop()
             self._sdk_import = loop.run_in_executor(None, self._load_for_errors)
