@@ -38,12 +38,18 @@ ROOT = Path(__file__).resolve().parent.parent
 PIECES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
     "all": ("all of it: MMJUDGE_FAST_PATH=0, every call through the SDK's own path", []),
     "fast-request-path": (
-        "calls sent through one aiohttp session from the SDK's request template",
+        "calls sent through one aiohttp session from the SDK's template (and the child that "
+        "makes the template at the start, which only this path uses)",
         [
             (
                 "mmjudge/judges/http.py",
                 "and fast_path_on() and WireSender.usable(client):",
                 "and False and WireSender.usable(client):",
+            ),
+            (
+                "mmjudge/sweep.py",
+                "    start_for_argv(sys.argv[1:], _SHIPPED_CONFIGS)",
+                "    pass",
             ),
         ],
     ),
@@ -54,6 +60,16 @@ PIECES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
                 "mmjudge/speed/event_loop.py",
                 "    try:\n        import uvloop\n    except ImportError:",
                 "    try:\n        raise ImportError\n    except ImportError:",
+            )
+        ],
+    ),
+    "template-child": (
+        "a child started with the command loads the SDK and hands over its request template",
+        [
+            (
+                "mmjudge/sweep.py",
+                "    start_for_argv(sys.argv[1:], _SHIPPED_CONFIGS)",
+                "    pass",
             )
         ],
     ),
@@ -84,6 +100,16 @@ PIECES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
                 "mmjudge/cli/sweep.py",
                 "    ahead = ReportChild.start(_report_builder) if report else None",
                 "    ahead = None",
+            )
+        ],
+    ),
+    "first-forecast-aside": (
+        "the first forecast (the tokenizer's load) on a worker thread",
+        [
+            (
+                "mmjudge/engine/policy.py",
+                "            if fast_path_on():\n                asyncio.get_running_loop()",
+                "            if False:\n                asyncio.get_running_loop()",
             )
         ],
     ),

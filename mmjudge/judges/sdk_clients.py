@@ -1,7 +1,8 @@
 """How an SDK client is built from a judge's checked settings.
 
-The judge builds its client from a :class:`ClientSpec` of its checked settings, which holds
-everything the SDK's constructor is given (and nothing of mmjudge's config).
+Kept apart from the judges (and from mmjudge's config) so that the child of
+:mod:`mmjudge.speed.template_child` builds exactly the client the judge builds, importing
+nothing but the SDK and this module.
 """
 
 from __future__ import annotations

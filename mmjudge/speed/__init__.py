@@ -6,6 +6,8 @@ a few pieces that each change *how* work is done, never *what* is done:
 
 - the fast request path (:mod:`mmjudge.speed.wire`): a request the SDK built once is sent again
   with each new body through one aiohttp session, errors handed back to the SDK to raise;
+- the SDK's request template made by a child forked with the command
+  (:mod:`mmjudge.speed.template_child`), so the first call does not wait for the SDK to load;
 - a catalogue checked and its items prepared in a forked child while the SDK loads
   (:mod:`mmjudge.speed.survey_child`, :mod:`mmjudge.speed.feed`);
 - a single run's report imported and built by a child forked as the run starts

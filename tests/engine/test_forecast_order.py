@@ -1,9 +1,15 @@
-"""When a call is forecast: before its send when a budget needs the figure, after it otherwise;
-the run's forecast is the same either way."""
+"""When a call is forecast: before its send when a budget needs the figure, after it otherwise,
+the run's first forecast (the one that loads the tokenizer) on a worker thread, so no call
+waits for the tokenizer; the run's forecast is the same either way."""
 
 from __future__ import annotations
 
-from mmjudge.engine.policy import WorkItem
+import threading
+import time
+
+import pytest
+
+from mmjudge.engine.policy import FIRST_FORECAST_DELAY_S, WorkItem
 from mmjudge.engine.sync import Runner
 from mmjudge.records import Forecast, JudgeRequest, JudgeResponse
 from tests.engine.test_sync import MODEL, FakeJudge, collect, settings
@@ -56,3 +62,29 @@ def test_with_a_budget_each_call_is_forecast_before_it_leaves() -> None:
     for i in range(6):
         assert events.index(f"forecast k{i}") < events.index(f"send k{i}")
     assert runner.stats.forecast.calls == 6 and runner.stats.forecast.input_tokens == 600
+
+
+@pytest.mark.slow  # over a second
+def test_the_first_forecast_is_made_on_a_worker_thread_while_calls_are_in_flight() -> None:
+    made_on: dict[str, int] = {}
+
+    def estimate(key: str) -> Forecast:
+        made_on[key] = threading.get_ident()
+        time.sleep(0.1 if key == "k0" else 0.0)  # a tokenizer loading
+        return Forecast(calls=1, input_tokens=100, usd=0.001)
+
+    work = [
+        WorkItem(
+            key=f"k{i}",
+            request=JudgeRequest(item_key=f"k{i}", prompt=f"p{i}"),
+            estimate=lambda key=f"k{i}": estimate(key),
+        )
+        for i in range(20)
+    ]
+    # Answers take longer than the thread's start delay, so the first forecast is made aside.
+    assert FIRST_FORECAST_DELAY_S < 0.3
+    runner = Runner(FakeJudge(delay=0.3), MODEL, settings(concurrency=4))
+    assert len(collect(runner, work)) == 20
+    assert made_on["k0"] != threading.get_ident()
+    assert {made_on[f"k{i}"] for i in range(1, 20)} == {threading.get_ident()}
+    assert runner.stats.forecast.calls == 20 and runner.stats.forecast.input_tokens == 2000
