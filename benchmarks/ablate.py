@@ -38,18 +38,12 @@ ROOT = Path(__file__).resolve().parent.parent
 PIECES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
     "all": ("all of it: MMJUDGE_FAST_PATH=0, every call through the SDK's own path", []),
     "fast-request-path": (
-        "calls sent through one aiohttp session from the SDK's template (and the child that "
-        "makes the template at the start, which only this path uses)",
+        "calls sent through one aiohttp session from the SDK's request template",
         [
             (
                 "mmjudge/judges/http.py",
                 "and fast_path_on() and WireSender.usable(client):",
                 "and False and WireSender.usable(client):",
-            ),
-            (
-                "mmjudge/sweep.py",
-                "    start_for_argv(sys.argv[1:], _SHIPPED_CONFIGS)",
-                "    pass",
             ),
         ],
     ),
@@ -60,16 +54,6 @@ PIECES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
                 "mmjudge/speed/event_loop.py",
                 "    try:\n        import uvloop\n    except ImportError:",
                 "    try:\n        raise ImportError\n    except ImportError:",
-            )
-        ],
-    ),
-    "template-child": (
-        "a child started with the command loads the SDK and hands over its request template",
-        [
-            (
-                "mmjudge/sweep.py",
-                "    start_for_argv(sys.argv[1:], _SHIPPED_CONFIGS)",
-                "    pass",
             )
         ],
     ),

@@ -4,9 +4,7 @@ A cell's first call waits for the judge's SDK to load (~0.6–1 s for ``openai``
 ``anthropic``). Loading it while the dataset is checked (in a forked child where that applies:
 :mod:`mmjudge.speed.survey_child`) takes that wait off the first call, but only where a call
 is certain: not for a dry run, not where the SDK is loaded already, and not where the response
-cache may answer every item (a rerun from the cache never loads the SDK). Where the template
-child (:mod:`mmjudge.speed.template_child`) can make the judge's request template, the warm-up
-asks it for one and only loads the HTTP client the calls go out with.
+cache may answer every item (a rerun from the cache never loads the SDK).
 """
 
 from __future__ import annotations
@@ -21,7 +19,6 @@ from mmjudge.config import SweepConfig
 from mmjudge.data.schema import dataset_root
 from mmjudge.engine.response_cache import ResponseCache
 from mmjudge.judges.base import JudgeAPI
-from mmjudge.speed import template_child
 
 
 def sdk_warmer(
@@ -32,23 +29,11 @@ def sdk_warmer(
     may hold an answer for every item."""
     module = getattr(judge_cls, "sdk", None)
     if not isinstance(module, str) or module in sys.modules or cfg.runner.dry_run:
-        template_child.release()
         return None
     if cfg.runner.cache and judge_cls.cacheable and _cache_may_answer_all(cfg, cache_path):
-        template_child.release()
         return None
-    try:  # a judge made only to ask for its template (a bad setting or key is reported later)
-        from_child = template_child.request(judge_cls(cfg.model))
-    except Exception:
-        from_child = False
-        template_child.release()
 
     def warm() -> None:
-        if from_child:
-            with contextlib.suppress(Exception):
-                import_module("aiohttp")  # what the calls go out with, while the child works
-            if template_child.receive():
-                return  # the judge's calls need no SDK here (mmjudge/speed/template_child.py)
         # A missing or broken SDK is reported by the judge's first call, as without this.
         with contextlib.suppress(Exception):
             import_module(module)

@@ -283,8 +283,6 @@ class SDKJudge(JudgeAPI):
     """The SDK's client once built (see :attr:`_client`)."""
     _wire: WireSender | None = None
     """Where calls after the first go, through less of the SDK (None: the SDK's own path)."""
-    _ahead_taken = False
-    """Whether a template made ahead was looked for (at the first call)."""
 
     def __init__(self, model: ModelConfig) -> None:
         super().__init__(model)
@@ -321,7 +319,6 @@ class SDKJudge(JudgeAPI):
     def _build_client(self, sdk: Any) -> Any:
         """The SDK's client (and :attr:`_wire` where it applies), from the checked settings."""
         client, aiohttp = self._client_spec().build(sdk)
-        # A sender made from a template made ahead is kept: it may have calls out.
         if self._wire is None and aiohttp and fast_path_on() and WireSender.usable(client):
             self._wire = self._new_wire()
         return client
@@ -334,28 +331,6 @@ class SDKJudge(JudgeAPI):
             connections=pool_size(self.model),
             timeout_s=self._timeout_s,
         )
-
-    def _wire_from_ahead(self) -> WireSender | None:
-        """:attr:`_wire`, made at the first call from a template made ahead for this judge
-        (:mod:`mmjudge.speed.template_child`) where there is one."""
-        self._ahead_taken = True
-        if self._wire is None and self._built is None:
-            from mmjudge.speed import template_child
-
-            parts = template_child.take(self)
-            if parts is not None:
-                self._wire = self._new_wire()
-                self._wire.preset(parts)
-        return self._wire
-
-    def ahead_request(self) -> tuple[Any, ...] | None:
-        """What the child of :mod:`mmjudge.speed.template_child` needs to build this judge's request
-        template (all of it picklable without mmjudge's config), or None where this judge's
-        calls stay on the SDK's path."""
-        if self.options.http_client != "aiohttp":
-            return None
-        sample = JudgeRequest(item_key="ahead", prompt="Grade «this» — 1 of 3.", system="Judge.")
-        return self.sdk, self._client_spec(), self.api_path, self.request_body(sample)
 
     def _loaded_sdk_errors(self) -> tuple[tuple[type[Exception], ...], tuple[type[Exception], ...]]:
         """The SDK's connection and status errors, or none while the SDK is not loaded: an
@@ -405,8 +380,8 @@ class SDKJudge(JudgeAPI):
             # dominate the harness at high concurrency) and drops sampling keywords that some
             # APIs still read.
             answer: Any
-            wire = self._wire if self._ahead_taken else self._wire_from_ahead()
-            if wire is not None and wire.ready:  # no SDK needed
+            wire = self._wire
+            if wire is not None and wire.ready:  # the template is known: no SDK needed
                 answer = await wire.post(body, object)
             else:
                 client = self._client  # built at the first call, with the wire sender if any

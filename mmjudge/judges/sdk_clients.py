@@ -1,8 +1,7 @@
 """How an SDK client is built from a judge's checked settings.
 
-Kept apart from the judges (and from mmjudge's config) so that the child of
-:mod:`mmjudge.speed.template_child` builds exactly the client the judge builds, importing
-nothing but the SDK and this module.
+The judge builds its client from a :class:`ClientSpec` of its checked settings, which holds
+everything the SDK's constructor is given (and nothing of mmjudge's config).
 """
 
 from __future__ import annotations

@@ -6,8 +6,6 @@ a few pieces that each change *how* work is done, never *what* is done:
 
 - the fast request path (:mod:`mmjudge.speed.wire`): a request the SDK built once is sent again
   with each new body through one aiohttp session, errors handed back to the SDK to raise;
-- the SDK's request template made by a child forked with the command
-  (:mod:`mmjudge.speed.template_child`), so the first call does not wait for the SDK to load;
 - a catalogue checked and its items prepared in a forked child while the SDK loads
   (:mod:`mmjudge.speed.survey_child`, :mod:`mmjudge.speed.feed`);
 - a single run's report imported and built by a child forked as the run starts
@@ -15,11 +13,15 @@ a few pieces that each change *how* work is done, never *what* is done:
 - the garbage collector frozen and its young threshold raised during the calls
   (:mod:`mmjudge.speed.collector`);
 - the event loop: uvloop where installed, turned every 2 ms while items are taken without
-  waiting (:mod:`mmjudge.speed.event_loop`).
+  waiting (:mod:`mmjudge.speed.event_loop`);
+- the run's first forecast, which loads the tokenizer, made on a worker thread while the first
+  calls are out (:meth:`mmjudge.engine.policy.RunStats.forecast_first_aside`, ten lines that
+  belong to the run's counts).
 
 Each stays because ``benchmarks/ablate.py`` measured it saving 2 points of the ideal rate end
-to end or more on a real-shaped catalogue, or keeping a rerun from the cache quicker (figures
-in ``docs/figures.md``); pieces that saved less were removed.
+to end or more, on a real-shaped catalogue or on plain text, at 64 or 1,024 calls in flight, or
+keeping a rerun from the cache quicker (figures in ``docs/figures.md``); pieces that saved less
+were removed.
 
 With ``MMJUDGE_FAST_PATH=0`` in the environment, none of them runs: every call goes through the
 SDK's own client, nothing is forked, the collector and the loop are Python's defaults. That is

@@ -8,9 +8,7 @@ KB, read before their HTML is converted:
 for ``openai``, ~1.7 s for ``anthropic``). Both are CPU-bound Python, so a thread would not
 overlap them; a forked child does. Where the check reads a catalogue whose HTML is still to be
 converted, a child checks it and sends back its counts while this process runs ``warm`` (the
-SDK's import, or the HTTP client's while the template child,
-:mod:`mmjudge.speed.template_child`, makes the judge's request template: see
-:mod:`mmjudge.engine.sdk_warmup`), then prepares the items for the calls
+SDK's import: see :mod:`mmjudge.engine.sdk_warmup`), then prepares the items for the calls
 (:mod:`mmjudge.speed.feed`): seconds of HTML conversion off the calls' core.
 
 Only there: a child that only checks plain text saved nothing at 64 calls in flight and cost 1.4

@@ -10,9 +10,7 @@ the public transport interface of their HTTP client (``AsyncBaseTransport``):
 - before the first call, the SDK builds the request for its body once through a transport of
   ours that records it and answers without sending anything (:meth:`WireSender.capture`): URL,
   every header (key, organisation, project, user agent, the SDK's own) and the exact bytes of
-  the body. Calls started meanwhile (a run starts many at once) wait for it. Where a child
-  process made that template ahead (:mod:`mmjudge.speed.template_child`), the SDK is imported
-  only to build an error;
+  the body. Calls started meanwhile (a run starts many at once) wait for it;
 - every call then sends the same URL and headers through one aiohttp session, with a body
   encoded the way the SDK encoded the recorded one (checked byte for byte: a body the encoder
   cannot reproduce keeps every call on the SDK's own path), a fresh idempotency key where the
@@ -170,11 +168,6 @@ class WireSender:
     def ready(self) -> bool:
         """Whether calls go out here without the SDK (a template is known)."""
         return self._template is not None
-
-    def preset(self, parts: tuple[Any, ...]) -> None:
-        """Use a template made elsewhere (:meth:`_Template.parts`) from the first call on."""
-        url, headers, encoder, idempotency = parts
-        self._template = _Template(url, dict(headers), encoder, idempotency)
 
     async def capture(self, body: dict[str, Any]) -> tuple[Any, ...] | None:
         """The template of the request the SDK builds for ``body``, without sending it; None

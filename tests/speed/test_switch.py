@@ -16,8 +16,7 @@ import pytest
 
 from mmjudge.engine.cell import run_cell
 from mmjudge.errors import ConfigError
-from mmjudge.locations import CONFIG_DIR
-from mmjudge.speed import SWITCH, fast_path_on, survey_child, template_child
+from mmjudge.speed import SWITCH, fast_path_on, survey_child
 from mmjudge.speed.collector import quiet_collector
 from mmjudge.speed.event_loop import TurnPacer, loop_factory
 from mmjudge.speed.report_child import ReportChild
@@ -68,9 +67,6 @@ def test_with_the_switch_off_every_piece_stands_aside(
     finally:
         restore()
     assert ReportChild.start(lambda: pytest.fail("no child, so nothing is loaded")) is None
-    monkeypatch.setattr(template_child, "_child", None)
-    template_child.start_for_argv(["model=gpt4o_mini"], CONFIG_DIR)
-    assert template_child._child is None
     big = tmp_path / "items.jsonl"
     big.write_bytes(b"{}\n" * survey_child.MIN_BYTES)
     monkeypatch.setattr(survey_child, "_other_threads", lambda: False)
