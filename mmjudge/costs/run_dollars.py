@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
 from mmjudge.store import CostFigures
@@ -25,10 +27,10 @@ def cost_figures(frame: pd.DataFrame) -> CostFigures:
     n = len(frame)
     if not n:
         return CostFigures()
-    total = float(frame["cost_usd"].sum())
-    image = float(frame["image_cost_usd"].sum())
-    resent_usd = float((frame["cost_usd"] * frame["resent"]).sum())
-    spent = float(frame.loc[~frame["cached"], "cost_usd"].sum()) + resent_usd
+    total = _exact_sum(frame["cost_usd"])
+    image = _exact_sum(frame["image_cost_usd"])
+    resent_usd = _exact_sum(frame["cost_usd"] * frame["resent"])
+    spent = _exact_sum(frame.loc[~frame["cached"], "cost_usd"]) + resent_usd
     per_million = total / n * 1e6
     image_per_million = image / n * 1e6
     return CostFigures(
@@ -40,8 +42,14 @@ def cost_figures(frame: pd.DataFrame) -> CostFigures:
         resent_requests=int(frame["resent"].sum()),
         resent_usd=resent_usd,
         possibly_billed_requests=int(_column(frame, "possibly_billed").sum()),
-        possibly_billed_usd=float(_column(frame, "possibly_billed_usd").sum()),
+        possibly_billed_usd=_exact_sum(_column(frame, "possibly_billed_usd")),
     )
+
+
+def _exact_sum(dollars: pd.Series) -> float:
+    """The correctly rounded sum, so a run's dollars do not depend on the order its answers
+    came back in (a plain float sum differs in the last digit between two orders)."""
+    return math.fsum(dollars.astype(float).tolist())
 
 
 def _column(frame: pd.DataFrame, name: str) -> pd.Series:
