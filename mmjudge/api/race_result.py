@@ -93,8 +93,8 @@ class RaceResult:
         versus = outcome.versus_runner_up
         if versus is not None and outcome.runner_up is not None:
             lines.append(
-                f"  against {self.cells[outcome.runner_up].name}: κ diff {versus.difference:+.3f} "
-                f"[{versus.low:+.3f}, {versus.high:+.3f}] on {versus.n_items:,} items"
+                f"  against {self.cells[outcome.runner_up].name}: "
+                f"κ diff {versus.bounds_text(items=True)}"
             )
         if not outcome.guarantee:
             lines.append("  the dollar cap ended the race: the choice carries no guarantee")
@@ -191,7 +191,7 @@ def round_line(result: RaceResult, decision: RoundDecision) -> str:
         if change.action == "stopped":
             parts.append(
                 f"{names[change.cell]} stops ({e.reason or 'unsettled at the end'}: κ diff "
-                f"{e.difference:+.3f} [{e.low:+.3f}, {e.high:+.3f}] vs {names[e.comparator]})"
+                f"{e.bounds_text()} vs {names[e.comparator]})"
             )
         else:
             parts.append(f"{names[change.cell]} resumes")

@@ -22,8 +22,10 @@ import pandas as pd
 from mmjudge import metrics
 from mmjudge.store import RunSummary, read_summaries
 from mmjudge.store import write_sweep_summary as write_sweep_file
+from mmjudge.store.race_file import read_race_file
 from mmjudge.store.rows import human_grades, label_rows
 from mmjudge.store.status import count_statuses, sweep_exit_code
+from mmjudge.studies.race_records import fates_by_folder
 
 _NAN = math.nan
 
@@ -39,16 +41,19 @@ def sweep_labels(roots: Sequence[Path]) -> list[str]:
 
 def cell_table(roots: Path | Sequence[Path]) -> pd.DataFrame:
     """One row per run (sweep cell), from each run's ``summary.json``, for one or several
-    run or sweep folders; ``sweep`` names the folder a run was found in."""
+    run or sweep folders; ``sweep`` names the folder a run was found in, ``race`` what the
+    folder's race did with the cell (None when the folder is not a race)."""
     folders = [Path(roots)] if isinstance(roots, str | Path) else [Path(r) for r in roots]
     rows = []
     seen: set[Path] = set()
     for root, label in zip(folders, sweep_labels(folders), strict=True):
+        race = read_race_file(root)
+        fates = fates_by_folder(race) if race is not None else {}
         for run_dir, summary in read_summaries(root):
             if run_dir.resolve() in seen:
                 continue
             seen.add(run_dir.resolve())
-            rows.append(_cell_row(run_dir, summary, label))
+            rows.append({**_cell_row(run_dir, summary, label), "race": fates.get(run_dir.name)})
     return pd.DataFrame(rows)
 
 

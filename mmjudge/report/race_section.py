@@ -4,12 +4,18 @@ forecast, and per round the cells still judging and each stop or resume with its
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from mmjudge.store.race_file import read_race_file
-from mmjudge.studies.race_records import round_from_dict
+from mmjudge.studies.race_records import (
+    RoundDecision,
+    cell_fates,
+    evidence_from_dict,
+    round_from_dict,
+)
 
 #: What a rule's name means, for a reader of the report.
 REASONS = {
@@ -20,13 +26,7 @@ REASONS = {
 
 
 def _interval(evidence: dict[str, Any]) -> str:
-    def number(value: Any) -> str:
-        return "n/a" if value is None else f"{value:+.3f}"
-
-    return (
-        f"{number(evidence['difference'])} [{number(evidence['low'])}, "
-        f"{number(evidence['high'])}] on {evidence['n_items']:,} items"
-    )
+    return evidence_from_dict(evidence).bounds_text(items=True)
 
 
 def _usd(value: float) -> str:
@@ -103,8 +103,35 @@ def _race(root: Path, data: dict[str, Any]) -> dict[str, Any]:
             "prices; answers from the response cache are free)"
         ),
         "rows": rows,
+        "cells": _cell_rows(data, rounds, names),
         "skipped": [f"{c['name']}: {c['reason']}" for c in data.get("skipped") or []],
     }
+
+
+def _cell_rows(
+    data: dict[str, Any], rounds: Sequence[RoundDecision], names: list[str]
+) -> list[dict[str, str]]:
+    """Each cell: what the race did with it, the items it judged and its κ̂ on them (the last
+    round's), so a reader sees why the cells' κ below rest on different numbers of items."""
+    outcome = data.get("outcome")
+    fates = cell_fates(rounds, len(names), None if outcome is None else outcome["chosen"])
+    rows = []
+    for cell, (name, fate) in enumerate(zip(names, fates, strict=True)):
+        if outcome is not None:
+            items = int(outcome["prefixes"][cell])
+        else:
+            judged = [d.prefix for d in rounds if cell in _judged(rounds, d.round)]
+            items = max(judged, default=0)
+        kappa = rounds[-1].kappas[cell] if rounds else math.nan
+        rows.append(
+            {
+                "name": name,
+                "fate": fate,
+                "judged": f"{items:,}",
+                "kappa": f"{kappa:.3f}" if math.isfinite(kappa) else "n/a",
+            }
+        )
+    return rows
 
 
 def _judged(rounds: Sequence[Any], number: int) -> tuple[int, ...]:

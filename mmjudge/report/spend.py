@@ -37,6 +37,13 @@ def _judge(summary: RunSummary) -> str:
     return f"{cell.model} · {cell.modality} · {cell.prompt_id}"
 
 
+def _status(summary: RunSummary, race: object) -> str:
+    """The cell's status, with what a race did with it (a stopped cell is complete on fewer
+    items than the others)."""
+    status = summary.status.status
+    return f"{status} · race: {race}" if isinstance(race, str) else status
+
+
 def spend_rows(cells: pd.DataFrame) -> list[dict[str, str]]:
     """Per completed cell: what it cost, what this run paid, and the forecast beside it."""
     rows = []
@@ -57,7 +64,7 @@ def spend_rows(cells: pd.DataFrame) -> list[dict[str, str]]:
                 "model": summary.cell.model,
                 "modality": MODALITY_NAMES.get(summary.cell.modality, ""),
                 "prompt": summary.cell.prompt_id,
-                "status": summary.status.status,
+                "status": _status(summary, cell.get("race")),
                 "n": str(summary.n_judgments),
                 "total": _money(total),
                 "spent": _money(cost.spent_usd),

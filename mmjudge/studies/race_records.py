@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -33,6 +34,19 @@ class Evidence:
     """Upper end of the round's interval for the difference."""
     n_items: int
     """Items both graded within the shorter prefix."""
+
+    def bounds_text(self, *, items: bool = False) -> str:
+        """``+0.296 [+0.004, +0.587]`` (``items``: followed by ``on 40 items``): the difference
+        with its interval, as every view of a race prints it; ``n/a`` where a figure is not
+        known, as for a pair that shares no graded item (a cell whose every answer failed)."""
+        if self.n_items == 0:
+            return "n/a (no item graded by both)"
+
+        def signed(value: float) -> str:
+            return f"{value:+.3f}" if math.isfinite(value) else "n/a"
+
+        text = f"{signed(self.difference)} [{signed(self.low)}, {signed(self.high)}]"
+        return f"{text} on {self.n_items:,} items" if items else text
 
 
 @dataclass(frozen=True)
@@ -144,3 +158,27 @@ def round_from_dict(data: dict[str, Any]) -> RoundDecision:
     )
     fields["settled"] = tuple(evidence_from_dict(e) for e in fields["settled"])
     return RoundDecision(**fields)
+
+
+def cell_fates(rounds: Sequence[RoundDecision], n_cells: int, chosen: int | None) -> list[str]:
+    """What the race did with each cell, as every view names it: ``chosen``, ``stopped after
+    round 3`` (its last stop; a cell may stop, resume and stop again), or ``judging`` while
+    the race has not ended."""
+    fates = ["judging"] * n_cells
+    for decision in rounds:
+        for change in decision.changes:
+            stopped = change.action == "stopped"
+            fates[change.cell] = f"stopped after round {decision.round}" if stopped else "judging"
+    if chosen is not None:
+        fates[chosen] = "chosen"
+    return fates
+
+
+def fates_by_folder(race: dict[str, Any]) -> dict[str, str]:
+    """:func:`cell_fates` of a race read from its file (``race.json``), by each cell's run
+    folder name."""
+    rounds = [round_from_dict(r) for r in race["rounds"]]
+    outcome = race.get("outcome")
+    chosen = None if outcome is None else int(outcome["chosen"])
+    fates = cell_fates(rounds, len(race["cells"]), chosen)
+    return {str(cell["run_dir"]): fate for cell, fate in zip(race["cells"], fates, strict=True)}

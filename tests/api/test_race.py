@@ -14,12 +14,15 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from mmjudge.api.race_result import RaceCell, RaceResult, race_record, taken_up
 from mmjudge.config.race import RaceConfig
 from mmjudge.errors import MMJudgeError
+from mmjudge.report.race_section import race_context
 from mmjudge.store.race_file import read_race_file, write_race_file
+from mmjudge.studies import race_rule
 from tests.fixtures.loopback_server import LoopbackServer, RecordedRequest, user_text
 from tests.helpers import DEMO_DIR, installed, isolated_overrides, sweep_env
 
@@ -121,6 +124,10 @@ def test_a_judge_answering_at_random_is_dropped_within_two_rounds(tmp_path: Path
     page = next((tmp_path / "reports").glob("*/index.html")).read_text(encoding="utf-8")
     assert 'id="race"' in page
     assert "coin × text stops: more than δ below it" in page
+    # the cells' table and the spend table say what the race did with each cell
+    stopped = f"stopped after round {dropped}"
+    assert f'<td class="l">{stopped}</td><td>{40 * dropped}</td>' in page
+    assert f"complete · race: {stopped}" in page and "complete · race: chosen" in page
     # judged only the rounds it was in: 40 items per round it took part in
     rows = (tmp_path / "race" / race["cells"][coin]["run_dir"] / "judgments.jsonl").read_text()
     assert len(rows.splitlines()) == 40 * dropped
@@ -253,3 +260,20 @@ def test_a_race_through_a_hydra_launcher_decides_as_the_library_does(tmp_path: P
     assert launched["outcome"]["name"] == own["outcome"]["name"]
     saved = (tmp_path / "joblib" / "multirun.yaml").read_text()
     assert "JoblibLauncher" in saved
+
+
+def test_a_cell_with_no_grade_reads_n_a_not_nan_in_every_view(tmp_path: Path) -> None:
+    reference = np.tile([0.0, 1.0, 2.0], 20)
+    no_grades = np.full(reference.size, np.nan)
+    inputs = race_rule.race_inputs(reference, [reference, no_grades], [1e-3, 2e-3], (0, 1, 2))
+    decision = race_rule.decide_round(inputs, [reference.size] * 2, RaceConfig(), 1)
+    stop = decision.changes[0]
+    assert stop.action == "stopped" and stop.evidence.n_items == 0
+    race = result(tmp_path)
+    race.rounds.append(decision)
+    line = race.line(decision)
+    assert "nan" not in line and "κ diff n/a (no item graded by both) vs d × a × text" in line
+    write_race_file(tmp_path, race_record(race))
+    (section,) = race_context([tmp_path])
+    (event,) = section["rows"][0]["events"][:1]
+    assert "nan" not in event and "with a × text n/a (no item graded by both)" in event

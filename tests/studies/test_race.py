@@ -15,6 +15,7 @@ from mmjudge.metrics import scoring
 from mmjudge.studies import race_pairs
 from mmjudge.studies import race_rule as race
 from mmjudge.studies.race_boundary import spending_boundary
+from mmjudge.studies.race_records import CellChange, Evidence, RoundDecision, cell_fates
 
 SCALE = (0.0, 1.0, 2.0, 3.0)
 
@@ -197,3 +198,17 @@ def test_a_stopped_cell_resumes_when_the_candidate_changes() -> None:
                     assert change.evidence.reason is not None
                 else:
                     assert change.evidence.reason is None
+
+
+def test_a_cells_fate_is_its_last_stop_and_the_chosen_cell_is_chosen() -> None:
+    def decision(number: int, *changes: tuple[int, str]) -> RoundDecision:
+        evidence = Evidence(0, None, 1, 0.0, -0.1, 0.1, 10)
+        moves = tuple(CellChange(c, action, evidence) for c, action in changes)  # type: ignore[arg-type]
+        return RoundDecision(
+            1, number, 10 * number, 0.0, 0.0, 2.0, (0.5,) * 3, 0, None, None, (), moves, (), 0, 0.0
+        )
+
+    rounds = [decision(1, (2, "stopped")), decision(2, (2, "resumed")), decision(3, (2, "stopped"))]
+    assert cell_fates(rounds, 3, None) == ["judging", "judging", "stopped after round 3"]
+    rounds.append(decision(4, (1, "stopped")))
+    assert cell_fates(rounds, 3, 0) == ["chosen", "stopped after round 4", "stopped after round 3"]
