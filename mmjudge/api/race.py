@@ -309,13 +309,14 @@ def grades_of(run_dir: Path, population: Population) -> np.ndarray:
 
 
 def spent(cells: Sequence[RaceCell]) -> float:
-    """What the cells' ledgers spent so far (their summaries)."""
+    """What the cells' ledgers spent so far (their summaries): answers the response cache
+    gave are free, as in every run's ``spent_usd``."""
     from mmjudge.store.summary import read_summary
 
     total = 0.0
     for cell in cells:
         if (cell.run_dir / "summary.json").is_file():
-            total += read_summary(cell.run_dir).cost.total_usd
+            total += read_summary(cell.run_dir).cost.spent_usd
     return total
 
 

@@ -111,6 +111,15 @@ def test_a_judge_answering_at_random_is_dropped_within_two_rounds(tmp_path: Path
         done = subprocess.run(
             command, cwd=tmp_path, env=sweep_env(), capture_output=True, text=True, timeout=300
         )
+        # the same race into another folder: every answer comes from the response cache
+        again = subprocess.run(
+            [*(c for c in command if c != "hydra.sweep.dir=race"), "hydra.sweep.dir=again"],
+            cwd=tmp_path,
+            env=sweep_env(),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
     assert done.returncode == 0, done.stderr
     race = read_race_file(tmp_path / "race")
     assert race is not None
@@ -131,6 +140,10 @@ def test_a_judge_answering_at_random_is_dropped_within_two_rounds(tmp_path: Path
     # judged only the rounds it was in: 40 items per round it took part in
     rows = (tmp_path / "race" / race["cells"][coin]["run_dir"] / "judgments.jsonl").read_text()
     assert len(rows.splitlines()) == 40 * dropped
+    assert again.returncode == 0, again.stderr  # the race again, its answers free
+    cached = read_race_file(tmp_path / "again")
+    assert cached is not None and cached["outcome"]["name"] == race["outcome"]["name"]
+    assert race["spent_usd"] > 0 and cached["spent_usd"] == 0.0
 
 
 def wait_for_rounds(folder: Path, rounds: int, process: subprocess.Popen[bytes]) -> None:
