@@ -130,7 +130,7 @@ def test_a_judge_answering_at_random_is_dropped_within_two_rounds(tmp_path: Path
     assert "coin" not in race["outcome"]["name"]
     line = next(x for x in done.stderr.splitlines() if x.startswith(f"race round {dropped}:"))
     assert "coin" in line and "stops" in line
-    page = next((tmp_path / "reports").glob("*/index.html")).read_text(encoding="utf-8")
+    page = (tmp_path / "reports" / "race" / "index.html").read_text(encoding="utf-8")
     assert 'id="race"' in page
     assert "coin × text stops: more than δ below it" in page
     # the cells' table and the spend table say what the race did with each cell
