@@ -46,8 +46,10 @@ from mmjudge.api.race_result import (
 from mmjudge.config import SweepConfig
 from mmjudge.config.names import cell_display_name
 from mmjudge.errors import ConfigError, MMJudgeError
+from mmjudge.store.summary import run_ending
 from mmjudge.studies.race_records import RoundDecision
 from mmjudge.studies.race_rule import (
+    NoCellCanJudge,
     decide_round,
     outcome_of,
     race_inputs,
@@ -241,8 +243,9 @@ def _next_round(
     run: Launch,
 ) -> RoundDecision | None:
     """Judge the next round, decide it and keep the decision (None: a cell was interrupted)."""
-    from mmjudge.store.status import INTERRUPTED
+    from mmjudge.store.status import FAILED, INTERRUPTED, STOPPED_BY_BUDGET
 
+    ended_for_good = (FAILED, STOPPED_BY_BUDGET)  # a run that ended so cannot judge on
     number = len(result.rounds) + 1
     previous = result.rounds[-1].active if result.rounds else tuple(range(len(result.cells)))
     prefixes = prefixes_after(result, number)
@@ -254,6 +257,12 @@ def _next_round(
     statuses = run(jobs)
     if INTERRUPTED in statuses:
         return None
+    cannot_judge = {
+        c for c, status in zip(previous, statuses, strict=True) if status in ended_for_good
+    }
+    if result.rounds:
+        last = result.rounds[-1]
+        cannot_judge |= {e.cell for e in last.settled if e.reason == "cannot judge"}
     for c in previous:
         prefixes[c] = max(prefixes[c], target)
     grades = np.vstack([grades_of(cell.run_dir, population) for cell in result.cells])
@@ -263,9 +272,18 @@ def _next_round(
         [cell.usd_per_judgment for cell in result.cells],
         population.scale,
     )
-    decision = decide_round(
-        inputs, prefixes, result.settings, number, previous_active=list(previous)
-    )
+    try:
+        decision = decide_round(
+            inputs,
+            prefixes,
+            result.settings,
+            number,
+            previous_active=list(previous),
+            cannot_judge=cannot_judge,
+        )
+    except NoCellCanJudge:  # say how each cell's run ended
+        endings = "; ".join(f"{cell.name}: {run_ending(cell.run_dir)}" for cell in result.cells)
+        raise MMJudgeError(f"no cell of the race can judge ({endings})") from None
     result.rounds.append(decision)
     result.spent_usd = spent(result.cells)
     if decision.ending is not None:

@@ -15,6 +15,7 @@ import numpy as np
 from mmjudge.config.race import RaceConfig
 from mmjudge.errors import MMJudgeError
 from mmjudge.store.race_file import RACE_FILE, finite, read_race_file, write_race_file
+from mmjudge.store.summary import run_ending
 from mmjudge.studies.race_records import RaceOutcome, RoundDecision, round_from_dict
 
 
@@ -188,7 +189,10 @@ def round_line(result: RaceResult, decision: RoundDecision) -> str:
     parts = [f"race round {decision.round}: {decision.prefix:,} items"]
     for change in decision.changes:
         e = change.evidence
-        if change.action == "stopped":
+        if change.action == "stopped" and e.reason == "cannot judge":
+            ended = run_ending(result.cells[change.cell].run_dir)
+            parts.append(f"{names[change.cell]} stops (cannot judge: its run ended {ended})")
+        elif change.action == "stopped":
             parts.append(
                 f"{names[change.cell]} stops ({e.reason or 'unsettled at the end'}: κ diff "
                 f"{e.bounds_text()} vs {names[e.comparator]})"

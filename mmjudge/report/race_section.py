@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from mmjudge.store.race_file import read_race_file
+from mmjudge.store.summary import run_ending
 from mmjudge.studies.race_records import (
     RoundDecision,
     cell_fates,
@@ -22,6 +23,7 @@ REASONS = {
     "not better, not cheaper": "cannot beat it by more than δ, and is not cheaper",
     "below the candidate": "more than δ below it",
     "dominated": "not better and dearer (Pareto-dominated)",
+    "cannot judge": "its run failed or reached its dollar cap",
 }
 
 
@@ -61,7 +63,12 @@ def _race(root: Path, data: dict[str, Any]) -> dict[str, Any]:
         events = []
         for change, raw_change in zip(decision.changes, raw["changes"], strict=True):
             evidence = raw_change["evidence"]
-            if change.action == "stopped":
+            if change.action == "stopped" and change.evidence.reason == "cannot judge":
+                ended = run_ending(root / data["cells"][change.cell]["run_dir"])
+                events.append(
+                    f"{names[change.cell]} stops: it cannot judge (its run ended {ended})"
+                )
+            elif change.action == "stopped":
                 why = REASONS.get(str(evidence["reason"]), "not settled when the race ended")
                 events.append(
                     f"{names[change.cell]} stops: {why} — κ difference with "

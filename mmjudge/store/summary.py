@@ -397,6 +397,16 @@ def read_summary(run_dir: Path) -> RunSummary:
     return RunSummary.from_json(dict(data))
 
 
+def run_ending(run_dir: Path) -> str:
+    """How a run last ended, in a line from its summary: ``failed: 40 of 40 judgments failed
+    (100%): every judgment failed``."""
+    if not (Path(run_dir) / SUMMARY).is_file():
+        return "with no summary"
+    status = read_summary(run_dir).status
+    named = status.status.replace("_", " ")
+    return f"{named}: {status.status_reason}" if status.status_reason else named
+
+
 def _jsonable(value: Any) -> Any:
     import numpy as np  # only for values json cannot write itself
 

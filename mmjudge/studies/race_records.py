@@ -11,7 +11,7 @@ from typing import Any, Literal
 SCHEMA_VERSION = 1
 
 #: Why a cell is settled against the candidate (see :mod:`mmjudge.studies.race_rule`).
-Reason = Literal["not better, not cheaper", "below the candidate", "dominated"]
+Reason = Literal["not better, not cheaper", "below the candidate", "dominated", "cannot judge"]
 #: Why a race ended.
 Ending = Literal["settled", "items ran out", "dollar cap", "one cell"]
 
@@ -162,13 +162,18 @@ def round_from_dict(data: dict[str, Any]) -> RoundDecision:
 
 def cell_fates(rounds: Sequence[RoundDecision], n_cells: int, chosen: int | None) -> list[str]:
     """What the race did with each cell, as every view names it: ``chosen``, ``stopped after
-    round 3`` (its last stop; a cell may stop, resume and stop again), or ``judging`` while
-    the race has not ended."""
+    round 3`` (its last stop; a cell may stop, resume and stop again), ``cannot judge after
+    round 1`` (its run failed or reached its dollar cap), or ``judging`` while the race has
+    not ended."""
     fates = ["judging"] * n_cells
     for decision in rounds:
         for change in decision.changes:
-            stopped = change.action == "stopped"
-            fates[change.cell] = f"stopped after round {decision.round}" if stopped else "judging"
+            if change.action == "resumed":
+                fates[change.cell] = "judging"
+            elif change.evidence.reason == "cannot judge":
+                fates[change.cell] = f"cannot judge after round {decision.round}"
+            else:
+                fates[change.cell] = f"stopped after round {decision.round}"
     if chosen is not None:
         fates[chosen] = "chosen"
     return fates

@@ -66,6 +66,12 @@ against it. A cell that stopped earlier but is no longer settled against the cur
 resumes from where its prefix ended (with the real runner an ordinary resume: nothing is paid
 twice).
 
+**A cell that cannot judge** leaves the race: a cell that judged its prefix without a single
+grade, or one the runner reports out (its run failed, or reached its own dollar cap). It is
+settled against every candidate (reason ``cannot judge``), is never the candidate, never
+chosen and never resumes, so one broken judge cannot keep the others judging to the end.
+The guarantee is over the cells that can judge.
+
 Other endings: the items run out (the candidate is chosen: at full data every interval is
 exact, so it is the full grid's own choice), the dollar cap ``max_usd`` would be passed by the
 next round (the candidate is chosen and the guarantee does not hold), or there is one cell.
@@ -84,7 +90,7 @@ sequential boundaries for clinical trials, Biometrika 70(3).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -165,6 +171,10 @@ def critical_value(rule: RaceConfig, prefix: int, population: int, n_cells: int)
 # --------------------------------------------------------------------------- one round
 
 
+class NoCellCanJudge(ValueError):
+    """Every cell of the race is out: none can judge on, so there is nothing to choose."""
+
+
 class _Bounds(NamedTuple):
     """Round intervals as (K, K) matrices: D[i, j] = κ̂_i − κ̂_j, half-width W[i, j]."""
 
@@ -191,14 +201,17 @@ def _evidence(bounds: _Bounds, cell: int, other: int, reason: Reason | None) -> 
     return Evidence(cell, reason, other, d, d - w, d + w, int(bounds.n_items[cell, other]))
 
 
-def _dominated(bounds: _Bounds, prices: FloatArray) -> dict[int, int]:
+def _dominated(bounds: _Bounds, prices: FloatArray, out: frozenset[int]) -> dict[int, int]:
     """Cells dominated with confidence by an undominated cell: {cell: the cell dominating it}.
-    The dominating cell is strictly cheaper, so cells are settled cheapest first."""
+    The dominating cell is strictly cheaper, so cells are settled cheapest first; a cell out
+    of the race neither dominates nor is dominated (it is settled as out)."""
     upper = bounds.difference + bounds.width  # UCB(κ_j − κ_i) at [j, i]
     found: dict[int, int] = {}
     for j in np.argsort(prices, kind="stable").tolist():
+        if j in out:
+            continue
         for i in np.argsort(prices, kind="stable").tolist():
-            if i in found or not prices[j] > prices[i]:
+            if i in found or i in out or not prices[j] > prices[i]:
                 continue
             if upper[j, i] <= 0.0:
                 found[j] = i
@@ -207,24 +220,31 @@ def _dominated(bounds: _Bounds, prices: FloatArray) -> dict[int, int]:
 
 
 def _settled_against(
-    bounds: _Bounds, prices: FloatArray, dominated: dict[int, int], delta: float, c: int
+    bounds: _Bounds,
+    prices: FloatArray,
+    dominated: dict[int, int],
+    delta: float,
+    c: int,
+    out: frozenset[int],
 ) -> list[Evidence]:
     """Every other cell against candidate ``c``: the rule that settles it, or None."""
-    out = []
+    found = []
     for j in range(prices.size):
         if j == c:
             continue
         upper = bounds.difference[j, c] + bounds.width[j, c]  # UCB(κ_j − κ_c)
         lower = bounds.difference[c, j] - bounds.width[c, j]  # LCB(κ_c − κ_j)
-        if lower > delta:
-            out.append(_evidence(bounds, j, c, "below the candidate"))
+        if j in out:
+            found.append(_evidence(bounds, j, c, "cannot judge"))
+        elif lower > delta:
+            found.append(_evidence(bounds, j, c, "below the candidate"))
         elif upper <= delta and prices[j] >= prices[c]:
-            out.append(_evidence(bounds, j, c, "not better, not cheaper"))
+            found.append(_evidence(bounds, j, c, "not better, not cheaper"))
         elif j in dominated:
-            out.append(_evidence(bounds, j, dominated[j], "dominated"))
+            found.append(_evidence(bounds, j, dominated[j], "dominated"))
         else:
-            out.append(_evidence(bounds, j, c, None))
-    return out
+            found.append(_evidence(bounds, j, c, None))
+    return found
 
 
 def _cheapest(cells: Sequence[int], prices: FloatArray, kappas: FloatArray) -> int:
@@ -232,14 +252,17 @@ def _cheapest(cells: Sequence[int], prices: FloatArray, kappas: FloatArray) -> i
     return min(cells, key=lambda c: (prices[c], -np.nan_to_num(kappas[c], nan=-2.0), c))
 
 
-def candidate_of(kappas: FloatArray, prices: FloatArray, delta: float) -> int:
-    """The cheapest cell whose κ̂ ≥ max κ̂ − δ (the cheapest cell when no κ̂ is known)."""
-    known = np.isfinite(kappas)
-    if not known.any():
-        return _cheapest(range(prices.size), prices, kappas)
-    best = float(kappas[known].max())
-    near = [c for c in range(prices.size) if known[c] and kappas[c] >= best - delta]
-    return _cheapest(near, prices, kappas)
+def candidate_of(
+    kappas: FloatArray, prices: FloatArray, delta: float, out: frozenset[int] = frozenset()
+) -> int:
+    """The cheapest cell whose κ̂ ≥ max κ̂ − δ (the cheapest cell when no κ̂ is known), of the
+    cells not ``out`` of the race."""
+    cells = [c for c in range(prices.size) if c not in out]
+    known = [c for c in cells if np.isfinite(kappas[c])]
+    if not known:
+        return _cheapest(cells, prices, kappas)
+    best = max(float(kappas[c]) for c in known)
+    return _cheapest([c for c in known if kappas[c] >= best - delta], prices, kappas)
 
 
 class RaceInputs(NamedTuple):
@@ -279,13 +302,19 @@ def decide_round(
     round_number: int,
     *,
     previous_active: Sequence[int] | None = None,
+    cannot_judge: Collection[int] = (),
 ) -> RoundDecision:
     """The decision after round ``round_number``: the cells' prefixes are ``prefixes`` (items
-    each has judged, in race order) and ``previous_active`` the cells that judged this round
-    (default: every cell). See the module docstring for the rule."""
+    each has judged, in race order), ``previous_active`` the cells that judged this round
+    (default: every cell) and ``cannot_judge`` the cells the runner reports out of the race
+    (with those that judged their prefix without a grade). See the module docstring for the
+    rule. Raises :class:`NoCellCanJudge` when no cell can judge."""
     reference, codes, prices, k = inputs
     lengths = np.asarray(prefixes, dtype=np.int64)
     n_cells, population = codes.shape
+    out = frozenset(cannot_judge) | _without_grades(codes, lengths)
+    if len(out) == n_cells:
+        raise NoCellCanJudge("no cell of the race can judge")
     kappas = own_kappas(reference, codes, lengths, k)
     prefix = round_length(rule, round_number, population)
     alpha_round = round_alpha(rule, round_number, population)
@@ -295,18 +324,18 @@ def decide_round(
         [critical_value(rule, int(m), population, n_cells) for m in stats.drawn], dtype=float
     )
     bounds = _bounds(stats, half_widths(stats, z_pairs, population), n_cells, population)
-    dominated = _dominated(bounds, prices)
-    candidate = candidate_of(kappas, prices, rule.delta)
-    settled = _settled_against(bounds, prices, dominated, rule.delta, candidate)
+    dominated = _dominated(bounds, prices, out)
+    candidate = candidate_of(kappas, prices, rule.delta, out)
+    settled = _settled_against(bounds, prices, dominated, rule.delta, candidate, out)
     active = tuple(sorted([candidate, *(e.cell for e in settled if e.reason is None)]))
     spent = float((lengths * prices).sum())
     ending, chosen = _ending(
-        rule, round_number, lengths, prices, kappas, bounds, dominated, (candidate, *active)
+        rule, round_number, lengths, prices, kappas, bounds, dominated, out, (candidate, *active)
     )
     before = set(range(n_cells) if previous_active is None else previous_active)
     after = set(active) if ending is None else set()
     if chosen is not None and chosen != candidate:  # the evidence is against the choice
-        settled = _settled_against(bounds, prices, dominated, rule.delta, chosen)
+        settled = _settled_against(bounds, prices, dominated, rule.delta, chosen, out)
     kept = after if chosen is None else {chosen}
     changes = _changes(before, kept, settled, bounds, candidate if chosen is None else chosen)
     return RoundDecision(
@@ -336,6 +365,7 @@ def _ending(
     kappas: FloatArray,
     bounds: _Bounds,
     dominated: dict[int, int],
+    out: frozenset[int],
     candidate_and_active: tuple[int, ...],
 ) -> tuple[Ending | None, int | None]:
     """Whether the race ends after this round, and with which cell: a chosen cell (every
@@ -348,8 +378,10 @@ def _ending(
     chosen = [
         c
         for c in range(n_cells)
-        if all(
-            e.reason is not None for e in _settled_against(bounds, prices, dominated, rule.delta, c)
+        if c not in out
+        and all(
+            e.reason is not None
+            for e in _settled_against(bounds, prices, dominated, rule.delta, c, out)
         )
     ]
     if chosen:
@@ -361,6 +393,15 @@ def _ending(
     if rule.max_usd is not None and float((lengths * prices).sum()) + next_cost > rule.max_usd:
         return "dollar cap", candidate
     return None, None
+
+
+def _without_grades(codes: IntArray, lengths: IntArray) -> frozenset[int]:
+    """Cells that judged a prefix and hold no grade on it (every answer failed or unread)."""
+    return frozenset(
+        c
+        for c in range(codes.shape[0])
+        if lengths[c] > 0 and not (codes[c, : lengths[c]] >= 0).any()
+    )
 
 
 def _changes(
@@ -445,7 +486,8 @@ def outcome_of(
 ) -> RaceOutcome:
     assert last.chosen is not None and last.ending is not None
     chosen = last.chosen
-    others = [c for c in range(len(names)) if c != chosen]
+    out = {e.cell for e in last.settled if e.reason == "cannot judge"}
+    others = [c for c in range(len(names)) if c != chosen and c not in out]
     kappas = np.asarray(last.kappas)
     runner_up = max(others, key=lambda c: np.nan_to_num(kappas[c], nan=-2.0)) if others else None
     versus = None

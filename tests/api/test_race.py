@@ -47,8 +47,9 @@ def demo_items() -> list[dict[str, object]]:
 
 class Judges:
     """Answers as a careful judge (``good``: the annotators' lower median; ``fair`` moves one
-    grade in five by one, ``twin`` one in 25) or a coin (``coin``: a grade drawn from the
-    prompt's hash), and counts every request by (model, prompt)."""
+    grade in five by one, ``twin`` one in 25), a coin (``coin``: a grade drawn from the
+    prompt's hash) or with no grade at all (``mute``), and counts every request by (model,
+    prompt)."""
 
     def __init__(self) -> None:
         self.grades: list[tuple[str, str, int]] = []
@@ -68,6 +69,8 @@ class Judges:
         digest = int(hashlib.sha256(text.encode()).hexdigest(), 16)
         if model == "coin":
             return f"{digest % 3}\nA coin."
+        if model == "mute":
+            return "I would rather not say."
         grade = next(g for q, n, g in self.grades if q in text and n in text)
         if (model == "fair" and digest % 5 == 0) or (model == "twin" and digest % 25 == 0):
             grade = 1 if grade != 1 else 2
@@ -144,6 +147,27 @@ def test_a_judge_answering_at_random_is_dropped_within_two_rounds(tmp_path: Path
     cached = read_race_file(tmp_path / "again")
     assert cached is not None and cached["outcome"]["name"] == race["outcome"]["name"]
     assert race["spent_usd"] > 0 and cached["spent_usd"] == 0.0
+
+
+@pytest.mark.slow
+def test_a_judge_whose_run_fails_leaves_the_race_after_one_round(tmp_path: Path) -> None:
+    config_folder(tmp_path, ["good", "fair", "mute"])
+    with LoopbackServer(responder=Judges()) as server:
+        command = race_command(
+            tmp_path, server, "good,fair,mute", "race.round_items=20", "hydra.sweep.dir=race"
+        )
+        done = subprocess.run(
+            command, cwd=tmp_path, env=sweep_env(), capture_output=True, text=True, timeout=300
+        )
+    assert done.returncode == 0, done.stderr
+    race = read_race_file(tmp_path / "race")
+    assert race is not None and "good" in race["outcome"]["name"]
+    mute = next(i for i, cell in enumerate(race["cells"]) if "mute" in cell["name"])
+    assert race["outcome"]["prefixes"][mute] == 20  # paid for one round only
+    line = next(x for x in done.stderr.splitlines() if x.startswith("race round 1:"))
+    assert "mute × text stops (cannot judge: its run ended failed: 20 of 20 answers" in line
+    page = (tmp_path / "reports" / "race" / "index.html").read_text(encoding="utf-8")
+    assert '<td class="l">cannot judge after round 1</td><td>20</td>' in page
 
 
 def wait_for_rounds(folder: Path, rounds: int, process: subprocess.Popen[bytes]) -> None:
@@ -275,10 +299,13 @@ def test_a_race_through_a_hydra_launcher_decides_as_the_library_does(tmp_path: P
     assert "JoblibLauncher" in saved
 
 
-def test_a_cell_with_no_grade_reads_n_a_not_nan_in_every_view(tmp_path: Path) -> None:
+def test_a_pair_with_no_item_graded_by_both_reads_n_a_not_nan_in_every_view(
+    tmp_path: Path,
+) -> None:
     reference = np.tile([0.0, 1.0, 2.0], 20)
-    no_grades = np.full(reference.size, np.nan)
-    inputs = race_rule.race_inputs(reference, [reference, no_grades], [1e-3, 2e-3], (0, 1, 2))
+    first_half, second_half = reference.copy(), reference.copy()
+    first_half[30:], second_half[:30] = np.nan, np.nan  # each failed where the other answered
+    inputs = race_rule.race_inputs(reference, [first_half, second_half], [1e-3, 2e-3], (0, 1, 2))
     decision = race_rule.decide_round(inputs, [reference.size] * 2, RaceConfig(), 1)
     stop = decision.changes[0]
     assert stop.action == "stopped" and stop.evidence.n_items == 0

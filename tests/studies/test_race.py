@@ -212,3 +212,37 @@ def test_a_cells_fate_is_its_last_stop_and_the_chosen_cell_is_chosen() -> None:
     assert cell_fates(rounds, 3, None) == ["judging", "judging", "stopped after round 3"]
     rounds.append(decision(4, (1, "stopped")))
     assert cell_fates(rounds, 3, 0) == ["chosen", "stopped after round 4", "stopped after round 3"]
+
+
+def test_a_judge_without_a_single_grade_leaves_the_race_instead_of_keeping_it_going() -> None:
+    rng = np.random.default_rng(3)
+    n = 2000
+    truth = rng.integers(0, 4, n).astype(float)
+    good, fair = noisy_judge(rng, truth, 0.9), noisy_judge(rng, truth, 0.5)
+    broken = np.full(n, np.nan)  # every call failed, or no answer could be read
+    order = race.race_order(3, ["q"] * n, [str(i) for i in range(n)])
+    rule = RaceConfig(round_items=100)
+    alone = race.simulate_race(truth, [good, fair], [2.0, 1.0], order, rule, scale=SCALE)
+    out = race.simulate_race(truth, [good, fair, broken], [2.0, 1.0, 0.5], order, rule, scale=SCALE)
+    # it stops in the first round, and the others decide as they would without it
+    assert out.prefixes == (*alone.prefixes, 100) and out.chosen == alone.chosen == 0
+    first = out.rounds[0]
+    assert [(c.cell, c.evidence.reason) for c in first.changes if c.cell == 2] == [
+        (2, "cannot judge")
+    ]
+    assert out.runner_up == 1 and cell_fates(out.rounds, 3, out.chosen)[2] == (
+        "cannot judge after round 1"
+    )
+
+
+def test_a_cell_the_runner_reports_out_is_never_chosen_nor_resumed() -> None:
+    rng = np.random.default_rng(4)
+    truth = rng.integers(0, 4, 600).astype(float)
+    judges = [noisy_judge(rng, truth, 0.9), noisy_judge(rng, truth, 0.6)]
+    inputs = race.race_inputs(truth, judges, [1.0, 2.0], SCALE)
+    rule = RaceConfig(round_items=100)
+    decision = race.decide_round(inputs, [100, 100], rule, 1, cannot_judge=[0])
+    assert decision.chosen == 1 and decision.ending == "settled"
+    assert decision.changes[0].evidence.reason == "cannot judge"
+    with pytest.raises(race.NoCellCanJudge):
+        race.decide_round(inputs, [100, 100], rule, 1, cannot_judge=[0, 1])
