@@ -1,6 +1,6 @@
 """How much of the full grid a race spends, and how often it keeps the full grid's choice: the
 judges of the LLMJudge collection (TREC qrels, grades 0-3) raced against the human qrels with
-:func:`mmjudge.studies.race_rule.simulate_race`, over many seeds of the item order.
+:func:`mmjudge.studies.race_simulation.simulate_race`, over many seeds of the item order.
 
 Two price tables: every judge at one price (what the race saves by κ alone), and prices from
 the sheet for the models the run names say they used, at a stated typical call (input and
@@ -36,7 +36,8 @@ from mmjudge.data.qrels import read_qrels, run_names
 from mmjudge.locations import CONFIG_DIR
 from mmjudge.records import Usage
 from mmjudge.studies.judge_files import align
-from mmjudge.studies.race_rule import full_data_choice, race_order, simulate_race
+from mmjudge.studies.race_rule import race_order
+from mmjudge.studies.race_simulation import full_data_choice, simulate_race
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data" / "llmjudge"

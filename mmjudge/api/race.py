@@ -243,9 +243,8 @@ def _next_round(
     run: Launch,
 ) -> RoundDecision | None:
     """Judge the next round, decide it and keep the decision (None: a cell was interrupted)."""
-    from mmjudge.store.status import FAILED, INTERRUPTED, STOPPED_BY_BUDGET
+    from mmjudge.store.status import INTERRUPTED
 
-    ended_for_good = (FAILED, STOPPED_BY_BUDGET)  # a run that ended so cannot judge on
     number = len(result.rounds) + 1
     previous = result.rounds[-1].active if result.rounds else tuple(range(len(result.cells)))
     prefixes = prefixes_after(result, number)
@@ -257,12 +256,7 @@ def _next_round(
     statuses = run(jobs)
     if INTERRUPTED in statuses:
         return None
-    cannot_judge = {
-        c for c, status in zip(previous, statuses, strict=True) if status in ended_for_good
-    }
-    if result.rounds:
-        last = result.rounds[-1]
-        cannot_judge |= {e.cell for e in last.settled if e.reason == "cannot judge"}
+    cannot_judge = _cannot_judge(result, previous, statuses)
     for c in previous:
         prefixes[c] = max(prefixes[c], target)
     grades = np.vstack([grades_of(cell.run_dir, population) for cell in result.cells])
@@ -298,6 +292,19 @@ def _next_round(
         )
     write_race(result)
     return decision
+
+
+def _cannot_judge(result: RaceResult, judged: Sequence[int], statuses: Sequence[str]) -> set[int]:
+    """Cells the runner reports out of the race after a round: those out before, and those
+    whose run this round stopped at their own dollar cap. (A cell without a single grade is
+    out by the rule itself; a failed run that holds grades stays, and the next round retries
+    its failed items.)"""
+    from mmjudge.store.status import STOPPED_BY_BUDGET
+
+    out = {c for c, status in zip(judged, statuses, strict=True) if status == STOPPED_BY_BUDGET}
+    if result.rounds:
+        out |= {e.cell for e in result.rounds[-1].settled if e.reason == "cannot judge"}
+    return out
 
 
 def prefixes_after(result: RaceResult, rounds: int) -> list[int]:

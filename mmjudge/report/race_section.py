@@ -23,7 +23,7 @@ REASONS = {
     "not better, not cheaper": "cannot beat it by more than δ, and is not cheaper",
     "below the candidate": "more than δ below it",
     "dominated": "not better and dearer (Pareto-dominated)",
-    "cannot judge": "its run failed or reached its dollar cap",
+    "cannot judge": "no grade on its items, or its run reached its dollar cap",
 }
 
 

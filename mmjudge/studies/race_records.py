@@ -163,8 +163,8 @@ def round_from_dict(data: dict[str, Any]) -> RoundDecision:
 def cell_fates(rounds: Sequence[RoundDecision], n_cells: int, chosen: int | None) -> list[str]:
     """What the race did with each cell, as every view names it: ``chosen``, ``stopped after
     round 3`` (its last stop; a cell may stop, resume and stop again), ``cannot judge after
-    round 1`` (its run failed or reached its dollar cap), or ``judging`` while the race has
-    not ended."""
+    round 1`` (no grade on its items, or its run reached its dollar cap), or ``judging``
+    while the race has not ended."""
     fates = ["judging"] * n_cells
     for decision in rounds:
         for change in decision.changes:

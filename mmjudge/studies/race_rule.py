@@ -3,7 +3,8 @@ longer depends on it, so the choice costs a fraction of the full grid.
 
 The functions here are pure (arrays in, typed records out: no files, no config). The runner
 calls :func:`decide_round` after each round with the grades collected so far;
-:func:`simulate_race` loops it over grades known in advance (benchmarks and tests).
+:func:`mmjudge.studies.race_simulation.simulate_race` loops it over grades known in advance
+(benchmarks and tests).
 
 The rule
 --------
@@ -67,7 +68,8 @@ resumes from where its prefix ended (with the real runner an ordinary resume: no
 twice).
 
 **A cell that cannot judge** leaves the race: a cell that judged its prefix without a single
-grade, or one the runner reports out (its run failed, or reached its own dollar cap). It is
+grade (every call failed, or no answer could be read), or one the runner reports out (its run
+reached its own dollar cap). It is
 settled against every candidate (reason ``cannot judge``), is never the candidate, never
 chosen and never resumes, so one broken judge cannot keep the others judging to the end.
 The guarantee is over the cells that can judge.
@@ -421,59 +423,7 @@ def _changes(
     return tuple(out)
 
 
-# --------------------------------------------------------------------------- a whole race
-
-
-def race_population(reference: FloatArray, order: IntArray, scale: Sequence[float]) -> IntArray:
-    """``order`` without the items that have no reference grade on the scale."""
-    codes = grade_codes(as_labels(reference), scale)
-    order = np.asarray(order, dtype=np.int64)
-    return order[codes[order] >= 0]
-
-
-def simulate_race(
-    reference: FloatArray,
-    grades_by_cell: FloatArray | Sequence[FloatArray],
-    prices: Sequence[float],
-    order: IntArray,
-    rule: RaceConfig,
-    *,
-    scale: Sequence[float] | None = None,
-    names: Sequence[str] | None = None,
-) -> RaceOutcome:
-    """Run :func:`decide_round` round after round over grades known in advance.
-
-    ``reference`` ``(N_all,)`` and ``grades_by_cell`` ``(K, N_all)`` are aligned with the
-    items (``nan`` = no grade), ``prices`` is dollars per judgment, ``order`` the item order
-    (:func:`race_order`); items without a reference grade take no part. ``scale`` defaults
-    to the sorted grades seen.
-    """
-    ref = as_labels(reference)
-    grades = np.vstack([as_labels(g) for g in grades_by_cell])
-    if scale is None:
-        seen = np.concatenate([ref, grades.ravel()])
-        scale = tuple(float(g) for g in np.unique(seen[~np.isnan(seen)]))
-    population = race_population(ref, order, scale)
-    inputs = race_inputs(ref[population], grades[:, population], prices, scale)
-    n_cells, n_items = inputs.grades.shape
-    shown = tuple(names) if names is not None else tuple(str(c) for c in range(n_cells))
-    lengths = np.zeros(n_cells, dtype=np.int64)
-    active: tuple[int, ...] = tuple(range(n_cells))
-    rounds: list[RoundDecision] = []
-    round_number = 0
-    while True:
-        round_number += 1
-        target = round_length(rule, round_number, n_items)
-        for c in active:
-            lengths[c] = max(lengths[c], target)
-        decision = decide_round(
-            inputs, lengths.tolist(), rule, round_number, previous_active=active
-        )
-        rounds.append(decision)
-        if decision.ending is not None:
-            break
-        active = decision.active
-    return outcome_of(decision, tuple(rounds), lengths, inputs.prices, shown, n_items)
+# --------------------------------------------------------------------------- how it ended
 
 
 def outcome_of(
@@ -515,21 +465,3 @@ def outcome_of(
         full_usd=float(n_items * prices.sum()),
         names=names,
     )
-
-
-def full_data_choice(
-    reference: FloatArray,
-    grades_by_cell: FloatArray | Sequence[FloatArray],
-    prices: Sequence[float],
-    *,
-    scale: Sequence[float],
-    delta: float,
-) -> tuple[FloatArray, int]:
-    """Every cell's full-data κ and the full grid's choice by the race's rule (the cheapest
-    cell with κ ≥ max κ − δ)."""
-    ref = grade_codes(as_labels(reference), scale)
-    keep = ref >= 0
-    codes = grade_codes(np.vstack([as_labels(g) for g in grades_by_cell]), scale)[:, keep]
-    full = np.full(codes.shape[0], int(keep.sum()), dtype=np.int64)
-    kappas = own_kappas(ref[keep], codes, full, len(scale))
-    return kappas, candidate_of(kappas, np.asarray(prices, dtype=float), delta)

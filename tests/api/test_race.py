@@ -170,6 +170,31 @@ def test_a_judge_whose_run_fails_leaves_the_race_after_one_round(tmp_path: Path)
     assert '<td class="l">cannot judge after round 1</td><td>20</td>' in page
 
 
+@pytest.mark.slow
+def test_a_race_whose_cells_all_reach_their_cap_stops_saying_how_each_ended(
+    tmp_path: Path,
+) -> None:
+    config_folder(tmp_path, ["good", "twin"])
+    with LoopbackServer(responder=Judges()) as server:
+        command = race_command(
+            tmp_path,
+            server,
+            "good,twin",
+            "race.round_items=20",
+            "hydra.sweep.dir=race",
+            "runner.max_cost_usd=0.0025",  # a round of 20 fits, the second does not
+        )
+        done = subprocess.run(
+            command, cwd=tmp_path, env=sweep_env(), capture_output=True, text=True, timeout=300
+        )
+    assert done.returncode == 2, done.stderr
+    (error,) = [x for x in done.stderr.splitlines() if x.startswith("mmjudge race: ")]
+    assert "no cell of the race can judge (demo_fashion × good × text: stopped by budget" in error
+    assert error.count("runner.max_cost_usd=0.0025") == 2
+    race = read_race_file(tmp_path / "race")
+    assert race is not None and len(race["rounds"]) == 1  # taken up from here once raised
+
+
 def wait_for_rounds(folder: Path, rounds: int, process: subprocess.Popen[bytes]) -> None:
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and process.poll() is None:

@@ -16,6 +16,7 @@ from mmjudge.studies import race_pairs
 from mmjudge.studies import race_rule as race
 from mmjudge.studies.race_boundary import spending_boundary
 from mmjudge.studies.race_records import CellChange, Evidence, RoundDecision, cell_fates
+from mmjudge.studies.race_simulation import full_data_choice, simulate_race
 
 SCALE = (0.0, 1.0, 2.0, 3.0)
 
@@ -41,7 +42,7 @@ def test_kappa_on_full_data_is_the_projects_kappa() -> None:
     for row, value in zip(judges, found, strict=True):
         expected = scoring.score_judge(queries, truth, row, SCALE, n_boot=0).kappa.estimate
         assert value == pytest.approx(expected, abs=1e-12)
-    kappas, _ = race.full_data_choice(truth, judges, [1, 1, 1], scale=SCALE, delta=0.02)
+    kappas, _ = full_data_choice(truth, judges, [1, 1, 1], scale=SCALE, delta=0.02)
     assert np.allclose(kappas, found, atol=1e-12, rtol=0)
 
 
@@ -138,8 +139,8 @@ def test_full_data_decides_exactly() -> None:
     judges = np.vstack([noisy_judge(rng, truth, p) for p in (0.6, 0.55, 0.2)])
     prices = [3.0, 1.0, 0.5]
     rule = RaceConfig(round_items=300)
-    out = race.simulate_race(truth, judges, prices, np.arange(300), rule, scale=SCALE)
-    _, choice = race.full_data_choice(truth, judges, prices, scale=SCALE, delta=rule.delta)
+    out = simulate_race(truth, judges, prices, np.arange(300), rule, scale=SCALE)
+    _, choice = full_data_choice(truth, judges, prices, scale=SCALE, delta=rule.delta)
     assert out.chosen == choice and len(out.rounds) == 1 and out.guarantee
     assert out.judgments == out.full_judgments == 900
 
@@ -149,7 +150,7 @@ def test_dollar_cap_ends_the_race_without_the_guarantee() -> None:
     truth = rng.integers(0, 4, 2000).astype(float)
     judges = np.vstack([noisy_judge(rng, truth, p) for p in (0.5, 0.49)])
     rule = RaceConfig(round_items=100, max_usd=1.0)
-    out = race.simulate_race(truth, judges, [0.002, 0.001], np.arange(2000), rule, scale=SCALE)
+    out = simulate_race(truth, judges, [0.002, 0.001], np.arange(2000), rule, scale=SCALE)
     assert out.ending == "dollar cap" and not out.guarantee
     assert out.usd <= 1.0
 
@@ -164,8 +165,8 @@ def synthetic_race(seed: int, rule: RaceConfig) -> tuple[race.RaceOutcome, np.nd
     judges[1, rng.random(n) < 0.02] = np.nan
     prices = [10.0, 4.0, 2.0, 1.0, 0.1]
     order = race.race_order(seed, ["q"] * n, [str(i) for i in range(n)])
-    out = race.simulate_race(truth, judges, prices, order, rule, scale=SCALE)
-    kappas, _ = race.full_data_choice(truth, judges, prices, scale=SCALE, delta=rule.delta)
+    out = simulate_race(truth, judges, prices, order, rule, scale=SCALE)
+    kappas, _ = full_data_choice(truth, judges, prices, scale=SCALE, delta=rule.delta)
     return out, kappas, n
 
 
@@ -222,8 +223,8 @@ def test_a_judge_without_a_single_grade_leaves_the_race_instead_of_keeping_it_go
     broken = np.full(n, np.nan)  # every call failed, or no answer could be read
     order = race.race_order(3, ["q"] * n, [str(i) for i in range(n)])
     rule = RaceConfig(round_items=100)
-    alone = race.simulate_race(truth, [good, fair], [2.0, 1.0], order, rule, scale=SCALE)
-    out = race.simulate_race(truth, [good, fair, broken], [2.0, 1.0, 0.5], order, rule, scale=SCALE)
+    alone = simulate_race(truth, [good, fair], [2.0, 1.0], order, rule, scale=SCALE)
+    out = simulate_race(truth, [good, fair, broken], [2.0, 1.0, 0.5], order, rule, scale=SCALE)
     # it stops in the first round, and the others decide as they would without it
     assert out.prefixes == (*alone.prefixes, 100) and out.chosen == alone.chosen == 0
     first = out.rounds[0]
