@@ -16,7 +16,12 @@ from mmjudge.config.race import RaceConfig
 from mmjudge.errors import MMJudgeError
 from mmjudge.store.race_file import RACE_FILE, finite, read_race_file, write_race_file
 from mmjudge.store.summary import run_ending
-from mmjudge.studies.race_records import RaceOutcome, RoundDecision, round_from_dict
+from mmjudge.studies.race_records import (
+    RaceOutcome,
+    RoundDecision,
+    cell_fates,
+    round_from_dict,
+)
 
 
 @dataclass(frozen=True)
@@ -81,6 +86,14 @@ class RaceResult:
     def full_grid_usd(self) -> float:
         """What the full grid would cost: every cell on every item (the forecasts)."""
         return sum(cell.forecast_usd for cell in self.cells)
+
+    @property
+    def fates(self) -> dict[str, str]:
+        """What the race did with each cell, by name: ``chosen``, ``stopped after round 3``,
+        ``cannot judge after round 1`` or ``judging`` (the report's words)."""
+        chosen = self.rounds[-1].chosen if self.rounds else None  # None while it goes on
+        fates = cell_fates(self.rounds, len(self.cells), chosen)
+        return {cell.name: fate for cell, fate in zip(self.cells, fates, strict=True)}
 
     def line(self, decision: RoundDecision) -> str:
         """The console's line for one round."""
