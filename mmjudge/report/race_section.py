@@ -105,6 +105,7 @@ def _race(root: Path, data: dict[str, Any]) -> dict[str, Any]:
             + (f", cap ${settings['max_usd']}" if settings.get("max_usd") else "")
         ),
         "choice": _choice(data, names),
+        "card": _card_line(data, names),
         "spend": (
             f"{_usd(spent)} spent of {_usd(full)} the full grid would cost (forecast at list "
             "prices; answers from the response cache are free)"
@@ -147,6 +148,21 @@ def _judged(rounds: Sequence[Any], number: int) -> tuple[int, ...]:
     if number == 1:
         return tuple(range(len(rounds[0].kappas)))
     return tuple(rounds[number - 2].active)
+
+
+def _card_line(data: dict[str, Any], names: list[str]) -> str:
+    """The race's answer in a line, for the dataset's card beside the report's own (the two
+    rules differ: the race's δ and α over rounds, the card's paired bootstrap)."""
+    outcome = data.get("outcome")
+    if outcome is None:
+        return f"not ended: {len(data['rounds'])} rounds decided so far"
+    share = outcome["judgments"] / outcome["full_judgments"] if outcome["full_judgments"] else 0
+    guarantee = "" if outcome["guarantee"] else ", no guarantee"
+    return (
+        f"{names[outcome['chosen']]} (κ {outcome['kappa']:.3f}; {outcome['ending']}{guarantee}; "
+        f"δ = {data['settings']['delta']}, α = {data['settings']['alpha']}), on "
+        f"{share:.0%} of the grid's judgments"
+    )
 
 
 def _choice(data: dict[str, Any], names: list[str]) -> str:

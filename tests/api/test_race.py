@@ -140,6 +140,8 @@ def test_a_judge_answering_at_random_is_dropped_within_two_rounds(tmp_path: Path
     stopped = f"stopped after round {dropped}"
     assert f'<td class="l">{stopped}</td><td>{40 * dropped}</td>' in page
     assert f"complete · race: {stopped}" in page and "complete · race: chosen" in page
+    chosen = race["outcome"]["name"].split(" × ", 1)[1]
+    assert f'The race chose</dt><dd><a href="#race">{chosen} (κ ' in page  # on the card
     # judged only the rounds it was in: 40 items per round it took part in
     rows = (tmp_path / "race" / race["cells"][coin]["run_dir"] / "judgments.jsonl").read_text()
     assert len(rows.splitlines()) == 40 * dropped
