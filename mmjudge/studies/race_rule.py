@@ -69,10 +69,9 @@ twice).
 
 **A cell that cannot judge** leaves the race: a cell that judged its prefix without a single
 grade (every call failed, or no answer could be read), or one the runner reports out (its run
-reached its own dollar cap). It is
-settled against every candidate (reason ``cannot judge``), is never the candidate, never
-chosen and never resumes, so one broken judge cannot keep the others judging to the end.
-The guarantee is over the cells that can judge.
+reached its own dollar cap). It is settled against every candidate (reason ``cannot judge``),
+is never the candidate, never chosen and never resumes, so one broken judge cannot keep the
+others judging to the end. The guarantee is over the cells that can judge.
 
 Other endings: the items run out (the candidate is chosen: at full data every interval is
 exact, so it is the full grid's own choice), the dollar cap ``max_usd`` would be passed by the
