@@ -47,7 +47,7 @@ from mmjudge.config import SweepConfig
 from mmjudge.config.names import cell_display_name
 from mmjudge.errors import ConfigError, MMJudgeError
 from mmjudge.store.summary import run_ending
-from mmjudge.studies.race_records import RoundDecision
+from mmjudge.studies.race_records import RoundDecision, cell_prefixes
 from mmjudge.studies.race_rule import (
     NoCellCanJudge,
     decide_round,
@@ -309,14 +309,7 @@ def _cannot_judge(result: RaceResult, judged: Sequence[int], statuses: Sequence[
 
 def prefixes_after(result: RaceResult, rounds: int) -> list[int]:
     """Each cell's prefix before round ``rounds``: the longest round it judged."""
-    prefixes = [0] * len(result.cells)
-    active = tuple(range(len(result.cells)))
-    for number in range(1, rounds):
-        length = round_length(result.settings, number, result.population)
-        for c in active:
-            prefixes[c] = max(prefixes[c], length)
-        active = result.rounds[number - 1].active
-    return prefixes
+    return cell_prefixes(result.rounds[: rounds - 1], len(result.cells))
 
 
 def grades_of(run_dir: Path, population: Population) -> np.ndarray:

@@ -20,6 +20,7 @@ from mmjudge.studies.race_records import (
     RaceOutcome,
     RoundDecision,
     cell_fates,
+    kappa_text,
     round_from_dict,
 )
 
@@ -91,8 +92,7 @@ class RaceResult:
     def fates(self) -> dict[str, str]:
         """What the race did with each cell, by name: ``chosen``, ``stopped after round 3``,
         ``cannot judge after round 1`` or ``judging`` (the report's words)."""
-        chosen = self.rounds[-1].chosen if self.rounds else None  # None while it goes on
-        fates = cell_fates(self.rounds, len(self.cells), chosen)
+        fates = cell_fates(self.rounds, len(self.cells))
         return {cell.name: fate for cell, fate in zip(self.cells, fates, strict=True)}
 
     def line(self, decision: RoundDecision) -> str:
@@ -103,7 +103,7 @@ class RaceResult:
         """What the race prints when it ends: the choice, its evidence, the spend."""
         outcome = self.outcome
         assert outcome is not None
-        lines = [f"race: chose {outcome.name} (κ {outcome.kappa:.3f}) — {outcome.ending}"]
+        lines = [f"race: chose {outcome.name} (κ {kappa_text(outcome.kappa)}) — {outcome.ending}"]
         versus = outcome.versus_runner_up
         if versus is not None and outcome.runner_up is not None:
             lines.append(

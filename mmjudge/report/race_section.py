@@ -4,7 +4,6 @@ forecast, and per round the cells still judging and each stop or resume with its
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,10 @@ from mmjudge.store.summary import run_ending
 from mmjudge.studies.race_records import (
     RoundDecision,
     cell_fates,
+    cell_prefixes,
     evidence_from_dict,
+    judging,
+    kappa_text,
     round_from_dict,
 )
 
@@ -60,34 +62,15 @@ def _race(root: Path, data: dict[str, Any]) -> dict[str, Any]:
     rounds = [round_from_dict(r) for r in data["rounds"]]
     rows = []
     for raw, decision in zip(data["rounds"], rounds, strict=True):
-        events = []
-        for change, raw_change in zip(decision.changes, raw["changes"], strict=True):
-            evidence = raw_change["evidence"]
-            if change.action == "stopped" and change.evidence.reason == "cannot judge":
-                ended = run_ending(root / data["cells"][change.cell]["run_dir"])
-                events.append(
-                    f"{names[change.cell]} stops: it cannot judge (its run ended {ended})"
-                )
-            elif change.action == "stopped":
-                why = REASONS.get(str(evidence["reason"]), "not settled when the race ended")
-                events.append(
-                    f"{names[change.cell]} stops: {why} — κ difference with "
-                    f"{names[evidence['comparator']]} {_interval(evidence)}"
-                )
-            else:
-                events.append(
-                    f"{names[change.cell]} resumes: no longer settled against "
-                    f"{names[evidence['comparator']]} ({_interval(evidence)})"
-                )
-        if decision.ending is not None and decision.chosen is not None:
-            events.append(f"the race ends ({decision.ending}): {names[decision.chosen]} is chosen")
+        events = _events(root, data, raw, decision, names)
         rows.append(
             {
                 "round": decision.round,
                 "prefix": f"{decision.prefix:,}",
                 "alpha": f"{decision.alpha_total:.4f}",
                 "z": "—" if raw["z"] is None else f"{decision.z:.2f}",
-                "judging": ", ".join(names[c] for c in _judged(rounds, decision.round)) or "—",
+                "judging": ", ".join(names[c] for c in judging(rounds, decision.round, len(names)))
+                or "—",
                 "events": events,
                 "judgments": f"{decision.judgments:,}",
             }
@@ -111,43 +94,51 @@ def _race(root: Path, data: dict[str, Any]) -> dict[str, Any]:
             "prices; answers from the response cache are free)"
         ),
         "rows": rows,
-        "cells": _cell_rows(data, rounds, names),
+        "cells": _cell_rows(rounds, names),
         "skipped": [f"{c['name']}: {c['reason']}" for c in data.get("skipped") or []],
     }
 
 
-def _cell_rows(
-    data: dict[str, Any], rounds: Sequence[RoundDecision], names: list[str]
-) -> list[dict[str, str]]:
+def _events(
+    root: Path, data: dict[str, Any], raw: dict[str, Any], decision: RoundDecision, names: list[str]
+) -> list[str]:
+    """What one round decided, a line per stop or resume (with its evidence) and the end."""
+    events = []
+    for change, raw_change in zip(decision.changes, raw["changes"], strict=True):
+        evidence = raw_change["evidence"]
+        if change.action == "stopped" and change.evidence.reason == "cannot judge":
+            ended = run_ending(root / data["cells"][change.cell]["run_dir"])
+            events.append(f"{names[change.cell]} stops: it cannot judge (its run ended {ended})")
+        elif change.action == "stopped":
+            why = REASONS.get(str(evidence["reason"]), "not settled when the race ended")
+            events.append(
+                f"{names[change.cell]} stops: {why} — κ difference with "
+                f"{names[evidence['comparator']]} {_interval(evidence)}"
+            )
+        else:
+            events.append(
+                f"{names[change.cell]} resumes: no longer settled against "
+                f"{names[evidence['comparator']]} ({_interval(evidence)})"
+            )
+    if decision.ending is not None and decision.chosen is not None:
+        events.append(f"the race ends ({decision.ending}): {names[decision.chosen]} is chosen")
+    return events
+
+
+def _cell_rows(rounds: Sequence[RoundDecision], names: list[str]) -> list[dict[str, str]]:
     """Each cell: what the race did with it, the items it judged and its κ̂ on them (the last
     round's), so a reader sees why the cells' κ below rest on different numbers of items."""
-    outcome = data.get("outcome")
-    fates = cell_fates(rounds, len(names), None if outcome is None else outcome["chosen"])
-    rows = []
-    for cell, (name, fate) in enumerate(zip(names, fates, strict=True)):
-        if outcome is not None:
-            items = int(outcome["prefixes"][cell])
-        else:
-            judged = [d.prefix for d in rounds if cell in _judged(rounds, d.round)]
-            items = max(judged, default=0)
-        kappa = rounds[-1].kappas[cell] if rounds else math.nan
-        rows.append(
-            {
-                "name": name,
-                "fate": fate,
-                "judged": f"{items:,}",
-                "kappa": f"{kappa:.3f}" if math.isfinite(kappa) else "n/a",
-            }
-        )
-    return rows
-
-
-def _judged(rounds: Sequence[Any], number: int) -> tuple[int, ...]:
-    """The cells that judged round ``number``: every cell in the first, then those the round
-    before left active."""
-    if number == 1:
-        return tuple(range(len(rounds[0].kappas)))
-    return tuple(rounds[number - 2].active)
+    fates = cell_fates(rounds, len(names))
+    prefixes = cell_prefixes(rounds, len(names))
+    return [
+        {
+            "name": name,
+            "fate": fates[cell],
+            "judged": f"{prefixes[cell]:,}",
+            "kappa": kappa_text(rounds[-1].kappas[cell] if rounds else None),
+        }
+        for cell, name in enumerate(names)
+    ]
 
 
 def _card_line(data: dict[str, Any], names: list[str]) -> str:
@@ -159,7 +150,8 @@ def _card_line(data: dict[str, Any], names: list[str]) -> str:
     share = outcome["judgments"] / outcome["full_judgments"] if outcome["full_judgments"] else 0
     guarantee = "" if outcome["guarantee"] else ", no guarantee"
     return (
-        f"{names[outcome['chosen']]} (κ {outcome['kappa']:.3f}; {outcome['ending']}{guarantee}; "
+        f"{names[outcome['chosen']]} (κ {kappa_text(outcome['kappa'])}; {outcome['ending']}"
+        f"{guarantee}; "
         f"δ = {data['settings']['delta']}, α = {data['settings']['alpha']}), on "
         f"{share:.0%} of the grid's judgments"
     )
@@ -170,7 +162,7 @@ def _choice(data: dict[str, Any], names: list[str]) -> str:
     if outcome is None:
         return f"The race has not ended: {len(data['rounds'])} rounds decided so far."
     chosen = names[outcome["chosen"]]
-    text = f"{chosen} (κ {outcome['kappa']:.3f}); the race ended: {outcome['ending']}."
+    text = f"{chosen} (κ {kappa_text(outcome['kappa'])}); the race ended: {outcome['ending']}."
     versus = outcome.get("versus_runner_up")
     if versus is not None and outcome.get("runner_up") is not None:
         text += f" Against {names[outcome['runner_up']]}: κ difference {_interval(versus)}."

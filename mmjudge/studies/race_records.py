@@ -160,11 +160,32 @@ def round_from_dict(data: dict[str, Any]) -> RoundDecision:
     return RoundDecision(**fields)
 
 
-def cell_fates(rounds: Sequence[RoundDecision], n_cells: int, chosen: int | None) -> list[str]:
-    """What the race did with each cell, as every view names it: ``chosen``, ``stopped after
-    round 3`` (its last stop; a cell may stop, resume and stop again), ``cannot judge after
-    round 1`` (no grade on its items, or its run reached its dollar cap), or ``judging``
-    while the race has not ended."""
+def judging(rounds: Sequence[RoundDecision], number: int, n_cells: int) -> tuple[int, ...]:
+    """The cells that judged round ``number``: every cell in the first, then those the round
+    before left active."""
+    return tuple(range(n_cells)) if number == 1 else tuple(rounds[number - 2].active)
+
+
+def cell_prefixes(rounds: Sequence[RoundDecision], n_cells: int) -> list[int]:
+    """Items each cell has judged after ``rounds`` (in race order): the prefix of the last
+    round it judged."""
+    prefixes = [0] * n_cells
+    for decision in rounds:
+        for cell in judging(rounds, decision.round, n_cells):
+            prefixes[cell] = max(prefixes[cell], decision.prefix)
+    return prefixes
+
+
+def kappa_text(value: float | None) -> str:
+    """A race's κ̂ as every view prints it: ``0.949``, or ``n/a`` where it is not known."""
+    return f"{value:.3f}" if value is not None and math.isfinite(value) else "n/a"
+
+
+def cell_fates(rounds: Sequence[RoundDecision], n_cells: int) -> list[str]:
+    """What the race did with each cell, as every view names it: ``chosen`` (by the last
+    round, when it ended the race), ``stopped after round 3`` (its last stop; a cell may stop,
+    resume and stop again), ``cannot judge after round 1`` (no grade on its items, or its run
+    reached its dollar cap), or ``judging`` while the race has not ended."""
     fates = ["judging"] * n_cells
     for decision in rounds:
         for change in decision.changes:
@@ -174,8 +195,8 @@ def cell_fates(rounds: Sequence[RoundDecision], n_cells: int, chosen: int | None
                 fates[change.cell] = f"cannot judge after round {decision.round}"
             else:
                 fates[change.cell] = f"stopped after round {decision.round}"
-    if chosen is not None:
-        fates[chosen] = "chosen"
+    if rounds and rounds[-1].chosen is not None:
+        fates[rounds[-1].chosen] = "chosen"
     return fates
 
 
@@ -183,7 +204,5 @@ def fates_by_folder(race: dict[str, Any]) -> dict[str, str]:
     """:func:`cell_fates` of a race read from its file (``race.json``), by each cell's run
     folder name."""
     rounds = [round_from_dict(r) for r in race["rounds"]]
-    outcome = race.get("outcome")
-    chosen = None if outcome is None else int(outcome["chosen"])
-    fates = cell_fates(rounds, len(race["cells"]), chosen)
+    fates = cell_fates(rounds, len(race["cells"]))
     return {str(cell["run_dir"]): fate for cell, fate in zip(race["cells"], fates, strict=True)}

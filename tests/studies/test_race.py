@@ -3,6 +3,7 @@ the error budget, and many simulated races against the guarantee."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -15,7 +16,14 @@ from mmjudge.metrics import scoring
 from mmjudge.studies import race_pairs
 from mmjudge.studies import race_rule as race
 from mmjudge.studies.race_boundary import spending_boundary
-from mmjudge.studies.race_records import CellChange, Evidence, RoundDecision, cell_fates
+from mmjudge.studies.race_records import (
+    CellChange,
+    Evidence,
+    RoundDecision,
+    cell_fates,
+    cell_prefixes,
+    kappa_text,
+)
 from mmjudge.studies.race_simulation import full_data_choice, simulate_race
 
 SCALE = (0.0, 1.0, 2.0, 3.0)
@@ -187,10 +195,12 @@ def test_simulated_races_keep_the_guarantee_and_drop_a_random_judge_early() -> N
 
 @pytest.mark.slow  # over a second
 def test_a_stopped_cell_resumes_when_the_candidate_changes() -> None:
-    """Rounds record who stops and resumes; the active set always holds the candidate."""
+    """Rounds record who stops and resumes; the active set always holds the candidate; the
+    items each cell judged follow from the rounds alone."""
     rule = RaceConfig(alpha=0.2, delta=0.0, round_items=50)
     for seed in range(10):
         out, _, _ = synthetic_race(seed, rule)
+        assert cell_prefixes(out.rounds, 5) == list(out.prefixes)
         for decision in out.rounds:
             if decision.ending is None:
                 assert decision.candidate in decision.active
@@ -210,9 +220,9 @@ def test_a_cells_fate_is_its_last_stop_and_the_chosen_cell_is_chosen() -> None:
         )
 
     rounds = [decision(1, (2, "stopped")), decision(2, (2, "resumed")), decision(3, (2, "stopped"))]
-    assert cell_fates(rounds, 3, None) == ["judging", "judging", "stopped after round 3"]
-    rounds.append(decision(4, (1, "stopped")))
-    assert cell_fates(rounds, 3, 0) == ["chosen", "stopped after round 4", "stopped after round 3"]
+    assert cell_fates(rounds, 3) == ["judging", "judging", "stopped after round 3"]
+    rounds.append(dataclasses.replace(decision(4, (1, "stopped")), chosen=0, ending="settled"))
+    assert cell_fates(rounds, 3) == ["chosen", "stopped after round 4", "stopped after round 3"]
 
 
 def test_a_judge_without_a_single_grade_leaves_the_race_instead_of_keeping_it_going() -> None:
@@ -231,9 +241,8 @@ def test_a_judge_without_a_single_grade_leaves_the_race_instead_of_keeping_it_go
     assert [(c.cell, c.evidence.reason) for c in first.changes if c.cell == 2] == [
         (2, "cannot judge")
     ]
-    assert out.runner_up == 1 and cell_fates(out.rounds, 3, out.chosen)[2] == (
-        "cannot judge after round 1"
-    )
+    assert cell_prefixes(out.rounds, 3) == list(out.prefixes)
+    assert out.runner_up == 1 and cell_fates(out.rounds, 3)[2] == ("cannot judge after round 1")
 
 
 def test_a_cell_the_runner_reports_out_is_never_chosen_nor_resumed() -> None:
@@ -247,3 +256,8 @@ def test_a_cell_the_runner_reports_out_is_never_chosen_nor_resumed() -> None:
     assert decision.changes[0].evidence.reason == "cannot judge"
     with pytest.raises(race.NoCellCanJudge):
         race.decide_round(inputs, [100, 100], rule, 1, cannot_judge=[0, 1])
+
+
+def test_a_kappa_that_is_not_known_reads_n_a() -> None:
+    assert kappa_text(0.94949) == "0.949"
+    assert kappa_text(None) == kappa_text(math.nan) == "n/a"
