@@ -20,8 +20,8 @@ def _under(package: str, folder: str, include: tuple[str, ...] = ("*",)) -> list
 
 packages = [
     *find_namespace_packages(include=["mmjudge", "mmjudge.*"], exclude=["*.__pycache__"]),
-    # the race's Hydra sweeper: Hydra finds plugins in the hydra_plugins namespace
-    "hydra_plugins.mmjudge_race",
+    # mmjudge's Hydra sweeper (sweeps and races): Hydra finds plugins in the hydra_plugins namespace
+    "hydra_plugins.mmjudge_grid",
     *_under("mmjudge.conf", "conf", ("[a-z]*",)),
     *_under(
         "mmjudge.datasets",

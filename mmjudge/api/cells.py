@@ -1,11 +1,12 @@
 """Run one cell, forecast one, or run a sweep, in this process, with the code the command runs.
 
-A cell is run by :func:`mmjudge.engine.cell.run_cell`, as ``mmjudge sweep`` runs it; a sweep
-expands its grid the way Hydra's basic sweeper does (``model=a,b modality=text,mm`` is four
-cells, an experiment's ``hydra.sweeper.params`` come first and the given overrides win), runs
-its cells one after the other into ``<sweep folder>/<dataset>.<model>.<modality>.<prompt>``
-(with the language and perturbation, :func:`mmjudge.config.names.run_folder_name`),
-then does the end-of-sweep work the command's callback does
+A cell is run by :func:`mmjudge.grid.jobs.judge`, as ``mmjudge sweep`` runs it; a sweep's grid
+is the command's (:func:`mmjudge.grid.cells.compose_grid`: ``model=a,b modality=text,mm`` is
+four cells, an experiment's ``hydra.sweeper.params`` come first and the given overrides win),
+run by the grid's one loop one cell after the other into
+``<sweep folder>/<dataset>.<model>.<modality>.<prompt>`` (with the language and perturbation,
+:func:`mmjudge.config.names.run_folder_name`), then the end-of-sweep work the command's callback
+does
 (:func:`mmjudge.api.sweep_end.finish_sweep`:
 ``sweep_summary.json``, the default ensembles, the report).
 
@@ -18,16 +19,13 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import itertools
-from collections import OrderedDict
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from omegaconf import DictConfig, OmegaConf, open_dict
+from omegaconf import DictConfig, OmegaConf
 
-from mmjudge.api.compose import compose_raw, first_line
 from mmjudge.api.saved import CellForecast, Run, Sweep, SweepCell
 from mmjudge.config import SweepConfig
 from mmjudge.config.names import STAMP_FORMAT, run_folder_name
@@ -62,12 +60,12 @@ def run_cell(
             :func:`forecast`).
         MMJudgeError: any other problem found before the first call (a bad dataset line…).
     """
+    from mmjudge.grid.jobs import judge
+
     raw = _config(config, config_dir)
     if _setting(raw, "runner", "dry_run"):
         raise ConfigError("runner.dry_run=true forecasts a cell: call mmjudge.forecast() instead")
-    result = _run(raw, run_dir)
-    assert isinstance(result, RunSummary)
-    return result
+    return judge(raw, _folder(raw, run_dir))
 
 
 def forecast(
@@ -83,10 +81,10 @@ def forecast(
         ConfigError: a bad setting.
         MMJudgeError: any other problem with the cell (a bad dataset line…).
     """
-    raw = _config(config, config_dir)
-    result = _run(_dry(raw), run_dir)
-    assert isinstance(result, CellForecast)
-    return result
+    from mmjudge.grid.jobs import forecast as forecast_job
+
+    raw = _dry(_config(config, config_dir))
+    return forecast_job(raw, _folder(raw, run_dir))
 
 
 def run_sweep(
@@ -105,8 +103,9 @@ def run_sweep(
     nothing is summarised. The report is built when ``report.build`` is true, the ensembles
     unless ``hydra.callbacks.sweep_report.ensembles=false``.
 
-    A cell that is interrupted stops the sweep: the cells after it are not started and the
-    end-of-sweep work is not done.
+    The grid is the command's (:func:`mmjudge.grid.cells.compose_grid`) and runs in the grid's
+    one loop, one cell after the other in this process. A cell that is interrupted stops the
+    sweep: the cells after it are not started and the end-of-sweep work is not done.
 
     Raises:
         ConfigError: a bad setting, dataset or price in any cell, or a sweep kind the basic
@@ -117,111 +116,36 @@ def run_sweep(
         MMJudgeError: a problem with a cell found before its first call.
     """
     from mmjudge.api.sweep_end import finish_sweep
-    from mmjudge.locations import resolve_path
-    from mmjudge.store.status import INTERRUPTED
+    from mmjudge.grid.cells import compose_grid
+    from mmjudge.grid.jobs import forecast as forecast_job
+    from mmjudge.grid.launch import InProcessLauncher
+    from mmjudge.grid.rounds import SweepRound, run_rounds
 
-    fixed, _ = split_overrides(overrides)
-    probe = compose_raw(fixed, config_dir, with_hydra=True)
-    folder = Path(sweep_dir) if sweep_dir is not None else Path(str(probe.hydra.sweep.dir))
-    dry = bool(probe.runner.dry_run)
-    composed = _checked_cells(overrides, config_dir, probe)
-    cells: list[SweepCell] = []
-    for combination, raw in composed:
-        run_dir = folder / str(raw.hydra.sweep.subdir)
-        with open_dict(raw):
-            del raw["hydra"]  # as Hydra hands a job its config
-        result = _run(raw, run_dir)
-        if isinstance(result, CellForecast):
-            cells.append(SweepCell(run_dir, forecast=result, overrides=tuple(combination)))
-            continue
-        cells.append(SweepCell(run_dir, summary=result, overrides=tuple(combination)))
-        if result.status.status == INTERRUPTED:
-            return Sweep(folder, cells)
-    if dry or not folder.is_dir():
-        return Sweep(folder, cells)
-    reports = resolve_path(str(probe.paths.reports)) if probe.report.build else None
-    ensembles = OmegaConf.select(probe, "hydra.callbacks.sweep_report.ensembles", default=False)
-    done = finish_sweep(folder, reports, ensembles=bool(ensembles))
-    built = [Run(path, _summary(path)) for path in done.ensembles]
-    return Sweep(folder, cells, built, done.report)
-
-
-def _checked_cells(
-    overrides: Sequence[str], config_dir: str | Path | None, probe: DictConfig
-) -> list[tuple[list[str], DictConfig]]:
-    """Every cell's overrides and composed config, checked (settings, dataset, price, key)
-    before the first call (:func:`mmjudge.api.preflight.check_cells`)."""
-    from mmjudge.api.preflight import check_cells
-
-    composed = [
-        (combination, compose_raw(combination, config_dir, with_hydra=True))
-        for combination in sweep_grid(overrides, config_dir, probe)
+    grid = compose_grid(overrides, config_dir=config_dir, sweep_dir=sweep_dir)
+    if grid.dry_run:
+        forecasts = [
+            SweepCell(c.run_dir, forecast=forecast_job(c.config, c.run_dir), overrides=c.overrides)
+            for c in grid.cells
+        ]
+        return Sweep(grid.folder, forecasts)
+    schedule = SweepRound(grid)
+    stopped = run_rounds(schedule, InProcessLauncher(grid))
+    cells = [
+        SweepCell(c.run_dir, summary=_summary(c.run_dir), overrides=c.overrides)
+        for c, status in zip(grid.cells, schedule.statuses or [""] * len(grid.cells), strict=True)
+        if status
     ]
-    check_cells((str(raw.hydra.sweep.subdir), raw) for _, raw in composed)
-    return composed
-
-
-def grid(overrides: Sequence[str]) -> list[list[str]]:
-    """The cells of a sweep's overrides: each override's values crossed with the others'
-    (``a=1,2 b=x`` gives ``[a=1 b=x]`` and ``[a=2 b=x]``), a later override of the same key
-    replacing an earlier one, as Hydra's basic sweeper does.
-
-    Kept here rather than taken from Hydra: the basic sweeper's expansion
-    (``BasicSweeper.split_arguments``) lives in ``hydra._internal``, which is not Hydra's
-    public API (mmjudge uses only that: see docs/development.md), and it needs the sweeper
-    instantiated with a launcher to reach it. This takes the same steps through the public
-    override parser, and ``tests/api/test_cells.py::test_the_grid_is_the_basic_sweepers``
-    holds it to the command's cell folders (lists, an experiment's ``hydra.sweeper.params``,
-    a later override replacing an earlier one).
-
-    Raises:
-        ConfigError: an override that does not parse, or a sweep of a range of real numbers.
-    """
-    lists: OrderedDict[str, list[str]] = OrderedDict()
-    for override in _parse(overrides):
-        key = override.get_key_element()
-        if override.is_sweep_override():
-            if not override.is_discrete_sweep():
-                raise ConfigError(f"{override.input_line}: only lists of values can be swept")
-            lists[key] = [f"{key}={value}" for value in override.sweep_string_iterator()]
-        else:
-            lists[key] = [f"{key}={override.get_value_element_as_str()}"]
-    return [list(cell) for cell in itertools.product(*lists.values())]
-
-
-def sweep_grid(
-    overrides: Sequence[str],
-    config_dir: str | Path | None = None,
-    probe: DictConfig | None = None,
-) -> list[list[str]]:
-    """The cells of a sweep: an experiment's ``hydra.sweeper.params`` first, then the given
-    overrides (which win), expanded by :func:`grid`. ``probe`` is the config composed from the
-    overrides that are not swept, when the caller has it already."""
-    if probe is None:
-        probe = compose_raw(split_overrides(overrides)[0], config_dir, with_hydra=True)
-    params = OmegaConf.select(probe, "hydra.sweeper.params") or {}
-    configured = [f"{key}={value}" for key, value in params.items()]
-    return grid([*configured, *overrides])
-
-
-def split_overrides(overrides: Sequence[str]) -> tuple[list[str], list[str]]:
-    """The overrides every cell shares, and those that are swept."""
-    fixed: list[str] = []
-    swept: list[str] = []
-    for override in _parse(overrides):
-        line = override.input_line or ""
-        (swept if override.is_sweep_override() else fixed).append(line)
-    return fixed, swept
-
-
-def _parse(overrides: Sequence[str]) -> list[Any]:
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-    from hydra.errors import HydraException
-
-    try:
-        return OverridesParser.create().parse_overrides(list(overrides))
-    except HydraException as error:
-        raise ConfigError(first_line(error)) from None
+    if stopped is not None or not grid.folder.is_dir():
+        return Sweep(grid.folder, cells)
+    done = finish_sweep(
+        grid.folder,
+        grid.reports_dir,
+        ensembles=grid.ensembles,
+        human_cost_per_label=grid.report_setting("human_cost_per_label"),
+        label_budget_usd=grid.report_setting("label_budget_usd"),
+    )
+    built = [Run(path, _summary(path)) for path in done.ensembles]
+    return Sweep(grid.folder, cells, built, done.report)
 
 
 def _config(config: CellConfig, config_dir: str | Path | None) -> SweepConfig | DictConfig:
@@ -229,6 +153,8 @@ def _config(config: CellConfig, config_dir: str | Path | None) -> SweepConfig | 
         return config
     if isinstance(config, str):
         raise TypeError("give the overrides as a list: ['model=lexical', 'modality=text']")
+    from mmjudge.config.compose import compose_raw
+
     return compose_raw(config, config_dir)
 
 
@@ -266,15 +192,8 @@ def default_run_dir(config: SweepConfig | DictConfig) -> Path:
     return results / "runs" / name
 
 
-def _run(config: SweepConfig | DictConfig, run_dir: str | Path | None) -> RunSummary | CellForecast:
-    """One cell through the runner, into ``run_dir``; a cell that stops before judging
-    anything leaves no folder, as with the command."""
-    from mmjudge.engine.cell import run_cell as run_one_cell
-    from mmjudge.store.cleanup import removed_unless_judged
-
-    folder = Path(run_dir) if run_dir is not None else default_run_dir(config)
-    with removed_unless_judged(folder):
-        return run_one_cell(config, folder)
+def _folder(config: SweepConfig | DictConfig, run_dir: str | Path | None) -> Path:
+    return Path(run_dir) if run_dir is not None else default_run_dir(config)
 
 
 def _summary(path: Path) -> RunSummary:

@@ -116,6 +116,7 @@ class Judge:
             price=price_for(config.pricing, config.model),
             image_settings=config.images,
             image_cache=ImageCache(resolve_path(config.paths.image_cache)),
+            usage_per_call=judge_cls.usage_per_call(config.model),
         )
         self._context.output = output_tokens(config, iter(()))
         self._cache_path = resolve_path(config.paths.response_cache)

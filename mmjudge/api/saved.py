@@ -16,7 +16,7 @@ from mmjudge.errors import MMJudgeError
 from mmjudge.records import JudgmentRecord
 from mmjudge.store import ENSEMBLES, SUMMARY, RunSummary, read_summary
 from mmjudge.store.forecast_file import FORECAST, CellForecast, read_forecast
-from mmjudge.store.status import DRY_RUN
+from mmjudge.store.status import DRY_RUN, SKIPPED
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -90,12 +90,16 @@ class SweepCell:
     @property
     def status(self) -> str:
         """``complete``, ``partial``, ``failed``, ``skipped``… or ``dry_run``."""
-        return DRY_RUN if self.summary is None else self.summary.status.status
+        if self.summary is not None:
+            return self.summary.status.status
+        return SKIPPED if self.skip_reason is not None else DRY_RUN
 
     @property
     def skip_reason(self) -> str | None:
         """Why a skipped cell could not run (None for any other)."""
-        return None if self.summary is None else self.summary.status.skip_reason
+        if self.summary is not None:
+            return self.summary.status.skip_reason
+        return None if self.forecast is None else self.forecast.skip_reason
 
     def open(self) -> Run:
         """The cell as a :class:`Run`, to read its rows.

@@ -9,10 +9,9 @@ is the Hydra app of :mod:`mmjudge.sweep` (``python -m mmjudge.sweep`` is the sam
 from __future__ import annotations
 
 import importlib
+import signal
 import sys
 from collections.abc import Sequence
-
-from mmjudge.cli.exits import EXIT_USAGE, fail, quiet_when_output_closes
 
 #: Subcommand -> (the module whose ``main(argv)`` runs it, what it does).
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -60,10 +59,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the subcommand named first in ``argv`` (default: the process's arguments)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help"):
+        from mmjudge.cli.exits import EXIT_USAGE
+
         print(usage())
         return 0 if args else EXIT_USAGE
     name, rest = args[0], args[1:]
     if name not in SUBCOMMANDS:
+        from mmjudge.cli.exits import fail
+
         return fail(
             "mmjudge", f"unknown subcommand '{name}'; choose one of: {', '.join(SUBCOMMANDS)}"
         )
@@ -73,8 +76,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run() -> None:
-    """The ``mmjudge`` console script."""
-    # Every subcommand's output may go to a pipe that closes early (``| head``).
-    with quiet_when_output_closes():
-        status = main()
+    """The ``mmjudge`` console script. A stop signal that reaches it outside a subcommand's own
+    handling (while the subcommand's modules are still loading, say) ends it quietly with the
+    shell's code for that signal, as a stopped subcommand does; this module loads nothing
+    heavy, so the console script itself is never caught half-imported."""
+    try:
+        from mmjudge.cli.exits import quiet_when_output_closes
+
+        # Every subcommand's output may go to a pipe that closes early (``| head``).
+        with quiet_when_output_closes():
+            status = main()
+    except KeyboardInterrupt as stop:
+        number = getattr(stop, "signal_number", signal.SIGINT)
+        print(file=sys.stderr)
+        status = 128 + int(number)
     sys.exit(status)

@@ -6,25 +6,25 @@ It takes the overrides a multirun takes (``model=gpt4o_mini,gpt41 modality=text,
 (``race.delta=0.02 race.alpha=0.05 race.round_items=200 race.max_usd=50``); the item order is
 seeded by ``seed``. It prints one line per round and the choice; the sweep folder it leaves is
 an ordinary one (``mmjudge report``, ``frontier``, ``plan`` and ``estimate`` read it), with
-the race's decisions in ``race.json`` and in the report.
+the race's decisions in ``race.json`` and in the report. Ctrl-C or SIGTERM stops every cell
+between calls and prints the command that takes the race up where it stopped.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 from collections.abc import Sequence
 
 from mmjudge.api.race import run_race
-from mmjudge.api.race_result import RaceResult
+from mmjudge.api.race_result import RaceResult, closing_lines, round_line, skipped_lines
 from mmjudge.cli.exits import EXIT_USAGE, fail
 from mmjudge.errors import ConfigError, MMJudgeError
 from mmjudge.studies.race_records import RoundDecision
 
 PROG = "mmjudge race"
-#: The exit status of a race stopped by an interrupt (as a shell reports SIGINT).
-EXIT_INTERRUPTED = 130
 
 
 def parser() -> argparse.ArgumentParser:
@@ -47,19 +47,45 @@ def parser() -> argparse.ArgumentParser:
 
 
 def print_round(result: RaceResult, decision: RoundDecision) -> None:
+    """The console's line for a round (the cells that take no part, before the first)."""
     if decision.round == 1:
-        for name, why in result.skipped:
-            print(f"race: {name} takes no part: {why}", file=sys.stderr)
-    print(result.line(decision), file=sys.stderr, flush=True)
+        for line in skipped_lines(result):
+            print(line, file=sys.stderr)
+    print(round_line(result, decision), file=sys.stderr, flush=True)
+
+
+def program() -> list[str]:
+    """How this command was started, as a shell would run it again: ``python -m mmjudge race``
+    (the interpreter's path) or the ``mmjudge`` script's path, then ``race``."""
+    first = sys.argv[0] if sys.argv else ""
+    if not first or first.endswith(("__main__.py", "-c")) or not os.path.isfile(first):
+        return [sys.executable or "python", "-m", "mmjudge", "race"]
+    return [first, "race"]
+
+
+def resume_line(result: RaceResult, argv: Sequence[str]) -> str:
+    """The command that takes a stopped race up, pasteable into a shell as printed: the same
+    arguments with the sweep folder pinned (``hydra.sweep.dir``)."""
+    kept = [a for a in argv if not a.lstrip("+~").startswith("hydra.sweep.dir=")]
+    return shlex.join([*program(), *kept, f"hydra.sweep.dir={result.folder}"])
+
+
+def stopped_lines(result: RaceResult) -> str:
+    """What a stopped race prints: what was kept and the command that takes it up."""
+    from mmjudge.engine.interrupt import signal_name
+
+    by = signal_name(result.stop_signal) if result.stop_signal is not None else "a stop"
+    return (
+        f"{PROG}: stopped by {by} after {len(result.rounds)} decided rounds; the judgments made "
+        f"are kept. Take the race up where it stopped with:\n  {resume_line(result, sys.argv[2:])}"
+    )
 
 
 def through_launcher(config_dir: str | None, overrides: Sequence[str]) -> int:
     """The race as a Hydra multirun whose sweeper is the race's: each round's cells go through
     the launcher named (``hydra/launcher=joblib``, ``hydra/launcher=ray``), as a sweep's do."""
-    from hydra_plugins.mmjudge_race.race_sweeper import register
     from mmjudge.cli.sweep import main as sweep
 
-    register()
     where = ["--config-dir", config_dir] if config_dir else []
     # Panels and cascades need their members to have judged the same items, which a race's
     # stopped cells have not: the race's end builds none (as the library's does).
@@ -68,6 +94,8 @@ def through_launcher(config_dir: str | None, overrides: Sequence[str]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from mmjudge.engine.interrupt import raise_on_sigterm
+
     args = parser().parse_args(argv)
     if any(o == "-m" or o == "--multirun" for o in args.overrides):
         return fail(PROG, "a race is always over a grid: leave out -m")
@@ -75,6 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return fail(PROG, f"--workers {args.workers}: use 1 or more")
     if any(o.lstrip("+~").startswith("hydra/launcher=") for o in args.overrides):
         return through_launcher(args.config_dir, args.overrides)
+    raise_on_sigterm()
     try:
         result = run_race(
             args.overrides,
@@ -87,17 +116,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except MMJudgeError as error:
         return fail(PROG, error)
-    if result.interrupted:
-        kept = [o for o in args.overrides if not o.startswith("hydra.sweep.dir=")]
-        head = [PROG, *(["-cd", args.config_dir] if args.config_dir else [])]
-        again = shlex.join([*head, *kept, f"hydra.sweep.dir={result.folder}"])
-        print(
-            f"{PROG}: interrupted after {len(result.rounds)} rounds; judgments made are kept. "
-            f"Take the race up where it stopped with:\n  {again}",
-            file=sys.stderr,
-        )
-        return EXIT_INTERRUPTED
-    for line in result.closing_lines():
+    if result.stop_signal is not None:
+        print(stopped_lines(result), file=sys.stderr)
+        return 128 + result.stop_signal
+    for line in closing_lines(result):
         print(line, file=sys.stderr)
     return 0
 

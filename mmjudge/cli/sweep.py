@@ -53,11 +53,21 @@ register_resolvers()
 
 @hydra.main(version_base="1.3", config_path=CONFIG_SEARCH_PATH, config_name="config")
 def _app(cfg: DictConfig) -> None:
-    from mmjudge.engine.cell import run_cell
+    from mmjudge.grid.hydra_jobs import job_running_here
+
+    with job_running_here():
+        _job(cfg)
+
+
+def _job(cfg: DictConfig) -> None:
+    """One cell of the command: judged (or forecast, ``runner.dry_run=true``) into the folder
+    Hydra made for it, its line on the console, and for a single run its report."""
+    from mmjudge.engine.cell import forecast, run_cell
 
     hydra_cfg = HydraConfig.get()
     run_dir = Path(hydra_cfg.runtime.output_dir)
     multirun = hydra_cfg.mode == RunMode.MULTIRUN
+    prompt_named = prompt_chosen(hydra_cfg.overrides.task)
     # A run that stops before judging anything leaves no folder (the error says why).
     # What the console shows for this run is kept in its sweep.log too (runs/log.py).
     # A single run's report is built by a child that imports it meanwhile (speed/report_child.py).
@@ -66,23 +76,19 @@ def _app(cfg: DictConfig) -> None:
     with removed_unless_judged(run_dir), keeping_warnings(run_dir), _closing(ahead):
         try:
             keep_run_config(cfg, run_dir)
+            if cfg.runner.dry_run:
+                planned = forecast(cfg, run_dir, secrets_checked=True)
+                say(planned.line(prompt_named=prompt_named), run_dir, stream=sys.stdout)
+                return
             summary = run_cell(
                 cfg, run_dir, secrets_checked=True, resume_setting=_folder_setting(run_dir)
             )
-            prompt_named = prompt_chosen(hydra_cfg.overrides.task)
-            if not isinstance(summary, RunSummary):
-                say(cell_line(summary, prompt_named=prompt_named), run_dir, stream=sys.stdout)
-                return
             if summary.status.stopped_because:
                 say(f"mmjudge: {summary.status.stopped_because}", run_dir, level=logging.WARNING)
-            line = cell_line(summary, prompt_named=prompt_named)
-            say(line, run_dir, stream=sys.stdout if cfg.runner.dry_run else sys.stderr)
+            say(cell_line(summary, prompt_named=prompt_named), run_dir, stream=sys.stderr)
             code = summary.status.exit_code
             if summary.status.status == INTERRUPTED:
-                where = str(hydra_cfg.sweep.dir) if multirun else str(run_dir)
-                say(interrupted_lines(summary, where, multirun=multirun), run_dir)
-                # A stopped multirun stops: the next cells are not started.
-                raise SystemExit(code)
+                _interrupted(summary, run_dir, multirun)
             note_exit(code)
             if report and anything_judged([summary.status.status]):  # none of nothing
                 out = _report(
@@ -103,6 +109,20 @@ def _app(cfg: DictConfig) -> None:
                 raise
             say(f"mmjudge: {config_error_line(error)}", run_dir, level=logging.ERROR)
             sys.exit(EXIT_CONFIG)
+
+
+def _interrupted(summary: RunSummary, run_dir: Path, multirun: bool) -> None:
+    """A cell a stop signal interrupted: in this process, say how to take the run (or the
+    sweep) up and stop (a stopped multirun starts no further cell); in a launcher's worker,
+    return: the sweep sees the status and stops after its batch, saying how to go on."""
+    from mmjudge.grid.hydra_jobs import in_worker
+
+    if multirun and in_worker():
+        note_exit(summary.status.exit_code)
+        return
+    where = str(HydraConfig.get().sweep.dir) if multirun else str(run_dir)
+    say(interrupted_lines(summary, where, multirun=multirun), run_dir)
+    raise SystemExit(summary.status.exit_code)
 
 
 def _folder_setting(run_dir: Path) -> str:
@@ -149,6 +169,21 @@ def _last_run_dir() -> Path | None:
     return Path(output_dir) if output_dir else None
 
 
+def with_grid_sweeper(argv: Sequence[str]) -> list[str]:
+    """A multirun's arguments with mmjudge's sweeper chosen (``hydra/sweeper=mmjudge``: the
+    grid composed and checked once, run by the grid's loop through the launcher named),
+    unless they choose a sweeper of their own."""
+    from hydra_plugins.mmjudge_grid.grid_sweeper import register
+
+    arguments = list(argv)
+    if not any(a in ("-m", "--multirun") for a in arguments):
+        return arguments
+    register()
+    if any(a.lstrip("+~").startswith("hydra/sweeper=") for a in arguments):
+        return arguments
+    return [*arguments, "hydra/sweeper=mmjudge"]
+
+
 def run_app() -> None:
     """Run the Hydra app with ``sys.argv`` as its command line; exits with the sweep's code."""
     problem = check_overrides(sys.argv[1:])
@@ -160,6 +195,7 @@ def run_app() -> None:
         sys.exit(fail("mmjudge", problem))
     raise_on_sigterm()
     announce_in_flight()  # the calls-in-flight line, once for the whole sweep
+    sys.argv = [sys.argv[0], *with_grid_sweeper(sys.argv[1:])]
     full_errors = user_wants_full_errors()
     try:
         # Hydra prints a config it cannot compose in several lines and exits 1; raised

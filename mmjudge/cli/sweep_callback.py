@@ -13,7 +13,6 @@ from omegaconf import DictConfig
 
 from mmjudge.api.sweep_end import finish_sweep
 from mmjudge.cli.exits import note_exit
-from mmjudge.config.hydra_errors import CONFIG_ERRORS, config_error_line, user_wants_full_errors
 
 
 class FoldersBefore(Callback):
@@ -31,44 +30,6 @@ class FoldersBefore(Callback):
         from mmjudge.store.cleanup import note_existing
 
         note_existing(Path(str(config.hydra.sweep.dir)))
-
-
-class CellsChecked(Callback):
-    """Checks every cell of a multirun before the first is started (settings, dataset, price,
-    API key: :func:`mmjudge.api.preflight.check_cells`) and stops the sweep in one line, exit
-    code 2, when any could not run, so that no cell is paid for before a later one fails.
-    Each cell is composed with the overrides the sweeper will give it, through the app's own
-    config loader (``hydra.compose``, which sees ``--config-dir`` as the jobs do)."""
-
-    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
-        from hydra import compose
-        from omegaconf import OmegaConf
-
-        from mmjudge.api.cells import grid
-        from mmjudge.api.preflight import check_cells
-        from mmjudge.errors import MMJudgeError
-
-        params = OmegaConf.select(config, "hydra.sweeper.params") or {}
-        task = OmegaConf.to_container(config.hydra.overrides.task, resolve=False)
-        overrides = [f"{key}={value}" for key, value in params.items()]
-        overrides += [str(item) for item in task or []]
-        name = kwargs.get("config_name") or "config"
-        try:
-            cells = grid(overrides)
-            composed = (
-                compose(config_name=name, overrides=cell, return_hydra_config=True)
-                for cell in cells
-            )
-            check_cells((str(raw.hydra.sweep.subdir), raw) for raw in composed)
-        except MMJudgeError as error:
-            print(f"mmjudge: {error}", file=sys.stderr)
-            raise SystemExit(2) from None
-        except CONFIG_ERRORS as error:
-            # A cell that cannot be composed: said in one line, as the job would say it.
-            if user_wants_full_errors():
-                raise
-            print(f"mmjudge: {config_error_line(error)}", file=sys.stderr)
-            raise SystemExit(2) from None
 
 
 class SweepReport(Callback):

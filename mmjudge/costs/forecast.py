@@ -28,10 +28,22 @@ def forecast_call(
     model: ModelConfig,
     price: ModelPrice,
     output_tokens: float,
+    usage: Usage | None = None,
 ) -> Forecast:
-    """Expected usage and cost of one call."""
+    """Expected usage and cost of one call; ``usage``: what the judge's every call reports,
+    known from its config (:meth:`mmjudge.judges.base.JudgeAPI.usage_per_call`), priced as
+    it is."""
     if price is FREE:  # a free judge (see price_for)
         return Forecast(calls=1)
+    if usage is not None:
+        known = cost_of(usage, price)
+        return Forecast(
+            calls=1,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            usd=known.total_usd,
+            exact_text_tokens=True,
+        )
     text = forecast_text(request.system, request.prompt)
     counted = count_tokens(text, model.model_id, model.provider)
     images = sum(

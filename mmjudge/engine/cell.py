@@ -20,7 +20,7 @@ from mmjudge.data.survey import (
     unserved_by_config,
 )
 from mmjudge.engine.examples import ExampleStream
-from mmjudge.engine.judging import forecast_cell, judge_cell
+from mmjudge.engine.judging import forecast_cell, judge_cell, skipped_forecast
 from mmjudge.engine.prepare import prepare_cell
 from mmjudge.engine.stages import CheckedCell, JudgedCell, PreparedCell, Skipped
 from mmjudge.errors import (
@@ -82,14 +82,20 @@ def run_cell(
     *,
     secrets_checked: bool = False,
     resume_setting: str | None = None,
-) -> RunSummary | CellForecast:
-    """Run one cell and write ``judgments.jsonl`` and ``summary.json`` into ``run_dir``.
+) -> RunSummary:
+    """Judge one cell and write ``judgments.jsonl`` and ``summary.json`` into ``run_dir``.
 
     The config is checked for secrets first, unless the caller has just done that
     (``secrets_checked``: the sweep's :func:`~mmjudge.keyguard.keep_run_config`). A command
     gives ``resume_setting``, its setting that finds ``run_dir`` again (``hydra.run.dir=…``),
-    for the line a stop signal prints."""
+    for the line a stop signal prints. A dry run's config is refused: it is
+    :func:`forecast`'s.
+
+    Raises:
+        ConfigError: a bad setting, or ``runner.dry_run=true``."""
     checked = check_cell(raw_cfg, run_dir, secrets_checked=secrets_checked)
+    if checked.cfg.runner.dry_run:
+        raise ConfigError("runner.dry_run=true forecasts a cell: forecast it instead")
     checked = dataclasses.replace(checked, resume_setting=resume_setting)
     # one process at a time in a run folder, whatever response cache each uses
     with run_folder_lock(run_dir), contextlib.closing(ExampleStream(checked.cfg)) as examples:
@@ -97,13 +103,24 @@ def run_cell(
         if isinstance(prepared, Skipped):
             judgments_path(run_dir).touch()
             return summarise_cell(checked, skipped=prepared.reason)
-        if checked.cfg.runner.dry_run:
-            return forecast_cell(prepared)
         judged = judge_cell(prepared)
         summary = summarise_cell(checked, prepared, judged)
     if judged.refused and judged.stop is not None:
         raise judged.stop
     return summary
+
+
+def forecast(
+    raw_cfg: DictConfig | SweepConfig, run_dir: Path, *, secrets_checked: bool = False
+) -> CellForecast:
+    """What one cell's calls would use and cost, without making any (a dry run), written to
+    ``run_dir/forecast.json``; a cell that cannot run says why in its ``skip_reason``."""
+    checked = check_cell(raw_cfg, run_dir, secrets_checked=secrets_checked)
+    with run_folder_lock(run_dir), contextlib.closing(ExampleStream(checked.cfg)) as examples:
+        prepared = prepare_cell(checked, examples)
+        if isinstance(prepared, Skipped):
+            return skipped_forecast(checked.cfg, run_dir, prepared.reason or "the cell cannot run")
+        return forecast_cell(prepared)
 
 
 def check_cell(

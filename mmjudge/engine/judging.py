@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from mmjudge.config import SweepConfig
 from mmjudge.config.names import cell_display_name
 from mmjudge.costs.calls import CallPricer
 from mmjudge.costs.ledger import batch_factor
@@ -126,6 +127,27 @@ def forecast_cell(prepared: PreparedCell) -> CellForecast:
         batch_discount=factor,
         text_cut=TextCut(cfg.dataset.max_text_tokens, seen.truncated, seen.tokens_removed),
         perturb=cfg.perturb.name,
+    )
+    write_forecast(run_dir, planned)
+    return planned
+
+
+def skipped_forecast(cfg: SweepConfig, run_dir: Path, reason: str) -> CellForecast:
+    """The forecast of a cell that cannot run (no call, no cost; ``skip_reason`` says why),
+    written to ``forecast.json`` as every dry run's is."""
+    nothing = Forecast()
+    planned = CellForecast(
+        dataset=cfg.dataset.name,
+        model=cfg.model.name,
+        model_id=cfg.model.model_id,
+        modality=cfg.modality.name,
+        prompt_id=cfg.prompt.id,
+        pricing_sheet=cfg.pricing.date,
+        sync=nothing,
+        batch=nothing,
+        batch_discount=1.0,
+        perturb=cfg.perturb.name,
+        skip_reason=reason,
     )
     write_forecast(run_dir, planned)
     return planned

@@ -64,6 +64,7 @@ def prepare_cell(checked: CheckedCell, examples: ExampleStream) -> PreparedCell 
         image_settings=cfg.images,
         image_cache=ImageCache(resolve_path(cfg.paths.image_cache)),
         bank=bank,
+        usage_per_call=judge_cls.usage_per_call(cfg.model),
     )
     context.output = output_tokens(
         cfg, cached_output_tokens(context, examples, judge_cls, cache_path)

@@ -31,7 +31,7 @@ from mmjudge.images import ImageCache, ImageSettings, preprocess_image
 from mmjudge.judges.base import JudgeAPI
 from mmjudge.perturb import perturb_example, perturb_images
 from mmjudge.prompts.shapes import PromptRenderer
-from mmjudge.records import EncodedImage, Forecast, JudgeRequest
+from mmjudge.records import EncodedImage, Forecast, JudgeRequest, Usage
 from mmjudge.testbank import grading as bank_grading
 from mmjudge.testbank.bank import Bank
 
@@ -56,6 +56,9 @@ class CellContext:
     resume_setting: str | None = None
     """The command's setting that finds the run folder again (see
     :func:`mmjudge.engine.stop_line.stop_line`), or None."""
+    usage_per_call: Usage | None = None
+    """The usage every call of the judge reports, known from its config
+    (:meth:`~mmjudge.judges.base.JudgeAPI.usage_per_call`); None: counted per request."""
 
 
 @dataclass
@@ -262,7 +265,11 @@ def forecast_item(context: CellContext, request: JudgeRequest) -> Forecast:
     """The forecast of one call: its input tokens counted, its output tokens expected."""
     cfg = context.cfg
     return forecast_call(
-        request, cfg.model, context.price, _expected_output_tokens(context, request)
+        request,
+        cfg.model,
+        context.price,
+        _expected_output_tokens(context, request),
+        context.usage_per_call,
     )
 
 

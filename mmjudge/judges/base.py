@@ -17,7 +17,7 @@ from typing import Any, ClassVar, NamedTuple, Protocol, runtime_checkable
 from mmjudge.config import ModelConfig
 from mmjudge.errors import ConfigError, FatalProviderError
 from mmjudge.judges.options import JudgeOptions
-from mmjudge.records import JudgeRequest, JudgeResponse
+from mmjudge.records import JudgeRequest, JudgeResponse, Usage
 
 MODALITIES = ("text", "mm", "image")
 
@@ -93,6 +93,14 @@ class JudgeAPI(abc.ABC):
             )
         if include_image and not model.supports_images:
             return f"model '{model.name}' does not accept images (supports_images: false)"
+        return None
+
+    @classmethod
+    def usage_per_call(cls, model: ModelConfig) -> Usage | None:
+        """The usage every call of this judge reports, known from its config alone (a replay
+        priced as a typical call of a sheet model); None when it is counted from each request,
+        as for a provider's model. A forecast takes it as it is, so the forecast, the ledger
+        and a race price such a judge alike."""
         return None
 
     @classmethod

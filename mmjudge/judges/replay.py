@@ -153,9 +153,14 @@ class ReplayJudge(JudgeAPI):
             self.graded = load_replay(self.options.qrels, self.options.run)
         except DatasetError as error:
             raise ConfigError(str(error)) from None
-        self.usage = Usage(
-            input_tokens=int(self.options.input_tokens),
-            output_tokens=int(self.options.output_tokens),
+        self.usage = self.usage_per_call(model)
+
+    @classmethod
+    def usage_per_call(cls, model: ModelConfig) -> Usage:
+        """What each judgment reports: ``model.options.input_tokens``/``output_tokens``."""
+        options = ReplayOptions.parse(model)
+        return Usage(
+            input_tokens=int(options.input_tokens), output_tokens=int(options.output_tokens)
         )
 
     def describe(self) -> str:

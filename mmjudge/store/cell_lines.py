@@ -1,7 +1,7 @@
 """The lines a cell is told in, one definition each: the closing line of a run, headed by the
 cell's display name (:func:`mmjudge.config.names.cell_display_name`), and its notes. A dry
 run's line is its forecast's own (:meth:`~mmjudge.store.forecast_file.CellForecast.line`, which
-the library returns too); :func:`cell_line` tells either."""
+the library returns too)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from mmjudge.config.names import cell_display_name
 from mmjudge.store import RunSummary
 from mmjudge.store.blocks import possible_extra
-from mmjudge.store.forecast_file import CellForecast
 from mmjudge.store.status import COMPLETE
 
 
@@ -25,12 +24,9 @@ def prompt_chosen(overrides: Sequence[str]) -> bool:
     return False
 
 
-def cell_line(summary: RunSummary | CellForecast, *, prompt_named: bool = False) -> str:
-    """The closing line of a run: what was judged, agreement and spend (a dry run's:
-    the forecast, :meth:`~mmjudge.store.forecast_file.CellForecast.line`). It names every axis a
+def cell_line(summary: RunSummary, *, prompt_named: bool = False) -> str:
+    """The closing line of a run: what was judged, agreement and spend. It names every axis a
     sweep can vary (:func:`mmjudge.config.names.cell_display_name`)."""
-    if isinstance(summary, CellForecast):
-        return summary.line(prompt_named=prompt_named)
     c = summary.cell
     cell = cell_display_name(
         c.dataset, c.model, c.modality, c.prompt_id, c.perturb, prompt_named=prompt_named

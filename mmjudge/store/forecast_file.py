@@ -61,6 +61,8 @@ class CellForecast:
     """What the text cap cut (null in forecasts written before it was counted)."""
     perturb: str = NO_PERTURBATION
     """The perturbation the cell applies (``none``: nothing)."""
+    skip_reason: str | None = None
+    """Why the cell cannot run (its judge cannot see images, say); None when it can."""
 
     @property
     def usd(self) -> float:
@@ -90,6 +92,8 @@ class CellForecast:
             }
         if self.perturb != NO_PERTURBATION:
             data["perturb"] = self.perturb
+        if self.skip_reason is not None:
+            data["skip_reason"] = self.skip_reason
         return data
 
     @classmethod
@@ -111,6 +115,7 @@ class CellForecast:
             batch_discount=float(data.get("batch_discount", 1.0)),
             text_cut=TextCut(**known_fields(TextCut, cut)) if isinstance(cut, dict) else None,
             perturb=str(data.get("perturb") or NO_PERTURBATION),
+            skip_reason=data.get("skip_reason"),
         )
 
     def line(self, *, prompt_named: bool = False) -> str:
@@ -125,6 +130,8 @@ class CellForecast:
             self.perturb,
             prompt_named=prompt_named,
         )
+        if self.skip_reason is not None:
+            return f"{cell}: skipped — {self.skip_reason}"
         f, batch = self.sync, self.batch
         estimate = "" if f.exact_text_tokens else " (text tokens estimated)"
         batch_text = ""

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import mmjudge
-from mmjudge.api.cells import grid
 from mmjudge.errors import ConfigError
+from mmjudge.grid.cells import grid
 from mmjudge.store import read_summary
 from mmjudge.store.cell_lines import cell_line
 from mmjudge.store.forecast_file import CellForecast, read_forecast
@@ -67,7 +67,6 @@ def test_forecast_is_the_dry_runs(tmp_path: Path) -> None:
     assert planned.batch.usd == pytest.approx(written["forecast_batch"]["usd"])
     assert planned.batch.usd < planned.sync.usd
     assert planned == read_forecast(tmp_path / "dry") == CellForecast.from_dict(written)
-    assert planned.line() == cell_line(planned)
     assert not (tmp_path / "dry" / "judgments.jsonl").exists()
 
 

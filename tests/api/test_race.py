@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mmjudge.api.race_result import RaceCell, RaceResult, race_record, taken_up
+from mmjudge.api.race_result import round_line
+from mmjudge.grid.race import RaceCell, RaceResult, race_record, taken_up
 from mmjudge.config.race import RaceConfig
 from mmjudge.errors import MMJudgeError
 from mmjudge.report.race_section import race_context
@@ -338,7 +339,7 @@ def test_a_pair_with_no_item_graded_by_both_reads_n_a_not_nan_in_every_view(
     assert stop.action == "stopped" and stop.evidence.n_items == 0
     race = result(tmp_path)
     race.rounds.append(decision)
-    line = race.line(decision)
+    line = round_line(race, decision)
     assert "nan" not in line and "κ diff n/a (no item graded by both) vs d × a × text" in line
     write_race_file(tmp_path, race_record(race))
     assert race.fates == {"d × a × text": "chosen", "d × b × text": "stopped after round 1"}

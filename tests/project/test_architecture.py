@@ -35,7 +35,9 @@ PACKAGE = Path(__file__).resolve().parents[2] / "mmjudge"
 #: done, never what is done (the fast request path, the forked children, the collector, the
 #: loop), behind one switch; it sits under the judges and the engine that use it, and what it
 #: needs from above (the report's builder, the judge's request) is handed to it. ``departures``
-#: (whether a request has left) is told by the fast path and the SDK's path alike.
+#: (whether a request has left) is told by the fast path and the SDK's path alike. ``grid`` is
+#: the one seam for running cells: a grid composed once, launchers, and the loop of rounds that
+#: sweeps, races and the race's simulation share; it runs cells through the engine.
 STAGES: list[tuple[str, ...]] = [
     ("__init__", "errors", "records", "files", "keyguard", "images", "departures"),
     ("locations",),
@@ -50,6 +52,7 @@ STAGES: list[tuple[str, ...]] = [
     ("studies",),
     ("estimation",),
     ("engine",),
+    ("grid",),
     ("ensembles",),
     ("monitor",),
     ("report",),

@@ -1,0 +1,455 @@
+"""A race over a grid: every cell judges the same slices of one seeded order of the dataset's
+graded items, round after round, and a cell stops being paid for as soon as the choice no
+longer depends on it (the rule and its guarantee: :mod:`mmjudge.studies.race_rule`).
+
+A race is a schedule of the grid's one loop (:func:`mmjudge.grid.rounds.run_rounds`):
+
+- a cell's round is an ordinary run of the cell into its own folder with
+  ``dataset.sample_items`` set to the round's prefix; the next round resumes that folder, so
+  rows, the response cache, the ledger and ``runner.max_cost_usd`` carry over and nothing is
+  paid for twice;
+- after each round the decision is kept in ``race.json`` in the sweep folder; a race started
+  again on the same folder (``hydra.sweep.dir=…``) takes up after the last decided round;
+- cells that cannot run (a judge that cannot see images asked to) take no part: each leaves a
+  skipped summary in its folder, as in a sweep, and ``race.json`` names it with why;
+- the race's simulation over known grades (:mod:`mmjudge.grid.simulation`) runs the same
+  schedule with the grades read from arrays instead of run folders.
+
+Money is told on one basis, the ledger's: what the cells' judgments are worth at the prices
+their rows were charged (answers the response cache gave included), what was paid (cache hits
+free), and what the full grid would be worth — each cell's judgments so far plus its items
+still unjudged at its own price per judgment so far (the dry run's forecast for a cell that
+has judged nothing). A race that judged less than the grid is never worth more than it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple, Protocol
+
+import numpy as np
+
+from mmjudge.config.race import RaceConfig
+from mmjudge.errors import ConfigError, MMJudgeError
+from mmjudge.grid.cells import Grid, GridCell
+from mmjudge.grid.launch import CellJob, RoundEnd
+from mmjudge.store.race_file import RACE_FILE, finite, read_race_file, write_race_file
+from mmjudge.store.summary import run_ending
+from mmjudge.studies.race_pairs import FloatArray
+from mmjudge.studies.race_records import (
+    RaceOutcome,
+    RoundDecision,
+    cell_fates,
+    cell_prefixes,
+    round_from_dict,
+)
+from mmjudge.studies.race_rule import (
+    NoCellCanJudge,
+    decide_round,
+    outcome_of,
+    race_inputs,
+    round_length,
+)
+
+# --------------------------------------------------------------------------- what a race is
+
+
+@dataclass(frozen=True)
+class RaceCell:
+    """One cell of a race's grid that can run."""
+
+    index: int
+    """Its place among the race's cells (the index the race's records use)."""
+    name: str
+    """Its display name (``dataset × model × modality``…)."""
+    overrides: tuple[str, ...]
+    """The overrides that make it, as the grid expands them."""
+    run_dir: Path
+    """Its run folder, inside the sweep folder."""
+    usd_per_judgment: float
+    """Its dry run's dollars per judgment (list prices; 0 for a free judge): the price the rule
+    ranks cells by."""
+    forecast_usd: float
+    """Its dry run's dollars for every item of the dataset."""
+    grid_index: int = -1
+    """Its place in the grid (cells that cannot run are left out of the race's indices)."""
+
+
+class SkippedCell(NamedTuple):
+    """A cell of the grid that takes no part in the race, with why."""
+
+    name: str
+    """Its display name."""
+    reason: str
+    """Why it cannot run."""
+
+
+@dataclass(frozen=True)
+class RaceItems:
+    """The items a race is over: the dataset's graded items, in the race's order."""
+
+    keys: tuple[tuple[str, str], ...]
+    """(query id, result id) of each item, in race order."""
+    reference: np.ndarray
+    """The annotators' consensus grade of each item, in race order."""
+    scale: tuple[float, ...]
+    """The dataset's grade scale."""
+
+
+class Spend(NamedTuple):
+    """A race's money so far, on the ledger's basis (see the module docstring)."""
+
+    worth_usd: float
+    """What the cells' judgments are worth (cache hits included)."""
+    paid_usd: float
+    """What was paid for them (cache hits free)."""
+    full_grid_usd: float
+    """What every cell on every item would be worth."""
+
+
+@dataclass
+class RaceResult:
+    """A race's cells, its rounds so far, and how it ended (``outcome`` is None while it runs
+    or after it was stopped)."""
+
+    folder: Path
+    """The sweep folder."""
+    cells: list[RaceCell]
+    """The cells that race (those of the grid that can run)."""
+    n_items: int
+    """Graded items the race draws from."""
+    settings: RaceConfig
+    """The race's settings."""
+    seed: int
+    """The seed of the item order."""
+    rounds: list[RoundDecision] = field(default_factory=list)
+    """Each round's decision, in order."""
+    skipped: list[SkippedCell] = field(default_factory=list)
+    """Cells of the grid that cannot run, with why (they take no part)."""
+    spend: Spend = field(default_factory=lambda: Spend(0.0, 0.0, 0.0))
+    """What the judgments so far are worth, what was paid, and the full grid's worth."""
+    outcome: RaceOutcome | None = None
+    """How the race ended; None while it has not."""
+    stop_signal: int | None = None
+    """The signal that stopped the race before it ended (run it again to take it up)."""
+    report: Path | None = None
+    """The report's folder, when one was built."""
+
+    @property
+    def interrupted(self) -> bool:
+        """Whether a stop signal ended the race before it decided."""
+        return self.stop_signal is not None
+
+    @property
+    def spent_usd(self) -> float:
+        """Dollars paid so far (answers the response cache gave are free)."""
+        return self.spend.paid_usd
+
+    @property
+    def full_grid_usd(self) -> float:
+        """What the full grid would be worth: every cell on every item."""
+        return self.spend.full_grid_usd
+
+    @property
+    def fates(self) -> dict[str, str]:
+        """What the race did with each cell, by name: ``chosen``, ``stopped after round 3``,
+        ``cannot judge after round 1`` or ``judging`` (the report's words)."""
+        fates = cell_fates(self.rounds, len(self.cells))
+        return {cell.name: fate for cell, fate in zip(self.cells, fates, strict=True)}
+
+
+# --------------------------------------------------------------------------- preparing one
+
+
+def one_dataset(grid: Grid) -> None:
+    """Refuse a grid over several datasets (a race compares judges on one), or none."""
+    if not grid.cells:
+        raise ConfigError("the race's grid has no cell")
+    datasets = grid.datasets()
+    if len(datasets) > 1:
+        raise ConfigError(
+            f"a race compares judges on one dataset, and this grid has {len(datasets)} "
+            f"({', '.join(sorted(datasets))}); race them one at a time (dataset=NAME)"
+        )
+
+
+def race_items(cell: GridCell) -> RaceItems:
+    """The dataset's graded items in the race's order (``seed``), with their consensus grade."""
+    from mmjudge.data.loading import load_dataset
+    from mmjudge.engine.cell import typed_config
+    from mmjudge.metrics import consensus
+    from mmjudge.studies.race_rule import race_order
+
+    cfg = typed_config(cell.config)
+    examples = [e for e in load_dataset(cfg.dataset, seed=cfg.seed, prepare=False) if e.labels]
+    if not examples:
+        raise MMJudgeError(
+            f"dataset {cfg.dataset.name!r}: no item has a person's grade, so no judge can be "
+            "raced against people"
+        )
+    annotators = sorted({a for e in examples for a in e.labels})
+    grades = {a: [e.labels.get(a, math.nan) for e in examples] for a in annotators}
+    reference = consensus(grades)
+    order = race_order(cfg.seed, [e.query_id for e in examples], [e.result_id for e in examples])
+    keys = tuple((examples[i].query_id, examples[i].result_id) for i in order)
+    scale = tuple(float(g) for g in cfg.dataset.scale.grades)
+    return RaceItems(keys, np.asarray(reference)[order], scale)
+
+
+def prepare_race(grid: Grid) -> tuple[RaceResult, RaceItems]:
+    """Check the grid, draw the items, price every cell by its dry run (a cell that cannot run
+    is judged once, to leave its skipped summary, and takes no part), and take up the rounds an
+    earlier run of the race decided (none for a new one)."""
+    from mmjudge.engine.cell import typed_config
+    from mmjudge.grid.jobs import judge
+    from mmjudge.grid.pricing import price_cell
+
+    one_dataset(grid)
+    first = typed_config(grid.cells[0].config)
+    items = race_items(grid.cells[0])
+    result = RaceResult(grid.folder, [], len(items.keys), first.race, first.seed)
+    grid.folder.mkdir(parents=True, exist_ok=True)
+    for cell in grid.cells:
+        price = price_cell(cell)
+        if price.skip_reason is not None:
+            judge(cell.config, cell.run_dir)  # its skipped summary, as a sweep leaves one
+            result.skipped.append(SkippedCell(cell.name, price.skip_reason))
+            continue
+        result.cells.append(
+            RaceCell(
+                len(result.cells),
+                cell.name,
+                cell.overrides,
+                cell.run_dir,
+                price.usd_per_judgment,
+                price.full_usd,
+                cell.index,
+            )
+        )
+    if not result.cells:
+        reasons = "; ".join(f"{name}: {why}" for name, why in result.skipped)
+        raise ConfigError(f"no cell of the race's grid can run ({reasons})")
+    result.rounds = taken_up(grid.folder, result)
+    return result, items
+
+
+# --------------------------------------------------------------------------- the rounds
+
+
+class CellReading(NamedTuple):
+    """What one cell holds after a round."""
+
+    grades: FloatArray
+    """Its grade of each item in race order (``nan``: not judged yet, failed or unread)."""
+    judged: int
+    """Judgments it holds (rows, failures included)."""
+    worth_usd: float
+    """What they are worth at the ledger's prices."""
+    paid_usd: float
+    """What was paid for them (cache hits free)."""
+
+
+class Readings(Protocol):
+    """Where a race reads what its cells hold: their run folders, or known grades."""
+
+    def read(self, cell: int) -> CellReading:
+        """What cell ``cell`` of the race holds now."""
+        ...
+
+
+class FolderReadings:
+    """A race's cells read from their run folders: rows for the grades, the summary for the
+    money."""
+
+    def __init__(self, result: RaceResult, items: RaceItems) -> None:
+        self.result = result
+        self.items = items
+
+    def read(self, cell: int) -> CellReading:
+        from mmjudge.store.rows import read_records
+        from mmjudge.store.summary import read_summary
+
+        run_dir = self.result.cells[cell].run_dir
+        records = read_records(run_dir)
+        grades = np.full(len(self.items.keys), np.nan)
+        for position, key in enumerate(self.items.keys):
+            record = records.get(key)
+            if record is not None and record.label is not None and record.error is None:
+                grades[position] = float(record.label)
+        if not (run_dir / "summary.json").is_file():
+            return CellReading(grades, 0, 0.0, 0.0)
+        summary = read_summary(run_dir)
+        return CellReading(
+            grades, summary.n_judgments, summary.cost.total_usd, summary.cost.spent_usd
+        )
+
+
+def spend_of(cells: Sequence[RaceCell], readings: Sequence[CellReading], n_items: int) -> Spend:
+    """The race's money on the ledger's basis: each cell's judgments so far, and its items
+    still unjudged at its own price per judgment so far (its forecast before it judged)."""
+    worth = paid = full = 0.0
+    for cell, reading in zip(cells, readings, strict=True):
+        worth += reading.worth_usd
+        paid += reading.paid_usd
+        unit = reading.worth_usd / reading.judged if reading.judged else cell.usd_per_judgment
+        full += reading.worth_usd + max(n_items - reading.judged, 0) * unit
+    return Spend(worth, paid, full)
+
+
+class RaceRounds:
+    """A race as a schedule of the grid's loop: each round's jobs from the last decision, and
+    the decision after each round from what the cells hold (``readings``); ``keep`` is called
+    with the state after every decided round (the real race writes ``race.json``)."""
+
+    def __init__(
+        self,
+        result: RaceResult,
+        items: RaceItems,
+        readings: Readings,
+        keep: Callable[[RaceResult], None] | None = None,
+        on_round: Callable[[RaceResult, RoundDecision], None] | None = None,
+    ) -> None:
+        self.result = result
+        self.items = items
+        self.readings = readings
+        self.keep = keep
+        self.on_round = on_round
+
+    def judging(self) -> tuple[int, ...]:
+        """The cells that judge the next round."""
+        rounds = self.result.rounds
+        return rounds[-1].active if rounds else tuple(range(len(self.result.cells)))
+
+    def next_round(self) -> Sequence[CellJob] | None:
+        result = self.result
+        if result.outcome is not None:
+            return None
+        target = round_length(result.settings, len(result.rounds) + 1, result.n_items)
+        return [CellJob(result.cells[c].grid_index, target) for c in self.judging()]
+
+    def after_round(self, end: RoundEnd) -> None:
+        result = self.result
+        number = len(result.rounds) + 1
+        previous = self.judging()
+        target = round_length(result.settings, number, result.n_items)
+        prefixes = cell_prefixes(result.rounds, len(result.cells))
+        for c in previous:
+            prefixes[c] = max(prefixes[c], target)
+        readings = [self.readings.read(c) for c in range(len(result.cells))]
+        inputs = race_inputs(
+            self.items.reference,
+            np.vstack([reading.grades for reading in readings]),
+            [cell.usd_per_judgment for cell in result.cells],
+            self.items.scale,
+        )
+        try:
+            decision = decide_round(
+                inputs,
+                prefixes,
+                result.settings,
+                number,
+                previous_active=list(previous),
+                cannot_judge=self._cannot_judge(previous, end.statuses),
+            )
+        except NoCellCanJudge:  # say how each cell's run ended
+            endings = "; ".join(f"{cell.name}: {run_ending(cell.run_dir)}" for cell in result.cells)
+            raise MMJudgeError(f"no cell of the race can judge ({endings})") from None
+        result.rounds.append(decision)
+        result.spend = spend_of(result.cells, readings, result.n_items)
+        if decision.ending is not None:
+            result.outcome = outcome_of(
+                decision,
+                tuple(result.rounds),
+                np.asarray(prefixes, dtype=np.int64),
+                inputs.prices,
+                tuple(cell.name for cell in result.cells),
+                result.n_items,
+            )
+        if self.keep is not None:
+            self.keep(result)
+        if self.on_round is not None:
+            self.on_round(result, decision)
+
+    def _cannot_judge(self, judged: Sequence[int], statuses: Sequence[str]) -> set[int]:
+        """Cells out of the race after a round: those out before, and those whose run this
+        round stopped at their own dollar cap. (A cell without a single grade is out by the
+        rule itself; a failed run that holds grades stays, and the next round retries its
+        failed items.)"""
+        from mmjudge.store.status import STOPPED_BY_BUDGET
+
+        out = {c for c, status in zip(judged, statuses, strict=True) if status == STOPPED_BY_BUDGET}
+        if self.result.rounds:
+            out |= {e.cell for e in self.result.rounds[-1].settled if e.reason == "cannot judge"}
+        return out
+
+
+# --------------------------------------------------------------------------- race.json
+
+
+def race_record(result: RaceResult) -> dict[str, Any]:
+    """What ``race.json`` holds."""
+    return {
+        "settings": dataclasses.asdict(result.settings),
+        "seed": result.seed,
+        "population": result.n_items,
+        "cells": [
+            {
+                "index": cell.index,
+                "name": cell.name,
+                "overrides": list(cell.overrides),
+                "run_dir": cell.run_dir.name,
+                "usd_per_judgment": cell.usd_per_judgment,
+                "forecast_usd": cell.forecast_usd,
+            }
+            for cell in result.cells
+        ],
+        "skipped": [{"name": s.name, "reason": s.reason} for s in result.skipped],
+        "rounds": [dataclasses.asdict(decision) for decision in result.rounds],
+        "spent_usd": result.spend.paid_usd,
+        "worth_usd": result.spend.worth_usd,
+        "full_grid_usd": result.spend.full_grid_usd,
+        "outcome": None
+        if result.outcome is None
+        else {k: v for k, v in dataclasses.asdict(result.outcome).items() if k != "rounds"},
+    }
+
+
+def write_race(result: RaceResult) -> None:
+    """Keep the race's state in its sweep folder's ``race.json``."""
+    write_race_file(result.folder, race_record(result))
+
+
+def _own(overrides: Sequence[str]) -> list[str]:
+    """A cell's overrides less Hydra's own (``hydra.sweep.dir=…`` names where the race is
+    kept, not what it is)."""
+    return [o for o in overrides if not o.lstrip("+~").startswith("hydra.")]
+
+
+def taken_up(folder: Path, result: RaceResult) -> list[RoundDecision]:
+    """The rounds an earlier run of the same race decided (none for a new race); a folder
+    holding another race is refused, as going on would mix two races."""
+    earlier = read_race_file(folder)
+    if earlier is None:
+        return []
+    same = (
+        [_own(c["overrides"]) for c in earlier["cells"]]
+        == [_own(c.overrides) for c in result.cells]
+        and earlier["settings"] == finite(dataclasses.asdict(result.settings))
+        and earlier["seed"] == result.seed
+        and earlier["population"] == result.n_items
+    )
+    if not same:
+        raise MMJudgeError(
+            f"{folder / RACE_FILE}: holds another race (other cells, settings, seed or items); "
+            "race into a new folder (hydra.sweep.dir=…)"
+        )
+    if earlier.get("outcome") is not None:
+        raise MMJudgeError(
+            f"{folder / RACE_FILE}: this race has ended; its report is built from the folder "
+            f"(mmjudge report {folder})"
+        )
+    return [round_from_dict(r) for r in earlier["rounds"]]
