@@ -25,6 +25,9 @@ from mmjudge.errors import ConfigError, MMJudgeError
 from mmjudge.studies.race_records import RoundDecision
 
 PROG = "mmjudge race"
+#: The race's own arguments, as given (a race through a Hydra launcher runs under the sweep
+#: command's, which must not reach the line that takes the race up).
+_GIVEN: list[str] = []
 
 
 def parser() -> argparse.ArgumentParser:
@@ -77,7 +80,7 @@ def stopped_lines(result: RaceResult) -> str:
     by = signal_name(result.stop_signal) if result.stop_signal is not None else "a stop"
     return (
         f"{PROG}: stopped by {by} after {len(result.rounds)} decided rounds; the judgments made "
-        f"are kept. Take the race up where it stopped with:\n  {resume_line(result, sys.argv[2:])}"
+        f"are kept. Take the race up where it stopped with:\n  {resume_line(result, _GIVEN)}"
     )
 
 
@@ -96,7 +99,9 @@ def through_launcher(config_dir: str | None, overrides: Sequence[str]) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     from mmjudge.engine.interrupt import raise_on_sigterm
 
-    args = parser().parse_args(argv)
+    given = list(sys.argv[2:] if argv is None else argv)
+    _GIVEN[:] = given
+    args = parser().parse_args(given)
     if any(o == "-m" or o == "--multirun" for o in args.overrides):
         return fail(PROG, "a race is always over a grid: leave out -m")
     if args.workers is not None and args.workers < 1:

@@ -23,15 +23,63 @@ from pathlib import Path
 PARENT_POLL_S = 0.2
 
 
+#: Linux's ``prctl`` option that has the kernel signal a process when its parent ends.
+PR_SET_PDEATHSIG = 1
+#: The signal the kernel sends when the parent ends. Not SIGTERM itself: a parent with several
+#: threads ends one thread at a time and the kernel signals the child at each, where a second
+#: SIGTERM would stop the cell at once and lose the answers of its calls in flight. It is
+#: blocked in every thread and taken by one thread that waits for it, so no handler and no
+#: event loop is involved and its repeats are swallowed.
+PARENT_GONE = signal.SIGUSR2
+
+
 def watch_parent(parent: int) -> None:
-    """Send this process SIGTERM once its parent ``parent`` is gone (a daemon thread)."""
+    """Have this process sent SIGTERM, once, when its parent ``parent`` is gone: on Linux when
+    the kernel says so (``prctl(PR_SET_PDEATHSIG)``), elsewhere by a daemon thread that looks
+    every :data:`PARENT_POLL_S` seconds. Call it before any other thread starts."""
+    stopped = threading.Event()
+
+    def stop() -> None:
+        if not stopped.is_set():
+            stopped.set()
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    if _told_by_the_kernel():
+
+        def wait() -> None:
+            while True:
+                signal.sigwait({PARENT_GONE})
+                stop()
+
+        threading.Thread(target=wait, name="mmjudge-parent-gone", daemon=True).start()
+        if os.getppid() != parent:  # gone before the kernel was asked
+            stop()
+        return
 
     def watch() -> None:
         while os.getppid() == parent:
             time.sleep(PARENT_POLL_S)
-        os.kill(os.getpid(), signal.SIGTERM)
+        stop()
 
     threading.Thread(target=watch, name="mmjudge-parent-watch", daemon=True).start()
+
+
+def _told_by_the_kernel() -> bool:
+    """On Linux: block :data:`PARENT_GONE` in this thread (and so in every thread started from
+    it) and ask the kernel to send it when the parent ends; whether that was done."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    signal.pthread_sigmask(signal.SIG_BLOCK, {PARENT_GONE})
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if int(libc.prctl(PR_SET_PDEATHSIG, int(PARENT_GONE), 0, 0, 0)) == 0:
+            return True
+    except (OSError, AttributeError):
+        pass
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {PARENT_GONE})
+    return False
 
 
 def main(argv: Sequence[str]) -> int:
