@@ -17,10 +17,13 @@ reported as *busy*, naming the process that holds it where the system tells (Lin
 
 from __future__ import annotations
 
+import functools
 import os
 import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Concatenate, ParamSpec, Protocol, TypeVar
 
 from mmjudge.errors import CacheError
 
@@ -222,6 +225,46 @@ def _writers(locks: str, path: Path, byte: int | None) -> list[int]:
         if byte is None or (start <= byte and (last is None or byte <= last)):
             pids.append(pid)
     return pids
+
+
+class OnFile(Protocol):
+    """What :func:`reported` names in its line: the cache's file and how long a lock is
+    waited for."""
+
+    path: Path
+    lock_wait_s: float | None
+
+
+_Self = TypeVar("_Self", bound=OnFile)
+_Args = ParamSpec("_Args")
+_Result = TypeVar("_Result")
+
+#: SQLite errors that say something about mmjudge's own statements, not about the file.
+_NOT_THE_FILE = (
+    sqlite3.IntegrityError,
+    sqlite3.ProgrammingError,
+    sqlite3.DataError,
+    sqlite3.NotSupportedError,
+)
+
+
+def reported(
+    method: Callable[Concatenate[_Self, _Args], _Result],
+) -> Callable[Concatenate[_Self, _Args], _Result]:
+    """``method``, with an error SQLite gives on the file (busy past the wait, not writable,
+    damaged) raised as the one-line :class:`CacheError` (:func:`storage_error`) that names the file
+    and the fix, instead of a traceback."""
+
+    @functools.wraps(method)
+    def reporting(self: _Self, *args: _Args.args, **kwargs: _Args.kwargs) -> _Result:
+        try:
+            return method(self, *args, **kwargs)
+        except _NOT_THE_FILE:
+            raise
+        except sqlite3.DatabaseError as error:
+            raise storage_error(self.path, error, self.lock_wait_s) from None
+
+    return reporting
 
 
 def _check_file(db: sqlite3.Connection, path: Path) -> None:

@@ -35,26 +35,24 @@ Several processes may open and write one file at once: each step waits up to
 :data:`~mmjudge.engine.cache_file.LOCK_WAIT_S` for another connection's lock, and a lock held
 longer is a :class:`~mmjudge.errors.CacheError` saying the file is *busy* and who holds it,
 never that it is damaged. Any error SQLite gives while the cache is in use is such a one-line
-error (:func:`~mmjudge.engine.cache_file.storage_error`), never a traceback.
+error (:func:`~mmjudge.engine.cache_file.reported`), never a traceback.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import os
 import socket
-import sqlite3
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Concatenate, NamedTuple, ParamSpec, Protocol, TypeVar
+from typing import Any, NamedTuple
 
 from mmjudge.config import ModelConfig
-from mmjudge.engine.cache_file import checked_connection, probe_writable, storage_error
+from mmjudge.engine.cache_file import checked_connection, probe_writable, reported
 from mmjudge.judges.registry import endpoint_override
 from mmjudge.records import (
     JudgeRequest,
@@ -148,46 +146,6 @@ KEYS_PER_QUERY = 500
 _log = logging.getLogger(__name__)
 
 
-class _OnFile(Protocol):
-    """What :func:`_reported` names in its line: the cache's file and how long a lock is
-    waited for."""
-
-    path: Path
-    lock_wait_s: float | None
-
-
-_Self = TypeVar("_Self", bound=_OnFile)
-_Args = ParamSpec("_Args")
-_Result = TypeVar("_Result")
-
-#: SQLite errors that say something about mmjudge's own statements, not about the file.
-_NOT_THE_FILE = (
-    sqlite3.IntegrityError,
-    sqlite3.ProgrammingError,
-    sqlite3.DataError,
-    sqlite3.NotSupportedError,
-)
-
-
-def _reported(
-    method: Callable[Concatenate[_Self, _Args], _Result],
-) -> Callable[Concatenate[_Self, _Args], _Result]:
-    """``method``, with an error SQLite gives on the file (busy past the wait, not writable,
-    damaged) raised as the one-line :class:`~mmjudge.errors.CacheError` that names the file
-    and the fix, instead of a traceback."""
-
-    @functools.wraps(method)
-    def reported(self: _Self, *args: _Args.args, **kwargs: _Args.kwargs) -> _Result:
-        try:
-            return method(self, *args, **kwargs)
-        except _NOT_THE_FILE:
-            raise
-        except sqlite3.DatabaseError as error:
-            raise storage_error(self.path, error, self.lock_wait_s) from None
-
-    return reported
-
-
 class ResponseCache:
     """Maps request keys to provider responses."""
 
@@ -200,7 +158,7 @@ class ResponseCache:
         self._db = checked_connection(path, lock_wait_s)
         self._damaged_seen = False
 
-    @_reported
+    @reported
     def get(self, key: str) -> JudgeResponse | None:
         row = self._db.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
         return None if row is None else self._readable(row[0])
@@ -221,7 +179,7 @@ class ResponseCache:
                 )
             return None
 
-    @_reported
+    @reported
     def get_many(self, keys: Sequence[str]) -> dict[str, JudgeResponse]:
         """The answers in the cache for any of ``keys``, by key (one query per
         :data:`KEYS_PER_QUERY` keys, where :meth:`get` costs one per key)."""
@@ -238,7 +196,7 @@ class ResponseCache:
                     found[key] = response
         return found
 
-    @_reported
+    @reported
     def put(self, key: str, response: JudgeResponse) -> None:
         self._db.execute(
             "INSERT OR REPLACE INTO responses (key, response, created) VALUES (?, ?, ?)",
@@ -249,7 +207,7 @@ class ResponseCache:
         """Claims on request keys in this file, held by ``owner`` (this process by default)."""
         return ItemClaims(self, owner or Owner.this_process(), ttl_s)
 
-    @_reported
+    @reported
     def __len__(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
 
@@ -424,7 +382,7 @@ class ItemClaims:
         self._mine = (owner.host, owner.pid, owner.started)
         self._prepare()
 
-    @_reported
+    @reported
     def _prepare(self) -> None:
         """Make the claims table (or add the column a file from an older release lacks) and
         find a file that cannot be written, in one transaction: several processes opening
@@ -501,7 +459,7 @@ class ItemClaims:
         )
         return Claim("claimed", resent=lost, maybe_resent=maybe_lost)
 
-    @_reported
+    @reported
     def claim(self, key: str, *, sending: bool | int = False) -> Claim:
         """Claim ``key`` unless it is answered already or a live process holds it; with
         ``sending``, the claim records its request as on the wire from the start (True or
@@ -509,7 +467,7 @@ class ItemClaims:
         with self._transaction():
             return self._take(key, _in_flight(sending))
 
-    @_reported
+    @reported
     def sending(self, key: str, in_flight: bool | int = True) -> None:
         """Mark our claim as having a request on the wire (True or :data:`SENT`), maybe on
         it (:data:`MAYBE_SENT`), or not any more (False)."""
@@ -519,14 +477,14 @@ class ItemClaims:
             (_in_flight(in_flight), time.time() + self.ttl_s, key, *self._mine),
         )
 
-    @_reported
+    @reported
     def complete(self, key: str, response: JudgeResponse) -> None:
         """Store the answer and drop the claim, in one transaction."""
         with self._transaction():
             self.cache.put(key, response)
             self._db.execute("DELETE FROM claims WHERE key = ?", (key,))
 
-    @_reported
+    @reported
     def release(self, key: str) -> None:
         """Drop our claim without an answer (the call failed, or was never sent)."""
         self._db.execute(
@@ -534,7 +492,7 @@ class ItemClaims:
             (key, *self._mine),
         )
 
-    @_reported
+    @reported
     def abandon(self, key: str) -> None:
         """Give up a claim whose request is on the wire (the run is stopping): it expires
         now and stays marked in flight, so whoever sends it again counts it as resent."""
@@ -544,7 +502,7 @@ class ItemClaims:
             (key, *self._mine),
         )
 
-    @_reported
+    @reported
     def renew(self) -> None:
         """Push the expiry of every claim we hold forward (the owner's heartbeat)."""
         self._db.execute(
@@ -553,7 +511,7 @@ class ItemClaims:
             (time.time() + self.ttl_s, *self._mine),
         )
 
-    @_reported
+    @reported
     def release_all(self) -> None:
         """At the end of a run: drop our claims with nothing in flight, expire the others."""
         with self._transaction():
@@ -566,7 +524,7 @@ class ItemClaims:
                 self._mine,
             )
 
-    @_reported
+    @reported
     def held(self) -> int:
         """Claims held by live owners other than us (for tests and the chaos script)."""
         rows = self._db.execute(f"SELECT {_CLAIM_COLUMNS} FROM claims")
