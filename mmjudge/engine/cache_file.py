@@ -125,16 +125,18 @@ def _write_ahead_log(db: sqlite3.Connection, wait_s: float) -> None:
 
 
 def probe_writable(db: sqlite3.Connection) -> None:
-    """Write a row and take it back, inside the caller's transaction: SQLite opens a file it
-    may only read (read-only, immutable) without a word and refuses only its first write, so
-    this finds such a file before anything depends on writing it."""
-    db.execute("SAVEPOINT probe")
+    """Write the file and take the write back, in a transaction of its own: SQLite opens a
+    file it may only read (read-only, immutable) without a word and refuses only its first
+    write, so this finds such a file before anything depends on writing it. The write is the
+    header's user version set to the value it holds, one page whatever the tables hold; the
+    transaction is rolled back, so nothing reaches the file."""
+    db.execute("BEGIN IMMEDIATE")
     try:
-        db.execute("INSERT OR REPLACE INTO responses (key, response, created) VALUES ('', '', 0)")
+        version = int(db.execute("PRAGMA user_version").fetchone()[0])
+        db.execute(f"PRAGMA user_version = {version}")
     finally:
         if db.in_transaction:
-            db.execute("ROLLBACK TO probe")
-            db.execute("RELEASE probe")
+            db.execute("ROLLBACK")
 
 
 def is_busy(error: sqlite3.Error) -> bool:

@@ -384,9 +384,10 @@ class ItemClaims:
 
     @reported
     def _prepare(self) -> None:
-        """Make the claims table (or add the column a file from an older release lacks) and
-        find a file that cannot be written, in one transaction: several processes opening
-        one file at once each find the table whole, and none starts a run it cannot record."""
+        """Make the claims table (or add the column a file from an older release lacks) in
+        one transaction, so that several processes opening one file at once each find the
+        table whole; then find a file that cannot be written, so that no run starts that
+        could not record what it pays for."""
         with self._transaction():
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS claims ("
@@ -400,7 +401,7 @@ class ItemClaims:
                 self._db.execute(
                     "ALTER TABLE claims ADD COLUMN maybe_lost INTEGER NOT NULL DEFAULT 0"
                 )
-            probe_writable(self._db)
+        probe_writable(self._db)
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
