@@ -288,3 +288,52 @@ def test_a_cell_whose_cache_another_program_holds_stops_in_one_line_before_any_c
             run_cell(cfg, tmp_path / "run")
         assert server.requests == []
     assert_busy(raised.value, path, this_process(), WAIT_S)
+
+
+@pytest.mark.slow
+def test_a_lock_taken_during_a_run_stops_it_in_one_line_keeping_its_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another program takes the write lock while the third request is at the server: the
+    answers already stored keep their rows, and the run stops with the busy line."""
+    monkeypatch.setattr(cache_file, "LOCK_WAIT_S", WAIT_S)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0000")
+    path = tmp_path / "cache.sqlite"
+    ResponseCache(path).close()
+    holders: list[sqlite3.Connection] = []
+
+    def responder(*_: object) -> str:
+        if len(holders) < 1 and len(server.requests) >= 3:
+            holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            holder.execute("BEGIN IMMEDIATE")
+            holders.append(holder)
+        return "2\nThe dress is red, as asked."
+
+    with LoopbackServer(responder=responder) as server:
+        cfg = compose_config(
+            [
+                "model=gpt4o_mini",
+                "modality=text",
+                f"model.base_url={server.openai_base_url}",
+                "dataset.limit=20",
+                "runner.concurrency=2",
+                "runner.progress=false",
+                f"paths.response_cache={path}",
+                f"paths.prepared_cache={tmp_path / 'prepared'}",
+                f"paths.image_cache={tmp_path / 'images'}",
+            ]
+        )
+        try:
+            with pytest.raises(CacheError) as raised:
+                run_cell(cfg, tmp_path / "run")
+        finally:
+            for holder in holders:
+                holder.close()
+        sent = len(server.requests)
+    assert_busy(raised.value, path, this_process(), WAIT_S)
+    assert 3 <= sent < 20
+    rows = (tmp_path / "run" / "judgments.jsonl").read_text(encoding="utf-8").splitlines()
+    assert 1 <= len(rows) < sent
+    cache = ResponseCache(path)
+    assert len(rows) <= len(cache)  # each row's answer is on file
+    cache.close()
