@@ -24,9 +24,18 @@ line saying what is wrong and what to do, before any call: a folder at the path,
 cannot be made, a file that is not SQLite (random bytes, a bad header), a damaged one
 (truncated, flipped bits: SQLite's quick check), or a SQLite file whose tables are not the
 cache's. The remedy is to move the file aside: the run starts a new cache, pays again only for
-the answers it needs, and keeps every judgment already in its run folder. A single stored
-answer that cannot be read (not JSON, no text) is no reason to stop: it counts as not cached,
-is asked again and replaced, with one warning per file.
+the answers it needs, and keeps every judgment already in its run folder. A file that cannot
+be written (read-only, immutable, in a read-only folder) is refused when its claims are first
+taken (:meth:`ResponseCache.claims`), before any call: a run that could not record the answers
+it pays for, nor claim them, would pay for them again. A single stored answer that cannot be
+read (not JSON, no text) is no reason to stop: it counts as not cached, is asked again and
+replaced, with one warning per file.
+
+Several processes may open and write one file at once: each step waits up to
+:data:`~mmjudge.engine.cache_file.LOCK_WAIT_S` for another connection's lock, and a lock held
+longer is a :class:`~mmjudge.errors.CacheError` saying the file is *busy* and who holds it,
+never that it is damaged. Any error SQLite gives while the cache is in use is such a one-line
+error (:func:`~mmjudge.engine.cache_file.reported`), never a traceback.
 """
 
 from __future__ import annotations
@@ -43,7 +52,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from mmjudge.config import ModelConfig
-from mmjudge.engine.cache_file import checked_connection
+from mmjudge.engine.cache_file import checked_connection, probe_writable, reported
 from mmjudge.judges.registry import endpoint_override
 from mmjudge.records import (
     JudgeRequest,
@@ -140,11 +149,16 @@ _log = logging.getLogger(__name__)
 class ResponseCache:
     """Maps request keys to provider responses."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, lock_wait_s: float | None = None) -> None:
+        """``lock_wait_s``: how long each step waits for another connection's lock before
+        the cache is reported busy (:data:`~mmjudge.engine.cache_file.LOCK_WAIT_S` by
+        default)."""
         self.path = path
-        self._db = checked_connection(path)
+        self.lock_wait_s = lock_wait_s
+        self._db = checked_connection(path, lock_wait_s)
         self._damaged_seen = False
 
+    @reported
     def get(self, key: str) -> JudgeResponse | None:
         row = self._db.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
         return None if row is None else self._readable(row[0])
@@ -165,6 +179,7 @@ class ResponseCache:
                 )
             return None
 
+    @reported
     def get_many(self, keys: Sequence[str]) -> dict[str, JudgeResponse]:
         """The answers in the cache for any of ``keys``, by key (one query per
         :data:`KEYS_PER_QUERY` keys, where :meth:`get` costs one per key)."""
@@ -181,6 +196,7 @@ class ResponseCache:
                     found[key] = response
         return found
 
+    @reported
     def put(self, key: str, response: JudgeResponse) -> None:
         self._db.execute(
             "INSERT OR REPLACE INTO responses (key, response, created) VALUES (?, ?, ?)",
@@ -191,6 +207,7 @@ class ResponseCache:
         """Claims on request keys in this file, held by ``owner`` (this process by default)."""
         return ItemClaims(self, owner or Owner.this_process(), ttl_s)
 
+    @reported
     def __len__(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
 
@@ -359,26 +376,43 @@ class ItemClaims:
         self.cache = cache
         self.owner = owner
         self.ttl_s = float(ttl_s)
+        self.path = cache.path
+        self.lock_wait_s = cache.lock_wait_s
         self._db = cache._db
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS claims ("
-            " key TEXT PRIMARY KEY, host TEXT NOT NULL, pid INTEGER NOT NULL,"
-            " started TEXT NOT NULL, claimed REAL NOT NULL, expires REAL NOT NULL,"
-            " in_flight INTEGER NOT NULL DEFAULT 0, lost INTEGER NOT NULL DEFAULT 0,"
-            " maybe_lost INTEGER NOT NULL DEFAULT 0)"
-        )
-        columns = {row[1] for row in self._db.execute("PRAGMA table_info(claims)")}
-        if "maybe_lost" not in columns:  # a file written before maybe-sent requests were kept
-            self._db.execute("ALTER TABLE claims ADD COLUMN maybe_lost INTEGER NOT NULL DEFAULT 0")
         self._mine = (owner.host, owner.pid, owner.started)
+        self._prepare()
+
+    @reported
+    def _prepare(self) -> None:
+        """Make the claims table (or add the column a file from an older release lacks) in
+        one transaction, so that several processes opening one file at once each find the
+        table whole; then find a file that cannot be written, so that no run starts that
+        could not record what it pays for."""
+        with self._transaction():
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS claims ("
+                " key TEXT PRIMARY KEY, host TEXT NOT NULL, pid INTEGER NOT NULL,"
+                " started TEXT NOT NULL, claimed REAL NOT NULL, expires REAL NOT NULL,"
+                " in_flight INTEGER NOT NULL DEFAULT 0, lost INTEGER NOT NULL DEFAULT 0,"
+                " maybe_lost INTEGER NOT NULL DEFAULT 0)"
+            )
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(claims)")}
+            if "maybe_lost" not in columns:  # a file written before maybe-sent requests were kept
+                self._db.execute(
+                    "ALTER TABLE claims ADD COLUMN maybe_lost INTEGER NOT NULL DEFAULT 0"
+                )
+        probe_writable(self._db)
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
+        """One write transaction, the write lock taken at its start (waited for up to the
+        cache's lock wait), rolled back when its body fails."""
         self._db.execute("BEGIN IMMEDIATE")
         try:
             yield
         except BaseException:
-            self._db.execute("ROLLBACK")
+            if self._db.in_transaction:  # SQLite rolls back by itself after some errors
+                self._db.execute("ROLLBACK")
             raise
         self._db.execute("COMMIT")
 
@@ -426,6 +460,7 @@ class ItemClaims:
         )
         return Claim("claimed", resent=lost, maybe_resent=maybe_lost)
 
+    @reported
     def claim(self, key: str, *, sending: bool | int = False) -> Claim:
         """Claim ``key`` unless it is answered already or a live process holds it; with
         ``sending``, the claim records its request as on the wire from the start (True or
@@ -433,6 +468,7 @@ class ItemClaims:
         with self._transaction():
             return self._take(key, _in_flight(sending))
 
+    @reported
     def sending(self, key: str, in_flight: bool | int = True) -> None:
         """Mark our claim as having a request on the wire (True or :data:`SENT`), maybe on
         it (:data:`MAYBE_SENT`), or not any more (False)."""
@@ -442,12 +478,14 @@ class ItemClaims:
             (_in_flight(in_flight), time.time() + self.ttl_s, key, *self._mine),
         )
 
+    @reported
     def complete(self, key: str, response: JudgeResponse) -> None:
         """Store the answer and drop the claim, in one transaction."""
         with self._transaction():
             self.cache.put(key, response)
             self._db.execute("DELETE FROM claims WHERE key = ?", (key,))
 
+    @reported
     def release(self, key: str) -> None:
         """Drop our claim without an answer (the call failed, or was never sent)."""
         self._db.execute(
@@ -455,6 +493,7 @@ class ItemClaims:
             (key, *self._mine),
         )
 
+    @reported
     def abandon(self, key: str) -> None:
         """Give up a claim whose request is on the wire (the run is stopping): it expires
         now and stays marked in flight, so whoever sends it again counts it as resent."""
@@ -464,6 +503,7 @@ class ItemClaims:
             (key, *self._mine),
         )
 
+    @reported
     def renew(self) -> None:
         """Push the expiry of every claim we hold forward (the owner's heartbeat)."""
         self._db.execute(
@@ -472,6 +512,7 @@ class ItemClaims:
             (time.time() + self.ttl_s, *self._mine),
         )
 
+    @reported
     def release_all(self) -> None:
         """At the end of a run: drop our claims with nothing in flight, expire the others."""
         with self._transaction():
@@ -484,6 +525,7 @@ class ItemClaims:
                 self._mine,
             )
 
+    @reported
     def held(self) -> int:
         """Claims held by live owners other than us (for tests and the chaos script)."""
         rows = self._db.execute(f"SELECT {_CLAIM_COLUMNS} FROM claims")

@@ -12,6 +12,7 @@ import pytest
 
 from mmjudge.engine.response_cache import ItemClaims, ResponseCache, request_key
 from mmjudge.engine.sync import Runner
+from mmjudge.errors import CacheError
 from mmjudge.records import JudgeRequest, JudgeResponse
 from tests.engine.test_claims import ANSWER, ELSEWHERE
 from tests.engine.test_sync import MODEL, FakeJudge, Flaky, collect, items, settings
@@ -106,14 +107,13 @@ def test_a_held_claim_found_at_send_time_sets_the_item_aside_until_answered(
 
 def test_a_commit_that_fails_stops_the_run_with_its_error(tmp_path: Path) -> None:
     path = tmp_path / "c.sqlite"
-    cache = ResponseCache(path)
+    cache = ResponseCache(path, lock_wait_s=0.05)
     claims = cache.claims(30.0)
     runner = Runner(FakeJudge(), MODEL, settings(), cache=cache, claims=claims)
     blocker = sqlite3.connect(str(path), timeout=0.0, isolation_level=None)
     blocker.execute("BEGIN IMMEDIATE")  # another writer holds the file's write lock
-    cache._db.execute("PRAGMA busy_timeout = 50")
     try:
-        with pytest.raises(sqlite3.OperationalError, match="locked"):
+        with pytest.raises(CacheError, match=r"is busy: .* after 0\.05 s of waiting"):
             collect(runner, items(3))
     finally:
         blocker.execute("ROLLBACK")

@@ -1,11 +1,16 @@
 """A response cache file that cannot be used is refused when it is opened, in one line saying
-what is wrong and what to do; an answer in it that cannot be read is asked again."""
+what is wrong and what to do; an answer in it that cannot be read is asked again; a file or
+folder that cannot be written is refused before any call."""
 
 from __future__ import annotations
 
 import logging
+import os
+import shutil
 import sqlite3
-from collections.abc import Callable
+import subprocess
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -146,6 +151,73 @@ def test_an_answer_that_cannot_be_read_is_asked_again_with_one_warning(
     cache.close()
 
 
+@contextmanager
+def read_only(path: Path) -> Iterator[None]:
+    """``path`` (a file or a folder) made read-only for this process until the block ends:
+    immutable where the tests run as root (who may write a file whatever its mode), else
+    without write permission; the test is skipped where neither can be done."""
+    if os.geteuid() == 0:
+        chattr = shutil.which("chattr")
+        if chattr is None:
+            pytest.skip("running as root without chattr: a file cannot be made read-only")
+        made = subprocess.run([chattr, "+i", str(path)], capture_output=True, text=True)
+        if made.returncode != 0:
+            pytest.skip(f"chattr +i is refused here: {made.stderr.strip()}")
+
+        def undo() -> None:
+            subprocess.run([chattr, "-i", str(path)], check=True)
+    else:
+        mode = path.stat().st_mode
+        path.chmod(mode & ~0o222)
+
+        def undo() -> None:
+            path.chmod(mode)
+
+    try:
+        if os.access(path, os.W_OK):
+            pytest.skip(f"{path} stays writable here")
+        yield
+    finally:
+        undo()
+
+
+def test_a_read_only_cache_is_refused_before_any_call_and_its_answers_are_kept(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "responses.sqlite"
+    cache = ResponseCache(path)
+    cache.put("k", ANSWER)
+    cache.close()
+    with read_only(path):
+        cache = ResponseCache(path)  # reading it (a dry run's forecast) is fine
+        assert cache.get("k") == ANSWER
+        with pytest.raises(CacheError) as raised:
+            cache.claims(30.0)  # a run's first write, before any call
+        cache.close()
+    line = str(raised.value)
+    assert line == (
+        f"the response cache {path} cannot be written (attempt to write a readonly database); "
+        "make the file and its folder writable, or set paths.response_cache to a file you can "
+        "write to (a copy of this one keeps its answers), or runner.cache=false"
+    )
+    assert isinstance(raised.value, ConfigError)
+    assert ResponseCache(path).get("k") == ANSWER  # nothing was lost
+
+
+def test_a_cache_in_a_read_only_folder_is_refused_when_opened(tmp_path: Path) -> None:
+    folder = tmp_path / "shared"
+    path = folder / "responses.sqlite"
+    cache = ResponseCache(path)
+    cache.put("k", ANSWER)
+    cache.close()  # the last connection removes the -wal and -shm files, which need the folder
+    with read_only(folder), pytest.raises(CacheError) as raised:
+        ResponseCache(path).claims(30.0)
+    line = str(raised.value)
+    assert line.startswith(f"the response cache {path} cannot be written (")
+    assert "make the file and its folder writable" in line and "damaged" not in line
+    assert "\n" not in line
+
+
 KEY = {"OPENAI_API_KEY": "sk-test-loopback"}
 
 
@@ -188,3 +260,23 @@ def test_a_cache_path_that_cannot_be_written_is_one_line_and_exit_2(
     assert not (tmp_path / "results" / "runs").exists() or not any(
         (tmp_path / "results" / "runs").iterdir()
     )
+
+
+@pytest.mark.slow
+def test_a_sweep_over_a_read_only_cache_stops_in_one_line_before_any_call(
+    tmp_path: Path, loopback: LoopbackServer
+) -> None:
+    """A traceback at the first answer before (SQLite opens such a file without a word)."""
+    run = ["model=gpt4o_mini", f"model.base_url={loopback.openai_base_url}", "dataset.limit=2"]
+    run += ["report.build=false", f"hydra.run.dir={tmp_path / 'run'}"]
+    assert run_sweep(tmp_path, *run, env=KEY).returncode == 0
+    sent = len(loopback.requests)
+    path = tmp_path / "cache.sqlite"
+    with read_only(path):
+        result = run_sweep(tmp_path, *run, "dataset.limit=4", env=KEY)
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.startswith("mmjudge: ")]
+    assert lines[-1].startswith(f"mmjudge: the response cache {path} cannot be written (")
+    assert lines[-1].endswith("or runner.cache=false")
+    assert len(loopback.requests) == sent

@@ -75,6 +75,9 @@ MAX_FUNCTION_LINES = 60
 LONG_FILES: dict[str, str] = {
     "mmjudge.engine.sync": "one class, the sync runner: scheduling and each call's retries "
     "share its slots, limits, claims and stop state",
+    "mmjudge.engine.response_cache": "the answers and the claims on them share one SQLite "
+    "connection, its write transactions and the one-line error of every step on the file "
+    "(the request keys or the claims are where it would divide)",
 }
 #: Functions over :data:`MAX_FUNCTION_LINES` (``module:function``), each with why.
 LONG_FUNCTIONS: dict[str, str] = {}
