@@ -71,7 +71,7 @@ def test_a_dry_run_line_names_the_prompt_too() -> None:
             "usd_per_million": 0.0,
         },
     }
-    line = sweep.cell_line(CellForecast.from_dict(data))
+    line = CellForecast.from_dict(data).line(prompt_named=True)
     assert line.startswith("demo_fashion × lexical × text × nuggets: forecast")
 
 

@@ -9,8 +9,7 @@ import pytest
 
 from mmjudge.config import PromptConfig
 from mmjudge.costs.output_tokens import from_answer_format
-from mmjudge.engine.cell import run_cell
-from mmjudge.store import RunSummary
+from mmjudge.engine.cell import forecast, run_cell
 from tests.fixtures.loopback_server import Behaviour, LoopbackServer
 from tests.helpers import compose_config
 
@@ -25,8 +24,9 @@ def cell(tmp_path: Path, server: LoopbackServer, run: str, *extra: str) -> dict[
         f"paths.image_cache={tmp_path / 'images'}",
         *extra,
     ]
-    summary = run_cell(compose_config(overrides), tmp_path / run)
-    return summary.to_json() if isinstance(summary, RunSummary) else summary.to_dict()
+    if "runner.dry_run=true" in extra:
+        return forecast(compose_config(overrides), tmp_path / run).to_dict()
+    return run_cell(compose_config(overrides), tmp_path / run).to_json()
 
 
 def test_after_one_run_the_forecast_is_within_ten_percent_of_its_cost(

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from mmjudge.engine.cell import run_cell
+from mmjudge.engine.cell import forecast, run_cell
 from mmjudge.report import build_report
 from mmjudge.store import RunSummary
 from mmjudge.store.cell_lines import cell_line
@@ -55,8 +55,10 @@ def dataset_overrides(root: Path, name: str = "tiny") -> list[str]:
 
 
 def cell(tmp_path: Path, run: str, *extra: str) -> Any:
+    """The cell judged, or forecast when ``runner.dry_run=true`` is among ``extra``."""
     cfg = compose_config(overrides(tmp_path, *extra))
-    return run_cell(cfg, tmp_path / "sweep" / run)
+    judged_or_forecast = forecast if "runner.dry_run=true" in extra else run_cell
+    return judged_or_forecast(cfg, tmp_path / "sweep" / run)
 
 
 IMAGES_ONLY = [{"images": ["images/p.png"]}] * 3
@@ -84,10 +86,9 @@ def test_a_modality_the_dataset_cannot_serve_is_skipped(
         *dataset_overrides(root),
         "runner.dry_run=true",
     )
-    assert isinstance(summary, RunSummary)
-    assert summary.status.status == "skipped" and reason in str(summary.status.skip_reason)
-    assert summary.n_judgments == 0
-    assert cell_line(summary).endswith(str(summary.status.skip_reason))
+    assert isinstance(summary, CellForecast) and reason in str(summary.skip_reason)
+    assert summary.sync.calls == 0
+    assert summary.line().endswith(f"skipped — {summary.skip_reason}")
 
 
 def test_max_images_zero_is_known_before_the_dataset_is_read(tmp_path: Path) -> None:
@@ -100,8 +101,8 @@ def test_max_images_zero_is_known_before_the_dataset_is_read(tmp_path: Path) -> 
         "dataset.max_images=0",
         "runner.dry_run=true",
     )
-    assert isinstance(summary, RunSummary) and summary.status.status == "skipped"
-    assert "dataset.max_images is 0" in str(summary.status.skip_reason)
+    assert isinstance(summary, CellForecast)
+    assert "dataset.max_images is 0" in str(summary.skip_reason)
 
 
 def test_a_partly_served_dataset_runs_and_records_the_gaps(tmp_path: Path) -> None:
@@ -133,8 +134,8 @@ def test_flickr8k_text_cells_are_skipped(tmp_path: Path) -> None:
             f"dataset.path={root}",
             "runner.dry_run=true",
         )
-        assert isinstance(summary, RunSummary) and summary.status.status == "skipped", summary
-        reason = str(summary.status.skip_reason)
+        assert isinstance(summary, CellForecast) and summary.skip_reason, summary
+        reason = str(summary.skip_reason)
         assert "dataset 'flickr8k_expert' has no result text" in reason
         assert "modality 'image' judges the image alone" in reason
 
@@ -169,7 +170,7 @@ def test_the_dry_run_shows_what_the_text_cap_cuts(tmp_path: Path) -> None:
     assert summary.text_cut == TextCut(max_text_tokens=2000, items=1, tokens_removed=4504)
     cut = {"max_text_tokens": 2000, "items": 1, "tokens_removed": 4504}
     assert "text cut to dataset.max_text_tokens=2000 in 1 items (about 4,504 tokens removed)" in (
-        cell_line(summary)
+        summary.line()
     )
     forecast = json.loads((tmp_path / "sweep" / "run" / "forecast.json").read_text())
     assert forecast["text_cut"] == cut

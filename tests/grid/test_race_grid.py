@@ -68,8 +68,7 @@ def test_a_replay_judges_documented_price_reaches_the_race(tmp_path: Path) -> No
     # the full grid's worth is each cell's rows at their own price, plus what is unjudged
     rows = {
         cell.name: [
-            json.loads(line)
-            for line in (cell.run_dir / "judgments.jsonl").read_text().splitlines()
+            json.loads(line) for line in (cell.run_dir / "judgments.jsonl").read_text().splitlines()
         ]
         for cell in race.cells
     }

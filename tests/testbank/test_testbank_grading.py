@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from mmjudge.cli import testbank as command
+from mmjudge.engine.cell import forecast as forecast_cell
 from mmjudge.engine.cell import run_cell
 from mmjudge.errors import ConfigError
 from mmjudge.store.forecast_file import CellForecast
@@ -128,7 +129,7 @@ def test_dry_run_forecasts_the_longer_bank_answers(tmp_path: Path) -> None:
             *_isolated(tmp_path),
         ]
     )
-    planned = run_cell(cfg, tmp_path / "dry")
+    planned = forecast_cell(cfg, tmp_path / "dry")
     assert isinstance(planned, CellForecast)
     forecast = planned.sync
     assert forecast.calls == 8 and forecast.output_tokens == 8 * (10 + 6 * 3)
