@@ -87,7 +87,7 @@ class GridSweeper(Sweeper):
         def composer(cell: Sequence[str]) -> DictConfig:
             return loader.load_sweep_config(config, list(cell))
 
-        grid = compose_grid(arguments, composer=composer, settings=config)
+        grid = _checked(lambda: compose_grid(arguments, composer=composer, settings=config))
         grid.folder.mkdir(parents=True, exist_ok=True)
         OmegaConf.save(config, grid.folder / "multirun.yaml")
         jobs = HydraJobs(grid, self.launcher)
@@ -123,6 +123,25 @@ class GridSweeper(Sweeper):
             for line in closing_lines(result):
                 print(line, file=sys.stderr)
         return result
+
+
+def _checked(compose: Any) -> Any:
+    """The grid, or the process ended in one line with exit code 2 when a cell cannot run (a
+    missing key, a bad setting or dataset line): every cell is checked before the first call,
+    so nothing has been paid for."""
+    from mmjudge.config.hydra_errors import CONFIG_ERRORS, config_error_line, user_wants_full_errors
+    from mmjudge.errors import MMJudgeError
+
+    try:
+        return compose()
+    except MMJudgeError as error:
+        print(f"mmjudge: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
+    except CONFIG_ERRORS as error:
+        if user_wants_full_errors():
+            raise
+        print(f"mmjudge: {config_error_line(error)}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 def register() -> None:

@@ -13,7 +13,7 @@ from typing import Any
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import MissingMandatoryValue
 
 from mmjudge.cli.exits import (
@@ -67,7 +67,6 @@ def _job(cfg: DictConfig) -> None:
     hydra_cfg = HydraConfig.get()
     run_dir = Path(hydra_cfg.runtime.output_dir)
     multirun = hydra_cfg.mode == RunMode.MULTIRUN
-    prompt_named = prompt_chosen(hydra_cfg.overrides.task)
     # A run that stops before judging anything leaves no folder (the error says why).
     # What the console shows for this run is kept in its sweep.log too (runs/log.py).
     # A single run's report is built by a child that imports it meanwhile (speed/report_child.py).
@@ -76,6 +75,8 @@ def _job(cfg: DictConfig) -> None:
     with removed_unless_judged(run_dir), keeping_warnings(run_dir), _closing(ahead):
         try:
             keep_run_config(cfg, run_dir)
+            # the overrides as given: one holding an interpolation is read when the cell is
+            prompt_named = prompt_chosen(_given(hydra_cfg.overrides.task))
             if cfg.runner.dry_run:
                 planned = forecast(cfg, run_dir, secrets_checked=True)
                 say(planned.line(prompt_named=prompt_named), run_dir, stream=sys.stdout)
@@ -109,6 +110,11 @@ def _job(cfg: DictConfig) -> None:
                 raise
             say(f"mmjudge: {config_error_line(error)}", run_dir, level=logging.ERROR)
             sys.exit(EXIT_CONFIG)
+
+
+def _given(overrides: Any) -> list[str]:
+    """Hydra's list of a job's overrides as the strings given, nothing in them resolved."""
+    return [str(o) for o in OmegaConf.to_container(overrides, resolve=False) or []]
 
 
 def _interrupted(summary: RunSummary, run_dir: Path, multirun: bool) -> None:
