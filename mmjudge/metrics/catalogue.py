@@ -194,15 +194,25 @@ def register(measure: Measure) -> Measure:
 
 
 @contextmanager
-def registered(measure: Measure) -> Iterator[Measure]:
-    """``measure`` in the catalogue for the length of a ``with`` block (tests, notebooks)."""
+def restored() -> Iterator[None]:
+    """The catalogue as it is now, put back when the ``with`` block ends: whatever was
+    registered inside it (a measure tried out in a test or a notebook) is dropped."""
     _load()
-    register(measure)
+    with _lock:
+        before = dict(_registered)
     try:
-        yield measure
+        yield
     finally:
         with _lock:
-            _registered.pop(measure.name, None)
+            _registered.clear()
+            _registered.update(before)
+
+
+@contextmanager
+def registered(measure: Measure) -> Iterator[Measure]:
+    """``measure`` in the catalogue for the length of a ``with`` block."""
+    with restored():
+        yield register(measure)
 
 
 @functools.cache
@@ -244,4 +254,5 @@ __all__ = [
     "measures",
     "register",
     "registered",
+    "restored",
 ]

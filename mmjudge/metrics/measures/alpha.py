@@ -30,7 +30,7 @@ ALPHA = register(
         order=50,
         compares=frozenset({Comparison.CONSENSUS, Comparison.POOLED, Comparison.HUMANS}),
         raters=_raters,
-        low=-float("inf"),
+        low=-1.0,
         high=1.0,
         chance=0.0,
     )
