@@ -339,15 +339,11 @@ def agreement_summary(
     values are ``None``.
 
     Keys: n, n_scored, n_queries, n_unparseable, n_off_scale, unparseable_rate, grades,
-    relevant_from; then every measure of the catalogue by name (judge vs consensus:
-    kappa, kappa_linear, kappa_quadratic, kappa_binary, alpha, accuracy, mae...) and the
-    pooled and humans-only figures of those that have them (alpha_pooled: the judge and
-    every annotator as raters; alpha_humans: the annotators alone, both on the scored items);
-    intervals ({measure: {estimate, low, high}} for those with intervals), bootstrap (n_boot,
-    seed, level), pairwise (needs ``query_ids``), confusion_matrix (rows: consensus grade,
-    columns: judge grade), label_distribution, and each measure's figures against each
-    annotator and between annotators (kappa_by_annotator, human_human_kappa): see
-    :class:`mmjudge.metrics.catalogue.Comparison`.
+    relevant_from; every measure of the catalogue by name, then its pooled and humans-only
+    figures (``alpha_pooled``, ``alpha_humans``); intervals ({measure: {estimate, low,
+    high}}), bootstrap (n_boot, seed, level), pairwise (needs ``query_ids``),
+    confusion_matrix (rows: consensus grade), label_distribution; then each measure against
+    each annotator and between annotators (``kappa_by_annotator``, ``human_human_kappa``).
     """
     judge_labels, humans = _labelled(judge, human)
     n = int(judge_labels.size)

@@ -33,9 +33,9 @@ from mmjudge.config import DatasetConfig, ModelConfig, ScaleConfig
 from mmjudge.files import write_atomic
 from mmjudge.locations import resolve_path
 from mmjudge.records import Forecast
+from mmjudge.store.agreement import Agreement
 from mmjudge.store.blocks import (
     SINGLE,
-    Agreement,
     CallCounts,
     CellInfo,
     CellStatus,
