@@ -14,7 +14,7 @@ from mmjudge.metrics import catalogue
 from mmjudge.metrics.catalogue import Comparison
 from mmjudge.metrics.scoring import JudgeScore
 from mmjudge.report.analysis import Analysis, Cell, DatasetStats
-from mmjudge.report.csv_table import write_csv
+from mmjudge.report.csv_table import CsvCell, CsvRow, write_csv
 from mmjudge.report.verdicts import recommended
 from mmjudge.store import Ensemble
 
@@ -24,11 +24,11 @@ ROBUSTNESS_JSON = "robustness.json"
 SLICES_JSON = "slices.json"
 
 
-def score_columns(score: JudgeScore | None) -> dict[str, float | int | str]:
+def score_columns(score: JudgeScore | None) -> dict[str, CsvCell]:
     """A score as CSV columns: every measure of the catalogue by name, with ``<name>_low`` and
     ``<name>_high`` for those with intervals, then the items they are on (empty cells for a
     cell that has no score)."""
-    out: dict[str, float | int | str] = {}
+    out: dict[str, CsvCell] = {}
     for m in catalogue.measures(Comparison.CONSENSUS):
         value = score[m.name] if score is not None else None
         out[m.name] = value.estimate if value is not None else ""
@@ -39,7 +39,7 @@ def score_columns(score: JudgeScore | None) -> dict[str, float | int | str]:
     return out
 
 
-def _cost(cell: Cell) -> dict[str, Any]:
+def _cost(cell: Cell) -> dict[str, CsvCell]:
     image, text = cell.cost_split
     return {
         "usd_per_million": cell.usd_per_million,
@@ -48,7 +48,7 @@ def _cost(cell: Cell) -> dict[str, Any]:
     }
 
 
-def judge_rows(analysis: Analysis, stats: DatasetStats) -> list[dict[str, Any]]:
+def judge_rows(analysis: Analysis, stats: DatasetStats) -> list[CsvRow]:
     best = stats.ranked[0] if stats.ranked else None
     chosen = recommended(stats)
     return [
@@ -71,8 +71,8 @@ def judge_rows(analysis: Analysis, stats: DatasetStats) -> list[dict[str, Any]]:
     ]
 
 
-def ensemble_rows(stats: DatasetStats) -> list[dict[str, Any]]:
-    rows = []
+def ensemble_rows(stats: DatasetStats) -> list[CsvRow]:
+    rows: list[CsvRow] = []
     for cell in stats.ensembles:
         ensemble = cell.summary.ensemble
         rows.append(

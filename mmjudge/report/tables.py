@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -81,7 +82,36 @@ def seconds(value: Any) -> str:
 # --------------------------------------------------------------------------- across datasets
 
 
-def kappa_by_dataset(analysis: Analysis) -> Row:
+@dataclass(frozen=True)
+class KappaRow:
+    """One judge's κ on each dataset, its mean and whether it differs by dataset."""
+
+    judge: str
+    model: str
+    modality: str
+    prompt: str
+    kappas: list[str]
+    """κ with its interval on each dataset, in the table's order (``not run`` where it did not)."""
+    mean: str
+    """Its mean over the datasets it ran on."""
+    usd: str
+    """Its mean dollars per million judgments."""
+    verdict: str
+    """``differs by dataset``, not distinguishable, or ``–`` with one dataset."""
+
+
+@dataclass(frozen=True)
+class KappaByDataset:
+    """The κ-by-dataset table: a row per judge, and the human–human κ of each dataset."""
+
+    datasets: list[str]
+    rows: list[KappaRow]
+    """Highest mean κ first."""
+    ceilings: list[str]
+    """Each dataset's human–human κ (a range where the pairs differ)."""
+
+
+def kappa_by_dataset(analysis: Analysis) -> KappaByDataset:
     names = [d.name for d in analysis.datasets]
     judges: dict[Judge, dict[str, Cell]] = {}
     for stats in analysis.datasets:
@@ -99,34 +129,56 @@ def kappa_by_dataset(analysis: Analysis) -> Row:
                 NOT_DISTINGUISHABLE if high.kappa.overlaps(low.kappa) else "differs by dataset"
             )
         average = averages.get(judge)
-        rows.append(
-            {
-                "judge": analysis.judge_name(judge),
-                "model": judge.model,
-                "modality": MODALITY_NAMES.get(judge.modality, judge.modality),
-                "prompt": judge.prompt_id,
-                "kappas": [interval(cells[n].kappa) if n in cells else "not run" for n in names],
-                "mean": interval(average.kappa) if average else "–",
-                "usd": money(average.usd_per_million) if average else "–",
-                "verdict": verdict,
-                "sort": -(average.kappa.estimate if average else -math.inf),
-            }
+        row = KappaRow(
+            judge=analysis.judge_name(judge),
+            model=judge.model,
+            modality=MODALITY_NAMES.get(judge.modality, judge.modality),
+            prompt=judge.prompt_id,
+            kappas=[interval(cells[n].kappa) if n in cells else "not run" for n in names],
+            mean=interval(average.kappa) if average else "–",
+            usd=money(average.usd_per_million) if average else "–",
+            verdict=verdict,
         )
-    rows.sort(key=lambda r: (r["sort"], r["judge"]))
-    ceilings = []
-    for stats in analysis.datasets:
-        ceiling = stats.ceiling
-        ceilings.append(
-            "–"
-            if ceiling is None
-            else num(ceiling[0])
-            if ceiling[0] == ceiling[1]
-            else f"{num(ceiling[0])}–{num(ceiling[1])}"
-        )
-    return {"datasets": names, "rows": rows, "ceilings": ceilings}
+        rows.append((-(average.kappa.estimate if average else -math.inf), row))
+    rows.sort(key=lambda pair: (pair[0], pair[1].judge))
+    return KappaByDataset(
+        datasets=names,
+        rows=[row for _, row in rows],
+        ceilings=[_ceiling(stats.ceiling) for stats in analysis.datasets],
+    )
 
 
-def _effect_row(name: str, c: Comparison) -> Row:
+def _ceiling(ceiling: tuple[float, float] | None) -> str:
+    """The human–human κ of a dataset: one value, a range, or ``–`` without two annotators."""
+    if ceiling is None:
+        return "–"
+    return num(ceiling[0]) if ceiling[0] == ceiling[1] else f"{num(ceiling[0])}–{num(ceiling[1])}"
+
+
+@dataclass(frozen=True)
+class EffectRow:
+    """A model with and without the image on one dataset, paired on the items both answered."""
+
+    model: str
+    prompt: str
+    modality: str
+    comparison: str
+    """``image + text − text only``."""
+    dataset: str
+    kappa_a: str
+    """κ with the image, on the shared items."""
+    kappa_b: str
+    """κ on text only, on the shared items."""
+    difference: str
+    ci: str
+    """The paired interval of the difference."""
+    p: str
+    n: str
+    """Shared items."""
+    verdict: str
+
+
+def _effect_row(name: str, c: Comparison) -> EffectRow:
     verdict = (
         NOT_DISTINGUISHABLE
         if not c.distinguishable
@@ -134,51 +186,34 @@ def _effect_row(name: str, c: Comparison) -> Row:
         if c.difference > 0
         else "image hurts"
     )
-    return {
-        "model": c.a.judge.model,
-        "prompt": c.a.judge.prompt_id,
-        "modality": MODALITY_NAMES.get(c.a.judge.modality, c.a.judge.modality),
-        "comparison": f"{MODALITY_NAMES.get(c.a.judge.modality, c.a.judge.modality)} − text only",
-        "dataset": name,
-        "kappa_a": num(c.kappa_a, 3),
-        "kappa_b": num(c.kappa_b, 3),
-        "difference": num(c.difference, 3, sign=True),
-        "ci": f"[{num(c.low, 3, sign=True)}, {num(c.high, 3, sign=True)}]",
-        "p": "< 0.001" if c.p_value < 0.001 else f"{c.p_value:.3f}",
-        "n": f"{c.n_items:,}",
-        "verdict": verdict,
-    }
+    modality = MODALITY_NAMES.get(c.a.judge.modality, c.a.judge.modality)
+    return EffectRow(
+        model=c.a.judge.model,
+        prompt=c.a.judge.prompt_id,
+        modality=modality,
+        comparison=f"{modality} − text only",
+        dataset=name,
+        kappa_a=num(c.kappa_a, 3),
+        kappa_b=num(c.kappa_b, 3),
+        difference=num(c.difference, 3, sign=True),
+        ci=f"[{num(c.low, 3, sign=True)}, {num(c.high, 3, sign=True)}]",
+        p="< 0.001" if c.p_value < 0.001 else f"{c.p_value:.3f}",
+        n=f"{c.n_items:,}",
+        verdict=verdict,
+    )
 
 
-def image_effects(analysis: Analysis) -> list[Row]:
+def image_effects(analysis: Analysis) -> list[EffectRow]:
     rows = [_effect_row(d.name, c) for d in analysis.datasets for c in d.modality_effects]
-    return sorted(rows, key=lambda r: (r["model"], r["prompt"], r["comparison"], r["dataset"]))
-
-
-def _judge_fields(judge: Judge) -> Row:
-    """What the table filters match a row on."""
-    return {
-        "model": judge.model,
-        "modality": MODALITY_NAMES.get(judge.modality, judge.modality),
-        "prompt": judge.prompt_id,
-    }
+    return sorted(rows, key=lambda r: (r.model, r.prompt, r.comparison, r.dataset))
 
 
 def chance_and_humans(analysis: Analysis) -> dict[str, str]:
     """Per dataset, chance and the human–human κ as one cell of text (``chance 0.00 ·
     humans 0.78``), for the tables whose κ has no row of its own to set them against."""
-    out = {}
-    for stats in analysis.datasets:
-        ceiling = stats.ceiling
-        humans = (
-            "–"
-            if ceiling is None
-            else num(ceiling[0])
-            if ceiling[0] == ceiling[1]
-            else f"{num(ceiling[0])}–{num(ceiling[1])}"
-        )
-        out[stats.name] = f"chance 0.00 · humans {humans}"
-    return out
+    return {
+        stats.name: f"chance 0.00 · humans {_ceiling(stats.ceiling)}" for stats in analysis.datasets
+    }
 
 
 def against_chance(kappa: Interval, ceiling: tuple[float, float] | None) -> str:
@@ -186,55 +221,79 @@ def against_chance(kappa: Interval, ceiling: tuple[float, float] | None) -> str:
     place = "above chance" if kappa.above_chance else "not above chance (interval reaches 0)"
     if ceiling is None:
         return f"{place}; no human–human κ"
-    value = num(ceiling[0]) if ceiling[0] == ceiling[1] else f"{num(ceiling[0])}–{num(ceiling[1])}"
-    return f"{place}; humans {value}"
+    return f"{place}; humans {_ceiling(ceiling)}"
 
 
-def frontier_rows(analysis: Analysis) -> list[Row]:
+@dataclass(frozen=True)
+class FrontierRow:
+    """A judge on the cost–κ frontier, with its step from the next cheaper one."""
+
+    dataset: str
+    """The dataset, or ``average over datasets``."""
+    judge: str
+    model: str
+    """The model, modality and prompt the table's filters match."""
+    modality: str
+    prompt: str
+    usd: str
+    kappa: str
+    """κ with its interval."""
+    scale: str
+    """Where κ sits between chance and the humans, in words."""
+    step: str
+    """Δκ from the next cheaper frontier judge (``cheapest`` for the first)."""
+    verdict: str
+
+
+def _step_verdict(step: Comparison | None) -> str:
+    if step is None:
+        return "–"
+    if not step.distinguishable:
+        return NOT_DISTINGUISHABLE
+    return "better" if step.difference > 0 else "worse on shared items"
+
+
+def frontier_rows(analysis: Analysis) -> list[FrontierRow]:
     rows = []
     for stats in analysis.datasets:
         steps = {id(c.a): c for c in stats.frontier_steps}
         for cell in stats.frontier_cells:
             step = steps.get(id(cell))
             rows.append(
-                {
-                    "dataset": stats.name,
-                    "judge": analysis.judge_name(cell.judge),
-                    **_judge_fields(cell.judge),
-                    "usd": money(cell.usd_per_million),
-                    "kappa": interval(cell.kappa),
-                    "scale": against_chance(cell.kappa, stats.ceiling),
-                    "step": (
+                FrontierRow(
+                    dataset=stats.name,
+                    judge=analysis.judge_name(cell.judge),
+                    model=cell.judge.model,
+                    modality=MODALITY_NAMES.get(cell.judge.modality, cell.judge.modality),
+                    prompt=cell.judge.prompt_id,
+                    usd=money(cell.usd_per_million),
+                    kappa=interval(cell.kappa),
+                    scale=against_chance(cell.kappa, stats.ceiling),
+                    step=(
                         f"{difference(step)} vs {analysis.judge_name(step.b.judge)}"
                         if step
                         else "cheapest"
                     ),
-                    "verdict": (
-                        "–"
-                        if step is None
-                        else "better"
-                        if step.distinguishable and step.difference > 0
-                        else NOT_DISTINGUISHABLE
-                        if not step.distinguishable
-                        else "worse on shared items"
-                    ),
-                }
+                    verdict=_step_verdict(step),
+                )
             )
     if len(analysis.datasets) > 1:
         for a in analysis.average_frontier:
             rows.append(
-                {
-                    "dataset": "average over datasets",
-                    "judge": analysis.judge_name(a.judge),
-                    **_judge_fields(a.judge),
-                    "usd": money(a.usd_per_million),
-                    "kappa": interval(a.kappa),
-                    "scale": against_chance(a.kappa, None).replace(
+                FrontierRow(
+                    dataset="average over datasets",
+                    judge=analysis.judge_name(a.judge),
+                    model=a.judge.model,
+                    modality=MODALITY_NAMES.get(a.judge.modality, a.judge.modality),
+                    prompt=a.judge.prompt_id,
+                    usd=money(a.usd_per_million),
+                    kappa=interval(a.kappa),
+                    scale=against_chance(a.kappa, None).replace(
                         "no human–human κ", "humans: see each dataset"
                     ),
-                    "step": f"mean over {len(a.datasets)} dataset(s): {', '.join(a.datasets)}",
-                    "verdict": "–",
-                }
+                    step=f"mean over {len(a.datasets)} dataset(s): {', '.join(a.datasets)}",
+                    verdict="–",
+                )
             )
     return rows
 
