@@ -42,7 +42,7 @@ import numpy as np
 
 from mmjudge import metrics
 from mmjudge.metrics import FloatArray, as_labels, catalogue
-from mmjudge.metrics.catalogue import Comparison, ScoringScale
+from mmjudge.metrics.catalogue import Comparison, Measure, ScoringScale
 from mmjudge.metrics.kappa import kappa_metric as kappa_metric
 
 N_BOOT = 1000
@@ -372,7 +372,7 @@ def agreement_summary(
         "unparseable_rate": none_if_nan(n_unparseable / n if n else math.nan),
         "grades": [_plain(g) for g in scale.tolist()],
         "relevant_from": none_if_nan(threshold),
-        **{m.name: none_if_nan(score.estimate(m.name)) for m in catalogue.measures()},
+        **{m.name: none_if_nan(score.estimate(m.name)) for m in _consensus()},
         **_many_raters(on, judge_labels, humans, scored),
         **_intervals(score, n_boot if query_ids is not None else 0, seed),
         "pairwise": _pairwise(query_ids, reference, judge_labels),
@@ -398,9 +398,14 @@ def _labelled(judge: Any, human: Mapping[str, Any]) -> tuple[FloatArray, dict[st
 def _intervals(score: JudgeScore, n_boot: int, seed: int) -> dict[str, Any]:
     """The intervals and how they were drawn (``n_boot`` 0: no intervals)."""
     return {
-        "intervals": {m.name: score[m.name].as_dict() for m in catalogue.measures() if m.interval},
+        "intervals": {m.name: score[m.name].as_dict() for m in _consensus() if m.interval},
         "bootstrap": {"n_boot": n_boot, "seed": seed, "level": LEVEL, "resampled": "queries"},
     }
+
+
+def _consensus() -> tuple[Measure, ...]:
+    """The measures of the judge against the consensus: the block's top-level figures."""
+    return catalogue.measures(Comparison.CONSENSUS)
 
 
 def _plain(value: float) -> float:

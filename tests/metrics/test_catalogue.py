@@ -139,3 +139,20 @@ def test_the_judge_against_each_assessor_is_the_measure_on_their_labels() -> Non
         pairs = summary[Comparison.HUMAN_HUMAN.key(m.name)]
         assert pairs == {"ann vs bob": m.statistic(SCALE)(humans["ann"], humans["bob"])}
     assert math.isnan(scoring.score_judge([], [], [], [0, 1], n_boot=0).estimate("mae"))
+
+
+def test_a_measure_between_assessors_only_stays_out_of_the_judges_figures() -> None:
+    ceiling_only = Measure(
+        "agreeing",
+        "agreeing",
+        "share graded the same",
+        lambda _: lambda a, b: float(np.mean(a == b)),
+        order=99,
+        compares=frozenset({Comparison.HUMAN_HUMAN}),
+    )
+    humans = {"ann": [0, 1, 1, 0], "bob": [0, 1, 0, 0]}
+    with catalogue.registered(ceiling_only):
+        summary = scoring.agreement_summary([0, 1, 1, 1], humans, grades=[0, 1])
+        score = scoring.score_judge([0] * 4, [0, 1, 1, 0], [0, 1, 1, 1], [0, 1], n_boot=0)
+    assert summary["human_human_agreeing"] == {"ann vs bob": 0.75}
+    assert "agreeing" not in summary and "agreeing" not in score.values
