@@ -7,7 +7,7 @@ is shown with. :func:`measures` lists the catalogue in order; ``summary.json``
 (:func:`mmjudge.metrics.scoring.agreement_summary`), a judge's score
 (:class:`mmjudge.metrics.scoring.JudgeScore`), the report's tables and CSV files and
 ``mmjudge agree`` all go through it, so none of them names a measure. Adding one is its
-module, its test and a line of the docs (``docs/development.md``, "Adding a measure").
+module, its test and a line of the docs (``docs/agreement.md``, "Adding a measure").
 
 Every module of :mod:`mmjudge.metrics.measures` is loaded the first time the catalogue is
 read; a module there is a measure, so dropping a file in is all the registration needs.

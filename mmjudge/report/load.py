@@ -100,15 +100,6 @@ def measure_entries(summary: RunSummary) -> dict[str, float | dict[str, float | 
     return out
 
 
-def _measure_keys() -> list[str]:
-    """The columns :func:`measure_entries` gives, in order."""
-    return [
-        key
-        for m in catalogue.measures(catalogue.Comparison.CONSENSUS)
-        for key in ([m.name, f"{m.name}_interval"] if m.interval else [m.name])
-    ]
-
-
 def judged_statuses(cells: pd.DataFrame) -> list[str]:
     """The status of every judged cell (panels and cascades built from them left out)."""
     if cells.empty:
@@ -121,11 +112,9 @@ def write_sweep_summary(root: Path, cells: pd.DataFrame) -> dict[str, Any]:
     with reasons, failed ones with their error counts and first error), and cells per status
     (``by_status``, which adds up to ``n_cells``).
 
-    A cell's measures (every measure of the catalogue, with ``<name>_interval`` for those with
-    intervals) and the number of items they are on are copied from its ``summary.json``
-    (:func:`mmjudge.metrics.scoring.agreement_summary`), not recomputed."""
+    A cell's κ, its interval, α and the number of items they are on are copied from its
+    ``summary.json`` (:func:`mmjudge.metrics.scoring.agreement_summary`), not recomputed."""
     statuses = judged_statuses(cells)
-    measured = _measure_keys()
     every = [str(status) for status in cells["status"]] if len(cells) else []
     data: dict[str, Any] = {
         "schema_version": 1,
@@ -154,7 +143,9 @@ def write_sweep_summary(root: Path, cells: pd.DataFrame) -> dict[str, Any]:
                     "n_errors",
                     "status_reason",
                     "first_error",
-                    *measured,
+                    "kappa",
+                    "kappa_interval",
+                    "alpha",
                     "usd_per_million",
                 )
             }
