@@ -64,14 +64,13 @@ from mmjudge.data.qrels import (
     slice_of,
 )
 from mmjudge.errors import MMJudgeError
-from mmjudge.metrics import scoring
+from mmjudge.metrics import catalogue, scoring
 from mmjudge.metrics.aggregate import panel
+from mmjudge.metrics.catalogue import Comparison, Measure
 from mmjudge.metrics.label_scale import Scale, apply_scale, human_scale
 from mmjudge.metrics.ranking import RankingAgreement
 from mmjudge.metrics.scoring import Interval
 from mmjudge.studies.judge_files import (
-    INTERVALS,
-    SCALARS,
     Alignment,
     JudgeAgreement,
     align,
@@ -82,14 +81,19 @@ from mmjudge.studies.judge_files import (
 from mmjudge.studies.slices import SliceScores
 
 
-def _fmt(value: float) -> str:
-    return "-" if math.isnan(value) else f"{value:.3f}"
+def _fmt(value: float, digits: int = 3) -> str:
+    return "-" if math.isnan(value) else f"{value:.{digits}f}"
 
 
-def _fmt_interval(value: Interval) -> str:
+def _fmt_interval(value: Interval, digits: int = 3) -> str:
     if math.isnan(value.low):
-        return _fmt(value.estimate)
-    return f"{_fmt(value.estimate)} [{_fmt(value.low)}, {_fmt(value.high)}]"
+        return _fmt(value.estimate, digits)
+    return f"{_fmt(value.estimate, digits)} [{_fmt(value.low, digits)}, {_fmt(value.high, digits)}]"
+
+
+def _shown() -> tuple[Measure, ...]:
+    """The measures every row shows: the catalogue's, the judge against the human labels."""
+    return catalogue.measures(Comparison.CONSENSUS)
 
 
 def aligned_columns(header: list[str], body: list[list[str]]) -> str:
@@ -109,17 +113,13 @@ def format_table(rows: Sequence[JudgeAgreement], level: float = scoring.LEVEL) -
     """An aligned plain-text table, one line per judge (and one per judge and measure for
     the system rankings, when there are any)."""
     pct = f"{level * 100:g}% CI"
+    shown = _shown()
     header = [
         "run",
         "n",
         "missing",
         "off_scale",
-        f"kappa [{pct}]",
-        f"kappa_lin [{pct}]",
-        f"kappa_quad [{pct}]",
-        "kappa_bin",
-        "alpha",
-        "accuracy",
+        *(f"{m.header} [{pct}]" if m.interval else m.header for m in shown),
     ]
     body = [
         [
@@ -127,8 +127,12 @@ def format_table(rows: Sequence[JudgeAgreement], level: float = scoring.LEVEL) -
             str(row.n),
             str(row.missing),
             str(row.off_scale),
-            *(_fmt_interval(getattr(row.score, key)) for key in INTERVALS),
-            *(_fmt(getattr(row.score, key)) for key in SCALARS),
+            *(
+                _fmt_interval(row.score[m.name], m.digits)
+                if m.interval
+                else _fmt(row.score.estimate(m.name), m.digits)
+                for m in shown
+            ),
         ]
         for row in rows
     ]
@@ -148,10 +152,10 @@ def format_table(rows: Sequence[JudgeAgreement], level: float = scoring.LEVEL) -
 def format_csv(rows: Sequence[JudgeAgreement]) -> str:
     """CSV with one column per number (system-ranking columns named after their measure);
     undefined values are empty cells."""
+    shown = _shown()
     header = ["run", "n", "missing", "off_scale"]
-    for key in INTERVALS:
-        header += [key, f"{key}_low", f"{key}_high"]
-    header += list(SCALARS)
+    for m in shown:
+        header += [m.name, f"{m.name}_low", f"{m.name}_high"] if m.interval else [m.name]
     measures = list(dict.fromkeys(m for row in rows for m in row.rankings or {}))
     for measure in measures:
         header += [f"{measure} tau", f"{measure} rho", f"{measure} rbo"]
@@ -160,10 +164,9 @@ def format_csv(rows: Sequence[JudgeAgreement]) -> str:
     writer.writerow(header)
     for row in rows:
         cells: list[Any] = [row.name, row.n, row.missing, row.off_scale]
-        for key in INTERVALS:
-            interval: Interval = getattr(row.score, key)
-            cells += [interval.estimate, interval.low, interval.high]
-        cells += [getattr(row.score, key) for key in SCALARS]
+        for m in shown:
+            value = row.score[m.name]
+            cells += [value.estimate, value.low, value.high] if m.interval else [value.estimate]
         for measure in measures:
             found = (row.rankings or {}).get(measure)
             cells += [math.nan] * 3 if found is None else list(_ordering(found))

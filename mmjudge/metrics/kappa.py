@@ -3,8 +3,9 @@ confusion matrix and label distributions."""
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -71,6 +72,15 @@ def cohen_kappa(
     if label_set.size == 0:
         return undefined
     return float(kappa_from_tables(confusion_tables(x, y, label_set)[0], weights, undefined))
+
+
+def kappa_metric(
+    grades: Sequence[float] | FloatArray, weights: Weights = None
+) -> Callable[..., float]:
+    """Cohen's κ on a fixed scale (``grades`` as its categories), in the form the bootstrap
+    evaluates quickly (:func:`mmjudge.metrics.bootstrap_ci`)."""
+    labels = tuple(float(g) for g in grades)
+    return functools.partial(cohen_kappa, labels=labels, weights=weights)
 
 
 def default_relevant_from(grades: Sequence[float]) -> float:

@@ -2,7 +2,8 @@
 
 ``summary.json``, the report, ``mmjudge agree`` and ``mmjudge frontier``
 all score through the functions here, so one judge on one set of items gets the same
-numbers, intervals included, wherever they are shown.
+numbers, intervals included, wherever they are shown. Which numbers those are is the measure
+catalogue's to say (:mod:`mmjudge.metrics.catalogue`): nothing here names a measure.
 
 Definitions
 -----------
@@ -12,17 +13,18 @@ Definitions
   median, :func:`mmjudge.metrics.consensus`) in a sweep, or the human file in ``agree``.
   Unparseable answers and failed calls are not items; callers count them beside the scores.
   A grade outside the scale leaves its item out too, and is counted (``n_off_scale``).
-- **κ** unweighted, linear and quadratic: Cohen's κ of reference against judge with the
-  scale's grades as categories, so weights follow positions on the scale.
-- **α**: Krippendorff's α (ordinal) with the reference and the judge as its two raters, on
-  the same items as κ. A judge answering at random gets α ≈ 0 however well the humans agree
-  with one another. ``agreement_summary`` also gives the pooled α (the judge and every
-  annotator as raters) beside the humans-only α on the same items, so the judge's own effect
-  is the difference between the two.
+- **Measures**: every measure of the catalogue, reference against judge on those items, with
+  the scale's grades as categories (κ unweighted, linear and quadratic, binarised κ, α,
+  accuracy, MAE). A judge answering at random gets α ≈ 0 however well the humans agree
+  with one another. ``agreement_summary`` also gives each measure's other comparisons: the
+  pooled α (the judge and every annotator as raters) beside the humans-only α on the same
+  items, so the judge's own effect is the difference between the two, and κ against each
+  annotator and between annotators.
 - **Intervals**: percentile intervals (95% by default) from ``N_BOOT`` resamples of whole
-  queries with seed ``SEED``. Only queries with at least one scored item take part, and
-  queries are numbered in sorted order of their ids before resampling, so an interval
-  depends only on the labels, never on the order of rows in a file.
+  queries with seed ``SEED``, for the measures that declare one. Only queries with at least
+  one scored item take part, and queries are numbered in sorted order of their ids before
+  resampling, so an interval depends only on the labels, never on the order of rows in a
+  file.
 - **A comparison** of two judges uses the items both graded (that have a reference): κ of
   each on those items, Δκ = κ(a) − κ(b), a paired query-bootstrap interval for Δκ (the same
   resamples for both judges) and a two-sided p-value.
@@ -30,17 +32,18 @@ Definitions
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from mmjudge import metrics
-from mmjudge.metrics import FloatArray, as_labels
+from mmjudge.metrics import FloatArray, as_labels, catalogue
+from mmjudge.metrics.catalogue import Comparison, Measure, ScoringScale
+from mmjudge.metrics.kappa import kappa_metric as kappa_metric
 
 N_BOOT = 1000
 """Bootstrap resamples behind every interval unless a caller asks for another number."""
@@ -86,20 +89,17 @@ def none_if_nan(value: float | None) -> float | None:
     return None if value is None or math.isnan(value) else float(value)
 
 
-def kappa_metric(
-    grades: Sequence[float] | FloatArray, weights: metrics.Weights = None
-) -> Callable[..., float]:
-    """Cohen's κ on a fixed scale, in the form the bootstrap evaluates quickly."""
-    labels = tuple(float(g) for g in grades)
-    return functools.partial(metrics.cohen_kappa, labels=labels, weights=weights)
-
-
 # --------------------------------------------------------------------------- one judge
 
 
 @dataclass(frozen=True)
 class JudgeScore:
-    """One judge (or annotator) against a reference, on the items both graded."""
+    """One judge (or annotator) against a reference, on the items both graded.
+
+    Each measure of the catalogue reads by its name: ``score["kappa_linear"]`` is its
+    :class:`Interval` (``nan`` bounds for a measure without one), and, as before the catalogue,
+    ``score.kappa_linear`` is that interval for a measure with intervals and ``score.alpha``
+    the bare value for one without."""
 
     n_items: int
     """Items with a grade on the scale from both: the items every number here is on."""
@@ -107,20 +107,33 @@ class JudgeScore:
     """Queries among those items (what the bootstrap resamples)."""
     n_off_scale: int
     """Items left out because a grade lies outside the scale."""
-    kappa: Interval
-    """Unweighted Cohen's κ with its interval."""
-    kappa_linear: Interval
-    """Linearly weighted κ with its interval."""
-    kappa_quadratic: Interval
-    """Quadratically weighted κ with its interval."""
-    kappa_binary: float
-    """Unweighted κ after binarising both at ``relevant_from``."""
-    alpha: float
-    """Krippendorff's α, ordinal, reference and judge as the two raters."""
-    accuracy: float
-    """Share of items with the same grade."""
-    mae: float
-    """Mean absolute grade difference."""
+    values: Mapping[str, Interval] = field(default_factory=dict, hash=False)
+    """Every measure of the catalogue by name, with its interval where it has one."""
+
+    @property
+    def kappa(self) -> Interval:
+        """Unweighted Cohen's κ with its interval: the headline measure."""
+        return self[catalogue.HEADLINE]
+
+    def __getitem__(self, name: str) -> Interval:
+        """The value of measure ``name`` (``nan`` when this score lacks it)."""
+        return self.values.get(name, NO_INTERVAL)
+
+    def __getattr__(self, name: str) -> Interval | float:
+        # only for names that are not attributes: a measure's value by its name
+        values = self.__dict__.get("values")
+        if name.startswith("_") or values is None or name not in values:
+            raise AttributeError(f"{type(self).__name__!s} has no attribute or measure {name!r}")
+        found: Interval = values[name]
+        try:
+            with_interval = catalogue.measure(name).interval
+        except KeyError:  # a measure taken out of the catalogue since
+            return found
+        return found if with_interval else found.estimate
+
+    def estimate(self, name: str) -> float:
+        """The value of measure ``name`` alone."""
+        return self[name].estimate
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready: intervals as objects, undefined values as ``None``."""
@@ -129,10 +142,9 @@ class JudgeScore:
             "n_queries": self.n_queries,
             "n_off_scale": self.n_off_scale,
         }
-        for key in ("kappa", "kappa_linear", "kappa_quadratic"):
-            out[key] = getattr(self, key).as_dict()
-        for key in ("kappa_binary", "alpha", "accuracy", "mae"):
-            out[key] = none_if_nan(getattr(self, key))
+        for m in catalogue.measures(Comparison.CONSENSUS):
+            value = self[m.name]
+            out[m.name] = value.as_dict() if m.interval else none_if_nan(value.estimate)
         return out
 
 
@@ -161,21 +173,33 @@ def scored_items(scale: FloatArray, *arrays: FloatArray) -> tuple[np.ndarray, in
     return present & on_scale, int((present & ~on_scale).sum())
 
 
-def _kappa_intervals(
-    scale: FloatArray,
+def _measured(
+    scale: ScoringScale,
     queries: np.ndarray,
     x: FloatArray,
     y: FloatArray,
     n_boot: int,
     seed: int,
     level: float,
-) -> list[Interval]:
-    """κ unweighted, linear and quadratic, with intervals from one set of resamples."""
-    fns = [kappa_metric(scale, weights) for weights in (None, "linear", "quadratic")]
-    if n_boot == 0 or x.size == 0:
-        return [Interval(float(fn(x, y)) if x.size else math.nan, math.nan, math.nan) for fn in fns]
-    found = metrics.bootstrap_ci_many(fns, queries, x, y, n_boot=n_boot, seed=seed, level=level)
-    return [Interval(r.estimate, r.low, r.high) for r in found]
+) -> dict[str, Interval]:
+    """Every measure of the catalogue, reference ``x`` against judge ``y`` (the scored
+    items); the intervals of those that have one from one set of resamples (``n_boot`` 0:
+    none)."""
+    every = catalogue.measures(Comparison.CONSENSUS)
+    boot = [m for m in every if m.interval] if n_boot > 0 and x.size else []
+    found = (
+        metrics.bootstrap_ci_many(
+            [m.statistic(scale) for m in boot], queries, x, y, n_boot=n_boot, seed=seed, level=level
+        )
+        if boot
+        else []
+    )
+    out = {m.name: Interval(r.estimate, r.low, r.high) for m, r in zip(boot, found, strict=True)}
+    for m in every:
+        if m.name not in out:
+            value = float(m.statistic(scale)(x, y)) if x.size else math.nan
+            out[m.name] = Interval(value, math.nan, math.nan)
+    return {m.name: out[m.name] for m in every}
 
 
 def score_judge(
@@ -189,7 +213,8 @@ def score_judge(
     seed: int = SEED,
     level: float = LEVEL,
 ) -> JudgeScore:
-    """Score ``judge`` against ``reference`` (aligned arrays, ``nan`` = no grade).
+    """Score ``judge`` against ``reference`` (aligned arrays, ``nan`` = no grade) on every
+    measure of the catalogue.
 
     ``grades`` is the scale (default: the sorted grades seen); ``relevant_from`` the lowest
     relevant grade for the binarised κ (default: the lowest grade of the scale's upper
@@ -202,19 +227,12 @@ def score_judge(
     scale = _scale(grades, ref, lab)
     keep, n_off_scale = scored_items(scale, ref, lab)
     x, y, q = ref[keep], lab[keep], queries[keep]
-    threshold = relevance_threshold(scale, relevant_from)
-    kappa, linear, quadratic = _kappa_intervals(scale, q, x, y, n_boot, seed, level)
+    on = ScoringScale(tuple(scale.tolist()), relevance_threshold(scale, relevant_from))
     return JudgeScore(
         n_items=int(x.size),
         n_queries=len(set(q.tolist())),
         n_off_scale=n_off_scale,
-        kappa=kappa,
-        kappa_linear=linear,
-        kappa_quadratic=quadratic,
-        kappa_binary=metrics.binary_kappa(x, y, threshold) if x.size else math.nan,
-        alpha=metrics.krippendorff_alpha(np.vstack([x, y]), "ordinal"),
-        accuracy=metrics.accuracy(x, y),
-        mae=metrics.mean_absolute_error(x, y),
+        values=_measured(on, q, x, y, n_boot, seed, level),
     )
 
 
@@ -312,7 +330,8 @@ def agreement_summary(
     seed: int = SEED,
 ) -> dict[str, Any]:
     """Everything about one judge against one or more annotators, as a JSON-ready dict
-    (the ``metrics`` block of ``summary.json``).
+    (the ``metrics`` block of ``summary.json``, read back by
+    :meth:`mmjudge.store.Agreement.from_json`).
 
     The reference is the annotators' consensus. A missing judge grade is an unparseable
     answer, counted in ``n_unparseable`` / ``unparseable_rate``; every agreement number is
@@ -320,12 +339,11 @@ def agreement_summary(
     values are ``None``.
 
     Keys: n, n_scored, n_queries, n_unparseable, n_off_scale, unparseable_rate, grades,
-    relevant_from, kappa, kappa_linear, kappa_quadratic, kappa_binary, alpha (judge vs
-    consensus), alpha_pooled (judge and every annotator as raters) and alpha_humans (the
-    annotators alone), both on the scored items, accuracy, mae, intervals ({kappa,
-    kappa_linear, kappa_quadratic}: {estimate, low, high}), bootstrap (n_boot, seed, level),
-    pairwise (needs ``query_ids``), confusion_matrix (rows: consensus grade, columns: judge
-    grade), label_distribution, kappa_by_annotator and human_human_kappa.
+    relevant_from; every measure of the catalogue by name, then its pooled and humans-only
+    figures (``alpha_pooled``, ``alpha_humans``); intervals ({measure: {estimate, low,
+    high}}), bootstrap (n_boot, seed, level), pairwise (needs ``query_ids``),
+    confusion_matrix (rows: consensus grade), label_distribution; then each measure against
+    each annotator and between annotators (``kappa_by_annotator``, ``human_human_kappa``).
     """
     judge_labels, humans = _labelled(judge, human)
     n = int(judge_labels.size)
@@ -344,6 +362,7 @@ def agreement_summary(
     scored, _ = scored_items(scale, reference, judge_labels)
     n_unparseable = int(np.isnan(judge_labels).sum())
     threshold = relevance_threshold(scale, relevant_from)
+    on = ScoringScale(tuple(scale.tolist()), threshold)
     return {
         "n": n,
         "n_scored": score.n_items,
@@ -353,11 +372,12 @@ def agreement_summary(
         "unparseable_rate": none_if_nan(n_unparseable / n if n else math.nan),
         "grades": [_plain(g) for g in scale.tolist()],
         "relevant_from": none_if_nan(threshold),
-        **_point_estimates(score),
-        **_alphas(judge_labels, humans, scored),
+        **{m.name: none_if_nan(score.estimate(m.name)) for m in _consensus()},
+        **_many_raters(on, judge_labels, humans, scored),
         **_intervals(score, n_boot if query_ids is not None else 0, seed),
         "pairwise": _pairwise(query_ids, reference, judge_labels),
         **_tables(judge_labels, reference, humans, scale),
+        **_by_rater(on, judge_labels, humans),
     }
 
 
@@ -376,47 +396,60 @@ def _labelled(judge: Any, human: Mapping[str, Any]) -> tuple[FloatArray, dict[st
 
 
 def _intervals(score: JudgeScore, n_boot: int, seed: int) -> dict[str, Any]:
-    """The κ intervals and how they were drawn (``n_boot`` 0: no intervals)."""
+    """The intervals and how they were drawn (``n_boot`` 0: no intervals)."""
     return {
-        "intervals": {
-            key: getattr(score, key).as_dict()
-            for key in ("kappa", "kappa_linear", "kappa_quadratic")
-        },
+        "intervals": {m.name: score[m.name].as_dict() for m in _consensus() if m.interval},
         "bootstrap": {"n_boot": n_boot, "seed": seed, "level": LEVEL, "resampled": "queries"},
     }
+
+
+def _consensus() -> tuple[Measure, ...]:
+    """The measures of the judge against the consensus: the block's top-level figures."""
+    return catalogue.measures(Comparison.CONSENSUS)
 
 
 def _plain(value: float) -> float:
     return int(value) if float(value).is_integer() else float(value)
 
 
-def _point_estimates(score: JudgeScore) -> dict[str, float | None]:
-    return {
-        "kappa": none_if_nan(score.kappa.estimate),
-        "kappa_linear": none_if_nan(score.kappa_linear.estimate),
-        "kappa_quadratic": none_if_nan(score.kappa_quadratic.estimate),
-        "kappa_binary": none_if_nan(score.kappa_binary),
-        "alpha": none_if_nan(score.alpha),
-        "accuracy": none_if_nan(score.accuracy),
-        "mae": none_if_nan(score.mae),
-    }
-
-
-def _alphas(
-    judge: FloatArray, humans: Mapping[str, FloatArray], scored: np.ndarray
+def _many_raters(
+    scale: ScoringScale, judge: FloatArray, humans: Mapping[str, FloatArray], scored: np.ndarray
 ) -> dict[str, float | None]:
-    """Pooled α (judge + annotators) beside the annotators' own α, on the scored items."""
+    """Each measure over the judge and every annotator as raters (pooled) and over the
+    annotators alone, on the scored items (undefined with one annotator)."""
     annotators = [humans[name][scored] for name in sorted(humans)]
-    return {
-        "alpha_pooled": none_if_nan(
-            metrics.krippendorff_alpha(np.vstack([judge[scored], *annotators]), "ordinal")
-        ),
-        "alpha_humans": none_if_nan(
-            metrics.krippendorff_alpha(np.vstack(annotators), "ordinal")
-            if len(annotators) > 1
-            else math.nan
-        ),
-    }
+    out: dict[str, float | None] = {}
+    for comparison in (Comparison.POOLED, Comparison.HUMANS):
+        for m in catalogue.measures(comparison):
+            assert m.raters is not None  # a Measure refuses these comparisons without it
+            statistic = m.raters(scale)
+            if comparison is Comparison.POOLED:
+                value = statistic(np.vstack([judge[scored], *annotators]))
+            else:
+                value = statistic(np.vstack(annotators)) if len(annotators) > 1 else math.nan
+            out[comparison.key(m.name)] = none_if_nan(value)
+    return out
+
+
+def _by_rater(
+    scale: ScoringScale, judge: FloatArray, humans: Mapping[str, FloatArray]
+) -> dict[str, dict[str, float | None]]:
+    """Each measure of the judge against each annotator, and between each pair of them (the
+    ceiling), on the items both graded."""
+    names = sorted(humans)
+    out: dict[str, dict[str, float | None]] = {}
+    for m in catalogue.measures():
+        statistic = m.statistic(scale)
+        if Comparison.EACH_ASSESSOR in m.compares:
+            out[Comparison.EACH_ASSESSOR.key(m.name)] = {
+                n: none_if_nan(statistic(humans[n], judge)) for n in names
+            }
+        if Comparison.HUMAN_HUMAN in m.compares:
+            out[Comparison.HUMAN_HUMAN.key(m.name)] = {
+                f"{x} vs {y}": none_if_nan(statistic(humans[x], humans[y]))
+                for x, y in itertools.combinations(names, 2)
+            }
+    return out
 
 
 def _pairwise(query_ids: Any, reference: FloatArray, judge: FloatArray) -> dict[str, Any] | None:
@@ -436,12 +469,5 @@ def _tables(
             "judge": metrics.label_distribution(judge, scale),
             "consensus": metrics.label_distribution(reference, scale),
             **{f"human:{n}": metrics.label_distribution(humans[n], scale) for n in names},
-        },
-        "kappa_by_annotator": {
-            n: none_if_nan(metrics.cohen_kappa(humans[n], judge, scale)) for n in names
-        },
-        "human_human_kappa": {
-            f"{x} vs {y}": none_if_nan(metrics.cohen_kappa(humans[x], humans[y], scale))
-            for x, y in itertools.combinations(names, 2)
         },
     }

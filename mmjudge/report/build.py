@@ -37,6 +37,7 @@ from mmjudge.report import stability_section as stability_report
 from mmjudge.report import testbank_section as bank_report
 from mmjudge.report.analysis import MODALITY_NAMES, N_BOOT, Analysis, analyse
 from mmjudge.report.browser import BUDGET, CAP, build_browser
+from mmjudge.report.dataset_tables import dataset_tables
 from mmjudge.report.load import cell_table, judged_statuses, write_sweep_summary
 from mmjudge.report.race_section import race_context
 from mmjudge.store.status import count_statuses
@@ -217,7 +218,7 @@ def cells_clause(cells: pd.DataFrame, analysis: Analysis) -> str:
 def _answer_tables(cells: pd.DataFrame, analysis: Analysis) -> dict[str, Any]:
     """The answers and the tables behind them."""
     return {
-        "datasets": tables.dataset_tables(analysis),
+        "datasets": dataset_tables(analysis),
         "answers": findings.answers(analysis),
         "average_panel": len(analysis.datasets) > 1,
         "by_dataset": tables.kappa_by_dataset(analysis),

@@ -6,18 +6,25 @@ from __future__ import annotations
 
 import csv
 import math
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+
+CsvCell = str | int | float | bool | None
+"""What a cell of the report's CSV files holds."""
+
+CsvRow = Mapping[str, CsvCell]
+"""A row by column name; the columns follow the first row (``judges.csv``'s include one per
+measure of the catalogue, so a row is a mapping rather than a fixed record)."""
 
 
-def cell_value(value: Any) -> Any:
+def cell_value(value: CsvCell) -> CsvCell:
     """``value`` as a CSV cell: empty for NaN and ±inf, unchanged otherwise."""
     if isinstance(value, float) and not math.isfinite(value):
         return ""
     return value
 
 
-def write_csv(path: Path, rows: list[dict[str, Any]]) -> Path | None:
+def write_csv(path: Path, rows: Sequence[CsvRow]) -> Path | None:
     """Write ``rows`` to ``path``; with no rows remove ``path`` and return None."""
     if not rows:
         path.unlink(missing_ok=True)

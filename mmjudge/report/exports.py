@@ -10,8 +10,11 @@ import math
 from pathlib import Path
 from typing import Any
 
+from mmjudge.metrics import catalogue
+from mmjudge.metrics.catalogue import Comparison
+from mmjudge.metrics.scoring import JudgeScore
 from mmjudge.report.analysis import Analysis, Cell, DatasetStats
-from mmjudge.report.csv_table import write_csv
+from mmjudge.report.csv_table import CsvCell, CsvRow, write_csv
 from mmjudge.report.verdicts import recommended
 from mmjudge.store import Ensemble
 
@@ -19,26 +22,24 @@ JUDGES_CSV = "judges.csv"
 ENSEMBLES_CSV = "ensembles.csv"
 ROBUSTNESS_JSON = "robustness.json"
 SLICES_JSON = "slices.json"
-_SCORE = ("kappa", "kappa_low", "kappa_high", "kappa_linear", "kappa_quadratic", "alpha")
 
 
-def _score(cell: Cell) -> dict[str, Any]:
-    score = cell.score
-    if score is None:
-        return dict.fromkeys((*_SCORE, "accuracy", "n_scored"), "")
-    return {
-        "kappa": score.kappa.estimate,
-        "kappa_low": score.kappa.low,
-        "kappa_high": score.kappa.high,
-        "kappa_linear": score.kappa_linear.estimate,
-        "kappa_quadratic": score.kappa_quadratic.estimate,
-        "alpha": score.alpha,
-        "accuracy": score.accuracy,
-        "n_scored": score.n_items,
-    }
+def score_columns(score: JudgeScore | None) -> dict[str, CsvCell]:
+    """A score as CSV columns: every measure of the catalogue by name, with ``<name>_low`` and
+    ``<name>_high`` for those with intervals, then the items they are on (empty cells for a
+    cell that has no score)."""
+    out: dict[str, CsvCell] = {}
+    for m in catalogue.measures(Comparison.CONSENSUS):
+        value = score[m.name] if score is not None else None
+        out[m.name] = value.estimate if value is not None else ""
+        if m.interval:
+            out[f"{m.name}_low"] = value.low if value is not None else ""
+            out[f"{m.name}_high"] = value.high if value is not None else ""
+    out["n_scored"] = score.n_items if score is not None else ""
+    return out
 
 
-def _cost(cell: Cell) -> dict[str, Any]:
+def _cost(cell: Cell) -> dict[str, CsvCell]:
     image, text = cell.cost_split
     return {
         "usd_per_million": cell.usd_per_million,
@@ -47,7 +48,7 @@ def _cost(cell: Cell) -> dict[str, Any]:
     }
 
 
-def judge_rows(analysis: Analysis, stats: DatasetStats) -> list[dict[str, Any]]:
+def judge_rows(analysis: Analysis, stats: DatasetStats) -> list[CsvRow]:
     best = stats.ranked[0] if stats.ranked else None
     chosen = recommended(stats)
     return [
@@ -58,7 +59,7 @@ def judge_rows(analysis: Analysis, stats: DatasetStats) -> list[dict[str, Any]]:
             "family": analysis.palette.family.get(cell.judge.model, ""),
             "modality": cell.judge.modality,
             "prompt": cell.judge.prompt_id,
-            **_score(cell),
+            **score_columns(cell.score),
             **_cost(cell),
             "frontier": cell.frontier,
             "above_chance": cell.kappa.above_chance,
@@ -70,8 +71,8 @@ def judge_rows(analysis: Analysis, stats: DatasetStats) -> list[dict[str, Any]]:
     ]
 
 
-def ensemble_rows(stats: DatasetStats) -> list[dict[str, Any]]:
-    rows = []
+def ensemble_rows(stats: DatasetStats) -> list[CsvRow]:
+    rows: list[CsvRow] = []
     for cell in stats.ensembles:
         ensemble = cell.summary.ensemble
         rows.append(
@@ -85,7 +86,7 @@ def ensemble_rows(stats: DatasetStats) -> list[dict[str, Any]]:
                 if ensemble
                 else "",
                 "escalation_rate": _escalation(ensemble),
-                **_score(cell),
+                **score_columns(cell.score),
                 **_cost(cell),
                 "frontier_with_judges": cell.frontier,
                 "run_id": cell.run_id,

@@ -21,7 +21,7 @@ import pandas as pd
 from mmjudge import metrics
 from mmjudge.data.qrels import Run, read_run
 from mmjudge.locations import resolve_path
-from mmjudge.report.csv_table import write_csv
+from mmjudge.report.csv_table import CsvRow, write_csv
 from mmjudge.store import JUDGMENTS, RunSummary, annotators, load_judgments
 
 LEADERBOARD_CSV = "leaderboard.csv"
@@ -95,10 +95,10 @@ def _ranks(scores: dict[str, float]) -> dict[str, int]:
     return {name: i + 1 for i, name in enumerate(order)}
 
 
-def leaderboard_rows(rankings: list[CellRanking]) -> list[dict[str, Any]]:
+def leaderboard_rows(rankings: list[CellRanking]) -> list[CsvRow]:
     """One CSV row per (dataset, judge, measure, system): its score and rank under the human
     labels and under the judge's, and the orderings' τ, ρ and RBO."""
-    rows = []
+    rows: list[CsvRow] = []
     for found in rankings:
         a = found.agreement
         human_rank, judge_rank = _ranks(a.human_scores), _ranks(a.judge_scores)
@@ -121,7 +121,29 @@ def leaderboard_rows(rankings: list[CellRanking]) -> list[dict[str, Any]]:
     return rows
 
 
-def boards(rankings: list[CellRanking]) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class BoardRow:
+    """A system's line of a leaderboard."""
+
+    system: str
+    cells: list[str]
+    """Its score and rank under the human labels, then under each judge's."""
+
+
+@dataclass(frozen=True)
+class Board:
+    """One dataset's leaderboard under one measure."""
+
+    dataset: str
+    measure: str
+    judges: list[str]
+    taus: list[str]
+    """Each judge's Kendall τ against the human ordering."""
+    rows: list[BoardRow]
+    """Systems in human order."""
+
+
+def boards(rankings: list[CellRanking]) -> list[Board]:
     """Per (dataset, measure): systems in human order, with each judge's score and rank."""
     grouped: dict[tuple[str, str], list[CellRanking]] = {}
     for found in rankings:
@@ -140,15 +162,15 @@ def boards(rankings: list[CellRanking]) -> list[dict[str, Any]]:
                 score = a.judge_scores.get(system)
                 rank = _ranks(a.judge_scores).get(system)
                 cells.append("–" if score is None else f"{score:.3f} (#{rank})")
-            rows.append({"system": system, "cells": cells})
+            rows.append(BoardRow(system, cells))
         out.append(
-            {
-                "dataset": dataset,
-                "measure": measure,
-                "judges": [name for name, _ in judges],
-                "taus": [_fmt(a.kendall_tau) for _, a in judges],
-                "rows": rows,
-            }
+            Board(
+                dataset=dataset,
+                measure=measure,
+                judges=[name for name, _ in judges],
+                taus=[_fmt(a.kendall_tau) for _, a in judges],
+                rows=rows,
+            )
         )
     return out
 

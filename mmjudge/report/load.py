@@ -20,6 +20,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from mmjudge import metrics
+from mmjudge.metrics import catalogue
 from mmjudge.store import RunSummary, read_summaries
 from mmjudge.store import write_sweep_summary as write_sweep_file
 from mmjudge.store.race_file import read_race_file
@@ -80,15 +81,23 @@ def _cell_row(run_dir: Path, summary: RunSummary, sweep: str) -> dict[str, Any]:
         "status_reason": status.status_reason,
         "first_error": summary.errors.first,
         "errors_by_kind": summary.errors.by_kind,
-        "kappa": summary.metrics.kappa,
-        "kappa_interval": summary.metrics.interval("kappa"),
-        "alpha": summary.metrics.alpha,
+        **measure_entries(summary),
         "n_scored": summary.metrics.n_scored,
-        "accuracy": summary.metrics.accuracy,
         "usd_per_million": summary.cost.usd_per_million,
         "total_usd": summary.cost.total_usd,
         "summary": summary,
     }
+
+
+def measure_entries(summary: RunSummary) -> dict[str, float | dict[str, float | None] | None]:
+    """A cell's measures as its ``summary.json`` has them: each measure of the catalogue by
+    name, and ``<name>_interval`` for those with intervals (None where the run has none)."""
+    out: dict[str, float | dict[str, float | None] | None] = {}
+    for m in catalogue.measures(catalogue.Comparison.CONSENSUS):
+        out[m.name] = summary.metrics.value(m.name)
+        if m.interval:
+            out[f"{m.name}_interval"] = summary.metrics.interval(m.name)
+    return out
 
 
 def judged_statuses(cells: pd.DataFrame) -> list[str]:

@@ -11,7 +11,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mmjudge import metrics
-from mmjudge.metrics import scoring
+from mmjudge.metrics import catalogue, scoring
+from mmjudge.metrics.catalogue import Comparison
 from mmjudge.metrics.scoring import Interval, JudgeScore
 from mmjudge.report.load import CellLabels, DatasetItems
 from mmjudge.store import RunSummary
@@ -59,7 +60,8 @@ def _number(value: Any) -> float:
 def saved_score(summary: RunSummary, n_boot: int) -> JudgeScore | None:
     """The cell's score as its run computed it with :func:`mmjudge.metrics.scoring.score_judge`
     (``summary.json``'s metrics), when it was computed with the bootstrap asked for here;
-    None when the summary lacks a field or used other resamples."""
+    None when the summary lacks a measure of the catalogue (it was written before the measure
+    existed) or used other resamples."""
     m = summary.metrics
     boot = m.bootstrap or {}
     if (boot.get("n_boot"), boot.get("seed"), boot.get("resampled")) != (
@@ -70,24 +72,23 @@ def saved_score(summary: RunSummary, n_boot: int) -> JudgeScore | None:
         return None
     if m.intervals is None or m.n_scored is None or m.n_queries is None:
         return None
+    values = {}
     try:
-        kappas = [
-            Interval(*(_number(m.intervals[key][part]) for part in ("estimate", "low", "high")))
-            for key in ("kappa", "kappa_linear", "kappa_quadratic")
-        ]
+        for measure in catalogue.measures(Comparison.CONSENSUS):
+            if measure.interval:
+                bounds = m.intervals[measure.name]
+                values[measure.name] = Interval(
+                    *(_number(bounds[part]) for part in ("estimate", "low", "high"))
+                )
+            else:
+                values[measure.name] = Interval(_number(m.values[measure.name]), math.nan, math.nan)
     except (KeyError, TypeError, ValueError):
         return None
     return JudgeScore(
         n_items=int(m.n_scored),
         n_queries=int(m.n_queries),
         n_off_scale=int(m.n_off_scale or 0),
-        kappa=kappas[0],
-        kappa_linear=kappas[1],
-        kappa_quadratic=kappas[2],
-        kappa_binary=_number(m.kappa_binary),
-        alpha=_number(m.alpha),
-        accuracy=_number(m.accuracy),
-        mae=_number(m.mae),
+        values=values,
     )
 
 

@@ -5,25 +5,23 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
 from mmjudge.config.names import cell_display_name
 from mmjudge.keyguard import redact
-from mmjudge.metrics.scoring import JudgeScore
 from mmjudge.report.analysis import (
     MODALITY_NAMES,
     Analysis,
     Cell,
     Comparison,
-    DatasetStats,
     Interval,
     Judge,
 )
 from mmjudge.report.findings.prose import (
     NOT_DISTINGUISHABLE,
-    dataset_anchor,
     difference,
     interval,
     num,
@@ -81,116 +79,39 @@ def seconds(value: Any) -> str:
     return f"{x:.2f}" if x >= 0.01 else f"{x:.0e}" if x > 0 else "0"
 
 
-# --------------------------------------------------------------------------- per dataset
-
-
-def _score_cells(score: JudgeScore | None) -> Row:
-    """κ with its interval, weighted κ, α, accuracy and the items they are on."""
-    if score is None:
-        return {k: "–" for k in ("kappa", "kappa_linear", "kappa_quadratic", "alpha", "accuracy")}
-    return {
-        "kappa": interval(score.kappa, 3),
-        "kappa_linear": num(score.kappa_linear.estimate, 3),
-        "kappa_quadratic": num(score.kappa_quadratic.estimate, 3),
-        "alpha": num(score.alpha, 3),
-        "accuracy": num(score.accuracy, 3),
-        "n": f"{score.n_items:,}",
-    }
-
-
-def judge_row(analysis: Analysis, stats: DatasetStats, cell: Cell, rank: int | None) -> Row:
-    summary = cell.summary
-    m = summary.metrics
-    cost = summary.cost
-    tok = summary.tokens
-    latency = summary.latency_s
-    dist = m.label_distribution or {}
-    return {
-        "kind": "judge",
-        "rank": rank,
-        "dataset": cell.dataset,
-        "sweep": cell.sweep,
-        "model": cell.judge.model,
-        "modality": MODALITY_NAMES.get(cell.judge.modality, cell.judge.modality),
-        "prompt": cell.judge.prompt_id,
-        "n": "0",
-        **_score_cells(cell.score),
-        "unparseable": percent(m.unparseable_rate),
-        "errors": f"{summary.n_errors:,}",
-        "dist_judge": distribution(dist.get("judge")),
-        "dist_consensus": distribution(dist.get("consensus")),
-        "input_tokens": tokens(tok.mean_input),
-        "output_tokens": tokens(tok.mean_output),
-        "image_tokens": tokens(tok.mean_image),
-        "usd": money(cost.usd_per_million),
-        "usd_image": money(cost.image_usd_per_million),
-        "usd_text": money(cost.text_usd_per_million),
-        "p50": seconds(latency.p50),
-        "p95": seconds(latency.p95),
-        "frontier": cell.frontier,
-    }
-
-
-def dataset_tables(analysis: Analysis) -> list[Row]:
-    out = []
-    for index, stats in enumerate(analysis.datasets):
-        rows = []
-        for rank, cell in enumerate(stats.cells, start=1):
-            rows.append(judge_row(analysis, stats, cell, rank if cell.kappa.known else None))
-        humans = [
-            {
-                "kind": "human",
-                "pair": f"{p.a} vs {p.b}",
-                **_score_cells(p.score),
-                "dist_a": f"{p.a} {distribution(p.distribution_a)}",
-                "dist_b": f"{p.b} {distribution(p.distribution_b)}",
-            }
-            for p in stats.human_pairs
-        ]
-        out.append(
-            {
-                "name": stats.name,
-                "anchor": dataset_anchor(index, stats.name),
-                "rows": rows,
-                "humans": humans,
-                "meanings": stats.meanings,
-                "n_items": stats.items.n,
-                "n_queries": len(stats.items.query_codes),
-                "alpha_humans": num(stats.alpha_humans, 3),
-                "confusion": [confusion(analysis, stats, cell) for cell in stats.cells],
-            }
-        )
-    return out
-
-
-def confusion(analysis: Analysis, stats: DatasetStats, cell: Cell) -> Row:
-    """Consensus grade (rows) × judge grade (columns), shaded by the share of each row."""
-    m = cell.summary.metrics
-    grades = [str(g) for g in m.grades] if m.grades else [num(g, 0) for g in stats.grades]
-    matrix = m.confusion_matrix or []
-    rows = []
-    for i, (grade, counts) in enumerate(zip(grades, matrix, strict=False)):
-        total = sum(counts) or 1
-        rows.append(
-            {
-                "grade": grade,
-                "cells": [
-                    {
-                        "count": f"{c:,}",
-                        "shade": f"{0.08 + 0.6 * c / total:.2f}" if c else "0",
-                        "diagonal": i == j,
-                    }
-                    for j, c in enumerate(counts)
-                ],
-            }
-        )
-    return {"judge": analysis.judge_name(cell.judge), "grades": grades, "rows": rows}
-
-
 # --------------------------------------------------------------------------- across datasets
 
 
-def kappa_by_dataset(analysis: Analysis) -> Row:
+@dataclass(frozen=True)
+class KappaRow:
+    """One judge's κ on each dataset, its mean and whether it differs by dataset."""
+
+    judge: str
+    model: str
+    modality: str
+    prompt: str
+    kappas: list[str]
+    """κ with its interval on each dataset, in the table's order (``not run`` where it did not)."""
+    mean: str
+    """Its mean over the datasets it ran on."""
+    usd: str
+    """Its mean dollars per million judgments."""
+    verdict: str
+    """``differs by dataset``, not distinguishable, or ``–`` with one dataset."""
+
+
+@dataclass(frozen=True)
+class KappaByDataset:
+    """The κ-by-dataset table: a row per judge, and the human–human κ of each dataset."""
+
+    datasets: list[str]
+    rows: list[KappaRow]
+    """Highest mean κ first."""
+    ceilings: list[str]
+    """Each dataset's human–human κ (a range where the pairs differ)."""
+
+
+def kappa_by_dataset(analysis: Analysis) -> KappaByDataset:
     names = [d.name for d in analysis.datasets]
     judges: dict[Judge, dict[str, Cell]] = {}
     for stats in analysis.datasets:
@@ -208,34 +129,56 @@ def kappa_by_dataset(analysis: Analysis) -> Row:
                 NOT_DISTINGUISHABLE if high.kappa.overlaps(low.kappa) else "differs by dataset"
             )
         average = averages.get(judge)
-        rows.append(
-            {
-                "judge": analysis.judge_name(judge),
-                "model": judge.model,
-                "modality": MODALITY_NAMES.get(judge.modality, judge.modality),
-                "prompt": judge.prompt_id,
-                "kappas": [interval(cells[n].kappa) if n in cells else "not run" for n in names],
-                "mean": interval(average.kappa) if average else "–",
-                "usd": money(average.usd_per_million) if average else "–",
-                "verdict": verdict,
-                "sort": -(average.kappa.estimate if average else -math.inf),
-            }
+        row = KappaRow(
+            judge=analysis.judge_name(judge),
+            model=judge.model,
+            modality=MODALITY_NAMES.get(judge.modality, judge.modality),
+            prompt=judge.prompt_id,
+            kappas=[interval(cells[n].kappa) if n in cells else "not run" for n in names],
+            mean=interval(average.kappa) if average else "–",
+            usd=money(average.usd_per_million) if average else "–",
+            verdict=verdict,
         )
-    rows.sort(key=lambda r: (r["sort"], r["judge"]))
-    ceilings = []
-    for stats in analysis.datasets:
-        ceiling = stats.ceiling
-        ceilings.append(
-            "–"
-            if ceiling is None
-            else num(ceiling[0])
-            if ceiling[0] == ceiling[1]
-            else f"{num(ceiling[0])}–{num(ceiling[1])}"
-        )
-    return {"datasets": names, "rows": rows, "ceilings": ceilings}
+        rows.append((-(average.kappa.estimate if average else -math.inf), row))
+    rows.sort(key=lambda pair: (pair[0], pair[1].judge))
+    return KappaByDataset(
+        datasets=names,
+        rows=[row for _, row in rows],
+        ceilings=[_ceiling(stats.ceiling) for stats in analysis.datasets],
+    )
 
 
-def _effect_row(name: str, c: Comparison) -> Row:
+def _ceiling(ceiling: tuple[float, float] | None) -> str:
+    """The human–human κ of a dataset: one value, a range, or ``–`` without two annotators."""
+    if ceiling is None:
+        return "–"
+    return num(ceiling[0]) if ceiling[0] == ceiling[1] else f"{num(ceiling[0])}–{num(ceiling[1])}"
+
+
+@dataclass(frozen=True)
+class EffectRow:
+    """A model with and without the image on one dataset, paired on the items both answered."""
+
+    model: str
+    prompt: str
+    modality: str
+    comparison: str
+    """``image + text − text only``."""
+    dataset: str
+    kappa_a: str
+    """κ with the image, on the shared items."""
+    kappa_b: str
+    """κ on text only, on the shared items."""
+    difference: str
+    ci: str
+    """The paired interval of the difference."""
+    p: str
+    n: str
+    """Shared items."""
+    verdict: str
+
+
+def _effect_row(name: str, c: Comparison) -> EffectRow:
     verdict = (
         NOT_DISTINGUISHABLE
         if not c.distinguishable
@@ -243,51 +186,34 @@ def _effect_row(name: str, c: Comparison) -> Row:
         if c.difference > 0
         else "image hurts"
     )
-    return {
-        "model": c.a.judge.model,
-        "prompt": c.a.judge.prompt_id,
-        "modality": MODALITY_NAMES.get(c.a.judge.modality, c.a.judge.modality),
-        "comparison": f"{MODALITY_NAMES.get(c.a.judge.modality, c.a.judge.modality)} − text only",
-        "dataset": name,
-        "kappa_a": num(c.kappa_a, 3),
-        "kappa_b": num(c.kappa_b, 3),
-        "difference": num(c.difference, 3, sign=True),
-        "ci": f"[{num(c.low, 3, sign=True)}, {num(c.high, 3, sign=True)}]",
-        "p": "< 0.001" if c.p_value < 0.001 else f"{c.p_value:.3f}",
-        "n": f"{c.n_items:,}",
-        "verdict": verdict,
-    }
+    modality = MODALITY_NAMES.get(c.a.judge.modality, c.a.judge.modality)
+    return EffectRow(
+        model=c.a.judge.model,
+        prompt=c.a.judge.prompt_id,
+        modality=modality,
+        comparison=f"{modality} − text only",
+        dataset=name,
+        kappa_a=num(c.kappa_a, 3),
+        kappa_b=num(c.kappa_b, 3),
+        difference=num(c.difference, 3, sign=True),
+        ci=f"[{num(c.low, 3, sign=True)}, {num(c.high, 3, sign=True)}]",
+        p="< 0.001" if c.p_value < 0.001 else f"{c.p_value:.3f}",
+        n=f"{c.n_items:,}",
+        verdict=verdict,
+    )
 
 
-def image_effects(analysis: Analysis) -> list[Row]:
+def image_effects(analysis: Analysis) -> list[EffectRow]:
     rows = [_effect_row(d.name, c) for d in analysis.datasets for c in d.modality_effects]
-    return sorted(rows, key=lambda r: (r["model"], r["prompt"], r["comparison"], r["dataset"]))
-
-
-def _judge_fields(judge: Judge) -> Row:
-    """What the table filters match a row on."""
-    return {
-        "model": judge.model,
-        "modality": MODALITY_NAMES.get(judge.modality, judge.modality),
-        "prompt": judge.prompt_id,
-    }
+    return sorted(rows, key=lambda r: (r.model, r.prompt, r.comparison, r.dataset))
 
 
 def chance_and_humans(analysis: Analysis) -> dict[str, str]:
     """Per dataset, chance and the human–human κ as one cell of text (``chance 0.00 ·
     humans 0.78``), for the tables whose κ has no row of its own to set them against."""
-    out = {}
-    for stats in analysis.datasets:
-        ceiling = stats.ceiling
-        humans = (
-            "–"
-            if ceiling is None
-            else num(ceiling[0])
-            if ceiling[0] == ceiling[1]
-            else f"{num(ceiling[0])}–{num(ceiling[1])}"
-        )
-        out[stats.name] = f"chance 0.00 · humans {humans}"
-    return out
+    return {
+        stats.name: f"chance 0.00 · humans {_ceiling(stats.ceiling)}" for stats in analysis.datasets
+    }
 
 
 def against_chance(kappa: Interval, ceiling: tuple[float, float] | None) -> str:
@@ -295,55 +221,79 @@ def against_chance(kappa: Interval, ceiling: tuple[float, float] | None) -> str:
     place = "above chance" if kappa.above_chance else "not above chance (interval reaches 0)"
     if ceiling is None:
         return f"{place}; no human–human κ"
-    value = num(ceiling[0]) if ceiling[0] == ceiling[1] else f"{num(ceiling[0])}–{num(ceiling[1])}"
-    return f"{place}; humans {value}"
+    return f"{place}; humans {_ceiling(ceiling)}"
 
 
-def frontier_rows(analysis: Analysis) -> list[Row]:
+@dataclass(frozen=True)
+class FrontierRow:
+    """A judge on the cost–κ frontier, with its step from the next cheaper one."""
+
+    dataset: str
+    """The dataset, or ``average over datasets``."""
+    judge: str
+    model: str
+    """The model, modality and prompt the table's filters match."""
+    modality: str
+    prompt: str
+    usd: str
+    kappa: str
+    """κ with its interval."""
+    scale: str
+    """Where κ sits between chance and the humans, in words."""
+    step: str
+    """Δκ from the next cheaper frontier judge (``cheapest`` for the first)."""
+    verdict: str
+
+
+def _step_verdict(step: Comparison | None) -> str:
+    if step is None:
+        return "–"
+    if not step.distinguishable:
+        return NOT_DISTINGUISHABLE
+    return "better" if step.difference > 0 else "worse on shared items"
+
+
+def frontier_rows(analysis: Analysis) -> list[FrontierRow]:
     rows = []
     for stats in analysis.datasets:
         steps = {id(c.a): c for c in stats.frontier_steps}
         for cell in stats.frontier_cells:
             step = steps.get(id(cell))
             rows.append(
-                {
-                    "dataset": stats.name,
-                    "judge": analysis.judge_name(cell.judge),
-                    **_judge_fields(cell.judge),
-                    "usd": money(cell.usd_per_million),
-                    "kappa": interval(cell.kappa),
-                    "scale": against_chance(cell.kappa, stats.ceiling),
-                    "step": (
+                FrontierRow(
+                    dataset=stats.name,
+                    judge=analysis.judge_name(cell.judge),
+                    model=cell.judge.model,
+                    modality=MODALITY_NAMES.get(cell.judge.modality, cell.judge.modality),
+                    prompt=cell.judge.prompt_id,
+                    usd=money(cell.usd_per_million),
+                    kappa=interval(cell.kappa),
+                    scale=against_chance(cell.kappa, stats.ceiling),
+                    step=(
                         f"{difference(step)} vs {analysis.judge_name(step.b.judge)}"
                         if step
                         else "cheapest"
                     ),
-                    "verdict": (
-                        "–"
-                        if step is None
-                        else "better"
-                        if step.distinguishable and step.difference > 0
-                        else NOT_DISTINGUISHABLE
-                        if not step.distinguishable
-                        else "worse on shared items"
-                    ),
-                }
+                    verdict=_step_verdict(step),
+                )
             )
     if len(analysis.datasets) > 1:
         for a in analysis.average_frontier:
             rows.append(
-                {
-                    "dataset": "average over datasets",
-                    "judge": analysis.judge_name(a.judge),
-                    **_judge_fields(a.judge),
-                    "usd": money(a.usd_per_million),
-                    "kappa": interval(a.kappa),
-                    "scale": against_chance(a.kappa, None).replace(
+                FrontierRow(
+                    dataset="average over datasets",
+                    judge=analysis.judge_name(a.judge),
+                    model=a.judge.model,
+                    modality=MODALITY_NAMES.get(a.judge.modality, a.judge.modality),
+                    prompt=a.judge.prompt_id,
+                    usd=money(a.usd_per_million),
+                    kappa=interval(a.kappa),
+                    scale=against_chance(a.kappa, None).replace(
                         "no human–human κ", "humans: see each dataset"
                     ),
-                    "step": f"mean over {len(a.datasets)} dataset(s): {', '.join(a.datasets)}",
-                    "verdict": "–",
-                }
+                    step=f"mean over {len(a.datasets)} dataset(s): {', '.join(a.datasets)}",
+                    verdict="–",
+                )
             )
     return rows
 

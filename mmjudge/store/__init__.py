@@ -7,9 +7,9 @@ A run folder holds ``judgments.jsonl`` (:mod:`~mmjudge.store.rows`), ``summary.j
 How a cell ended, and the exit code that goes with it, is :mod:`~mmjudge.store.status`.
 """
 
+from mmjudge.store.agreement import Agreement
 from mmjudge.store.blocks import (
     SINGLE,
-    Agreement,
     CallCounts,
     CellInfo,
     CellStatus,

@@ -1,6 +1,7 @@
-"""The parts of a run summary: counts, errors, dollars, agreement, calls, ensembles, the cell
-and how it ended. Each is written as one block of ``summary.json`` (or, for the cell, the
-status and an ensemble's settings, at its top level); see :mod:`mmjudge.store.summary`."""
+"""The parts of a run summary: counts, errors, dollars, calls, ensembles, the cell and how it
+ended (agreement has a module of its own, :mod:`mmjudge.store.agreement`). Each is written as
+one block of ``summary.json`` (or, for the cell, the status and an ensemble's settings, at its
+top level); see :mod:`mmjudge.store.summary`."""
 
 from __future__ import annotations
 
@@ -204,71 +205,6 @@ _ADDED = tuple(
     for f in dataclasses.fields(CallCounts)
     if f.name not in ("spent_usd", "stopped_by_budget", "errors_by_kind", "batch")
 )
-
-
-@dataclass(frozen=True)
-class Agreement:
-    """The judge against the annotators' consensus (the ``metrics`` block; computed by
-    :func:`mmjudge.metrics.scoring.agreement_summary`, where every field is defined).
-    Only ``n`` is set when there was nothing to score."""
-
-    n: int = 0
-    """Answered items."""
-    n_scored: int | None = None
-    """Items with a judge grade and a consensus grade on the scale: what every number is on."""
-    n_queries: int | None = None
-    """Queries of the scored items."""
-    n_unparseable: int | None = None
-    """Answers without a readable grade."""
-    n_off_scale: int | None = None
-    """Grades off the scale, left out."""
-    unparseable_rate: float | None = None
-    """``n_unparseable / n``."""
-    grades: list[float] | None = None
-    """The scale."""
-    relevant_from: float | None = None
-    """The lowest grade counted as relevant (binarised κ)."""
-    kappa: float | None = None
-    """Cohen's κ, unweighted."""
-    kappa_linear: float | None = None
-    """Cohen's κ, linear weights."""
-    kappa_quadratic: float | None = None
-    """Cohen's κ, quadratic weights."""
-    kappa_binary: float | None = None
-    """κ on grades binarised at ``relevant_from``."""
-    alpha: float | None = None
-    """Krippendorff's α (ordinal), consensus and judge as raters."""
-    accuracy: float | None = None
-    """Share of items graded the same."""
-    mae: float | None = None
-    """Mean absolute error."""
-    alpha_pooled: float | None = None
-    """α with the judge and every annotator as raters."""
-    alpha_humans: float | None = None
-    """α among the annotators alone, on the same items."""
-    intervals: dict[str, dict[str, float | None]] | None = None
-    """95% intervals of the three κ: ``{estimate, low, high}``."""
-    bootstrap: dict[str, Any] | None = None
-    """How the intervals were drawn (resamples, seed, level, what was resampled)."""
-    pairwise: dict[str, Any] | None = None
-    """Agreement on the order of pairs of results of one query."""
-    confusion_matrix: list[list[int]] | None = None
-    """Rows: consensus grade; columns: judge grade."""
-    label_distribution: dict[str, dict[str, int]] | None = None
-    """Grade counts of the judge, the consensus and each annotator."""
-    kappa_by_annotator: dict[str, float | None] | None = None
-    """κ of the judge against each annotator."""
-    human_human_kappa: dict[str, float | None] | None = None
-    """κ between each pair of annotators: the ceiling."""
-
-    def to_json(self) -> dict[str, Any]:
-        if self.n_scored is None:
-            return {"n": self.n}
-        return dataclasses.asdict(self)
-
-    def interval(self, name: str = "kappa") -> dict[str, float | None] | None:
-        """The ``{estimate, low, high}`` of one κ, when it was computed."""
-        return (self.intervals or {}).get(name)
 
 
 @dataclass(frozen=True)

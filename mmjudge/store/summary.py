@@ -12,6 +12,11 @@ Layout versions (``schema_version``):
 2. The resolved ``config`` moved the run's locations into ``paths`` and ``seed`` and
    ``report`` out of ``runner``; older configs are read into that shape (see
    :func:`_config_v2`). Every other field is the same.
+
+The ``metrics`` block holds one entry per measure of the catalogue
+(:mod:`mmjudge.metrics.catalogue`) by its key, so a new measure adds an entry without a new
+layout: a summary written before a measure existed reads with that figure missing (None), and
+one written with a measure this version lacks keeps it (:meth:`Agreement.from_json`).
 """
 
 from __future__ import annotations
@@ -28,9 +33,9 @@ from mmjudge.config import DatasetConfig, ModelConfig, ScaleConfig
 from mmjudge.files import write_atomic
 from mmjudge.locations import resolve_path
 from mmjudge.records import Forecast
+from mmjudge.store.agreement import Agreement
 from mmjudge.store.blocks import (
     SINGLE,
-    Agreement,
     CallCounts,
     CellInfo,
     CellStatus,
@@ -304,7 +309,7 @@ class RunSummary:
             n_unparseable=int(data.get("n_unparseable") or 0),
             n_truncated=int(data.get("n_truncated") or 0),
             errors=ErrorCounts(**known_fields(ErrorCounts, data.get("errors"))),
-            metrics=Agreement(**known_fields(Agreement, data.get("metrics"))),
+            metrics=Agreement.from_json(data.get("metrics")),
             cost=CostFigures(**known_fields(CostFigures, data.get("cost"))),
             tokens=TokenMeans(**known_fields(TokenMeans, data.get("tokens"))),
             latency_s=Latency(**known_fields(Latency, data.get("latency_s"))),

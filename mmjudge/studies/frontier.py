@@ -173,7 +173,7 @@ def _dataset_answer(
             **_entry(best),
             "kappa": best_score.kappa.as_dict(),
             "above_chance": best_score.kappa.above_chance,
-            "alpha": scoring.none_if_nan(best_score.alpha),
+            "alpha": scoring.none_if_nan(best_score.estimate("alpha")),
             "n_items": best_score.n_items,
             "n_queries": best_score.n_queries,
         },

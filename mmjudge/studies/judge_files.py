@@ -82,10 +82,10 @@ class JudgeAgreement:
         out: dict[str, Any] = {
             "name": self.name,
             "n": self.n,
-            "n_queries": score["n_queries"],
+            "n_queries": score.pop("n_queries"),
             "missing": self.missing,
             "off_scale": self.off_scale,
-            **{key: score[key] for key in (*INTERVALS, *SCALARS)},
+            **{k: v for k, v in score.items() if k not in ("n_items", "n_off_scale")},
         }
         if self.rankings is not None:
             out["rankings"] = {
@@ -198,12 +198,6 @@ def parse_measures(texts: Sequence[str], relevant_from: float) -> list[Any]:
                 "(e.g. nDCG@10, P(rel=2)@10, AP(rel=2), RR(rel=2))"
             ) from None
     return out
-
-
-INTERVALS = ("kappa", "kappa_linear", "kappa_quadratic")
-
-
-SCALARS = ("kappa_binary", "alpha", "accuracy")
 
 
 def whole_scale(alignment: Alignment) -> list[float]:

@@ -32,4 +32,4 @@ def agreement(frame: pd.DataFrame, grades: list[int], relevant_from: float) -> A
         query_ids=answered["query_id"].astype(str).to_numpy(),
         relevant_from=relevant_from,
     )
-    return Agreement(**values)
+    return Agreement.from_json(values)

@@ -481,6 +481,11 @@ def test_a_saved_score_is_reused_only_where_the_report_would_compute_the_same(
     assert saved_score(summary, 200) is None  # other resamples: computed again
     bare = Agreement(n=summary.metrics.n, bootstrap=summary.metrics.bootstrap)
     assert saved_score(dataclasses.replace(summary, metrics=bare), 1000) is None
+    # written before a measure of the catalogue existed: scored again, with every measure
+    older = {k: v for k, v in summary.metrics.to_json().items() if k != "mae"}
+    assert (
+        saved_score(dataclasses.replace(summary, metrics=Agreement.from_json(older)), 1000) is None
+    )
     # a summary that does not match its records (edited, or from an older version) is not
     # trusted: the cell is scored from its labels
     copy = tmp_path / "copy"

@@ -97,6 +97,21 @@ def test_a_summary_from_before_statuses_is_complete() -> None:
     assert summary.kind == "single" and summary.errors.by_kind == {}
 
 
+def test_measures_a_summary_was_not_written_with_read_as_missing_and_others_are_kept() -> None:
+    """The metrics block holds whichever measures its run computed: one added since reads as
+    missing (and the report scores the cell again), one this version lacks is kept."""
+    old = load(FIXTURES / "v1_complete.json")
+    del old["metrics"]["mae"]
+    old["metrics"]["from_a_later_version"] = 0.25
+    old["metrics"]["later_by_annotator"] = {"a": 0.5}
+    metrics = RunSummary.from_json(old).metrics
+    assert metrics.value("mae") is None and metrics.mae is None
+    assert metrics.value("from_a_later_version") == 0.25
+    assert metrics.to_json()["later_by_annotator"] == {"a": 0.5}
+    assert metrics.kappa == old["metrics"]["kappa"] and metrics.alpha == old["metrics"]["alpha"]
+    assert metrics.human_human_kappa == old["metrics"]["human_human_kappa"]
+
+
 def test_typed_views_of_the_config() -> None:
     summary = RunSummary.from_json(load(FIXTURES / "v1_complete.json"))
     dataset = summary.dataset_config()
