@@ -11,7 +11,7 @@ from mmjudge.api.prices import PriceFigures as PriceFigures
 from mmjudge.api.prices import RepricedRun as RepricedRun
 from mmjudge.api.prices import reprice as reprice
 from mmjudge.api.race import run_race as run_race
-from mmjudge.api.race_result import RaceResult as RaceResult
+from mmjudge.grid.race import RaceResult as RaceResult
 from mmjudge.api.saved import CellForecast as CellForecast
 from mmjudge.api.saved import Run as Run
 from mmjudge.api.saved import Sweep as Sweep
