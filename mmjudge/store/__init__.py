@@ -15,7 +15,6 @@ from mmjudge.store.blocks import (
     CellStatus,
     CostFigures,
     Ensemble,
-    KappaBounds,
     Member,
     RowFigures,
     Stability,
@@ -24,7 +23,6 @@ from mmjudge.store.blocks import (
 )
 from mmjudge.store.folders import (
     ENSEMBLES,
-    SWEEP_SUMMARY,
     Key,
     SavedRun,
     common_keys,
@@ -34,8 +32,8 @@ from mmjudge.store.folders import (
     read_summaries,
     run_dirs,
     union_keys,
-    write_sweep_summary,
 )
+from mmjudge.store.bounds import Bounds
 from mmjudge.store.grading_blocks import BankInfo, BankRule, Grading, ScaleCuts
 from mmjudge.store.rows import (
     JUDGMENTS,
@@ -61,6 +59,13 @@ from mmjudge.store.summary import (
     read_summary,
     write_summary,
 )
+from mmjudge.store.sweep_file import (
+    SWEEP_SUMMARY,
+    SweepSummary,
+    SweepSummaryCell,
+    read_sweep_summary,
+    write_sweep_summary,
+)
 
 __all__ = [
     "ENSEMBLES",
@@ -73,13 +78,13 @@ __all__ = [
     "Agreement",
     "BankInfo",
     "BankRule",
+    "Bounds",
     "CallCounts",
     "CellInfo",
     "CellStatus",
     "CostFigures",
     "Ensemble",
     "Grading",
-    "KappaBounds",
     "Key",
     "Member",
     "RowFigures",
@@ -88,6 +93,8 @@ __all__ = [
     "ScaleCuts",
     "Stability",
     "SummaryParts",
+    "SweepSummary",
+    "SweepSummaryCell",
     "UnstableItem",
     "annotators",
     "appending_rows",
@@ -104,6 +111,7 @@ __all__ = [
     "read_sample_records",
     "read_summaries",
     "read_summary",
+    "read_sweep_summary",
     "row_figures",
     "rows_at",
     "run_dirs",
