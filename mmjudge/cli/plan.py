@@ -23,18 +23,20 @@ probabilities (:mod:`mmjudge.estimation.next_items`), written as a review file f
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mmjudge.api.review import item_rows, write_review
+from mmjudge.api.review import item_rows
 from mmjudge.api.score_files import aligned_columns
 from mmjudge.cli.exits import fail
 from mmjudge.errors import MMJudgeError
 from mmjudge.estimation.planning import draw_unlabelled, plan_sweep
 from mmjudge.store import SavedRun, completed_runs
+from mmjudge.store.review_file import Draw, ReviewRow, write_review
 from mmjudge.studies.disagreements import Candidate
 
 PROG = "mmjudge plan"
@@ -284,7 +286,7 @@ def write_next(runs: Sequence[SavedRun], n: int, seed: int, out: Path) -> str:
     inclusion probabilities and the number of unlabelled items drawn from (which ``mmjudge
     estimate --sample`` checks the qrels against); returns the line saying what was
     written."""
-    rows: list[dict[str, Any]] = []
+    rows: list[ReviewRow] = []
     parts = []
     for dataset, drawn in draw_unlabelled(runs, n, seed).items():
         group = [
@@ -294,11 +296,11 @@ def write_next(runs: Sequence[SavedRun], n: int, seed: int, out: Path) -> str:
         for row, pi in zip(
             item_rows(dataset, group, chosen, out.parent), drawn.probabilities, strict=True
         ):
-            rows.append({**row, "inclusion_probability": pi, "pool_size": drawn.pool})
+            rows.append(dataclasses.replace(row, draw=Draw(float(pi), drawn.pool)))
         parts.append(f"{dataset}: {len(drawn.keys)} of {drawn.pool} unlabelled items")
     if not rows:
         raise MMJudgeError(
             "--next: every item the judges graded already has a human grade; nothing to draw"
         )
-    write_review(rows, out, extra=("inclusion_probability", "pool_size"))
+    write_review(rows, out)
     return f"{out}: " + "; ".join(parts) + " (columns inclusion_probability, pool_size)"

@@ -21,6 +21,7 @@ from mmjudge.store.blocks import (
     UnstableItem,
     row_figures,
 )
+from mmjudge.store.bounds import Bounds
 from mmjudge.store.folders import (
     ENSEMBLES,
     Key,
@@ -33,7 +34,6 @@ from mmjudge.store.folders import (
     run_dirs,
     union_keys,
 )
-from mmjudge.store.bounds import Bounds
 from mmjudge.store.grading_blocks import BankInfo, BankRule, Grading, ScaleCuts
 from mmjudge.store.rows import (
     JUDGMENTS,

@@ -26,14 +26,16 @@ class Bounds:
         that is not finite, reads as undefined)."""
         if not isinstance(value, Mapping):
             return cls()
-        return cls(*(_number(value.get(key)) for key in ("estimate", "low", "high")))
+        return cls(*(finite_number(value.get(key)) for key in ("estimate", "low", "high")))
 
     def as_json(self) -> dict[str, float | None]:
         """The ``{estimate, low, high}`` block."""
         return {"estimate": self.estimate, "low": self.low, "high": self.high}
 
 
-def _number(value: object) -> float | None:
+def finite_number(value: object) -> float | None:
+    """``value`` as a float when it is a finite number in a file, else None (JSON writes an
+    undefined figure as null; a file written by hand may hold anything)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value) if math.isfinite(value) else None

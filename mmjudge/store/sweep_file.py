@@ -12,7 +12,6 @@ Layout versions (``schema_version``):
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +20,7 @@ from typing import Any
 from mmjudge.errors import MMJudgeError
 from mmjudge.files import write_atomic
 from mmjudge.store.blocks import SINGLE
-from mmjudge.store.bounds import Bounds
+from mmjudge.store.bounds import Bounds, finite_number
 from mmjudge.store.status import SKIPPED, count_statuses, sweep_exit_code
 from mmjudge.store.summary import RunSummary
 
@@ -90,9 +89,9 @@ class SweepSummaryCell:
             n_judgments=summary.n_judgments,
             n_scored=metrics.n_scored,
             n_errors=summary.n_errors,
-            kappa=_finite(metrics.kappa),
+            kappa=finite_number(metrics.kappa),
             kappa_interval=None if interval is None else Bounds.of(interval),
-            alpha=_finite(metrics.alpha),
+            alpha=finite_number(metrics.alpha),
             usd_per_million=summary.cost.usd_per_million,
         )
 
@@ -207,14 +206,8 @@ def _cell(data: Mapping[str, Any]) -> SweepSummaryCell:
         n_judgments=int(data.get("n") or 0),
         n_scored=None if n_scored is None else int(n_scored),
         n_errors=int(data.get("n_errors") or 0),
-        kappa=_finite(data.get("kappa")),
+        kappa=finite_number(data.get("kappa")),
         kappa_interval=Bounds.of(interval) if isinstance(interval, dict) else None,
-        alpha=_finite(data.get("alpha")),
+        alpha=finite_number(data.get("alpha")),
         usd_per_million=float(data.get("usd_per_million") or 0.0),
     )
-
-
-def _finite(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value) if math.isfinite(value) else None
