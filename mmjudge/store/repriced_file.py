@@ -28,6 +28,8 @@ from mmjudge.records import Usage
 
 #: The layout's version (see the module docstring).
 REPRICE_SCHEMA_VERSION = 1
+#: The names of a run's re-pricings in its folder (a glob; see :func:`output_name`).
+REPRICED_FILES = "repriced_*.json"
 
 
 @dataclass(frozen=True)
@@ -129,7 +131,7 @@ def output_name(
     sheet: str, *, batch: bool = False, as_model: str | None = None, sync: bool = False
 ) -> str:
     """``repriced_<sheet>[_batch|_sync][_as-<model>].json``, safe as a file name."""
-    name = f"repriced_{sheet}"
+    name = REPRICED_FILES.removesuffix("*.json") + sheet
     if batch:
         name += "_batch"
     elif sync:
