@@ -9,6 +9,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from mmjudge.store.bounds import Bounds
+
 if TYPE_CHECKING:  # pandas loads with the first summary, not before the first call
     import pandas as pd
 
@@ -208,15 +210,6 @@ _ADDED = tuple(
 
 
 @dataclass(frozen=True)
-class KappaBounds:
-    """A κ with its 95% interval; None where it is undefined."""
-
-    estimate: float | None = None
-    low: float | None = None
-    high: float | None = None
-
-
-@dataclass(frozen=True)
 class UnstableItem:
     """An item whose samples disagree."""
 
@@ -236,7 +229,7 @@ class Stability:
     """How many times each item was asked (the first run included)."""
     n_items: int
     """Items with at least two answered samples (every figure is over these)."""
-    kappa: KappaBounds
+    kappa: Bounds
     """κ between samples (the mean over pairs for more than two) with its interval."""
     kappa_pairs: dict[str, float | None] = field(default_factory=dict)
     """κ of each pair of samples, keyed ``"0 vs 1"``."""
@@ -264,7 +257,7 @@ class Stability:
                 **values,
                 "samples": int(data.get("samples") or 0),
                 "n_items": int(data.get("n_items") or 0),
-                "kappa": KappaBounds(**known_fields(KappaBounds, data.get("kappa"))),
+                "kappa": Bounds.of(data.get("kappa")),
                 "kappa_pairs": dict(data.get("kappa_pairs") or {}),
                 "unstable": [
                     UnstableItem(**known_fields(UnstableItem, item))
