@@ -42,7 +42,7 @@ PIECES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
         [
             (
                 "mmjudge/judges/http.py",
-                "and fast_path_on() and WireSender.usable(client):",
+                "and self._speed.on and WireSender.usable(client):",
                 "and False and WireSender.usable(client):",
             ),
         ],
@@ -57,12 +57,23 @@ PIECES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
             )
         ],
     ),
+    "sdk-warmup": (
+        "the judge's SDK imported while the dataset is checked (where a catalogue is checked "
+        "in a forked child, that child goes with it: it is there to overlap the import)",
+        [
+            (
+                "mmjudge/speed/sdk_warmup.py",
+                "    if not speed.on or sdk is None or sdk in sys.modules or cfg.runner.dry_run:",
+                "    if True:",
+            )
+        ],
+    ),
     "dataset-check-child": (
         "a catalogue checked and prepared in a forked child while the SDK loads",
         [
             (
                 "mmjudge/speed/survey_child.py",
-                "    if warm is None or feed is None or not _can_fork(items_path):",
+                "    if warm is None or feed is None or not _can_fork(items_path, speed):",
                 "    if True:",
             )
         ],
@@ -82,7 +93,7 @@ PIECES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
         [
             (
                 "mmjudge/cli/sweep.py",
-                "    ahead = ReportChild.start(_report_builder) if report else None",
+                "    ahead = ReportChild.start(_report_builder, speed) if report else None",
                 "    ahead = None",
             )
         ],
@@ -92,7 +103,7 @@ PIECES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
         [
             (
                 "mmjudge/engine/policy.py",
-                "            if fast_path_on():\n                asyncio.get_running_loop()",
+                "            if speed.on:\n                asyncio.get_running_loop()",
                 "            if False:\n                asyncio.get_running_loop()",
             )
         ],
@@ -102,7 +113,7 @@ PIECES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
         [
             (
                 "mmjudge/speed/collector.py",
-                "    if _depth == 1 and fast_path_on():",
+                "    if _depth == 1 and speed.on:",
                 "    if False:",
             )
         ],

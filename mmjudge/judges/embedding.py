@@ -54,7 +54,6 @@ import asyncio
 import base64
 import binascii
 import importlib
-import importlib.util
 import io
 import threading
 import time
@@ -78,16 +77,10 @@ from mmjudge.judges.cut_points import (
     given,
     grade_for,
 )
+from mmjudge.judges.descriptor import JudgeDescriptor
 from mmjudge.judges.options import JudgeOptions
 from mmjudge.locations import resolve_path
 from mmjudge.records import EncodedImage, JudgeRequest, JudgeResponse
-
-if importlib.util.find_spec("sentence_transformers") is None:
-    # Checked without importing it (torch is slow to import): the registry turns this into
-    # "install it with: pip install 'mmjudge[local]'" before anything runs.
-    raise ModuleNotFoundError(
-        "No module named 'sentence_transformers'", name="sentence_transformers"
-    )
 
 KINDS = ("text", "clip")
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
@@ -192,11 +185,20 @@ class EmbeddingJudge(JudgeAPI):
     text-kind config that claims ``supports_images: true`` is refused.
     """
 
-    provider = "embedding"
+    #: sentence-transformers is imported at the first request (torch is slow to import); the
+    #: registry checks that it is installed before anything runs.
+    descriptors = (
+        JudgeDescriptor(
+            "embedding",
+            free=True,
+            needs=("sentence_transformers",),
+            extra="local",
+            packages=("sentence-transformers",),
+        ),
+    )
     supports_images = True
     modalities: tuple[str, ...] = MODALITIES
     cacheable = False
-    free = True
     Options = EmbeddingOptions
     options: EmbeddingOptions
 
@@ -317,8 +319,8 @@ class EmbeddingJudge(JudgeAPI):
             f"{self.model_name_or_path}; {accepts})"
         )
 
-    def check_scale(self, grades: list[int]) -> dict[str, Any]:
-        return {m: self.cut_points(m, grades).to_dict() for m in self.modalities}
+    def check_scale(self, grades: list[int]) -> dict[str, CutPoints]:
+        return {m: self.cut_points(m, grades) for m in self.modalities}
 
     # -- loading -------------------------------------------------------------------------
 
