@@ -58,13 +58,12 @@ PIECES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
         ],
     ),
     "sdk-warmup": (
-        "the judge's SDK imported while the dataset is checked (where a catalogue is checked "
-        "in a forked child, that child goes with it: it is there to overlap the import)",
+        "the judge's SDK imported while the dataset is checked, not at the first call",
         [
             (
                 "mmjudge/speed/sdk_warmup.py",
-                "    if not speed.on or sdk is None or sdk in sys.modules or cfg.runner.dry_run:",
-                "    if True:",
+                "            import_module(sdk)",
+                "            pass",
             )
         ],
     ),
