@@ -113,6 +113,7 @@ class BatchRunner:
     ) -> None:
         check_batch_judge(judge, model)
         assert isinstance(judge, BatchJudge)
+        judge.use_speed(speed)  # before the batch API's first call builds the judge's client
         self.judge = judge
         self.api: BatchJudge = judge
         self.model = model

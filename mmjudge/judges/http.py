@@ -459,8 +459,7 @@ class SDKJudge(JudgeAPI):
                 f"model '{self.name}': {self.base_url} answered 404 on {where} "
                 f"({one_line(provider_message(error))}); the server may have no "
                 f"{self.descriptor.batch_api or 'batch API'}, or the batch belongs to another "
-                "key: use "
-                "runner.mode=sync, or check the key"
+                "key: use runner.mode=sync, or check the key"
             )
         return self._fatal(error)
 

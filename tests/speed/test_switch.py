@@ -17,11 +17,15 @@ from typing import Any
 
 import pytest
 
+from mmjudge.config import ModelConfig, RunnerConfig
+from mmjudge.engine.batch import BatchRunner
 from mmjudge.engine.cell import run_cell, typed_config
 from mmjudge.engine.policy import RunStats, WorkItem
+from mmjudge.engine.sync import Runner
 from mmjudge.errors import ConfigError
+from mmjudge.judges.openai import OpenAIJudge
 from mmjudge.records import Forecast
-from mmjudge.speed import FAST, REFERENCE, SWITCH, read_switch, survey_child
+from mmjudge.speed import FAST, REFERENCE, SWITCH, Speed, read_switch, survey_child
 from mmjudge.speed.collector import quiet_collector
 from mmjudge.speed.event_loop import TurnPacer, loop_factory
 from mmjudge.speed.report_child import ReportChild
@@ -222,3 +226,19 @@ def test_the_command_refuses_a_switch_neither_on_nor_off_in_one_line(tmp_path: P
         f"speed machinery runs) or {SWITCH}=0 (every call through the SDK's own path)"
     ]
     assert not (tmp_path / "results").exists() or not any((tmp_path / "results").rglob("*.jsonl"))
+
+
+@pytest.mark.parametrize("speed", [FAST, REFERENCE])
+def test_each_runner_hands_the_judge_the_runs_decision(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, speed: Speed
+) -> None:
+    """Before the judge's client is built: the sync runner's, and the batch runner's (whose
+    batch calls build it, before any item falls back to calls one at a time)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-never-sent-0123456789")
+    model = ModelConfig(
+        name="m", provider="openai", model_id="gpt-4o-mini", base_url="http://127.0.0.1:9/v1"
+    )
+    sync_judge, batch_judge = OpenAIJudge(model), OpenAIJudge(model)
+    Runner(sync_judge, model, RunnerConfig(), speed=speed)
+    BatchRunner(batch_judge, model, RunnerConfig(), state_path=tmp_path / "state", speed=speed)
+    assert sync_judge._speed is speed and batch_judge._speed is speed
