@@ -83,9 +83,10 @@ class JudgeDescriptor:
     provider: str
     """The name configs give as ``model.provider``."""
     free: bool = False
-    """Runs on this machine at no charge: no price sheet entry is needed, every judgment costs
-    nothing, and it writes no text (``model.max_tokens`` may be 0). False: a paid judge called
-    over a provider's API, whose requests carry ``model.max_tokens`` (at least 1)."""
+    """Runs on this machine at no charge: it needs no price sheet entry (a replay's judgments
+    cost something only where its config prices them), nothing it sends is ever billed, and it
+    writes no text (``model.max_tokens`` may be 0). False: a paid judge called over a
+    provider's API, whose requests carry ``model.max_tokens`` (at least 1)."""
     maker: ModelMaker | None = None
     """The maker of every model it serves; None: found from the model id
     (:data:`MODEL_MAKERS`), else the provider's own name is the family."""
