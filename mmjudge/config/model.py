@@ -9,10 +9,6 @@ from omegaconf import MISSING
 
 from mmjudge.config.values import check_whole, is_finite, require
 
-#: Providers whose requests carry ``model.max_tokens`` as the answer's limit (0 would send none
-#: at all); local judges generate no text and take 0.
-API_PROVIDERS = ("openai", "openai_compatible", "anthropic")
-
 
 @dataclass
 class ModelConfig:
@@ -29,8 +25,9 @@ class ModelConfig:
     temperature: float | None = 0.0
     """Sampling temperature; null for models that only accept their default."""
     max_tokens: int = 200
-    """Maximum output tokens per judgment: at least 1 for a judge called over an API
-    (:data:`API_PROVIDERS`); 0 for a local judge, which writes no text."""
+    """Maximum output tokens per judgment: at least 1 for a paid judge, called over an API
+    (checked with its provider's facts: :func:`mmjudge.judges.registry.check_model`); 0 for a
+    free local judge, which writes no text."""
     base_url: str | None = None
     """Endpoint override (an OpenAI-compatible server, a proxy, a loopback test server)."""
     api_key_env: str | None = None
@@ -55,7 +52,7 @@ class ModelConfig:
 
     def validate(self) -> None:
         check_whole("model.max_concurrency", self.max_concurrency, 1, "for no limit of its own")
-        check_whole("model.max_tokens", self.max_tokens, 1 if self.provider in API_PROVIDERS else 0)
+        check_whole("model.max_tokens", self.max_tokens, 0)
         check_whole("model.context_tokens", self.context_tokens, 1)
         if self.temperature is not None:
             require(

@@ -24,7 +24,7 @@ from mmjudge.engine.breaker import causes
 from mmjudge.engine.response_cache import ResponseCache
 from mmjudge.judges.base import ErrorVerdict, JudgeAPI
 from mmjudge.records import Forecast, JudgeRequest, JudgeResponse
-from mmjudge.speed import fast_path_on
+from mmjudge.speed import FAST, Speed
 from mmjudge.store import CallCounts
 
 T = TypeVar("T")
@@ -149,9 +149,10 @@ class RunStats:
         self._count_later()
         return self.counted
 
-    def forecast_first_aside(self, item: WorkItem) -> None:
+    def forecast_first_aside(self, item: WorkItem, speed: Speed) -> None:
         """Make the run's first forecast on a worker thread, once, starting
-        :data:`FIRST_FORECAST_DELAY_S` after the run's first call (called on the event loop).
+        :data:`FIRST_FORECAST_DELAY_S` after the run's first call (called on the event loop);
+        with ``speed`` off, here and now, before the next call leaves.
 
         The first forecast loads the tokenizer (~0.3 s of CPU). Made on the event loop as the
         first answers arrive, it would stall every call in flight; on a thread it uses the time
@@ -165,7 +166,7 @@ class RunStats:
             self._first = threading.Thread(
                 target=_forecast_quietly, args=(item,), name="mmjudge-first-forecast", daemon=True
             )
-            if fast_path_on():
+            if speed.on:
                 asyncio.get_running_loop().call_later(FIRST_FORECAST_DELAY_S, self._first.start)
             else:  # the reference: made here, before the next call leaves
                 self._first.start()
@@ -260,7 +261,8 @@ class CallPolicy:
     """The decisions the sync and batch runners share, and the tally they keep in ``stats``.
 
     ``discount`` is the share of the list price the calls are paid at (a batch API's
-    discount), so the budget compares like with like.
+    discount), so the budget compares like with like. ``speed``: whether the run uses the
+    speed machinery (here: its first forecast made on a worker thread).
     """
 
     def __init__(
@@ -271,8 +273,11 @@ class CallPolicy:
         price: Pricer | None = None,
         discount: float = 1.0,
         seed: int = 0,
+        *,
+        speed: Speed = FAST,
     ) -> None:
         self.settings = settings
+        self.speed = speed
         self.stats = stats
         self.cache = cache
         self.price: Pricer = price or (lambda _request, _response: UNPRICED)
@@ -291,7 +296,7 @@ class CallPolicy:
         if self.settings.max_cost_usd is not None:
             self.drawn(item)
             return await call
-        self.stats.forecast_first_aside(item)
+        self.stats.forecast_first_aside(item, self.speed)
         try:
             return await call
         finally:

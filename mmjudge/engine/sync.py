@@ -45,7 +45,9 @@ from mmjudge.engine.policy import (
 from mmjudge.engine.response_cache import MAYBE_SENT, SENT, ItemClaims, RequestKeys, ResponseCache
 from mmjudge.errors import CredentialError, FatalProviderError
 from mmjudge.judges.base import JudgeAPI
+from mmjudge.judges.registry import is_free
 from mmjudge.records import JudgeRequest, JudgeResponse
+from mmjudge.speed import FAST, Speed
 from mmjudge.speed.collector import quiet_collector
 from mmjudge.speed.event_loop import TurnPacer
 
@@ -100,9 +102,17 @@ class Runner:
         claims: ItemClaims | None = None,
         seed: int = 0,
         concurrency: int | None = None,
+        *,
+        speed: Speed = FAST,
     ) -> None:
-        """``concurrency``: calls in flight; by default :func:`.concurrency.calls_in_flight`'s."""
+        """``concurrency``: calls in flight; by default :func:`.concurrency.calls_in_flight`'s.
+        ``speed``: whether the run uses the speed machinery, as read where it started; the
+        runner hands it to the judge, its collector, its pacer and its first forecast."""
         self.judge = judge
+        self.speed = speed
+        judge.use_speed(speed)
+        self.free = is_free(model)
+        """Whether the judge runs at no charge (nothing it sends is ever billed)."""
         self.model = model
         self.settings = settings
         usable = settings.cache and judge.cacheable
@@ -110,7 +120,7 @@ class Runner:
         self.claims = claims if usable and cache is not None else None
         self.keys = RequestKeys(model)
         self.stats = stats if stats is not None else RunStats()
-        self.policy = CallPolicy(settings, self.stats, self.cache, price, seed=seed)
+        self.policy = CallPolicy(settings, self.stats, self.cache, price, seed=seed, speed=speed)
         if concurrency is None:
             concurrency = calls_in_flight(settings, model, judge.calls_to_fill).calls
         self.concurrency = concurrency = max(1, concurrency)
@@ -133,7 +143,7 @@ class Runner:
         self._next_item: Callable[[], Awaitable[WorkItem | None]] | None = None
         self._exhausted = False
         self._taking = asyncio.Lock()  # an asynchronous iterable gives one item at a time
-        self._pacer = TurnPacer()  # the loop turns every few ms while items are taken
+        self._pacer = TurnPacer(speed)  # the loop turns every few ms while items are taken
 
     # -- stopping --------------------------------------------------------------------------
 
@@ -185,7 +195,7 @@ class Runner:
         self._next_item = next_of(items)
         next_poll = 0.0
         heartbeat = asyncio.create_task(self._heartbeat()) if self.claims is not None else None
-        restore_collector = quiet_collector()
+        restore_collector = quiet_collector(self.speed)
         try:
             while True:
                 # A full set of slots is waited for in _next_outcome, which a stop wakes.
@@ -400,7 +410,7 @@ class Runner:
 
     def _maybe_billed(self, job: Job, sends: int = 1) -> None:
         """Count sends of the job's request that may have reached the provider unanswered."""
-        if self.judge.free or sends <= 0:
+        if self.free or sends <= 0:
             return
         job.possibly_billed += sends
         job.possibly_billed_usd += self.policy.possibly_billed(job.item, sends)
@@ -469,7 +479,7 @@ class Runner:
         if may_have_left:
             calls = self.stats.calls
             calls.abandoned_in_flight += 1
-            usd = 0.0 if self.judge.free else self.policy.possibly_billed(job.item)
+            usd = 0.0 if self.free else self.policy.possibly_billed(job.item)
             calls.abandoned_usd += usd
             if self.claims is not None:
                 self.claims.abandon(job.key)

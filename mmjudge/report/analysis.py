@@ -85,7 +85,8 @@ class Cell:
 
     @property
     def free(self) -> bool:
-        """No judgment cost anything (a judge that says it is free, ``JudgeAPI.free``)."""
+        """No judgment cost anything (a judge whose descriptor says it is free:
+        ``JudgeDescriptor.free``)."""
         return self.usd_per_million == 0
 
     @property
