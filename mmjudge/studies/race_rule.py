@@ -9,18 +9,27 @@ calls :func:`decide_round` after each round with the grades collected so far;
 The rule
 --------
 
-**Population and order.** The race is over the items that have a human reference grade (the
+**Items and order.** The race is over the items that have a human reference grade (the
 annotators' consensus) on the scale; the others take no part. Items, not whole queries, are
 drawn in one seeded random order (:func:`race_order`: a hash of the seed and the item's
 query and result ids, so a longer prefix always contains a shorter one and file order does
-not matter). Round ``t`` extends every active cell's prefix to ``min(N, t * round_items)``.
-Items, because the race's target is the decision the full grid would reach on this dataset:
-a finite population of N items. A simple random sample of items without replacement
-estimates every cell's full-data κ, and their differences, with item-level variance and a
-finite-population correction. Query clusters matter for generalising to new queries, which
-the full grid cannot settle either (the report's query-resampled intervals speak to that),
-and whole-query rounds would bring one or two clusters per round on a collection of 25
-queries, making any cluster interval useless.
+not matter). Round ``t`` extends every active cell's prefix to ``min(N, t · r)`` of the ``N``
+graded items, ``r`` the round's size (:func:`planned_round_items`: ``race.round_items``, but
+never more than a quarter of the items, so a race has at least four looks and can stop
+before the end, and never fewer than 25, too few for any difference of κ; all of them when
+there are no more than 25).
+
+**The target** (``race.target``). By default a cell's κ is its agreement on the *population*
+the graded items were drawn from, as the report's intervals take it: a prefix is a sample
+of that population, and judging every item leaves an interval, so two judges the items
+cannot tell apart are said to be inseparable at this size, with about how many more
+labelled items would separate them (:func:`~mmjudge.studies.race_records.more_items`).
+With ``race.target=items`` the items are the whole population (a closed set, every item of
+which is known): a prefix is a sample drawn without replacement, intervals shrink by the
+finite-population correction ``sqrt(1 − m/N)`` and the full data decides exactly. Items
+rather than whole queries either way: query clusters matter for new queries, and whole-query
+rounds would bring one or two clusters per round on a collection of 25 queries, making any
+cluster interval useless.
 
 **κ.** Exactly the project's κ of a judge against the reference
 (:func:`mmjudge.metrics.scoring.score_judge`: unweighted Cohen's κ, the scale's grades as
@@ -30,27 +39,29 @@ the items both graded within the shorter of their two prefixes.
 
 **Interval for a difference** Δ = κ_i − κ_j on those ``n`` paired items: the delete-one-item
 jackknife standard error of Δ (in closed form from the three-way counts reference × judge i ×
-judge j: removing an item changes one cell of each judge's confusion table, so every
-leave-one-out κ is one of k² values per judge), times the finite-population correction
-``sqrt(1 − m/N)`` (``m`` the shorter prefix, the items drawn for the pair; ``m = n`` when
-neither judge missed an item), times a normal quantile. At ``m = N`` the interval has zero
-width: the full data decides exactly.
+judge j), with what the disagreements between the two judges that the sample may have missed
+could add to it (:mod:`~mmjudge.studies.race_pairs`: a prefix on which two near-tied judges
+never disagree says nothing about how far apart they are, and must not settle them), times
+a normal quantile ``z`` (and the finite-population correction for ``race.target=items``).
 
 **Error budget.** α is spent across rounds by a Lan–DeMets spending function of the
 information fraction ``u = L_t / N``: ``α(u) = α · u^ρ``; round ``t``'s share
-``α(u_t) − α(u_{t−1})`` is split by Bonferroni over the ``K − 1`` rivals of a cell. The round's
-``z`` is the error-spending boundary for that share computed jointly over the planned rounds
+``α(u_t) − α(u_{t−1})`` is split by Bonferroni over the ``K − 1`` rivals of a cell, and a
+tenth of each pair's share (:data:`UNSEEN_SHARE`) pays for the bound on unseen disagreements
+(its confidence level), the rest for the interval. The round's ``z`` is the error-spending
+boundary for that rest computed jointly over the planned rounds
 (:mod:`~mmjudge.studies.race_boundary`): for one pair, the chance that its standardised
-difference first crosses ``z`` at round ``t`` is the round's share over ``K − 1``, counting the
-correlation of nested samples, which a union bound over rounds would ignore. A pair is always
-judged against the boundary of the round its shorter prefix was drawn in, so a pair whose
-cells stopped is never looked at again with another round's ``z``. The guarantee below needs
-only the upper bounds on ``κ_b − κ_j`` for the best cell b (fixed, though unknown) against each
-of the K − 1 others: by the union bound over those pairs they all hold at every round with
-probability at least ``1 − α`` (the event E; the normal approximation to the κ differences is
-the one approximation). This is the comparison-with-the-best argument of best-arm
-identification (Even-Dar, Mannor and Mansour, 2006); a union over all ``K(K−1)/2`` pairs,
-two-sided, would ask a larger ``z`` for no gain in what is guaranteed.
+difference first crosses ``z`` at round ``t`` is the round's share, counting the correlation
+of nested samples, which a union bound over rounds would ignore. A pair is always judged
+against the boundary of the round its shorter prefix was drawn in, so a pair whose cells
+stopped is never looked at again with another round's ``z``. The guarantee below needs only
+the upper bounds on ``κ_b − κ_j`` for the best cell b (fixed, though unknown) against each of
+the K − 1 others: by the union bound over those pairs, their disagreement bounds and their
+rounds they all hold with probability at least ``1 − α`` (the event E; the normal
+approximation to the κ differences is the one approximation). This is the
+comparison-with-the-best argument of best-arm identification (Even-Dar, Mannor and Mansour,
+2006); a union over all ``K(K−1)/2`` pairs, two-sided, would ask a larger ``z`` for no gain
+in what is guaranteed.
 
 **Settled and the choice.** A cell j is *settled against* a candidate c when
 
@@ -73,23 +84,30 @@ reached its own dollar cap). It is settled against every candidate (reason ``can
 is never the candidate, never chosen and never resumes, so one broken judge cannot keep the
 others judging to the end. The guarantee is over the cells that can judge.
 
-Other endings: the items run out (the candidate is chosen: at full data every interval is
-exact, so it is the full grid's own choice), the dollar cap ``max_usd`` would be passed by the
-next round (the candidate is chosen and the guarantee does not hold), or there is one cell.
+Other endings: the items run out (the candidate is chosen: the full grid's own choice; with
+``race.target=items`` every interval is then exact, while by default the cells still
+unsettled against it are reported as not separable at this size), the dollar cap
+``max_usd`` would be passed by the next round (the candidate is chosen and the guarantee
+does not hold), or there is one cell.
 
-**Guarantee.** Let b be the cell of highest full-data κ. Under E, b is never settled against a
-candidate by (b) (that would need κ_c > κ_b + δ), and it is dominated (c) only by a cell of the
-same κ. So when the race ends with c, either c = b, or b is settled against c by (a), and
-κ_c ≥ κ_b − δ. Hence P(choice more than δ below the full-data best) ≤ α. (With two cells of
-exactly the best κ the argument runs through whichever one is not dominated, and E must
-cover its bounds as well; the interval of a pair targets Δ on the items both graded, and
-when judges miss items a cell's full-data κ on its own items can differ slightly from its κ
-on a pair's items.) Reference for the error spending: Lan and DeMets (1983), Discrete
-sequential boundaries for clinical trials, Biometrika 70(3).
+**Guarantee.** Let b be the cell of highest κ on the target (the population, or with
+``race.target=items`` the full data). Under E, b is never settled against a candidate by (b)
+(that would need κ_c > κ_b + δ), and it is dominated (c) only by a cell of the same κ. So when
+the race ends settled with c, either c = b, or b is settled against c by (a), and
+κ_c ≥ κ_b − δ. Hence P(the race ends settled on a choice more than δ below the best) ≤ α.
+Judged against the full data the bound holds for every ending but the dollar cap: the
+population's intervals are wider than the finite-population ones, and a race whose items
+ran out chooses the full data's own candidate. (With two cells of exactly the best κ the
+argument runs through whichever one is not dominated, and E must cover its bounds as well;
+the interval of a pair targets Δ on the items both graded, and when judges miss items a
+cell's κ on its own items can differ slightly from its κ on a pair's items.) Reference for
+the error spending: Lan and DeMets (1983), Discrete sequential boundaries for clinical
+trials, Biometrika 70(3).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Collection, Sequence
 from typing import NamedTuple
@@ -117,6 +135,7 @@ from mmjudge.studies.race_records import (
     RaceOutcome,
     Reason,
     RoundDecision,
+    unsettled,
 )
 
 # --------------------------------------------------------------------------- order and budget
@@ -131,9 +150,50 @@ def race_order(seed: int, query_ids: Sequence[str], result_ids: Sequence[str]) -
     return np.asarray(ranks, dtype=np.int64)
 
 
-def round_length(rule: RaceConfig, round_number: int, population: int) -> int:
-    """The prefix every active cell reaches in round ``round_number`` (1, 2, ...)."""
-    return min(population, max(round_number, 0) * rule.round_items)
+#: The fewest items a round holds: below it a difference of κ rests on too few items for its
+#: normal approximation (a set of no more items is judged in one round).
+MIN_ROUND_ITEMS = 25
+#: The largest share of the graded items one round holds, so that a race looks at least four
+#: times and can stop before the end.
+MAX_ROUND_SHARE = 0.25
+#: The share of each pair's error budget that pays for the bound on the disagreements a
+#: sample may have missed (:mod:`~mmjudge.studies.race_pairs`); the rest pays for the interval.
+UNSEEN_SHARE = 0.1
+
+
+class RoundPlan(NamedTuple):
+    """The items of every round of a race, and why they are not ``race.round_items``."""
+
+    items: int
+    """Items each round adds to every active cell's prefix."""
+    reason: str | None
+    """Why the rounds are not ``race.round_items`` long (None when they are), for the
+    console."""
+
+
+def planned_round_items(rule: RaceConfig, n_items: int) -> RoundPlan:
+    """The rounds' size on ``n_items`` graded items: ``race.round_items``, but at most a
+    quarter of the items (:data:`MAX_ROUND_SHARE`) and at least :data:`MIN_ROUND_ITEMS` (all
+    of them when there are no more), with the reason when that changes it."""
+    largest = max(math.floor(n_items * MAX_ROUND_SHARE), MIN_ROUND_ITEMS)
+    items = max(min(rule.round_items, largest), 1)
+    if items == rule.round_items:
+        return RoundPlan(items, None)
+    if n_items <= MIN_ROUND_ITEMS:
+        why = f"one round of all {n_items} graded items (there are no more than {MIN_ROUND_ITEMS})"
+    else:
+        why = (
+            f"rounds of {items} items instead: race.round_items={rule.round_items} is more than "
+            f"a quarter of the {n_items} graded items, and a race needs several looks to stop "
+            "early"
+        )
+    return RoundPlan(min(items, n_items), why)
+
+
+def round_length(rule: RaceConfig, round_number: int, n_items: int) -> int:
+    """The prefix every active cell reaches in round ``round_number`` (1, 2, ...) of a race
+    over ``n_items`` graded items."""
+    return min(n_items, max(round_number, 0) * planned_round_items(rule, n_items).items)
 
 
 def alpha_spent(rule: RaceConfig, information: float) -> float:
@@ -141,32 +201,81 @@ def alpha_spent(rule: RaceConfig, information: float) -> float:
     return rule.alpha * min(max(information, 0.0), 1.0) ** rule.rho
 
 
-def round_alpha(rule: RaceConfig, round_number: int, population: int) -> float:
+def round_alpha(rule: RaceConfig, round_number: int, n_items: int) -> float:
     """Round ``round_number``'s share of α: α(u_t) − α(u_{t−1})."""
-    now = round_length(rule, round_number, population) / population
-    before = round_length(rule, round_number - 1, population) / population
+    now = round_length(rule, round_number, n_items) / n_items
+    before = round_length(rule, round_number - 1, n_items) / n_items
     return alpha_spent(rule, now) - alpha_spent(rule, before)
 
 
-def boundaries(rule: RaceConfig, population: int, n_cells: int) -> tuple[float, ...]:
-    """The z of every planned round before the last: the error-spending boundary
-    (:mod:`~mmjudge.studies.race_boundary`) at each round's share of α split over a cell's
-    ``n_cells − 1`` rivals (``inf`` where a round has nothing to spend)."""
-    fractions = look_fractions(rule.round_items, population)
-    rivals = max(n_cells - 1, 1)
-    shares = tuple(round_alpha(rule, t, population) / rivals for t in range(1, len(fractions) + 1))
-    return spending_boundary(shares, fractions)
+def _planned_rounds(rule: RaceConfig, n_items: int) -> int:
+    return math.ceil(n_items / planned_round_items(rule, n_items).items)
 
 
-def critical_value(rule: RaceConfig, prefix: int, population: int, n_cells: int) -> float:
+def pair_share(rule: RaceConfig, round_number: int, n_items: int, n_cells: int) -> float:
+    """One pair's share of α in round ``round_number``: the round's share over a cell's
+    ``n_cells − 1`` rivals."""
+    return round_alpha(rule, round_number, n_items) / max(n_cells - 1, 1)
+
+
+class _Looks(NamedTuple):
+    """Every planned round's z and the level of its disagreement bound, for one pair."""
+
+    z: tuple[float, ...]
+    level: tuple[float, ...]
+
+
+@functools.lru_cache(maxsize=64)
+def _looks(
+    alpha: float, round_items: int, rho: float, target: str, n_items: int, n_cells: int
+) -> _Looks:
+    rule = RaceConfig(alpha=alpha, round_items=round_items, rho=rho, target=target)
+    finite = rule.finite_population
+    size = planned_round_items(rule, n_items).items
+    fractions = look_fractions(size, n_items, last=not finite)
+    shares = [
+        pair_share(rule, t, n_items, n_cells) for t in range(1, _planned_rounds(rule, n_items) + 1)
+    ]
+    z = spending_boundary(
+        tuple((1.0 - UNSEEN_SHARE) * share for share in shares[: len(fractions)]),
+        fractions,
+        without_replacement=finite,
+    )
+    return _Looks(z, tuple(UNSEEN_SHARE * share for share in shares))
+
+
+def _looks_of(rule: RaceConfig, n_items: int, n_cells: int) -> _Looks:
+    return _looks(rule.alpha, rule.round_items, rule.rho, rule.target, n_items, n_cells)
+
+
+def boundaries(rule: RaceConfig, n_items: int, n_cells: int) -> tuple[float, ...]:
+    """The z of every planned round (before the last, for ``race.target=items``, where the
+    full data decides exactly): the error-spending boundary
+    (:mod:`~mmjudge.studies.race_boundary`) at the share of each pair's α that pays for the
+    interval (``inf`` where a round has nothing to spend)."""
+    return _looks_of(rule, n_items, n_cells).z
+
+
+def look_of(rule: RaceConfig, prefix: int, n_items: int) -> int:
+    """The round (1, 2, ...) whose prefix is ``prefix`` items, or that first reached it."""
+    size = planned_round_items(rule, n_items).items
+    return min(max(math.ceil(prefix / size), 1), _planned_rounds(rule, n_items))
+
+
+def critical_value(rule: RaceConfig, prefix: int, n_items: int, n_cells: int) -> float:
     """The z of the round whose prefix is ``prefix`` items: a pair is always judged against
     the boundary of the round its shorter prefix was drawn in (a pair whose cells stopped is
-    not looked at again with a later round's z); 0 once every item is drawn (the full data
-    decides exactly)."""
-    if prefix >= population:
+    not looked at again with a later round's z); with ``race.target=items``, 0 once every
+    item is drawn (the full data decides exactly)."""
+    if rule.finite_population and prefix >= n_items:
         return 0.0
-    planned = boundaries(rule, population, n_cells)
-    return planned[max(math.ceil(prefix / rule.round_items), 1) - 1]
+    return boundaries(rule, n_items, n_cells)[look_of(rule, prefix, n_items) - 1]
+
+
+def unseen_level(rule: RaceConfig, prefix: int, n_items: int, n_cells: int) -> float:
+    """The chance the bound on a pair's unseen disagreements may miss, for the round whose
+    prefix is ``prefix`` items: :data:`UNSEEN_SHARE` of the pair's share of α then."""
+    return _looks_of(rule, n_items, n_cells).level[look_of(rule, prefix, n_items) - 1]
 
 
 # --------------------------------------------------------------------------- one round
@@ -182,10 +291,11 @@ class _Bounds(NamedTuple):
     difference: FloatArray
     width: FloatArray
     n_items: IntArray
-    population: int
+    graded: int
+    """The race's graded items, N."""
 
 
-def _bounds(stats: PairStats, widths: FloatArray, n_cells: int, population: int) -> _Bounds:
+def _bounds(stats: PairStats, widths: FloatArray, n_cells: int, graded: int) -> _Bounds:
     difference = np.zeros((n_cells, n_cells))
     width = np.zeros((n_cells, n_cells))
     n_items = np.zeros((n_cells, n_cells), dtype=np.int64)
@@ -193,7 +303,7 @@ def _bounds(stats: PairStats, widths: FloatArray, n_cells: int, population: int)
     difference[i, j], difference[j, i] = stats.difference, -stats.difference
     width[i, j] = width[j, i] = widths
     n_items[i, j] = n_items[j, i] = stats.n_items
-    return _Bounds(difference, width, n_items, population)
+    return _Bounds(difference, width, n_items, graded)
 
 
 def _evidence(bounds: _Bounds, cell: int, other: int, reason: Reason | None) -> Evidence:
@@ -312,24 +422,20 @@ def decide_round(
     rule. Raises :class:`NoCellCanJudge` when no cell can judge."""
     reference, codes, prices, k = inputs
     lengths = np.asarray(prefixes, dtype=np.int64)
-    n_cells, population = codes.shape
+    n_cells, n_items = codes.shape
     out = frozenset(cannot_judge) | _without_grades(codes, lengths)
     if len(out) == n_cells:
         raise NoCellCanJudge("no cell of the race can judge")
     kappas = own_kappas(reference, codes, lengths, k)
-    prefix = round_length(rule, round_number, population)
-    alpha_round = round_alpha(rule, round_number, population)
-    z = critical_value(rule, prefix, population, n_cells)
-    stats = pair_stats(reference, codes, lengths, k)
-    z_pairs = np.asarray(
-        [critical_value(rule, int(m), population, n_cells) for m in stats.drawn], dtype=float
-    )
-    bounds = _bounds(stats, half_widths(stats, z_pairs, population), n_cells, population)
+    prefix = round_length(rule, round_number, n_items)
+    alpha_round = round_alpha(rule, round_number, n_items)
+    z = critical_value(rule, prefix, n_items, n_cells)
+    bounds = _round_bounds(inputs, lengths, rule)
     dominated = _dominated(bounds, prices, out)
     candidate = candidate_of(kappas, prices, rule.delta, out)
     settled = _settled_against(bounds, prices, dominated, rule.delta, candidate, out)
     active = tuple(sorted([candidate, *(e.cell for e in settled if e.reason is None)]))
-    spent = float((lengths * prices).sum())
+    list_usd = float((lengths * prices).sum())
     ending, chosen = _ending(
         rule, round_number, lengths, prices, kappas, bounds, dominated, out, (candidate, *active)
     )
@@ -344,7 +450,7 @@ def decide_round(
         round=round_number,
         prefix=prefix,
         alpha_round=alpha_round,
-        alpha_total=alpha_spent(rule, prefix / population),
+        alpha_total=alpha_spent(rule, prefix / n_items),
         z=z,
         kappas=tuple(float(x) for x in kappas),
         candidate=candidate,
@@ -354,8 +460,21 @@ def decide_round(
         changes=changes,
         settled=tuple(settled),
         judgments=int(lengths.sum()),
-        usd=spent,
+        list_usd=list_usd,
+        target="items" if rule.finite_population else "population",
     )
+
+
+def _round_bounds(inputs: RaceInputs, lengths: IntArray, rule: RaceConfig) -> _Bounds:
+    """Every pair's difference and half-width on its items, each at the z and disagreement
+    bound of the round its shorter prefix was drawn in."""
+    n_cells, n_items = inputs.grades.shape
+    stats = pair_stats(inputs.reference, inputs.grades, lengths, inputs.n_grades)
+    drawn = [int(m) for m in stats.drawn]
+    z = np.asarray([critical_value(rule, m, n_items, n_cells) for m in drawn], dtype=float)
+    level = np.asarray([unseen_level(rule, m, n_items, n_cells) for m in drawn], dtype=float)
+    finite = n_items if rule.finite_population else None
+    return _bounds(stats, half_widths(stats, z, level, n_items=finite), n_cells, n_items)
 
 
 def _ending(
@@ -372,7 +491,7 @@ def _ending(
     """Whether the race ends after this round, and with which cell: a chosen cell (every
     other settled against it; the cheapest such), else the candidate when the items ran out
     or the next round would pass the dollar cap."""
-    n_cells, population = prices.size, int(bounds.population)
+    n_cells, n_items = prices.size, int(bounds.graded)
     candidate, *active = candidate_and_active
     if n_cells == 1:
         return "one cell", 0
@@ -387,9 +506,9 @@ def _ending(
     ]
     if chosen:
         return "settled", _cheapest(chosen, prices, kappas)
-    if all(lengths[c] >= population for c in active):
+    if all(lengths[c] >= n_items for c in active):
         return "items ran out", candidate
-    next_length = round_length(rule, round_number + 1, population)
+    next_length = round_length(rule, round_number + 1, n_items)
     next_cost = float(sum(max(next_length - lengths[c], 0) * prices[c] for c in active))
     if rule.max_usd is not None and float((lengths * prices).sum()) + next_cost > rule.max_usd:
         return "dollar cap", candidate
@@ -433,6 +552,12 @@ def outcome_of(
     names: tuple[str, ...],
     n_items: int,
 ) -> RaceOutcome:
+    """How the race ended, from its last decision: the choice and its evidence against the
+    runner-up, the judgments and their list-price dollars against the full grid's. The
+    guarantee holds when the race ended settled (or with one cell), or when its items ran out
+    with every interval exact (``race.target=items``) or every other cell settled; not when
+    the dollar cap ended it, nor when the items ran out with cells the race could not
+    separate from the choice (:func:`~mmjudge.studies.race_records.unsettled`)."""
     assert last.chosen is not None and last.ending is not None
     chosen = last.chosen
     out = {e.cell for e in last.settled if e.reason == "cannot judge"}
@@ -455,12 +580,22 @@ def outcome_of(
         runner_up=runner_up,
         versus_runner_up=versus,
         ending=last.ending,
-        guarantee=last.ending != "dollar cap",
+        guarantee=_guaranteed(last),
         rounds=rounds,
         prefixes=tuple(int(x) for x in lengths),
         judgments=int(lengths.sum()),
-        usd=float((lengths * prices).sum()),
+        list_usd=float((lengths * prices).sum()),
         full_judgments=n_items * len(names),
-        full_usd=float(n_items * prices.sum()),
+        full_list_usd=float(n_items * prices.sum()),
         names=names,
     )
+
+
+def _guaranteed(last: RoundDecision) -> bool:
+    """Whether the α guarantee holds for the race that ``last`` ended (see
+    :func:`outcome_of`)."""
+    if last.ending == "dollar cap":
+        return False
+    if last.ending == "items ran out" and last.target == "population":
+        return not unsettled(last)
+    return True

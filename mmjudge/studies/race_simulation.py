@@ -21,8 +21,9 @@ from mmjudge.studies.race_rule import (
 )
 
 
-def race_population(reference: FloatArray, order: IntArray, scale: Sequence[float]) -> IntArray:
-    """``order`` without the items that have no reference grade on the scale."""
+def graded_order(reference: FloatArray, order: IntArray, scale: Sequence[float]) -> IntArray:
+    """``order`` without the items that have no reference grade on the scale: the race's
+    graded items, in race order."""
     codes = grade_codes(as_labels(reference), scale)
     order = np.asarray(order, dtype=np.int64)
     return order[codes[order] >= 0]
@@ -50,8 +51,8 @@ def simulate_race(
     if scale is None:
         seen = np.concatenate([ref, grades.ravel()])
         scale = tuple(float(g) for g in np.unique(seen[~np.isnan(seen)]))
-    population = race_population(ref, order, scale)
-    inputs = race_inputs(ref[population], grades[:, population], prices, scale)
+    graded = graded_order(ref, order, scale)
+    inputs = race_inputs(ref[graded], grades[:, graded], prices, scale)
     n_cells, n_items = inputs.grades.shape
     shown = tuple(names) if names is not None else tuple(str(c) for c in range(n_cells))
     lengths = np.zeros(n_cells, dtype=np.int64)

@@ -1,5 +1,7 @@
 """The race's stopping rule: κ as the project scores it, the jackknife against a plain loop,
-the error budget, and many simulated races against the guarantee."""
+the bound on disagreements a prefix has not seen, the error budget, the rounds' size, the
+target, and many simulated races against the guarantee (the near-tied stress populations
+are in ``test_race_near_ties.py``)."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from mmjudge.studies.race_records import (
     cell_fates,
     cell_prefixes,
     kappa_text,
+    unsettled,
 )
 from mmjudge.studies.race_simulation import full_data_choice, simulate_race
 
@@ -88,7 +91,7 @@ def test_jackknife_matches_a_plain_loop() -> None:
         assert stats.difference[0] == pytest.approx(ka - kb, abs=1e-12)
 
 
-def test_interval_has_zero_width_on_the_full_data() -> None:
+def test_only_the_items_target_has_intervals_of_no_width_on_the_full_data() -> None:
     rng = np.random.default_rng(8)
     truth = rng.integers(0, 4, 50).astype(float)
     inputs = race.race_inputs(
@@ -96,29 +99,63 @@ def test_interval_has_zero_width_on_the_full_data() -> None:
     )
     full = race_pairs.pair_stats(inputs.reference, inputs.grades, np.array([50, 50]), 4)
     part = race_pairs.pair_stats(inputs.reference, inputs.grades, np.array([20, 50]), 4)
-    assert race_pairs.half_widths(full, 3.0, 50)[0] == 0.0
-    assert 0.0 < race_pairs.half_widths(part, 3.0, 50)[0] < math.inf
+    # the items themselves (race.target=items): the full data decides exactly
+    assert race_pairs.half_widths(full, 3.0, 0.01, n_items=50)[0] == 0.0
+    assert 0.0 < race_pairs.half_widths(part, 3.0, 0.01, n_items=50)[0] < math.inf
+    # the population they were drawn from (the default): every item judged leaves a width
+    se = race_pairs.bounded_se(full, 0.01)[0]
+    assert race_pairs.half_widths(full, 3.0, 0.01)[0] == pytest.approx(3.0 * se) and se > 0
+    shrunk = race_pairs.half_widths(part, 3.0, 0.01, n_items=50)[0]
+    assert race_pairs.half_widths(part, 3.0, 0.01)[0] == pytest.approx(shrunk / math.sqrt(0.6))
 
 
 def test_error_budget_spends_alpha_once() -> None:
-    rule = RaceConfig(alpha=0.05, round_items=30, rho=2.0)
-    shares = [race.round_alpha(rule, t, 100) for t in range(1, 6)]
+    rule = RaceConfig(alpha=0.05, round_items=30, rho=2.0, target="items")
+    shares = [race.round_alpha(rule, t, 120) for t in range(1, 6)]
     assert sum(shares) == pytest.approx(0.05)
-    assert shares[0] == pytest.approx(0.05 * 0.3**2)
-    assert race.round_alpha(rule, 5, 100) == 0.0  # nothing new to draw: nothing to spend
-    # the last round draws every item: the full data decides, with intervals of no width
-    assert race.critical_value(rule, 100, 100, 7) == 0.0
-    planned = race.boundaries(rule, 100, 7)
-    assert len(planned) == 3 and race.critical_value(rule, 60, 100, 7) == planned[1]
+    assert shares[0] == pytest.approx(0.05 * 0.25**2)
+    assert race.round_alpha(rule, 5, 120) == 0.0  # nothing new to draw: nothing to spend
+    # with the items as the target the last round decides exactly, with intervals of no width
+    assert race.critical_value(rule, 120, 120, 7) == 0.0
+    planned = race.boundaries(rule, 120, 7)
+    assert len(planned) == 3 and race.critical_value(rule, 60, 120, 7) == planned[1]
+    # with the population as the target (the default) the last round is a look like any other
+    rule = dataclasses.replace(rule, target="population")
+    planned = race.boundaries(rule, 120, 7)
+    assert len(planned) == 4 and race.critical_value(rule, 120, 120, 7) == planned[3] > 2.0
+    # each pair's share of a round: a tenth for the bound on unseen disagreements
+    assert race.unseen_level(rule, 60, 120, 7) == pytest.approx(0.1 * shares[1] / 6)
 
 
-def test_the_boundary_spends_each_rounds_share_on_paths_it_was_not_fitted_on() -> None:
-    fractions = (0.2, 0.4, 0.6, 0.8)
+def test_rounds_are_at_most_a_quarter_of_the_items_and_say_so() -> None:
+    rule = RaceConfig()  # race.round_items=200
+    assert race.planned_round_items(rule, 4423) == (200, None)
+    sixty = race.planned_round_items(rule, 60)
+    assert (
+        sixty.items == 25 and "200" in str(sixty.reason) and "60 graded items" in str(sixty.reason)
+    )
+    assert [race.round_length(rule, t, 60) for t in (1, 2, 3, 4)] == [25, 50, 60, 60]
+    assert race.planned_round_items(RaceConfig(round_items=300), 1000).items == 250
+    few = race.planned_round_items(rule, 20)
+    assert few.items == 20 and "one round" in str(few.reason)
+    assert race.planned_round_items(RaceConfig(round_items=10), 60) == (10, None)
+
+
+@pytest.mark.parametrize("without_replacement", [True, False])
+def test_the_boundary_spends_each_rounds_share_on_paths_it_was_not_fitted_on(
+    without_replacement: bool,
+) -> None:
+    # nested samples of a finite set of items, or independent draws from a population (whose
+    # last look may be every item, u = 1)
+    fractions = (0.2, 0.4, 0.6, 0.8) if without_replacement else (0.25, 0.5, 0.75, 1.0)
     shares = (0.002, 0.004, 0.004, 0.004)
-    z = spending_boundary(shares, fractions)
+    z = spending_boundary(shares, fractions, without_replacement=without_replacement)
     u = np.asarray(fractions)
     low, high = np.minimum.outer(u, u), np.maximum.outer(u, u)
-    correlation = np.sqrt(low * (1 - high) / (high * (1 - low)))
+    if without_replacement:
+        correlation = np.sqrt(low * (1 - high) / (high * (1 - low)))
+    else:
+        correlation = np.sqrt(low / high)
     rng = np.random.default_rng(7)  # not the boundary's own seed
     paths = rng.multivariate_normal(np.zeros(4), correlation, size=400_000)
     crossed = (paths >= np.asarray(z)).any(axis=1).mean()
@@ -140,17 +177,27 @@ def test_order_is_a_function_of_the_seed_and_the_items() -> None:
     assert race.race_order(5, queries, results).tolist() != order.tolist()
 
 
-def test_full_data_decides_exactly() -> None:
-    """With one round of every item the intervals are exact: the full grid's own choice."""
+def test_the_full_data_decides_exactly_only_where_the_items_are_the_target() -> None:
+    """Every item judged: with ``race.target=items`` the intervals are exact and the choice
+    is the full grid's own; by default a pair the items cannot separate stays unsettled, and
+    the race says so instead of printing an interval of no width."""
     rng = np.random.default_rng(1)
     truth = rng.integers(0, 4, 300).astype(float)
-    judges = np.vstack([noisy_judge(rng, truth, p) for p in (0.6, 0.55, 0.2)])
+    judges = np.vstack([noisy_judge(rng, truth, p) for p in (0.6, 0.58, 0.2)])
     prices = [3.0, 1.0, 0.5]
-    rule = RaceConfig(round_items=300)
-    out = simulate_race(truth, judges, prices, np.arange(300), rule, scale=SCALE)
-    _, choice = full_data_choice(truth, judges, prices, scale=SCALE, delta=rule.delta)
-    assert out.chosen == choice and len(out.rounds) == 1 and out.guarantee
-    assert out.judgments == out.full_judgments == 900
+    inputs = race.race_inputs(truth, judges, prices, SCALE)
+    exact = RaceConfig(round_items=75, target="items")
+    last = race.decide_round(inputs, [300] * 3, exact, 4)
+    _, choice = full_data_choice(truth, judges, prices, scale=SCALE, delta=exact.delta)
+    assert last.chosen == choice and last.ending == "settled" and last.z == 0.0
+    assert all(e.low == e.high == e.difference for e in last.settled)
+    population = dataclasses.replace(exact, target="population")
+    sampled = race.decide_round(inputs, [300] * 3, population, 4)
+    assert sampled.ending == "items ran out" and sampled.chosen == choice == 0
+    assert all(e.high > e.low for e in sampled.settled) and sampled.target == "population"
+    # the cheaper judge, 0.12 below the choice here, might be within δ of it on the
+    # population: 300 items cannot tell
+    assert [e.cell for e in unsettled(sampled)] == [1]
 
 
 def test_dollar_cap_ends_the_race_without_the_guarantee() -> None:
@@ -160,7 +207,7 @@ def test_dollar_cap_ends_the_race_without_the_guarantee() -> None:
     rule = RaceConfig(round_items=100, max_usd=1.0)
     out = simulate_race(truth, judges, [0.002, 0.001], np.arange(2000), rule, scale=SCALE)
     assert out.ending == "dollar cap" and not out.guarantee
-    assert out.usd <= 1.0
+    assert out.list_usd <= 1.0
 
 
 def synthetic_race(seed: int, rule: RaceConfig) -> tuple[race.RaceOutcome, np.ndarray, int]:
@@ -186,7 +233,7 @@ def test_simulated_races_keep_the_guarantee_and_drop_a_random_judge_early() -> N
         out, kappas, _ = synthetic_race(seed, rule)
         misses += kappas[out.chosen] < kappas.max() - rule.delta - 1e-12
         random_prefixes.append(out.prefixes[4])
-        spent.append(out.usd / out.full_usd)
+        spent.append(out.list_usd / out.full_list_usd)
     # P(Binomial(60, 0.1) > 13) < 0.01: a rule that broke its budget would fail here.
     assert misses <= 13
     assert np.median(random_prefixes) <= 300, random_prefixes
@@ -205,10 +252,10 @@ def test_a_stopped_cell_resumes_when_the_candidate_changes() -> None:
             if decision.ending is None:
                 assert decision.candidate in decision.active
             for change in decision.changes:
-                if change.action == "stopped":
-                    assert change.evidence.reason is not None
-                else:
+                if change.action == "resumed":
                     assert change.evidence.reason is None
+                elif decision.ending is None:  # only the end stops a cell not settled
+                    assert change.evidence.reason is not None
 
 
 def test_a_cells_fate_is_its_last_stop_and_the_chosen_cell_is_chosen() -> None:
@@ -235,8 +282,9 @@ def test_a_judge_without_a_single_grade_leaves_the_race_instead_of_keeping_it_go
     rule = RaceConfig(round_items=100)
     alone = simulate_race(truth, [good, fair], [2.0, 1.0], order, rule, scale=SCALE)
     out = simulate_race(truth, [good, fair, broken], [2.0, 1.0, 0.5], order, rule, scale=SCALE)
-    # it stops in the first round, and the others decide as they would without it
-    assert out.prefixes == (*alone.prefixes, 100) and out.chosen == alone.chosen == 0
+    # it stops in the first round, and the others decide as they would without it (with the
+    # error budget of a race of three)
+    assert out.prefixes[2] == 100 and out.chosen == alone.chosen == 0
     first = out.rounds[0]
     assert [(c.cell, c.evidence.reason) for c in first.changes if c.cell == 2] == [
         (2, "cannot judge")
