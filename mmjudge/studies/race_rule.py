@@ -78,6 +78,19 @@ against it. A cell that stopped earlier but is no longer settled against the cur
 resumes from where its prefix ended (with the real runner an ordinary resume: nothing is paid
 twice).
 
+**Cannot separate at this size** (the population target only). A pair the items cannot
+settle is not worth paying for to the end: a cell not cheaper than the candidate stops
+judging when its pair with the candidate, from at least :data:`REACH_DISAGREEMENTS`
+disagreements, would need more than :data:`BEYOND_REACH` times the race's graded items to be
+settled (its half-width shrinking as one over the square root of the items:
+:func:`~mmjudge.studies.race_records.more_items`, the same figure the race prints as "about N
+more labelled items would"). Judging every item would end the same way — the pair unsettled —
+and with the population as the target the full data's κ are estimates too, not a verdict.
+When every other cell is settled or cannot be separated, the race ends (``cannot separate``)
+with the candidate, says which pairs it could not separate and how many more labelled items
+would, and claims no guarantee. Only dear cells stop this way: a cheaper cell stays, so the
+race never gives up a cheap judge that more items could still show to be within δ.
+
 **A cell that cannot judge** leaves the race: a cell that judged its prefix without a single
 grade (every call failed, or no answer could be read), or one the runner reports out (its run
 reached its own dollar cap). It is settled against every candidate (reason ``cannot judge``),
@@ -88,16 +101,19 @@ Other endings: the items run out (the candidate is chosen: the full grid's own c
 ``race.target=items`` every interval is then exact, while by default the cells still
 unsettled against it are reported as not separable at this size), the dollar cap
 ``max_usd`` would be passed by the next round (the candidate is chosen and the guarantee
-does not hold), or there is one cell.
+does not hold), every cell left cannot be separated from the candidate at this size (above),
+or there is one cell.
 
 **Guarantee.** Let b be the cell of highest κ on the target (the population, or with
 ``race.target=items`` the full data). Under E, b is never settled against a candidate by (b)
 (that would need κ_c > κ_b + δ), and it is dominated (c) only by a cell of the same κ. So when
 the race ends settled with c, either c = b, or b is settled against c by (a), and
 κ_c ≥ κ_b − δ. Hence P(the race ends settled on a choice more than δ below the best) ≤ α.
-Judged against the full data the bound holds for every ending but the dollar cap: the
-population's intervals are wider than the finite-population ones, and a race whose items
-ran out chooses the full data's own candidate. (With two cells of exactly the best κ the
+Judged against the full data the bound holds for every ending but the dollar cap and
+``cannot separate``: the population's intervals are wider than the finite-population ones,
+and a race whose items ran out chooses the full data's own candidate. (A race that ends
+``cannot separate`` says so and claims nothing; on LLMJudge its choice was within δ of the
+full-data best in every seed, benchmarks/race.py.) (With two cells of exactly the best κ the
 argument runs through whichever one is not dominated, and E must cover its bounds as well;
 the interval of a pair targets Δ on the items both graded, and when judges miss items a
 cell's κ on its own items can differ slightly from its κ on a pair's items.) Reference for
@@ -107,6 +123,7 @@ trials, Biometrika 70(3).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Collection, Sequence
@@ -135,6 +152,7 @@ from mmjudge.studies.race_records import (
     RaceOutcome,
     Reason,
     RoundDecision,
+    more_items,
     unsettled,
 )
 
@@ -291,6 +309,7 @@ class _Bounds(NamedTuple):
     difference: FloatArray
     width: FloatArray
     n_items: IntArray
+    disagreements: IntArray
     graded: int
     """The race's graded items, N."""
 
@@ -299,11 +318,13 @@ def _bounds(stats: PairStats, widths: FloatArray, n_cells: int, graded: int) -> 
     difference = np.zeros((n_cells, n_cells))
     width = np.zeros((n_cells, n_cells))
     n_items = np.zeros((n_cells, n_cells), dtype=np.int64)
+    disagreements = np.zeros((n_cells, n_cells), dtype=np.int64)
     i, j = stats.first, stats.second
     difference[i, j], difference[j, i] = stats.difference, -stats.difference
     width[i, j] = width[j, i] = widths
     n_items[i, j] = n_items[j, i] = stats.n_items
-    return _Bounds(difference, width, n_items, graded)
+    disagreements[i, j] = disagreements[j, i] = stats.disagreements
+    return _Bounds(difference, width, n_items, disagreements, graded)
 
 
 def _evidence(bounds: _Bounds, cell: int, other: int, reason: Reason | None) -> Evidence:
@@ -434,11 +455,15 @@ def decide_round(
     dominated = _dominated(bounds, prices, out)
     candidate = candidate_of(kappas, prices, rule.delta, out)
     settled = _settled_against(bounds, prices, dominated, rule.delta, candidate, out)
+    if not rule.finite_population:
+        settled = [_beyond_reach(e, bounds, prices, rule.delta) for e in settled]
     active = tuple(sorted([candidate, *(e.cell for e in settled if e.reason is None)]))
     list_usd = float((lengths * prices).sum())
     ending, chosen = _ending(
         rule, round_number, lengths, prices, kappas, bounds, dominated, out, (candidate, *active)
     )
+    if ending is None and len(active) == 1:
+        ending, chosen = "cannot separate", candidate
     before = set(range(n_cells) if previous_active is None else previous_active)
     after = set(active) if ending is None else set()
     if chosen is not None and chosen != candidate:  # the evidence is against the choice
@@ -463,6 +488,29 @@ def decide_round(
         list_usd=list_usd,
         target="items" if rule.finite_population else "population",
     )
+
+
+#: With the population as the target, a cell not cheaper than the candidate stops judging
+#: when the pair would need more than this many times the race's graded items to be settled
+#: (:func:`~mmjudge.studies.race_records.more_items`) ...
+BEYOND_REACH = 2.0
+#: ... a projection resting on at least this many disagreements between the two (with fewer,
+#: the bound on unseen ones, not what was seen, sets the width it would extrapolate).
+REACH_DISAGREEMENTS = 50
+
+
+def _beyond_reach(e: Evidence, bounds: _Bounds, prices: FloatArray, delta: float) -> Evidence:
+    """``e`` (a cell against the candidate) marked ``cannot separate at this size`` when the
+    items cannot settle it: see the module docstring."""
+    pair = (e.cell, e.comparator)
+    if e.reason is not None or prices[e.cell] < prices[e.comparator]:
+        return e
+    if bounds.disagreements[pair] < REACH_DISAGREEMENTS:
+        return e
+    needed = more_items(e, delta, not_cheaper=True)
+    if math.isfinite(needed) and needed > BEYOND_REACH * bounds.graded:
+        return dataclasses.replace(e, reason="cannot separate at this size")
+    return e
 
 
 def _round_bounds(inputs: RaceInputs, lengths: IntArray, rule: RaceConfig) -> _Bounds:
@@ -556,8 +604,8 @@ def outcome_of(
     runner-up, the judgments and their list-price dollars against the full grid's. The
     guarantee holds when the race ended settled (or with one cell), or when its items ran out
     with every interval exact (``race.target=items``) or every other cell settled; not when
-    the dollar cap ended it, nor when the items ran out with cells the race could not
-    separate from the choice (:func:`~mmjudge.studies.race_records.unsettled`)."""
+    the dollar cap ended it, nor when it ended with cells it could not separate from the
+    choice at this size (:func:`~mmjudge.studies.race_records.unsettled`)."""
     assert last.chosen is not None and last.ending is not None
     chosen = last.chosen
     out = {e.cell for e in last.settled if e.reason == "cannot judge"}
@@ -594,7 +642,7 @@ def outcome_of(
 def _guaranteed(last: RoundDecision) -> bool:
     """Whether the α guarantee holds for the race that ``last`` ended (see
     :func:`outcome_of`)."""
-    if last.ending == "dollar cap":
+    if last.ending in ("dollar cap", "cannot separate"):
         return False
     if last.ending == "items ran out" and last.target == "population":
         return not unsettled(last)

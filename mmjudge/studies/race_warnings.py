@@ -44,9 +44,10 @@ def chosen_kappa(inputs: RaceInputs, outcome: RaceOutcome, rule: RaceConfig) -> 
 
 def race_warnings(inputs: RaceInputs, outcome: RaceOutcome, rule: RaceConfig) -> list[str]:
     """The cautions of an ended race, one line each: the chosen judge may be no better than
-    chance (its 95% κ interval reaches 0, or is not known), and, when the items ran out with
-    the race's target the population, each judge it could not separate from its choice,
-    with about how many more labelled items would (:func:`~mmjudge.studies.race_records.
+    chance (its 95% κ interval reaches 0, or is not known), and, when the race ended with
+    judges it could not separate from its choice at this size (``cannot separate``, or the
+    items ran out with the population as the target), each of them, with about how many
+    more labelled items would (:func:`~mmjudge.studies.race_records.
     more_items`). Empty when there is nothing to warn of."""
     names = outcome.names or tuple(str(c) for c in range(inputs.grades.shape[0]))
     chosen = names[outcome.chosen]
@@ -64,7 +65,10 @@ def race_warnings(inputs: RaceInputs, outcome: RaceOutcome, rule: RaceConfig) ->
             "random has κ 0)"
         )
     last = outcome.rounds[-1] if outcome.rounds else None
-    if last is not None and outcome.ending == "items ran out" and last.target == "population":
+    at_size = outcome.ending == "cannot separate" or (
+        outcome.ending == "items ran out" and last is not None and last.target == "population"
+    )
+    if last is not None and at_size:
         prices = inputs.prices
         for evidence in unsettled(last):
             needed = more_items(
