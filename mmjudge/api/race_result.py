@@ -22,6 +22,7 @@ from mmjudge.studies.race_records import (
     cell_fates,
     kappa_text,
     round_from_dict,
+    settings_from_file,
 )
 
 
@@ -110,7 +111,7 @@ class RaceResult:
                 f"  against {self.cells[outcome.runner_up].name}: "
                 f"κ diff {versus.bounds_text(items=True)}"
             )
-        if not outcome.guarantee:
+        if outcome.ending == "dollar cap":
             lines.append("  the dollar cap ended the race: the choice carries no guarantee")
         share = outcome.judgments / outcome.full_judgments if outcome.full_judgments else 0.0
         lines.append(
@@ -172,7 +173,7 @@ def taken_up(folder: Path, result: RaceResult) -> list[RoundDecision]:
     same = (
         [_own(c["overrides"]) for c in earlier["cells"]]
         == [_own(c.overrides) for c in result.cells]
-        and earlier["settings"] == finite(dataclasses.asdict(result.settings))
+        and settings_from_file(earlier["settings"]) == finite(dataclasses.asdict(result.settings))
         and earlier["seed"] == result.seed
         and earlier["population"] == result.population
     )

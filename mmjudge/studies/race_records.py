@@ -7,10 +7,16 @@ runner's to report beside them."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from mmjudge.config.race import RaceConfig
 
 #: Version of the records' layout. 2: dollars named ``list_usd`` (forecasts at list prices,
 #: not spending), and each round says what its intervals target; version 1 rounds (``usd``,
@@ -158,6 +164,14 @@ def _number(value: Any) -> float:
     return math.nan if value is None else float(value)
 
 
+def settings_from_file(settings: dict[str, Any]) -> dict[str, Any]:
+    """A race's ``race`` settings as its file gives them, with those an earlier layout did not
+    write at their defaults (``target``, new in version 2), so a race started before an
+    upgrade is taken up by the same command."""
+    defaults = dataclasses.asdict(RaceConfig())
+    return {**defaults, **settings} if set(settings) <= set(defaults) else dict(settings)
+
+
 def evidence_from_dict(data: dict[str, Any]) -> Evidence:
     """An :class:`Evidence` read back from its JSON form."""
     fields = dict(data)
@@ -274,3 +288,60 @@ def fates_by_folder(race: dict[str, Any]) -> dict[str, str]:
     rounds = [round_from_dict(r) for r in race["rounds"]]
     fates = cell_fates(rounds, len(race["cells"]))
     return {str(cell["run_dir"]): fate for cell, fate in zip(race["cells"], fates, strict=True)}
+
+
+def outcome_of(
+    last: RoundDecision,
+    rounds: tuple[RoundDecision, ...],
+    lengths: npt.NDArray[np.int64],
+    prices: npt.NDArray[np.float64],
+    names: tuple[str, ...],
+    n_items: int,
+) -> RaceOutcome:
+    """How the race ended, from its last decision: the choice and its evidence against the
+    runner-up, the judgments and their list-price dollars against the full grid's. The
+    guarantee holds when the race ended settled (or with one cell), or when its items ran out
+    with every interval exact (``race.target=items``) or every other cell settled; not when
+    the dollar cap ended it, nor when it ended with cells it could not separate from the
+    choice at this size (:func:`~mmjudge.studies.race_records.unsettled`)."""
+    assert last.chosen is not None and last.ending is not None
+    chosen = last.chosen
+    out = {e.cell for e in last.settled if e.reason == "cannot judge"}
+    others = [c for c in range(len(names)) if c != chosen and c not in out]
+    kappas = np.asarray(last.kappas)
+    runner_up = max(others, key=lambda c: np.nan_to_num(kappas[c], nan=-2.0)) if others else None
+    versus = None
+    if runner_up is not None:
+        found = [e for e in last.settled if e.cell == runner_up and e.comparator == chosen]
+        if found:
+            e = found[0]
+            versus = Evidence(
+                chosen, e.reason, runner_up, -e.difference, -e.high, -e.low, e.n_items
+            )
+    return RaceOutcome(
+        schema_version=SCHEMA_VERSION,
+        chosen=chosen,
+        name=names[chosen],
+        kappa=float(kappas[chosen]),
+        runner_up=runner_up,
+        versus_runner_up=versus,
+        ending=last.ending,
+        guarantee=_guaranteed(last),
+        rounds=rounds,
+        prefixes=tuple(int(x) for x in lengths),
+        judgments=int(lengths.sum()),
+        list_usd=float((lengths * prices).sum()),
+        full_judgments=n_items * len(names),
+        full_list_usd=float(n_items * prices.sum()),
+        names=names,
+    )
+
+
+def _guaranteed(last: RoundDecision) -> bool:
+    """Whether the α guarantee holds for the race that ``last`` ended (see
+    :func:`outcome_of`)."""
+    if last.ending in ("dollar cap", "cannot separate"):
+        return False
+    if last.ending == "items ran out" and last.target == "population":
+        return not unsettled(last)
+    return True

@@ -124,7 +124,6 @@ trials, Biometrika 70(3).
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 from collections.abc import Collection, Sequence
 from typing import NamedTuple
@@ -134,7 +133,6 @@ import numpy as np
 from mmjudge.config.race import RaceConfig
 from mmjudge.data.sample import item_rank
 from mmjudge.metrics.labels import as_labels
-from mmjudge.studies.race_boundary import look_fractions, spending_boundary
 from mmjudge.studies.race_pairs import (
     FloatArray,
     IntArray,
@@ -149,14 +147,45 @@ from mmjudge.studies.race_records import (
     CellChange,
     Ending,
     Evidence,
-    RaceOutcome,
     Reason,
     RoundDecision,
     more_items,
-    unsettled,
+    outcome_of,
+)
+from mmjudge.studies.race_rounds import (
+    MAX_ROUND_SHARE,
+    MIN_ROUND_ITEMS,
+    UNSEEN_SHARE,
+    RoundPlan,
+    alpha_spent,
+    boundaries,
+    critical_value,
+    look_of,
+    pair_share,
+    planned_round_items,
+    round_alpha,
+    round_length,
+    unseen_level,
 )
 
-# --------------------------------------------------------------------------- order and budget
+# --------------------------------------------------------------------------- order
+
+__all__ = [  # the rounds and the budget (race_rounds) and the outcome are read here too
+    "MAX_ROUND_SHARE",
+    "MIN_ROUND_ITEMS",
+    "UNSEEN_SHARE",
+    "RoundPlan",
+    "alpha_spent",
+    "boundaries",
+    "critical_value",
+    "look_of",
+    "outcome_of",
+    "pair_share",
+    "planned_round_items",
+    "round_alpha",
+    "round_length",
+    "unseen_level",
+]
 
 
 def race_order(seed: int, query_ids: Sequence[str], result_ids: Sequence[str]) -> IntArray:
@@ -166,134 +195,6 @@ def race_order(seed: int, query_ids: Sequence[str], result_ids: Sequence[str]) -
     pairs = list(zip(query_ids, result_ids, strict=True))
     ranks = sorted(range(len(pairs)), key=lambda i: (item_rank(seed, *pairs[i]), pairs[i]))
     return np.asarray(ranks, dtype=np.int64)
-
-
-#: The fewest items a round holds: below it a difference of κ rests on too few items for its
-#: normal approximation (a set of no more items is judged in one round).
-MIN_ROUND_ITEMS = 25
-#: The largest share of the graded items one round holds, so that a race looks at least four
-#: times and can stop before the end.
-MAX_ROUND_SHARE = 0.25
-#: The share of each pair's error budget that pays for the bound on the disagreements a
-#: sample may have missed (:mod:`~mmjudge.studies.race_pairs`); the rest pays for the interval.
-UNSEEN_SHARE = 0.1
-
-
-class RoundPlan(NamedTuple):
-    """The items of every round of a race, and why they are not ``race.round_items``."""
-
-    items: int
-    """Items each round adds to every active cell's prefix."""
-    reason: str | None
-    """Why the rounds are not ``race.round_items`` long (None when they are), for the
-    console."""
-
-
-def planned_round_items(rule: RaceConfig, n_items: int) -> RoundPlan:
-    """The rounds' size on ``n_items`` graded items: ``race.round_items``, but at most a
-    quarter of the items (:data:`MAX_ROUND_SHARE`) and at least :data:`MIN_ROUND_ITEMS` (all
-    of them when there are no more), with the reason when that changes it."""
-    largest = max(math.floor(n_items * MAX_ROUND_SHARE), MIN_ROUND_ITEMS)
-    items = max(min(rule.round_items, largest), 1)
-    if items == rule.round_items:
-        return RoundPlan(items, None)
-    if n_items <= MIN_ROUND_ITEMS:
-        why = f"one round of all {n_items} graded items (there are no more than {MIN_ROUND_ITEMS})"
-    else:
-        why = (
-            f"rounds of {items} items instead: race.round_items={rule.round_items} is more than "
-            f"a quarter of the {n_items} graded items, and a race needs several looks to stop "
-            "early"
-        )
-    return RoundPlan(min(items, n_items), why)
-
-
-def round_length(rule: RaceConfig, round_number: int, n_items: int) -> int:
-    """The prefix every active cell reaches in round ``round_number`` (1, 2, ...) of a race
-    over ``n_items`` graded items."""
-    return min(n_items, max(round_number, 0) * planned_round_items(rule, n_items).items)
-
-
-def alpha_spent(rule: RaceConfig, information: float) -> float:
-    """α(u) = α·u^ρ: the error budget spent once a share ``u`` of the items is drawn."""
-    return rule.alpha * min(max(information, 0.0), 1.0) ** rule.rho
-
-
-def round_alpha(rule: RaceConfig, round_number: int, n_items: int) -> float:
-    """Round ``round_number``'s share of α: α(u_t) − α(u_{t−1})."""
-    now = round_length(rule, round_number, n_items) / n_items
-    before = round_length(rule, round_number - 1, n_items) / n_items
-    return alpha_spent(rule, now) - alpha_spent(rule, before)
-
-
-def _planned_rounds(rule: RaceConfig, n_items: int) -> int:
-    return math.ceil(n_items / planned_round_items(rule, n_items).items)
-
-
-def pair_share(rule: RaceConfig, round_number: int, n_items: int, n_cells: int) -> float:
-    """One pair's share of α in round ``round_number``: the round's share over a cell's
-    ``n_cells − 1`` rivals."""
-    return round_alpha(rule, round_number, n_items) / max(n_cells - 1, 1)
-
-
-class _Looks(NamedTuple):
-    """Every planned round's z and the level of its disagreement bound, for one pair."""
-
-    z: tuple[float, ...]
-    level: tuple[float, ...]
-
-
-@functools.lru_cache(maxsize=64)
-def _looks(
-    alpha: float, round_items: int, rho: float, target: str, n_items: int, n_cells: int
-) -> _Looks:
-    rule = RaceConfig(alpha=alpha, round_items=round_items, rho=rho, target=target)
-    finite = rule.finite_population
-    size = planned_round_items(rule, n_items).items
-    fractions = look_fractions(size, n_items, last=not finite)
-    shares = [
-        pair_share(rule, t, n_items, n_cells) for t in range(1, _planned_rounds(rule, n_items) + 1)
-    ]
-    z = spending_boundary(
-        tuple((1.0 - UNSEEN_SHARE) * share for share in shares[: len(fractions)]),
-        fractions,
-        without_replacement=finite,
-    )
-    return _Looks(z, tuple(UNSEEN_SHARE * share for share in shares))
-
-
-def _looks_of(rule: RaceConfig, n_items: int, n_cells: int) -> _Looks:
-    return _looks(rule.alpha, rule.round_items, rule.rho, rule.target, n_items, n_cells)
-
-
-def boundaries(rule: RaceConfig, n_items: int, n_cells: int) -> tuple[float, ...]:
-    """The z of every planned round (before the last, for ``race.target=items``, where the
-    full data decides exactly): the error-spending boundary
-    (:mod:`~mmjudge.studies.race_boundary`) at the share of each pair's α that pays for the
-    interval (``inf`` where a round has nothing to spend)."""
-    return _looks_of(rule, n_items, n_cells).z
-
-
-def look_of(rule: RaceConfig, prefix: int, n_items: int) -> int:
-    """The round (1, 2, ...) whose prefix is ``prefix`` items, or that first reached it."""
-    size = planned_round_items(rule, n_items).items
-    return min(max(math.ceil(prefix / size), 1), _planned_rounds(rule, n_items))
-
-
-def critical_value(rule: RaceConfig, prefix: int, n_items: int, n_cells: int) -> float:
-    """The z of the round whose prefix is ``prefix`` items: a pair is always judged against
-    the boundary of the round its shorter prefix was drawn in (a pair whose cells stopped is
-    not looked at again with a later round's z); with ``race.target=items``, 0 once every
-    item is drawn (the full data decides exactly)."""
-    if rule.finite_population and prefix >= n_items:
-        return 0.0
-    return boundaries(rule, n_items, n_cells)[look_of(rule, prefix, n_items) - 1]
-
-
-def unseen_level(rule: RaceConfig, prefix: int, n_items: int, n_cells: int) -> float:
-    """The chance the bound on a pair's unseen disagreements may miss, for the round whose
-    prefix is ``prefix`` items: :data:`UNSEEN_SHARE` of the pair's share of α then."""
-    return _looks_of(rule, n_items, n_cells).level[look_of(rule, prefix, n_items) - 1]
 
 
 # --------------------------------------------------------------------------- one round
@@ -448,46 +349,56 @@ def decide_round(
     if len(out) == n_cells:
         raise NoCellCanJudge("no cell of the race can judge")
     kappas = own_kappas(reference, codes, lengths, k)
-    prefix = round_length(rule, round_number, n_items)
-    alpha_round = round_alpha(rule, round_number, n_items)
-    z = critical_value(rule, prefix, n_items, n_cells)
     bounds = _round_bounds(inputs, lengths, rule)
     dominated = _dominated(bounds, prices, out)
     candidate = candidate_of(kappas, prices, rule.delta, out)
-    settled = _settled_against(bounds, prices, dominated, rule.delta, candidate, out)
-    if not rule.finite_population:
-        settled = [_beyond_reach(e, bounds, prices, rule.delta) for e in settled]
+    settled = _against(bounds, prices, dominated, rule, candidate, out)
     active = tuple(sorted([candidate, *(e.cell for e in settled if e.reason is None)]))
-    list_usd = float((lengths * prices).sum())
     ending, chosen = _ending(
         rule, round_number, lengths, prices, kappas, bounds, dominated, out, (candidate, *active)
     )
-    if ending is None and len(active) == 1:
+    if ending is None and len(active) == 1:  # the others are settled or out of reach
         ending, chosen = "cannot separate", candidate
     before = set(range(n_cells) if previous_active is None else previous_active)
     after = set(active) if ending is None else set()
     if chosen is not None and chosen != candidate:  # the evidence is against the choice
         settled = _settled_against(bounds, prices, dominated, rule.delta, chosen, out)
     kept = after if chosen is None else {chosen}
-    changes = _changes(before, kept, settled, bounds, candidate if chosen is None else chosen)
+    prefix = round_length(rule, round_number, n_items)
     return RoundDecision(
         schema_version=SCHEMA_VERSION,
         round=round_number,
         prefix=prefix,
-        alpha_round=alpha_round,
+        alpha_round=round_alpha(rule, round_number, n_items),
         alpha_total=alpha_spent(rule, prefix / n_items),
-        z=z,
+        z=critical_value(rule, prefix, n_items, n_cells),
         kappas=tuple(float(x) for x in kappas),
         candidate=candidate,
         chosen=chosen,
         ending=ending,
         active=tuple(sorted(after)),
-        changes=changes,
+        changes=_changes(before, kept, settled, bounds, candidate if chosen is None else chosen),
         settled=tuple(settled),
         judgments=int(lengths.sum()),
-        list_usd=list_usd,
+        list_usd=float((lengths * prices).sum()),
         target="items" if rule.finite_population else "population",
     )
+
+
+def _against(
+    bounds: _Bounds,
+    prices: FloatArray,
+    dominated: dict[int, int],
+    rule: RaceConfig,
+    candidate: int,
+    out: frozenset[int],
+) -> list[Evidence]:
+    """Every other cell against the candidate, settled or not, and with the population as
+    the target those the items cannot separate from it."""
+    settled = _settled_against(bounds, prices, dominated, rule.delta, candidate, out)
+    if rule.finite_population:
+        return settled
+    return [_beyond_reach(e, bounds, prices, rule.delta) for e in settled]
 
 
 #: With the population as the target, a cell not cheaper than the candidate stops judging
@@ -587,63 +498,3 @@ def _changes(
         evidence = by_cell.get(cell, _evidence(bounds, cell, candidate, None))
         out.append(CellChange(cell, "resumed", evidence))
     return tuple(out)
-
-
-# --------------------------------------------------------------------------- how it ended
-
-
-def outcome_of(
-    last: RoundDecision,
-    rounds: tuple[RoundDecision, ...],
-    lengths: IntArray,
-    prices: FloatArray,
-    names: tuple[str, ...],
-    n_items: int,
-) -> RaceOutcome:
-    """How the race ended, from its last decision: the choice and its evidence against the
-    runner-up, the judgments and their list-price dollars against the full grid's. The
-    guarantee holds when the race ended settled (or with one cell), or when its items ran out
-    with every interval exact (``race.target=items``) or every other cell settled; not when
-    the dollar cap ended it, nor when it ended with cells it could not separate from the
-    choice at this size (:func:`~mmjudge.studies.race_records.unsettled`)."""
-    assert last.chosen is not None and last.ending is not None
-    chosen = last.chosen
-    out = {e.cell for e in last.settled if e.reason == "cannot judge"}
-    others = [c for c in range(len(names)) if c != chosen and c not in out]
-    kappas = np.asarray(last.kappas)
-    runner_up = max(others, key=lambda c: np.nan_to_num(kappas[c], nan=-2.0)) if others else None
-    versus = None
-    if runner_up is not None:
-        found = [e for e in last.settled if e.cell == runner_up and e.comparator == chosen]
-        if found:
-            e = found[0]
-            versus = Evidence(
-                chosen, e.reason, runner_up, -e.difference, -e.high, -e.low, e.n_items
-            )
-    return RaceOutcome(
-        schema_version=SCHEMA_VERSION,
-        chosen=chosen,
-        name=names[chosen],
-        kappa=float(kappas[chosen]),
-        runner_up=runner_up,
-        versus_runner_up=versus,
-        ending=last.ending,
-        guarantee=_guaranteed(last),
-        rounds=rounds,
-        prefixes=tuple(int(x) for x in lengths),
-        judgments=int(lengths.sum()),
-        list_usd=float((lengths * prices).sum()),
-        full_judgments=n_items * len(names),
-        full_list_usd=float(n_items * prices.sum()),
-        names=names,
-    )
-
-
-def _guaranteed(last: RoundDecision) -> bool:
-    """Whether the α guarantee holds for the race that ``last`` ended (see
-    :func:`outcome_of`)."""
-    if last.ending in ("dollar cap", "cannot separate"):
-        return False
-    if last.ending == "items ran out" and last.target == "population":
-        return not unsettled(last)
-    return True

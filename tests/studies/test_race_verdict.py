@@ -11,7 +11,7 @@ from typing import NamedTuple
 import numpy as np
 import pytest
 
-from mmjudge.api.race_result import RaceCell, RaceResult, write_race
+from mmjudge.api.race_result import RaceCell, RaceResult, taken_up, write_race
 from mmjudge.config.race import RaceConfig
 from mmjudge.report import cards
 from mmjudge.report.analysis import analyse
@@ -131,3 +131,43 @@ def test_a_folder_without_a_race_has_no_verdict(tmp_path: Path) -> None:
     assert race_verdict(tmp_path) is None
     raced_folder = race_folder(tmp_path, 1, dataclasses.replace(RaceConfig(), delta=0.05))
     assert race_verdict(raced_folder.folder) is not None
+
+
+def test_a_race_written_before_the_upgrade_is_taken_up_by_the_same_command(
+    tmp_path: Path,
+) -> None:
+    """A version-1 ``race.json`` (rounds with ``usd``, settings without ``race.target``) of a
+    race not ended yet: the same race is taken up from its rounds."""
+    folder = tmp_path / "old"
+    folder.mkdir()
+    settings = {"alpha": 0.05, "delta": 0.02, "round_items": 40, "rho": 1.0, "max_usd": None}
+    evidence = {"cell": 1, "reason": None, "comparator": 0, "difference": -0.1}
+    evidence |= {"low": -0.3, "high": 0.1, "n_items": 40}
+    round_1 = {
+        "schema_version": 1, "round": 1, "prefix": 40, "alpha_round": 0.008,
+        "alpha_total": 0.008, "z": 2.6, "kappas": [0.8, 0.7], "candidate": 0, "chosen": None,
+        "ending": None, "active": [0, 1], "changes": [], "settled": [evidence],
+        "judgments": 80, "usd": 0.08,
+    }  # fmt: skip
+    cells = [
+        {"index": i, "name": n, "overrides": [f"model={n}"], "run_dir": n,
+         "usd_per_judgment": 0.001, "forecast_usd": 0.24}
+        for i, n in enumerate(("a", "b"))
+    ]  # fmt: skip
+    record = {"settings": settings, "seed": 0, "population": 240, "cells": cells}
+    record |= {"rounds": [round_1], "spent_usd": 0.0, "full_grid_usd": 0.48, "outcome": None}
+    from mmjudge.store.race_file import write_race_file
+
+    write_race_file(folder, record)
+    result = RaceResult(
+        folder,
+        [RaceCell(i, n, (f"model={n}",), folder / n, 0.001, 0.24) for i, n in enumerate("ab")],
+        240,
+        RaceConfig(round_items=40),
+        0,
+    )
+    (taken,) = taken_up(folder, result)
+    assert taken.list_usd == 0.08 and taken.target == "items" and taken.prefix == 40
+    result.rounds = [taken]
+    write_race(result)  # written again in this layout, and read again
+    assert taken_up(folder, result) == [taken]
