@@ -18,10 +18,10 @@ class RaceConfig:
     the items are judged in is seeded by the top-level ``seed``."""
 
     alpha: float = 0.05
-    """Chance, over the whole race, that its choice falls more than ``delta`` below the best
-    cell's κ on the full data (the error budget, spent across rounds)."""
+    """Chance, over the whole race, that it settles on a choice more than ``delta`` below the
+    best cell's κ (on its ``target``; the error budget, spent across rounds)."""
     delta: float = 0.02
-    """How far below the full-data best κ the choice may fall."""
+    """How far below the best κ the choice may fall."""
     round_items: int = 200
     """Items every active cell judges per round, at most: a round is never more than a
     quarter of the graded items, nor fewer than 25 of them
