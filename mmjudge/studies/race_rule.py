@@ -302,7 +302,7 @@ class RaceInputs(NamedTuple):
     """A race's grades in race order, encoded as positions on the scale (−1: no grade)."""
 
     reference: IntArray
-    """The reference grade of each item of the population, ``(N,)``."""
+    """The reference grade of each graded item, in race order, ``(N,)``."""
     grades: IntArray
     """Each cell's grade of each item, ``(K, N)``; −1: no grade (or not judged yet)."""
     prices: FloatArray

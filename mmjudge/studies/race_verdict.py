@@ -67,11 +67,11 @@ def race_verdict(folder: Path) -> RaceVerdict | None:
 
 
 def verdict_for_runs(run_dirs: Iterable[Path | str]) -> RaceVerdict | None:
-    """The verdict of the race whose folder holds the given run folders (a race's cells sit
-    in its sweep folder), or None when no race or more than one holds them."""
+    """The verdict of the race whose sweep folder holds every one of the given run folders (a
+    race's cells sit in its folder), or None when they are not all one race's: judges from
+    other folders were not in that race, so its choice does not answer for them."""
     folders = {Path(run_dir).parent for run_dir in run_dirs}
-    found = [v for v in (race_verdict(folder) for folder in sorted(folders)) if v is not None]
-    return found[0] if len(found) == 1 else None
+    return race_verdict(folders.pop()) if len(folders) == 1 else None
 
 
 def _verdict(folder: Path, data: dict[str, Any]) -> RaceVerdict:

@@ -21,7 +21,7 @@ from mmjudge.store import completed_runs
 from mmjudge.studies.frontier import frontier_answer
 from mmjudge.studies.race_rule import race_order
 from mmjudge.studies.race_simulation import simulate_race
-from mmjudge.studies.race_verdict import race_note, race_verdict
+from mmjudge.studies.race_verdict import race_note, race_verdict, verdict_for_runs
 from tests.fake_runs import make_run
 
 GRADES = (0, 1, 2)
@@ -171,3 +171,10 @@ def test_a_race_written_before_the_upgrade_is_taken_up_by_the_same_command(
     result.rounds = [taken]
     write_race(result)  # written again in this layout, and read again
     assert taken_up(folder, result) == [taken]
+
+
+def test_judges_from_outside_the_race_folder_keep_the_cards_own_rule(tmp_path: Path) -> None:
+    raced_folder = race_folder(tmp_path, 4, RaceConfig())
+    inside = [raced_folder.folder / name for name, *_ in JUDGES]
+    assert verdict_for_runs(inside) == race_verdict(raced_folder.folder)
+    assert verdict_for_runs([*inside, tmp_path / "another_sweep" / "judge"]) is None
