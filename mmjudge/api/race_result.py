@@ -60,7 +60,7 @@ def closing_lines(result: RaceResult) -> list[str]:
             f"  against {result.cells[outcome.runner_up].name}: "
             f"κ diff {versus.bounds_text(items=True)}"
         )
-    if not outcome.guarantee:
+    if outcome.ending == "dollar cap":
         lines.append("  the dollar cap ended the race: the choice carries no guarantee")
     share = outcome.judgments / outcome.full_judgments if outcome.full_judgments else 0.0
     lines.append(

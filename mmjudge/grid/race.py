@@ -46,6 +46,7 @@ from mmjudge.studies.race_records import (
     cell_fates,
     cell_prefixes,
     round_from_dict,
+    settings_from_file,
 )
 from mmjudge.studies.race_rule import (
     NoCellCanJudge,
@@ -438,7 +439,7 @@ def taken_up(folder: Path, result: RaceResult) -> list[RoundDecision]:
     same = (
         [_own(c["overrides"]) for c in earlier["cells"]]
         == [_own(c.overrides) for c in result.cells]
-        and earlier["settings"] == finite(dataclasses.asdict(result.settings))
+        and settings_from_file(earlier["settings"]) == finite(dataclasses.asdict(result.settings))
         and earlier["seed"] == result.seed
         and earlier["population"] == result.n_items
     )

@@ -37,6 +37,7 @@ from mmjudge.report.numbers import (
 from mmjudge.report.style import Palette
 from mmjudge.store import RunSummary, judgments_path
 from mmjudge.store.status import ANALYSED, DRY_RUN, SKIPPED
+from mmjudge.studies.race_verdict import RaceVerdict, verdict_for_runs
 
 __all__ = ["HumanPair", "pareto_frontier", "saved_score"]  # from scores, used from here too
 
@@ -160,6 +161,8 @@ class DatasetStats:
     """Image + text and image only against text only, per model and prompt."""
     ensemble_vs_best: list[Comparison] = field(default_factory=list)
     """Each ensemble on the frontier of judges and ensembles against the best judge."""
+    race: RaceVerdict | None = None
+    """The race whose folder holds the dataset's judges, when one does (``mmjudge race``)."""
 
     @property
     def ceiling(self) -> tuple[float, float] | None:
@@ -415,6 +418,7 @@ def _dataset_stats(dataset: str, group: pd.DataFrame, n_boot: int) -> DatasetSta
         cell.frontier = flag
     stats.human_pairs = human_pairs(stats.items, grades, relevant_from, n_boot)
     _comparisons(stats, n_boot)
+    stats.race = verdict_for_runs(cell.run_dir for cell in stats.cells)
     return stats
 
 

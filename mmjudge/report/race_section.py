@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from mmjudge.config.race import RaceConfig
 from mmjudge.store.race_file import read_race_file
 from mmjudge.store.summary import run_ending
 from mmjudge.studies.race_records import (
@@ -19,6 +20,8 @@ from mmjudge.studies.race_records import (
     kappa_text,
     round_from_dict,
 )
+from mmjudge.studies.race_rule import planned_round_items
+from mmjudge.studies.race_verdict import race_verdict
 
 #: What a rule's name means, for a reader of the report.
 REASONS = {
@@ -26,6 +29,7 @@ REASONS = {
     "below the candidate": "more than δ below it",
     "dominated": "not better and dearer (Pareto-dominated)",
     "cannot judge": "no grade on its items, or its run reached its dollar cap",
+    "cannot separate at this size": "the graded items cannot separate it from the choice",
 }
 
 
@@ -58,7 +62,6 @@ def short_names(names: Sequence[str]) -> list[str]:
 
 def _race(root: Path, data: dict[str, Any]) -> dict[str, Any]:
     names = short_names([cell["name"] for cell in data["cells"]])
-    settings = data["settings"]
     rounds = [round_from_dict(r) for r in data["rounds"]]
     rows = []
     for raw, decision in zip(data["rounds"], rounds, strict=True):
@@ -81,13 +84,8 @@ def _race(root: Path, data: dict[str, Any]) -> dict[str, Any]:
     return {
         "folder": str(root),
         "dataset": full_names[0].split(" × ", 1)[0] if full_names else "",
-        "settings": (
-            f"α = {settings['alpha']}, δ = {settings['delta']}, {settings['round_items']} items "
-            f"per round, spending α·u^{settings['rho']}, item order seeded by {data['seed']}, "
-            f"{data['population']:,} graded items"
-            + (f", cap ${settings['max_usd']}" if settings.get("max_usd") else "")
-        ),
-        "choice": _choice(data, names),
+        "settings": _settings(data),
+        "choice": _choice(root, data, names),
         "card": _card_line(data, names),
         "spend": (
             f"{_usd(spent)} spent of {_usd(full)} the full grid would cost (forecast at list "
@@ -97,6 +95,26 @@ def _race(root: Path, data: dict[str, Any]) -> dict[str, Any]:
         "cells": _cell_rows(rounds, names),
         "skipped": [f"{c['name']}: {c['reason']}" for c in data.get("skipped") or []],
     }
+
+
+def _settings(data: dict[str, Any]) -> str:
+    """The race's settings in a line: α, δ, its rounds (as planned on its items), its
+    spending, seed, items and target."""
+    settings = data["settings"]
+    rule = RaceConfig(round_items=int(settings["round_items"]))
+    size = planned_round_items(rule, int(data["population"])).items
+    target = settings.get("target", "items")  # a race of the first layout took the items
+    return (
+        f"α = {settings['alpha']}, δ = {settings['delta']}, {size} items per round, spending "
+        f"α·u^{settings['rho']}, item order seeded by {data['seed']}, "
+        f"{data['population']:,} graded items, κ of "
+        + (
+            "these items themselves (race.target=items)"
+            if target == "items"
+            else "the population they were drawn from"
+        )
+        + (f", cap ${settings['max_usd']}" if settings.get("max_usd") else "")
+    )
 
 
 def _events(
@@ -157,7 +175,7 @@ def _card_line(data: dict[str, Any], names: list[str]) -> str:
     )
 
 
-def _choice(data: dict[str, Any], names: list[str]) -> str:
+def _choice(root: Path, data: dict[str, Any], names: list[str]) -> str:
     outcome = data.get("outcome")
     if outcome is None:
         return f"The race has not ended: {len(data['rounds'])} rounds decided so far."
@@ -171,6 +189,9 @@ def _choice(data: dict[str, Any], names: list[str]) -> str:
         f" {outcome['judgments']:,} of the full grid's {outcome['full_judgments']:,} judgments "
         f"({share:.0%})."
     )
-    if not outcome["guarantee"]:
+    if outcome["ending"] == "dollar cap":
         text += " The dollar cap ended it: the choice carries no guarantee."
+    verdict = race_verdict(root)
+    for line in verdict.unseparated if verdict is not None else ():
+        text += f" It {line[0].lower()}{line[1:]}."
     return text

@@ -1,19 +1,41 @@
 """The records a race writes: each round's decision with its evidence, and the outcome (see
-:mod:`mmjudge.studies.race_rule`)."""
+:mod:`mmjudge.studies.race_rule`), with the words every view of a race uses for them.
+
+Dollars here are list-price forecasts (judgments times the forecast's price per judgment:
+``list_usd``), which is what the rule weighs; what the ledgers spent (cache hits free) is the
+runner's to report beside them."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-SCHEMA_VERSION = 1
+import numpy as np
+import numpy.typing as npt
+
+from mmjudge.config.race import RaceConfig
+
+#: Version of the records' layout. 2: dollars named ``list_usd`` (forecasts at list prices,
+#: not spending), and each round says what its intervals target; version 1 rounds (``usd``,
+#: finite-population intervals) still read.
+SCHEMA_VERSION = 2
+
+#: What a race's κ are of (``race.target``); see :mod:`mmjudge.studies.race_rule`.
+Target = Literal["population", "items"]
 
 #: Why a cell is settled against the candidate (see :mod:`mmjudge.studies.race_rule`).
-Reason = Literal["not better, not cheaper", "below the candidate", "dominated", "cannot judge"]
+Reason = Literal[
+    "not better, not cheaper",
+    "below the candidate",
+    "dominated",
+    "cannot judge",
+    "cannot separate at this size",
+]
 #: Why a race ended.
-Ending = Literal["settled", "items ran out", "dollar cap", "one cell"]
+Ending = Literal["settled", "items ran out", "dollar cap", "one cell", "cannot separate"]
 
 
 @dataclass(frozen=True)
@@ -93,8 +115,12 @@ class RoundDecision:
     """Every other cell against the candidate (settled or not)."""
     judgments: int
     """Judgments made so far, every cell's prefix together."""
-    usd: float
-    """Dollars spent so far."""
+    list_usd: float
+    """Those judgments at the forecast's list price per judgment (what the rule weighs; not
+    what the ledgers spent: answers from the response cache are free)."""
+    target: Target = "population"
+    """What this round's intervals are of: the population the items were drawn from, or the
+    items themselves (finite-population intervals)."""
 
 
 @dataclass(frozen=True)
@@ -123,12 +149,12 @@ class RaceOutcome:
     """Items each cell judged."""
     judgments: int
     """Judgments made by every cell together."""
-    usd: float
-    """Dollars spent."""
+    list_usd: float
+    """Those judgments at the forecast's list price per judgment."""
     full_judgments: int
-    """Judgments of the full grid (every cell on every item of the population)."""
-    full_usd: float
-    """Dollars of the full grid."""
+    """Judgments of the full grid (every cell on every graded item)."""
+    full_list_usd: float
+    """The full grid's judgments at the forecast's list price per judgment."""
     names: tuple[str, ...] = field(default=())
     """Every cell's name."""
 
@@ -136,6 +162,14 @@ class RaceOutcome:
 def _number(value: Any) -> float:
     """A float written to JSON, where a number that is not finite is written as null."""
     return math.nan if value is None else float(value)
+
+
+def settings_from_file(settings: dict[str, Any]) -> dict[str, Any]:
+    """A race's ``race`` settings as its file gives them, with those an earlier layout did not
+    write at their defaults (``target``, new in version 2), so a race started before an
+    upgrade is taken up by the same command."""
+    defaults = dataclasses.asdict(RaceConfig())
+    return {**defaults, **settings} if set(settings) <= set(defaults) else dict(settings)
 
 
 def evidence_from_dict(data: dict[str, Any]) -> Evidence:
@@ -147,8 +181,14 @@ def evidence_from_dict(data: dict[str, Any]) -> Evidence:
 
 
 def round_from_dict(data: dict[str, Any]) -> RoundDecision:
-    """A :class:`RoundDecision` read back from its JSON form (``dataclasses.asdict``)."""
+    """A :class:`RoundDecision` read back from its JSON form (``dataclasses.asdict``), of this
+    layout or version 1's (its ``usd`` read as ``list_usd``; its intervals were the items'
+    own, finite-population ones)."""
     fields = dict(data)
+    if fields.get("schema_version", 1) == 1:  # read as the version-2 record it is now
+        fields["list_usd"] = fields.pop("usd")
+        fields["target"] = "items"
+        fields["schema_version"] = SCHEMA_VERSION
     fields["kappas"] = tuple(_number(k) for k in fields["kappas"])
     fields["z"] = _number(fields["z"])
     fields["active"] = tuple(fields["active"])
@@ -158,6 +198,48 @@ def round_from_dict(data: dict[str, Any]) -> RoundDecision:
     )
     fields["settled"] = tuple(evidence_from_dict(e) for e in fields["settled"])
     return RoundDecision(**fields)
+
+
+def unsettled(decision: RoundDecision) -> tuple[Evidence, ...]:
+    """The cells a round left unsettled against its candidate (against the choice, when the
+    race ended there), with the evidence: when the race has ended, the cells it could not
+    separate from its choice."""
+    return tuple(e for e in decision.settled if e.reason in (None, "cannot separate at this size"))
+
+
+def more_items(evidence: Evidence, delta: float, *, not_cheaper: bool) -> float:
+    """About how many labelled items in all the pair of ``evidence`` (a cell against the
+    choice) needs before the race's rule settles it, from its observed half-width ``w`` on
+    its ``n`` items: a half-width shrinks as one over the square root of the items, so
+    ``n · (w / w*)²``, where ``w*`` is the half-width that settles it — ``δ − Δ`` (not better
+    by more than δ; only for a cell ``not_cheaper`` than the choice) or ``−Δ − δ`` (more than δ
+    below), whichever is larger, ``Δ`` the cell's κ̂ minus the choice's. The pair's current
+    ``n`` where it is settled already; ``inf`` where no number of items settles it at this
+    difference, ``nan`` where the half-width is not known."""
+    d = evidence.difference
+    width = (evidence.high - evidence.low) / 2
+    if evidence.n_items == 0 or not (math.isfinite(d) and math.isfinite(width)):
+        return math.nan
+    goal = max(delta - d if not_cheaper else -math.inf, -d - delta)
+    if goal <= 0:
+        return math.inf
+    return max(float(evidence.n_items), evidence.n_items * (width / goal) ** 2)
+
+
+def cannot_separate_text(chosen: str, other: str, evidence: Evidence, needed: float) -> str:
+    """What every view says of a cell the race could not separate from its choice:
+    ``cannot separate A from B at this size (κ diff …); about 1,200 more labelled items
+    would``, ``needed`` the items in all (:func:`more_items`)."""
+    head = (
+        f"cannot separate {chosen} from {other} at this size (κ diff of {other} "
+        f"{evidence.bounds_text(items=True)})"
+    )
+    if math.isinf(needed):
+        return f"{head}; no number of labelled items would at this difference"
+    if math.isnan(needed):
+        return head
+    more = max(math.ceil(needed) - evidence.n_items, 0)
+    return f"{head}; about {more:,} more labelled items would"
 
 
 def judging(rounds: Sequence[RoundDecision], number: int, n_cells: int) -> tuple[int, ...]:
@@ -206,3 +288,60 @@ def fates_by_folder(race: dict[str, Any]) -> dict[str, str]:
     rounds = [round_from_dict(r) for r in race["rounds"]]
     fates = cell_fates(rounds, len(race["cells"]))
     return {str(cell["run_dir"]): fate for cell, fate in zip(race["cells"], fates, strict=True)}
+
+
+def outcome_of(
+    last: RoundDecision,
+    rounds: tuple[RoundDecision, ...],
+    lengths: npt.NDArray[np.int64],
+    prices: npt.NDArray[np.float64],
+    names: tuple[str, ...],
+    n_items: int,
+) -> RaceOutcome:
+    """How the race ended, from its last decision: the choice and its evidence against the
+    runner-up, the judgments and their list-price dollars against the full grid's. The
+    guarantee holds when the race ended settled (or with one cell), or when its items ran out
+    with every interval exact (``race.target=items``) or every other cell settled; not when
+    the dollar cap ended it, nor when it ended with cells it could not separate from the
+    choice at this size (:func:`~mmjudge.studies.race_records.unsettled`)."""
+    assert last.chosen is not None and last.ending is not None
+    chosen = last.chosen
+    out = {e.cell for e in last.settled if e.reason == "cannot judge"}
+    others = [c for c in range(len(names)) if c != chosen and c not in out]
+    kappas = np.asarray(last.kappas)
+    runner_up = max(others, key=lambda c: np.nan_to_num(kappas[c], nan=-2.0)) if others else None
+    versus = None
+    if runner_up is not None:
+        found = [e for e in last.settled if e.cell == runner_up and e.comparator == chosen]
+        if found:
+            e = found[0]
+            versus = Evidence(
+                chosen, e.reason, runner_up, -e.difference, -e.high, -e.low, e.n_items
+            )
+    return RaceOutcome(
+        schema_version=SCHEMA_VERSION,
+        chosen=chosen,
+        name=names[chosen],
+        kappa=float(kappas[chosen]),
+        runner_up=runner_up,
+        versus_runner_up=versus,
+        ending=last.ending,
+        guarantee=_guaranteed(last),
+        rounds=rounds,
+        prefixes=tuple(int(x) for x in lengths),
+        judgments=int(lengths.sum()),
+        list_usd=float((lengths * prices).sum()),
+        full_judgments=n_items * len(names),
+        full_list_usd=float(n_items * prices.sum()),
+        names=names,
+    )
+
+
+def _guaranteed(last: RoundDecision) -> bool:
+    """Whether the α guarantee holds for the race that ``last`` ended (see
+    :func:`outcome_of`)."""
+    if last.ending in ("dollar cap", "cannot separate"):
+        return False
+    if last.ending == "items ran out" and last.target == "population":
+        return not unsettled(last)
+    return True
