@@ -67,12 +67,17 @@ def closing_lines(result: RaceResult) -> list[str]:
         f"  {outcome.judgments:,} of {outcome.full_judgments:,} judgments ({share:.0%}); "
         + money_line(result)
     )
+    lines += [f"  warning: {line}" for line in result.warnings]
     lines.append(f"  sweep folder: {result.folder}")
     if result.report is not None:
         lines.append(f"  report: {result.report / 'index.html'}")
     return lines
 
 
-def skipped_lines(result: RaceResult) -> list[str]:
-    """``race: <cell> takes no part: <why>``, one per cell of the grid that cannot run."""
-    return [f"race: {name} takes no part: {why}" for name, why in result.skipped]
+def opening_lines(result: RaceResult) -> list[str]:
+    """What a race says before its first round's line: the cells of the grid that cannot run
+    (``race: <cell> takes no part: <why>``), and rounds sized for a small dataset."""
+    lines = [f"race: {name} takes no part: {why}" for name, why in result.skipped]
+    if result.rounds_note is not None:
+        lines.append(f"race: {result.rounds_note}")
+    return lines

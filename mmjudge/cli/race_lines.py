@@ -9,7 +9,7 @@ import shlex
 import sys
 from collections.abc import Sequence
 
-from mmjudge.api.race_result import RaceResult, round_line, skipped_lines
+from mmjudge.api.race_result import RaceResult, opening_lines, round_line
 from mmjudge.studies.race_records import RoundDecision
 
 PROG = "mmjudge race"
@@ -19,9 +19,9 @@ GIVEN: list[str] = []
 
 
 def print_round(result: RaceResult, decision: RoundDecision) -> None:
-    """The console's line for a round (the cells that take no part, before the first)."""
+    """The console's line for a round (before the first, what the race says as it opens)."""
     if decision.round == 1:
-        for line in skipped_lines(result):
+        for line in opening_lines(result):
             print(line, file=sys.stderr)
     print(round_line(result, decision), file=sys.stderr, flush=True)
 

@@ -48,6 +48,7 @@ from mmjudge.studies.race_records import (
     round_from_dict,
     settings_from_file,
 )
+from mmjudge.studies.race_rounds import planned_round_items
 from mmjudge.studies.race_rule import (
     NoCellCanJudge,
     decide_round,
@@ -55,6 +56,7 @@ from mmjudge.studies.race_rule import (
     race_inputs,
     round_length,
 )
+from mmjudge.studies.race_warnings import race_warnings
 
 # --------------------------------------------------------------------------- what a race is
 
@@ -137,6 +139,11 @@ class RaceResult:
     """How the race ended; None while it has not."""
     stop_signal: int | None = None
     """The signal that stopped the race before it ended (run it again to take it up)."""
+    rounds_note: str | None = None
+    """Why the rounds are not ``race.round_items`` long (a small dataset), or None."""
+    warnings: list[str] = field(default_factory=list)
+    """The cautions of the ended race (a choice no better than chance, judges it could not
+    separate at this size), one line each."""
     report: Path | None = None
     """The report's folder, when one was built."""
 
@@ -213,6 +220,7 @@ def prepare_race(grid: Grid) -> tuple[RaceResult, RaceItems]:
     first = typed_config(grid.cells[0].config)
     items = race_items(grid.cells[0])
     result = RaceResult(grid.folder, [], len(items.keys), first.race, first.seed)
+    result.rounds_note = planned_round_items(first.race, result.n_items).reason
     grid.folder.mkdir(parents=True, exist_ok=True)
     for cell in grid.cells:
         price = price_cell(cell)
@@ -370,6 +378,7 @@ class RaceRounds:
                 tuple(cell.name for cell in result.cells),
                 result.n_items,
             )
+            result.warnings = race_warnings(inputs, result.outcome, result.settings)
         if self.keep is not None:
             self.keep(result)
         if self.on_round is not None:
