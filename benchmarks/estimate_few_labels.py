@@ -24,11 +24,13 @@ credits to a judge that adds nothing.
     python benchmarks/estimate_few_labels.py                       # the docs' table, ~40 min
     python benchmarks/estimate_few_labels.py --sizes 2,5,10 --draws 300
     python benchmarks/estimate_few_labels.py --shuffled --sizes 10,100,300
+    python benchmarks/estimate_few_labels.py --judges Olz-gpt4o --sizes 500,1000,2000
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -60,15 +62,21 @@ class Tally(NamedTuple):
     """Draws whose PPI++ interval is under a quarter of the human-only width."""
     gain: float
     """Median effective n minus n."""
+    by_query: int
+    """Draws estimated per query (every query with 40 labelled items)."""
 
 
-def judges(shuffled: bool) -> tuple[prediction.ItemLabels, dict[str, np.ndarray]]:
-    """The human labels and each judge's grades on the same items, in the human file's
-    order (the LLMJudge files all grade the same 4,423 pairs)."""
+def judges(
+    shuffled: bool, names: list[str] | None = None
+) -> tuple[prediction.ItemLabels, dict[str, np.ndarray]]:
+    """The human labels and each judge's grades (those ``names``, or all) on the same
+    items, in the human file's order (the LLMJudge files all grade the same 4,423 pairs)."""
     human = read_qrels(DATA / "test_qrels_human.txt")
     found: dict[str, np.ndarray] = {}
     items = None
     for path in sorted((DATA / "runs").glob("*.txt")):
+        if names and path.stem not in names:
+            continue
         shared = prediction.shared_items(human, read_qrels(path))
         items = items or shared
         if shared.docs != items.docs or shared.queries != items.queries:
@@ -95,7 +103,8 @@ def tally(items: prediction.ItemLabels, n: int, draws: int) -> dict[str, Tally]:
     rows: dict[str, list[tuple[float, ...]]] = {name: [] for name in MEANS}
     for seed in range(draws):
         mask = prediction.draw_labelled(items.human.size, n, seed)
-        for e in prediction.estimate_columns(columns, items, mask, queries=design.codes):
+        found = prediction.estimate_columns(columns, items, mask, queries=design.codes)
+        for e in found:
             value = truth[e.name]
             ppi, human = e.ppi[2] - e.ppi[1], e.human_only[2] - e.human_only[1]
             rows[e.name].append(
@@ -108,6 +117,7 @@ def tally(items: prediction.ItemLabels, n: int, draws: int) -> dict[str, Tally]:
                     e.outside,
                     ppi < human / 4,
                     e.effective_n - n,
+                    e.strata > 1,
                 )
             )
     out = {}
@@ -122,6 +132,7 @@ def tally(items: prediction.ItemLabels, n: int, draws: int) -> dict[str, Tally]:
             int(a[:, 5].sum()),
             int(a[:, 6].sum()),
             float(np.nanmedian(a[:, 7])) if np.isfinite(a[:, 7]).any() else float("nan"),
+            int(a[:, 8].sum()),
         )
     return out
 
@@ -142,13 +153,14 @@ def main() -> int:
     p.add_argument("--draws", type=int, default=1000)
     p.add_argument("--bar", type=float, default=0.93)
     p.add_argument("--shuffled", action="store_true", help="judges that grade at random")
+    p.add_argument("--judges", default=None, help="comma-separated judges (default: all)")
     args = p.parse_args()
     if not (DATA / "test_qrels_human.txt").is_file():
         print(f"no LLMJudge files at {DATA}", file=sys.stderr)
         return 1
-    started = time.perf_counter()
+    started, load = time.perf_counter(), os.getloadavg()[0]
     sizes = sorted(int(s) for s in args.sizes.split(","))
-    items, graded = judges(args.shuffled)
+    items, graded = judges(args.shuffled, args.judges.split(",") if args.judges else None)
     found = {
         (judge, n): tally(items._replace(judge=grades), n, args.draws)
         for judge, grades in graded.items()
@@ -162,7 +174,7 @@ def main() -> int:
     head = (
         f"{'n':>4} {'quantity':15s} {'PPI++ coverage':>15s} {'human-only':>10s} "
         f"{'PPI++ width':>13s} {'human width':>11s} {'eff. n gain':>13s} "
-        f"{'zero':>4} {'outside':>7} {'collapsed':>9}"
+        f"{'zero':>4} {'outside':>7} {'collapsed':>9} {'by query':>8}"
     )
     print(head)
     worst: dict[str, dict[int, float]] = {"PPI++": {}, "human-only": {}}
@@ -179,7 +191,8 @@ def main() -> int:
                 f"{n:4d} {name:15s} {min(ppi):7.3f}-{max(ppi):.3f} {human:10.3f} "
                 f"{min(widths):6.3f}-{max(widths):.3f} {cells[0].human_width:11.3f} "
                 f"{min(gains):+6.1f}-{max(gains):+.1f} {sum(c.zero for c in cells):4d} "
-                f"{sum(c.outside for c in cells):7d} {sum(c.collapsed for c in cells):9d}"
+                f"{sum(c.outside for c in cells):7d} {sum(c.collapsed for c in cells):9d} "
+                f"{sum(c.by_query for c in cells):8d}"
             )
     for way, by_size in worst.items():
         start = holds_from(sizes, by_size, args.bar)
@@ -188,7 +201,10 @@ def main() -> int:
             f"{way}: every coverage >= {args.bar} from n = {start} on; lowest "
             f"{lowest:.3f} (n = {min(by_size, key=lambda k: by_size[k])})"
         )
-    print(f"{time.perf_counter() - started:.0f} s")
+    print(
+        f"{time.perf_counter() - started:.0f} s on {os.cpu_count()} cores; load average "
+        f"{load:.1f} before, {os.getloadavg()[0]:.1f} after"
+    )
     return 0
 
 

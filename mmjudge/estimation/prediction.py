@@ -22,7 +22,9 @@ column), beside the human-only interval (the same functions at ``lam=0``, the cl
 interval) and the judge-only value (the judge's labels on everything: no interval, since its
 error is bias that more items do not shrink). With a draw of equal chances the mean grade and
 the share relevant may be estimated per query, and each system's columns in its top tens and
-the rest apart (:mod:`mmjudge.estimation.strata`).
+the rest apart (:mod:`mmjudge.estimation.strata`); estimated over all items, they count two
+pseudo-items so that a handful of labels gives honest intervals
+(:mod:`mmjudge.estimation.small_sample`).
 """
 
 from __future__ import annotations
@@ -266,9 +268,11 @@ def estimate_columns(
     below (:func:`mmjudge.estimation.strata.split_by_top_ten`).
 
     With equal chances (a simple random sample), ppi_py's ``Yhat_unlabeled`` is the judge on
-    the unlabelled items. With ``probabilities`` (one per labelled item, in item order) each
-    labelled item weighs ``1 / π`` (ppi_py's ``w``), and ``Yhat_unlabeled`` is the judge on
-    every item, since the unlabelled ones are then no random part of the pool."""
+    the unlabelled items, and the means estimated over all items count the two pseudo-items
+    of :mod:`mmjudge.estimation.small_sample`. With ``probabilities`` (one per labelled item,
+    in item order) each labelled item weighs ``1 / π`` (ppi_py's ``w``), and
+    ``Yhat_unlabeled`` is the judge on every item, since the unlabelled ones are then no
+    random part of the pool."""
     ppi_py = load_ppi()
     y = columns.values(items.human[labelled], labelled)
     yhat = columns.values(items.judge[labelled], labelled)

@@ -21,10 +21,10 @@ repeated, and with no pseudo-items it is ``ppi_py`` itself):
 
 - the weight on the judge is tuned as ``ppi_py`` tunes it, over the labelled items and the
   pseudo-items, which pulls it towards 0 while few items are labelled;
-- the estimate is ``λ · mean(judge on the unlabelled items)`` plus the weighted mean of the
-  rectifier ``human − λ · judge``;
+- the interval's centre is ``λ · mean(judge on the unlabelled items)`` plus the weighted
+  mean of the rectifier ``human − λ · judge``;
 - its standard error adds the judge part's ``λ² · var / N`` and the rectifier's weighted
-  variance over ``n + z²``; the interval is that estimate ± ``z`` standard errors.
+  variance over ``n + z²``; the interval is the centre ± ``z`` standard errors.
 
 The estimate shown beside the interval is the plain one, without the pseudo-items (the
 labelled items' mean; PPI++'s at the same weight): the pseudo-items widen the interval and
@@ -36,10 +36,13 @@ At ``λ = 0`` this is the human-only interval, and for a share (a 0/1 column) it
 Agresti and Coull's. The pseudo-items disagree with the judge, so the rectifier never has
 zero variance: when no labelled item shows an error the interval is as wide as an error
 rate of about ``z²/2`` in ``n + z²`` allows, which is what ``n`` items without an error can
-rule out. Their weight fades as ``z² / n``, so from a few hundred labels the intervals are
-ppi-python's to within a percent or two. The effective sample size compares the two
-standard errors (:attr:`mmjudge.estimation.prediction.Estimate.effective_n`), both made this
-same way.
+rule out. Their weight fades as ``z² / n``: at 400 labels the intervals are ppi-python's to
+within 5% of their width. The effective sample size compares the two standard errors
+(:attr:`mmjudge.estimation.estimate_record.Estimate.effective_n`), both made this same way.
+
+Hand-written rather than a library's: ``ppi_py`` takes sampling weights (each labelled row's
+values multiplied by its weight), not frequency weights, and no library gives Agresti and
+Coull's construction for a mean on a scale or for PPI++.
 
 This applies where a mean is estimated over all items from a draw with equal chances; the
 per-query estimate (:mod:`mmjudge.estimation.strata`, 40 labelled items a query at least) and

@@ -214,25 +214,13 @@ def split_by_top_ten(
     width = y.shape[1]
     found = [np.full(width, np.nan) for _ in range(9)]
     split = np.zeros(width, dtype=bool)
-    normal = float(stats.norm.ppf(1 - alpha / 2))
     for k in range(width):
         if not at_rest[:, k].any() or not _parts_usable(at_lab[:, k], at_rest[:, k], w):
             continue
-        ppi_parts, human_parts, lam = [], [], 0.0
-        top_tens_first = ((at_lab[:, k], at_rest[:, k]), (~at_lab[:, k], ~at_rest[:, k]))
-        for number, (lab, unlab) in enumerate(top_tens_first):
-            share = _share(lab, unlab, at_lab[:, k], at_rest[:, k], w)
-            part = (y[lab][:, [k]], yhat[lab][:, [k]], rest[unlab][:, [k]])
-            mine = None if w is None else w[lab]
-            centre, half, weight = _one_stratum(ppi_py, tune, *part, alpha, mine)
-            h_low, h_high = ppi_py.ppi_mean_ci(*part, alpha=alpha, lam=0, w=mine)
-            human_half = (float(np.ravel(h_high)[0]) - float(np.ravel(h_low)[0])) / 2
-            m = _effective(mine, int(lab.sum()))
-            ppi_parts.append((share, float(centre[0]), float(half[0]) / normal, m))
-            human_mean = float(_weighted_mean(part[0], mine)[0])
-            human_parts.append((share, human_mean, human_half / normal, m))
-            if number == 0:
-                lam = float(weight[0])
+        column = (y[:, [k]], yhat[:, [k]], rest[:, [k]])
+        ppi_parts, human_parts, lam = _two_parts(
+            ppi_py, tune, column, (at_lab[:, k], at_rest[:, k]), alpha, w
+        )
         for at, se_at, parts in ((0, 7, ppi_parts), (4, 8, human_parts)):
             middle, spread, error = _t_combined(parts, alpha, stats)
             found[at][k], found[at + 1][k] = middle, middle - spread
@@ -242,6 +230,44 @@ def split_by_top_ten(
     return TopTenSplit(
         point, low, high, top_lam, human_point, human_low, human_high, se, human_se, split
     )
+
+
+#: One part of a column: (its share of the items, its estimate, its standard error with
+#: ``m`` dividing, ``m`` its number of labelled items).
+Part = tuple[float, float, float, float]
+
+
+def _two_parts(
+    ppi_py: Any,
+    tune: Tune,
+    column: tuple[FloatArray, FloatArray, FloatArray],
+    inside: tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]],
+    alpha: float,
+    w: FloatArray | None,
+) -> tuple[list[Part], list[Part], float]:
+    """One column's top-ten part and the rest, PPI++ and human-only (:data:`Part` each), and
+    the weight tuned in the top tens; ``column`` is ``(y, yhat, rest)`` of that column alone,
+    ``inside`` marks its labelled items and its ``rest`` items in the top tens."""
+    from scipy import stats
+
+    y, yhat, rest = column
+    at_lab, at_rest = inside
+    normal = float(stats.norm.ppf(1 - alpha / 2))
+    ppi_parts, human_parts, lam = [], [], 0.0
+    for number, (lab, unlab) in enumerate(((at_lab, at_rest), (~at_lab, ~at_rest))):
+        share = _share(lab, unlab, at_lab, at_rest, w)
+        part = (y[lab], yhat[lab], rest[unlab])
+        mine = None if w is None else w[lab]
+        centre, half, weight = _one_stratum(ppi_py, tune, *part, alpha, mine)
+        h_low, h_high = ppi_py.ppi_mean_ci(*part, alpha=alpha, lam=0, w=mine)
+        human_half = (float(np.ravel(h_high)[0]) - float(np.ravel(h_low)[0])) / 2
+        m = _effective(mine, int(lab.sum()))
+        ppi_parts.append((share, float(centre[0]), float(half[0]) / normal, m))
+        human_mean = float(_weighted_mean(part[0], mine)[0])
+        human_parts.append((share, human_mean, human_half / normal, m))
+        if number == 0:
+            lam = float(weight[0])
+    return ppi_parts, human_parts, lam
 
 
 def _share(
@@ -265,9 +291,7 @@ def _effective(w: FloatArray | None, m: int) -> float:
     return float(w.sum() ** 2 / (w**2).sum())
 
 
-def _t_combined(
-    parts: list[tuple[float, float, float, float]], alpha: float, stats: Any
-) -> tuple[float, float, float]:
+def _t_combined(parts: list[Part], alpha: float, stats: Any) -> tuple[float, float, float]:
     """The share-weighted estimate of parts ``(share, estimate, standard error with m
     dividing, m)``, its t half-width (Welch–Satterthwaite degrees of freedom) and its
     standard error (with ``m − 1``)."""
