@@ -39,7 +39,8 @@ HUMAN_ONLY_LOWEST = 0.921
 PPI_LOWEST = 0.931
 
 #: With labels drawn with unequal chances (``--sample``) the means keep ppi_py's normal
-#: intervals, which held the truth in fewer than 94% of draws below this many labels.
+#: intervals, which (from draws with equal chances, before the pseudo-items) held the truth in
+#: fewer than 94% of draws below this many labels: the caution for them stays as it was.
 WEIGHTED_FROM = 200
 
 
@@ -131,9 +132,9 @@ def coverage_caution(result: HeldBack) -> str | None:
         )
     if result.weighted and n < WEIGHTED_FROM:
         clauses.append(
-            "the mean grade's and share relevant's 95% intervals (labels drawn with unequal "
-            f"chances) held the truth in fewer than 94% of simulated draws on real labels "
-            f"below {WEIGHTED_FROM} labels: read them as a guide"
+            "with labels drawn with unequal chances the mean grade's and share relevant's 95% "
+            "intervals are ppi-python's normal ones, which held the truth in fewer than 94% of "
+            f"simulated draws on real labels below {WEIGHTED_FROM} labels: read them as a guide"
         )
     below = [m for m, covered in COVERED_FROM.items() if result.rankings and n < covered]
     if below:

@@ -250,3 +250,25 @@ def test_few_label_coverage_on_llmjudge(llmjudge, judge) -> None:  # noqa: F811
                 held[e.name] += e.ppi[1] <= truth[e.name] <= e.ppi[2]
         for name, count in held.items():
             assert count / 1000 >= bar, (judge, n, name, count)
+
+
+def test_the_caution_follows_how_the_labels_were_drawn() -> None:
+    """Drawn with equal chances the means count the pseudo-items: the caution only below 5
+    labels, saying to read PPI++; drawn with unequal chances (``--sample``) they keep
+    ppi_py's normal intervals, and the caution below 200 says to read them as a guide."""
+    base = prediction.Estimate("mean grade", (1.0, 0.5, 1.5), 1.0, (1.0, 0.5, 1.5), 0.5, 4)
+    few = estimates.HeldBack(100, 4, [base], None, [])
+    assert estimates.coverage_caution(few) == (
+        "caution (4 labelled): for the mean grade and share relevant read PPI++: below 5 "
+        "labels their human-only 95% intervals held the truth in as few as 92% of simulated "
+        "draws on real labels, PPI++'s in at least 93%"
+    )
+    assert estimates.coverage_caution(few._replace(labelled=5)) is None
+    weighted = few._replace(labelled=40, weighted=True)
+    assert estimates.coverage_caution(weighted) == (
+        "caution (40 labelled): with labels drawn with unequal chances the mean grade's and "
+        "share relevant's 95% intervals are ppi-python's normal ones, which held the truth in "
+        "fewer than 94% of simulated draws on real labels below 200 labels: read them as a "
+        "guide"
+    )
+    assert estimates.coverage_caution(weighted._replace(labelled=200)) is None
