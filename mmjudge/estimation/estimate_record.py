@@ -14,11 +14,13 @@ class Estimate(NamedTuple):
     name: str
     """The quantity, e.g. ``mean grade`` or ``nDCG@10 sysA``."""
     human_only: tuple[float, float, float]
-    """(estimate, low, high) from the labelled items alone (classical interval)."""
+    """(estimate, low, high) from the labelled items alone: the classical interval, with the
+    two pseudo-items of :mod:`mmjudge.estimation.small_sample` for a mean over all items."""
     judge_only: float
     """The judge's labels on every item: biased by the judge's errors, no interval."""
     ppi: tuple[float, float, float]
-    """(estimate, low, high): prediction-powered (PPI++, tuned weight)."""
+    """(estimate, low, high): prediction-powered (PPI++, tuned weight), with the same
+    pseudo-items where the human-only interval has them."""
     lam: float
     """The weight PPI++ gave the judge (0: ignored, 1: plain PPI); for a system measure
     split by its top tens, the weight tuned in them."""

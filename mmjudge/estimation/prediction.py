@@ -356,7 +356,9 @@ class _Ways(NamedTuple):
     human_se: FloatArray
 
 
-def _overwrite(ways: _Ways, found: Any, where: npt.NDArray[np.bool_]) -> None:
+def _overwrite(
+    ways: _Ways, found: strata.TopTenSplit | strata.Stratified, where: npt.NDArray[np.bool_]
+) -> None:
     """Each of ``ways``' arrays overwritten by ``found``'s of the same name at ``where``."""
     for field in _Ways._fields:
         getattr(ways, field)[where] = getattr(found, field)[where]
