@@ -11,7 +11,7 @@ from typing import NamedTuple
 import numpy as np
 import pytest
 
-from mmjudge.api.race_result import RaceCell, RaceResult, taken_up, write_race
+from mmjudge.grid.race import RaceCell, RaceResult, taken_up, write_race
 from mmjudge.config.race import RaceConfig
 from mmjudge.grid.simulation import simulate_race
 from mmjudge.report import cards
