@@ -24,12 +24,11 @@ has judged nothing). A race that judged less than the grid is never worth more t
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
@@ -37,7 +36,14 @@ from mmjudge.config.race import RaceConfig
 from mmjudge.errors import ConfigError, MMJudgeError
 from mmjudge.grid.cells import Grid, GridCell
 from mmjudge.grid.launch import CellJob, RoundEnd
-from mmjudge.store.race_file import RACE_FILE, finite, read_race_file, write_race_file
+from mmjudge.store.race_file import (
+    RACE_FILE,
+    RaceFile,
+    RaceFileCell,
+    RaceFileSkipped,
+    read_race_file,
+    write_race_file,
+)
 from mmjudge.store.summary import run_ending
 from mmjudge.studies.race_pairs import FloatArray
 from mmjudge.studies.race_records import (
@@ -45,8 +51,6 @@ from mmjudge.studies.race_records import (
     RoundDecision,
     cell_fates,
     cell_prefixes,
-    round_from_dict,
-    settings_from_file,
 )
 from mmjudge.studies.race_rounds import planned_round_items
 from mmjudge.studies.race_rule import (
@@ -400,32 +404,30 @@ class RaceRounds:
 # --------------------------------------------------------------------------- race.json
 
 
-def race_record(result: RaceResult) -> dict[str, Any]:
-    """What ``race.json`` holds."""
-    return {
-        "settings": dataclasses.asdict(result.settings),
-        "seed": result.seed,
-        "population": result.n_items,
-        "cells": [
-            {
-                "index": cell.index,
-                "name": cell.name,
-                "overrides": list(cell.overrides),
-                "run_dir": cell.run_dir.name,
-                "usd_per_judgment": cell.usd_per_judgment,
-                "forecast_usd": cell.forecast_usd,
-            }
+def race_record(result: RaceResult) -> RaceFile:
+    """What ``race.json`` keeps of the race."""
+    return RaceFile(
+        settings=result.settings,
+        seed=result.seed,
+        n_items=result.n_items,
+        cells=tuple(
+            RaceFileCell(
+                cell.index,
+                cell.name,
+                cell.overrides,
+                cell.run_dir.name,
+                cell.usd_per_judgment,
+                cell.forecast_usd,
+            )
             for cell in result.cells
-        ],
-        "skipped": [{"name": s.name, "reason": s.reason} for s in result.skipped],
-        "rounds": [dataclasses.asdict(decision) for decision in result.rounds],
-        "spent_usd": result.spend.paid_usd,
-        "worth_usd": result.spend.worth_usd,
-        "full_grid_usd": result.spend.full_grid_usd,
-        "outcome": None
-        if result.outcome is None
-        else {k: v for k, v in dataclasses.asdict(result.outcome).items() if k != "rounds"},
-    }
+        ),
+        skipped=tuple(RaceFileSkipped(s.name, s.reason) for s in result.skipped),
+        rounds=tuple(result.rounds),
+        worth_usd=result.spend.worth_usd,
+        paid_usd=result.spend.paid_usd,
+        full_grid_usd=result.spend.full_grid_usd,
+        outcome=result.outcome,
+    )
 
 
 def write_race(result: RaceResult) -> None:
@@ -446,20 +448,19 @@ def taken_up(folder: Path, result: RaceResult) -> list[RoundDecision]:
     if earlier is None:
         return []
     same = (
-        [_own(c["overrides"]) for c in earlier["cells"]]
-        == [_own(c.overrides) for c in result.cells]
-        and settings_from_file(earlier["settings"]) == finite(dataclasses.asdict(result.settings))
-        and earlier["seed"] == result.seed
-        and earlier["population"] == result.n_items
+        [_own(c.overrides) for c in earlier.cells] == [_own(c.overrides) for c in result.cells]
+        and earlier.settings == result.settings
+        and earlier.seed == result.seed
+        and earlier.n_items == result.n_items
     )
     if not same:
         raise MMJudgeError(
             f"{folder / RACE_FILE}: holds another race (other cells, settings, seed or items); "
             "race into a new folder (hydra.sweep.dir=…)"
         )
-    if earlier.get("outcome") is not None:
+    if earlier.outcome is not None:
         raise MMJudgeError(
             f"{folder / RACE_FILE}: this race has ended; its report is built from the folder "
             f"(mmjudge report {folder})"
         )
-    return [round_from_dict(r) for r in earlier["rounds"]]
+    return list(earlier.rounds)

@@ -1,5 +1,7 @@
-"""The records a race writes: each round's decision with its evidence, and the outcome (see
-:mod:`mmjudge.studies.race_rule`), with the words every view of a race uses for them.
+"""What a race's records say: the cells a round left unsettled, how many more items would
+settle them, each cell's prefix and fate, the outcome of a last round, and the words every view
+of a race uses for them (the records themselves are ``race.json``'s:
+:mod:`mmjudge.store.race_file`; the rule is :mod:`mmjudge.studies.race_rule`).
 
 Dollars here are list-price forecasts (judgments times the forecast's price per judgment:
 ``list_usd``), which is what the rule weighs; what the ledgers spent (cache hits free) is the
@@ -7,197 +9,46 @@ runner's to report beside them."""
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
-from mmjudge.config.race import RaceConfig
+from mmjudge.store.race_file import (
+    SCHEMA_VERSION,
+    CellChange,
+    Ending,
+    Evidence,
+    RaceFile,
+    RaceOutcome,
+    Reason,
+    RoundDecision,
+    Target,
+)
 
-#: Version of the records' layout. 2: dollars named ``list_usd`` (forecasts at list prices,
-#: not spending), and each round says what its intervals target; version 1 rounds (``usd``,
-#: finite-population intervals) still read.
-SCHEMA_VERSION = 2
-
-#: What a race's κ are of (``race.target``); see :mod:`mmjudge.studies.race_rule`.
-Target = Literal["population", "items"]
-
-#: Why a cell is settled against the candidate (see :mod:`mmjudge.studies.race_rule`).
-Reason = Literal[
-    "not better, not cheaper",
-    "below the candidate",
-    "dominated",
-    "cannot judge",
-    "cannot separate at this size",
+__all__ = [
+    "SCHEMA_VERSION",
+    "CellChange",
+    "Ending",
+    "Evidence",
+    "RaceOutcome",
+    "Reason",
+    "RoundDecision",
+    "Target",
+    "cannot_separate_text",
+    "cell_fates",
+    "cell_prefixes",
+    "fates_by_folder",
+    "judging",
+    "kappa_text",
+    "money_text",
+    "more_items",
+    "outcome_of",
+    "share_text",
+    "unsettled",
+    "usd_text",
 ]
-#: Why a race ended.
-Ending = Literal["settled", "items ran out", "dollar cap", "one cell", "cannot separate"]
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """Why one cell is settled against the candidate, or why it is not."""
-
-    cell: int
-    """The cell."""
-    reason: Reason | None
-    """Which rule settles it (None: not settled)."""
-    comparator: int
-    """The cell it is compared with: the candidate, or the cell dominating it."""
-    difference: float
-    """κ̂_cell − κ̂_comparator on the pair's items."""
-    low: float
-    """Lower end of the round's interval for the difference."""
-    high: float
-    """Upper end of the round's interval for the difference."""
-    n_items: int
-    """Items both graded within the shorter prefix."""
-
-    def bounds_text(self, *, items: bool = False) -> str:
-        """``+0.296 [+0.004, +0.587]`` (``items``: followed by ``on 40 items``): the difference
-        with its interval, as every view of a race prints it; ``n/a`` where a figure is not
-        known, as for a pair that shares no graded item (a cell whose every answer failed)."""
-        if self.n_items == 0:
-            return "n/a (no item graded by both)"
-
-        def signed(value: float) -> str:
-            return f"{value:+.3f}" if math.isfinite(value) else "n/a"
-
-        text = f"{signed(self.difference)} [{signed(self.low)}, {signed(self.high)}]"
-        return f"{text} on {self.n_items:,} items" if items else text
-
-
-@dataclass(frozen=True)
-class CellChange:
-    """A cell that stops or resumes judging after a round."""
-
-    cell: int
-    """The cell."""
-    action: Literal["stopped", "resumed"]
-    """What it does from the next round on."""
-    evidence: Evidence
-    """The comparison that settles it (stopped) or no longer does (resumed)."""
-
-
-@dataclass(frozen=True)
-class RoundDecision:
-    """What one round decided."""
-
-    schema_version: int
-    """Version of this record's layout."""
-    round: int
-    """Round number (1, 2, ...)."""
-    prefix: int
-    """Items every active cell had reached by this round."""
-    alpha_round: float
-    """α spent by this round (α(u_t) − α(u_{t−1}))."""
-    alpha_total: float
-    """α spent by this round and the ones before."""
-    z: float
-    """Normal quantile of this round's intervals."""
-    kappas: tuple[float, ...]
-    """Each cell's κ̂ on its own prefix."""
-    candidate: int
-    """The cheapest cell with κ̂ ≥ max κ̂ − δ."""
-    chosen: int | None
-    """The cell chosen when the race ends here, else None."""
-    ending: Ending | None
-    """Why the race ends here, or None when it goes on."""
-    active: tuple[int, ...]
-    """The cells that judge the next round (empty when the race ends)."""
-    changes: tuple[CellChange, ...]
-    """Cells that stop or resume after this round, with their evidence."""
-    settled: tuple[Evidence, ...]
-    """Every other cell against the candidate (settled or not)."""
-    judgments: int
-    """Judgments made so far, every cell's prefix together."""
-    list_usd: float
-    """Those judgments at the forecast's list price per judgment (what the rule weighs; not
-    what the ledgers spent: answers from the response cache are free)."""
-    target: Target = "population"
-    """What this round's intervals are of: the population the items were drawn from, or the
-    items themselves (finite-population intervals)."""
-
-
-@dataclass(frozen=True)
-class RaceOutcome:
-    """How a race ended."""
-
-    schema_version: int
-    """Version of this record's layout."""
-    chosen: int
-    """The chosen cell (its index in the inputs)."""
-    name: str
-    """The chosen cell's name."""
-    kappa: float
-    """Its κ̂ on its own prefix."""
-    runner_up: int | None
-    """The other cell with the highest κ̂ (None with one cell)."""
-    versus_runner_up: Evidence | None
-    """κ̂_chosen − κ̂_runner-up with the last round's interval."""
-    ending: Ending
-    """Why the race ended."""
-    guarantee: bool
-    """Whether the α guarantee holds (not when the dollar cap ended the race)."""
-    rounds: tuple[RoundDecision, ...]
-    """Every round's decision, in order."""
-    prefixes: tuple[int, ...]
-    """Items each cell judged."""
-    judgments: int
-    """Judgments made by every cell together."""
-    list_usd: float
-    """Those judgments at the forecast's list price per judgment."""
-    full_judgments: int
-    """Judgments of the full grid (every cell on every graded item)."""
-    full_list_usd: float
-    """The full grid's judgments at the forecast's list price per judgment."""
-    names: tuple[str, ...] = field(default=())
-    """Every cell's name."""
-
-
-def _number(value: Any) -> float:
-    """A float written to JSON, where a number that is not finite is written as null."""
-    return math.nan if value is None else float(value)
-
-
-def settings_from_file(settings: dict[str, Any]) -> dict[str, Any]:
-    """A race's ``race`` settings as its file gives them, with those an earlier layout did not
-    write at their defaults (``target``, new in version 2), so a race started before an
-    upgrade is taken up by the same command."""
-    defaults = dataclasses.asdict(RaceConfig())
-    return {**defaults, **settings} if set(settings) <= set(defaults) else dict(settings)
-
-
-def evidence_from_dict(data: dict[str, Any]) -> Evidence:
-    """An :class:`Evidence` read back from its JSON form."""
-    fields = dict(data)
-    for name in ("difference", "low", "high"):
-        fields[name] = _number(fields[name])
-    return Evidence(**fields)
-
-
-def round_from_dict(data: dict[str, Any]) -> RoundDecision:
-    """A :class:`RoundDecision` read back from its JSON form (``dataclasses.asdict``), of this
-    layout or version 1's (its ``usd`` read as ``list_usd``; its intervals were the items'
-    own, finite-population ones)."""
-    fields = dict(data)
-    if fields.get("schema_version", 1) == 1:  # read as the version-2 record it is now
-        fields["list_usd"] = fields.pop("usd")
-        fields["target"] = "items"
-        fields["schema_version"] = SCHEMA_VERSION
-    fields["kappas"] = tuple(_number(k) for k in fields["kappas"])
-    fields["z"] = _number(fields["z"])
-    fields["active"] = tuple(fields["active"])
-    fields["changes"] = tuple(
-        CellChange(c["cell"], c["action"], evidence_from_dict(c["evidence"]))
-        for c in fields["changes"]
-    )
-    fields["settled"] = tuple(evidence_from_dict(e) for e in fields["settled"])
-    return RoundDecision(**fields)
 
 
 def unsettled(decision: RoundDecision) -> tuple[Evidence, ...]:
@@ -258,6 +109,26 @@ def cell_prefixes(rounds: Sequence[RoundDecision], n_cells: int) -> list[int]:
     return prefixes
 
 
+def usd_text(value: float) -> str:
+    """A race's dollars as every view prints them: ``$2.12``, ``$0.0076``."""
+    return f"${value:,.2f}" if value >= 1 or value == 0 else f"${value:.4f}"
+
+
+def money_text(worth_usd: float, paid_usd: float, full_grid_usd: float) -> str:
+    """``judgments worth $0.41 of the full grid's $2.12; $0.39 paid``: a race's money on one
+    basis (the ledger's), as the console and the report tell it."""
+    return (
+        f"judgments worth {usd_text(worth_usd)} of the full grid's "
+        f"{usd_text(full_grid_usd)}; {usd_text(paid_usd)} paid"
+    )
+
+
+def share_text(outcome: RaceOutcome) -> str:
+    """The share of the full grid's judgments a race made: ``17%``."""
+    share = outcome.judgments / outcome.full_judgments if outcome.full_judgments else 0.0
+    return f"{share:.0%}"
+
+
 def kappa_text(value: float | None) -> str:
     """A race's κ̂ as every view prints it: ``0.949``, or ``n/a`` where it is not known."""
     return f"{value:.3f}" if value is not None and math.isfinite(value) else "n/a"
@@ -282,12 +153,11 @@ def cell_fates(rounds: Sequence[RoundDecision], n_cells: int) -> list[str]:
     return fates
 
 
-def fates_by_folder(race: dict[str, Any]) -> dict[str, str]:
+def fates_by_folder(race: RaceFile) -> dict[str, str]:
     """:func:`cell_fates` of a race read from its file (``race.json``), by each cell's run
     folder name."""
-    rounds = [round_from_dict(r) for r in race["rounds"]]
-    fates = cell_fates(rounds, len(race["cells"]))
-    return {str(cell["run_dir"]): fate for cell, fate in zip(race["cells"], fates, strict=True)}
+    fates = cell_fates(race.rounds, len(race.cells))
+    return {cell.run_dir: fate for cell, fate in zip(race.cells, fates, strict=True)}
 
 
 def outcome_of(

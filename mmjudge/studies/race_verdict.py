@@ -16,13 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-from mmjudge.store.race_file import read_race_file
+from mmjudge.store.race_file import RaceFile, read_race_file
 from mmjudge.studies.race_records import (
     cannot_separate_text,
     more_items,
-    round_from_dict,
     unsettled,
 )
 
@@ -60,10 +59,10 @@ class RaceVerdict(NamedTuple):
 def race_verdict(folder: Path) -> RaceVerdict | None:
     """The verdict of the race kept in the sweep folder ``folder`` (None when it holds
     none)."""
-    data = read_race_file(folder)
-    if data is None:
+    race = read_race_file(folder)
+    if race is None:
         return None
-    return _verdict(Path(folder), data)
+    return _verdict(Path(folder), race)
 
 
 def verdict_for_runs(run_dirs: Iterable[Path | str]) -> RaceVerdict | None:
@@ -74,20 +73,19 @@ def verdict_for_runs(run_dirs: Iterable[Path | str]) -> RaceVerdict | None:
     return race_verdict(folders.pop()) if len(folders) == 1 else None
 
 
-def _verdict(folder: Path, data: dict[str, Any]) -> RaceVerdict:
-    settings, cells = data["settings"], data["cells"]
-    delta, alpha = float(settings["delta"]), float(settings["alpha"])
-    outcome = data.get("outcome")
+def _verdict(folder: Path, race: RaceFile) -> RaceVerdict:
+    delta, alpha = race.settings.delta, race.settings.alpha
+    outcome = race.outcome
     if outcome is None:
         return RaceVerdict(folder, None, None, None, False, delta, alpha, ())
-    chosen = int(outcome["chosen"])
-    names = [str(cell["name"]) for cell in cells]
-    prices = [float(cell.get("usd_per_judgment") or 0.0) for cell in cells]
+    chosen = outcome.chosen
+    names = race.names
+    prices = [cell.usd_per_judgment for cell in race.cells]
     lines: list[str] = []
-    if data.get("rounds"):
-        last = round_from_dict(data["rounds"][-1])
-        at_size = outcome["ending"] == "cannot separate" or (
-            outcome["ending"] == "items ran out" and last.target == "population"
+    if race.rounds:
+        last = race.rounds[-1]
+        at_size = outcome.ending == "cannot separate" or (
+            outcome.ending == "items ran out" and last.target == "population"
         )
         for evidence in unsettled(last) if at_size else ():
             needed = more_items(
@@ -96,12 +94,12 @@ def _verdict(folder: Path, data: dict[str, Any]) -> RaceVerdict:
             lines.append(
                 cannot_separate_text(names[chosen], names[evidence.cell], evidence, needed)
             )
-    decided = bool(outcome["guarantee"]) and outcome["ending"] in ("settled", "one cell")
+    decided = outcome.guarantee and outcome.ending in ("settled", "one cell")
     return RaceVerdict(
         folder,
-        folder / str(cells[chosen]["run_dir"]),
+        folder / race.cells[chosen].run_dir,
         names[chosen],
-        str(outcome["ending"]),
+        str(outcome.ending),
         decided,
         delta,
         alpha,

@@ -78,7 +78,7 @@ def test_a_replay_judges_documented_price_reaches_the_race(tmp_path: Path) -> No
     worth = sum(row["cost_usd"] for found in rows.values() for row in found)
     assert race.spend.worth_usd == pytest.approx(worth)
     saved = read_race_file(tmp_path / "race")
-    assert saved is not None and saved["full_grid_usd"] == pytest.approx(race.full_grid_usd)
+    assert saved is not None and saved.full_grid_usd == pytest.approx(race.full_grid_usd)
 
 
 def test_the_full_grids_worth_holds_what_was_judged() -> None:
@@ -118,7 +118,7 @@ def test_cells_that_cannot_run_are_in_the_race_file_the_sweep_summary_and_the_re
     ((name, why),) = race.skipped
     assert "dear" in name and "does not accept images" in why
     saved = read_race_file(tmp_path / "race")
-    assert saved is not None and saved["skipped"] == [{"name": name, "reason": why}]
+    assert saved is not None and [(s.name, s.reason) for s in saved.skipped] == [(name, why)]
     counts = json.loads((tmp_path / "race" / "sweep_summary.json").read_text())
     assert counts["by_status"].get("skipped") == 1, counts
     assert race.report is not None

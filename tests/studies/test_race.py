@@ -6,7 +6,10 @@ are in ``near_ties.py``)."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
+import tempfile
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -17,6 +20,7 @@ from mmjudge import metrics
 from mmjudge.config.race import RaceConfig
 from mmjudge.grid.simulation import simulate_race
 from mmjudge.metrics import scoring
+from mmjudge.store.race_file import read_race_file, write_race_file
 from mmjudge.studies import race_pairs
 from mmjudge.studies import race_rule as race
 from mmjudge.studies.race_boundary import spending_boundary
@@ -29,7 +33,6 @@ from mmjudge.studies.race_records import (
     cell_prefixes,
     kappa_text,
     more_items,
-    round_from_dict,
     unsettled,
 )
 from mmjudge.studies.race_simulation import full_data_choice
@@ -462,10 +465,23 @@ def test_a_version_1_round_reads_as_a_version_2_record() -> None:
         "chosen": None, "ending": None, "active": [0, 1], "changes": [],
         "settled": [evidence], "judgments": 80, "usd": 0.25,
     }  # fmt: skip
-    found = round_from_dict(old)
-    assert found.list_usd == 0.25 and found.target == "items"
-    assert found.schema_version == 2 and math.isnan(found.kappas[1])
-    assert round_from_dict(dataclasses.asdict(found)) == found  # written again, read again
+    settings = {"alpha": 0.05, "delta": 0.02, "round_items": 40, "rho": 1.0, "max_usd": None}
+    cells = [
+        {"index": i, "name": n, "overrides": [], "run_dir": n, "usd_per_judgment": 0.001,
+         "forecast_usd": 0.1}
+        for i, n in enumerate("ab")
+    ]  # fmt: skip
+    first = {"schema_version": 1, "settings": settings, "seed": 0, "population": 100}
+    first |= {"cells": cells, "rounds": [old], "spent_usd": 0.0, "outcome": None}
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "race.json").write_text(json.dumps(first))
+        race = read_race_file(Path(folder))
+        assert race is not None
+        (found,) = race.rounds
+        assert found.list_usd == 0.25 and found.target == "items"
+        assert found.schema_version == 2 and math.isnan(found.kappas[1])
+        write_race_file(Path(folder), race)  # written again, read again
+        assert read_race_file(Path(folder)) == race
 
 
 def test_a_dear_pair_the_items_cannot_settle_stops_saying_so() -> None:

@@ -5,14 +5,15 @@ can still differ the card and the frontier say why in one line."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 import pytest
 
-from mmjudge.grid.race import RaceCell, RaceResult, taken_up, write_race
 from mmjudge.config.race import RaceConfig
+from mmjudge.grid.race import RaceCell, RaceResult, taken_up, write_race
 from mmjudge.grid.simulation import simulate_race
 from mmjudge.report import cards
 from mmjudge.report.analysis import analyse
@@ -154,11 +155,9 @@ def test_a_race_written_before_the_upgrade_is_taken_up_by_the_same_command(
          "usd_per_judgment": 0.001, "forecast_usd": 0.24}
         for i, n in enumerate(("a", "b"))
     ]  # fmt: skip
-    record = {"settings": settings, "seed": 0, "population": 240, "cells": cells}
-    record |= {"rounds": [round_1], "spent_usd": 0.0, "full_grid_usd": 0.48, "outcome": None}
-    from mmjudge.store.race_file import write_race_file
-
-    write_race_file(folder, record)
+    record = {"schema_version": 1, "settings": settings, "seed": 0, "population": 240}
+    record |= {"cells": cells, "rounds": [round_1], "spent_usd": 0.0, "full_grid_usd": 0.48}
+    (folder / "race.json").write_text(json.dumps(record | {"outcome": None}))  # as written then
     result = RaceResult(
         folder,
         [RaceCell(i, n, (f"model={n}",), folder / n, 0.001, 0.24) for i, n in enumerate("ab")],
