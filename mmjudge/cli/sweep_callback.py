@@ -27,9 +27,9 @@ class FoldersBefore(Callback):
         note_existing(Path(str(config.hydra.run.dir)))
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
-        from mmjudge.store.cleanup import note_existing
+        from mmjudge.store.cleanup import note_sweep_folder
 
-        note_existing(Path(str(config.hydra.sweep.dir)))
+        note_sweep_folder(Path(str(config.hydra.sweep.dir)))
 
 
 class SweepReport(Callback):
