@@ -42,8 +42,15 @@ from mmjudge.engine.policy import (
     endpoint_of,
     error_text,
 )
-from mmjudge.engine.response_cache import MAYBE_SENT, SENT, ItemClaims, RequestKeys, ResponseCache
-from mmjudge.errors import CredentialError, FatalProviderError
+from mmjudge.engine.response_cache import (
+    MAYBE_SENT,
+    SENT,
+    Claim,
+    ItemClaims,
+    RequestKeys,
+    ResponseCache,
+)
+from mmjudge.errors import CacheError, CredentialError, FatalProviderError
 from mmjudge.judges.base import JudgeAPI
 from mmjudge.records import JudgeRequest, JudgeResponse
 from mmjudge.speed.collector import quiet_collector
@@ -86,7 +93,12 @@ class Runner:
     - stops the cell when the endpoint cannot work or its rate limit does not clear
       (:mod:`mmjudge.engine.health`: the circuit breaker and ``runner.rate_limit_wait_s``);
     - stops cleanly on :meth:`request_stop` (Ctrl-C, SIGTERM): nothing new is scheduled,
-      answers that arrive within ``runner.grace_s`` are yielded, the rest are cancelled.
+      answers that arrive within ``runner.grace_s`` are yielded, the rest are cancelled;
+    - counts every send that may have been billed without an answer in its run folder's
+      ledger as it happens (:meth:`CallPolicy.unanswered`), those a killed run left in the
+      folder's claims first of all, so the budget holds across stops and kills;
+    - keeps the row of an answer it paid for when the response cache fails as the answer is
+      stored, then stops, touching the cache no more.
     """
 
     def __init__(
@@ -117,7 +129,13 @@ class Runner:
         self.requests = RateLimiter(model.requests_per_minute)
         self.tokens = RateLimiter(model.tokens_per_minute)
         self.health = EndpointHealth.of(settings, endpoint_of(judge, model), model.name)
-        self._in_flight_forecast = 0.0
+        self._committed: dict[int, float] = {}
+        """The forecasts of the calls under way (by job), which the budget counts."""
+        self._abandoned: list[Job] = []
+        """Calls given up in flight at a stop, counted once the stop has cancelled them all."""
+        self._cache_failed = False
+        """Whether the response cache failed (busy, not writable): the run stops, and touches
+        it no more (each step would wait for its lock again)."""
         self._fatal: BaseException | None = None
         self._stop_signal: int | None = None
         self._stop_deadline = math.inf
@@ -184,6 +202,7 @@ class Runner:
         waiting = self._waiting
         self._next_item = next_of(items)
         next_poll = 0.0
+        self._count_left_behind()
         heartbeat = asyncio.create_task(self._heartbeat()) if self.claims is not None else None
         restore_collector = quiet_collector()
         try:
@@ -226,8 +245,8 @@ class Runner:
             await self._cancel_all()
             if heartbeat is not None:
                 heartbeat.cancel()
-            if self.claims is not None:
-                self.claims.release_all()
+            self._count_abandoned()
+            self._on_cache(lambda claims: claims.release_all())
         self._dropped += len(waiting)
         self._raise_stop(self._exhausted)
 
@@ -240,7 +259,7 @@ class Runner:
         if response is not None:
             self.stats.calls.answered_by_another_process += waited
             return self.policy.hit(item, response)
-        if self.policy.over_budget(item, self._in_flight_forecast):
+        if self.policy.over_budget(item, self._committed_usd()):
             self.stats.calls.stopped_by_budget = True
             return None
         return Job(item, key, waited=waited)
@@ -272,8 +291,7 @@ class Runner:
             if ready is None:
                 return None
             ready.started = True
-            ready.committed_usd = self.policy.committed_usd(ready.item)
-            self._in_flight_forecast += ready.committed_usd
+            self._commit(ready)
             return ready
         return None
 
@@ -297,8 +315,7 @@ class Runner:
 
     async def _start(self, job: Job) -> None:
         await self._slots.acquire()
-        job.committed_usd = self.policy.committed_usd(job.item)
-        self._in_flight_forecast += job.committed_usd
+        self._commit(job)
         self._pending += 1
         task = asyncio.create_task(self._worker(job))
         self._tasks.add(task)
@@ -312,7 +329,18 @@ class Runner:
         self._pending -= 1
         self._dropped += 1
         self._slots.release()
-        self._in_flight_forecast -= job.committed_usd
+        self._committed.pop(id(job), None)
+
+    def _commit(self, job: Job) -> None:
+        """Count ``job``'s call as under way in the spend the budget counts as committed."""
+        job.committed_usd = self.policy.committed_usd(job.item)
+        self._committed[id(job)] = job.committed_usd
+
+    def _committed_usd(self, excluding: Job | None = None) -> float:
+        """What the calls under way may cost (:meth:`CallPolicy.in_flight_usd`), ``excluding``
+        one of them."""
+        skip = id(excluding) if excluding is not None else None
+        return self.policy.in_flight_usd(v for k, v in self._committed.items() if k != skip)
 
     async def _worker(self, job: Job) -> None:
         """Judge ``job``, then the next items: a slot goes from an answer to the next call
@@ -338,6 +366,7 @@ class Runner:
             raise
         except Exception as error:  # the response cache could not be written: stop the run
             self._dropped += current is not None
+            self._cache_failed = self._cache_failed or isinstance(error, CacheError)
             self._fail_fast(error)
             self._queue.put_nowait(None)
         finally:
@@ -365,10 +394,71 @@ class Runner:
             return None
 
     async def _heartbeat(self) -> None:
+        """Keep the run's claims alive; a cache that fails meanwhile stops the run (its error
+        is the run's, not lost inside this task)."""
         assert self.claims is not None
-        while True:
+        while not self._cache_failed:
             await asyncio.sleep(self.claims.ttl_s / 3)
-            self.claims.renew()
+            self._on_cache(lambda claims: claims.renew())
+
+    def _on_cache(self, step: Callable[[ItemClaims], object]) -> None:
+        """Take ``step`` on the claims, unless the cache has failed; a failure now stops the
+        run with its one-line error and leaves the cache alone from here on."""
+        if self.claims is None or self._cache_failed:
+            return
+        try:
+            step(self.claims)
+        except CacheError as error:
+            self._cache_failed = True
+            self._fail_fast(error)
+            self._queue.put_nowait(None)  # wake the loop, which stops
+
+    def _count_left_behind(self) -> None:
+        """Before anything is sent: count the sends a killed run left in flight in this run's
+        folder (claims no ledger counts yet) as possibly billed, so the budget starts from
+        them."""
+        claims = self.claims
+        if claims is None or not claims.folder or self.judge.free:
+            return
+        found = claims.left_behind()
+        if not found:
+            return
+        dearest = self.stats.dearest_usd
+        counted = [(left.key, max(left.usd, dearest)) for left in found]
+        usd = math.fsum(left.sends * per_send for left, (_, per_send) in zip(found, counted))
+        self.policy.unanswered(
+            sum(left.sends for left in found),
+            usd,
+            why="left in flight by a run of this folder that was killed",
+            keys=[left.key for left in found],
+        )
+        claims.noted(counted)
+
+    def _count_abandoned(self) -> None:
+        """The calls given up in flight at this stop: possibly billed, each at its send's
+        price, in one entry of the ledger; then their claims, marked so that whoever sends
+        them again counts them as resent."""
+        jobs, self._abandoned = self._abandoned, []
+        if not jobs:
+            return
+        calls = self.stats.calls
+        calls.abandoned_in_flight += len(jobs)
+        prices = [0.0 if self.judge.free else self.policy.send_usd(job.item) for job in jobs]
+        usd = math.fsum(prices)
+        calls.abandoned_usd += usd
+        if not self.judge.free:
+            self.policy.unanswered(
+                len(jobs),
+                usd,
+                why="in flight when the run stopped: given up",
+                keys=[job.key for job in jobs if job.key],
+            )
+        claimed = [(job.key, price) for job, price in zip(jobs, prices) if job.claimed]
+        if claimed and self.claims is not None and not self._cache_failed:
+            noted = bool(self.claims.folder) and not self.judge.free
+            self._on_cache(lambda claims: claims.abandon_all(claimed, noted=noted))
+            calls.handed_on += len(claimed)
+            calls.handed_on_usd += math.fsum(price for _, price in claimed)
 
     def _raise_stop(self, exhausted: bool) -> None:
         cap = self.settings.max_cost_usd
@@ -385,6 +475,11 @@ class Runner:
         outcome carries the sends of its request that may have been billed without an
         answer."""
         outcome = await self._attempts(job)
+        if isinstance(outcome, Outcome) and outcome.response is None and job.resent:
+            # No answer came this time either: the lost sends stay possibly billed.
+            job.possibly_billed += job.resent
+            job.possibly_billed_usd += job.resent * job.lost_usd
+            outcome.resent = 0
         if isinstance(outcome, Outcome) and job.possibly_billed:
             outcome.possibly_billed = job.possibly_billed
             outcome.possibly_billed_usd = job.possibly_billed_usd
@@ -393,17 +488,22 @@ class Runner:
     def _departure(self, job: Job) -> Departure:
         """What the transport says about one attempt's request: once it has left, the claim
         is marked sent."""
-        claims = self.claims
-        if claims is None or not job.claimed:
+        if self.claims is None or not job.claimed:
             return Departure()
-        return Departure(on_left=functools.partial(claims.sending, job.key, SENT))
+        return Departure(on_left=functools.partial(self._left, job.key))
+
+    def _left(self, key: str) -> None:
+        """The transport says the request of ``key`` has left: its claim is marked sent."""
+        self._on_cache(lambda claims: claims.sending(key, SENT))
 
     def _maybe_billed(self, job: Job, sends: int = 1) -> None:
         """Count sends of the job's request that may have reached the provider unanswered."""
         if self.judge.free or sends <= 0:
             return
         job.possibly_billed += sends
-        job.possibly_billed_usd += self.policy.possibly_billed(job.item, sends)
+        job.possibly_billed_usd += self.policy.possibly_billed(
+            job.item, sends, why="timed out or cut off after it left", keys=[job.key]
+        )
 
     async def _attempts(self, job: Job) -> Outcome | SetAside | None:
         """The attempts of :meth:`_judge_one`."""
@@ -460,23 +560,17 @@ class Runner:
             self._given_up(job, sent and departure.may_have_left)
             raise
         finally:
-            self._in_flight_forecast -= job.committed_usd
+            self._committed.pop(id(job), None)
 
     def _given_up(self, job: Job, may_have_left: bool) -> None:
         """A call given up at a stop: a request that may have left is abandoned (possibly
-        billed at its forecast), and whoever sends it again counts the lost send (resent, or
-        maybe resent: see cache.py); one that never left just gives its claim back."""
+        billed, counted with the others when the stop has cancelled them all:
+        :meth:`_count_abandoned`), and whoever sends it again counts the lost send as
+        resent; one that never left just gives its claim back."""
         if may_have_left:
-            calls = self.stats.calls
-            calls.abandoned_in_flight += 1
-            usd = 0.0 if self.judge.free else self.policy.possibly_billed(job.item)
-            calls.abandoned_usd += usd
-            if self.claims is not None:
-                self.claims.abandon(job.key)
-                calls.handed_on += 1
-                calls.handed_on_usd += usd
-        elif self.claims is not None:
-            self.claims.release(job.key)
+            self._abandoned.append(job)
+        else:
+            self._release(job)
 
     def _stopping(self) -> bool:
         return self._stop_signal is not None or self._fatal is not None
@@ -491,7 +585,8 @@ class Runner:
         if attempts > 1:
             self.claims.sending(job.key, MAYBE_SENT)
             return None
-        claim = self.claims.claim(job.key, sending=MAYBE_SENT)
+        price = self.policy.send_usd(job.item) if self.settings.max_cost_usd is not None else 0.0
+        claim = self.claims.claim(job.key, sending=MAYBE_SENT, usd=price)
         if claim.state == "cached":
             assert claim.response is not None
             self.stats.calls.answered_by_another_process += job.waited
@@ -500,11 +595,34 @@ class Runner:
             self._waiting.append(job.item)
             return SET_ASIDE
         job.claimed = True
-        job.resent = claim.resent
-        self.stats.calls.resent += claim.resent
-        self.stats.calls.maybe_resent += claim.maybe_resent
-        self._maybe_billed(job, claim.maybe_resent)
+        self._lost_before(job, claim)
         return None
+
+    def _lost_before(self, job: Job, claim: Claim) -> None:
+        """The sends of ``job``'s request that earlier runs lost (:class:`Claim`): possibly
+        billed until an answer proves otherwise, counted in the run's folder's ledger unless
+        it counts them already. The sure ones (``resent``) are priced as resent when this
+        call is answered; the maybe ones stay possibly billed."""
+        lost = claim.resent + claim.maybe_resent
+        if not lost:
+            return
+        self.stats.calls.maybe_resent += claim.maybe_resent
+        job.resent = claim.resent
+        if self.judge.free:
+            return
+        job.lost_usd = claim.usd or self.policy.send_usd(job.item)
+        unnoted = lost - claim.noted
+        if unnoted > 0:
+            self.policy.unanswered(
+                unnoted,
+                unnoted * job.lost_usd,
+                why="sent by a run that stopped before its answer came",
+                keys=[job.key],
+            )
+            if self.claims is not None and self.claims.folder:
+                self.claims.noted([(job.key, job.lost_usd)])
+        job.possibly_billed += claim.maybe_resent
+        job.possibly_billed_usd += claim.maybe_resent * job.lost_usd
 
     async def _call(self, request: JudgeRequest) -> JudgeResponse:
         """One attempt, under the runner's own time limit."""
@@ -556,20 +674,39 @@ class Runner:
         """Whether sending ``job``'s request again could pass the budget: a retry is a send
         like a first attempt (the failed one is counted already, possibly billed when it may
         have left), checked against the other calls under way."""
-        return self.policy.over_budget(job.item, self._in_flight_forecast - job.committed_usd)
+        return self.policy.over_budget(job.item, self._committed_usd(excluding=job))
 
     async def _answered(self, job: Job, response: JudgeResponse, attempts: int) -> Outcome:
         self.health.success()
-        if self.claims is not None:
-            self.claims.complete(job.key, response)  # on file before the row is written
-        elif self.cache is not None:
-            self.cache.put(job.key, response)
+        try:
+            if self._cache_failed:
+                pass
+            elif self.claims is not None:
+                self.claims.complete(job.key, response)  # on file before the row is written
+            elif self.cache is not None:
+                self.cache.put(job.key, response)
+        except CacheError as error:
+            # Paid for: its row is written all the same (the next run does not pay again for
+            # an item with a row); the run stops here, with the cache's one-line error.
+            self._cache_failed = True
+            self._fail_fast(error)
         # The lost sends were billed too; each is priced as this one.
-        return self.policy.answered(job.item, response, attempts, response.latency_s, job.resent)
+        outcome = self.policy.answered(
+            job.item, response, attempts, response.latency_s, job.resent
+        )
+        if job.resent and not self.judge.free:
+            self.policy.unanswered(
+                -job.resent,
+                -job.resent * job.lost_usd,
+                why="answered when sent again: the lost sends reached the provider, priced as "
+                "resent",
+                keys=[job.key],
+            )
+        return outcome
 
     def _release(self, job: Job) -> None:
-        if self.claims is not None and job.claimed:
-            self.claims.release(job.key)
+        if job.claimed:
+            self._on_cache(lambda claims: claims.release(job.key))
 
     async def _pause(self, seconds: float) -> None:
         """Back off, but wake at once when the run is stopping."""
