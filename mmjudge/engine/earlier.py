@@ -12,7 +12,12 @@ from typing import NamedTuple
 from mmjudge.engine.policy import RunStats
 from mmjudge.store.rows import JUDGMENTS, SAMPLES, iter_rows
 from mmjudge.store.summary import read_summary
-from mmjudge.store.unanswered import UnansweredSends, append_unanswered, unanswered_total
+from mmjudge.store.unanswered import (
+    UnansweredSends,
+    UnansweredTotal,
+    append_unanswered,
+    unanswered_total,
+)
 
 
 def earlier_runs(run_dir: Path) -> RunStats:
@@ -32,16 +37,7 @@ def earlier_runs(run_dir: Path) -> RunStats:
     paid = [_paid(run_dir / JUDGMENTS), _paid(run_dir / SAMPLES)]
     stats.spent_before_usd = math.fsum(p.usd for p in paid)
     stats.dearest_usd = max(p.dearest for p in paid)
-    total = unanswered_total(run_dir)
-    if total is None:
-        total = _from_summary(run_dir)
-        if total.sends:
-            append_unanswered(
-                run_dir,
-                UnansweredSends(
-                    sends=total.sends, usd=total.usd, why="counted by the folder's last summary"
-                ),
-            )
+    total = unanswered_total(run_dir) or _from_summary(run_dir, write=True)
     stats.calls.possibly_billed = total.sends
     stats.calls.possibly_billed_usd = total.usd
     return stats
@@ -72,21 +68,20 @@ def _paid(path: Path) -> _Paid:
     return _Paid(math.fsum(spent), dearest)
 
 
-class _Carried(NamedTuple):
-    sends: int
-    usd: float
-
-
-def _from_summary(run_dir: Path) -> _Carried:
+def _from_summary(run_dir: Path, *, write: bool) -> UnansweredTotal:
     """A folder without a ledger: its last summary's possibly billed sends, less those it
-    handed on to the claims."""
+    handed on to the claims; with ``write``, the ledger starts from them."""
     try:
         calls = read_summary(run_dir).calls
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
-        return _Carried(0, 0.0)  # none yet (a first run), or one a resume cannot read
+        calls = None  # none yet (a first run), or one a resume cannot read
     if calls is None:
-        return _Carried(0, 0.0)
-    return _Carried(
+        return UnansweredTotal(0, 0.0)
+    total = UnansweredTotal(
         max(calls.possibly_billed - calls.handed_on, 0),
         max(calls.possibly_billed_usd - calls.handed_on_usd, 0.0),
     )
+    if write and total.sends:
+        why = "counted by the folder's last summary"
+        append_unanswered(run_dir, UnansweredSends(sends=total.sends, usd=total.usd, why=why))
+    return total

@@ -533,9 +533,7 @@ class ItemClaims:
                 noted,
             ),
         )
-        return Claim(
-            "claimed", resent=lost, maybe_resent=maybe_lost, noted=noted, usd=known_usd
-        )
+        return Claim("claimed", resent=lost, maybe_resent=maybe_lost, noted=noted, usd=known_usd)
 
     @reported
     def claim(self, key: str, *, sending: bool | int = False, usd: float = 0.0) -> Claim:

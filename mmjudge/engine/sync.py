@@ -31,6 +31,7 @@ from mmjudge.engine.jobs import (
     token_estimate,
 )
 from mmjudge.engine.limits import RateLimiter
+from mmjudge.engine.lost_sends import LostSends
 from mmjudge.engine.policy import (
     CallPolicy,
     CallTimeout,
@@ -45,7 +46,6 @@ from mmjudge.engine.policy import (
 from mmjudge.engine.response_cache import (
     MAYBE_SENT,
     SENT,
-    Claim,
     ItemClaims,
     RequestKeys,
     ResponseCache,
@@ -95,8 +95,8 @@ class Runner:
     - stops cleanly on :meth:`request_stop` (Ctrl-C, SIGTERM): nothing new is scheduled,
       answers that arrive within ``runner.grace_s`` are yielded, the rest are cancelled;
     - counts every send that may have been billed without an answer in its run folder's
-      ledger as it happens (:meth:`CallPolicy.unanswered`), those a killed run left in the
-      folder's claims first of all, so the budget holds across stops and kills;
+      ledger as it happens (:mod:`mmjudge.engine.lost_sends`), those a killed run left in
+      the folder's claims first of all, so the budget holds across stops and kills;
     - keeps the row of an answer it paid for when the response cache fails as the answer is
       stored, then stops, touching the cache no more.
     """
@@ -123,6 +123,7 @@ class Runner:
         self.keys = RequestKeys(model)
         self.stats = stats if stats is not None else RunStats()
         self.policy = CallPolicy(settings, self.stats, self.cache, price, seed=seed)
+        self.lost = LostSends(self.policy, self.claims, judge.free, self._on_cache)
         if concurrency is None:
             concurrency = calls_in_flight(settings, model, judge.calls_to_fill).calls
         self.concurrency = concurrency = max(1, concurrency)
@@ -202,7 +203,7 @@ class Runner:
         waiting = self._waiting
         self._next_item = next_of(items)
         next_poll = 0.0
-        self._count_left_behind()
+        self.lost.left_behind()
         heartbeat = asyncio.create_task(self._heartbeat()) if self.claims is not None else None
         restore_collector = quiet_collector()
         try:
@@ -245,7 +246,8 @@ class Runner:
             await self._cancel_all()
             if heartbeat is not None:
                 heartbeat.cancel()
-            self._count_abandoned()
+            abandoned, self._abandoned = self._abandoned, []
+            self.lost.given_up(abandoned)
             self._on_cache(lambda claims: claims.release_all())
         self._dropped += len(waiting)
         self._raise_stop(self._exhausted)
@@ -413,53 +415,6 @@ class Runner:
             self._fail_fast(error)
             self._queue.put_nowait(None)  # wake the loop, which stops
 
-    def _count_left_behind(self) -> None:
-        """Before anything is sent: count the sends a killed run left in flight in this run's
-        folder (claims no ledger counts yet) as possibly billed, so the budget starts from
-        them."""
-        claims = self.claims
-        if claims is None or not claims.folder or self.judge.free:
-            return
-        found = claims.left_behind()
-        if not found:
-            return
-        dearest = self.stats.dearest_usd
-        counted = [(left.key, max(left.usd, dearest)) for left in found]
-        usd = math.fsum(left.sends * per_send for left, (_, per_send) in zip(found, counted))
-        self.policy.unanswered(
-            sum(left.sends for left in found),
-            usd,
-            why="left in flight by a run of this folder that was killed",
-            keys=[left.key for left in found],
-        )
-        claims.noted(counted)
-
-    def _count_abandoned(self) -> None:
-        """The calls given up in flight at this stop: possibly billed, each at its send's
-        price, in one entry of the ledger; then their claims, marked so that whoever sends
-        them again counts them as resent."""
-        jobs, self._abandoned = self._abandoned, []
-        if not jobs:
-            return
-        calls = self.stats.calls
-        calls.abandoned_in_flight += len(jobs)
-        prices = [0.0 if self.judge.free else self.policy.send_usd(job.item) for job in jobs]
-        usd = math.fsum(prices)
-        calls.abandoned_usd += usd
-        if not self.judge.free:
-            self.policy.unanswered(
-                len(jobs),
-                usd,
-                why="in flight when the run stopped: given up",
-                keys=[job.key for job in jobs if job.key],
-            )
-        claimed = [(job.key, price) for job, price in zip(jobs, prices) if job.claimed]
-        if claimed and self.claims is not None and not self._cache_failed:
-            noted = bool(self.claims.folder) and not self.judge.free
-            self._on_cache(lambda claims: claims.abandon_all(claimed, noted=noted))
-            calls.handed_on += len(claimed)
-            calls.handed_on_usd += math.fsum(price for _, price in claimed)
-
     def _raise_stop(self, exhausted: bool) -> None:
         cap = self.settings.max_cost_usd
         error = self._fatal or stop_error(
@@ -475,14 +430,8 @@ class Runner:
         outcome carries the sends of its request that may have been billed without an
         answer."""
         outcome = await self._attempts(job)
-        if isinstance(outcome, Outcome) and outcome.response is None and job.resent:
-            # No answer came this time either: the lost sends stay possibly billed.
-            job.possibly_billed += job.resent
-            job.possibly_billed_usd += job.resent * job.lost_usd
-            outcome.resent = 0
-        if isinstance(outcome, Outcome) and job.possibly_billed:
-            outcome.possibly_billed = job.possibly_billed
-            outcome.possibly_billed_usd = job.possibly_billed_usd
+        if isinstance(outcome, Outcome):
+            self.lost.not_answered(job, outcome)
         return outcome
 
     def _departure(self, job: Job) -> Departure:
@@ -565,7 +514,7 @@ class Runner:
     def _given_up(self, job: Job, may_have_left: bool) -> None:
         """A call given up at a stop: a request that may have left is abandoned (possibly
         billed, counted with the others when the stop has cancelled them all:
-        :meth:`_count_abandoned`), and whoever sends it again counts the lost send as
+        :meth:`LostSends.given_up`), and whoever sends it again counts the lost send as
         resent; one that never left just gives its claim back."""
         if may_have_left:
             self._abandoned.append(job)
@@ -595,34 +544,8 @@ class Runner:
             self._waiting.append(job.item)
             return SET_ASIDE
         job.claimed = True
-        self._lost_before(job, claim)
+        self.lost.claimed(job, claim)
         return None
-
-    def _lost_before(self, job: Job, claim: Claim) -> None:
-        """The sends of ``job``'s request that earlier runs lost (:class:`Claim`): possibly
-        billed until an answer proves otherwise, counted in the run's folder's ledger unless
-        it counts them already. The sure ones (``resent``) are priced as resent when this
-        call is answered; the maybe ones stay possibly billed."""
-        lost = claim.resent + claim.maybe_resent
-        if not lost:
-            return
-        self.stats.calls.maybe_resent += claim.maybe_resent
-        job.resent = claim.resent
-        if self.judge.free:
-            return
-        job.lost_usd = claim.usd or self.policy.send_usd(job.item)
-        unnoted = lost - claim.noted
-        if unnoted > 0:
-            self.policy.unanswered(
-                unnoted,
-                unnoted * job.lost_usd,
-                why="sent by a run that stopped before its answer came",
-                keys=[job.key],
-            )
-            if self.claims is not None and self.claims.folder:
-                self.claims.noted([(job.key, job.lost_usd)])
-        job.possibly_billed += claim.maybe_resent
-        job.possibly_billed_usd += claim.maybe_resent * job.lost_usd
 
     async def _call(self, request: JudgeRequest) -> JudgeResponse:
         """One attempt, under the runner's own time limit."""
@@ -691,17 +614,8 @@ class Runner:
             self._cache_failed = True
             self._fail_fast(error)
         # The lost sends were billed too; each is priced as this one.
-        outcome = self.policy.answered(
-            job.item, response, attempts, response.latency_s, job.resent
-        )
-        if job.resent and not self.judge.free:
-            self.policy.unanswered(
-                -job.resent,
-                -job.resent * job.lost_usd,
-                why="answered when sent again: the lost sends reached the provider, priced as "
-                "resent",
-                keys=[job.key],
-            )
+        outcome = self.policy.answered(job.item, response, attempts, response.latency_s, job.resent)
+        self.lost.answered(job)
         return outcome
 
     def _release(self, job: Job) -> None:

@@ -170,7 +170,8 @@ def test_a_stopped_run_whose_sends_all_timed_out_keeps_its_folder_and_the_next_c
     again = run_sweep(tmp_path, *args, "runner.timeout_s=30", env=ENV)
     resumed = json.loads((run_dir / "summary.json").read_text())
     assert resumed["status"] == "complete", again.stderr
-    assert resumed["calls"]["possibly_billed"] == resumed["cost"]["possibly_billed_requests"] == sent
+    cost = resumed["cost"]
+    assert resumed["calls"]["possibly_billed"] == cost["possibly_billed_requests"] == sent
     assert _console_sends(again.stdout + again.stderr) == sent
 
 
