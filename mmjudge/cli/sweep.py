@@ -13,11 +13,12 @@ from typing import Any
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import MissingMandatoryValue
 
 from mmjudge.cli.exits import (
     fail,
+    file_error_line,
     interrupted_lines,
     note_exit,
     pending_exit,
@@ -25,11 +26,13 @@ from mmjudge.cli.exits import (
 )
 from mmjudge.config.hydra_errors import (
     CONFIG_ERRORS,
+    CONFIG_FILE_ERRORS,
     config_error_line,
     config_errors_raised,
+    config_file_error_line,
     user_wants_full_errors,
 )
-from mmjudge.config.keys import unknown_setting
+from mmjudge.config.keys import config_dir_of, unknown_setting
 from mmjudge.config.resolvers import register as register_resolvers
 from mmjudge.engine.concurrency import announce_in_flight
 from mmjudge.engine.interrupt import raise_on_sigterm, signal_number_of
@@ -67,7 +70,9 @@ def _job(cfg: DictConfig) -> None:
     hydra_cfg = HydraConfig.get()
     run_dir = Path(hydra_cfg.runtime.output_dir)
     multirun = hydra_cfg.mode == RunMode.MULTIRUN
-    prompt_named = prompt_chosen(hydra_cfg.overrides.task)
+    # The overrides as typed: one holding ${...} is text here, not an interpolation to resolve.
+    typed = OmegaConf.to_container(hydra_cfg.overrides.task, resolve=False)
+    prompt_named = prompt_chosen([str(item) for item in typed] if isinstance(typed, list) else [])
     # A run that stops before judging anything leaves no folder (the error says why).
     # What the console shows for this run is kept in its sweep.log too (runs/log.py).
     # A single run's report is built by a child that imports it meanwhile (speed/report_child.py).
@@ -206,6 +211,16 @@ def run_app() -> None:
         if full_errors:
             raise
         sys.exit(fail("mmjudge", config_error_line(error)))
+    except CONFIG_FILE_ERRORS as error:
+        if full_errors:
+            raise
+        sys.exit(fail("mmjudge", config_file_error_line(error, config_dir_of(sys.argv[1:]))))
+    except MMJudgeError as error:  # a check before the run's own (a callback's, say)
+        sys.exit(fail("mmjudge", error))
+    except OSError as error:
+        if full_errors or error.filename is None:
+            raise
+        sys.exit(fail("mmjudge", file_error_line(error)))
     except KeyboardInterrupt as error:
         number = signal_number_of(error)
         print(file=sys.stderr)  # off the progress bar's line

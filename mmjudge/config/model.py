@@ -7,11 +7,13 @@ from typing import Any
 
 from omegaconf import MISSING
 
-from mmjudge.config.values import check_whole, is_finite, require
+from mmjudge.config.values import check_name, check_whole, is_finite, require
 
 #: Providers whose requests carry ``model.max_tokens`` as the answer's limit (0 would send none
 #: at all); local judges generate no text and take 0.
 API_PROVIDERS = ("openai", "openai_compatible", "anthropic")
+#: ``model.image_detail``: what OpenAI's API takes as an image's ``detail``.
+IMAGE_DETAILS = ("low", "high", "auto")
 
 
 @dataclass
@@ -54,9 +56,25 @@ class ModelConfig:
     """Token rate limit (input + output); null for none."""
 
     def validate(self) -> None:
+        check_name("model.name", self.name)
+        check_name("model.model_id", self.model_id)
         check_whole("model.max_concurrency", self.max_concurrency, 1, "for no limit of its own")
-        check_whole("model.max_tokens", self.max_tokens, 1 if self.provider in API_PROVIDERS else 0)
         check_whole("model.context_tokens", self.context_tokens, 1)
+        least = 1 if self.provider in API_PROVIDERS else 0
+        check_whole("model.max_tokens", self.max_tokens, least)
+        require(
+            self.max_tokens <= self.context_tokens,
+            "model.max_tokens",
+            self.max_tokens,
+            f"use a whole number of at least {least} and at most model.context_tokens "
+            f"({self.context_tokens}): no answer is longer than the model's context window",
+        )
+        require(
+            self.image_detail in IMAGE_DETAILS,
+            "model.image_detail",
+            self.image_detail,
+            f"use one of {', '.join(IMAGE_DETAILS)}",
+        )
         if self.temperature is not None:
             require(
                 is_finite(self.temperature) and 0 <= self.temperature <= 2,
@@ -87,6 +105,7 @@ class ModalityConfig:
     """Show the result's image(s)."""
 
     def validate(self) -> None:
+        check_name("modality.name", self.name)
         require(
             self.include_text or self.include_image,
             "modality.include_text",

@@ -38,15 +38,16 @@ def endpoint_override(model: ModelConfig) -> str | None:
 
     ``model.base_url`` when set; otherwise the variable the provider's SDK reads
     (``OPENAI_BASE_URL``, ``ANTHROPIC_BASE_URL``), as the SDK would use it when given no base
-    URL (a blank value counts as unset). Judges, the response cache's key and the summary all
-    read it here, so they agree on the endpoint. An empty ``model.base_url`` is refused: the SDK
-    would call the public endpoint in its place.
+    URL (a blank value counts as unset; a value with a blank in it, such as the newline a
+    file read into the variable ends with, is refused like the setting's). Judges, the
+    response cache's key and the summary all read it here, so they agree on the endpoint. An
+    empty ``model.base_url`` is refused: the SDK would call the public endpoint in its place.
     """
     if model.base_url is not None:
         return checked_base_url(str(model.base_url), "model.base_url")
     variable = BASE_URL_ENVS.get(str(model.provider))
-    value = os.environ.get(variable, "").strip() if variable else ""
-    return checked_base_url(value, variable) if value and variable else None
+    value = os.environ.get(variable, "") if variable else ""
+    return checked_base_url(value, variable) if value.strip() and variable else None
 
 
 #: The schemes a judge's HTTP client can call.
