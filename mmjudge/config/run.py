@@ -269,19 +269,20 @@ def place_problem(setting: str, value: object) -> str | None:
     return None
 
 
-def unwritable_problem(setting: str, folder: Path, otherwise: str = "") -> str | None:
-    """Why ``folder`` (given by ``setting``) cannot be made or written, in one line: the
-    nearest part of it that exists is a file, or a folder this process may not write; None
-    when it can (as far as can be told before writing). ``otherwise``: another fix."""
+def unwritable_problem(what: str, folder: Path, fix: str | None = None) -> str | None:
+    """Why ``folder`` (``what`` names it: the setting that gives it) cannot be made or
+    written, in one line ending with ``fix`` (by default: set that setting to a folder one
+    can write to): the nearest part of it that exists is a file, or a folder this process may
+    not write; None when it can (as far as can be told before writing)."""
     path = folder.expanduser().absolute()
     existing = next((p for p in (path, *path.parents) if p.exists() or p.is_symlink()), None)
     if existing is None:
         return None
-    fix = f"set {setting} to a folder you can write to" + (f", or {otherwise}" if otherwise else "")
+    fix = fix or f"set {what} to a folder you can write to"
     if not existing.is_dir():
-        return f"{setting}: {folder} cannot be made, as {existing} is a file, not a folder; {fix}"
+        return f"{what}: {folder} cannot be made, as {existing} is a file, not a folder; {fix}"
     if not os.access(existing, os.W_OK | os.X_OK):
-        return f"{setting}: {folder} cannot be written ({existing} is not writable); {fix}"
+        return f"{what}: {folder} cannot be written ({existing} is not writable); {fix}"
     return None
 
 
@@ -305,5 +306,6 @@ def output_problem(config: DictConfig, *, multirun: bool) -> str | None:
     problem = unwritable_problem(setting, folder)
     if problem is None and config.report.build and not config.runner.dry_run:
         reports = resolve_path(str(config.paths.reports))
-        problem = unwritable_problem("paths.reports", reports, "report.build=false")
+        fix = "set paths.reports to a folder you can write to, or report.build=false"
+        problem = unwritable_problem("paths.reports", reports, fix)
     return problem

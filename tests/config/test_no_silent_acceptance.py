@@ -319,3 +319,15 @@ def test_a_config_file_that_is_not_yaml_or_not_utf8_is_one_line(
     path.write_bytes(text)
     line = _one_line_exit_2(run_sweep(tmp_path, "-cd", str(tmp_path / "mine"), "model=mine"))
     assert line.startswith(expected.format(path=path))
+
+
+def test_the_library_refuses_a_run_folder_it_cannot_make_in_one_line(tmp_path: Path) -> None:
+    from mmjudge.engine.cell import run_cell
+
+    (tmp_path / "afile").write_text("")
+    with pytest.raises(ConfigError) as info:
+        run_cell(compose_config(["dataset.limit=2"]), tmp_path / "afile" / "run")
+    assert str(info.value) == (
+        f"run folder: {tmp_path}/afile/run cannot be made, as {tmp_path}/afile is a file, not "
+        "a folder; give the run a folder you can write to"
+    )
