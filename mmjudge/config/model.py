@@ -32,13 +32,15 @@ class ModelConfig:
     """Sampling temperature; null for models that only accept their default."""
     max_tokens: int = 200
     """Maximum output tokens per judgment: at least 1 for a judge called over an API
-    (:data:`API_PROVIDERS`); 0 for a local judge, which writes no text."""
+    (:data:`API_PROVIDERS`); 0 for a local judge, which writes no text; at most
+    ``context_tokens``."""
     base_url: str | None = None
     """Endpoint override (an OpenAI-compatible server, a proxy, a loopback test server)."""
     api_key_env: str | None = None
     """Name of the environment variable that holds the API key (never the key itself)."""
     image_detail: str = "low"
-    """OpenAI ``detail`` sent with every image: ``low``, ``high`` or ``auto``."""
+    """OpenAI ``detail`` sent with every image: ``low``, ``high`` or ``auto``
+    (:data:`IMAGE_DETAILS`)."""
     price_key: str | None = None
     """Key into the price sheet; defaults to ``model_id``."""
     context_tokens: int = 128000

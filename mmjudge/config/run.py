@@ -45,8 +45,9 @@ class RunnerConfig:
     max_cost_usd: float | None = None
     """The most the cell may cost in its run folder, over all its runs: no send (a first
     attempt or a retry) goes out that could pass it, counting what earlier runs in the folder
-    paid, this run's answers, sends possibly billed without an answer, and calls in flight at
-    their forecast."""
+    paid, this run's answers, sends possibly billed without an answer (a killed run's
+    included), and calls in flight, each send at its forecast or the dearest answer seen,
+    whichever is more."""
     mode: str = "sync"
     """``sync`` calls the API directly; ``batch`` uses the provider's batch API (half price,
     results within 24 hours)."""
