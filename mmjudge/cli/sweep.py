@@ -18,6 +18,7 @@ from omegaconf.errors import MissingMandatoryValue
 
 from mmjudge.cli.exits import (
     fail,
+    file_error_line,
     interrupted_lines,
     note_exit,
     pending_exit,
@@ -25,11 +26,13 @@ from mmjudge.cli.exits import (
 )
 from mmjudge.config.hydra_errors import (
     CONFIG_ERRORS,
+    CONFIG_FILE_ERRORS,
     config_error_line,
     config_errors_raised,
+    config_file_error_line,
     user_wants_full_errors,
 )
-from mmjudge.config.keys import unknown_setting
+from mmjudge.config.keys import config_dir_of, unknown_setting
 from mmjudge.config.resolvers import register as register_resolvers
 from mmjudge.engine.concurrency import announce_in_flight
 from mmjudge.engine.interrupt import raise_on_sigterm, signal_number_of
@@ -227,6 +230,16 @@ def run_app() -> None:
         if full_errors:
             raise
         sys.exit(fail("mmjudge", config_error_line(error)))
+    except CONFIG_FILE_ERRORS as error:
+        if full_errors:
+            raise
+        sys.exit(fail("mmjudge", config_file_error_line(error, config_dir_of(sys.argv[1:]))))
+    except MMJudgeError as error:  # a check before the run's own (a callback's, say)
+        sys.exit(fail("mmjudge", error))
+    except OSError as error:
+        if full_errors or error.filename is None:
+            raise
+        sys.exit(fail("mmjudge", file_error_line(error)))
     except KeyboardInterrupt as error:
         number = signal_number_of(error)
         print(file=sys.stderr)  # off the progress bar's line

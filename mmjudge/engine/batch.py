@@ -416,10 +416,18 @@ class BatchRunner:
             self.settings,
             cache=self.cache,
             price=self.policy.price,
-            claims=self.cache.claims(self.settings.claim_ttl_s) if self.cache else None,
+            claims=(
+                self.cache.claims(self.settings.claim_ttl_s, folder=self.stats.folder)
+                if self.cache
+                else None
+            ),
             seed=self.policy.seed,
             speed=self.policy.speed,
         )
+        # Its sends possibly billed go to the folder's ledger; no send is expected to cost
+        # less than the dearest answer seen.
+        runner.stats.folder = self.stats.folder
+        runner.stats.dearest_usd = self.stats.dearest_usd
         # The runner keeps its own stats (a budget stop of the first pass must not stop it
         # before it starts); they are added to this runner's when it finishes.
         runner.stats.calls.spent_usd = self.stats.calls.spent_usd

@@ -15,6 +15,7 @@ from omegaconf import DictConfig, OmegaConf
 from mmjudge.config import SweepConfig
 from mmjudge.config.hydra_errors import config_error_line
 from mmjudge.config.names import cell_prompt_id
+from mmjudge.config.run import unwritable_problem
 from mmjudge.data.leniency import new_cell_warnings
 from mmjudge.data.survey import (
     unserved_by_config,
@@ -151,6 +152,9 @@ def check_cell(
             raise ConfigError(problem)
     endpoint_override(cfg.model)  # a base URL that cannot work is refused before anything runs
     speed = read_switch() if speed is None else speed  # so is a switch neither on nor off
+    problem = unwritable_problem("run folder", run_dir, "give the run a folder you can write to")
+    if problem:
+        raise ConfigError(problem)
     run_dir.mkdir(parents=True, exist_ok=True)
     judge_cls = judge_class(cfg.model)
     return CheckedCell(cfg, raw_cfg, run_dir, judge_cls, skip_reason(cfg, judge_cls), speed)

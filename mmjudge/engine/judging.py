@@ -243,7 +243,11 @@ def _sync_runner(context: CellContext, cache: ResponseCache | None, stats: RunSt
         cache=cache,
         price=_pricer(context),
         stats=stats,
-        claims=cache.claims(cfg.runner.claim_ttl_s) if cache is not None else None,
+        claims=(
+            cache.claims(cfg.runner.claim_ttl_s, folder=context.run_dir)
+            if cache is not None
+            else None
+        ),
         seed=cfg.seed,
         concurrency=in_flight.calls,
         speed=context.speed,

@@ -17,13 +17,14 @@ def endpoint_for(model: ModelConfig, base_url_env: str | None) -> str | None:
     ``model.base_url`` when set; otherwise ``base_url_env``, the variable the provider's SDK
     reads (``OPENAI_BASE_URL``, ``ANTHROPIC_BASE_URL``: its descriptor's
     :attr:`~mmjudge.judges.descriptor.JudgeDescriptor.base_url_env`), as the SDK would use it
-    when given no base URL (a blank value counts as unset). An empty ``model.base_url`` is
-    refused: the SDK would call the public endpoint in its place.
+    when given no base URL (a blank value counts as unset; a value with a blank in it, such as
+    the newline a file read into the variable ends with, is refused like the setting's). An
+    empty ``model.base_url`` is refused: the SDK would call the public endpoint in its place.
     """
     if model.base_url is not None:
         return checked_base_url(str(model.base_url), "model.base_url")
-    value = os.environ.get(base_url_env, "").strip() if base_url_env else ""
-    return checked_base_url(value, base_url_env) if value and base_url_env else None
+    value = os.environ.get(base_url_env, "") if base_url_env else ""
+    return checked_base_url(value, base_url_env) if value.strip() and base_url_env else None
 
 
 #: The schemes a judge's HTTP client can call.

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from mmjudge.config import SweepConfig
+from mmjudge.config.names import path_part
 from mmjudge.data import load_dataset
 from mmjudge.data.qrels import read_qrels
 from mmjudge.errors import ConfigError, DatasetError
@@ -35,7 +36,7 @@ class Drawn(NamedTuple):
 def period_folder(cfg: SweepConfig, period: str) -> Path:
     if not period or "/" in period or period.startswith("."):
         raise ConfigError(f"period={period!r}: give a plain name for the period, e.g. 2026-W48")
-    return resolve_path(cfg.paths.results) / AUDITS / cfg.dataset.name / period
+    return resolve_path(cfg.paths.results) / AUDITS / path_part(cfg.dataset.name) / period
 
 
 def _texts(cfg: SweepConfig, keys: set[tuple[str, str]]) -> dict[tuple[str, str], ShownItem]:

@@ -175,9 +175,10 @@ class CallCounts:
     """Requests sent again whose earlier send a killed process may or may not have made."""
     possibly_billed: int = 0
     """Sends of the cell that may have reached the provider and got no answer (timed out or
-    cut off after leaving, maybe resent, abandoned at a stop): this process's, plus what the
-    earlier runs in its run folder counted, less the calls they handed on (``handed_on``).
-    The one figure the cost block, the console and the budget read."""
+    cut off after leaving, maybe resent, abandoned at a stop, left in flight by a killed
+    run), over every run in its folder: what the folder's ledger adds up to
+    (:mod:`mmjudge.store.unanswered`), less those a later answer proved were received (then
+    counted as resent). The one figure the cost block, the console and the budget read."""
     possibly_billed_usd: float = 0.0
     """Their estimated cost at the calls' forecasts; not in ``spent_usd``."""
     answered_by_another_process: int = 0
