@@ -79,6 +79,9 @@ MAX_FUNCTION_LINES = 60
 
 #: Files over :data:`MAX_FILE_LINES`, each with why it stays one file.
 LONG_FILES: dict[str, str] = {
+    "mmjudge.engine.batch": "one class, the batch runner: packing, submitting, polling and "
+    "collecting share its batches' state file, its stop and its budget (the packing's pure "
+    "parts are engine/batch_packing.py already)",
     "mmjudge.engine.sync": "one class, the sync runner: scheduling and each call's retries "
     "share its slots, limits, claims and stop state",
     "mmjudge.engine.response_cache": "the answers and the claims on them share one SQLite "
