@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from mmjudge.engine.cell import forecast as forecast_cell
 from mmjudge.engine.cell import run_cell
 from mmjudge.report.build import build_report
 from mmjudge.store import RunSummary
@@ -184,7 +185,7 @@ def test_a_dry_run_forecasts_every_sample(tmp_path: Path) -> None:
                 f"paths.prepared_cache={tmp_path / 'prepared'}",
             ]
         )
-        data = run_cell(cfg, tmp_path / f"dry{samples}")
+        data = forecast_cell(cfg, tmp_path / f"dry{samples}")
         assert isinstance(data, CellForecast)
         return data.sync
 

@@ -409,8 +409,10 @@ def test_rebuild_imports_no_provider(sweep: Path, tmp_path: Path) -> None:
         "import sys\n"
         "from mmjudge.cli.report import main\n"
         f"assert main([{str(sweep)!r}, '--out', {str(tmp_path)!r}, '--name', 'again']) == 0\n"
-        "bad = [m for m in sys.modules if m.startswith('mmjudge.judges')"
-        " or m == 'mmjudge.engine.sync' or m.split('.')[0] in ('openai', 'anthropic')]\n"
+        # The judges' descriptors (what a provider is, how it is priced) may be read; no
+        # provider SDK, local model library or the runner that calls them.
+        "bad = [m for m in sys.modules if m == 'mmjudge.engine.sync' or m.split('.')[0] in"
+        " ('openai', 'anthropic', 'httpx', 'torch', 'sentence_transformers')]\n"
         "assert not bad, bad\n"
     )
     result = subprocess.run(
