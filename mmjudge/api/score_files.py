@@ -63,6 +63,7 @@ from mmjudge.data.qrels import (
     run_names,
     slice_of,
 )
+from mmjudge.display import interval, number
 from mmjudge.errors import MMJudgeError
 from mmjudge.metrics import catalogue, scoring
 from mmjudge.metrics.aggregate import panel
@@ -82,13 +83,11 @@ from mmjudge.studies.slices import SliceScores
 
 
 def _fmt(value: float, digits: int = 3) -> str:
-    return "-" if math.isnan(value) else f"{value:.{digits}f}"
+    return number(value, digits)
 
 
 def _fmt_interval(value: Interval, digits: int = 3) -> str:
-    if math.isnan(value.low):
-        return _fmt(value.estimate, digits)
-    return f"{_fmt(value.estimate, digits)} [{_fmt(value.low, digits)}, {_fmt(value.high, digits)}]"
+    return interval(value, digits)
 
 
 def _shown() -> tuple[Measure, ...]:

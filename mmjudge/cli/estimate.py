@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,6 +36,7 @@ from mmjudge.api.score_files import aligned_columns, non_negative, parse_scale
 from mmjudge.api.sweep_labels import sweep_labels
 from mmjudge.cli.exits import fail
 from mmjudge.data.qrels import QrelsFile, load_qrels, read_systems
+from mmjudge.display import bracketed, number
 from mmjudge.errors import MMJudgeError
 from mmjudge.estimation.estimates import (
     HeldBack,
@@ -186,13 +186,11 @@ def compute(args: argparse.Namespace) -> HeldBack:
 
 
 def _cell(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return "-" if math.isnan(value) else f"{value:.3f}"
+    return number(value)
 
 
 def _interval(triple: tuple[float, float, float]) -> str:
-    return f"{_cell(triple[0])} [{_cell(triple[1])}, {_cell(triple[2])}]"
+    return bracketed(*triple, show=number)
 
 
 def _lead(result: HeldBack) -> str:

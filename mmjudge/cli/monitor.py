@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from mmjudge.api.compose import compose
+from mmjudge.display import MISSING, interval, percent_interval, usd
 from mmjudge.errors import ConfigError, MMJudgeError
 from mmjudge.store.bounds import Bounds
 from mmjudge.store.monitor_history import AuditEntry, CheckEntry
@@ -90,15 +91,7 @@ def _flag(own: dict[str, str], key: str) -> bool:
 
 def _interval(block: Bounds | None, percent: bool = False) -> str:
     block = block or Bounds()
-
-    def show(value: float) -> str:
-        return f"{100 * value:.1f}%" if percent else f"{value:.3f}"
-
-    if block.estimate is None:
-        return "n/a"
-    if block.low is None or block.high is None:
-        return show(block.estimate)
-    return f"{show(block.estimate)} [{show(block.low)}, {show(block.high)}]"
+    return percent_interval(block) if percent else interval(block)
 
 
 def check_lines(entry: CheckEntry) -> list[str]:
@@ -108,7 +101,7 @@ def check_lines(entry: CheckEntry) -> list[str]:
     lines = [
         f"check {entry.check} of {entry.series}: {entry.n_items} items answered, "
         f"status {entry.status}; provider's model {models}; fingerprint {prints}; "
-        f"κ vs people {_interval(entry.kappa_people)}; spent ${entry.spent_usd:.4f}"
+        f"κ vs people {_interval(entry.kappa_people)}; spent {usd(entry.spent_usd)}"
     ]
     compared = entry.comparison
     if compared is None:
@@ -116,14 +109,14 @@ def check_lines(entry: CheckEntry) -> list[str]:
         return lines
     drift = compared.drift
     sm = drift.stuart_maxwell
-    test = "n/a" if sm.p is None else f"χ²={sm.statistic:.2f}, df={sm.df:g}, p={sm.p:.3g}"
+    test = MISSING if sm.p is None else f"χ²={sm.statistic:.2f}, df={sm.df:g}, p={sm.p:.3g}"
     lines.append(
         f"against {compared.baseline}: {drift.changed} of {drift.n_paired} labels changed, "
         f"{_interval(drift.change_share, percent=True)}; κ between checks "
         f"{_interval(drift.kappa)}; Stuart–Maxwell {test}; κ vs people then "
         f"{_interval(compared.baseline_kappa_people)}, now "
         f"{_interval(entry.kappa_people)}; spent then "
-        f"${compared.baseline_spent_usd:.4f}, now ${entry.spent_usd:.4f}"
+        f"{usd(compared.baseline_spent_usd)}, now {usd(entry.spent_usd)}"
         + ("" if compared.same_items else "; the item set differs from the baseline's")
     )
     if compared.new_fingerprints:
@@ -192,8 +185,8 @@ def audit_lines(entry: AuditEntry) -> list[str]:
     lines.append(
         f"against {change.earlier_periods} earlier period(s) at "
         f"{100 * change.earlier_disagreement:.1f}%: difference "
-        f"{100 * change.difference:+.1f} points, p={'n/a' if p is None else f'{p:.3g}'}; "
-        f"pattern of disagreements p={'n/a' if pattern is None else f'{pattern:.3g}'}"
+        f"{100 * change.difference:+.1f} points, p={MISSING if p is None else f'{p:.3g}'}; "
+        f"pattern of disagreements p={MISSING if pattern is None else f'{pattern:.3g}'}"
     )
     return lines
 

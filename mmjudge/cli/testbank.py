@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from mmjudge.api.compose import compose
+from mmjudge.display import usd
 from mmjudge.errors import ConfigError, MMJudgeError
 from mmjudge.testbank.bank import KINDS, check_queries, read_bank, write_bank
 from mmjudge.testbank.grading import bank_path
@@ -99,7 +100,7 @@ def generate(args: Arguments) -> int:
         f = write.forecast_bank(cfg, kind, n)
         print(
             f"{cfg.dataset.name} × {cfg.model.name}: forecast {f.calls} calls (one per query), "
-            f"{f.input_tokens:,} input tokens, {f.output_tokens:,} output tokens, ${f.usd:.4f}"
+            f"{f.input_tokens:,} input tokens, {f.output_tokens:,} output tokens, {usd(f.usd)}"
         )
         return 0
     if path.exists() and not _true(args.own, "overwrite"):
@@ -112,7 +113,7 @@ def generate(args: Arguments) -> int:
     print(
         f"{path}: {written.bank.n_entries} {kind} for {len(written.bank.entries)} queries, "
         f"version {written.bank.version}; {written.stats.calls.api_calls} calls, "
-        f"{written.stats.calls.cache_hits} from the cache, ${written.cost_usd:.4f} ({record.name})",
+        f"{written.stats.calls.cache_hits} from the cache, {usd(written.cost_usd)} ({record.name})",
         file=sys.stderr,
     )
     for query_id, why in written.failed.items():

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from mmjudge.config import ModelConfig, RunnerConfig
+from mmjudge.display import usd
 from mmjudge.engine.batch_packing import (
     ENVELOPE_BYTES,
     BatchCounts,
@@ -235,8 +236,8 @@ class BatchRunner:
         if self.stats.calls.stopped_by_budget:
             raise BudgetExceeded(
                 f"stopped before passing runner.max_cost_usd={self.settings.max_cost_usd}: "
-                f"submitted batches expected to cost ${self._committed_usd:.4f} "
-                f"(spent ${self.stats.calls.spent_usd:.4f}); raise the cap and run the same "
+                f"submitted batches expected to cost {usd(self._committed_usd)} "
+                f"(spent {usd(self.stats.calls.spent_usd)}); raise the cap and run the same "
                 "command again to resume (finished calls come from the cache)"
             )
 

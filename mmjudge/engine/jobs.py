@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from mmjudge.display import usd
 from mmjudge.engine.interrupt import signal_name
 from mmjudge.engine.policy import RunStats, WorkItem
 from mmjudge.engine.response_cache import RequestKeys, ResponseCache
@@ -93,7 +94,7 @@ def stop_error(
     if calls.stopped_by_budget:
         return BudgetExceeded(
             f"stopped before passing runner.max_cost_usd={max_cost_usd}: "
-            f"spent ${calls.spent_usd:.4f} on {calls.api_calls} calls{_earlier(stats)}"
+            f"spent {usd(calls.spent_usd)} on {calls.api_calls} calls{_earlier(stats)}"
             f"{_possibly(calls)}; "
             "raise the cap and run the same command again to resume (finished calls come from "
             "the cache)"
@@ -106,7 +107,7 @@ def _possibly(calls: CallCounts) -> str:
     if not calls.possibly_billed:
         return ""
     return (
-        f" and possibly ${calls.possibly_billed_usd:.4f} more for {calls.possibly_billed} "
+        f" and possibly {usd(calls.possibly_billed_usd)} more for {calls.possibly_billed} "
         "send(s) given up after they left (earlier runs of this cell included)"
     )
 
@@ -116,4 +117,4 @@ def _earlier(stats: RunStats) -> str:
     nothing)."""
     if not stats.spent_before_usd:
         return ""
-    return f" (and ${stats.spent_before_usd:.4f} in earlier runs of this cell)"
+    return f" (and {usd(stats.spent_before_usd)} in earlier runs of this cell)"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 import time
 
+from mmjudge.display import usd
+
 
 class Progress:
     """A one-line progress display on stderr: done/total, rate, ETA and dollars so far."""
@@ -34,7 +36,7 @@ class Progress:
         eta = ""
         if self.total and rate > 0:
             eta = f" ETA {max(self.total - self.done, 0) / rate:.0f}s"
-        return f"{self.label} {self.done}{total} {rate:.1f}/s{eta} ${self.usd:.4f}"
+        return f"{self.label} {self.done}{total} {rate:.1f}/s{eta} {usd(self.usd)}"
 
     def close(self) -> None:
         if self.enabled:

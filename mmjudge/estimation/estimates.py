@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from mmjudge.display import MISSING
 from mmjudge.errors import MMJudgeError
 from mmjudge.estimation import prediction, strata
 from mmjudge.estimation.prediction import Estimate, ItemLabels
@@ -265,9 +266,10 @@ def _way(triple: tuple[float, float, float]) -> dict[str, float | None]:
 
 def effective_cell(e: Estimate) -> str:
     """The effective sample size and its gain over the labelled items, as printed
-    ("-" where undefined; "capped" where cut to the items estimated over)."""
+    (:data:`~mmjudge.display.MISSING` where undefined; "capped" where cut to the items
+    estimated over)."""
     if math.isnan(e.effective_n):
-        return "-"
+        return MISSING
     text = f"{e.effective_n:.0f} ({e.effective_n - e.n_labelled:+.0f})"
     return text + " capped" if e.capped else text
 

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from mmjudge.config import SweepConfig
+from mmjudge.display import MISSING
 from mmjudge.engine.cell import run_cell
 from mmjudge.errors import ConfigError
 from mmjudge.locations import resolve_path
@@ -206,4 +207,4 @@ def moved(compared: Comparison, thresholds: Thresholds) -> tuple[str, ...]:
 
 
 def _pct(value: float | None) -> str:
-    return "–" if value is None else f"{100 * value:.1f}%"
+    return MISSING if value is None else f"{100 * value:.1f}%"

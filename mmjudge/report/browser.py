@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mmjudge.display import MISSING
 from mmjudge.files import atomic_file
 from mmjudge.report.analysis import Analysis, DatasetStats
 from mmjudge.report.load import CellLabels, DatasetItems
@@ -120,7 +121,7 @@ class Browser:
 
 def _grade(value: Any) -> str:
     if value is None:
-        return "–"
+        return MISSING
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)

@@ -19,13 +19,14 @@ from typing import NamedTuple
 import numpy as np
 from markupsafe import Markup
 
+from mmjudge.display import bracketed, number, usd
 from mmjudge.errors import MMJudgeError
 from mmjudge.estimation.estimates import COVERED_FROM, estimates_for
 from mmjudge.estimation.planning import budget_split, extra_labels, plan_separation
 from mmjudge.estimation.prediction import DEPTH, Estimate, ItemLabels, pick
 from mmjudge.metrics import scoring
 from mmjudge.report.analysis import Analysis, Cell, DatasetStats
-from mmjudge.report.findings.prose import join, num
+from mmjudge.report.findings.prose import join, num, typographic
 from mmjudge.report.leaderboard import system_runs
 
 
@@ -40,11 +41,6 @@ class LabelLines(NamedTuple):
     """The mean grade and the share relevant, human-only beside prediction-powered."""
     systems: Markup | None = None
     """With run files: each system's nDCG@10, human-only beside prediction-powered."""
-
-
-def dollars(value: float) -> str:
-    """A sum of money in words: ``$1,234`` or ``$12.50``."""
-    return f"${value:,.0f}" if value >= 100 else f"${value:,.2f}"
 
 
 def label_lines(
@@ -87,7 +83,7 @@ def _more_labels(
         return join(text), None
     more = extra_labels(found.needed, found.n_items)
     spend = None if price is None else more * price
-    priced = "" if spend is None else f", about {dollars(spend)}"
+    priced = "" if spend is None else f", about {usd(spend)}"
     line = join(
         f"To separate {best} from {runner} you need about {more:,.0f} more labelled items"
         f"{priced} (≈{math.ceil(found.needed):,} in all; now {shared}, Δκ "
@@ -131,7 +127,7 @@ def _split(stats: DatasetStats, best: Cell, spend: float, price: float) -> Marku
     extra = found.judge_only_labels
     rest = "every further item" if extra is None else f"{extra:,} more items"
     return join(
-        f"For the mean grade, {dollars(spend)} goes furthest as {found.human_labels:,} human "
+        f"For the mean grade, {usd(spend)} goes furthest as {found.human_labels:,} human "
         f"labels with the best judge on {rest}: as narrow an interval as {found.effective_n:,.0f} "
         f"human labels alone, against {found.human_only_n:,} bought without the judge "
         f"(judge–human correlation {num(found.correlation)})."
@@ -173,7 +169,7 @@ def _predicted(analysis: Analysis, stats: DatasetStats) -> tuple[Markup | None, 
 
 
 def _interval(triple: tuple[float, float, float]) -> str:
-    return f"{num(triple[0])} [{num(triple[1])}, {num(triple[2])}]"
+    return typographic(bracketed(*triple, show=lambda x: number(x, 2)))
 
 
 #: The most systems the card names; the rest are counted.

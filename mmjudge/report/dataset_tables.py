@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mmjudge.display import MISSING, percent, price
 from mmjudge.metrics import catalogue
 from mmjudge.metrics.catalogue import Measure
 from mmjudge.metrics.scoring import LEVEL, JudgeScore
 from mmjudge.report.analysis import MODALITY_NAMES, Analysis, Cell, DatasetStats, Interval
 from mmjudge.report.findings.prose import dataset_anchor, interval, num
-from mmjudge.report.tables import distribution, money, percent, seconds, tokens
+from mmjudge.report.tables import distribution, seconds, tokens
 
 
 @dataclass(frozen=True)
@@ -49,10 +50,10 @@ def _measure_cell(measure: Measure, value: Interval, with_interval: bool) -> str
 
 def _score_cells(score: JudgeScore | None) -> ScoreCells:
     """The headline measure with its interval, the others' values and the items they are on
-    ("–" throughout for a cell that has no score)."""
+    (MISSING throughout for a cell that has no score)."""
     headline, others = _measures()
     if score is None:
-        return ScoreCells("–", ["–"] * len(others), "0")
+        return ScoreCells(MISSING, [MISSING] * len(others), "0")
     return ScoreCells(
         headline=_measure_cell(headline, score[headline.name], True),
         others=[_measure_cell(m, score[m.name], False) for m in others],
@@ -197,9 +198,9 @@ def judge_row(analysis: Analysis, stats: DatasetStats, cell: Cell, rank: int | N
         input_tokens=tokens(tok.mean_input),
         output_tokens=tokens(tok.mean_output),
         image_tokens=tokens(tok.mean_image),
-        usd=money(cost.usd_per_million),
-        usd_image=money(cost.image_usd_per_million),
-        usd_text=money(cost.text_usd_per_million),
+        usd=price(cost.usd_per_million),
+        usd_image=price(cost.image_usd_per_million),
+        usd_text=price(cost.text_usd_per_million),
         p50=seconds(latency.p50),
         p95=seconds(latency.p95),
         frontier=cell.frontier,

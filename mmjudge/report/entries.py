@@ -22,6 +22,7 @@ import pandas as pd
 
 from mmjudge import metrics
 from mmjudge.config import PromptConfig
+from mmjudge.display import MISSING
 from mmjudge.errors import DatasetError
 from mmjudge.report.leaderboard import judge_name, system_runs
 from mmjudge.store import JUDGMENTS, BankInfo, RunSummary, iter_rows
@@ -129,7 +130,7 @@ def _cell_entries(summary: RunSummary, info: BankInfo, run_dir: Path) -> list[Ro
                     "query": query,
                     "entry": texts.get(entry, entry),
                     "covered": f"{covered:.0%} of {len(given)}",
-                    "delta_tau": "–" if math.isnan(delta) else f"{delta:+.3f}",
+                    "delta_tau": MISSING if math.isnan(delta) else f"{delta:+.3f}",
                 }
             )
     return rows

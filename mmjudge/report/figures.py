@@ -25,6 +25,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, NullLocator
 
+from mmjudge.display import usd_tick
 from mmjudge.report.analysis import (
     MODALITY_NAMES,
     Analysis,
@@ -100,16 +101,8 @@ class CostAxis(NamedTuple):
         ticks = [self.free_x] + [10.0**k for k in range(self.low_decade, self.high_decade + 1)]
         ax.xaxis.set_major_locator(FixedLocator(ticks))
         ax.xaxis.set_minor_locator(NullLocator())
-        ax.set_xticklabels(["free"] + [money(t) for t in ticks[1:]], fontsize=8)
+        ax.set_xticklabels(["free"] + [usd_tick(t) for t in ticks[1:]], fontsize=8)
         ax.set_xlim(self.band[0], 10.0 ** (self.high_decade + 0.25))
-
-
-def money(value: float) -> str:
-    if value >= 1e6:
-        return f"${value / 1e6:g}M"
-    if value >= 1e3:
-        return f"${value / 1e3:g}k"
-    return f"${value:g}"
 
 
 def _kappa_limits(

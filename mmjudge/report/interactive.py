@@ -18,13 +18,13 @@ from typing import Any
 
 import altair as alt
 
+from mmjudge.display import MISSING, price
 from mmjudge.files import write_atomic
 from mmjudge.locations import resolve_path
 from mmjudge.report.analysis import MODALITY_NAMES, Analysis, Cell
 from mmjudge.report.figures import ENSEMBLE_COLOURS, CostAxis
 from mmjudge.report.findings.prose import interval
 from mmjudge.report.style import SHAPES, ensemble_label
-from mmjudge.report.tables import money
 
 
 def bundle_cache() -> Path:
@@ -33,10 +33,6 @@ def bundle_cache() -> Path:
 
 
 AVERAGE = "average over datasets"
-
-
-def _dollars(value: float) -> str:
-    return "free" if value == 0 else f"${money(value)}"
 
 
 def _row(analysis: Analysis, cell: Cell, axis: CostAxis) -> dict[str, Any]:
@@ -56,10 +52,10 @@ def _row(analysis: Analysis, cell: Cell, axis: CostAxis) -> dict[str, Any]:
         "high": _finite(cell.kappa.high),
         "ci": interval(cell.kappa, 3),
         "x": axis.x(cell.usd_per_million),
-        "usd": _dollars(cell.usd_per_million),
-        "image_usd": _dollars(image),
-        "text_usd": _dollars(text),
-        "n": f"{score.n_items:,}" if score is not None else "–",
+        "usd": price(cell.usd_per_million),
+        "image_usd": price(image),
+        "text_usd": price(text),
+        "n": f"{score.n_items:,}" if score is not None else MISSING,
         "sweep": cell.sweep,
         "frontier": "yes" if cell.frontier else "no",
     }
@@ -95,9 +91,9 @@ def chart_rows(analysis: Analysis, axis: CostAxis) -> list[dict[str, Any]]:
                     "high": _finite(a.kappa.high),
                     "ci": interval(a.kappa, 3),
                     "x": axis.x(a.usd_per_million),
-                    "usd": _dollars(a.usd_per_million),
-                    "image_usd": "–",
-                    "text_usd": "–",
+                    "usd": price(a.usd_per_million),
+                    "image_usd": MISSING,
+                    "text_usd": MISSING,
                     "n": f"mean over {len(a.datasets)} datasets",
                     "sweep": "",
                     "frontier": "yes" if a.frontier else "no",

@@ -20,6 +20,7 @@ import pandas as pd
 
 from mmjudge import metrics
 from mmjudge.data.qrels import Run, read_run
+from mmjudge.display import MISSING
 from mmjudge.locations import resolve_path
 from mmjudge.report.csv_table import CsvRow, write_csv
 from mmjudge.store import JUDGMENTS, RunSummary, annotators, load_judgments
@@ -161,7 +162,7 @@ def boards(rankings: list[CellRanking]) -> list[Board]:
             for _, a in judges:
                 score = a.judge_scores.get(system)
                 rank = _ranks(a.judge_scores).get(system)
-                cells.append("–" if score is None else f"{score:.3f} (#{rank})")
+                cells.append(MISSING if score is None else f"{score:.3f} (#{rank})")
             rows.append(BoardRow(system, cells))
         out.append(
             Board(
@@ -176,7 +177,7 @@ def boards(rankings: list[CellRanking]) -> list[Board]:
 
 
 def _fmt(value: float) -> str:
-    return "–" if math.isnan(value) else f"{value:.3f}"
+    return MISSING if math.isnan(value) else f"{value:.3f}"
 
 
 def write_leaderboard(rankings: list[CellRanking], out: Path) -> str | None:

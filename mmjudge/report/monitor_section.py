@@ -11,14 +11,16 @@ identifier is marked on the time axis and named in the table.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import altair as alt
 import jinja2
 
+from mmjudge.display import MISSING, interval, percent, percent_interval, usd
 from mmjudge.files import write_atomic
+from mmjudge.report.findings.prose import typographic
 from mmjudge.report.interactive import inline_script, script_json, vega_bundle
 from mmjudge.store.bounds import Bounds
 from mmjudge.store.monitor_history import AuditEntry, CheckEntry, read_history
@@ -27,20 +29,10 @@ TEMPLATE = "monitor.html.j2"
 SPEND = "spent per check ($)"
 
 
-def _pct(value: float | None) -> str:
-    return "–" if value is None else f"{100 * float(value):.1f}%"
-
-
-def _num(value: float | None) -> str:
-    return "–" if value is None else f"{float(value):.3f}".replace("-", "−")
-
-
-def _interval(block: Bounds | None, show: Callable[[float | None], str] = _num) -> str:
-    if block is None or block.estimate is None:
-        return "–"
-    if block.low is None or block.high is None:
-        return show(block.estimate)
-    return f"{show(block.estimate)} [{show(block.low)}, {show(block.high)}]"
+def _interval(block: Bounds | None, as_percent: bool = False) -> str:
+    if block is None:
+        return MISSING
+    return percent_interval(block) if as_percent else typographic(interval(block))
 
 
 class TimelineRow(NamedTuple):
@@ -100,16 +92,16 @@ def timeline_rows(entries: Sequence[CheckEntry]) -> list[TimelineRow]:
                 series=entry.series,
                 status=entry.status,
                 n=entry.n_items,
-                models=", ".join(sorted(entry.models)) or "–",
+                models=", ".join(sorted(entry.models)) or MISSING,
                 new_model=", ".join(new),
-                fingerprints=", ".join(sorted(entry.fingerprints)) or "–",
+                fingerprints=", ".join(sorted(entry.fingerprints)) or MISSING,
                 baseline=compared.baseline if compared is not None else "(baseline)",
-                change=_interval(drift.change_share if drift else None, _pct),
+                change=_interval(drift.change_share if drift else None, as_percent=True),
                 kappa_checks=_interval(drift.kappa if drift else None),
-                p="–" if p is None else f"{p:.3g}",
+                p=MISSING if p is None else f"{p:.3g}",
                 kappa_people=_interval(entry.kappa_people),
                 grades=" · ".join(f"{g}: {n}" for g, n in entry.label_distribution.items()),
-                spent=f"${entry.spent_usd:.4f}",
+                spent=usd(entry.spent_usd),
                 moved="; ".join(entry.moved) or "within thresholds",
                 ok=not entry.moved,
             )
@@ -127,7 +119,7 @@ def _points(entries: Sequence[CheckEntry]) -> list[dict[str, Any]]:
             "check": entry.check,
             "models": ", ".join(sorted(entry.models)),
             "fingerprints": ", ".join(sorted(entry.fingerprints)),
-            "spent": f"${entry.spent_usd:.4f}",
+            "spent": usd(entry.spent_usd),
         }
         compared = entry.comparison
         measures = (
@@ -263,10 +255,10 @@ def audit_table(entries: Sequence[AuditEntry]) -> list[AuditRow]:
                 period=entry.period,
                 n=f"{figures.n_graded} of {figures.n_sampled}",
                 disagree=figures.n_disagree,
-                rate=_interval(figures.disagreement, _pct),
-                earlier=_pct(change.earlier_disagreement) if change else "–",
-                p="–" if p is None else f"{p:.3g}",
-                pattern_p="–" if pattern is None else f"{pattern:.3g}",
+                rate=_interval(figures.disagreement, as_percent=True),
+                earlier=percent(change.earlier_disagreement) if change else MISSING,
+                p=MISSING if p is None else f"{p:.3g}",
+                pattern_p=MISSING if pattern is None else f"{pattern:.3g}",
                 confusion=" / ".join(" ".join(str(c) for c in row) for row in figures.confusion),
                 moved="; ".join(entry.moved) or "no change found",
                 ok=not entry.moved,

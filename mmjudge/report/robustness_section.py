@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mmjudge.display import MISSING
 from mmjudge.metrics.scoring import N_BOOT, Interval
 from mmjudge.report.analysis import MODALITY_NAMES, Analysis, Cell, DatasetStats, Judge
 from mmjudge.report.findings.prose import interval, num
@@ -114,7 +115,7 @@ def rows(found: list[Attack], analysis: Analysis) -> list[dict[str, Any]]:
                 "inflation": interval(
                     Interval(r.inflation.estimate, r.inflation.low, r.inflation.high)
                 ),
-                "delta_kappa": "–"
+                "delta_kappa": MISSING
                 if kappa is None
                 else (
                     f"{num(kappa.difference, sign=True)} "

@@ -30,6 +30,7 @@ from mmjudge.costs.run_dollars import cost_figures
 from mmjudge.data.attributes import LANGUAGE, declares_language
 from mmjudge.data.loading import load_dataset
 from mmjudge.data.schema import Example
+from mmjudge.display import MISSING, price
 from mmjudge.errors import ConfigError
 from mmjudge.report.analysis import Analysis, Cell, DatasetStats, load_labels
 from mmjudge.report.findings.prose import interval, num
@@ -192,10 +193,10 @@ def rows(found: dict[str, list[CellSlices]], analysis: Analysis) -> list[dict[st
                         "slice": f"{entry.slice}={value}",
                         "n": score.n_items,
                         "kappa": interval(score.kappa),
-                        "unparseable": "–" if math.isnan(share) else f"{100 * share:.1f}%",
-                        "usd": f"${entry.usd_per_million[value]:,.2f}",
+                        "unparseable": MISSING if math.isnan(share) else f"{100 * share:.1f}%",
+                        "usd": price(entry.usd_per_million[value]),
                         "tokens": num(entry.tokens_per_k_chars[value], 0),
-                        "translated": "–"
+                        "translated": MISSING
                         if entry.translated[value] is None
                         else str(entry.translated[value]),
                         "worst": value == entry.scores.worst,

@@ -3,33 +3,26 @@ and, for datasets that come with system runs, how the judge's labels rank those 
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 
+from mmjudge.display import MISSING, price, usd
 from mmjudge.report.analysis import MODALITY_NAMES
 from mmjudge.report.leaderboard import CellRanking
 from mmjudge.store import CostFigures, Member, RunSummary
 from mmjudge.store.blocks import possible_extra
 
 
-def _money(value: float | None) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "–"
-    return f"${value:,.4f}"
-
-
 def _resent(cost: CostFigures) -> str:
     """Requests sent again after a stop, and their estimated cost (part of what was paid)."""
     n = cost.resent_requests
-    return f"{n} (≈{_money(cost.resent_usd)})" if n else "0"
+    return f"{n} (≈{usd(cost.resent_usd)})" if n else "0"
 
 
 def _possible(summary: RunSummary) -> str:
     """Sends that may have been billed without an answer, and what they may have cost (at
     their forecasts; not part of what was paid)."""
-    n, usd = possible_extra(summary.cost)
-    return f"+{_money(usd)} ({n} unanswered)" if n else "–"
+    n, dollars = possible_extra(summary.cost)
+    return f"+{usd(dollars)} ({n} unanswered)" if n else MISSING
 
 
 def _judge(summary: RunSummary) -> str:
@@ -54,7 +47,7 @@ def spend_rows(cells: pd.DataFrame) -> list[dict[str, str]]:
         cost = summary.cost
         total = cost.total_usd
         expected = summary.forecast.usd if summary.forecast is not None else None
-        ratio = "–"
+        ratio = MISSING
         if expected:
             ratio = f"{total / float(expected) - 1:+.1%}"
         rows.append(
@@ -66,13 +59,13 @@ def spend_rows(cells: pd.DataFrame) -> list[dict[str, str]]:
                 "prompt": summary.cell.prompt_id,
                 "status": _status(summary, cell.get("race")),
                 "n": str(summary.n_judgments),
-                "total": _money(total),
-                "spent": _money(cost.spent_usd),
+                "total": usd(total),
+                "spent": usd(cost.spent_usd),
                 "resent": _resent(cost),
                 "possible": _possible(summary),
-                "forecast": _money(float(expected) if expected is not None else None),
+                "forecast": usd(float(expected) if expected is not None else None),
                 "difference": ratio,
-                "per_million": f"{cost.usd_per_million:,.2f}",
+                "per_million": price(cost.usd_per_million),
                 "image_per_million": f"{cost.image_usd_per_million:,.2f}",
                 "text_per_million": f"{cost.text_usd_per_million:,.2f}",
             }
@@ -114,8 +107,8 @@ def ensemble_rows(cells: pd.DataFrame) -> list[dict[str, str]]:
                 "judge": summary.cell.model,
                 "how": ensemble.how,
                 "members": ", ".join(_member(m) for m in ensemble.members),
-                "escalation": "–" if rate is None else f"{float(rate):.1%}",
-                "kappa": "–" if kappa is None else f"{float(kappa):.3f}",
+                "escalation": MISSING if rate is None else f"{float(rate):.1%}",
+                "kappa": MISSING if kappa is None else f"{float(kappa):.3f}",
                 "per_million": f"{summary.cost.usd_per_million:,.2f}",
             }
         )

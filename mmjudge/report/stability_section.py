@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from mmjudge.display import MISSING, usd
 from mmjudge.metrics.scoring import Interval
 from mmjudge.report.analysis import MODALITY_NAMES, Analysis, DatasetStats
 from mmjudge.report.findings.prose import interval, num
@@ -28,7 +29,7 @@ def _value(value: Any) -> float:
 def _ceiling(stats: DatasetStats) -> str:
     ceiling = stats.ceiling
     if ceiling is None:
-        return "–"
+        return MISSING
     if ceiling[0] == ceiling[1]:
         return num(ceiling[0])
     return f"{num(ceiling[0])}–{num(ceiling[1])}"
@@ -58,13 +59,15 @@ def stability_rows(analysis: Analysis) -> list[Row]:
                     "judge_kappa": interval(cell.kappa),
                     "ceiling": _ceiling(stats),
                     "unstable": block.n_unstable,
-                    "share": "–" if share is None else f"{100 * share:.1f}%",
-                    "usd": f"${block.spent_usd:.4f}",
+                    "share": MISSING if share is None else f"{100 * share:.1f}%",
+                    "usd": usd(block.spent_usd),
                     "items": [
                         {
                             "query": item.query_id,
                             "result": item.result_id,
-                            "labels": " · ".join("–" if g is None else str(g) for g in item.labels),
+                            "labels": " · ".join(
+                                MISSING if g is None else str(g) for g in item.labels
+                            ),
                         }
                         for item in block.unstable[:SHOWN]
                     ],

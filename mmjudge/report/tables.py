@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from mmjudge.config.names import cell_display_name
+from mmjudge.display import MISSING, price
 from mmjudge.keyguard import redact
 from mmjudge.report.analysis import (
     MODALITY_NAMES,
@@ -39,18 +40,13 @@ def _float(value: Any) -> float:
         return math.nan
 
 
-def percent(value: Any, digits: int = 1) -> str:
-    x = _float(value)
-    return "–" if not math.isfinite(x) else f"{100 * x:.{digits}f}%"
-
-
 def distribution(counts: Mapping[Any, Any] | None) -> str:
     """``{"0": 35, "1": 40, "2": 25}`` as ``0:35% 1:40% 2:25%``."""
     if not counts:
-        return "–"
+        return MISSING
     total = sum(int(v) for v in counts.values())
     if total == 0:
-        return "–"
+        return MISSING
     parts = []
     for grade, count in counts.items():
         label = str(grade)
@@ -60,22 +56,15 @@ def distribution(counts: Mapping[Any, Any] | None) -> str:
     return " ".join(parts)
 
 
-def money(value: Any) -> str:
-    x = _float(value)
-    if not math.isfinite(x):
-        return "–"
-    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:,.2f}"
-
-
 def tokens(value: Any) -> str:
     x = _float(value)
-    return "–" if not math.isfinite(x) else f"{x:,.0f}"
+    return MISSING if not math.isfinite(x) else f"{x:,.0f}"
 
 
 def seconds(value: Any) -> str:
     x = _float(value)
     if not math.isfinite(x):
-        return "–"
+        return MISSING
     return f"{x:.2f}" if x >= 0.01 else f"{x:.0e}" if x > 0 else "0"
 
 
@@ -121,7 +110,7 @@ def kappa_by_dataset(analysis: Analysis) -> KappaByDataset:
     rows = []
     for judge, cells in judges.items():
         known = [c for c in cells.values() if c.kappa.known]
-        verdict = "–"
+        verdict = MISSING
         if len(known) > 1:
             high = max(known, key=lambda c: c.kappa.estimate)
             low = min(known, key=lambda c: c.kappa.estimate)
@@ -135,8 +124,8 @@ def kappa_by_dataset(analysis: Analysis) -> KappaByDataset:
             modality=MODALITY_NAMES.get(judge.modality, judge.modality),
             prompt=judge.prompt_id,
             kappas=[interval(cells[n].kappa) if n in cells else "not run" for n in names],
-            mean=interval(average.kappa) if average else "–",
-            usd=money(average.usd_per_million) if average else "–",
+            mean=interval(average.kappa) if average else MISSING,
+            usd=price(average.usd_per_million) if average else MISSING,
             verdict=verdict,
         )
         rows.append((-(average.kappa.estimate if average else -math.inf), row))
@@ -151,7 +140,7 @@ def kappa_by_dataset(analysis: Analysis) -> KappaByDataset:
 def _ceiling(ceiling: tuple[float, float] | None) -> str:
     """The human–human κ of a dataset: one value, a range, or ``–`` without two annotators."""
     if ceiling is None:
-        return "–"
+        return MISSING
     return num(ceiling[0]) if ceiling[0] == ceiling[1] else f"{num(ceiling[0])}–{num(ceiling[1])}"
 
 
@@ -247,7 +236,7 @@ class FrontierRow:
 
 def _step_verdict(step: Comparison | None) -> str:
     if step is None:
-        return "–"
+        return MISSING
     if not step.distinguishable:
         return NOT_DISTINGUISHABLE
     return "better" if step.difference > 0 else "worse on shared items"
@@ -266,7 +255,7 @@ def frontier_rows(analysis: Analysis) -> list[FrontierRow]:
                     model=cell.judge.model,
                     modality=MODALITY_NAMES.get(cell.judge.modality, cell.judge.modality),
                     prompt=cell.judge.prompt_id,
-                    usd=money(cell.usd_per_million),
+                    usd=price(cell.usd_per_million),
                     kappa=interval(cell.kappa),
                     scale=against_chance(cell.kappa, stats.ceiling),
                     step=(
@@ -286,13 +275,13 @@ def frontier_rows(analysis: Analysis) -> list[FrontierRow]:
                     model=a.judge.model,
                     modality=MODALITY_NAMES.get(a.judge.modality, a.judge.modality),
                     prompt=a.judge.prompt_id,
-                    usd=money(a.usd_per_million),
+                    usd=price(a.usd_per_million),
                     kappa=interval(a.kappa),
                     scale=against_chance(a.kappa, None).replace(
                         "no human–human κ", "humans: see each dataset"
                     ),
                     step=f"mean over {len(a.datasets)} dataset(s): {', '.join(a.datasets)}",
-                    verdict="–",
+                    verdict=MISSING,
                 )
             )
     return rows
@@ -322,10 +311,10 @@ def failures(cells: pd.DataFrame) -> list[Row]:
                 "prompt": str(cell["prompt_id"]),
                 "status": str(cell["status"]).replace("_", " "),
                 "analysed": "yes, without its failed rows" if cell["status"] == PARTIAL else "no",
-                "errors": f"{errors:,} of {n:,}" if n else "–",
-                "kinds": ", ".join(f"{k} {v:,}" for k, v in kinds.items()) or "–",
-                "first_error": str(cell["first_error"] or "–"),
-                "reason": str(cell["status_reason"] or "–"),
+                "errors": f"{errors:,} of {n:,}" if n else MISSING,
+                "kinds": ", ".join(f"{k} {v:,}" for k, v in kinds.items()) or MISSING,
+                "first_error": str(cell["first_error"] or MISSING),
+                "reason": str(cell["status_reason"] or MISSING),
             }
         )
     return rows
@@ -340,7 +329,7 @@ def skipped(cells: pd.DataFrame) -> list[Row]:
             "modality": MODALITY_NAMES.get(str(cell["modality"]), str(cell["modality"])),
             "prompt": str(cell["prompt_id"]),
             "status": str(cell["status"]),
-            "reason": str(cell["skip_reason"] or "–"),
+            "reason": str(cell["skip_reason"] or MISSING),
         }
         for _, cell in rows.sort_values(["dataset", "model", "modality"]).iterrows()
     ]
@@ -371,10 +360,10 @@ def _price_rows(cells: pd.DataFrame) -> list[Row]:
             sheet["models"][key] = {
                 "model_id": key,
                 "judge": str(cell["model"]),
-                "input": entry.get("input", "–" if entry else "not priced (free)"),
-                "cached_input": entry.get("cached_input", "–"),
-                "output": entry.get("output", "–"),
-                "image_rule": json.dumps(rule, sort_keys=True) if rule else "–",
+                "input": entry.get("input", MISSING if entry else "not priced (free)"),
+                "cached_input": entry.get("cached_input", MISSING),
+                "output": entry.get("output", MISSING),
+                "image_rule": json.dumps(rule, sort_keys=True) if rule else MISSING,
             }
     out = []
     for date in sorted(sheets):

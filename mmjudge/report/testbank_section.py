@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from mmjudge import metrics
+from mmjudge.display import MISSING
 from mmjudge.report.analysis import (
     MODALITY_NAMES,
     Analysis,
@@ -49,7 +50,7 @@ def _direct_partner(stats: DatasetStats, cell: Cell) -> Cell | None:
 
 def _num(value: float, digits: int = 3, sign: bool = False) -> str:
     if not math.isfinite(value):
-        return "–"
+        return MISSING
     return f"{value:+.{digits}f}" if sign else f"{value:.{digits}f}"
 
 
@@ -82,20 +83,20 @@ def design_rows(analysis: Analysis) -> list[Row]:
                     "model": cell.judge.model,
                     "modality": MODALITY_NAMES.get(cell.judge.modality, cell.judge.modality),
                     "design": cell.judge.prompt_id,
-                    "direct": partner.judge.prompt_id if partner else "–",
+                    "direct": partner.judge.prompt_id if partner else MISSING,
                     "kappa_bank": _num(found.kappa_a) if found else _num(cell.kappa.estimate),
-                    "kappa_direct": _num(found.kappa_b) if found else "–",
-                    "difference": _num(found.difference, sign=True) if found else "–",
+                    "kappa_direct": _num(found.kappa_b) if found else MISSING,
+                    "difference": _num(found.difference, sign=True) if found else MISSING,
                     "ci": (
                         f"[{_num(found.low, sign=True)}, {_num(found.high, sign=True)}]"
                         if found
-                        else "–"
+                        else MISSING
                     ),
-                    "n": f"{found.n_items:,}" if found else "–",
+                    "n": f"{found.n_items:,}" if found else MISSING,
                     "usd_difference": (
                         f"{cell.usd_per_million - partner.usd_per_million:+,.2f}"
                         if partner
-                        else "–"
+                        else MISSING
                     ),
                     "verdict": verdict,
                     "bank": f"{bank.kind} v{bank.version} "
@@ -180,7 +181,7 @@ def coverage_rows(cells: pd.DataFrame, k: int = COVERAGE_K) -> list[Row]:
                     "coverage": _num(scores[name]),
                     "rank": str(order.index(name) + 1),
                     "human_ndcg": _num(human.get(name, math.nan)),
-                    "human_rank": str(human_order.index(name) + 1) if name in human else "–",
+                    "human_rank": str(human_order.index(name) + 1) if name in human else MISSING,
                     "tau": _num(tau),
                 }
             )

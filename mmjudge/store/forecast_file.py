@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from mmjudge.config.names import DEFAULT_PROMPT, NO_PERTURBATION, cell_display_name
+from mmjudge.display import usd, usd_per_million
 from mmjudge.files import write_atomic
 from mmjudge.records import Forecast
 from mmjudge.store.blocks import known_fields
@@ -136,12 +137,12 @@ class CellForecast:
         estimate = "" if f.exact_text_tokens else " (text tokens estimated)"
         batch_text = ""
         if f.usd:
-            batch_text = f"; batch API ${batch.usd:.4f}, ${batch.usd_per_million:,.2f} per million"
+            batch_text = f"; batch API {usd(batch.usd)}, {usd_per_million(batch.usd_per_million)}"
         return (
             f"{cell}: forecast {f.calls} calls, {f.input_tokens:,} input tokens "
             f"({f.image_tokens:,} image), {round(f.output_tokens):,} output tokens "
             f"(per call from {f.output_basis or 'runner.forecast_output_tokens'}), "
-            f"sync ${f.usd:.4f}, ${f.usd_per_million:,.2f} per million judgments"
+            f"sync {usd(f.usd)}, {usd_per_million(f.usd_per_million)} judgments"
             f"{batch_text}{estimate}{_cut_text(self.text_cut)}"
         )
 

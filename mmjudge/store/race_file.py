@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from mmjudge.config.race import RaceConfig
+from mmjudge.display import MISSING, bracketed, number
 from mmjudge.errors import MMJudgeError
 from mmjudge.files import write_atomic
 
@@ -74,15 +75,15 @@ class Evidence:
 
     def bounds_text(self, *, items: bool = False) -> str:
         """``+0.296 [+0.004, +0.587]`` (``items``: followed by ``on 40 items``): the difference
-        with its interval, as every view of a race prints it; ``n/a`` where a figure is not
-        known, as for a pair that shares no graded item (a cell whose every answer failed)."""
+        with its interval, as every view of a race prints it; a figure that is not known reads
+        :data:`~mmjudge.display.MISSING`, and a pair that shares no graded item (a cell whose
+        every answer failed) says so."""
         if self.n_items == 0:
-            return "n/a (no item graded by both)"
+            return f"{MISSING} (no item graded by both)"
 
-        def signed(value: float) -> str:
-            return f"{value:+.3f}" if math.isfinite(value) else "n/a"
-
-        text = f"{signed(self.difference)} [{signed(self.low)}, {signed(self.high)}]"
+        text = bracketed(
+            self.difference, self.low, self.high, show=lambda x: number(x, 3, sign=True)
+        )
         return f"{text} on {self.n_items:,} items" if items else text
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from mmjudge.display import MISSING
 from mmjudge.errors import MMJudgeError
 from mmjudge.metrics import consensus
 from mmjudge.store import Key, SavedRun
@@ -74,4 +75,4 @@ def joined(values: Iterable[Any]) -> str:
 
 
 def grade_text(value: float) -> str:
-    return "-" if math.isnan(value) else str(int(value))
+    return MISSING if math.isnan(value) else str(int(value))

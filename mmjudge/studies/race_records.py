@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from mmjudge.display import number, usd
 from mmjudge.store.race_file import (
     SCHEMA_VERSION,
     CellChange,
@@ -47,7 +48,6 @@ __all__ = [
     "outcome_of",
     "share_text",
     "unsettled",
-    "usd_text",
 ]
 
 
@@ -109,17 +109,12 @@ def cell_prefixes(rounds: Sequence[RoundDecision], n_cells: int) -> list[int]:
     return prefixes
 
 
-def usd_text(value: float) -> str:
-    """A race's dollars as every view prints them: ``$2.12``, ``$0.0076``."""
-    return f"${value:,.2f}" if value >= 1 or value == 0 else f"${value:.4f}"
-
-
 def money_text(worth_usd: float, paid_usd: float, full_grid_usd: float) -> str:
     """``judgments worth $0.41 of the full grid's $2.12; $0.39 paid``: a race's money on one
     basis (the ledger's), as the console and the report tell it."""
     return (
-        f"judgments worth {usd_text(worth_usd)} of the full grid's "
-        f"{usd_text(full_grid_usd)}; {usd_text(paid_usd)} paid"
+        f"judgments worth {usd(worth_usd)} of the full grid's "
+        f"{usd(full_grid_usd)}; {usd(paid_usd)} paid"
     )
 
 
@@ -130,8 +125,9 @@ def share_text(outcome: RaceOutcome) -> str:
 
 
 def kappa_text(value: float | None) -> str:
-    """A race's κ̂ as every view prints it: ``0.949``, or ``n/a`` where it is not known."""
-    return f"{value:.3f}" if value is not None and math.isfinite(value) else "n/a"
+    """A race's κ̂ as every view prints it: ``0.949``, or :data:`~mmjudge.display.MISSING`
+    where it is not known."""
+    return number(value)
 
 
 def cell_fates(rounds: Sequence[RoundDecision], n_cells: int) -> list[str]:

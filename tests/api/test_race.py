@@ -378,7 +378,7 @@ def test_a_race_through_a_hydra_launcher_decides_as_the_library_does(tmp_path: P
     assert "JoblibLauncher" in saved
 
 
-def test_a_pair_with_no_item_graded_by_both_reads_n_a_not_nan_in_every_view(
+def test_a_pair_with_no_item_graded_by_both_reads_as_missing_not_nan_in_every_view(
     tmp_path: Path,
 ) -> None:
     reference = np.tile([0.0, 1.0, 2.0], 20)
@@ -391,9 +391,9 @@ def test_a_pair_with_no_item_graded_by_both_reads_n_a_not_nan_in_every_view(
     race = result(tmp_path)
     race.rounds.append(decision)
     line = round_line(race, decision)
-    assert "nan" not in line and "κ diff n/a (no item graded by both) vs d × a × text" in line
+    assert "nan" not in line and "κ diff – (no item graded by both) vs d × a × text" in line
     write_race_file(tmp_path, race_record(race))
     assert race.fates == {"d × a × text": "chosen", "d × b × text": "stopped after round 1"}
     (section,) = race_context([tmp_path])
     (event,) = section["rows"][0]["events"][:1]
-    assert "nan" not in event and "with a × text n/a (no item graded by both)" in event
+    assert "nan" not in event and "with a × text – (no item graded by both)" in event

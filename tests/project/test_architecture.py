@@ -45,7 +45,7 @@ PLUGINS = PACKAGE.parent / "hydra_plugins"
 #: the one seam for running cells: a grid composed once, launchers, and the loop of rounds that
 #: sweeps, races and the race's simulation share; it runs cells through the engine.
 STAGES: list[tuple[str, ...]] = [
-    ("__init__", "errors", "records", "files", "keyguard", "images", "departures"),
+    ("__init__", "errors", "records", "display", "files", "keyguard", "images", "departures"),
     ("locations",),
     ("config",),
     ("data",),

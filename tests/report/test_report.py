@@ -345,8 +345,8 @@ def test_tables_hold_the_requested_columns(html: str) -> None:
         assert f">{header}<" in shop
     assert "humans: annotator_a vs annotator_b" in shop
     assert re.search(r"0:\d+% 1:\d+% 2:\d+%", shop)
-    assert "1,300" in shop  # $ per million of vision · image + text
-    assert "390 / 910" in shop  # its image / text split
+    assert "$1,300" in shop  # $ per million of vision · image + text
+    assert "$390 / $910" in shop  # its image / text split
 
 
 def test_skipped_cells_are_listed(html: str) -> None:

@@ -18,6 +18,7 @@ from scipy import stats as scipy_stats
 
 from mmjudge import metrics
 from mmjudge.config.race import RaceConfig
+from mmjudge.display import MISSING
 from mmjudge.grid.simulation import simulate_race
 from mmjudge.metrics import scoring
 from mmjudge.store.race_file import read_race_file, write_race_file
@@ -348,9 +349,9 @@ def test_a_cell_the_runner_reports_out_is_never_chosen_nor_resumed() -> None:
         race.decide_round(inputs, [100, 100], rule, 1, cannot_judge=[0, 1])
 
 
-def test_a_kappa_that_is_not_known_reads_n_a() -> None:
+def test_a_kappa_that_is_not_known_reads_as_missing() -> None:
     assert kappa_text(0.94949) == "0.949"
-    assert kappa_text(None) == kappa_text(math.nan) == "n/a"
+    assert kappa_text(None) == kappa_text(math.nan) == MISSING
 
 
 def test_a_pair_that_never_disagrees_is_not_known_exactly() -> None:

@@ -13,6 +13,8 @@ from collections.abc import Iterable, Sequence
 
 from markupsafe import Markup, escape
 
+from mmjudge import display
+from mmjudge.display import number, usd_per_million
 from mmjudge.report.analysis import Comparison, Interval
 
 FIG_COST = "fig-kappa-cost"
@@ -41,19 +43,17 @@ def dataset_anchor(index: int, name: str) -> str:
     return f"dataset-{index}-{slug}"
 
 
-def num(value: float, digits: int = 2, sign: bool = False) -> str:
-    if value is None or not math.isfinite(value):
-        return "–"
-    text = f"{value:+.{digits}f}" if sign else f"{value:.{digits}f}"
+def typographic(text: str) -> str:
+    """The report's minus sign (``−``) in a figure :mod:`mmjudge.display` wrote."""
     return text.replace("-", "−")
 
 
+def num(value: float, digits: int = 2, sign: bool = False) -> str:
+    return typographic(number(value, digits, sign=sign))
+
+
 def interval(value: Interval, digits: int = 2) -> str:
-    if not value.known:
-        return "–"
-    if not (math.isfinite(value.low) and math.isfinite(value.high)):
-        return num(value.estimate, digits)
-    return f"{num(value.estimate, digits)} [{num(value.low, digits)}, {num(value.high, digits)}]"
+    return typographic(display.interval(value, digits))
 
 
 def p_value(p: float) -> str:
@@ -72,12 +72,8 @@ def difference(c: Comparison) -> str:
 
 
 def usd(value: float) -> str:
-    """Dollars per million judgments, in words."""
-    if value == 0:
-        return "free"
-    if value >= 100:
-        return f"${value:,.0f} per million"
-    return f"${value:,.2f} per million"
+    """Dollars per million judgments, in words (:func:`mmjudge.display.usd_per_million`)."""
+    return usd_per_million(value)
 
 
 def capped(names: Sequence[str], limit: int = MAX_NAMES) -> str:
