@@ -6,8 +6,9 @@ each, used by the console lines, the commands' tables and the report.
 - A number that rounds to zero is written without a sign (``0.000``, or ``+0.000`` where a sign
   is asked for), never ``-0.000``.
 - An interval is ``estimate [low, high]``; one whose ends are undefined is its estimate alone.
-- Money is written in dollars, as precisely as its size needs: ``$1,234``, ``$12.50``,
-  ``$0.0076``; an amount too small to show at four decimals is ``<$0.0001``, nothing is ``$0``.
+- Money is written in dollars, as precisely as its size needs: ``$1,234``, ``$12.50``, and
+  below a dollar two significant figures up to four decimals (``$0.15``, ``$0.012``,
+  ``$0.0076``); an amount too small for that is ``<$0.0001``, nothing is ``$0``.
   A chart's axis writes its ticks shorter (:func:`usd_tick`).
 """
 
@@ -99,7 +100,8 @@ def usd(value: float | None) -> str:
         return f"${x:,.2f}"
     if x < SMALLEST_USD / 2:
         return f"<${SMALLEST_USD:g}"
-    return f"${x:.4f}"
+    decimals = min(4, max(2, 1 - math.floor(math.log10(x))))  # two significant figures
+    return f"${x:.{decimals}f}"
 
 
 def price(value: float | None) -> str:
