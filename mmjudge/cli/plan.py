@@ -199,7 +199,7 @@ def _queries_text(j: dict[str, Any], target: float) -> str:
 
 def _separation_text(sep: dict[str, Any] | None) -> str:
     if sep is None:
-        return "best against runner-up: only one judge with a κ to plan from"
+        return "best against runner-up: fewer than two judges with a κ to plan from"
     pair = f"best against runner-up: {sep['best']} − {sep['runner_up']}"
     if sep["too_small"] is not None:
         return f"{pair}: not planned: {sep['too_small']}"
@@ -293,8 +293,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{args.sweep_dir}: no completed run with a defined κ below it; with no human "
                 "labels yet, --next N --out FILE draws the first items for people to grade"
             )
-        if plans and args.next is None and all(p["too_small"] for p in plans):
-            raise MMJudgeError("; ".join(f"{p['dataset']}: {p['too_small']}" for p in plans))
+        if plans and args.next is None and not any(_planned(p) for p in plans):
+            raise MMJudgeError("; ".join(_refusals(plans)))
         written = None if args.next is None else write_next(runs, args.next, args.seed, args.out)
     except MMJudgeError as error:
         return fail(PROG, error)
@@ -307,6 +307,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     if written:
         print(written, file=sys.stderr)
     return 0
+
+
+def _planned(plan: dict[str, Any]) -> bool:
+    """Whether any judge of a dataset's plan was planned (its pilot not too small)."""
+    return plan["too_small"] is None and any(j["too_small"] is None for j in plan["judges"])
+
+
+def _refusals(plans: Sequence[dict[str, Any]]) -> list[str]:
+    """Why each dataset, or each judge of it, was not planned."""
+    out = []
+    for plan in plans:
+        if plan["too_small"] is not None:
+            out.append(f"{plan['dataset']}: {plan['too_small']}")
+        out.extend(f"{j['judge']}: {j['too_small']}" for j in plan["judges"])
+    return out
 
 
 def write_next(runs: Sequence[SavedRun], n: int, seed: int, out: Path) -> str:

@@ -243,12 +243,12 @@ def plan_separation(
     best: str, runner_up: str, found: scoring.PairedComparison | None
 ) -> SeparationPlan | None:
     """The :class:`SeparationPlan` of a paired bootstrap comparison (the report's); ``None``
-    without one, or when its interval has no width (every resample alike: it says
-    nothing)."""
+    without one, or when its interval has no width around a difference that is not 0
+    (every resample alike, as from a single query: it says nothing about the judges)."""
     if found is None:
         return None
     half = _half(found.low, found.high)
-    if not half > 0:
+    if found.difference != 0 and not half > 0:
         return None
     target = abs(found.difference)
     return SeparationPlan(

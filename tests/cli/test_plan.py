@@ -19,6 +19,7 @@ from mmjudge.store import completed_runs
 from mmjudge.studies.frontier import compare_runs
 from mmjudge.studies.members import human_consensus
 from tests.fake_runs import make_run
+from tests.helpers import REPO_ROOT, run_sweep
 
 
 def toy_sweep(tmp_path: Path) -> Path:
@@ -376,7 +377,7 @@ def test_a_judge_with_too_few_grades_is_named_and_the_rest_planned(tmp_path, cap
     code, out, _ = run_cli(capsys, sweep)
     assert code == 0
     assert "few/default/text: not planned: the pilot has 12 human labels in 2 queries" in out
-    assert "best against runner-up: only one judge with a κ to plan from" in out
+    assert "best against runner-up: fewer than two judges with a κ to plan from" in out
 
 
 @pytest.mark.slow
@@ -395,3 +396,50 @@ def test_no_pilot_of_2_to_20_labels_ends_in_a_traceback(tmp_path, capsys) -> Non
                     assert code in (0, 2), where
                     assert code == 0 or (out == "" and err.count("\n") == 1), (where, err)
                     assert "± 0.000" not in out, where
+
+
+@pytest.mark.slow
+def test_the_worked_example_in_the_docs_is_what_the_command_prints(tmp_path, capsys) -> None:
+    """docs/planning.md's worked example (the free demo grid, ``--cost-per-label 0.40
+    --budget 200``) quotes the lexical judge's row, its budget split and the pair's line:
+    every number it quotes is in what the command prints."""
+    result = run_sweep(tmp_path, "-m", "model=lexical", "modality=text,mm", "prompt=default,terse")
+    assert result.returncode == 0, result.stderr
+    (sweep,) = (tmp_path / "results" / "sweeps").iterdir()
+    code, out, _ = run_cli(capsys, sweep, "--cost-per-label", 0.40, "--budget", 200)
+    assert code == 0
+    docs = (REPO_ROOT / "docs" / "planning.md").read_text(encoding="utf-8")
+    example = " ".join(docs[docs.index("On the free demo grid") :].split("\n\n")[0].split())
+    code, text, _ = run_cli(capsys, sweep, "--cost-per-label", 0.40, "--format", "json")
+    entry = json.loads(text)["datasets"][0]["judges"][0]
+    row = next(line for line in out.splitlines() if line.startswith("lexical/default/text "))
+    split = [line for line in out.splitlines() if line.startswith("lexical/default/text ")][1]
+    quoted = {
+        "κ": f"{entry['kappa']:.3f} ± {entry['half_width']:.3f}",
+        "the report's bootstrap": f"± {entry['bootstrap_half_width']:.3f}",
+        "items": f"{entry['needed_items']:,} items ({entry['needed_queries']:,} queries)",
+        "central": f"against {entry['needed_items_central']:,} from the pilot's own spread",
+        "analytic": f"{entry['needed_items_analytic']:,} from the analytic error",
+        "design effect": f"design effect {entry['design_effect']:.1f}",
+        "more": f"{entry['more_items']:,} more items costing ${entry['usd']:,.2f}",
+    }
+    for what, text in quoted.items():
+        assert text in example, (what, text, example)
+    for number in ("0.536", "1,181", "148", "729", "634", "941", "$376.40"):
+        assert number in row, (number, row)
+    for number in ("500", "every item", "1,169", "0.757"):
+        assert number in split and number in example, (number, split)
+    assert "no number of labels tells them apart" in out
+
+
+def test_a_judge_that_agrees_with_every_label_is_refused_not_certain(tmp_path, capsys) -> None:
+    """κ is 1 whichever query is left out: no "± 0.000" and no plan of zero labels; with no
+    other judge planned, the command refuses in one line."""
+    keys = [(f"q{q:02d}", f"d{d}") for q in range(5) for d in range(6)]
+    truth = {key: (int(key[0][1:]) + int(key[1][1:])) % 3 for key in keys}
+    sweep = tmp_path / "sweep"
+    make_run(sweep, "big", truth, {key: {"x": g} for key, g in truth.items()}, model="big")
+    code, out, err = run_cli(capsys, sweep)
+    assert code == 2 and out == ""
+    assert err.startswith("mmjudge plan: big/default/text: κ is 1.000 whichever of the pilot's")
+    assert err.count("\n") == 1 and "± 0.000" not in err

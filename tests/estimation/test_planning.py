@@ -266,6 +266,10 @@ def test_a_bootstrap_comparison_without_width_says_nothing() -> None:
     apart at 95%")."""
     flat = scoring.PairedComparison(0.7, 0.462, 0.238, 0.238, 0.238, 0.0, 5, 1)
     assert planning.plan_separation("a", "b", flat) is None
+    # judges that graded alike: still said to be beyond any number of labels
+    same = scoring.PairedComparison(0.7, 0.7, 0.0, 0.0, 0.0, 1.0, 240, 30)
+    found = planning.plan_separation("a", "b", same)
+    assert found is not None and not found.separated and math.isnan(found.needed)
 
 
 @pytest.mark.slow

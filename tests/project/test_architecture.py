@@ -78,6 +78,10 @@ LONG_FILES: dict[str, str] = {
     "mmjudge.engine.response_cache": "the answers and the claims on them share one SQLite "
     "connection, its write transactions and the one-line error of every step on the file "
     "(the request keys or the claims are where it would divide)",
+    "mmjudge.estimation.planning": "the two plans (κ to ± a half-width, best against "
+    "runner-up) and the per-dataset entries of `mmjudge plan` built from their fields; what a "
+    "small pilot can say and the budget split are apart already (pilot.py, budget.py), and the "
+    "entries are where it divides once they become a typed record of store/",
 }
 #: Functions over :data:`MAX_FUNCTION_LINES` (``module:function``), each with why.
 LONG_FUNCTIONS: dict[str, str] = {}
