@@ -103,6 +103,7 @@ class KappaPlan(NamedTuple):
     """Labels needed to know one judge's κ to ± the target half-width."""
 
     judge: str
+    """The judge (its run's name)."""
     n_items: int
     """Pilot items (the judge and the consensus both graded)."""
     n_queries: int
@@ -208,10 +209,13 @@ class SeparationPlan(NamedTuple):
     """Labels needed to tell the best judge from the runner-up."""
 
     best: str
+    """The judge with the higher κ on the pilot."""
     runner_up: str
+    """The judge with the next highest."""
     n_items: int
     """Pilot items both judges and the consensus graded."""
     n_queries: int
+    """Queries among them."""
     difference: float
     """κ(best) − κ(runner-up) on those items."""
     half_width: float
