@@ -354,29 +354,32 @@ def _ceil(value: float) -> int | None:
     return math.ceil(value - 1e-9) if math.isfinite(value) else None
 
 
-#: A judge's entry when its pilot is too small to plan from: every number unknown.
-_NO_KAPPA_PLAN = dict.fromkeys(
-    (
-        "n_items",
-        "n_queries",
-        "kappa",
-        "standard_error",
-        "degrees_of_freedom",
-        "half_width",
-        "bootstrap_half_width",
-        "analytic_half_width",
-        "needed_items",
-        "needed_queries",
-        "needed_items_central",
-        "needed_queries_central",
-        "pilot_widening",
-        "reachable_half_width",
-        "pool_queries",
-        "needed_items_analytic",
-        "design_effect",
-        "more_items",
-        "usd",
-    )
+#: The keys of a judge's entry, in order (each ``None`` when its pilot is too small to plan
+#: from, but its name, price and why).
+_KAPPA_KEYS = (
+    "judge",
+    "usd_per_million",
+    "too_small",
+    "n_items",
+    "n_queries",
+    "kappa",
+    "standard_error",
+    "degrees_of_freedom",
+    "half_width",
+    "bootstrap_half_width",
+    "analytic_half_width",
+    "needed_items",
+    "needed_queries",
+    "needed_items_central",
+    "needed_queries_central",
+    "pilot_widening",
+    "reachable_half_width",
+    "needs_more_queries",
+    "pool_queries",
+    "needed_items_analytic",
+    "design_effect",
+    "more_items",
+    "usd",
 )
 
 
@@ -410,6 +413,28 @@ def _kappa_entry(
         "more_items": _number(extra),
         "usd": _number(cost(extra, per_label)),
     }
+
+
+#: The keys of a pair's entry (each ``None`` when its pilot is too small to plan from).
+_SEPARATION_KEYS = (
+    "best",
+    "runner_up",
+    "too_small",
+    "n_items",
+    "n_queries",
+    "difference",
+    "standard_error",
+    "degrees_of_freedom",
+    "half_width",
+    "bootstrap_half_width",
+    "separated",
+    "needed_items",
+    "needed_queries",
+    "needed_items_central",
+    "needed_queries_central",
+    "more_items",
+    "usd",
+)
 
 
 def _separation_entry(found: SeparationPlan, per_label: float | None) -> dict[str, Any]:
@@ -476,8 +501,9 @@ def _judge_entry(run: SavedRun, settings: PlanSettings) -> tuple[dict[str, Any],
             pool_queries=len({key[0] for key in keys}),
         )
     except pilot.PilotTooSmall as small:
-        entry = {"judge": run.name, "usd_per_million": run.usd_per_million, **_NO_KAPPA_PLAN}
-        return {**entry, "too_small": str(small), "needs_more_queries": False}, False
+        known = {"judge": run.name, "usd_per_million": run.usd_per_million}
+        why = {"too_small": str(small), "needs_more_queries": False}
+        return {**dict.fromkeys(_KAPPA_KEYS), **known, **why}, False
     entry = _kappa_entry(run, found, settings.cost_per_label, settings.half_width)
     if settings.budget is not None and settings.cost_per_label is not None:
         entry["budget_split"] = _split_entry(reference, labels, run, settings)
@@ -525,7 +551,8 @@ def _separation(ranked: Sequence[SavedRun], settings: PlanSettings) -> dict[str,
             bootstrap_half_width=boot,
         )
     except pilot.PilotTooSmall as small:
-        return {"best": best.name, "runner_up": runner.name, "too_small": str(small)}
+        unknown = {**dict.fromkeys(_SEPARATION_KEYS), "separated": False}
+        return {**unknown, "best": best.name, "runner_up": runner.name, "too_small": str(small)}
     return _separation_entry(found, settings.cost_per_label)
 
 

@@ -443,3 +443,36 @@ def test_a_judge_that_agrees_with_every_label_is_refused_not_certain(tmp_path, c
     assert code == 2 and out == ""
     assert err.startswith("mmjudge plan: big/default/text: κ is 1.000 whichever of the pilot's")
     assert err.count("\n") == 1 and "± 0.000" not in err
+
+
+def test_entries_too_small_to_plan_carry_the_same_keys(tmp_path, capsys) -> None:
+    """Two judges each planned from 6 queries share only 2 (the pair is refused), and a
+    third answered too little (refused): every entry has the keys a planned one has."""
+    rng = np.random.default_rng(6)
+    keys = [(f"q{q:02d}", f"d{d}") for q in range(10) for d in range(6)]
+    truth = {key: int(rng.integers(0, 3)) for key in keys}
+    human = {key: {"x": truth[key]} for key in keys}
+
+    def noisy(lo: int, hi: int) -> dict:
+        return {
+            k: (int(rng.integers(0, 3)) if rng.random() < 0.3 else v)
+            if lo <= int(k[0][1:]) < hi
+            else None
+            for k, v in truth.items()
+        }
+
+    sweep = tmp_path / "sweep"
+    make_run(sweep, "big", noisy(0, 6), human, model="big", cost=0.01)
+    make_run(sweep, "mid", noisy(4, 10), human, model="mid", cost=0.002)
+    make_run(sweep, "few", noisy(0, 2), human, model="few", cost=0.001)
+    code, out, _ = run_cli(capsys, sweep, "--format", "json")
+    assert code == 0
+    (dataset,) = json.loads(out)["datasets"]
+    sep = dataset["separation"]
+    assert "12 human labels in 2 queries" in sep["too_small"] and sep["separated"] is False
+    refused = [j for j in dataset["judges"] if j["too_small"]]
+    planned = [j for j in dataset["judges"] if not j["too_small"]]
+    assert len(refused) == 1 and len(planned) == 2
+    assert list(refused[0]) == list(planned[0])
+    code, out, _ = run_cli(capsys, toy_sweep(tmp_path), "--format", "json")
+    assert list(json.loads(out)["datasets"][0]["separation"]) == list(sep)
