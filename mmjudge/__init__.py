@@ -33,7 +33,7 @@ _SURFACE = {
     "forecast": "mmjudge.api.cells",
     "run_sweep": "mmjudge.api.cells",
     "run_race": "mmjudge.api.race",
-    "RaceResult": "mmjudge.api.race_result",
+    "RaceResult": "mmjudge.grid.race",
     "open_run": "mmjudge.api.saved",
     "open_sweep": "mmjudge.api.saved",
     "Run": "mmjudge.api.saved",

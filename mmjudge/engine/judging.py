@@ -78,7 +78,9 @@ def judge_cell(prepared: PreparedCell) -> JudgedCell:
     stop: MMJudgeError | None = None
     refused = False
     try:
-        run_on_fast_loop(_run(context, prepared.examples, done, records_path, progress, stats))
+        run_on_fast_loop(
+            _run(context, prepared.examples, done, records_path, progress, stats), context.speed
+        )
     except (BudgetExceeded, FatalProviderError, Interrupted) as error:
         # The cell stopped after calls began: keep what was judged and say why it stopped.
         stop = error
@@ -241,9 +243,14 @@ def _sync_runner(context: CellContext, cache: ResponseCache | None, stats: RunSt
         cache=cache,
         price=_pricer(context),
         stats=stats,
-        claims=cache.claims(cfg.runner.claim_ttl_s) if cache is not None else None,
+        claims=(
+            cache.claims(cfg.runner.claim_ttl_s, folder=context.run_dir)
+            if cache is not None
+            else None
+        ),
         seed=cfg.seed,
         concurrency=in_flight.calls,
+        speed=context.speed,
     )
 
 
@@ -289,6 +296,7 @@ def _batch_runner(
         discount=batch_discount(context),
         stats=stats,
         seed=cfg.seed,
+        speed=context.speed,
     )
 
 

@@ -25,6 +25,7 @@ price per label.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -32,7 +33,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mmjudge.estimation import pilot
-from mmjudge.estimation.budget import BudgetSplit, budget_split
+from mmjudge.estimation.budget import budget_split
 from mmjudge.estimation.next_items import Drawn, draw_next
 from mmjudge.metrics import scoring
 from mmjudge.metrics.jackknife import kappa_jackknife, paired_kappa_jackknife
@@ -40,6 +41,7 @@ from mmjudge.metrics.kappa import kappa_metric
 from mmjudge.metrics.labels import as_labels
 from mmjudge.metrics.resampling import bootstrap_ci
 from mmjudge.store import SavedRun, common_keys, union_keys
+from mmjudge.store.plan_file import BudgetPlan, DatasetPlan, JudgePlan, SeparationEntry
 from mmjudge.studies.frontier import compare_runs, own_score
 from mmjudge.studies.members import human_consensus
 
@@ -354,111 +356,114 @@ def _ceil(value: float) -> int | None:
     return math.ceil(value - 1e-9) if math.isfinite(value) else None
 
 
-#: The keys of a judge's entry, in order (each ``None`` when its pilot is too small to plan
-#: from, but its name, price and why).
-_KAPPA_KEYS = (
-    "judge",
-    "usd_per_million",
-    "too_small",
-    "n_items",
-    "n_queries",
-    "kappa",
-    "standard_error",
-    "degrees_of_freedom",
-    "half_width",
-    "bootstrap_half_width",
-    "analytic_half_width",
-    "needed_items",
-    "needed_queries",
-    "needed_items_central",
-    "needed_queries_central",
-    "pilot_widening",
-    "reachable_half_width",
-    "needs_more_queries",
-    "pool_queries",
-    "needed_items_analytic",
-    "design_effect",
-    "more_items",
-    "usd",
-)
-
-
 def _kappa_entry(
     run: SavedRun, found: KappaPlan, per_label: float | None, target: float
-) -> dict[str, Any]:
+) -> JudgePlan:
     extra = extra_labels(found.needed_upper, found.n_items)
     per_query = found.n_items / found.n_queries
-    return {
-        "judge": run.name,
-        "usd_per_million": run.usd_per_million,
-        "too_small": None,
-        "n_items": found.n_items,
-        "n_queries": found.n_queries,
-        "kappa": _number(found.kappa),
-        "standard_error": _number(found.standard_error),
-        "degrees_of_freedom": _number(found.degrees_of_freedom),
-        "half_width": _number(found.half_width),
-        "bootstrap_half_width": _number(found.bootstrap_half_width),
-        "analytic_half_width": _number(found.analytic_half_width),
-        "needed_items": _ceil(found.needed_upper),
-        "needed_queries": _number(found.queries_needed),
-        "needed_items_central": _ceil(found.needed),
-        "needed_queries_central": _ceil(found.needed / per_query),
-        "pilot_widening": _number(found.widening),
-        "reachable_half_width": _number(found.reachable_half_width),
-        "needs_more_queries": found.needs_more_queries(target),
-        "pool_queries": found.pool_queries,
-        "needed_items_analytic": _ceil(found.needed_analytic),
-        "design_effect": _number(found.design_effect),
-        "more_items": _number(extra),
-        "usd": _number(cost(extra, per_label)),
-    }
+    queries = _number(found.queries_needed)
+    return JudgePlan(
+        judge=run.name,
+        usd_per_million=run.usd_per_million,
+        too_small=None,
+        n_items=found.n_items,
+        n_queries=found.n_queries,
+        kappa=_number(found.kappa),
+        standard_error=_number(found.standard_error),
+        degrees_of_freedom=_number(found.degrees_of_freedom),
+        half_width=_number(found.half_width),
+        bootstrap_half_width=_number(found.bootstrap_half_width),
+        analytic_half_width=_number(found.analytic_half_width),
+        needed_items=_ceil(found.needed_upper),
+        needed_queries=None if queries is None else int(queries),
+        needed_items_central=_ceil(found.needed),
+        needed_queries_central=_ceil(found.needed / per_query),
+        pilot_widening=_number(found.widening),
+        reachable_half_width=_number(found.reachable_half_width),
+        needs_more_queries=found.needs_more_queries(target),
+        pool_queries=found.pool_queries,
+        needed_items_analytic=_ceil(found.needed_analytic),
+        design_effect=_number(found.design_effect),
+        more_items=_number(extra),
+        usd=_number(cost(extra, per_label)),
+    )
 
 
-#: The keys of a pair's entry (each ``None`` when its pilot is too small to plan from).
-_SEPARATION_KEYS = (
-    "best",
-    "runner_up",
-    "too_small",
-    "n_items",
-    "n_queries",
-    "difference",
-    "standard_error",
-    "degrees_of_freedom",
-    "half_width",
-    "bootstrap_half_width",
-    "separated",
-    "needed_items",
-    "needed_queries",
-    "needed_items_central",
-    "needed_queries_central",
-    "more_items",
-    "usd",
-)
+def _refused_judge(run: SavedRun, why: str) -> JudgePlan:
+    """A judge whose pilot is too small to plan from: its name, its price and why, and no
+    figure (the same fields as a planned one)."""
+    return JudgePlan(
+        judge=run.name,
+        usd_per_million=run.usd_per_million,
+        too_small=why,
+        n_items=None,
+        n_queries=None,
+        kappa=None,
+        standard_error=None,
+        degrees_of_freedom=None,
+        half_width=None,
+        bootstrap_half_width=None,
+        analytic_half_width=None,
+        needed_items=None,
+        needed_queries=None,
+        needed_items_central=None,
+        needed_queries_central=None,
+        pilot_widening=None,
+        reachable_half_width=None,
+        needs_more_queries=False,
+        pool_queries=None,
+        needed_items_analytic=None,
+        design_effect=None,
+        more_items=None,
+        usd=None,
+    )
 
 
-def _separation_entry(found: SeparationPlan, per_label: float | None) -> dict[str, Any]:
+def _separation_entry(found: SeparationPlan, per_label: float | None) -> SeparationEntry:
     extra = extra_labels(found.needed_upper, found.n_items)
     per_query = found.n_items / found.n_queries
-    return {
-        "best": found.best,
-        "runner_up": found.runner_up,
-        "too_small": None,
-        "n_items": found.n_items,
-        "n_queries": found.n_queries,
-        "difference": _number(found.difference),
-        "standard_error": _number(found.standard_error),
-        "degrees_of_freedom": _number(found.degrees_of_freedom),
-        "half_width": _number(found.half_width),
-        "bootstrap_half_width": _number(found.bootstrap_half_width),
-        "separated": found.separated,
-        "needed_items": _ceil(found.needed_upper),
-        "needed_queries": _ceil(found.needed_upper / per_query),
-        "needed_items_central": _ceil(found.needed),
-        "needed_queries_central": _ceil(found.needed / per_query),
-        "more_items": _number(extra),
-        "usd": _number(cost(extra, per_label)),
-    }
+    return SeparationEntry(
+        best=found.best,
+        runner_up=found.runner_up,
+        too_small=None,
+        n_items=found.n_items,
+        n_queries=found.n_queries,
+        difference=_number(found.difference),
+        standard_error=_number(found.standard_error),
+        degrees_of_freedom=_number(found.degrees_of_freedom),
+        half_width=_number(found.half_width),
+        bootstrap_half_width=_number(found.bootstrap_half_width),
+        separated=found.separated,
+        needed_items=_ceil(found.needed_upper),
+        needed_queries=_ceil(found.needed_upper / per_query),
+        needed_items_central=_ceil(found.needed),
+        needed_queries_central=_ceil(found.needed / per_query),
+        more_items=_number(extra),
+        usd=_number(cost(extra, per_label)),
+    )
+
+
+def _refused_pair(best: SavedRun, runner_up: SavedRun, why: str) -> SeparationEntry:
+    """A pair whose shared pilot is too small to plan from: their names and why."""
+    return SeparationEntry(
+        best=best.name,
+        runner_up=runner_up.name,
+        too_small=why,
+        n_items=None,
+        n_queries=None,
+        difference=None,
+        standard_error=None,
+        degrees_of_freedom=None,
+        half_width=None,
+        bootstrap_half_width=None,
+        separated=False,
+        needed_items=None,
+        needed_queries=None,
+        needed_items_central=None,
+        needed_queries_central=None,
+        more_items=None,
+        usd=None,
+    )
 
 
 class PlanSettings(NamedTuple):
@@ -478,10 +483,9 @@ class PlanSettings(NamedTuple):
     """Their seed."""
 
 
-def _judge_entry(run: SavedRun, settings: PlanSettings) -> tuple[dict[str, Any], bool]:
-    """One judge's labels for κ to ± the half-width, and its budget split when asked;
-    whether it could be planned (a pilot too small for this judge gives an entry of
-    unknowns that says why)."""
+def _judge_entry(run: SavedRun, settings: PlanSettings) -> JudgePlan:
+    """One judge's labels for κ to ± the half-width, and its budget split when asked (a
+    pilot too small for this judge gives a plan of unknowns that says why)."""
     keys = list(run.rows)
     reference = human_consensus([run], keys)
     labels = run.labels(keys)
@@ -501,18 +505,16 @@ def _judge_entry(run: SavedRun, settings: PlanSettings) -> tuple[dict[str, Any],
             pool_queries=len({key[0] for key in keys}),
         )
     except pilot.PilotTooSmall as small:
-        known = {"judge": run.name, "usd_per_million": run.usd_per_million}
-        why = {"too_small": str(small), "needs_more_queries": False}
-        return {**dict.fromkeys(_KAPPA_KEYS), **known, **why}, False
+        return _refused_judge(run, str(small))
     entry = _kappa_entry(run, found, settings.cost_per_label, settings.half_width)
     if settings.budget is not None and settings.cost_per_label is not None:
-        entry["budget_split"] = _split_entry(reference, labels, run, settings)
-    return entry, True
+        entry = dataclasses.replace(
+            entry, budget_split=_split_entry(reference, labels, run, settings)
+        )
+    return entry
 
 
-def _split_entry(
-    reference: Any, labels: Any, run: SavedRun, settings: PlanSettings
-) -> dict[str, Any]:
+def _split_entry(reference: Any, labels: Any, run: SavedRun, settings: PlanSettings) -> BudgetPlan:
     """The budget split's numbers, or why there is none (``too_small``)."""
     assert settings.budget is not None and settings.cost_per_label is not None
     try:
@@ -525,11 +527,27 @@ def _split_entry(
             pool=settings.pool,
         )
     except pilot.PilotTooSmall as small:
-        return {**dict.fromkeys(BudgetSplit._fields), "too_small": str(small)}
-    return {**{k: _number(v) for k, v in split._asdict().items()}, "too_small": None}
+        return BudgetPlan(
+            human_labels=None,
+            judge_only_labels=None,
+            cost=None,
+            effective_n=None,
+            human_only_n=None,
+            correlation=None,
+            too_small=str(small),
+        )
+    return BudgetPlan(
+        human_labels=split.human_labels,
+        judge_only_labels=split.judge_only_labels,
+        cost=_number(split.cost),
+        effective_n=_number(split.effective_n),
+        human_only_n=split.human_only_n,
+        correlation=_number(split.correlation),
+        too_small=None,
+    )
 
 
-def _separation(ranked: Sequence[SavedRun], settings: PlanSettings) -> dict[str, Any] | None:
+def _separation(ranked: Sequence[SavedRun], settings: PlanSettings) -> SeparationEntry | None:
     """The best judge against the runner-up, when there are two."""
     if len(ranked) < 2:
         return None
@@ -551,8 +569,7 @@ def _separation(ranked: Sequence[SavedRun], settings: PlanSettings) -> dict[str,
             bootstrap_half_width=boot,
         )
     except pilot.PilotTooSmall as small:
-        unknown = {**dict.fromkeys(_SEPARATION_KEYS), "separated": False}
-        return {**unknown, "best": best.name, "runner_up": runner.name, "too_small": str(small)}
+        return _refused_pair(best, runner, str(small))
     return _separation_entry(found, settings.cost_per_label)
 
 
@@ -572,7 +589,7 @@ def plan_sweep(
     pool: int | None = None,
     n_boot: int = scoring.N_BOOT,
     seed: int = scoring.SEED,
-) -> list[dict[str, Any]]:
+) -> list[DatasetPlan]:
     """Per dataset of a sweep's completed runs: labels for each single judge's κ to
     ± ``half_width`` and to separate the best judge from the runner-up (see the module
     docstring), with their cost at ``cost_per_label`` dollars when given, and with
@@ -589,25 +606,22 @@ def plan_sweep(
         if not ranked:
             continue
         too_small = _dataset_problem(ranked)
-        judges: list[dict[str, Any]] = []
-        planned: list[SavedRun] = []
-        for run in [] if too_small else ranked:
-            entry, ok = _judge_entry(run, settings)
-            judges.append(entry)
-            planned.extend([run] if ok else [])
+        judges = [] if too_small else [_judge_entry(run, settings) for run in ranked]
+        ok = {j.judge for j in judges if j.too_small is None}
+        planned = [run for run in ranked if run.name in ok]
         out.append(
-            {
-                "dataset": dataset,
-                "too_small": too_small,
-                "half_width": half_width,
-                "plan_confidence": pilot.PLAN_CONFIDENCE,
-                "cost_per_label": cost_per_label,
-                "budget": budget,
-                "judges": judges,
-                "separation": _separation(planned, settings),
-                "n_boot": n_boot,
-                "seed": seed,
-            }
+            DatasetPlan(
+                dataset=dataset,
+                too_small=too_small,
+                target_half_width=half_width,
+                plan_confidence=pilot.PLAN_CONFIDENCE,
+                cost_per_label=cost_per_label,
+                budget=budget,
+                judges=tuple(judges),
+                separation=_separation(planned, settings),
+                n_boot=n_boot,
+                seed=seed,
+            )
         )
     return out
 

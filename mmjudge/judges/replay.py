@@ -31,6 +31,7 @@ from mmjudge.data.qrels import load_qrels, load_qrels_runs
 from mmjudge.errors import ConfigError, DatasetError
 from mmjudge.files import read_jsonl
 from mmjudge.judges.base import JudgeAPI
+from mmjudge.judges.descriptor import JudgeDescriptor
 from mmjudge.judges.options import JudgeOptions
 from mmjudge.locations import resolve_path
 from mmjudge.records import JudgeRequest, JudgeResponse, Usage
@@ -134,11 +135,10 @@ def load_replay(path: str | Path, run: str | None = None) -> Graded:
 class ReplayJudge(JudgeAPI):
     """Grades each item with the file's grade for its (query, result)."""
 
-    provider = "replay"
+    descriptors = (JudgeDescriptor("replay", free=True),)
     supports_images = True
     modalities = ("text", "mm", "image")
     cacheable = False
-    free = True
     Options = ReplayOptions
     options: ReplayOptions
 
@@ -166,7 +166,7 @@ class ReplayJudge(JudgeAPI):
     def describe(self) -> str:
         return f"replay of {self.graded.path}"
 
-    def check_scale(self, grades: list[int]) -> dict[str, Any] | None:
+    def check_scale(self, grades: list[int]) -> None:
         scale = {float(g) for g in grades}
         for (query, doc), (grade, line) in self.graded.grades.items():
             if grade not in scale:

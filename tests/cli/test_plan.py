@@ -16,6 +16,7 @@ from mmjudge.estimation import pilot
 from mmjudge.metrics import scoring
 from mmjudge.metrics.jackknife import kappa_jackknife, paired_kappa_jackknife
 from mmjudge.store import completed_runs
+from mmjudge.store.plan_file import plan_json, read_plan
 from mmjudge.studies.frontier import compare_runs
 from mmjudge.studies.members import human_consensus
 from tests.fake_runs import make_run
@@ -54,6 +55,12 @@ def test_json_counts_follow_the_pilot_intervals(tmp_path, capsys) -> None:
     (dataset,) = json.loads(out)["datasets"]
     assert dataset["half_width"] == 0.04 and dataset["cost_per_label"] == 0.5
     assert dataset["too_small"] is None and dataset["plan_confidence"] == 0.95
+    kept = tmp_path / "plan.json"  # what a user keeps reads back through the one reader
+    kept.write_text(out, encoding="utf-8")
+    assert [j.judge for j in read_plan(kept).datasets[0].judges] == [
+        j["judge"] for j in dataset["judges"]
+    ]
+    assert json.loads(plan_json(read_plan(kept))) == json.loads(out)  # every field
     judges = {j["judge"].split("/")[0]: j for j in dataset["judges"]}
     assert list(judges) == ["big", "mid", "tiny"]  # by κ, highest first
     runs = {run.name.split("/")[0]: run for run in completed_runs(sweep)}
@@ -474,5 +481,11 @@ def test_entries_too_small_to_plan_carry_the_same_keys(tmp_path, capsys) -> None
     planned = [j for j in dataset["judges"] if not j["too_small"]]
     assert len(refused) == 1 and len(planned) == 2
     assert list(refused[0]) == list(planned[0])
+    kept = tmp_path / "plan.json"  # the refusals read back through the one reader
+    kept.write_text(out, encoding="utf-8")
+    back = read_plan(kept).datasets[0]
+    assert back.separation is not None and back.separation.too_small == sep["too_small"]
+    assert [j.too_small for j in back.judges] == [j["too_small"] for j in dataset["judges"]]
+    assert json.loads(plan_json(read_plan(kept))) == json.loads(out)
     code, out, _ = run_cli(capsys, toy_sweep(tmp_path), "--format", "json")
     assert list(json.loads(out)["datasets"][0]["separation"]) == list(sep)

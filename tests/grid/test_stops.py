@@ -130,8 +130,8 @@ def finish_and_compare(tmp_path: Path, judges: Judges, server: LoopbackServer, l
     assert whole.returncode == 0, whole.stderr
     reference = read_race_file(fresh / "race")
     assert resumed is not None and reference is not None
-    assert resumed["outcome"]["name"] == reference["outcome"]["name"]
-    assert [r["active"] for r in resumed["rounds"]] == [r["active"] for r in reference["rounds"]]
+    assert resumed.outcome.name == reference.outcome.name  # type: ignore[union-attr]
+    assert [r.active for r in resumed.rounds] == [r.active for r in reference.rounds]
 
 
 @pytest.mark.slow
@@ -222,3 +222,28 @@ def test_ctrl_c_through_joblib_stops_every_process_and_the_line_takes_the_race_u
         assert gone_within(10, lambda: processes_in_group(process.pid))
         assert "Traceback" not in stderr
         finish_and_compare(tmp_path, judges, server, resume_line(stderr))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", [["-m", "mmjudge", "race"], ["-m", "mmjudge.sweep"]])
+def test_a_ctrl_c_while_the_command_loads_ends_it_quietly(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """Stopped at several moments of its start (the interpreter, the imports, the config):
+    never a traceback, and the shell's code for the signal."""
+    import sys
+
+    for delay in (0.25, 0.5, 0.8, 1.2):  # before that, Python itself is starting up
+        process = subprocess.Popen(
+            [sys.executable, *command, "model=lexical", "runner.progress=false"],
+            cwd=tmp_path,
+            env=sweep_env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        time.sleep(delay)
+        os.killpg(process.pid, signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+        assert "Traceback" not in err.decode(), (delay, err.decode())
+        assert process.returncode in (130, -signal.SIGINT, 0), (delay, process.returncode)
