@@ -6,17 +6,20 @@
 
 A finished sweep is the pilot. Per dataset, for every single judge: the labelled items (and
 queries, at the pilot's items per query) needed to know its κ to ± ``--halfwidth`` at 95%,
-from the report's query-bootstrap interval, with the count the analytic standard error of κ
-gives (items taken as independent) beside it; and the items needed for the paired interval
-of κ(best) − κ(runner-up) to exclude 0. With ``--cost-per-label``, the price of the labels
-beyond the pilot's, beside each judge's dollars per million judgments. With ``--budget``, how to
-split it between human labels and labels only the judge gives, for the narrowest
-prediction-powered interval of the mean grade (``ppi_py.ppi_mean_power``, the judge's price
-per label from its ledger), and the human-only sample size it is worth. With ``--next N --out
-FILE``, N items per dataset that no person has graded yet, drawn with known inclusion
-probabilities (:mod:`mmjudge.estimation.next_items`), written as a review file for
-``mmjudge review import``, with a column ``inclusion_probability`` that
-``mmjudge estimate --sample`` weights by. The method is
+from the pilot's jackknife interval over queries (Student's t on the queries' effective
+degrees of freedom) with the spread widened to its upper 95% bound, the count from the
+spread itself and the count the analytic standard error of κ gives (items taken as
+independent) beside it; and the items needed for the paired interval of κ(best) −
+κ(runner-up) to exclude 0. A pilot too small to plan from (too few queries or labels, human
+grades that do not vary) is refused in one line that says what pilot would do. With
+``--cost-per-label``, the price of the labels beyond the pilot's, beside each judge's
+dollars per million judgments. With ``--budget``, how to split it between human labels and
+labels only the judge gives, for the narrowest prediction-powered interval of the mean grade
+(``ppi_py.ppi_mean_power``, the judge's price per label from its ledger), and the human-only
+sample size it is worth. With ``--next N --out FILE``, N items per dataset that no person has
+graded yet, drawn with known inclusion probabilities (:mod:`mmjudge.estimation.next_items`),
+written as a review file for ``mmjudge review import``, with a column
+``inclusion_probability`` that ``mmjudge estimate --sample`` weights by. The method is
 :mod:`mmjudge.estimation.planning`.
 """
 
@@ -128,9 +131,13 @@ def _usd(value: float | None) -> str:
 
 
 def format_table(plans: Sequence[DatasetPlan]) -> str:
-    """Per dataset: a line per judge, then the best against the runner-up."""
+    """Per dataset: a line per judge, then the best against the runner-up (or the one line
+    that says why the pilot is too small to plan from)."""
     out = []
     for plan in plans:
+        if plan.too_small is not None:
+            out.append(f"{plan.dataset}: not planned: {plan.too_small}\n")
+            continue
         h = plan.target_half_width
         header = [
             "judge",
@@ -165,12 +172,17 @@ def format_table(plans: Sequence[DatasetPlan]) -> str:
             ]
             for j in plan.judges
         ]
+        confidence = "-" if plan.plan_confidence is None else f"{plan.plan_confidence:.0%}"
         out.append(
-            f"{plan.dataset}: κ to ±{h:g} (95% interval, query bootstrap; the items and "
-            "queries planned from the pilot's half-width widened to the upper 80% bound of "
-            "its own uncertainty, 'central' without)\n"
+            f"{plan.dataset}: κ to ±{h:g} (95% interval, jackknife over queries with t on "
+            f"their effective number; the items and queries planned from the upper "
+            f"{confidence} bound of the pilot's spread between queries, 'central' from the "
+            "spread itself)\n"
         )
         out.append(aligned_columns(header, body))
+        out.extend(
+            f"{j.judge}: not planned: {j.too_small}" for j in plan.judges if j.too_small is not None
+        )
         out.extend(_queries_text(j, h) for j in plan.judges if j.needs_more_queries)
         out.append(_separation_text(plan.separation) + "\n")
         if plan.budget is not None:
@@ -181,21 +193,29 @@ def format_table(plans: Sequence[DatasetPlan]) -> str:
 def _queries_text(j: JudgePlan, target: float) -> str:
     """A judge whose target needs new queries, not more labels in the pilot's."""
     have = f"; the dataset has {j.pool_queries:,}" if j.pool_queries else ""
-    per_query = j.n_items / j.n_queries
+    per_query = _n((j.n_items or 0) / j.n_queries if j.n_queries else None)
     return (
         f"{j.judge}: ±{target:g} needs more queries, not more labels in the pilot's "
-        f"{j.n_queries:,} queries (all their items give about ±{_f(j.reachable_half_width)}"
-        f"): about {_n(j.needed_queries)} queries of about {per_query:.0f} labelled items"
+        f"{_n(j.n_queries)} queries (all their items give about ±{_f(j.reachable_half_width)}"
+        f"): about {_n(j.needed_queries)} queries of about {per_query} labelled items"
         f"{have}"
     )
 
 
 def _separation_text(sep: SeparationEntry | None) -> str:
     if sep is None:
-        return "best against runner-up: only one judge with a κ"
+        return "best against runner-up: fewer than two judges with a κ to plan from"
+    pair = f"best against runner-up: {sep.best} − {sep.runner_up}"
+    if sep.too_small is not None:
+        return f"{pair}: not planned: {sep.too_small}"
+    if sep.half_width is None:
+        return (
+            f"{pair}: the same grade on every one of {_n(sep.n_items)} shared items, so no "
+            "number of labels tells them apart (Δκ is 0)"
+        )
     lead = (
-        f"best against runner-up: {sep.best} − {sep.runner_up}, Δκ {_f(sep.difference)}"
-        f" ± {_f(sep.half_width)} on {_n(sep.n_items)} shared items"
+        f"{pair}, Δκ {_f(sep.difference)} ± {_f(sep.half_width)} on "
+        f"{_n(sep.n_items)} shared items in {_n(sep.n_queries)} queries"
     )
     if sep.separated:
         return lead + ": already told apart at 95%"
@@ -219,10 +239,13 @@ def _budget_text(plan: DatasetPlan) -> str:
         "effective n",
         "human-only n",
     ]
-    body = []
+    body, notes = [], []
     for j in plan.judges:
         split = j.budget_split
         if split is None:
+            continue
+        if split.too_small is not None:
+            notes.append(f"{j.judge}: {split.too_small}")
             continue
         judge_only = split.judge_only_labels
         body.append(
@@ -240,7 +263,8 @@ def _budget_text(plan: DatasetPlan) -> str:
         f"a budget of {_usd(plan.budget)} for the mean grade (prediction-powered, "
         f"human label {_usd(plan.cost_per_label)}):\n"
     )
-    return title + aligned_columns(header, body)
+    table = aligned_columns(header, body) if body else ""
+    return title + table + "".join(f"{note}\n" for note in notes)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -274,6 +298,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{args.sweep_dir}: no completed run with a defined κ below it; with no human "
                 "labels yet, --next N --out FILE draws the first items for people to grade"
             )
+        if plans and args.next is None and not any(_planned(p) for p in plans):
+            raise MMJudgeError("; ".join(_refusals(plans)))
         written = None if args.next is None else write_next(runs, args.next, args.seed, args.out)
     except MMJudgeError as error:
         return fail(PROG, error)
@@ -286,6 +312,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     if written:
         print(written, file=sys.stderr)
     return 0
+
+
+def _planned(plan: DatasetPlan) -> bool:
+    """Whether any judge of a dataset's plan was planned (its pilot not too small)."""
+    return plan.too_small is None and any(j.too_small is None for j in plan.judges)
+
+
+def _refusals(plans: Sequence[DatasetPlan]) -> list[str]:
+    """Why each dataset, or each judge of it, was not planned."""
+    out = []
+    for plan in plans:
+        if plan.too_small is not None:
+            out.append(f"{plan.dataset}: {plan.too_small}")
+        out.extend(f"{j.judge}: {j.too_small}" for j in plan.judges)
+    return out
 
 
 def write_next(runs: Sequence[SavedRun], n: int, seed: int, out: Path) -> str:

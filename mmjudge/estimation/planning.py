@@ -2,22 +2,25 @@
 
 Two questions per dataset:
 
-- **κ to ± a half-width.** Each judge's κ interval on the pilot (the report's: a percentile
-  interval from resampling whole queries) has half-width ``h₀`` on ``n₀`` items in ``q₀``
-  queries. Resampling queries, the interval narrows as one over the square root of the number
-  of queries, so new labels are counted as new queries like the pilot's (about ``n₀ / q₀``
-  items each): ``q = q₀ · (h₀ / H)²`` queries, ``n = n₀ · (h₀ / H)²`` items, give a half-width of
-  about ``H``. More items of the pilot's own queries narrow it less, since items of one query
-  share its difficulty. The analytic large-sample standard error of κ (Fleiss, Cohen and
-  Everitt, 1969) treats items as independent; the items it asks for are printed beside, and
-  the ratio of the two counts is the design effect of the queries.
-- **Best against runner-up.** The paired interval of Δκ = κ(best) − κ(runner-up) (the report's
-  paired query bootstrap) has half-width ``h₀`` on the ``n₀`` items both graded; it excludes 0
-  once its half-width is below ``|Δκ|``, at ``n = n₀ · (h₀ / |Δκ|)²`` items (Δκ taken as the
-  pilot's).
+- **κ to ± a half-width.** Each judge's κ on the pilot has an interval from the jackknife
+  over its ``q₀`` queries, with Student's t on the queries' effective degrees of freedom
+  (:mod:`mmjudge.metrics.jackknife`): half-width ``h₀ = t · SE`` on ``n₀`` items. New labels
+  are counted as new queries like the pilot's (about ``n₀ / q₀`` items each), since more
+  items of the pilot's own queries narrow the interval less (items of one query share its
+  difficulty). The plan is the fewest queries whose interval is ``± H`` at most, from the
+  per-query spread ``SE · √q₀`` widened to its upper 95% bound (a small pilot's spread is
+  itself uncertain; :mod:`mmjudge.estimation.pilot`); the count from the spread itself
+  (``central``) is beside it. The analytic large-sample standard error of κ (Fleiss, Cohen
+  and Everitt, 1969) treats items as independent; the items it asks for are printed beside,
+  and the ratio of the two variances is the design effect of the queries.
+- **Best against runner-up.** The paired jackknife interval of Δκ = κ(best) − κ(runner-up)
+  on the items both graded excludes 0 once its half-width is below ``|Δκ|``: the plan is the
+  fewest queries for that, widened alike (Δκ taken as the pilot's).
 
-Counts are items of the kind the pilot holds; the cost is the extra items (beyond the pilot's)
-at the human price per label.
+A pilot too small to plan from (too few queries or labels, human grades that do not vary, a
+spread of zero) is refused in one line that says what pilot would do. Counts are items of
+the kind the pilot holds; the cost is the extra items (beyond the pilot's) at the human
+price per label.
 """
 
 from __future__ import annotations
@@ -29,10 +32,15 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from mmjudge.estimation import pilot
+from mmjudge.estimation.budget import budget_split
 from mmjudge.estimation.next_items import Drawn, draw_next
 from mmjudge.metrics import scoring
+from mmjudge.metrics.jackknife import kappa_jackknife, paired_kappa_jackknife
+from mmjudge.metrics.kappa import kappa_metric
 from mmjudge.metrics.labels import as_labels
-from mmjudge.store import SavedRun
+from mmjudge.metrics.resampling import bootstrap_ci
+from mmjudge.store import SavedRun, common_keys, union_keys
 from mmjudge.store.plan_file import BudgetPlan, DatasetPlan, JudgePlan, SeparationEntry
 from mmjudge.studies.frontier import compare_runs, own_score
 from mmjudge.studies.members import human_consensus
@@ -84,77 +92,70 @@ def _half(low: float, high: float) -> float:
     return (high - low) / 2.0 if math.isfinite(low) and math.isfinite(high) else math.nan
 
 
+def _scored(
+    scale: Sequence[float], query_ids: Any, *arrays: Any
+) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The query ids and label arrays on the items every array graded on the scale."""
+    labels = [as_labels(a) for a in arrays]
+    keep, _ = scoring.scored_items(np.asarray(scale, dtype=float), *labels)
+    return np.asarray(query_ids, dtype=object)[keep], [a[keep] for a in labels]
+
+
 class KappaPlan(NamedTuple):
     """Labels needed to know one judge's κ to ± the target half-width."""
 
     judge: str
+    """The judge (its run's name)."""
     n_items: int
     """Pilot items (the judge and the consensus both graded)."""
     n_queries: int
+    """Queries among them."""
     kappa: float
+    """κ on the pilot."""
+    standard_error: float
+    """κ's jackknife standard error over the pilot's queries."""
+    degrees_of_freedom: float
+    """Of that standard error: the queries' effective number less one."""
     half_width: float
-    """Half the pilot's 95% interval (query bootstrap, as the report)."""
+    """Half the pilot's 95% interval (jackknife over queries, t on its degrees of freedom)."""
+    bootstrap_half_width: float
+    """Half the report's interval (percentile, query bootstrap) on the same items, for
+    comparison (``nan`` without resamples)."""
     analytic_half_width: float
     """1.96 × the analytic standard error on the pilot's items."""
     needed: float
-    """Items for the target half-width, from the bootstrap."""
+    """Items for the target half-width from the pilot's own spread (``central``)."""
     needed_analytic: float
     """The same from the analytic standard error (items independent)."""
-    needed_upper: float = math.nan
-    """Items for the target half-width from the pilot's half-width widened for its own
-    uncertainty (:func:`pilot_widening`): the plan."""
-    reachable_half_width: float = math.nan
-    """About the half-width that every item of the pilot's queries would give (``nan``
-    when the items there are is unknown): no more labels in the same queries go below it."""
+    needed_upper: float
+    """Items for the target half-width from the spread's upper bound (the plan)."""
+    widening: float
+    """That bound over the pilot's own spread (:func:`pilot.pilot_widening`)."""
+    reachable_half_width: float
+    """About the half-width that every item of the pilot's queries would give, from the
+    central spread (``nan`` when the items there are is unknown): no more labels in the same
+    queries go below it."""
     pool_queries: int | None = None
     """Queries the dataset has (labelled or not), when known."""
 
     @property
     def design_effect(self) -> float:
-        """How many times more items the queries' clustering asks for."""
-        return self.needed / self.needed_analytic if self.needed_analytic > 0 else math.nan
+        """How many times more items the queries' clustering asks for: the jackknife
+        variance over the analytic (items-independent) one."""
+        analytic = self.analytic_half_width / Z95
+        return (self.standard_error / analytic) ** 2 if analytic > 0 else math.nan
 
     @property
     def queries_needed(self) -> float:
         """Queries of the pilot's size for the target, as planned (``needed_upper``)."""
         if not (math.isfinite(self.needed_upper) and self.n_queries):
             return math.nan
-        return math.ceil(self.needed_upper / (self.n_items / self.n_queries))
+        return math.ceil(self.needed_upper / (self.n_items / self.n_queries) - 1e-9)
 
     def needs_more_queries(self, target: float) -> bool:
         """Whether ``target`` is below what all the items of the pilot's queries reach:
         then only new queries narrow κ's interval enough."""
         return math.isfinite(self.reachable_half_width) and target < self.reachable_half_width
-
-
-#: The one-sided confidence with which the plan's half-width bounds the pilot's true one.
-PILOT_CONFIDENCE = 0.8
-
-
-def pilot_widening(n_queries: int, confidence: float = PILOT_CONFIDENCE) -> float:
-    """How much wider than the pilot's bootstrap half-width to plan with, so that a pilot
-    of ``n_queries`` queries asks too few labels in about ``1 − confidence`` of cases.
-
-    A pilot's squared half-width is a variance estimated from its queries, about
-    ``σ² χ²_{q−1} / q`` (the bootstrap divides by ``q``, not ``q − 1``): the upper
-    ``confidence`` bound of ``σ`` is ``h₀ · √(q / χ²_{q−1}(1 − confidence))``. With 8 queries
-    the factor is about 1.45 (twice the items); with 200 about 1.05."""
-    from scipy import stats
-
-    if n_queries < 2:
-        return math.nan
-    return math.sqrt(n_queries / float(stats.chi2.ppf(1 - confidence, n_queries - 1)))
-
-
-def reachable(half_width: float, analytic: float, n_items: int, items_there: int) -> float:
-    """The half-width with every one of ``items_there`` items of the pilot's queries
-    labelled: the part of the pilot's squared half-width the analytic (items-independent)
-    one explains shrinks with the items, the rest (the queries' own) does not."""
-    if not (math.isfinite(half_width) and math.isfinite(analytic) and items_there > 0):
-        return math.nan
-    between = max(half_width**2 - analytic**2, 0.0)
-    within = min(analytic, half_width) ** 2 * n_items / max(items_there, n_items)
-    return math.sqrt(between + within)
 
 
 def plan_kappa(
@@ -169,26 +170,39 @@ def plan_kappa(
     seed: int = scoring.SEED,
     items_there: int | None = None,
     pool_queries: int | None = None,
+    confidence: float = pilot.PLAN_CONFIDENCE,
 ) -> KappaPlan:
     """One judge's :class:`KappaPlan` from its pilot labels (aligned arrays, ``nan`` = none);
     ``items_there``: the items of the pilot's queries, labelled or not, and ``pool_queries``
-    the dataset's queries, when known."""
-    score = scoring.score_judge(query_ids, reference, labels, grades, n_boot=n_boot, seed=seed)
-    half = _half(score.kappa.low, score.kappa.high)
-    se = kappa_standard_error(reference, labels, grades)
-    analytic = Z95 * se
-    upper = half * pilot_widening(score.n_queries)
+    the dataset's queries, when known. A pilot too small to plan from raises
+    :class:`pilot.PilotTooSmall`."""
+    queries, (x, y) = _scored(grades, query_ids, reference, labels)
+    problem = pilot.pilot_problem(queries, x, y)
+    if problem is not None:
+        raise pilot.PilotTooSmall(problem)
+    spread = pilot.spread_of(kappa_jackknife(queries, x, y, grades), "κ")
+    boot = math.nan
+    if n_boot > 0:
+        found = bootstrap_ci(kappa_metric(grades), queries, x, y, n_boot=n_boot, seed=seed)
+        boot = _half(found.low, found.high)
+    analytic = kappa_standard_error(x, y, grades)
+    widening = pilot.pilot_widening(spread.degrees_of_freedom, confidence)
+    per_query = spread.items_per_query
     return KappaPlan(
         judge,
-        score.n_items,
-        score.n_queries,
-        score.kappa.estimate,
-        half,
-        analytic,
-        items_for_half_width(score.n_items, half, target),
-        items_for_half_width(score.n_items, analytic, target),
-        items_for_half_width(score.n_items, upper, target),
-        reachable(upper, analytic, score.n_items, items_there or 0),
+        spread.n_items,
+        spread.n_queries,
+        spread.estimate,
+        spread.standard_error,
+        spread.degrees_of_freedom,
+        spread.half_width,
+        boot,
+        Z95 * analytic,
+        pilot.queries_for_half_width(spread, target) * per_query,
+        items_for_half_width(spread.n_items, Z95 * analytic, target),
+        pilot.queries_for_half_width(spread, target, widening) * per_query,
+        widening,
+        pilot.reachable(spread, analytic, items_there or 0),
         pool_queries,
     )
 
@@ -197,30 +211,51 @@ class SeparationPlan(NamedTuple):
     """Labels needed to tell the best judge from the runner-up."""
 
     best: str
+    """The judge with the higher κ on the pilot."""
     runner_up: str
+    """The judge with the next highest."""
     n_items: int
     """Pilot items both judges and the consensus graded."""
     n_queries: int
+    """Queries among them."""
     difference: float
     """κ(best) − κ(runner-up) on those items."""
     half_width: float
     """Half the paired 95% interval of the difference."""
     needed: float
-    """Items for the interval to exclude 0 (``nan`` when the difference is 0)."""
+    """Items for the interval to exclude 0 from the pilot's own spread (``nan`` when the
+    difference is 0)."""
+    needed_upper: float = math.nan
+    """The same from the spread's upper bound (the plan; ``nan`` from a bootstrap
+    comparison, which has no bound)."""
+    standard_error: float = math.nan
+    """The difference's jackknife standard error (``nan`` from a bootstrap comparison)."""
+    degrees_of_freedom: float = math.nan
+    """Of that standard error."""
+    bootstrap_half_width: float = math.nan
+    """Half the report's paired bootstrap interval, for comparison."""
 
     @property
     def separated(self) -> bool:
-        """The pilot already tells them apart."""
-        return math.isfinite(self.half_width) and abs(self.difference) > self.half_width
+        """The pilot already tells them apart (an interval of some width that excludes 0)."""
+        return (
+            math.isfinite(self.half_width)
+            and self.half_width > 0
+            and abs(self.difference) > self.half_width
+        )
 
 
 def plan_separation(
     best: str, runner_up: str, found: scoring.PairedComparison | None
 ) -> SeparationPlan | None:
-    """The :class:`SeparationPlan` of a paired comparison (``None`` without one)."""
+    """The :class:`SeparationPlan` of a paired bootstrap comparison (the report's); ``None``
+    without one, or when its interval has no width around a difference that is not 0
+    (every resample alike, as from a single query: it says nothing about the judges)."""
     if found is None:
         return None
     half = _half(found.low, found.high)
+    if found.difference != 0 and not half > 0:
+        return None
     target = abs(found.difference)
     return SeparationPlan(
         best,
@@ -233,9 +268,65 @@ def plan_separation(
     )
 
 
+def plan_separation_clustered(
+    best: str,
+    runner_up: str,
+    query_ids: Any,
+    reference: Any,
+    labels_best: Any,
+    labels_runner_up: Any,
+    grades: Sequence[float],
+    *,
+    bootstrap_half_width: float = math.nan,
+    confidence: float = pilot.PLAN_CONFIDENCE,
+) -> SeparationPlan:
+    """The :class:`SeparationPlan` from the paired jackknife over queries on the items both
+    judges and the reference graded, planned from the spread's upper ``confidence`` bound.
+    Two judges that gave every shared item the same grade get a difference of 0 and no
+    interval (no number of labels tells them apart); a pilot too small to plan from raises
+    :class:`pilot.PilotTooSmall`."""
+    queries, (x, a, b) = _scored(grades, query_ids, reference, labels_best, labels_runner_up)
+    problem = pilot.pilot_problem(queries, x)
+    if problem is not None:
+        raise pilot.PilotTooSmall(problem)
+    found = paired_kappa_jackknife(queries, x, a, b, grades)
+    if np.array_equal(a, b):
+        nan = math.nan
+        return SeparationPlan(
+            best,
+            runner_up,
+            found.n_items,
+            found.n_queries,
+            0.0,
+            nan,
+            nan,
+            nan,
+            0.0,
+            found.degrees_of_freedom,
+            bootstrap_half_width,
+        )
+    spread = pilot.spread_of(found, "Δκ")
+    target = abs(spread.estimate)
+    widening = pilot.pilot_widening(spread.degrees_of_freedom, confidence)
+    per_query = spread.items_per_query
+    return SeparationPlan(
+        best,
+        runner_up,
+        spread.n_items,
+        spread.n_queries,
+        spread.estimate,
+        spread.half_width,
+        pilot.queries_for_half_width(spread, target) * per_query,
+        pilot.queries_for_half_width(spread, target, widening) * per_query,
+        spread.standard_error,
+        spread.degrees_of_freedom,
+        bootstrap_half_width,
+    )
+
+
 def extra_labels(needed: float, have: int) -> float:
     """Labels to add to the ``have`` of the pilot (``nan`` when unknown)."""
-    return math.nan if not math.isfinite(needed) else max(0.0, math.ceil(needed) - have)
+    return math.nan if not math.isfinite(needed) else max(0.0, math.ceil(needed - 1e-9) - have)
 
 
 def cost(labels: float, per_label: float | None) -> float | None:
@@ -243,69 +334,6 @@ def cost(labels: float, per_label: float | None) -> float | None:
     if per_label is None:
         return None
     return math.nan if not math.isfinite(labels) else labels * per_label
-
-
-class BudgetSplit(NamedTuple):
-    """How to spend a budget on human and judge labels for the narrowest PPI interval of the
-    mean grade (``ppi_py.ppi_mean_power``)."""
-
-    human_labels: int
-    """Items to label by people (the judge labels them too)."""
-    judge_only_labels: int | None
-    """Further items only the judge labels (``None``: as many as there are, for a free judge
-    and no limit on items)."""
-    cost: float
-    effective_n: float
-    """Human-only labels that would give as narrow an interval."""
-    human_only_n: int
-    """Human labels the whole budget buys without a judge."""
-    correlation: float
-    """Correlation of judge and human grades on the pilot (what the split rests on)."""
-
-
-def budget_split(
-    human: Any,
-    judge: Any,
-    *,
-    budget: float,
-    cost_per_label: float,
-    judge_cost_per_label: float,
-    pool: int | None = None,
-) -> BudgetSplit:
-    """The split of ``budget`` between human labels (``cost_per_label`` each, plus the
-    judge's price) and judge-only labels that narrows the mean grade's PPI interval most,
-    from the pilot's paired grades; ``pool`` caps all items labelled. A free judge labels
-    every item there is (with no cap, the effective sample size is its limit,
-    ``n / (1 − ρ²)``)."""
-    from mmjudge.estimation.prediction import load_ppi
-
-    x, y = as_labels(human), as_labels(judge)
-    keep = ~(np.isnan(x) | np.isnan(y))
-    x, y = x[keep], y[keep]
-    human_only = math.floor(budget / cost_per_label + 1e-9)
-    if judge_cost_per_label > 0:
-        found = load_ppi().ppi_mean_power(
-            x, y, cost_Y=cost_per_label, cost_Yhat=judge_cost_per_label, budget=budget, n_max=pool
-        )
-        return BudgetSplit(
-            int(found["n"]),
-            int(found["N"]),
-            float(found["cost"]),
-            float(found["effective_n"]),
-            human_only,
-            float(found["ppi_corr"]),
-        )
-    # A free judge: every label bought is a human one, and the judge labels every item
-    # (ppi_mean_power's optimum is then unbounded); the effective sample size follows the
-    # same formula, at its limit when the items are unlimited.
-    rho = min(float(np.corrcoef(x, y)[0, 1]), 1 - 1 / x.size) if x.size > 1 else 0.0
-    shrink = 1 - (0.0 if math.isnan(rho) else rho) ** 2
-    n = human_only if pool is None else min(human_only, pool)
-    if pool is None:
-        return BudgetSplit(n, None, n * cost_per_label, n / shrink, human_only, rho)
-    rest = pool - n
-    effective = n * (n + rest) / (n + shrink * rest) if n else 0.0
-    return BudgetSplit(n, rest, n * cost_per_label, effective, human_only, rho)
 
 
 def _single_scores(runs: Sequence[SavedRun], seed: int) -> list[tuple[float, SavedRun]]:
@@ -325,28 +353,32 @@ def _number(value: float | None) -> float | None:
 
 
 def _ceil(value: float) -> int | None:
-    return math.ceil(value) if math.isfinite(value) else None
+    return math.ceil(value - 1e-9) if math.isfinite(value) else None
 
 
 def _kappa_entry(
     run: SavedRun, found: KappaPlan, per_label: float | None, target: float
 ) -> JudgePlan:
     extra = extra_labels(found.needed_upper, found.n_items)
-    per_query = found.n_items / found.n_queries if found.n_queries else math.nan
+    per_query = found.n_items / found.n_queries
     queries = _number(found.queries_needed)
     return JudgePlan(
         judge=run.name,
         usd_per_million=run.usd_per_million,
+        too_small=None,
         n_items=found.n_items,
         n_queries=found.n_queries,
         kappa=_number(found.kappa),
+        standard_error=_number(found.standard_error),
+        degrees_of_freedom=_number(found.degrees_of_freedom),
         half_width=_number(found.half_width),
+        bootstrap_half_width=_number(found.bootstrap_half_width),
         analytic_half_width=_number(found.analytic_half_width),
         needed_items=_ceil(found.needed_upper),
         needed_queries=None if queries is None else int(queries),
         needed_items_central=_ceil(found.needed),
         needed_queries_central=_ceil(found.needed / per_query),
-        pilot_widening=_number(pilot_widening(found.n_queries)),
+        pilot_widening=_number(found.widening),
         reachable_half_width=_number(found.reachable_half_width),
         needs_more_queries=found.needs_more_queries(target),
         pool_queries=found.pool_queries,
@@ -357,21 +389,80 @@ def _kappa_entry(
     )
 
 
+def _refused_judge(run: SavedRun, why: str) -> JudgePlan:
+    """A judge whose pilot is too small to plan from: its name, its price and why, and no
+    figure (the same fields as a planned one)."""
+    return JudgePlan(
+        judge=run.name,
+        usd_per_million=run.usd_per_million,
+        too_small=why,
+        n_items=None,
+        n_queries=None,
+        kappa=None,
+        standard_error=None,
+        degrees_of_freedom=None,
+        half_width=None,
+        bootstrap_half_width=None,
+        analytic_half_width=None,
+        needed_items=None,
+        needed_queries=None,
+        needed_items_central=None,
+        needed_queries_central=None,
+        pilot_widening=None,
+        reachable_half_width=None,
+        needs_more_queries=False,
+        pool_queries=None,
+        needed_items_analytic=None,
+        design_effect=None,
+        more_items=None,
+        usd=None,
+    )
+
+
 def _separation_entry(found: SeparationPlan, per_label: float | None) -> SeparationEntry:
-    extra = extra_labels(found.needed, found.n_items)
-    per_query = found.n_items / found.n_queries if found.n_queries else math.nan
+    extra = extra_labels(found.needed_upper, found.n_items)
+    per_query = found.n_items / found.n_queries
     return SeparationEntry(
         best=found.best,
         runner_up=found.runner_up,
+        too_small=None,
         n_items=found.n_items,
         n_queries=found.n_queries,
         difference=_number(found.difference),
+        standard_error=_number(found.standard_error),
+        degrees_of_freedom=_number(found.degrees_of_freedom),
         half_width=_number(found.half_width),
+        bootstrap_half_width=_number(found.bootstrap_half_width),
         separated=found.separated,
-        needed_items=_ceil(found.needed),
-        needed_queries=_ceil(found.needed / per_query),
+        needed_items=_ceil(found.needed_upper),
+        needed_queries=_ceil(found.needed_upper / per_query),
+        needed_items_central=_ceil(found.needed),
+        needed_queries_central=_ceil(found.needed / per_query),
         more_items=_number(extra),
         usd=_number(cost(extra, per_label)),
+    )
+
+
+def _refused_pair(best: SavedRun, runner_up: SavedRun, why: str) -> SeparationEntry:
+    """A pair whose shared pilot is too small to plan from: their names and why."""
+    return SeparationEntry(
+        best=best.name,
+        runner_up=runner_up.name,
+        too_small=why,
+        n_items=None,
+        n_queries=None,
+        difference=None,
+        standard_error=None,
+        degrees_of_freedom=None,
+        half_width=None,
+        bootstrap_half_width=None,
+        separated=False,
+        needed_items=None,
+        needed_queries=None,
+        needed_items_central=None,
+        needed_queries_central=None,
+        more_items=None,
+        usd=None,
     )
 
 
@@ -379,34 +470,54 @@ class PlanSettings(NamedTuple):
     """What :func:`plan_sweep` plans for."""
 
     half_width: float
+    """The target half-width of κ's 95% interval."""
     cost_per_label: float | None
+    """Dollars per human label, when given."""
     budget: float | None
+    """Dollars to split between human and judge labels, when given."""
     pool: int | None
+    """Items there are to label at most, for the split."""
     n_boot: int
+    """Resamples of the report's bootstrap intervals shown beside."""
     seed: int
+    """Their seed."""
 
 
 def _judge_entry(run: SavedRun, settings: PlanSettings) -> JudgePlan:
-    """One judge's labels for κ to ± the half-width, and its budget split when asked."""
+    """One judge's labels for κ to ± the half-width, and its budget split when asked (a
+    pilot too small for this judge gives a plan of unknowns that says why)."""
     keys = list(run.rows)
     reference = human_consensus([run], keys)
     labels = run.labels(keys)
     graded = ~(np.isnan(as_labels(reference)) | np.isnan(as_labels(labels)))
     pilot_queries = {key[0] for key, done in zip(keys, graded, strict=True) if done}
-    found = plan_kappa(
-        run.name,
-        np.array([key[0] for key in keys], dtype=object),
-        reference,
-        labels,
-        run.grades,
-        settings.half_width,
-        n_boot=settings.n_boot,
-        seed=settings.seed,
-        items_there=sum(key[0] in pilot_queries for key in keys),
-        pool_queries=len({key[0] for key in keys}),
-    )
+    try:
+        found = plan_kappa(
+            run.name,
+            np.array([key[0] for key in keys], dtype=object),
+            reference,
+            labels,
+            run.grades,
+            settings.half_width,
+            n_boot=settings.n_boot,
+            seed=settings.seed,
+            items_there=sum(key[0] in pilot_queries for key in keys),
+            pool_queries=len({key[0] for key in keys}),
+        )
+    except pilot.PilotTooSmall as small:
+        return _refused_judge(run, str(small))
     entry = _kappa_entry(run, found, settings.cost_per_label, settings.half_width)
     if settings.budget is not None and settings.cost_per_label is not None:
+        entry = dataclasses.replace(
+            entry, budget_split=_split_entry(reference, labels, run, settings)
+        )
+    return entry
+
+
+def _split_entry(reference: Any, labels: Any, run: SavedRun, settings: PlanSettings) -> BudgetPlan:
+    """The budget split's numbers, or why there is none (``too_small``)."""
+    assert settings.budget is not None and settings.cost_per_label is not None
+    try:
         split = budget_split(
             reference,
             labels,
@@ -415,18 +526,25 @@ def _judge_entry(run: SavedRun, settings: PlanSettings) -> JudgePlan:
             judge_cost_per_label=run.usd_per_million / 1e6,
             pool=settings.pool,
         )
-        entry = dataclasses.replace(
-            entry,
-            budget_split=BudgetPlan(
-                human_labels=split.human_labels,
-                judge_only_labels=split.judge_only_labels,
-                cost=_number(split.cost),
-                effective_n=_number(split.effective_n),
-                human_only_n=split.human_only_n,
-                correlation=_number(split.correlation),
-            ),
+    except pilot.PilotTooSmall as small:
+        return BudgetPlan(
+            human_labels=None,
+            judge_only_labels=None,
+            cost=None,
+            effective_n=None,
+            human_only_n=None,
+            correlation=None,
+            too_small=str(small),
         )
-    return entry
+    return BudgetPlan(
+        human_labels=split.human_labels,
+        judge_only_labels=split.judge_only_labels,
+        cost=_number(split.cost),
+        effective_n=_number(split.effective_n),
+        human_only_n=split.human_only_n,
+        correlation=_number(split.correlation),
+        too_small=None,
+    )
 
 
 def _separation(ranked: Sequence[SavedRun], settings: PlanSettings) -> SeparationEntry | None:
@@ -434,11 +552,32 @@ def _separation(ranked: Sequence[SavedRun], settings: PlanSettings) -> Separatio
     if len(ranked) < 2:
         return None
     best, runner = ranked[0], ranked[1]
+    keys = common_keys([best, runner])
     compared = compare_runs(
         best, runner, n_boot=settings.n_boot, seed=settings.seed, level=scoring.LEVEL
     )
-    found = plan_separation(best.name, runner.name, compared)
-    return None if found is None else _separation_entry(found, settings.cost_per_label)
+    boot = math.nan if compared is None else _half(compared.low, compared.high)
+    try:
+        found = plan_separation_clustered(
+            best.name,
+            runner.name,
+            np.array([key[0] for key in keys], dtype=object),
+            human_consensus([best, runner], keys),
+            best.labels(keys),
+            runner.labels(keys),
+            best.grades,
+            bootstrap_half_width=boot,
+        )
+    except pilot.PilotTooSmall as small:
+        return _refused_pair(best, runner, str(small))
+    return _separation_entry(found, settings.cost_per_label)
+
+
+def _dataset_problem(group: Sequence[SavedRun]) -> str | None:
+    """Why the human labels of a dataset's judges are too small a pilot (``None``: not)."""
+    keys = union_keys(group)
+    consensus = human_consensus(group, keys)
+    return pilot.pilot_problem(np.array([key[0] for key in keys], dtype=object), consensus)
 
 
 def plan_sweep(
@@ -454,7 +593,9 @@ def plan_sweep(
     """Per dataset of a sweep's completed runs: labels for each single judge's κ to
     ± ``half_width`` and to separate the best judge from the runner-up (see the module
     docstring), with their cost at ``cost_per_label`` dollars when given, and with
-    ``budget`` its split between human and judge labels (:func:`budget_split`)."""
+    ``budget`` its split between human and judge labels (:func:`budget_split`). A dataset
+    (or a judge, or the pair) whose pilot is too small to plan from has ``too_small``: the
+    one line that says why and what pilot would do, and no plan."""
     settings = PlanSettings(half_width, cost_per_label, budget, pool, n_boot, seed)
     by_dataset: dict[str, list[SavedRun]] = {}
     for run in sorted(runs, key=lambda r: r.name):
@@ -464,14 +605,20 @@ def plan_sweep(
         ranked = [run for _, run in _single_scores(by_dataset[dataset], seed)]
         if not ranked:
             continue
+        too_small = _dataset_problem(ranked)
+        judges = [] if too_small else [_judge_entry(run, settings) for run in ranked]
+        ok = {j.judge for j in judges if j.too_small is None}
+        planned = [run for run in ranked if run.name in ok]
         out.append(
             DatasetPlan(
                 dataset=dataset,
+                too_small=too_small,
                 target_half_width=half_width,
+                plan_confidence=pilot.PLAN_CONFIDENCE,
                 cost_per_label=cost_per_label,
                 budget=budget,
-                judges=tuple(_judge_entry(run, settings) for run in ranked),
-                separation=_separation(ranked, settings),
+                judges=tuple(judges),
+                separation=_separation(planned, settings),
                 n_boot=n_boot,
                 seed=seed,
             )

@@ -12,13 +12,15 @@ import pytest
 
 from mmjudge.cli import estimate, plan, review
 from mmjudge.data.qrels import write_qrels
-from mmjudge.estimation import planning
+from mmjudge.estimation import pilot
 from mmjudge.metrics import scoring
+from mmjudge.metrics.jackknife import kappa_jackknife, paired_kappa_jackknife
 from mmjudge.store import completed_runs
-from mmjudge.store.plan_file import read_plan
+from mmjudge.store.plan_file import plan_json, read_plan
 from mmjudge.studies.frontier import compare_runs
 from mmjudge.studies.members import human_consensus
 from tests.fake_runs import make_run
+from tests.helpers import REPO_ROOT, run_sweep
 
 
 def toy_sweep(tmp_path: Path) -> Path:
@@ -52,52 +54,72 @@ def test_json_counts_follow_the_pilot_intervals(tmp_path, capsys) -> None:
     assert code == 0 and err == ""
     (dataset,) = json.loads(out)["datasets"]
     assert dataset["half_width"] == 0.04 and dataset["cost_per_label"] == 0.5
+    assert dataset["too_small"] is None and dataset["plan_confidence"] == 0.95
     kept = tmp_path / "plan.json"  # what a user keeps reads back through the one reader
     kept.write_text(out, encoding="utf-8")
     assert [j.judge for j in read_plan(kept).datasets[0].judges] == [
         j["judge"] for j in dataset["judges"]
     ]
+    assert json.loads(plan_json(read_plan(kept))) == json.loads(out)  # every field
     judges = {j["judge"].split("/")[0]: j for j in dataset["judges"]}
     assert list(judges) == ["big", "mid", "tiny"]  # by κ, highest first
     runs = {run.name.split("/")[0]: run for run in completed_runs(sweep)}
     for name, entry in judges.items():
         run = runs[name]
         keys = list(run.rows)
-        score = scoring.score_judge(
-            np.array([k[0] for k in keys], dtype=object),
-            human_consensus([run], keys),
-            run.labels(keys),
-            run.grades,
+        queries = np.array([k[0] for k in keys], dtype=object)
+        reference, labels = human_consensus([run], keys), run.labels(keys)
+        score = scoring.score_judge(queries, reference, labels, run.grades)
+        assert entry["bootstrap_half_width"] == pytest.approx(
+            (score.kappa.high - score.kappa.low) / 2
         )
-        half = (score.kappa.high - score.kappa.low) / 2
-        assert entry["half_width"] == pytest.approx(half)
-        wide = half * planning.pilot_widening(30)
-        assert entry["needed_items"] == math.ceil(180 * (wide / 0.04) ** 2)
-        assert entry["needed_items_central"] == math.ceil(180 * (half / 0.04) ** 2)
+        found = kappa_jackknife(queries, reference, labels, run.grades)
+        assert entry["too_small"] is None
+        assert entry["half_width"] == pytest.approx(found.half_width)
+        assert entry["standard_error"] == pytest.approx(found.standard_error)
+        assert entry["degrees_of_freedom"] == pytest.approx(29)  # 30 queries of 6 items
+        spread = pilot.PilotSpread(found.estimate, found.standard_error, 29, 180, 30)
+        wide = pilot.pilot_widening(29)
+        assert entry["pilot_widening"] == pytest.approx(wide)
+        planned = pilot.queries_for_half_width(spread, 0.04, wide)
+        assert entry["needed_items"] == math.ceil(planned * 6)
+        assert entry["needed_items_central"] == math.ceil(
+            pilot.queries_for_half_width(spread, 0.04) * 6
+        )
         assert entry["needed_queries"] == math.ceil(entry["needed_items"] / 6)
         # every item of the pilot's 30 queries is labelled: only new queries narrow κ
-        assert entry["reachable_half_width"] == pytest.approx(wide)
-        assert entry["needs_more_queries"] == (wide > 0.04) and entry["pool_queries"] == 30
+        assert entry["reachable_half_width"] == pytest.approx(found.half_width)
+        assert entry["needs_more_queries"] == (found.half_width > 0.04)
+        assert entry["pool_queries"] == 30
         assert entry["more_items"] == max(0, entry["needed_items"] - 180)
         assert entry["usd"] == pytest.approx(entry["more_items"] * 0.5)
         assert entry["usd_per_million"] == pytest.approx(run.usd_per_million)
     sep = dataset["separation"]
     assert (sep["best"].split("/")[0], sep["runner_up"].split("/")[0]) == ("big", "mid")
+    keys = list(runs["big"].rows)
+    paired = paired_kappa_jackknife(
+        np.array([k[0] for k in keys], dtype=object),
+        human_consensus([runs["big"]], keys),
+        runs["big"].labels(keys),
+        runs["mid"].labels(keys),
+        runs["big"].grades,
+    )
+    assert sep["too_small"] is None
+    assert sep["difference"] == pytest.approx(paired.estimate)
+    assert sep["half_width"] == pytest.approx(paired.half_width)
+    spread = pilot.PilotSpread(paired.estimate, paired.standard_error, 29, 180, 30)
+    planned = pilot.queries_for_half_width(spread, abs(paired.estimate), pilot.pilot_widening(29))
+    assert sep["needed_items"] == math.ceil(planned * 6)
     found = compare_runs(runs["big"], runs["mid"], n_boot=1000, seed=0, level=0.95)
     assert found is not None
-    assert sep["difference"] == pytest.approx(found.difference)
-    half = (found.high - found.low) / 2
-    assert sep["half_width"] == pytest.approx(half)
-    assert sep["needed_items"] == math.ceil(
-        planning.items_for_half_width(180, half, abs(found.difference))
-    )
+    assert sep["bootstrap_half_width"] == pytest.approx((found.high - found.low) / 2)
 
 
 def test_table_says_what_separating_costs(tmp_path, capsys) -> None:
     sweep = toy_sweep(tmp_path)
     code, out, _ = run_cli(capsys, sweep, "--cost-per-label", 0.5)
     assert code == 0
-    assert "κ to ±0.05 (95% interval, query bootstrap;" in out
+    assert "κ to ±0.05 (95% interval, jackknife over queries with t" in out
     line = next(line for line in out.splitlines() if "to separate them you need about" in line)
     assert "more labelled items" in line and "$" in line
 
@@ -296,3 +318,174 @@ def test_nothing_to_draw_when_every_item_is_labelled(tmp_path, capsys) -> None:
     code, out, err = run_cli(capsys, toy_sweep(tmp_path), "--next", 5, "--out", tmp_path / "n.csv")
     assert code == 2 and out == ""
     assert "every item the judges graded already has a human grade" in err
+
+
+def small_pilot(tmp_path: Path, n_labels: int, n_queries: int, seed: int = 0) -> Path:
+    """Two judges over 10 queries of 6 items; people graded ``n_labels`` items spread over
+    the first ``n_queries`` queries."""
+    rng = np.random.default_rng(seed)
+    keys = [(f"q{q:02d}", f"d{d}") for q in range(10) for d in range(max(6, n_labels))]
+    truth = {key: int(rng.integers(0, 3)) for key in keys}
+    queries = [f"q{q:02d}" for q in range(n_queries)]
+    labelled = [(queries[i % n_queries], f"d{i // n_queries}") for i in range(n_labels)]
+    human = {key: ({"x": truth[key]} if key in labelled else {}) for key in keys}
+    sweep = tmp_path / f"sweep_{n_labels}_{n_queries}_{seed}"
+    for name, rate, cost in (("big", 0.2, 0.01), ("mid", 0.4, 0.002)):
+        r = np.random.default_rng(seed + len(name))
+        labels = {k: (int(r.integers(0, 3)) if r.random() < rate else v) for k, v in truth.items()}
+        make_run(sweep, name, labels, human, model=name, cost=cost)
+    return sweep
+
+
+@pytest.mark.parametrize(
+    ("n_labels", "n_queries", "said"),
+    [
+        (2, 1, "the pilot has 2 human labels in 1 query"),
+        (5, 1, "the pilot has 5 human labels in 1 query"),
+        (20, 2, "the pilot has 20 human labels in 2 queries"),
+    ],
+)
+@pytest.mark.parametrize("budget", [False, True])
+def test_a_pilot_too_small_is_refused_in_one_line(
+    tmp_path, capsys, n_labels, n_queries, said, budget
+) -> None:
+    """Before, 2 labels with a budget ended in ppi_py's traceback (and without one said "no
+    number of labels tells them apart"), 5 labels in one query said "Δκ 0.238 ± 0.000 …
+    already told apart", and 20 labels in 2 queries planned 28,000 items."""
+    extra = ["--cost-per-label", 0.5, "--budget", 100] if budget else []
+    code, out, err = run_cli(capsys, small_pilot(tmp_path, n_labels, n_queries), *extra)
+    assert code == 2 and out == ""
+    assert err.startswith(f"mmjudge plan: toy: {said}: ") and err.count("\n") == 1
+    assert err.rstrip().endswith(pilot.WOULD_DO)
+
+
+def test_a_refused_dataset_is_in_the_json_with_why(tmp_path, capsys) -> None:
+    sweep = small_pilot(tmp_path, 20, 2)
+    out = tmp_path / "next.csv"
+    code, text, _ = run_cli(capsys, sweep, "--format", "json", "--next", 5, "--out", out)
+    assert code == 0  # --next still draws items for people to grade
+    (dataset,) = json.loads(text)["datasets"]
+    assert "20 human labels in 2 queries" in dataset["too_small"]
+    assert dataset["judges"] == [] and dataset["separation"] is None
+
+
+def test_a_judge_with_too_few_grades_is_named_and_the_rest_planned(tmp_path, capsys) -> None:
+    """One judge answered only two queries' items: it is not planned (one line says why),
+    the other is, and there is no pair to compare."""
+    rng = np.random.default_rng(4)
+    keys = [(f"q{q:02d}", f"d{d}") for q in range(8) for d in range(6)]
+    truth = {key: int(rng.integers(0, 3)) for key in keys}
+    human = {key: {"x": truth[key]} for key in keys}
+    sweep = tmp_path / "sweep"
+    noisy = {k: (int(rng.integers(0, 3)) if rng.random() < 0.3 else v) for k, v in truth.items()}
+    make_run(sweep, "big", noisy, human, model="big", cost=0.01)
+    few = {k: (v if int(k[0][1:]) < 2 else None) for k, v in noisy.items()}
+    make_run(sweep, "few", few, human, model="few", cost=0.001)
+    code, out, _ = run_cli(capsys, sweep)
+    assert code == 0
+    assert "few/default/text: not planned: the pilot has 12 human labels in 2 queries" in out
+    assert "best against runner-up: fewer than two judges with a κ to plan from" in out
+
+
+@pytest.mark.slow
+def test_no_pilot_of_2_to_20_labels_ends_in_a_traceback(tmp_path, capsys) -> None:
+    """Every pilot of 2 to 20 labels, over 1 to 6 queries, with and without a budget: a plan
+    or one line that refuses it (exit 2), never a traceback, never "± 0.000"."""
+    for n_labels in range(2, 21):
+        for n_queries in sorted({1, 2, 4, min(6, n_labels)}):
+            sweep = small_pilot(tmp_path, n_labels, n_queries, seed=n_labels)
+            for extra in ([], ["--cost-per-label", 0.5, "--budget", 100]):
+                for form in ("table", "json"):
+                    code, out, err = run_cli(
+                        capsys, sweep, *extra, "--format", form, "--n-boot", 20
+                    )
+                    where = (n_labels, n_queries, extra, form)
+                    assert code in (0, 2), where
+                    assert code == 0 or (out == "" and err.count("\n") == 1), (where, err)
+                    assert "± 0.000" not in out, where
+
+
+@pytest.mark.slow
+def test_the_worked_example_in_the_docs_is_what_the_command_prints(tmp_path, capsys) -> None:
+    """docs/planning.md's worked example (the free demo grid, ``--cost-per-label 0.40
+    --budget 200``) quotes the lexical judge's row, its budget split and the pair's line:
+    every number it quotes is in what the command prints."""
+    result = run_sweep(tmp_path, "-m", "model=lexical", "modality=text,mm", "prompt=default,terse")
+    assert result.returncode == 0, result.stderr
+    (sweep,) = (tmp_path / "results" / "sweeps").iterdir()
+    code, out, _ = run_cli(capsys, sweep, "--cost-per-label", 0.40, "--budget", 200)
+    assert code == 0
+    docs = (REPO_ROOT / "docs" / "planning.md").read_text(encoding="utf-8")
+    example = " ".join(docs[docs.index("On the free demo grid") :].split("\n\n")[0].split())
+    code, text, _ = run_cli(capsys, sweep, "--cost-per-label", 0.40, "--format", "json")
+    entry = json.loads(text)["datasets"][0]["judges"][0]
+    row = next(line for line in out.splitlines() if line.startswith("lexical/default/text "))
+    split = [line for line in out.splitlines() if line.startswith("lexical/default/text ")][1]
+    quoted = {
+        "κ": f"{entry['kappa']:.3f} ± {entry['half_width']:.3f}",
+        "the report's bootstrap": f"± {entry['bootstrap_half_width']:.3f}",
+        "items": f"{entry['needed_items']:,} items ({entry['needed_queries']:,} queries)",
+        "central": f"against {entry['needed_items_central']:,} from the pilot's own spread",
+        "analytic": f"{entry['needed_items_analytic']:,} from the analytic error",
+        "design effect": f"design effect {entry['design_effect']:.1f}",
+        "more": f"{entry['more_items']:,} more items costing ${entry['usd']:,.2f}",
+    }
+    for what, text in quoted.items():
+        assert text in example, (what, text, example)
+    for number in ("0.536", "1,181", "148", "729", "634", "941", "$376.40"):
+        assert number in row, (number, row)
+    for number in ("500", "every item", "1,169", "0.757"):
+        assert number in split and number in example, (number, split)
+    assert "no number of labels tells them apart" in out
+
+
+def test_a_judge_that_agrees_with_every_label_is_refused_not_certain(tmp_path, capsys) -> None:
+    """κ is 1 whichever query is left out: no "± 0.000" and no plan of zero labels; with no
+    other judge planned, the command refuses in one line."""
+    keys = [(f"q{q:02d}", f"d{d}") for q in range(5) for d in range(6)]
+    truth = {key: (int(key[0][1:]) + int(key[1][1:])) % 3 for key in keys}
+    sweep = tmp_path / "sweep"
+    make_run(sweep, "big", truth, {key: {"x": g} for key, g in truth.items()}, model="big")
+    code, out, err = run_cli(capsys, sweep)
+    assert code == 2 and out == ""
+    assert err.startswith("mmjudge plan: big/default/text: κ is 1.000 whichever of the pilot's")
+    assert err.count("\n") == 1 and "± 0.000" not in err
+
+
+def test_entries_too_small_to_plan_carry_the_same_keys(tmp_path, capsys) -> None:
+    """Two judges each planned from 6 queries share only 2 (the pair is refused), and a
+    third answered too little (refused): every entry has the keys a planned one has."""
+    rng = np.random.default_rng(6)
+    keys = [(f"q{q:02d}", f"d{d}") for q in range(10) for d in range(6)]
+    truth = {key: int(rng.integers(0, 3)) for key in keys}
+    human = {key: {"x": truth[key]} for key in keys}
+
+    def noisy(lo: int, hi: int) -> dict:
+        return {
+            k: (int(rng.integers(0, 3)) if rng.random() < 0.3 else v)
+            if lo <= int(k[0][1:]) < hi
+            else None
+            for k, v in truth.items()
+        }
+
+    sweep = tmp_path / "sweep"
+    make_run(sweep, "big", noisy(0, 6), human, model="big", cost=0.01)
+    make_run(sweep, "mid", noisy(4, 10), human, model="mid", cost=0.002)
+    make_run(sweep, "few", noisy(0, 2), human, model="few", cost=0.001)
+    code, out, _ = run_cli(capsys, sweep, "--format", "json")
+    assert code == 0
+    (dataset,) = json.loads(out)["datasets"]
+    sep = dataset["separation"]
+    assert "12 human labels in 2 queries" in sep["too_small"] and sep["separated"] is False
+    refused = [j for j in dataset["judges"] if j["too_small"]]
+    planned = [j for j in dataset["judges"] if not j["too_small"]]
+    assert len(refused) == 1 and len(planned) == 2
+    assert list(refused[0]) == list(planned[0])
+    kept = tmp_path / "plan.json"  # the refusals read back through the one reader
+    kept.write_text(out, encoding="utf-8")
+    back = read_plan(kept).datasets[0]
+    assert back.separation is not None and back.separation.too_small == sep["too_small"]
+    assert [j.too_small for j in back.judges] == [j["too_small"] for j in dataset["judges"]]
+    assert json.loads(plan_json(read_plan(kept))) == json.loads(out)
+    code, out, _ = run_cli(capsys, toy_sweep(tmp_path), "--format", "json")
+    assert list(json.loads(out)["datasets"][0]["separation"]) == list(sep)

@@ -87,6 +87,11 @@ LONG_FILES: dict[str, str] = {
     "mmjudge.engine.response_cache": "the answers and the claims on them share one SQLite "
     "connection, its write transactions and the one-line error of every step on the file "
     "(the request keys or the claims are where it would divide)",
+    "mmjudge.estimation.planning": "the two plans (κ to ± a half-width, best against "
+    "runner-up) from a pilot's labels, and the sweep's plan that turns them into "
+    "store.plan_file's records (a refused judge or pair spelled out field by field); what a "
+    "small pilot can say and the budget split are apart already (pilot.py, budget.py), and "
+    "plan_sweep with its entries over saved runs is where it would divide next",
 }
 #: Functions over :data:`MAX_FUNCTION_LINES` (``module:function``), each with why.
 LONG_FUNCTIONS: dict[str, str] = {}

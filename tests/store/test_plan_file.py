@@ -1,5 +1,6 @@
 """``mmjudge plan --format json``: one typed record, printed by one writer and read back by one
-reader; a plan the last release printed still reads, and prints again as it was."""
+reader; a plan the last release printed (layout 1) still reads, and prints again in this
+layout with every figure it had."""
 
 from __future__ import annotations
 
@@ -11,14 +12,16 @@ import pytest
 from mmjudge.errors import MMJudgeError
 from mmjudge.store.plan_file import plan_json, read_plan
 
-#: A plan as the last release printed it (no version key): two judges with a budget split,
-#: and the best against the runner-up.
+#: A plan as the last release printed it (layout 1, no version key): two judges with a budget
+#: split, and the best against the runner-up.
 LAST_RELEASE = (
     Path(__file__).resolve().parent.parent / "fixtures" / "plans" / "without_version.json"
 )
 
 
-def test_a_plan_the_last_release_printed_reads_and_prints_again_as_it_was(tmp_path: Path) -> None:
+def test_a_plan_the_last_release_printed_reads_and_prints_again_with_its_figures(
+    tmp_path: Path,
+) -> None:
     plan = read_plan(LAST_RELEASE)
     (dataset,) = plan.datasets
     assert dataset.dataset == "toy" and dataset.target_half_width == 0.05
@@ -30,8 +33,24 @@ def test_a_plan_the_last_release_printed_reads_and_prints_again_as_it_was(tmp_pa
     separation = dataset.separation
     assert separation is not None and separation.runner_up == "mid/default/text"
     assert not separation.separated and separation.needed_queries == 198
+    # layout 1's half-widths were the query bootstrap's; it had no jackknife or refusals
+    assert big.half_width == big.bootstrap_half_width == 0.07093956828306686
+    assert separation.bootstrap_half_width == separation.half_width == 0.10883319406408115
+    assert big.standard_error is None and big.degrees_of_freedom is None
+    assert dataset.too_small is None and big.too_small is None and separation.too_small is None
+    assert dataset.plan_confidence is None and big.budget_split.too_small is None
+    assert separation.needed_items_central is None and separation.n_items == 180
     printed = json.loads(plan_json(plan))
-    assert printed == {**json.loads(LAST_RELEASE.read_text(encoding="utf-8")), "schema_version": 1}
+    assert printed["schema_version"] == 2
+    old = json.loads(LAST_RELEASE.read_text(encoding="utf-8"))["datasets"][0]
+    new = printed["datasets"][0]
+    pairs = [(old, new), (old["separation"], new["separation"])]
+    for was, now in zip(old["judges"], new["judges"], strict=True):
+        pairs += [(was, now), (was["budget_split"], now["budget_split"])]
+    for was, now in pairs:  # every figure it had, as it was
+        assert {k: now[k] for k in _figures(was)} == _figures(was)
+    assert new["judges"][0]["bootstrap_half_width"] == old["judges"][0]["half_width"]
+    assert new["too_small"] is None and new["judges"][0]["budget_split"]["too_small"] is None
     again = tmp_path / "plan.json"
     again.write_text(plan_json(plan), encoding="utf-8")
     assert read_plan(again) == plan
@@ -63,3 +82,8 @@ def test_a_file_that_is_not_a_plan_is_refused_in_one_line(tmp_path: Path) -> Non
     path.write_text('{"schema_version": 7, "datasets": []}', encoding="utf-8")
     with pytest.raises(MMJudgeError, match="not a plan this version of mmjudge reads"):
         read_plan(path)
+
+
+def _figures(block: dict) -> dict:
+    """A block's own figures (not the blocks inside it)."""
+    return {k: v for k, v in block.items() if not isinstance(v, dict | list)}
