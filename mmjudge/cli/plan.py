@@ -34,6 +34,7 @@ from pathlib import Path
 from mmjudge.api.review import item_rows
 from mmjudge.api.score_files import aligned_columns
 from mmjudge.cli.exits import fail
+from mmjudge.display import MISSING, number, percent, usd
 from mmjudge.errors import MMJudgeError
 from mmjudge.estimation.planning import draw_unlabelled, plan_sweep
 from mmjudge.store import SavedRun, completed_runs
@@ -119,15 +120,11 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _n(value: float | None) -> str:
-    return "-" if value is None else f"{value:,.0f}"
+    return MISSING if value is None else f"{value:,.0f}"
 
 
 def _f(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
-
-
-def _usd(value: float | None) -> str:
-    return "-" if value is None else f"${value:,.2f}"
+    return number(value)
 
 
 def format_table(plans: Sequence[DatasetPlan]) -> str:
@@ -166,13 +163,13 @@ def format_table(plans: Sequence[DatasetPlan]) -> str:
                 _n(j.needed_queries),
                 _n(j.needed_items_central),
                 _n(j.needed_items_analytic),
-                "-" if j.design_effect is None else f"{j.design_effect:.1f}",
+                number(j.design_effect, 1),
                 _n(j.more_items),
-                _usd(j.usd),
+                usd(j.usd),
             ]
             for j in plan.judges
         ]
-        confidence = "-" if plan.plan_confidence is None else f"{plan.plan_confidence:.0%}"
+        confidence = percent(plan.plan_confidence, 0)
         out.append(
             f"{plan.dataset}: κ to ±{h:g} (95% interval, jackknife over queries with t on "
             f"their effective number; the items and queries planned from the upper "
@@ -221,7 +218,7 @@ def _separation_text(sep: SeparationEntry | None) -> str:
         return lead + ": already told apart at 95%"
     if sep.needed_items is None:
         return lead + ": no number of labels tells them apart (Δκ is 0)"
-    cost = f", about {_usd(sep.usd)}" if sep.usd is not None else ""
+    cost = f", about {usd(sep.usd)}" if sep.usd is not None else ""
     return (
         lead + f"\n  to separate them you need about {_n(sep.more_items)} more labelled "
         f"items (≈{_n(sep.needed_items)} in all, ≈{_n(sep.needed_queries)} queries){cost}"
@@ -253,15 +250,15 @@ def _budget_text(plan: DatasetPlan) -> str:
                 j.judge,
                 _n(split.human_labels),
                 "every item" if judge_only is None else _n(judge_only),
-                _usd(split.cost),
+                usd(split.cost),
                 _f(split.correlation),
                 _n(split.effective_n),
                 _n(split.human_only_n),
             ]
         )
     title = (
-        f"a budget of {_usd(plan.budget)} for the mean grade (prediction-powered, "
-        f"human label {_usd(plan.cost_per_label)}):\n"
+        f"a budget of {usd(plan.budget)} for the mean grade (prediction-powered, "
+        f"human label {usd(plan.cost_per_label)}):\n"
     )
     table = aligned_columns(header, body) if body else ""
     return title + table + "".join(f"{note}\n" for note in notes)
