@@ -51,7 +51,7 @@ def label_runs(path: str | os.PathLike[str]) -> dict[str, QrelsFile]:
     runs = _jsonl_runs(path) if is_jsonl(path) else _qrels_runs(path)
     if not runs:
         layout = JSONL_LAYOUT if is_jsonl(path) else f"lines '{QRELS_LAYOUT}'"
-        raise DatasetError(f"{path}: no grades in the file; expected {layout}")
+        raise DatasetError(f"{path}: no judgments in the file; expected {layout}")
     return runs
 
 

@@ -178,5 +178,5 @@ def test_a_cell_names_the_items_its_file_lacks_and_never_says_run_again(
 def test_an_empty_file_is_refused_in_one_line(tmp_path: Path) -> None:
     for name in ("empty.jsonl", "empty.txt"):
         (tmp_path / name).write_text("\n")
-        with pytest.raises(ConfigError, match=rf"{name}: no grades in the file; expected"):
+        with pytest.raises(ConfigError, match=rf"{name}: no judgments in the file; expected"):
             replay(tmp_path / name)
