@@ -252,3 +252,27 @@ def test_with_a_folder_of_ones_own_configs_a_misspelt_setting_is_still_named(
     # The folder's own groups and options are Hydra's to check.
     ok = ["-cd", str(mine), "-m", "+experiment=my_grid", "model=my_model", "dataset.limit=5"]
     assert unknown_setting(ok, CONF) is None
+
+
+def test_a_scale_without_meanings_is_refused_never_lent_another_scales() -> None:
+    from mmjudge.config.dataset import BUILT_IN_MEANINGS, ScaleConfig
+
+    cfg = compose_config(["dataset.scale.grades=[0,1,2,3]", "dataset.scale.relevant_from=2"])
+    with pytest.raises(ConfigError) as info:
+        typed_config(cfg)  # the demo defines 0, 1 and 2; nothing defines 3
+    assert str(info.value) == (
+        "dataset.scale.meanings has no definition for grade 3 of the scale [0, 1, 2, 3]: give "
+        "each grade one in the dataset's config, under scale: meanings: (the built-in "
+        "definitions are for the scale [0, 1, 2] only)"
+    )
+    for grades in ([0, 1], [0, 1, 2, 3], [1, 2, 3]):
+        scale = ScaleConfig(grades=grades, relevant_from=grades[1])
+        with pytest.raises(ConfigError, match=r"no definition for grade .* of the scale"):
+            scale.validate()
+        assert scale.definitions() == {}
+    built_in = ScaleConfig(grades=[0, 1, 2])
+    built_in.validate()
+    assert built_in.definitions() == BUILT_IN_MEANINGS
+    own = ScaleConfig(grades=[0, 1], meanings={0: "no", 1: "yes"})
+    own.validate()
+    assert own.definitions() == {0: "no", 1: "yes"}
