@@ -30,7 +30,7 @@ from typing import Any
 from mmjudge.config import DatasetConfig
 from mmjudge.data.attributes import extra_columns
 from mmjudge.data.grades import GradeReader
-from mmjudge.data.schema import Example, dataset_root
+from mmjudge.data.schema import Example, MissingImage, dataset_root
 from mmjudge.data.validation import (
     CsvTable,
     DuplicateCheck,
@@ -41,6 +41,7 @@ from mmjudge.data.validation import (
     checked_text,
     dataset_file,
     json_line,
+    missing_images,
     query_id_from_text,
     require_file,
     resolve_image,
@@ -221,11 +222,14 @@ def _example(
 
     images: tuple[str, ...] = ()
     names: tuple[str, ...] = ()
+    missing: tuple[MissingImage, ...] = ()
     if mapping.image and cfg.max_images > 0:
         reference = cell_text(row, mapping.image, path, line).strip()
         if reference:
-            resolved, name = resolve_image(reference, root, path, line)
-            images, names = (resolved,), (name,)
+            image = resolve_image(reference, root, path, line)
+            if image.missing is None:
+                images, names = (image.path,), (image.name,)
+            missing = missing_images([image])
 
     labels: dict[str, int] = {}
     for annotator, column in mapping.annotators.items():
@@ -247,4 +251,5 @@ def _example(
         labels=labels,
         image_names=names,
         attributes=tuple(unshown),
+        missing_images=missing,
     )
