@@ -145,9 +145,9 @@ def test_a_missing_image_stops_only_the_cells_that_look_at_images(tmp_path: Path
             )
         assert str(info.value) == (
             f"{root / 'items.jsonl'}:2: field 'images' names 'images/gone.png', which does not "
-            f"exist under {root} (1 more item names an image that is not there); add the file or fix "
-            f"the path (modality '{modality}' shows the result's image; a text-only cell runs "
-            "without it)"
+            f"exist under {root} (1 more item names an image that is not there); add the file "
+            f"or fix the path (modality '{modality}' shows the result's image; a text-only "
+            "cell runs without it)"
         )
 
 
