@@ -123,6 +123,7 @@ def test_a_partly_served_dataset_runs_and_records_the_gaps(tmp_path: Path) -> No
     assert summary.sync.calls == 2  # the item without an image is an error row
 
 
+@pytest.mark.slow  # three cells: over half a second
 def test_a_missing_image_stops_only_the_cells_that_look_at_images(tmp_path: Path) -> None:
     items = [
         {"images": ["images/p.png"], "fields": {"name": "Green shirt"}},

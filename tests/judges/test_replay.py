@@ -137,6 +137,7 @@ def twelve_items(root: Path) -> list[str]:
     return ["dataset.limit=12", "runner.progress=false", "report.build=false", *paths]
 
 
+@pytest.mark.slow  # a cell each: over half a second
 @pytest.mark.parametrize(
     ("rate", "status", "fix"),
     [
