@@ -43,8 +43,7 @@ def cell_line(summary: RunSummary, *, prompt_named: bool = False) -> str:
     cost = summary.cost
     line = (
         f"{cell}: {summary.n_judgments} judgments, {summary.n_errors} errors, "
-        f"{summary.n_unparseable} unparseable, {kappa_text}, "
-        f"${cost.total_usd:.4f} (${cost.usd_per_million:,.2f} per million)"
+        f"{summary.n_unparseable} unparseable, {kappa_text}, {spend_text(summary)}"
     )
     possible = possible_extra(cost)
     if possible.sends:  # beside what is known, never added to it
@@ -53,6 +52,22 @@ def cell_line(summary: RunSummary, *, prompt_named: bool = False) -> str:
             f"({possible.sends} sends given up after they left)"
         )
     return line + stability_note(summary) + status_note(summary)
+
+
+def spend_text(summary: RunSummary) -> str:
+    """What the run's judgments are worth at the price sheet and, where answers came from the
+    response cache, what was paid beside it: ``$0 paid (all answers from the cache), worth
+    $0.0123 ($51.25 per million)``; the worth alone when every answer was paid for (or the
+    judge is free)."""
+    cost = summary.cost
+    worth = f"${cost.total_usd:.4f} (${cost.usd_per_million:,.2f} per million)"
+    cached = summary.calls.cache_hits if summary.calls is not None else 0
+    if not cached or cost.total_usd <= 0:
+        return worth
+    if cost.spent_usd <= 0:
+        return f"$0 paid (all answers from the cache), worth {worth}"
+    answers = "answer" if cached == 1 else "answers"
+    return f"${cost.spent_usd:.4f} paid ({cached:,} {answers} from the cache), worth {worth}"
 
 
 def stability_note(summary: RunSummary) -> str:
