@@ -162,6 +162,27 @@ def test_unknown_settings_name_the_valid_ones(argv: list[str], expected: str) ->
     assert message is not None and expected in message and "\n" not in message
 
 
+def test_an_option_of_your_own_without_its_cd_says_to_add_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    message = unknown_setting(["model=my_judge"], CONF)
+    assert message is not None and message.startswith("unknown option 'my_judge' for model;")
+    assert message.endswith(
+        "; for a config of your own, add -cd DIR, the folder where your model/ folder lives"
+    )
+    (tmp_path / "mine" / "model").mkdir(parents=True)
+    (tmp_path / "mine" / "model" / "my_judge.yaml").write_text("name: my_judge\n")
+    message = unknown_setting(["model=my_judge"], CONF)
+    assert message is not None and message.endswith(
+        "; mine/model/my_judge.yaml is a config of your own: add -cd mine to the command"
+    )
+    monkeypatch.chdir(tmp_path / "mine")
+    message = unknown_setting(["model=my_judge"], CONF)
+    assert message is not None and message.endswith("add -cd . to the command")
+    assert unknown_setting(["-cd", str(tmp_path / "mine"), "model=my_judge"], CONF) is None
+
+
 @pytest.mark.parametrize(
     "argv",
     [
