@@ -42,7 +42,7 @@ PIECES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
         [
             (
                 "mmjudge/judges/http.py",
-                "and fast_path_on() and WireSender.usable(client):",
+                "and self._speed.on and WireSender.usable(client):",
                 "and False and WireSender.usable(client):",
             ),
         ],
@@ -57,12 +57,22 @@ PIECES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
             )
         ],
     ),
+    "sdk-warmup": (
+        "the judge's SDK imported while the dataset is checked, not at the first call",
+        [
+            (
+                "mmjudge/speed/sdk_warmup.py",
+                "            import_module(sdk)",
+                "            pass",
+            )
+        ],
+    ),
     "dataset-check-child": (
         "a catalogue checked and prepared in a forked child while the SDK loads",
         [
             (
                 "mmjudge/speed/survey_child.py",
-                "    if warm is None or feed is None or not _can_fork(items_path):",
+                "    if warm is None or feed is None or not _can_fork(items_path, speed):",
                 "    if True:",
             )
         ],
@@ -82,7 +92,7 @@ PIECES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
         [
             (
                 "mmjudge/cli/sweep.py",
-                "    ahead = ReportChild.start(_report_builder) if report else None",
+                "    ahead = ReportChild.start(_report_builder, speed) if report else None",
                 "    ahead = None",
             )
         ],
@@ -92,7 +102,7 @@ PIECES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
         [
             (
                 "mmjudge/engine/policy.py",
-                "            if fast_path_on():\n                asyncio.get_running_loop()",
+                "            if speed.on:\n                asyncio.get_running_loop()",
                 "            if False:\n                asyncio.get_running_loop()",
             )
         ],
@@ -102,7 +112,7 @@ PIECES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
         [
             (
                 "mmjudge/speed/collector.py",
-                "    if _depth == 1 and fast_path_on():",
+                "    if _depth == 1 and speed.on:",
                 "    if False:",
             )
         ],

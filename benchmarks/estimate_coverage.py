@@ -131,6 +131,8 @@ class Drawer:
         self.items, self.how = items, how
         self.keys = list(zip(items.queries, items.docs, strict=True))
         self.row = {key: i for i, key in enumerate(self.keys)}
+        if how == "random":  # the other files are read only to draw by disagreement
+            return
         others = [name for name in DISAGREEING if name != judge][:2]
         self.grades = np.column_stack(
             [items.judge]

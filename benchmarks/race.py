@@ -1,17 +1,22 @@
 """How much of the full grid a race spends, and how often it keeps the full grid's choice: the
 judges of the LLMJudge collection (TREC qrels, grades 0-3) raced against the human qrels with
-:func:`mmjudge.studies.race_simulation.simulate_race`, over many seeds of the item order.
+:func:`mmjudge.grid.simulation.simulate_race` (the real race's schedule through the grid's
+loop), over many seeds of the item order.
 
-Two price tables: every judge at one price (what the race saves by κ alone), and prices from
+Three price tables: every judge at one price (what the race saves by κ alone); prices from
 the sheet for the models the run names say they used, at a stated typical call (input and
-output tokens, ``--input-tokens``/``--output-tokens``), the others at the median of those.
-For each spending exponent ρ and round size it prints the mean and spread of the share of
-the full grid's judgments and dollars spent, how often the choice is within δ of the
-full-data best judge and how often it is the full-data choice (the cheapest within δ of the
-best), and the mean number of rounds.
+output tokens, ``--input-tokens``/``--output-tokens``), the others at the median of those;
+and the five judges of highest κ at ``--dear`` times the others' price (no cheap judge within
+δ of the best: the race must tell the dear ones apart). For each spending exponent ρ and
+round size it prints the mean and spread of the share of the full grid's judgments and
+(list-price) dollars spent, how often the choice is within δ of the full-data best judge and
+how often it is the full-data choice (the cheapest within δ of the best), the mean number of
+rounds and how the races ended; then the same two rates for a fixed sample of the same
+dollars — every judge on the same first items of the same order, as many as the race's
+dollars buy — read with the same rule (its choice at those items).
 
     python benchmarks/race.py                      # ../shared/data/llmjudge, 200 seeds
-    python benchmarks/race.py --seeds 50 --rho 2 3 --round-items 100
+    python benchmarks/race.py --seeds 50 --rho 2 3 --round-items 100 --target items
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import multiprocessing
 import statistics
 import sys
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,11 +39,17 @@ from mmjudge.config.race import RaceConfig
 from mmjudge.costs.ledger import cost_of
 from mmjudge.costs.sheets import price_from_entry
 from mmjudge.data.qrels import read_qrels, run_names
+from mmjudge.grid.simulation import simulate_race
 from mmjudge.locations import CONFIG_DIR
 from mmjudge.records import Usage
 from mmjudge.studies.judge_files import align
-from mmjudge.studies.race_rule import race_order
-from mmjudge.studies.race_simulation import full_data_choice, simulate_race
+from mmjudge.studies.race_rule import (
+    decide_round,
+    planned_round_items,
+    race_inputs,
+    race_order,
+)
+from mmjudge.studies.race_simulation import full_data_choice, graded_order
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data" / "llmjudge"
@@ -112,21 +124,60 @@ class Job:
     setting: Setting
     alpha: float
     delta: float
+    target: str
     seed: int
 
 
-def one_race(job: Job) -> tuple[float, float, int, int]:
-    """(share of judgments, share of dollars, rounds, chosen cell) of one seed."""
+class Seed(NamedTuple):
+    """One seed's race, and the fixed sample of the same dollars."""
+
+    judged: float
+    """Share of the full grid's judgments the race made."""
+    dollars: float
+    """Share of the full grid's list-price dollars."""
+    rounds: int
+    chosen: int
+    ending: str
+    fixed_chosen: int
+    """The choice of a fixed sample of the same dollars, read with the same rule."""
+
+
+def fixed_sample_choice(
+    c: Collection, prices: Sequence[float], order: np.ndarray, rule: RaceConfig, dollars: float
+) -> int:
+    """Every judge on the first items of ``order`` that ``dollars`` buy (the same number for
+    each), decided by the race's rule at its last round on those items."""
+    graded = graded_order(c.human, order, SCALE)
+    size = int(np.clip(round(dollars / sum(prices)), 1, graded.size))
+    sample = graded[:size]
+    inputs = race_inputs(c.human[sample], c.judges[:, sample], prices, SCALE)
+    last = -(-size // planned_round_items(rule, size).items)
+    decision = decide_round(inputs, [size] * len(prices), rule, last)
+    assert decision.chosen is not None
+    return decision.chosen
+
+
+def one_race(job: Job) -> Seed:
+    """The race of one seed and the fixed sample of its dollars."""
     c = job.collection
     rule = RaceConfig(
         alpha=job.alpha,
         delta=job.delta,
         round_items=job.setting.round_items,
         rho=job.setting.rho,
+        target=job.target,
     )
     order = race_order(job.seed, c.query_ids, c.doc_ids)
     out = simulate_race(c.human, c.judges, job.prices, order, rule, scale=SCALE, names=c.names)
-    return (out.judgments / out.full_judgments, out.usd / out.full_usd, len(out.rounds), out.chosen)
+    fixed = fixed_sample_choice(c, job.prices, order, rule, out.list_usd)
+    return Seed(
+        out.judgments / out.full_judgments,
+        out.list_usd / out.full_list_usd,
+        len(out.rounds),
+        out.chosen,
+        out.ending,
+        fixed,
+    )
 
 
 def spread(values: Sequence[float]) -> str:
@@ -150,20 +201,28 @@ def table(
         f"  full data: best {collection.names[best]} κ={kappas[best]:.4f}; "
         f"choice (cheapest within δ) {collection.names[choice]} κ={kappas[choice]:.4f}",
         f"  {'ρ':>3} {'round':>5}  {'judgments: mean (min p10 p90 max)':<34} "
-        f"{'dollars: mean (min p10 p90 max)':<34} {'within δ':>8} {'= choice':>8} {'rounds':>6}",
+        f"{'dollars: mean (min p10 p90 max)':<34} {'within δ':>8} {'= choice':>8} {'rounds':>6}"
+        f"  {'fixed sample: within δ':>22} {'= choice':>8}  endings",
     ]
     for setting in settings:
         jobs = [
-            Job(collection, tuple(prices), setting, args.alpha, args.delta, seed)
+            Job(collection, tuple(prices), setting, args.alpha, args.delta, args.target, seed)
             for seed in range(args.seeds)
         ]
-        found = pool.map(one_race, jobs)
-        judged, usd, rounds, chosen = (list(x) for x in zip(*found, strict=True))
-        within = np.mean([kappas[c] >= kappas[best] - args.delta for c in chosen])
-        same = np.mean([c == choice for c in chosen])
+        found: list[Seed] = pool.map(one_race, jobs)
+
+        def rates(chosen: Sequence[int]) -> str:
+            within = np.mean([kappas[c] >= kappas[best] - args.delta for c in chosen])
+            same = np.mean([c == choice for c in chosen])
+            return f"{within:>8.1%} {same:>8.1%}"
+
+        endings = Counter(seed.ending for seed in found)
         lines.append(
-            f"  {setting.rho:>3g} {setting.round_items:>5}  {spread(judged):<34} "
-            f"{spread(usd):<34} {within:>8.1%} {same:>8.1%} {np.mean(rounds):>6.1f}"
+            f"  {setting.rho:>3g} {setting.round_items:>5}  "
+            f"{spread([f.judged for f in found]):<34} {spread([f.dollars for f in found]):<34} "
+            f"{rates([f.chosen for f in found])} {np.mean([f.rounds for f in found]):>6.1f}"
+            f"  {rates([f.fixed_chosen for f in found]):>31}  "
+            + ", ".join(f"{name} {count}" for name, count in endings.most_common())
         )
     return lines
 
@@ -179,6 +238,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--input-tokens", type=int, default=1000)
     parser.add_argument("--output-tokens", type=int, default=40)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--target", choices=("population", "items"), default="population")
+    parser.add_argument("--dear", type=float, default=10.9, help="the top five's price ratio")
     args = parser.parse_args(argv)
     if not (args.data / "test_qrels_human.txt").exists():
         print(f"no LLMJudge data at {args.data} (runs/*.txt and test_qrels_human.txt)")
@@ -189,7 +250,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     n_items = int((~np.isnan(collection.human)).sum())
     print(
         f"{len(collection.names)} judges, {n_items:,} items with a human grade; "
-        f"α={args.alpha}, δ={args.delta}, {args.seeds} seeds of the item order"
+        f"α={args.alpha}, δ={args.delta}, race.target={args.target}, {args.seeds} seeds of "
+        "the item order"
     )
     settings = [Setting(rho, n) for rho in args.rho for n in args.round_items]
     usage = Usage(input_tokens=args.input_tokens, output_tokens=args.output_tokens)
@@ -205,6 +267,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         for line in price_lines:
             print(line)
         for line in table(pool, collection, prices, settings, args):
+            print(line)
+        kappas, _ = full_data_choice(
+            collection.human,
+            collection.judges,
+            [1.0] * len(collection.names),
+            scale=SCALE,
+            delta=args.delta,
+        )
+        top = set(np.argsort(-kappas)[:5].tolist())
+        dear = [args.dear if i in top else 1.0 for i in range(len(collection.names))]
+        print(
+            f"\nthe five judges of highest κ at {args.dear:g}× the others' price (no cheap "
+            "judge within δ of the best)"
+        )
+        for line in table(pool, collection, dear, settings, args):
             print(line)
     print(f"\n{time.perf_counter() - started:.0f} s on {args.jobs} processes")
     return 0

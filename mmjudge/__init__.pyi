@@ -11,7 +11,6 @@ from mmjudge.api.prices import PriceFigures as PriceFigures
 from mmjudge.api.prices import RepricedRun as RepricedRun
 from mmjudge.api.prices import reprice as reprice
 from mmjudge.api.race import run_race as run_race
-from mmjudge.grid.race import RaceResult as RaceResult
 from mmjudge.api.saved import CellForecast as CellForecast
 from mmjudge.api.saved import Run as Run
 from mmjudge.api.saved import Sweep as Sweep
@@ -24,6 +23,7 @@ from mmjudge.config import SweepConfig as SweepConfig
 from mmjudge.errors import ConfigError as ConfigError
 from mmjudge.errors import CredentialError as CredentialError
 from mmjudge.errors import MMJudgeError as MMJudgeError
+from mmjudge.grid.race import RaceResult as RaceResult
 from mmjudge.records import JudgmentRecord as JudgmentRecord
 from mmjudge.store import RunSummary as RunSummary
 

@@ -113,7 +113,7 @@ class GridSweeper(Sweeper):
     def _race(self, grid: Any, jobs: Any) -> Any:
         from mmjudge.api.race import race_grid
         from mmjudge.api.race_result import closing_lines
-        from mmjudge.cli.race import print_round, stopped_lines
+        from mmjudge.cli.race_lines import print_round, stopped_lines
 
         result = race_grid(grid, jobs, print_round)
         if result.stop_signal is not None:

@@ -17,15 +17,14 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from mmjudge.api.review import read_review
 from mmjudge.data.qrels import Qrels
 from mmjudge.errors import MMJudgeError
 from mmjudge.estimation.estimates import check_labelled
 from mmjudge.estimation.prediction import ItemLabels
+from mmjudge.store.review_file import ReviewLine, ReviewRow, read_review
 
 
 def sampled_items(
@@ -53,7 +52,7 @@ def sampled_items(
     drawn = np.zeros(len(order), dtype=bool)
     pools = set()
     for line, row in _rows_of(review_path, dataset):
-        key = (str(row.get("query_id")), str(row.get("result_id")))
+        key = (row.query_id, row.result_id)
         where = f"{review_path}:{line}"
         i = row_of.get(key)
         if i is None:
@@ -65,8 +64,8 @@ def sampled_items(
             )
         chance[i] = _probability(row, where)
         drawn[i] = True
-        if row.get("pool_size") not in (None, ""):
-            pools.add(str(row["pool_size"]))
+        if row.draw is not None and row.draw.pool_size is not None:
+            pools.add(row.draw.pool_size)
     _check_pool(pools, int(np.isnan(grades).sum()), int(drawn.sum()), paths)
     labelled = chance > 0
     check_labelled(int(drawn.sum()), len(order), f"--sample {review_path}:")
@@ -74,17 +73,17 @@ def sampled_items(
     return items, labelled, chance[labelled]
 
 
-def _rows_of(path: Path, dataset: str | None) -> list[tuple[int, dict[str, Any]]]:
+def _rows_of(path: Path, dataset: str | None) -> list[ReviewLine]:
     """The review file's rows, of ``dataset`` when given; a file holding several datasets
     needs one named."""
     rows = read_review(path)
-    names = sorted({str(row.get("dataset") or "") for _, row in rows} - {""})
+    names = sorted({row.dataset for _, row in rows} - {""})
     if dataset is not None:
         if dataset not in names:
             raise MMJudgeError(
                 f"{path}: no rows of dataset '{dataset}'; it holds {', '.join(names) or 'none'}"
             )
-        return [(line, row) for line, row in rows if row.get("dataset") == dataset]
+        return [line for line in rows if line.row.dataset == dataset]
     if len(names) > 1:
         raise MMJudgeError(
             f"{path}: holds rows of {len(names)} datasets ({', '.join(names)}); pass "
@@ -93,20 +92,17 @@ def _rows_of(path: Path, dataset: str | None) -> list[tuple[int, dict[str, Any]]
     return rows
 
 
-def _probability(row: dict[str, Any], where: str) -> float:
-    try:
-        pi = float(row.get("inclusion_probability") or "nan")
-    except (TypeError, ValueError):
-        pi = math.nan
-    if not 0 < pi <= 1:
+def _probability(row: ReviewRow, where: str) -> float:
+    pi = None if row.draw is None else row.draw.inclusion_probability
+    if pi is None or not 0 < pi <= 1:
         raise MMJudgeError(
             f"{where}: field 'inclusion_probability' must be a number in (0, 1], got "
-            f"{row.get('inclusion_probability')!r} (write the file with mmjudge plan --next)"
+            f"{'nothing' if pi is None else pi} (write the file with mmjudge plan --next)"
         )
     return pi
 
 
-def _check_pool(pools: set[str], ungraded: int, drawn: int, paths: tuple[Path, Path, Path]) -> None:
+def _check_pool(pools: set[int], ungraded: int, drawn: int, paths: tuple[Path, Path, Path]) -> None:
     """The judge's pairs no person graded (``ungraded``) plus the ``drawn`` ones must fit
     in the pool the draw was made from (``pool_size``, when the file has it)."""
     human_path, judge_path, review_path = paths
@@ -114,13 +110,11 @@ def _check_pool(pools: set[str], ungraded: int, drawn: int, paths: tuple[Path, P
         return
     if len(pools) > 1:
         raise MMJudgeError(
-            f"{review_path}: column 'pool_size' differs between rows ({', '.join(sorted(pools))});"
+            f"{review_path}: column 'pool_size' differs between rows "
+            f"({', '.join(str(p) for p in sorted(pools))});"
             " a draw has one pool per dataset (pass --dataset NAME)"
         )
-    try:
-        pool = int(pools.pop())
-    except ValueError:
-        raise MMJudgeError(f"{review_path}: column 'pool_size' must be a whole number") from None
+    pool = pools.pop()
     outside = ungraded + drawn - pool
     if outside > 0:
         raise MMJudgeError(

@@ -94,6 +94,7 @@ class Judge:
         from mmjudge.images import ImageCache
         from mmjudge.judges.registry import judge_class
         from mmjudge.locations import resolve_path
+        from mmjudge.speed import read_switch
 
         if config.prompt.bank is not None:
             raise ConfigError(
@@ -101,6 +102,7 @@ class Judge:
                 "run a cell (mmjudge.run_cell) instead"
             )
         config.runner.validate()
+        speed = read_switch()  # once, for every call this judge makes
         judge_cls = judge_class(config.model)
         reason = skip_reason(config, judge_cls)
         if reason is not None:
@@ -117,6 +119,7 @@ class Judge:
             image_settings=config.images,
             image_cache=ImageCache(resolve_path(config.paths.image_cache)),
             usage_per_call=judge_cls.usage_per_call(config.model),
+            speed=speed,
         )
         self._context.output = output_tokens(config, iter(()))
         self._cache_path = resolve_path(config.paths.response_cache)
@@ -286,6 +289,7 @@ class Judge:
                 stats=self._stats,
                 seed=cfg.seed,
                 concurrency=1,
+                speed=self._context.speed,
             )
             outcomes = [outcome async for outcome in runner.run([item])]
         record = judgment_record(self._context, outcomes[-1])

@@ -3,72 +3,84 @@ as a typed result. No provider is called and ``judgments.jsonl`` is never rewrit
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from mmjudge.store.repriced_file import PriceFigures, Repricing
 
-@dataclass(frozen=True)
-class PriceFigures:
-    """What a run's judgments cost under one price sheet."""
-
-    sheet: str | None
-    """The price sheet's date."""
-    total_usd: float
-    """Dollars for every call: every row, and every repeat of ``runner.samples``."""
-    usd_per_million: float
-    """Dollars per million judgments (with their repeats, where a run has them)."""
-    image_usd_per_million: float
-    """The images' share of it."""
-    text_usd_per_million: float
-    """The rest (text input and output)."""
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> PriceFigures:
-        """The figures from the ``original`` or ``repriced`` part of ``repriced_*.json``."""
-        return cls(
-            sheet=data.get("sheet"),
-            total_usd=float(data["total_usd"]),
-            usd_per_million=float(data["usd_per_million"]),
-            image_usd_per_million=float(data["image_usd_per_million"]),
-            text_usd_per_million=float(data["text_usd_per_million"]),
-        )
+__all__ = ["PriceFigures", "RepricedRun", "reprice"]
 
 
 @dataclass(frozen=True)
 class RepricedRun:
-    """One run's cost as it was priced and under another sheet, mode or model."""
+    """One run's cost as it was priced and under another sheet, mode or model: the
+    re-pricing (:class:`~mmjudge.store.repriced_file.Repricing`, what ``repriced_*.json``
+    holds) and the file written, if any."""
 
-    run_id: str
-    """The run folder's name."""
-    dataset: str
-    """Dataset name."""
-    model: str
-    """The judge's config name."""
-    modality: str
-    """What the judge saw."""
-    n_judgments: int
-    """Rows priced."""
-    n_cached: int
-    """Rows answered from the response cache (priced like the others)."""
-    n_errors: int
-    """Rows without an answer."""
-    original: PriceFigures
-    """As the run was priced."""
-    repriced: PriceFigures
-    """Under the new sheet, mode or model."""
-    price_key: str
-    """The price sheet entry priced at."""
-    notes: list[str]
-    """What the figures assume (billing mode, estimated image tokens…)."""
+    record: Repricing
+    """The re-pricing, every figure of the file."""
     path: Path | None
     """The ``repriced_*.json`` written, or None when nothing was written."""
-    data: dict[str, Any] = field(repr=False, compare=False)
-    """The result as ``repriced_*.json`` holds it."""
-    n_repeats: int = 0
-    """Repeat calls priced besides the judgments (``runner.samples`` above 1)."""
+
+    @property
+    def run_id(self) -> str:
+        """The run folder's name."""
+        return self.record.run_id
+
+    @property
+    def dataset(self) -> str:
+        """Dataset name."""
+        return self.record.dataset
+
+    @property
+    def model(self) -> str:
+        """The judge's config name."""
+        return self.record.model
+
+    @property
+    def modality(self) -> str:
+        """What the judge saw."""
+        return self.record.modality
+
+    @property
+    def n_judgments(self) -> int:
+        """Rows priced."""
+        return self.record.n_judgments
+
+    @property
+    def n_cached(self) -> int:
+        """Rows answered from the response cache (priced like the others)."""
+        return self.record.n_cached
+
+    @property
+    def n_errors(self) -> int:
+        """Rows without an answer."""
+        return self.record.n_errors
+
+    @property
+    def n_repeats(self) -> int:
+        """Repeat calls priced besides the judgments (``runner.samples`` above 1)."""
+        return self.record.n_repeats
+
+    @property
+    def original(self) -> PriceFigures:
+        """As the run was priced."""
+        return self.record.original
+
+    @property
+    def repriced(self) -> PriceFigures:
+        """Under the new sheet, mode or model."""
+        return self.record.repriced
+
+    @property
+    def price_key(self) -> str:
+        """The price sheet entry priced at."""
+        return self.record.basis.price_key
+
+    @property
+    def notes(self) -> list[str]:
+        """What the figures assume (billing mode, estimated image tokens…)."""
+        return list(self.record.notes)
 
 
 def reprice(
@@ -94,27 +106,12 @@ def reprice(
         ConfigError: ``run`` is not a run folder, an unknown sheet or model, ``batch`` with
             ``sync``, or a run that names no sheet and none is given.
     """
-    from mmjudge.costs.reprice import reprice_run, write_repriced
+    from mmjudge.costs.reprice import reprice_run
+    from mmjudge.store.repriced_file import write_repriced
 
     folder = Path(run)
     result = reprice_run(folder, sheet, batch=batch, sync=sync, as_model=as_model)
     path = None
     if write or out is not None:
         path = write_repriced(folder, result, None if out is None else Path(out))
-    data = json.loads(json.dumps(result))  # as the file holds it: lists, not tuples
-    return RepricedRun(
-        run_id=str(data["run_id"]),
-        dataset=data["dataset"],
-        model=data["model"],
-        modality=data["modality"],
-        n_judgments=int(data["n_judgments"]),
-        n_cached=int(data["n_cached"]),
-        n_errors=int(data["n_errors"]),
-        original=PriceFigures.from_dict(data["original"]),
-        repriced=PriceFigures.from_dict(data["repriced"]),
-        price_key=str(data["repriced"]["price_key"]),
-        notes=list(data["notes"]),
-        path=path,
-        data=data,
-        n_repeats=int(data.get("n_repeats") or 0),
-    )
+    return RepricedRun(result, path)

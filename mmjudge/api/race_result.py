@@ -5,23 +5,16 @@ from __future__ import annotations
 
 from mmjudge.grid.race import RaceResult
 from mmjudge.store.summary import run_ending
-from mmjudge.studies.race_records import RoundDecision, kappa_text
+from mmjudge.studies.race_records import RoundDecision, kappa_text, money_text, share_text
 
 __all__ = ["RaceResult", "closing_lines", "round_line"]
-
-
-def _usd(value: float) -> str:
-    return f"${value:,.2f}" if value >= 1 or value == 0 else f"${value:.4f}"
 
 
 def money_line(result: RaceResult) -> str:
     """``judgments worth $0.41 of the full grid's $2.12; $0.39 paid``: the race's money on one
     basis (the ledger's; answers from the response cache are free)."""
     spend = result.spend
-    return (
-        f"judgments worth {_usd(spend.worth_usd)} of the full grid's "
-        f"{_usd(spend.full_grid_usd)}; {_usd(spend.paid_usd)} paid"
-    )
+    return money_text(spend.worth_usd, spend.paid_usd, spend.full_grid_usd)
 
 
 def round_line(result: RaceResult, decision: RoundDecision) -> str:
@@ -60,19 +53,23 @@ def closing_lines(result: RaceResult) -> list[str]:
             f"  against {result.cells[outcome.runner_up].name}: "
             f"κ diff {versus.bounds_text(items=True)}"
         )
-    if not outcome.guarantee:
+    if outcome.ending == "dollar cap":
         lines.append("  the dollar cap ended the race: the choice carries no guarantee")
-    share = outcome.judgments / outcome.full_judgments if outcome.full_judgments else 0.0
     lines.append(
-        f"  {outcome.judgments:,} of {outcome.full_judgments:,} judgments ({share:.0%}); "
-        + money_line(result)
+        f"  {outcome.judgments:,} of {outcome.full_judgments:,} judgments "
+        f"({share_text(outcome)}); " + money_line(result)
     )
+    lines += [f"  warning: {line}" for line in result.warnings]
     lines.append(f"  sweep folder: {result.folder}")
     if result.report is not None:
         lines.append(f"  report: {result.report / 'index.html'}")
     return lines
 
 
-def skipped_lines(result: RaceResult) -> list[str]:
-    """``race: <cell> takes no part: <why>``, one per cell of the grid that cannot run."""
-    return [f"race: {name} takes no part: {why}" for name, why in result.skipped]
+def opening_lines(result: RaceResult) -> list[str]:
+    """What a race says before its first round's line: the cells of the grid that cannot run
+    (``race: <cell> takes no part: <why>``), and rounds sized for a small dataset."""
+    lines = [f"race: {name} takes no part: {why}" for name, why in result.skipped]
+    if result.rounds_note is not None:
+        lines.append(f"race: {result.rounds_note}")
+    return lines

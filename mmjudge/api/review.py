@@ -1,6 +1,7 @@
-"""A person in the loop: the review file (its columns and format), the rows worth a person's
-look out of saved runs, and the filled-in file read back into labels and test-bank edits.
-``mmjudge review export`` and ``mmjudge review import`` are the command over it.
+"""A person in the loop: the rows worth a person's look out of saved runs, written as a review
+file, and the filled-in file read back into labels and test-bank edits. The file's columns,
+its writer and its reader are :mod:`mmjudge.store.review_file`'s. ``mmjudge review export`` and
+``mmjudge review import`` are the command over this module.
 
 **Export** lists, for each dataset, the items a person should look at, most reasons first:
 a judge's grade differs from the humans' consensus, a judge gave a middle grade (least sure),
@@ -22,40 +23,25 @@ request is answered from the response cache.
 
 from __future__ import annotations
 
-import csv
 import dataclasses
-import json
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from mmjudge.data.qrels import write_qrels
 from mmjudge.errors import DatasetError, MMJudgeError
-from mmjudge.files import atomic_file, read_jsonl
 from mmjudge.store import Key, SavedRun, completed_runs
+from mmjudge.store.review_file import (
+    EntryGrades,
+    ReviewLine,
+    ReviewRow,
+    ShownItem,
+    read_review,
+    write_review,
+)
 from mmjudge.studies.disagreements import Candidate, candidates, human_consensus_of
 from mmjudge.testbank.bank import Entry, apply_edits, entry_id, read_bank, write_bank
-
-FILL_IN = ("corrected_grade", "add_entries", "remove_entries", "note")
-COLUMNS = (
-    "dataset",
-    "query_id",
-    "query",
-    "result_id",
-    "result_text",
-    "image",
-    "thumbnail",
-    "grades",
-    "human",
-    "consensus",
-    "judges",
-    "reasons",
-    "entries",
-    "bank",
-    "bank_version",
-    *FILL_IN,
-)
 
 
 def _banks_of(runs: Sequence[SavedRun]) -> tuple[SavedRun | None, dict[str, Entry]]:
@@ -77,9 +63,9 @@ def _banks_of(runs: Sequence[SavedRun]) -> tuple[SavedRun | None, dict[str, Entr
 
 def _entries_cell(
     runs: Sequence[SavedRun], key: Key, texts: dict[str, Entry]
-) -> list[dict[str, Any]]:
+) -> tuple[EntryGrades, ...]:
     """Each bank entry of the item's query with every bank cell's grade and quoted support."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, EntryGrades] = {}
     for run in runs:
         row = run.rows.get(key)
         if row is None:
@@ -88,37 +74,23 @@ def _entries_cell(
             known = texts.get(entry)
             slot = out.setdefault(
                 entry,
-                {
-                    "id": entry,
-                    "kind": known.kind if known else "",
-                    "text": known.text if known else "?",
-                    "grades": {},
-                    "spans": {},
-                },
+                EntryGrades(entry, known.kind if known else "", known.text if known else "?"),
             )
-            slot["grades"][run.name] = grade
+            slot.grades[run.name] = grade
             span = (row.spans or {}).get(entry)
             if span:
-                slot["spans"][run.name] = span
-    return list(out.values())
+                slot.spans[run.name] = span
+    return tuple(out.values())
 
 
-def _entries_text(entries: list[dict[str, Any]]) -> str:
-    parts = []
-    for e in entries:
-        grades = ", ".join(f"{g}" for g in e["grades"].values())
-        spans = " / ".join(e["spans"].values())
-        parts.append(f"[{e['id']}] {e['text']} = {grades}" + (f" ({spans})" if spans else ""))
-    return "; ".join(parts)
-
-
-def _item_texts(runs: Sequence[SavedRun], keys: set[Key], out: Path) -> dict[Key, dict[str, Any]]:
-    """Query, result text, image and thumbnail of ``keys`` from the dataset the runs read."""
+def _item_texts(runs: Sequence[SavedRun], keys: set[Key], out: Path) -> dict[Key, ShownItem]:
+    """Query, result text, image and thumbnail of ``keys`` from the dataset the runs read
+    (the rest of what is shown is filled in by :func:`_row`)."""
     from mmjudge.data import load_dataset
     from mmjudge.report.browser import thumbnail
 
     config = runs[0].summary.dataset_config()
-    found: dict[Key, dict[str, Any]] = {}
+    found: dict[Key, ShownItem] = {}
     if config is None or not keys:
         return found
     try:
@@ -128,12 +100,12 @@ def _item_texts(runs: Sequence[SavedRun], keys: set[Key], out: Path) -> dict[Key
             if key not in keys:
                 continue
             image = example.images[0] if example.images else ""
-            found[key] = {
-                "query": example.query,
-                "result_text": " | ".join(f"{n}: {v}" for n, v in example.fields if v),
-                "image": image,
-                "thumbnail": (thumbnail(image, out) or "") if image else "",
-            }
+            found[key] = ShownItem(
+                query=example.query,
+                result_text=" | ".join(f"{n}: {v}" for n, v in example.fields if v),
+                image=image,
+                thumbnail=(thumbnail(image, out) or "") if image else "",
+            )
             if len(found) == len(keys):
                 break
     except MMJudgeError as error:
@@ -144,7 +116,7 @@ def _item_texts(runs: Sequence[SavedRun], keys: set[Key], out: Path) -> dict[Key
     return found
 
 
-def review_rows(root: Path, out_dir: Path, limit: int) -> list[dict[str, Any]]:
+def review_rows(root: Path, out_dir: Path, limit: int) -> list[ReviewRow]:
     """The review rows of every dataset below ``root`` (at most ``limit`` per dataset)."""
     runs = [run for run in completed_runs(root) if run.kind == "single"]
     if not runs:
@@ -160,112 +132,44 @@ def review_rows(root: Path, out_dir: Path, limit: int) -> list[dict[str, Any]]:
 
 def item_rows(
     dataset: str, runs: Sequence[SavedRun], chosen: Sequence[Candidate], out_dir: Path
-) -> list[dict[str, Any]]:
+) -> list[ReviewRow]:
     """Review rows of the ``chosen`` items of one dataset's runs, in the order given."""
     texts = _item_texts(runs, {c.key for c in chosen}, out_dir)
     banked = _banks_of(runs)
-    return [_row(dataset, runs, c, texts.get(c.key, {}), banked) for c in chosen]
+    return [_row(dataset, runs, c, texts.get(c.key), banked) for c in chosen]
 
 
 def _row(
     dataset: str,
     runs: Sequence[SavedRun],
     candidate: Candidate,
-    text: dict[str, Any],
+    text: ShownItem | None,
     banked: tuple[SavedRun | None, dict[str, Entry]],
-) -> dict[str, Any]:
+) -> ReviewRow:
     key = candidate.key
     first = next(run.rows[key] for run in runs if key in run.rows)
     human = human_consensus_of(first)
     bank_run, bank_entries = banked
     info = bank_run.summary.testbank if bank_run else None
-    return {
-        "dataset": dataset,
-        "query_id": key[0],
-        "query": text.get("query", ""),
-        "result_id": key[1],
-        "result_text": text.get("result_text", ""),
-        "image": text.get("image", ""),
-        "thumbnail": text.get("thumbnail", ""),
-        "grades": ",".join(str(g) for g in (runs[0].grades or [])),
-        "human": dict(first.human_labels or {}),
-        "consensus": None if human != human else int(human),
-        "judges": {run.name: run.rows[key].label for run in runs if key in run.rows},
-        "reasons": candidate.reasons,
-        "entries": _entries_cell(runs, key, bank_entries),
-        "bank": (info.path or "") if info else "",
-        "bank_version": info.version if info else "",
-        **dict.fromkeys(FILL_IN, ""),
-    }
-
-
-def _flat(row: dict[str, Any]) -> dict[str, Any]:
-    """A row for the CSV: mappings and lists as short readable text."""
-    out = dict(row)
-    out["human"] = "; ".join(f"{n}={g}" for n, g in row["human"].items())
-    out["judges"] = "; ".join(f"{n}={'-' if g is None else g}" for n, g in row["judges"].items())
-    out["reasons"] = "; ".join(row["reasons"])
-    out["entries"] = _entries_text(row["entries"])
-    out["consensus"] = "" if row["consensus"] is None else row["consensus"]
-    return out
-
-
-def write_review(rows: Iterable[dict[str, Any]], path: Path, extra: Sequence[str] = ()) -> int:
-    """Write review rows as CSV or JSONL (by the suffix); ``extra`` names columns after the
-    review's own that the rows also hold (``review import`` reads past them)."""
-    rows = list(rows)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_file(path) as handle:
-        if path.suffix == ".jsonl":
-            for row in rows:
-                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-        else:
-            writer = csv.DictWriter(handle, fieldnames=[*COLUMNS, *extra])
-            writer.writeheader()
-            writer.writerows(_flat(row) for row in rows)
-    return len(rows)
+    return ReviewRow(
+        dataset=dataset,
+        query_id=key[0],
+        result_id=key[1],
+        grades=tuple(runs[0].grades or ()),
+        bank=(info.path or "") if info else "",
+        bank_version=info.version if info else "",
+        shown=dataclasses.replace(
+            text or ShownItem(),
+            human=dict(first.human_labels or {}),
+            consensus=None if human != human else int(human),
+            judges={run.name: run.rows[key].label for run in runs if key in run.rows},
+            reasons=tuple(candidate.reasons),
+            entries=_entries_cell(runs, key, bank_entries),
+        ),
+    )
 
 
 # --------------------------------------------------------------------------- import
-
-
-def read_review(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    """(line number, row) of a filled-in review file, CSV or JSONL."""
-    if not path.is_file():
-        raise DatasetError(f"{path}: no such review file")
-    if path.suffix == ".jsonl":
-        return list(read_jsonl(path, encoding="utf-8-sig"))
-    text = path.read_text(encoding="utf-8-sig")
-    reader = csv.DictReader(text.splitlines())
-    missing = [
-        c
-        for c in ("dataset", "query_id", "result_id", *FILL_IN)
-        if c not in (reader.fieldnames or [])
-    ]
-    if missing:
-        raise DatasetError(f"{path}:1: column '{missing[0]}' is missing (export a fresh file)")
-    return [(i, row) for i, row in enumerate(reader, start=2)]
-
-
-def _grade(path: Path, line_no: int, row: dict[str, Any]) -> int | None:
-    value = str(
-        row.get("corrected_grade") if row.get("corrected_grade") is not None else ""
-    ).strip()
-    if not value:
-        return None
-    allowed = [g.strip() for g in str(row.get("grades") or "").split(",") if g.strip()]
-    if not value.lstrip("-").isdigit() or (allowed and value not in allowed):
-        scale = f" on the scale {','.join(allowed)}" if allowed else ""
-        raise DatasetError(
-            f"{path}:{line_no}: field 'corrected_grade' must be a whole grade{scale}, got {value!r}"
-        )
-    return int(value)
-
-
-def _split(value: Any) -> list[str]:
-    if isinstance(value, list):
-        return [str(v).strip() for v in value if str(v).strip()]
-    return [part.strip() for part in str(value or "").split(";") if part.strip()]
 
 
 class Edits(NamedTuple):
@@ -275,27 +179,25 @@ class Edits(NamedTuple):
     """Bank path → (query id, entry id or text) to remove."""
 
 
-def _edits(path: Path, rows: list[tuple[int, dict[str, Any]]]) -> Edits:
+def _edits(path: Path, rows: Sequence[ReviewLine]) -> Edits:
     edits = Edits({}, {})
     for line_no, row in rows:
-        adds, removes = _split(row.get("add_entries")), _split(row.get("remove_entries"))
+        adds, removes = row.correction.add_entries, row.correction.remove_entries
         if not (adds or removes):
             continue
-        bank = str(row.get("bank") or "")
-        if not bank:
+        if not row.bank:
             raise DatasetError(
                 f"{path}:{line_no}: field 'add_entries'/'remove_entries' needs a test-bank cell "
                 "(the row has no 'bank')"
             )
-        query = str(row["query_id"])
         for text in adds:
             visual = text.lower().startswith("visual:")
             body = " ".join((text[7:] if visual else text).split())
-            kind = read_bank(bank).kind
-            edits.add.setdefault(bank, []).append(
-                Entry(query, entry_id(query, body), kind, body, visual)
+            kind = read_bank(row.bank).kind
+            edits.add.setdefault(row.bank, []).append(
+                Entry(row.query_id, entry_id(row.query_id, body), kind, body, visual)
             )
-        edits.remove.setdefault(bank, set()).update((query, r) for r in removes)
+        edits.remove.setdefault(row.bank, set()).update((row.query_id, r) for r in removes)
     return edits
 
 
@@ -305,11 +207,11 @@ def import_review(path: Path, assessor: str, out_dir: Path) -> list[str]:
     rows = read_review(path)
     lines = []
     grades: dict[str, dict[str, dict[str, int]]] = {}
-    for line_no, row in rows:
-        grade = _grade(path, line_no, row)
+    for _, row in rows:
+        grade = row.correction.corrected_grade
         if grade is not None:
-            qrels = grades.setdefault(str(row["dataset"]), {})
-            qrels.setdefault(str(row["query_id"]), {})[str(row["result_id"])] = grade
+            qrels = grades.setdefault(row.dataset, {})
+            qrels.setdefault(row.query_id, {})[row.result_id] = grade
     if grades:
         _make_folder(out_dir)
     for dataset, qrels in grades.items():

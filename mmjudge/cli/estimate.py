@@ -43,11 +43,10 @@ from mmjudge.estimation.estimates import (
     RankingCheck,
     as_dict,
     capped_line,
-    clipped_line,
-    coverage_caution,
     effective_cell,
     estimates_for,
     held_back,
+    notes,
     strata_line,
     top_ten_line,
 )
@@ -208,9 +207,8 @@ def _lead(result: HeldBack) -> str:
     lead += strata_line(result) + "\n"
     split = top_ten_line(result)
     lead += (split + "\n\n") if split else "\n"
-    for note in (coverage_caution(result), clipped_line(result)):
-        if note:
-            lead += note + "\n\n"
+    for note in notes(result):
+        lead += note + "\n\n"
     return lead
 
 

@@ -42,6 +42,16 @@ def _python() -> str:
 EXIT_USAGE = 2
 
 
+def file_error_line(error: OSError) -> str:
+    """One line for a file or folder the command could not read or write: which, why, and
+    what to do (the folder settings of a sweep, a report's ``--out``)."""
+    what = error.strerror or type(error).__name__
+    return (
+        f"cannot write or read {error.filename} ({what}); give a folder you can write to "
+        "(paths.results, paths.reports, hydra.run.dir; --out for a report) or free space there"
+    )
+
+
 def fail(prog: str, problem: object) -> int:
     """Say what is wrong in one line on stderr (``<prog>: <problem>``) and return the exit
     status for unusable input: every ``mmjudge`` subcommand ends a bad invocation this way."""

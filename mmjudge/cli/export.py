@@ -20,18 +20,17 @@ Given a folder that holds several runs (a sweep), every completed run is written
 from __future__ import annotations
 
 import argparse
-import io
 import re
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from mmjudge.data.qrels import Qrels, write_qrels
+from mmjudge.data.qrels import Qrels, qrels_lines, write_qrels
 from mmjudge.errors import MMJudgeError
 from mmjudge.metrics import consensus
 from mmjudge.records import JudgmentRecord
-from mmjudge.store import SavedRun, completed_runs, load_run
+from mmjudge.store import SUMMARY, SavedRun, completed_runs, load_run
 
 PROG = "mmjudge export"
 
@@ -116,14 +115,6 @@ def threshold(run: SavedRun, binarise: str | None) -> float | None:
     return value
 
 
-def qrels_text(qrels: Qrels) -> str:
-    out = io.StringIO()
-    for query, docs in qrels.items():
-        for doc, grade in docs.items():
-            out.write(f"{query} 0 {doc} {grade}\n")
-    return out.getvalue()
-
-
 def _file_name(run: SavedRun) -> str:
     cell = run.summary.cell
     parts = (cell.dataset, cell.model, cell.modality, cell.prompt_id)
@@ -161,7 +152,7 @@ def _count(qrels: Qrels) -> int:
 
 
 def _is_run(path: Path) -> bool:
-    return (path / "summary.json").is_file()
+    return (path / SUMMARY).is_file()
 
 
 def parser() -> argparse.ArgumentParser:
@@ -207,7 +198,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 write_qrels(qrels, args.out)
                 print(f"{args.out}: {_count(qrels)} judgments", file=sys.stderr)
             else:
-                sys.stdout.write(qrels_text(qrels))
+                sys.stdout.writelines(qrels_lines(qrels))
             return 0
         if not args.out:
             raise MMJudgeError(f"{source} holds several runs: give --out DIR for their files")

@@ -16,7 +16,10 @@ For each dataset under SWEEP_DIR:
 3. the answer is the cheapest such candidate by $ per million judgments (ties: the higher
    κ, then the name) whose own κ interval lies above 0, the κ of a judge answering at
    random. When none does, no judge is named: the dataset's line says that no judge agrees
-   with people better than chance, with the best κ and its interval.
+   with people better than chance, with the best κ and its interval. On the folder of a
+   race (``mmjudge race``) that decided, the race's choice is the answer (when its κ
+   interval lies above 0), as on the report's card; a race that did not decide is named
+   beside the answer, with why the two differ.
 
 Each κ line shows chance (0) and the human–human κ beside it.
 
@@ -97,6 +100,18 @@ def _answer_lines(a: dict[str, Any], pct: str) -> list[str]:
     ]
 
 
+def _race_lines(a: dict[str, Any]) -> list[str]:
+    """What the folder's race chose, and why the answer differs when it does."""
+    race = a.get("race")
+    if not race or race.get("chosen") is None:
+        return [f"  race                {race['note']}"] if race and race.get("note") else []
+    how = "decided: the answer" if race["decided"] else f"ended: {race['ending']}"
+    lines = [f"  race chose          {race['chosen']} ({how})"]
+    if race.get("note"):
+        lines.append(f"    {race['note']}")
+    return lines
+
+
 def format_table(answers: Sequence[dict[str, Any]]) -> str:
     out: list[str] = []
     for a in answers:
@@ -109,6 +124,7 @@ def format_table(answers: Sequence[dict[str, Any]]) -> str:
             f"interval; {_scale(a)}), α {_fmt(best['alpha'])} on its {best['n_items']} items  "
             f"${best['usd_per_million']:,.2f} per million",
             *_answer_lines(a, pct),
+            *_race_lines(a),
             f"  note: {a['note']}",
             "",
         ]

@@ -26,10 +26,11 @@ import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from mmjudge.api.compose import compose
 from mmjudge.errors import ConfigError, MMJudgeError
+from mmjudge.store.bounds import Bounds
+from mmjudge.store.monitor_history import AuditEntry, CheckEntry
 
 PROG = "mmjudge monitor"
 #: The exit status of a check that moved past a threshold.
@@ -87,52 +88,52 @@ def _flag(own: dict[str, str], key: str) -> bool:
     return value == "true"
 
 
-def _interval(block: dict[str, Any] | None, percent: bool = False) -> str:
-    block = block or {}
-    estimate, low, high = (block.get(k) for k in ("estimate", "low", "high"))
+def _interval(block: Bounds | None, percent: bool = False) -> str:
+    block = block or Bounds()
 
     def show(value: float) -> str:
         return f"{100 * value:.1f}%" if percent else f"{value:.3f}"
 
-    if estimate is None:
+    if block.estimate is None:
         return "n/a"
-    if low is None or high is None:
-        return show(estimate)
-    return f"{show(estimate)} [{show(low)}, {show(high)}]"
+    if block.low is None or block.high is None:
+        return show(block.estimate)
+    return f"{show(block.estimate)} [{show(block.low)}, {show(block.high)}]"
 
 
-def check_lines(entry: dict[str, Any]) -> list[str]:
+def check_lines(entry: CheckEntry) -> list[str]:
     """What a check prints on stdout: the check, then its comparison with the baseline."""
-    models = ", ".join(f"{m} ({n})" for m, n in sorted(entry["models"].items())) or "none"
-    prints = ", ".join(sorted(entry["fingerprints"])) or "none"
+    models = ", ".join(f"{m} ({n})" for m, n in sorted(entry.models.items())) or "none"
+    prints = ", ".join(sorted(entry.fingerprints)) or "none"
     lines = [
-        f"check {entry['check']} of {entry['series']}: {entry['n_items']} items answered, "
-        f"status {entry['status']}; provider's model {models}; fingerprint {prints}; "
-        f"κ vs people {_interval(entry['kappa_people'])}; spent ${entry['spent_usd']:.4f}"
+        f"check {entry.check} of {entry.series}: {entry.n_items} items answered, "
+        f"status {entry.status}; provider's model {models}; fingerprint {prints}; "
+        f"κ vs people {_interval(entry.kappa_people)}; spent ${entry.spent_usd:.4f}"
     ]
-    drift = entry.get("drift")
-    if drift is None:
+    compared = entry.comparison
+    if compared is None:
         lines.append("no earlier complete check of this series: this check is the baseline")
         return lines
-    sm = drift["stuart_maxwell"]
-    test = "n/a" if sm.get("p") is None else f"χ²={sm['statistic']:.2f}, df={sm['df']:g}, "
-    test += "" if sm.get("p") is None else f"p={sm['p']:.3g}"
+    drift = compared.drift
+    sm = drift.stuart_maxwell
+    test = "n/a" if sm.p is None else f"χ²={sm.statistic:.2f}, df={sm.df:g}, p={sm.p:.3g}"
     lines.append(
-        f"against {entry['baseline']}: {drift['changed']} of {drift['n']} labels changed, "
-        f"{_interval(drift['change_share'], percent=True)}; κ between checks "
-        f"{_interval(drift['kappa'])}; Stuart–Maxwell {test}; κ vs people then "
-        f"{_interval(entry.get('baseline_kappa_people'))}, now "
-        f"{_interval(entry['kappa_people'])}; spent then "
-        f"${float(entry.get('baseline_spent_usd') or 0.0):.4f}, now ${entry['spent_usd']:.4f}"
-        + ("" if entry.get("same_items") else "; the item set differs from the baseline's")
+        f"against {compared.baseline}: {drift.changed} of {drift.n_paired} labels changed, "
+        f"{_interval(drift.change_share, percent=True)}; κ between checks "
+        f"{_interval(drift.kappa)}; Stuart–Maxwell {test}; κ vs people then "
+        f"{_interval(compared.baseline_kappa_people)}, now "
+        f"{_interval(entry.kappa_people)}; spent then "
+        f"${compared.baseline_spent_usd:.4f}, now ${entry.spent_usd:.4f}"
+        + ("" if compared.same_items else "; the item set differs from the baseline's")
     )
-    if entry.get("new_fingerprints"):
-        lines.append(f"new fingerprints: {', '.join(entry['new_fingerprints'])}")
+    if compared.new_fingerprints:
+        lines.append(f"new fingerprints: {', '.join(compared.new_fingerprints)}")
     return lines
 
 
 def check(own: dict[str, str], overrides: list[str]) -> int:
-    from mmjudge.monitor.check import Thresholds, history_path, run_check
+    from mmjudge.monitor.check import history_path, run_check
+    from mmjudge.store.monitor_history import Thresholds
 
     cfg = compose(overrides)
     if cfg.runner.dry_run:
@@ -146,14 +147,14 @@ def check(own: dict[str, str], overrides: list[str]) -> int:
     entry = run_check(cfg, history, baseline=own.get("baseline", "first"), thresholds=thresholds)
     for line in check_lines(entry):
         print(line)
-    if entry["status"] != "complete":
+    if entry.status != "complete":
         from mmjudge.store import read_summary
 
-        summary = read_summary(Path(entry["run_dir"]))
-        print(f"{PROG}: check {entry['status']}: {summary.status.status_reason}", file=sys.stderr)
+        summary = read_summary(Path(entry.run_dir))
+        print(f"{PROG}: check {entry.status}: {summary.status.status_reason}", file=sys.stderr)
         return summary.status.exit_code or EXIT_MOVED
-    if entry["moved"]:
-        print(f"{PROG}: moved: {'; '.join(entry['moved'])}", file=sys.stderr)
+    if entry.moved:
+        print(f"{PROG}: moved: {'; '.join(entry.moved)}", file=sys.stderr)
         return EXIT_MOVED
     return 0
 
@@ -175,22 +176,23 @@ def report(own: dict[str, str], overrides: list[str]) -> int:
     return 0
 
 
-def audit_lines(entry: dict[str, Any]) -> list[str]:
+def audit_lines(entry: AuditEntry) -> list[str]:
     """What scoring an audit prints: the period's disagreement, then its change."""
+    figures = entry.figures
     lines = [
-        f"audit {entry['period']} of {entry['dataset']}: {entry['n']} of {entry['n_sampled']} "
-        f"sampled items graded by people, {entry['n_disagree']} disagree; disagreement rate "
-        f"{_interval(entry['disagreement'], percent=True)} (weighted by stratum size)"
+        f"audit {entry.period} of {entry.dataset}: {figures.n_graded} of {figures.n_sampled} "
+        f"sampled items graded by people, {figures.n_disagree} disagree; disagreement rate "
+        f"{_interval(figures.disagreement, percent=True)} (weighted by stratum size)"
     ]
-    change = entry.get("change")
+    change = entry.change
     if change is None:
         lines.append("no earlier audited period to compare with")
         return lines
-    p, pattern = change.get("p"), change.get("pattern_p")
+    p, pattern = change.p, change.pattern_p
     lines.append(
-        f"against {change['earlier_periods']} earlier period(s) at "
-        f"{100 * change['earlier_disagreement']:.1f}%: difference "
-        f"{100 * change['difference']:+.1f} points, p={'n/a' if p is None else f'{p:.3g}'}; "
+        f"against {change.earlier_periods} earlier period(s) at "
+        f"{100 * change.earlier_disagreement:.1f}%: difference "
+        f"{100 * change.difference:+.1f} points, p={'n/a' if p is None else f'{p:.3g}'}; "
         f"pattern of disagreements p={'n/a' if pattern is None else f'{pattern:.3g}'}"
     )
     return lines
@@ -220,7 +222,7 @@ def audit(own: dict[str, str], overrides: list[str]) -> int:
             seed=_whole(own, "seed", 0, 0),
         )
         out = resolve_path(own["out"]) if own.get("out") else folder / "review.csv"
-        from mmjudge.api.review import write_review
+        from mmjudge.store.review_file import write_review
 
         write_review(sample.rows, out)
         print(
@@ -241,8 +243,8 @@ def audit(own: dict[str, str], overrides: list[str]) -> int:
     )
     for line in audit_lines(entry):
         print(line)
-    if entry["moved"]:
-        print(f"{PROG}: moved: {'; '.join(entry['moved'])}", file=sys.stderr)
+    if entry.moved:
+        print(f"{PROG}: moved: {'; '.join(entry.moved)}", file=sys.stderr)
         return EXIT_MOVED
     return 0
 

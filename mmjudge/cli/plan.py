@@ -23,18 +23,25 @@ probabilities (:mod:`mmjudge.estimation.next_items`), written as a review file f
 from __future__ import annotations
 
 import argparse
-import json
+import dataclasses
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from mmjudge.api.review import item_rows, write_review
+from mmjudge.api.review import item_rows
 from mmjudge.api.score_files import aligned_columns
 from mmjudge.cli.exits import fail
 from mmjudge.errors import MMJudgeError
 from mmjudge.estimation.planning import draw_unlabelled, plan_sweep
 from mmjudge.store import SavedRun, completed_runs
+from mmjudge.store.plan_file import (
+    DatasetPlan,
+    JudgePlan,
+    LabelPlan,
+    SeparationEntry,
+    plan_json,
+)
+from mmjudge.store.review_file import Draw, ReviewRow, write_review
 from mmjudge.studies.disagreements import Candidate
 
 PROG = "mmjudge plan"
@@ -108,23 +115,23 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def _n(value: Any) -> str:
+def _n(value: float | None) -> str:
     return "-" if value is None else f"{value:,.0f}"
 
 
-def _f(value: Any) -> str:
+def _f(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-def _usd(value: Any) -> str:
+def _usd(value: float | None) -> str:
     return "-" if value is None else f"${value:,.2f}"
 
 
-def format_table(plans: Sequence[dict[str, Any]]) -> str:
+def format_table(plans: Sequence[DatasetPlan]) -> str:
     """Per dataset: a line per judge, then the best against the runner-up."""
     out = []
     for plan in plans:
-        h = plan["half_width"]
+        h = plan.target_half_width
         header = [
             "judge",
             "$/million",
@@ -142,66 +149,66 @@ def format_table(plans: Sequence[dict[str, Any]]) -> str:
         ]
         body = [
             [
-                j["judge"],
-                f"{j['usd_per_million']:,.2f}",
-                _n(j["n_items"]),
-                _n(j["n_queries"]),
-                _f(j["kappa"]),
-                _f(j["half_width"]),
-                _n(j["needed_items"]),
-                _n(j["needed_queries"]),
-                _n(j["needed_items_central"]),
-                _n(j["needed_items_analytic"]),
-                "-" if j["design_effect"] is None else f"{j['design_effect']:.1f}",
-                _n(j["more_items"]),
-                _usd(j["usd"]),
+                j.judge,
+                f"{j.usd_per_million:,.2f}",
+                _n(j.n_items),
+                _n(j.n_queries),
+                _f(j.kappa),
+                _f(j.half_width),
+                _n(j.needed_items),
+                _n(j.needed_queries),
+                _n(j.needed_items_central),
+                _n(j.needed_items_analytic),
+                "-" if j.design_effect is None else f"{j.design_effect:.1f}",
+                _n(j.more_items),
+                _usd(j.usd),
             ]
-            for j in plan["judges"]
+            for j in plan.judges
         ]
         out.append(
-            f"{plan['dataset']}: κ to ±{h:g} (95% interval, query bootstrap; the items and "
+            f"{plan.dataset}: κ to ±{h:g} (95% interval, query bootstrap; the items and "
             "queries planned from the pilot's half-width widened to the upper 80% bound of "
             "its own uncertainty, 'central' without)\n"
         )
         out.append(aligned_columns(header, body))
-        out.extend(_queries_text(j, h) for j in plan["judges"] if j["needs_more_queries"])
-        out.append(_separation_text(plan["separation"]) + "\n")
-        if plan.get("budget") is not None:
+        out.extend(_queries_text(j, h) for j in plan.judges if j.needs_more_queries)
+        out.append(_separation_text(plan.separation) + "\n")
+        if plan.budget is not None:
             out.append(_budget_text(plan))
     return "\n".join(out)
 
 
-def _queries_text(j: dict[str, Any], target: float) -> str:
+def _queries_text(j: JudgePlan, target: float) -> str:
     """A judge whose target needs new queries, not more labels in the pilot's."""
-    have = f"; the dataset has {j['pool_queries']:,}" if j["pool_queries"] else ""
-    per_query = j["n_items"] / j["n_queries"]
+    have = f"; the dataset has {j.pool_queries:,}" if j.pool_queries else ""
+    per_query = j.n_items / j.n_queries
     return (
-        f"{j['judge']}: ±{target:g} needs more queries, not more labels in the pilot's "
-        f"{j['n_queries']:,} queries (all their items give about ±{j['reachable_half_width']:.3f}"
-        f"): about {_n(j['needed_queries'])} queries of about {per_query:.0f} labelled items"
+        f"{j.judge}: ±{target:g} needs more queries, not more labels in the pilot's "
+        f"{j.n_queries:,} queries (all their items give about ±{_f(j.reachable_half_width)}"
+        f"): about {_n(j.needed_queries)} queries of about {per_query:.0f} labelled items"
         f"{have}"
     )
 
 
-def _separation_text(sep: dict[str, Any] | None) -> str:
+def _separation_text(sep: SeparationEntry | None) -> str:
     if sep is None:
         return "best against runner-up: only one judge with a κ"
     lead = (
-        f"best against runner-up: {sep['best']} − {sep['runner_up']}, Δκ {_f(sep['difference'])}"
-        f" ± {_f(sep['half_width'])} on {_n(sep['n_items'])} shared items"
+        f"best against runner-up: {sep.best} − {sep.runner_up}, Δκ {_f(sep.difference)}"
+        f" ± {_f(sep.half_width)} on {_n(sep.n_items)} shared items"
     )
-    if sep["separated"]:
+    if sep.separated:
         return lead + ": already told apart at 95%"
-    if sep["needed_items"] is None:
+    if sep.needed_items is None:
         return lead + ": no number of labels tells them apart (Δκ is 0)"
-    cost = f", about {_usd(sep['usd'])}" if sep["usd"] is not None else ""
+    cost = f", about {_usd(sep.usd)}" if sep.usd is not None else ""
     return (
-        lead + f"\n  to separate them you need about {_n(sep['more_items'])} more labelled "
-        f"items (≈{_n(sep['needed_items'])} in all, ≈{_n(sep['needed_queries'])} queries){cost}"
+        lead + f"\n  to separate them you need about {_n(sep.more_items)} more labelled "
+        f"items (≈{_n(sep.needed_items)} in all, ≈{_n(sep.needed_queries)} queries){cost}"
     )
 
 
-def _budget_text(plan: dict[str, Any]) -> str:
+def _budget_text(plan: DatasetPlan) -> str:
     """Per judge: the split of the budget, and what it is worth in human-only labels."""
     header = [
         "judge",
@@ -213,23 +220,25 @@ def _budget_text(plan: dict[str, Any]) -> str:
         "human-only n",
     ]
     body = []
-    for j in plan["judges"]:
-        split = j["budget_split"]
-        judge_only = split["judge_only_labels"]
+    for j in plan.judges:
+        split = j.budget_split
+        if split is None:
+            continue
+        judge_only = split.judge_only_labels
         body.append(
             [
-                j["judge"],
-                _n(split["human_labels"]),
+                j.judge,
+                _n(split.human_labels),
                 "every item" if judge_only is None else _n(judge_only),
-                _usd(split["cost"]),
-                _f(split["correlation"]),
-                _n(split["effective_n"]),
-                _n(split["human_only_n"]),
+                _usd(split.cost),
+                _f(split.correlation),
+                _n(split.effective_n),
+                _n(split.human_only_n),
             ]
         )
     title = (
-        f"a budget of {_usd(plan['budget'])} for the mean grade (prediction-powered, "
-        f"human label {_usd(plan['cost_per_label'])}):\n"
+        f"a budget of {_usd(plan.budget)} for the mean grade (prediction-powered, "
+        f"human label {_usd(plan.cost_per_label)}):\n"
     )
     return title + aligned_columns(header, body)
 
@@ -269,7 +278,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MMJudgeError as error:
         return fail(PROG, error)
     if args.format == "json":
-        sys.stdout.write(json.dumps({"datasets": plans}, indent=2, allow_nan=False) + "\n")
+        sys.stdout.write(plan_json(LabelPlan(tuple(plans))))
     elif plans:
         sys.stdout.write(format_table(plans))
     else:
@@ -284,7 +293,7 @@ def write_next(runs: Sequence[SavedRun], n: int, seed: int, out: Path) -> str:
     inclusion probabilities and the number of unlabelled items drawn from (which ``mmjudge
     estimate --sample`` checks the qrels against); returns the line saying what was
     written."""
-    rows: list[dict[str, Any]] = []
+    rows: list[ReviewRow] = []
     parts = []
     for dataset, drawn in draw_unlabelled(runs, n, seed).items():
         group = [
@@ -294,11 +303,11 @@ def write_next(runs: Sequence[SavedRun], n: int, seed: int, out: Path) -> str:
         for row, pi in zip(
             item_rows(dataset, group, chosen, out.parent), drawn.probabilities, strict=True
         ):
-            rows.append({**row, "inclusion_probability": pi, "pool_size": drawn.pool})
+            rows.append(dataclasses.replace(row, draw=Draw(float(pi), drawn.pool)))
         parts.append(f"{dataset}: {len(drawn.keys)} of {drawn.pool} unlabelled items")
     if not rows:
         raise MMJudgeError(
             "--next: every item the judges graded already has a human grade; nothing to draw"
         )
-    write_review(rows, out, extra=("inclusion_probability", "pool_size"))
+    write_review(rows, out)
     return f"{out}: " + "; ".join(parts) + " (columns inclusion_probability, pool_size)"

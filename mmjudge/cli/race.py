@@ -13,21 +13,14 @@ between calls and prints the command that takes the race up where it stopped.
 from __future__ import annotations
 
 import argparse
-import os
-import shlex
 import sys
 from collections.abc import Sequence
 
 from mmjudge.api.race import run_race
-from mmjudge.api.race_result import RaceResult, closing_lines, round_line, skipped_lines
+from mmjudge.api.race_result import closing_lines
 from mmjudge.cli.exits import EXIT_USAGE, fail
+from mmjudge.cli.race_lines import GIVEN, PROG, print_round, stopped_lines
 from mmjudge.errors import ConfigError, MMJudgeError
-from mmjudge.studies.race_records import RoundDecision
-
-PROG = "mmjudge race"
-#: The race's own arguments, as given (a race through a Hydra launcher runs under the sweep
-#: command's, which must not reach the line that takes the race up).
-_GIVEN: list[str] = []
 
 
 def parser() -> argparse.ArgumentParser:
@@ -49,41 +42,6 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def print_round(result: RaceResult, decision: RoundDecision) -> None:
-    """The console's line for a round (the cells that take no part, before the first)."""
-    if decision.round == 1:
-        for line in skipped_lines(result):
-            print(line, file=sys.stderr)
-    print(round_line(result, decision), file=sys.stderr, flush=True)
-
-
-def program() -> list[str]:
-    """How this command was started, as a shell would run it again: ``python -m mmjudge race``
-    (the interpreter's path) or the ``mmjudge`` script's path, then ``race``."""
-    first = sys.argv[0] if sys.argv else ""
-    if not first or first.endswith(("__main__.py", "-c")) or not os.path.isfile(first):
-        return [sys.executable or "python", "-m", "mmjudge", "race"]
-    return [first, "race"]
-
-
-def resume_line(result: RaceResult, argv: Sequence[str]) -> str:
-    """The command that takes a stopped race up, pasteable into a shell as printed: the same
-    arguments with the sweep folder pinned (``hydra.sweep.dir``)."""
-    kept = [a for a in argv if not a.lstrip("+~").startswith("hydra.sweep.dir=")]
-    return shlex.join([*program(), *kept, f"hydra.sweep.dir={result.folder}"])
-
-
-def stopped_lines(result: RaceResult) -> str:
-    """What a stopped race prints: what was kept and the command that takes it up."""
-    from mmjudge.engine.interrupt import signal_name
-
-    by = signal_name(result.stop_signal) if result.stop_signal is not None else "a stop"
-    return (
-        f"{PROG}: stopped by {by} after {len(result.rounds)} decided rounds; the judgments made "
-        f"are kept. Take the race up where it stopped with:\n  {resume_line(result, _GIVEN)}"
-    )
-
-
 def through_launcher(config_dir: str | None, overrides: Sequence[str]) -> int:
     """The race as a Hydra multirun whose sweeper is the race's: each round's cells go through
     the launcher named (``hydra/launcher=joblib``, ``hydra/launcher=ray``), as a sweep's do."""
@@ -100,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from mmjudge.engine.interrupt import raise_on_sigterm
 
     given = list(sys.argv[2:] if argv is None else argv)
-    _GIVEN[:] = given
+    GIVEN[:] = given
     args = parser().parse_args(given)
     if any(o == "-m" or o == "--multirun" for o in args.overrides):
         return fail(PROG, "a race is always over a grid: leave out -m")

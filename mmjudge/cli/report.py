@@ -7,7 +7,7 @@ import argparse
 import math
 from pathlib import Path
 
-from mmjudge.cli.exits import fail
+from mmjudge.cli.exits import fail, file_error_line
 from mmjudge.errors import MMJudgeError
 from mmjudge.report.analysis import N_BOOT
 from mmjudge.report.browser import CAP
@@ -103,5 +103,9 @@ def main(argv: list[str] | None = None) -> int:
         )
     except MMJudgeError as error:
         return fail(PROG, error)
+    except OSError as error:  # --out (or a folder below it) cannot be made or written
+        if error.filename is None:
+            raise
+        return fail(PROG, file_error_line(error))
     print(out / "index.html")
     return 0

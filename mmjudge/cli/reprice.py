@@ -15,8 +15,9 @@ particular run spent.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from mmjudge.cli.exits import fail
 from mmjudge.costs.reprice import (
@@ -25,42 +26,40 @@ from mmjudge.costs.reprice import (
     load_sheet,
     reprice_run,
     resolve_model,
-    write_repriced,
 )
 from mmjudge.errors import ConfigError, MMJudgeError
 from mmjudge.store import SUMMARY, run_dirs
+from mmjudge.store.repriced_file import Repricing, write_repriced
 
 
-def format_table(results: list[tuple[str, dict[str, Any]]]) -> str:
+def format_table(results: Sequence[tuple[str, Repricing]]) -> str:
     """One line per run: old → new USD per million judgments, the total and the split. The
     model and modality columns are as wide as their longest entry: nothing is cut."""
-    model_w = max([len("model"), *(len(str(result["model"])) for _, result in results)])
-    modality_w = max(
-        [len("modality"), *(len(str(result["modality"] or "?")) for _, result in results)]
-    )
+    model_w = max([len("model"), *(len(result.model) for _, result in results)])
+    modality_w = max([len("modality"), *(len(result.modality or "?") for _, result in results)])
     header = (
         f"{'model':<{model_w}} {'modality':<{modality_w}} {'n':>7} {'old $/M':>12}   "
         f"{'new $/M':>12} {'new total $':>12} {'image $/M':>11} {'text $/M':>11}  run"
     )
     lines = [header, "-" * len(header)]
     for label, result in results:
-        old, new = result["original"], result["repriced"]
+        old, new = result.original, result.repriced
         lines.append(
-            f"{result['model']:<{model_w}} {result['modality'] or '?':<{modality_w}} "
-            f"{result['n_judgments']:>7} "
-            f"{old['usd_per_million']:>12,.2f} → {new['usd_per_million']:>12,.2f} "
-            f"{new['total_usd']:>12,.6f} {new['image_usd_per_million']:>11,.2f} "
-            f"{new['text_usd_per_million']:>11,.2f}  {label}"
+            f"{result.model:<{model_w}} {result.modality or '?':<{modality_w}} "
+            f"{result.n_judgments:>7} "
+            f"{old.usd_per_million:>12,.2f} → {new.usd_per_million:>12,.2f} "
+            f"{new.total_usd:>12,.6f} {new.image_usd_per_million:>11,.2f} "
+            f"{new.text_usd_per_million:>11,.2f}  {label}"
         )
     return "\n".join(lines)
 
 
-def note_lines(done: list[tuple[str, dict[str, Any]]]) -> list[str]:
+def note_lines(done: Sequence[tuple[str, Repricing]]) -> list[str]:
     """Each note once; one that holds for some of the runs only names them (a local judge's
     "no row has token usage" is not said of the runs that were priced)."""
     where: dict[str, list[str]] = {}
     for label, result in done:
-        for note in result["notes"]:
+        for note in result.notes:
             where.setdefault(note, []).append(label)
     lines = []
     for note, labels in where.items():
@@ -120,7 +119,8 @@ def parser() -> argparse.ArgumentParser:
 class Repriced(NamedTuple):
     """The runs re-priced (label and result), the ones skipped (with why), the files written."""
 
-    done: list[tuple[str, dict[str, Any]]]
+    done: list[tuple[str, Repricing]]
+    """Each run re-priced, by its folder relative to the one given."""
     skipped: list[str]
     written: list[Path]
 
@@ -164,14 +164,14 @@ def reprice_all(args: argparse.Namespace) -> Repriced:
 def show(args: argparse.Namespace, repriced: Repriced) -> None:
     """The title, the table, each note once, the runs skipped and the files written."""
     done = repriced.done
-    sheets = sorted({result["repriced"]["sheet"] for _, result in done})
+    sheets = sorted({str(result.repriced.sheet) for _, result in done})
     title = f"Re-priced under sheet {', '.join(sheets)}"
     if args.batch:
         title += ", batch"
     elif args.sync:
         title += ", list prices"
     if args.as_model:
-        title += f", at {done[0][1]['repriced']['price_key']}'s prices"
+        title += f", at {done[0][1].basis.price_key}'s prices"
     print(title + " (USD per million judgments)")
     print(format_table(done))
     for line in note_lines(done):

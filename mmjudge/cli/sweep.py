@@ -18,6 +18,7 @@ from omegaconf.errors import MissingMandatoryValue
 
 from mmjudge.cli.exits import (
     fail,
+    file_error_line,
     interrupted_lines,
     note_exit,
     pending_exit,
@@ -25,11 +26,13 @@ from mmjudge.cli.exits import (
 )
 from mmjudge.config.hydra_errors import (
     CONFIG_ERRORS,
+    CONFIG_FILE_ERRORS,
     config_error_line,
     config_errors_raised,
+    config_file_error_line,
     user_wants_full_errors,
 )
-from mmjudge.config.keys import unknown_setting
+from mmjudge.config.keys import config_dir_of, unknown_setting
 from mmjudge.config.resolvers import register as register_resolvers
 from mmjudge.engine.concurrency import announce_in_flight
 from mmjudge.engine.interrupt import raise_on_sigterm, signal_number_of
@@ -37,6 +40,7 @@ from mmjudge.errors import MMJudgeError
 from mmjudge.keyguard import check_overrides, keep_run_config
 from mmjudge.locations import CONFIG_DIR as SHIPPED_CONFIG_DIR
 from mmjudge.locations import CONFIG_SEARCH_PATH, resolve_path
+from mmjudge.speed import Speed, read_switch
 from mmjudge.speed.report_child import ReportChild
 from mmjudge.store import RunSummary
 from mmjudge.store.cell_lines import cell_line, prompt_chosen
@@ -71,18 +75,23 @@ def _job(cfg: DictConfig) -> None:
     # What the console shows for this run is kept in its sweep.log too (runs/log.py).
     # A single run's report is built by a child that imports it meanwhile (speed/report_child.py).
     report = not multirun and cfg.report.build and not cfg.runner.dry_run
-    ahead = ReportChild.start(_report_builder) if report else None
+    speed = _speed()  # read once, where the run starts, and handed to what runs it
+    ahead = ReportChild.start(_report_builder, speed) if report else None
     with removed_unless_judged(run_dir), keeping_warnings(run_dir), _closing(ahead):
         try:
             keep_run_config(cfg, run_dir)
             # the overrides as given: one holding an interpolation is read when the cell is
             prompt_named = prompt_chosen(_given(hydra_cfg.overrides.task))
             if cfg.runner.dry_run:
-                planned = forecast(cfg, run_dir, secrets_checked=True)
+                planned = forecast(cfg, run_dir, secrets_checked=True, speed=speed)
                 say(planned.line(prompt_named=prompt_named), run_dir, stream=sys.stdout)
                 return
             summary = run_cell(
-                cfg, run_dir, secrets_checked=True, resume_setting=_folder_setting(run_dir)
+                cfg,
+                run_dir,
+                secrets_checked=True,
+                resume_setting=_folder_setting(run_dir),
+                speed=speed,
             )
             if summary.status.stopped_because:
                 say(f"mmjudge: {summary.status.stopped_because}", run_dir, level=logging.WARNING)
@@ -129,6 +138,15 @@ def _interrupted(summary: RunSummary, run_dir: Path, multirun: bool) -> None:
     where = str(HydraConfig.get().sweep.dir) if multirun else str(run_dir)
     say(interrupted_lines(summary, where, multirun=multirun), run_dir)
     raise SystemExit(summary.status.exit_code)
+
+
+def _speed() -> Speed:
+    """Whether this run uses the speed machinery (``MMJUDGE_FAST_PATH``); a value that says
+    neither on nor off stops it in one line, before anything runs."""
+    try:
+        return read_switch()
+    except MMJudgeError as error:
+        sys.exit(fail("mmjudge", error))
 
 
 def _folder_setting(run_dir: Path) -> str:
@@ -212,6 +230,16 @@ def run_app() -> None:
         if full_errors:
             raise
         sys.exit(fail("mmjudge", config_error_line(error)))
+    except CONFIG_FILE_ERRORS as error:
+        if full_errors:
+            raise
+        sys.exit(fail("mmjudge", config_file_error_line(error, config_dir_of(sys.argv[1:]))))
+    except MMJudgeError as error:  # a check before the run's own (a callback's, say)
+        sys.exit(fail("mmjudge", error))
+    except OSError as error:
+        if full_errors or error.filename is None:
+            raise
+        sys.exit(fail("mmjudge", file_error_line(error)))
     except KeyboardInterrupt as error:
         number = signal_number_of(error)
         print(file=sys.stderr)  # off the progress bar's line

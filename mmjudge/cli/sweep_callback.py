@@ -12,24 +12,36 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
 from mmjudge.api.sweep_end import finish_sweep
-from mmjudge.cli.exits import note_exit
+from mmjudge.cli.exits import fail, note_exit
 
 
 class FoldersBefore(Callback):
-    """Notes which folders exist before Hydra makes a run's or a sweep's folder, so that a run
-    that stops before judging anything removes only the folders it made
-    (:func:`mmjudge.store.cleanup.note_existing`). Hydra calls ``on_run_start`` and
-    ``on_multirun_start`` before it makes them."""
+    """Before Hydra makes a run's or a sweep's folder (it calls ``on_run_start`` and
+    ``on_multirun_start`` first): stops the command in one line when it could not write
+    where it is told to (:func:`mmjudge.config.run.output_problem`), else notes what the
+    folder holds, so that a run that stops before judging anything removes only what it made
+    (:func:`mmjudge.store.cleanup.note_existing`)."""
 
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
         from mmjudge.store.cleanup import note_existing
 
+        _stop_on(config, multirun=False)
         note_existing(Path(str(config.hydra.run.dir)))
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
-        from mmjudge.store.cleanup import note_existing
+        from mmjudge.store.cleanup import note_sweep_folder
 
-        note_existing(Path(str(config.hydra.sweep.dir)))
+        _stop_on(config, multirun=True)
+        note_sweep_folder(Path(str(config.hydra.sweep.dir)))
+
+
+def _stop_on(config: DictConfig, *, multirun: bool) -> None:
+    """Stop the command (exit 2, one line) when it cannot write where ``config`` says."""
+    from mmjudge.config.run import output_problem
+
+    problem = output_problem(config, multirun=multirun)
+    if problem:
+        raise SystemExit(fail("mmjudge", problem))
 
 
 class SweepReport(Callback):

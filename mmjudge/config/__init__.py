@@ -86,6 +86,7 @@ class SweepConfig:
         self.prompt.validate()
         self.pricing.validate()
         self.runner.validate()
+        self.paths.validate()
         self.report.validate()
         try:
             self.images.validate()  # made checked; checked again in case it was changed since

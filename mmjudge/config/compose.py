@@ -37,6 +37,7 @@ def compose_raw(
     from hydra import initialize_config_module
     from hydra.errors import HydraException
 
+    from mmjudge.config.hydra_errors import CONFIG_FILE_ERRORS, config_file_error_line
     from mmjudge.config.keys import unknown_setting
     from mmjudge.config.resolvers import register as register_resolvers
     from mmjudge.keyguard import check_overrides
@@ -59,6 +60,9 @@ def compose_raw(
             )
     except (HydraException, OmegaConfBaseException) as error:
         raise ConfigError(first_line(error)) from None
+    except CONFIG_FILE_ERRORS as error:
+        folder = Path(config_dir).expanduser() if config_dir is not None else None
+        raise ConfigError(config_file_error_line(error, folder)) from None
 
 
 def search_path_entry(config_dir: str | Path) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 
 from omegaconf import MISSING
 
-from mmjudge.config.values import check_whole, is_finite, require
+from mmjudge.config.values import check_name, check_whole, is_finite, require
 from mmjudge.errors import ConfigError
 
 #: How raw grades are placed on the scale (see :mod:`mmjudge.data.grades`).
@@ -198,6 +198,7 @@ class DatasetConfig:
     language's items with ``prompt.language=data``."""
 
     def validate(self) -> None:
+        check_name("dataset.name", self.name)
         self.scale.validate()
         check_whole("dataset.limit", self.limit, 1, "for every item")
         check_whole("dataset.sample_queries", self.sample_queries, 1, "for every query")

@@ -7,6 +7,11 @@ lines, and exits 1. The sweep command lets Hydra raise them instead
 (:func:`config_errors_raised`, through ``HYDRA_FULL_ERROR``, Hydra's documented switch) and
 words each in one line that names the setting, where it came from and what to do
 (:func:`config_error_line`); the command then exits 2, as for every other configuration error.
+
+A config file of the user's own (a ``--config-dir`` folder's) that is not YAML (a bad
+mapping, a tab) or not UTF-8 text reaches the command as the YAML reader's or the decoder's
+error; it is said in one line naming the file, the line and the fix
+(:func:`config_file_error_line`).
 """
 
 from __future__ import annotations
@@ -15,7 +20,9 @@ import contextlib
 import os
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
+import yaml
 from hydra.errors import HydraException, OverrideParseException
 from omegaconf.errors import OmegaConfBaseException
 
@@ -24,6 +31,8 @@ from mmjudge.keyguard import FIX, destination_problem, redact_text
 
 #: The exceptions that mean the config cannot be composed or read as typed.
 CONFIG_ERRORS = (HydraException, OmegaConfBaseException)
+#: The exceptions that mean a config file cannot be read: not YAML, or not UTF-8 text.
+CONFIG_FILE_ERRORS = (yaml.YAMLError, UnicodeDecodeError)
 
 #: Hydra's switch that makes it raise errors rather than print them and exit 1.
 _FULL_ERROR = "HYDRA_FULL_ERROR"
@@ -190,3 +199,46 @@ def _joined(text: str) -> str:
         parts.append(line)
         listing = line.endswith(":")
     return "; ".join(parts) if parts else "the configuration could not be composed"
+
+
+def config_file_error_line(error: BaseException, config_dir: Path | None) -> str:
+    """One line for a config file that cannot be read (:data:`CONFIG_FILE_ERRORS`): the
+    file, the line and column, what is wrong and the fix. A file that is not UTF-8 text is
+    found in ``config_dir`` (the decoder does not name it)."""
+    if isinstance(error, yaml.MarkedYAMLError) and error.problem_mark is not None:
+        mark = error.problem_mark
+        where = f"config file {mark.name}, line {mark.line + 1}, column {mark.column + 1}"
+        problem = " ".join(str(error.problem or error.context or "not YAML").split())
+        if "'\\t'" in problem:
+            fix = "indent with spaces: YAML does not allow tabs there"
+        else:
+            fix = (
+                "fix the YAML there (one `key: value` a line, nested keys indented with "
+                "spaces, brackets and quotes closed)"
+            )
+        return f"{where}: {problem}; {fix}"
+    if isinstance(error, UnicodeDecodeError):
+        found = _not_utf8(config_dir)
+        if found is not None:
+            path, bad = found
+            return (
+                f"config file {path} is not UTF-8 text (byte 0x{bad.object[bad.start]:02x} at "
+                f"position {bad.start}); save it as UTF-8"
+            )
+        return f"a config file is not UTF-8 text ({error.reason}); save it as UTF-8"
+    return f"a config file cannot be read ({type(error).__name__}: {error}); fix it"
+
+
+def _not_utf8(config_dir: Path | None) -> tuple[Path, UnicodeDecodeError] | None:
+    """The first YAML file in ``config_dir`` that is not UTF-8 text, with the decoder's
+    error."""
+    if config_dir is None or not config_dir.is_dir():
+        return None
+    for path in sorted(config_dir.rglob("*.yaml")):
+        try:
+            path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as error:
+            return path, error
+        except OSError:
+            continue
+    return None

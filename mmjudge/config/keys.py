@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
+import types
 import typing
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -78,7 +79,9 @@ def unknown_setting(argv: list[str], conf_dir: Path) -> str | None:
                     return problem
             chosen[key] = options
             continue
-        problem = _check_path(key.split("."), where="")
+        problem = _check_path(key.split("."), where="") or _check_value(
+            key.split("."), _values(override), where=""
+        )
         if problem:
             return problem
     for group, options in chosen.items():
@@ -101,7 +104,9 @@ def _unknown_with_user_dir(overrides: list[Any], groups: list[str], user_dir: Pa
             continue
         if override.is_delete() or key.split("/")[0] in groups:
             continue
-        problem = _check_path(key.split("."), where="")
+        problem = _check_path(key.split("."), where="") or _check_value(
+            key.split("."), _values(override), where=""
+        )
         if problem:
             return problem
     return None
@@ -151,6 +156,15 @@ def _parse(argv: list[str]) -> tuple[list[Any], Path | None] | None:
     if any(o.key_or_group in ("hydra.searchpath", "hydra/searchpath") for o in overrides):
         return None
     return list(overrides), (Path(args.config_dir) if args.config_dir else None)
+
+
+def config_dir_of(argv: list[str]) -> Path | None:
+    """The ``--config-dir`` (``-cd``) folder a command line names, if any."""
+    try:
+        args, _unknown = _hydra_command_line().parse_known_args(argv)
+    except argparse.ArgumentError:
+        return None
+    return Path(args.config_dir) if args.config_dir else None
 
 
 def _options(override: Any) -> list[str] | None:
@@ -222,22 +236,71 @@ def _check_yaml(path: Path, prefix: list[str]) -> str | None:
         return None  # Hydra names the file and the syntax error
     if not isinstance(data, Mapping) or "@package" in text:
         return None
-    for key in _leaf_keys(data):
+    for key, value in _leaves(data):
         if key[0] in _FILE_DIRECTIVES:
             continue
-        problem = _check_path([*prefix, *key], where=f"{path}: ")
+        where = f"{path}: "
+        problem = _check_path([*prefix, *key], where) or _check_value(
+            [*prefix, *key], [value], where
+        )
         if problem:
             return problem
     return None
 
 
-def _leaf_keys(data: Mapping[Any, Any], prefix: tuple[str, ...] = ()) -> Iterator[list[str]]:
+def _leaves(
+    data: Mapping[Any, Any], prefix: tuple[str, ...] = ()
+) -> Iterator[tuple[list[str], Any]]:
+    """Each leaf setting of a config file's mapping: its key's parts and its value."""
     for key, value in data.items():
         path = (*prefix, str(key))
         if isinstance(value, Mapping) and value:
-            yield from _leaf_keys(value, path)
+            yield from _leaves(value, path)
         else:
-            yield list(path)
+            yield list(path), value
+
+
+def _values(override: Any) -> list[Any]:
+    """The values an override gives its setting (each of a sweep's choices; none for a sweep
+    it cannot list, such as a range)."""
+    if not override.is_sweep_override():
+        return [override.value()]
+    kind = override.value_type.name if override.value_type is not None else ""
+    if kind not in ("CHOICE_SWEEP", "SIMPLE_CHOICE_SWEEP"):
+        return []
+    return list(override.sweep_iterator())
+
+
+def _check_value(parts: list[str], values: list[Any], where: str) -> str | None:
+    """A value a true/false setting would take without a word though it is neither (OmegaConf
+    reads ``runner.cache=2`` as true): named in one line. Other values are checked where the
+    typed config is built (:meth:`mmjudge.config.SweepConfig.validate`)."""
+    if _leaf_type(parts) is not bool:
+        return None
+    key = ".".join(parts)
+    for value in values:
+        if isinstance(value, bool) or value is None:
+            continue
+        if isinstance(value, str) and value.startswith("${"):
+            continue  # an interpolation: its value is checked when it is read
+        shown = repr(value) if isinstance(value, str) else str(value)
+        return f"{where}{key}={shown} is not allowed; {key} takes true or false"
+    return None
+
+
+def _leaf_type(parts: list[str]) -> Any:
+    """The type the structured config gives the setting ``parts`` (its own type for an
+    optional one); None where the path leaves the structured config."""
+    node: Any = SweepConfig
+    for part in parts:
+        fields = _fields(node)
+        if fields is None or part not in fields:
+            return None
+        node = fields[part]
+    arguments = [a for a in typing.get_args(node) if a is not type(None)]
+    if typing.get_origin(node) in (typing.Union, types.UnionType) and len(arguments) == 1:
+        return arguments[0]
+    return node
 
 
 def _check_path(parts: list[str], where: str) -> str | None:

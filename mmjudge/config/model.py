@@ -7,11 +7,10 @@ from typing import Any
 
 from omegaconf import MISSING
 
-from mmjudge.config.values import check_whole, is_finite, require
+from mmjudge.config.values import check_name, check_whole, is_finite, require
 
-#: Providers whose requests carry ``model.max_tokens`` as the answer's limit (0 would send none
-#: at all); local judges generate no text and take 0.
-API_PROVIDERS = ("openai", "openai_compatible", "anthropic")
+#: ``model.image_detail``: what OpenAI's API takes as an image's ``detail``.
+IMAGE_DETAILS = ("low", "high", "auto")
 
 
 @dataclass
@@ -29,14 +28,16 @@ class ModelConfig:
     temperature: float | None = 0.0
     """Sampling temperature; null for models that only accept their default."""
     max_tokens: int = 200
-    """Maximum output tokens per judgment: at least 1 for a judge called over an API
-    (:data:`API_PROVIDERS`); 0 for a local judge, which writes no text."""
+    """Maximum output tokens per judgment: at least 1 for a paid judge, called over an API
+    (checked with its provider's facts: :func:`mmjudge.judges.registry.check_model`); 0 for a
+    free local judge, which writes no text; at most ``context_tokens``."""
     base_url: str | None = None
     """Endpoint override (an OpenAI-compatible server, a proxy, a loopback test server)."""
     api_key_env: str | None = None
     """Name of the environment variable that holds the API key (never the key itself)."""
     image_detail: str = "low"
-    """OpenAI ``detail`` sent with every image: ``low``, ``high`` or ``auto``."""
+    """OpenAI ``detail`` sent with every image: ``low``, ``high`` or ``auto``
+    (:data:`IMAGE_DETAILS`)."""
     price_key: str | None = None
     """Key into the price sheet; defaults to ``model_id``."""
     context_tokens: int = 128000
@@ -54,9 +55,24 @@ class ModelConfig:
     """Token rate limit (input + output); null for none."""
 
     def validate(self) -> None:
+        check_name("model.name", self.name)
+        check_name("model.model_id", self.model_id)
         check_whole("model.max_concurrency", self.max_concurrency, 1, "for no limit of its own")
-        check_whole("model.max_tokens", self.max_tokens, 1 if self.provider in API_PROVIDERS else 0)
         check_whole("model.context_tokens", self.context_tokens, 1)
+        check_whole("model.max_tokens", self.max_tokens, 0)
+        require(
+            self.max_tokens <= self.context_tokens,
+            "model.max_tokens",
+            self.max_tokens,
+            "use a whole number of at most model.context_tokens "
+            f"({self.context_tokens}): no answer is longer than the model's context window",
+        )
+        require(
+            self.image_detail in IMAGE_DETAILS,
+            "model.image_detail",
+            self.image_detail,
+            f"use one of {', '.join(IMAGE_DETAILS)}",
+        )
         if self.temperature is not None:
             require(
                 is_finite(self.temperature) and 0 <= self.temperature <= 2,
@@ -87,6 +103,7 @@ class ModalityConfig:
     """Show the result's image(s)."""
 
     def validate(self) -> None:
+        check_name("modality.name", self.name)
         require(
             self.include_text or self.include_image,
             "modality.include_text",

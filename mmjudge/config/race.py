@@ -7,6 +7,10 @@ from dataclasses import dataclass
 
 from mmjudge.config.values import check_whole, is_finite, require
 
+#: What a race's κ are of (``race.target``): the population the graded items were drawn from,
+#: or these items themselves.
+TARGETS = ("population", "items")
+
 
 @dataclass
 class RaceConfig:
@@ -14,19 +18,27 @@ class RaceConfig:
     the items are judged in is seeded by the top-level ``seed``."""
 
     alpha: float = 0.05
-    """Chance, over the whole race, that its choice falls more than ``delta`` below the best
-    cell's κ on the full data (the error budget, spent across rounds)."""
+    """Chance, over the whole race, that it settles on a choice more than ``delta`` below the
+    best cell's κ (on its ``target``; the error budget, spent across rounds)."""
     delta: float = 0.02
-    """How far below the full-data best κ the choice may fall."""
+    """How far below the best κ the choice may fall."""
     round_items: int = 200
-    """Items every active cell judges per round (benchmarks/race.py: 100 to 300 spend alike
-    on LLMJudge; 200 keeps the rounds few)."""
+    """Items every active cell judges per round, at most: a round is never more than a
+    quarter of the graded items, nor fewer than 25 of them
+    (:func:`mmjudge.studies.race_rule.planned_round_items`; benchmarks/race.py: 100 to 300
+    spend alike on LLMJudge; 200 keeps the rounds few)."""
     rho: float = 1.0
     """Exponent of the spending function α(u) = α·u^ρ over the share u of items drawn (1: an
     equal share of α per item drawn; larger keeps more for late rounds)."""
     max_usd: float | None = None
     """Dollar cap on the race's judgments (at the forecast's price per judgment); a race it
     ends chooses without the guarantee, and says so."""
+    target: str = "population"
+    """What the race's κ are of: ``population``, the judges' agreement on the population the
+    graded items were drawn from (as the report's intervals: judging every item leaves an
+    interval, and a pair it cannot separate is said to need more labelled items); or
+    ``items``, these items themselves, for a set that is the whole population (intervals
+    shrink by the finite-population correction and vanish once every item is judged)."""
 
     def validate(self) -> None:
         require(
@@ -41,3 +53,11 @@ class RaceConfig:
             self.max_usd,
             "use a positive number of dollars, or null for no cap",
         )
+        require(
+            self.target in TARGETS, "race.target", self.target, f"use one of {', '.join(TARGETS)}"
+        )
+
+    @property
+    def finite_population(self) -> bool:
+        """The target is the graded items themselves (``race.target=items``)."""
+        return self.target == "items"

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mmjudge.config.values import check_name
 from mmjudge.errors import ConfigError
 
 #: Wordings shipped with the prompt templates (``mmjudge/prompts/_wording<N>.j2``).
@@ -76,6 +77,7 @@ class PromptConfig:
         """Fail with a one-line fix when the prompt asks for something not shipped (the
         test-bank settings are checked by :func:`mmjudge.testbank.derive.check_bank_prompt`,
         which :func:`mmjudge.engine.cell.typed_config` calls)."""
+        check_name("prompt.id", self.id)
         if not 0 <= self.paraphrase < N_WORDINGS:
             raise ConfigError(
                 f"prompt.paraphrase={self.paraphrase} is not a shipped wording; "
@@ -116,6 +118,7 @@ class PerturbConfig:
     """``inject_image``: text height in pixels on the prepared picture."""
 
     def validate(self) -> None:
+        check_name("perturb.name", self.name)
         if self.kind not in PERTURB_KINDS:
             raise ConfigError(
                 f"perturb.kind={self.kind!r} is not known; use one of {', '.join(PERTURB_KINDS)}"

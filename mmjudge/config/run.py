@@ -3,12 +3,16 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from omegaconf import MISSING
+from omegaconf import MISSING, DictConfig
 
 from mmjudge.config.values import check_whole, is_finite, require
+from mmjudge.errors import ConfigError
+from mmjudge.locations import resolve_path
 
 #: ``runner.mode``: call the API directly, or through the provider's batch API.
 MODES = ("sync", "batch")
@@ -41,8 +45,9 @@ class RunnerConfig:
     max_cost_usd: float | None = None
     """The most the cell may cost in its run folder, over all its runs: no send (a first
     attempt or a retry) goes out that could pass it, counting what earlier runs in the folder
-    paid, this run's answers, sends possibly billed without an answer, and calls in flight at
-    their forecast."""
+    paid, this run's answers, sends possibly billed without an answer (a killed run's
+    included), and calls in flight, each send at its forecast or the dearest answer seen,
+    whichever is more."""
     mode: str = "sync"
     """``sync`` calls the API directly; ``batch`` uses the provider's batch API (half price,
     results within 24 hours)."""
@@ -205,6 +210,13 @@ class PathsConfig:
     """Datasets' prepared items (HTML converted, text cut), cached by (items file content,
     dataset settings, preparation version) and shared by every cell and process."""
 
+    def validate(self) -> None:
+        """Each location is a path on one line (an empty one would be the working folder)."""
+        for name in ("results", "reports", "response_cache", "image_cache", "prepared_cache"):
+            problem = place_problem(f"paths.{name}", getattr(self, name))
+            if problem:
+                raise ConfigError(problem)
+
 
 @dataclass
 class ReportConfig:
@@ -237,3 +249,64 @@ class ReportConfig:
             budget,
             "give the label budget in USD, above 0 (null: what the labels the card asks for cost)",
         )
+
+
+#: The ``paths`` settings, each a location mmjudge writes to.
+PATHS = ("results", "reports", "response_cache", "image_cache", "prepared_cache")
+
+
+def place_problem(setting: str, value: object) -> str | None:
+    """Why a location given in ``setting`` cannot be used as written, in one line: it is
+    empty (the working folder would take its place) or holds a newline or another control
+    character; None when it can."""
+    text = "" if value is None else str(value)
+    if not text.strip():
+        return (
+            f"{setting} is empty; give a folder (a relative path is taken in the working "
+            f"folder), or leave {setting} out for its default"
+        )
+    if any(ord(c) < 32 or c == "\x7f" for c in text):
+        return f"{setting}={text!r} holds a newline or another control character; remove it"
+    return None
+
+
+def unwritable_problem(what: str, folder: Path, fix: str | None = None) -> str | None:
+    """Why ``folder`` (``what`` names it: the setting that gives it) cannot be made or
+    written, in one line ending with ``fix`` (by default: set that setting to a folder one
+    can write to): the nearest part of it that exists is a file, or a folder this process may
+    not write; None when it can (as far as can be told before writing)."""
+    path = folder.expanduser().absolute()
+    existing = next((p for p in (path, *path.parents) if p.exists() or p.is_symlink()), None)
+    if existing is None:
+        return None
+    fix = fix or f"set {what} to a folder you can write to"
+    if not existing.is_dir():
+        return f"{what}: {folder} cannot be made, as {existing} is a file, not a folder; {fix}"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"{what}: {folder} cannot be written ({existing} is not writable); {fix}"
+    return None
+
+
+def output_problem(config: DictConfig, *, multirun: bool) -> str | None:
+    """Why the command cannot write where ``config`` (with its ``hydra`` node) says, checked
+    before Hydra makes the run's (or the sweep's) folder: a location that is empty or holds
+    a control character, a run or sweep folder, or a reports folder (when a report is to be
+    built), that cannot be made or written. None when all can."""
+    hydra_key = "hydra.sweep.dir" if multirun else "hydra.run.dir"
+    for name in PATHS:
+        problem = place_problem(f"paths.{name}", config.paths.get(name))
+        if problem:
+            return problem
+    given = config.hydra.sweep.dir if multirun else config.hydra.run.dir
+    problem = place_problem(hydra_key, given)
+    if problem:
+        return problem
+    folder = Path(str(given)).expanduser().absolute()
+    results = resolve_path(str(config.paths.results)).absolute()
+    setting = "paths.results" if folder.is_relative_to(results) else hydra_key
+    problem = unwritable_problem(setting, folder)
+    if problem is None and config.report.build and not config.runner.dry_run:
+        reports = resolve_path(str(config.paths.reports))
+        fix = "set paths.reports to a folder you can write to, or report.build=false"
+        problem = unwritable_problem("paths.reports", reports, fix)
+    return problem

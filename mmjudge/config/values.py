@@ -24,6 +24,19 @@ def is_finite(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
+def check_name(setting: str, value: object) -> None:
+    """A name (a judge's, a dataset's, a prompt's): some text, on one line. Names are kept on
+    every row and in folder names (made safe there: :func:`mmjudge.config.names.path_part`)."""
+    text = value if isinstance(value, str) else ""
+    require(bool(text.strip()), setting, value, "give a name (some text)")
+    require(
+        not any(ord(c) < 32 or c == "\x7f" for c in text),
+        setting,
+        value,
+        "a name is one line: remove the newline, tab or other control character",
+    )
+
+
 def check_whole(setting: str, value: object, minimum: int, null: str = "") -> None:
     """A whole number of at least ``minimum``; ``null`` says what null means, if allowed."""
     if null and value is None:

@@ -12,6 +12,7 @@ from mmjudge.costs.image_tokens import image_tokens
 from mmjudge.costs.ledger import cost_of
 from mmjudge.costs.sheets import FREE, ModelPrice
 from mmjudge.costs.tokens import count_tokens
+from mmjudge.judges.registry import token_counting
 from mmjudge.records import Forecast, JudgeRequest, Usage
 
 #: Tokens the chat format adds around the messages (role markers and separators).
@@ -45,7 +46,7 @@ def forecast_call(
             exact_text_tokens=True,
         )
     text = forecast_text(request.system, request.prompt)
-    counted = count_tokens(text, model.model_id, model.provider)
+    counted = count_tokens(text, model.model_id, token_counting(model.provider, model.model_id))
     images = sum(
         image_tokens(price.image_rule, image.width, image.height, model.image_detail)
         for image in request.images

@@ -20,9 +20,7 @@ with its repeats), and the repeats' own share is kept apart (``repeats``).
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
-import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -40,9 +38,7 @@ from mmjudge.judges.registry import is_free
 from mmjudge.locations import CONFIG_DIR
 from mmjudge.records import Usage
 from mmjudge.store import JUDGMENTS, SAMPLES, SUMMARY, RunSummary, iter_rows, read_summary
-
-REPRICE_SCHEMA_VERSION = 1
-
+from mmjudge.store.repriced_file import PriceFigures, RepriceBasis, Repricing
 
 DEFAULT_IMAGE_SIZE = 512
 
@@ -219,8 +215,9 @@ def reprice_run(
     as_model: str | None = None,
     sync: bool = False,
     config_dirs: Sequence[Path] = (),
-) -> dict[str, Any]:
-    """Re-price one run from its saved usage; returns what ``repriced_*.json`` holds.
+) -> Repricing:
+    """Re-price one run from its saved usage: what ``repriced_*.json`` holds
+    (:func:`mmjudge.store.repriced_file.write_repriced` writes it).
 
     ``sheet`` is a sheet name, a loaded sheet, or None for the sheet the run was priced with.
     ``batch`` bills every call at batch prices and ``sync`` every call at list prices; with
@@ -274,7 +271,7 @@ def _reprice_ensemble(
     summary: RunSummary,
     sheet: str | PricingConfig | None,
     **how: Any,
-) -> dict[str, Any]:
+) -> Repricing:
     """A panel or cascade re-priced through its members: each item costs what the members
     that paid for it cost under the new prices. A panel's members all pay; a cascade's pay in
     order until one settles the item, so the members paid are the first ones whose saved
@@ -308,12 +305,11 @@ def _reprice_ensemble(
     plan = members[0][1]
     keys = sorted({member_plan.key for _, member_plan in members})
     plan = dataclasses.replace(plan, key=", ".join(keys), as_model=how.get("as_model"))
-    result = _result(run_dir, summary, plan, tally)
-    result["notes"].append(
+    note = (
         f"a {summary.kind} re-priced through its {len(members)} members: each item at the "
         "prices of the members that paid for it"
     )
-    return result
+    return _result(run_dir, summary, plan, tally, extra_notes=(note,))
 
 
 def _plan(
@@ -410,78 +406,67 @@ def _price_notes(plan: _Plan, tally: _Tally) -> list[str]:
     return notes
 
 
-def _result(run_dir: Path, summary: RunSummary, plan: _Plan, tally: _Tally) -> dict[str, Any]:
+def _result(
+    run_dir: Path,
+    summary: RunSummary,
+    plan: _Plan,
+    tally: _Tally,
+    *,
+    extra_notes: tuple[str, ...] = (),
+) -> Repricing:
     """What ``repriced_*.json`` holds."""
     original = summary.model_config()
     per_million = tally.per_million
-    return {
-        "schema_version": REPRICE_SCHEMA_VERSION,
-        "run_id": summary.run_id or run_dir.name,
-        "dataset": summary.cell.dataset,
-        "model": original.name,
-        "model_id": original.model_id,
-        "provider": original.provider,
-        "modality": summary.cell.modality,
-        "n_judgments": tally.n,
-        "n_with_usage": tally.n_usage,
-        "n_cached": tally.n_cached,
-        "n_errors": tally.n_errors,
-        "n_repeats": tally.n_repeats,
-        "original": {
-            "sheet": summary.cell.pricing_sheet,
-            "total_usd": tally.old_total,
-            "usd_per_million": per_million(tally.old_total),
-            "image_usd_per_million": per_million(tally.old_image),
-            "text_usd_per_million": per_million(tally.old_total - tally.old_image),
-            "repeats_usd": tally.old_repeats,
-        },
-        "repriced": {
-            "sheet": plan.pricing.date,
-            "batch": plan.batch,
-            "sync": plan.sync,
-            "n_batch_priced": tally.n_batched,
-            "as_model": plan.as_model,
-            "price_key": plan.key,
-            "prices": dataclasses.asdict(plan.price),
-            "image_size": plan.size,
-            "image_tokens_per_image": plan.per_image if plan.as_model else None,
-            "total_usd": tally.new_total,
-            "usd_per_million": per_million(tally.new_total),
-            "image_usd_per_million": per_million(tally.new_image),
-            "text_usd_per_million": per_million(tally.new_total - tally.new_image),
-            "repeats_usd": tally.new_repeats,
-            "tokens": tally.tokens.to_dict(),
-            "n_long_context": tally.n_long,
-        },
-        "notes": _billing_notes(plan, tally) + _price_notes(plan, tally),
-        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-    }
-
-
-def output_name(
-    sheet: str, *, batch: bool = False, as_model: str | None = None, sync: bool = False
-) -> str:
-    """``repriced_<sheet>[_batch|_sync][_as-<model>].json``, safe as a file name."""
-    name = f"repriced_{sheet}"
-    if batch:
-        name += "_batch"
-    elif sync:
-        name += "_sync"
-    if as_model:
-        name += "_as-" + re.sub(r"[^A-Za-z0-9._-]+", "-", as_model).strip("-")
-    return name + ".json"
-
-
-def write_repriced(run_dir: Path, result: dict[str, Any], out: Path | None = None) -> Path:
-    """Write one run's re-pricing next to its records, or to ``out/<run_id>/``."""
-    folder = Path(out) / str(result["run_id"]) if out is not None else Path(run_dir)
-    folder.mkdir(parents=True, exist_ok=True)
-    repriced = result["repriced"]
-    path = folder / output_name(
-        repriced["sheet"],
-        batch=repriced["batch"],
-        as_model=repriced["as_model"],
-        sync=repriced.get("sync", False),
+    return Repricing(
+        run_id=summary.run_id or run_dir.name,
+        dataset=summary.cell.dataset,
+        model=original.name,
+        model_id=original.model_id,
+        provider=original.provider,
+        modality=summary.cell.modality,
+        n_judgments=tally.n,
+        n_with_usage=tally.n_usage,
+        n_cached=tally.n_cached,
+        n_errors=tally.n_errors,
+        n_repeats=tally.n_repeats,
+        original=PriceFigures(
+            sheet=summary.cell.pricing_sheet,
+            total_usd=tally.old_total,
+            usd_per_million=per_million(tally.old_total),
+            image_usd_per_million=per_million(tally.old_image),
+            text_usd_per_million=per_million(tally.old_total - tally.old_image),
+            repeats_usd=tally.old_repeats,
+        ),
+        repriced=PriceFigures(
+            sheet=plan.pricing.date,
+            total_usd=tally.new_total,
+            usd_per_million=per_million(tally.new_total),
+            image_usd_per_million=per_million(tally.new_image),
+            text_usd_per_million=per_million(tally.new_total - tally.new_image),
+            repeats_usd=tally.new_repeats,
+        ),
+        basis=RepriceBasis(
+            batch=plan.batch,
+            sync=plan.sync,
+            n_batch_priced=tally.n_batched,
+            as_model=plan.as_model,
+            price_key=plan.key,
+            prices=_as_json(dataclasses.asdict(plan.price)),
+            image_size=plan.size,
+            image_tokens_per_image=plan.per_image if plan.as_model else None,
+            tokens=tally.tokens,
+            n_long_context=tally.n_long,
+        ),
+        notes=(*_billing_notes(plan, tally), *_price_notes(plan, tally), *extra_notes),
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
-    path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    return path
+
+
+def _as_json(value: Any) -> Any:
+    """``value`` with its tuples as lists: the sheet's entry as the file holds it, so that the
+    record read back equals the one written."""
+    if isinstance(value, dict):
+        return {key: _as_json(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_as_json(item) for item in value]
+    return value

@@ -7,7 +7,8 @@ A sheet entry prices a model in one of two ways:
 * **per GPU-hour**, for a self-hosted judge: ``gpu_hour``, ``gpus`` and a throughput, turned
   into an effective price per million tokens by :func:`gpu_hour_price`.
 
-A judge that says it is free (:attr:`mmjudge.judges.base.JudgeAPI.free`) needs no entry.
+A judge that says it is free (:attr:`mmjudge.judges.descriptor.JudgeDescriptor.free`) needs
+no entry.
 """
 
 from __future__ import annotations

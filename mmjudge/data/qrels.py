@@ -119,13 +119,18 @@ def read_qrels(path: str | os.PathLike[str]) -> Qrels:
     return load_qrels(path).qrels
 
 
+def qrels_lines(qrels: Mapping[str, Mapping[str, int]]) -> Iterator[str]:
+    """``{query_id: {doc_id: grade}}`` as ``query 0 doc grade`` lines, in dict order: the one
+    way qrels are written, to a file or to standard output."""
+    for query, docs in qrels.items():
+        for doc, grade in docs.items():
+            yield f"{query} 0 {doc} {int(grade)}\n"
+
+
 def write_qrels(qrels: Mapping[str, Mapping[str, int]], path: str | os.PathLike[str]) -> None:
-    """Write ``{query_id: {doc_id: grade}}`` as ``query 0 doc grade`` lines, in dict order."""
-    path = Path(path)
-    with atomic_file(path) as handle:
-        for query, docs in qrels.items():
-            for doc, grade in docs.items():
-                handle.write(f"{query} 0 {doc} {int(grade)}\n")
+    """Write ``qrels`` as a TREC qrels file (:func:`qrels_lines`), atomically."""
+    with atomic_file(Path(path)) as handle:
+        handle.writelines(qrels_lines(qrels))
 
 
 def read_run(path: str | os.PathLike[str]) -> Run:

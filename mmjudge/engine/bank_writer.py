@@ -20,6 +20,7 @@ from mmjudge.engine.sync import Runner
 from mmjudge.judges.registry import judge_class
 from mmjudge.locations import resolve_path
 from mmjudge.records import Forecast
+from mmjudge.speed import read_switch
 from mmjudge.testbank.bank import Bank, Entry, make_bank
 from mmjudge.testbank.write import (
     Queries,
@@ -64,6 +65,7 @@ def write_bank_with_model(cfg: SweepConfig, kind: str, n: int) -> Written:
     check_writer(cfg, kind)
     price = price_for(cfg.pricing, cfg.model)
     queries = dataset_queries(cfg)
+    speed = read_switch()  # where this run starts
     judge = judge_class(cfg.model)(cfg.model)
     stats = RunStats()
     cache = None
@@ -78,6 +80,7 @@ def write_bank_with_model(cfg: SweepConfig, kind: str, n: int) -> Written:
         stats=stats,
         claims=cache.claims(cfg.runner.claim_ttl_s) if cache is not None else None,
         seed=cfg.seed,
+        speed=speed,
     )
     outcomes: list[Outcome] = []
 

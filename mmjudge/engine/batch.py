@@ -78,6 +78,7 @@ from mmjudge.judges.base import (
     check_batch_judge,
 )
 from mmjudge.records import JudgeResponse
+from mmjudge.speed import FAST, Speed
 from mmjudge.store.batches import STATE_FILE, BatchRecord, BatchState
 
 log = logging.getLogger(__name__)
@@ -108,9 +109,11 @@ class BatchRunner:
         stats: RunStats | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         seed: int = 0,
+        speed: Speed = FAST,
     ) -> None:
         check_batch_judge(judge, model)
         assert isinstance(judge, BatchJudge)
+        judge.use_speed(speed)  # before the batch API's first call builds the judge's client
         self.judge = judge
         self.api: BatchJudge = judge
         self.model = model
@@ -124,11 +127,13 @@ class BatchRunner:
             max_requests=settings.batch_max_requests or provider_limits.max_requests,
             max_bytes=settings.batch_max_bytes or provider_limits.max_bytes,
         )
-        self.provider = str(getattr(judge, "provider_name", "") or judge.provider)
+        self.provider = str(model.provider)
         self.base_url = str(getattr(judge, "base_url", "") or model.base_url or "")
         self.state = BatchState(state_path)
         self.stats = stats if stats is not None else RunStats()
-        self.policy = CallPolicy(settings, self.stats, self.cache, price, discount, seed)
+        self.policy = CallPolicy(
+            settings, self.stats, self.cache, price, discount, seed, speed=speed
+        )
         self.counts = BatchCounts()
         self._committed_usd = 0.0
         self._source: WorkSource | None = None
@@ -411,9 +416,18 @@ class BatchRunner:
             self.settings,
             cache=self.cache,
             price=self.policy.price,
-            claims=self.cache.claims(self.settings.claim_ttl_s) if self.cache else None,
+            claims=(
+                self.cache.claims(self.settings.claim_ttl_s, folder=self.stats.folder)
+                if self.cache
+                else None
+            ),
             seed=self.policy.seed,
+            speed=self.policy.speed,
         )
+        # Its sends possibly billed go to the folder's ledger; no send is expected to cost
+        # less than the dearest answer seen.
+        runner.stats.folder = self.stats.folder
+        runner.stats.dearest_usd = self.stats.dearest_usd
         # The runner keeps its own stats (a budget stop of the first pass must not stop it
         # before it starts); they are added to this runner's when it finishes.
         runner.stats.calls.spent_usd = self.stats.calls.spent_usd

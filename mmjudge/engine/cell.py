@@ -15,6 +15,7 @@ from omegaconf import DictConfig, OmegaConf
 from mmjudge.config import SweepConfig
 from mmjudge.config.hydra_errors import config_error_line
 from mmjudge.config.names import cell_prompt_id
+from mmjudge.config.run import unwritable_problem
 from mmjudge.data.leniency import new_cell_warnings
 from mmjudge.data.survey import (
     unserved_by_config,
@@ -27,9 +28,9 @@ from mmjudge.errors import (
     ConfigError,
 )
 from mmjudge.judges.base import JudgeAPI
-from mmjudge.judges.registry import endpoint_override, judge_class
+from mmjudge.judges.registry import check_model, endpoint_override, judge_class
 from mmjudge.keyguard import check_config, redact_text, resolved_config
-from mmjudge.speed import fast_path_on
+from mmjudge.speed import Speed, read_switch
 from mmjudge.store import (
     CellInfo,
     RunSummary,
@@ -55,6 +56,7 @@ def typed_config(cfg: DictConfig | SweepConfig) -> SweepConfig:
         assert isinstance(typed, SweepConfig)
         obj = typed
     obj.validate()
+    check_model(obj.model)
     prompt_id = cell_prompt_id(obj.prompt.id, obj.prompt.language)
     if prompt_id != obj.prompt.id:
         # The two languages of one prompt are two cells: ids, rows and folders tell them apart.
@@ -82,18 +84,21 @@ def run_cell(
     *,
     secrets_checked: bool = False,
     resume_setting: str | None = None,
+    speed: Speed | None = None,
 ) -> RunSummary:
     """Judge one cell and write ``judgments.jsonl`` and ``summary.json`` into ``run_dir``.
 
     The config is checked for secrets first, unless the caller has just done that
     (``secrets_checked``: the sweep's :func:`~mmjudge.keyguard.keep_run_config`). A command
     gives ``resume_setting``, its setting that finds ``run_dir`` again (``hydra.run.dir=…``),
-    for the line a stop signal prints. A dry run's config is refused: it is
+    for the line a stop signal prints. ``speed``: whether the run uses the speed machinery,
+    as the caller read it where the run started; None: read here
+    (:func:`~mmjudge.speed.read_switch`). A dry run's config is refused: it is
     :func:`forecast`'s.
 
     Raises:
         ConfigError: a bad setting, or ``runner.dry_run=true``."""
-    checked = check_cell(raw_cfg, run_dir, secrets_checked=secrets_checked)
+    checked = check_cell(raw_cfg, run_dir, secrets_checked=secrets_checked, speed=speed)
     if checked.cfg.runner.dry_run:
         raise ConfigError("runner.dry_run=true forecasts a cell: forecast it instead")
     checked = dataclasses.replace(checked, resume_setting=resume_setting)
@@ -111,11 +116,16 @@ def run_cell(
 
 
 def forecast(
-    raw_cfg: DictConfig | SweepConfig, run_dir: Path, *, secrets_checked: bool = False
+    raw_cfg: DictConfig | SweepConfig,
+    run_dir: Path,
+    *,
+    secrets_checked: bool = False,
+    speed: Speed | None = None,
 ) -> CellForecast:
     """What one cell's calls would use and cost, without making any (a dry run), written to
-    ``run_dir/forecast.json``; a cell that cannot run says why in its ``skip_reason``."""
-    checked = check_cell(raw_cfg, run_dir, secrets_checked=secrets_checked)
+    ``run_dir/forecast.json``; a cell that cannot run says why in its ``skip_reason``.
+    ``speed`` as for :func:`run_cell`."""
+    checked = check_cell(raw_cfg, run_dir, secrets_checked=secrets_checked, speed=speed)
     with run_folder_lock(run_dir), contextlib.closing(ExampleStream(checked.cfg)) as examples:
         prepared = prepare_cell(checked, examples)
         if isinstance(prepared, Skipped):
@@ -124,11 +134,15 @@ def forecast(
 
 
 def check_cell(
-    raw_cfg: DictConfig | SweepConfig, run_dir: Path, *, secrets_checked: bool
+    raw_cfg: DictConfig | SweepConfig,
+    run_dir: Path,
+    *,
+    secrets_checked: bool,
+    speed: Speed | None = None,
 ) -> CheckedCell:
     """The cell's config typed and checked (secrets unless ``secrets_checked``, the
-    endpoint), its folder made, its judge's class and any reason, known from the config
-    alone, why it cannot run."""
+    endpoint, the speed switch unless ``speed`` is given), its folder made, its judge's class
+    and any reason, known from the config alone, why it cannot run."""
     cfg = typed_config(raw_cfg)
     new_cell_warnings()
     if not secrets_checked:
@@ -137,10 +151,13 @@ def check_cell(
         if problem:
             raise ConfigError(problem)
     endpoint_override(cfg.model)  # a base URL that cannot work is refused before anything runs
-    fast_path_on()  # so is a speed switch that says neither on nor off
+    speed = read_switch() if speed is None else speed  # so is a switch neither on nor off
+    problem = unwritable_problem("run folder", run_dir, "give the run a folder you can write to")
+    if problem:
+        raise ConfigError(problem)
     run_dir.mkdir(parents=True, exist_ok=True)
     judge_cls = judge_class(cfg.model)
-    return CheckedCell(cfg, raw_cfg, run_dir, judge_cls, skip_reason(cfg, judge_cls))
+    return CheckedCell(cfg, raw_cfg, run_dir, judge_cls, skip_reason(cfg, judge_cls), speed)
 
 
 def summarise_cell(

@@ -115,9 +115,9 @@ def announce_in_flight(on: bool = True) -> None:
 def first_line(in_flight: InFlight, model: ModelConfig, *, paid: bool = True) -> str:
     """The run's first line: calls in flight and what limits them; empty (nothing to say)
     when it was said already in this process, when the process did not ask for it
-    (:func:`announce_in_flight`), or for a judge nobody pays for (``paid`` false: a local or
-    replayed judge, whose calls in flight cost nothing and load no provider), in which cases
-    it is logged at INFO only."""
+    (:func:`announce_in_flight`), or for a judge nobody pays for (``paid`` false: a judge whose
+    descriptor says it is free, local or replayed, whose calls in flight cost nothing and
+    load no provider), in which cases it is logged at INFO only."""
     line = (
         f"mmjudge: up to {in_flight.calls} calls in flight — {in_flight.limited_by}{pacing(model)}"
     )

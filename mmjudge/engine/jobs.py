@@ -50,6 +50,8 @@ class Job:
     resent: int = 0
     """Earlier sends lost by stopped processes (see
     :class:`mmjudge.engine.response_cache.Claim`)."""
+    lost_usd: float = 0.0
+    """What the run folder's ledger counts each lost send (sure or maybe) at."""
     started: bool = False
     """Whether its task began (a task cancelled before that runs none of its clean-up)."""
     claimed: bool = False
@@ -62,7 +64,8 @@ class Job:
     possibly_billed_usd: float = 0.0
     """Their dollars at the call's forecast."""
     committed_usd: float = 0.0
-    """The call's forecast dollars counted in the run's committed spend (with a budget)."""
+    """The call's forecast dollars counted in the run's committed spend (with a budget; see
+    :meth:`mmjudge.engine.policy.CallPolicy.in_flight_usd`)."""
 
 
 def token_estimate(request: JudgeRequest, max_tokens: int) -> float:

@@ -78,7 +78,9 @@ def judge_cell(prepared: PreparedCell) -> JudgedCell:
     stop: MMJudgeError | None = None
     refused = False
     try:
-        run_on_fast_loop(_run(context, prepared.examples, done, records_path, progress, stats))
+        run_on_fast_loop(
+            _run(context, prepared.examples, done, records_path, progress, stats), context.speed
+        )
     except (BudgetExceeded, FatalProviderError, Interrupted) as error:
         # The cell stopped after calls began: keep what was judged and say why it stopped.
         stop = error
@@ -230,11 +232,12 @@ def _sample_rows(run_dir: Path, samples: int) -> contextlib.AbstractContextManag
 
 def _sync_runner(context: CellContext, cache: ResponseCache | None, stats: RunStats) -> Runner:
     """The runner for ``runner.mode=sync``; says first how many calls will be in flight (for
-    a judge that is paid for)."""
+    a judge that is paid for: its descriptor is not
+    :attr:`~mmjudge.judges.descriptor.JudgeDescriptor.free`)."""
     assert context.judge is not None
     cfg = context.cfg
     in_flight = fit_open_files(calls_in_flight(cfg.runner, cfg.model, context.judge.calls_to_fill))
-    say(first_line(in_flight, cfg.model, paid=not context.judge.free), context.run_dir)
+    say(first_line(in_flight, cfg.model, paid=not context.judge.descriptor.free), context.run_dir)
     return Runner(
         context.judge,
         cfg.model,
@@ -242,9 +245,14 @@ def _sync_runner(context: CellContext, cache: ResponseCache | None, stats: RunSt
         cache=cache,
         price=_pricer(context),
         stats=stats,
-        claims=cache.claims(cfg.runner.claim_ttl_s) if cache is not None else None,
+        claims=(
+            cache.claims(cfg.runner.claim_ttl_s, folder=context.run_dir)
+            if cache is not None
+            else None
+        ),
         seed=cfg.seed,
         concurrency=in_flight.calls,
+        speed=context.speed,
     )
 
 
@@ -290,6 +298,7 @@ def _batch_runner(
         discount=batch_discount(context),
         stats=stats,
         seed=cfg.seed,
+        speed=context.speed,
     )
 
 

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import random
 import threading
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import NamedTuple, Protocol, TypeVar
 
 from mmjudge.config import ModelConfig, RunnerConfig
@@ -24,8 +26,9 @@ from mmjudge.engine.breaker import causes
 from mmjudge.engine.response_cache import ResponseCache
 from mmjudge.judges.base import ErrorVerdict, JudgeAPI
 from mmjudge.records import Forecast, JudgeRequest, JudgeResponse
-from mmjudge.speed import fast_path_on
+from mmjudge.speed import FAST, Speed
 from mmjudge.store import CallCounts
+from mmjudge.store.unanswered import UnansweredSends, append_unanswered
 
 T = TypeVar("T")
 
@@ -138,6 +141,13 @@ class RunStats:
     spent_before_usd: float = 0.0
     """What earlier runs of the cell in its run folder paid (:func:`.earlier.earlier_runs`):
     the budget counts it, so ``runner.max_cost_usd`` bounds the cell, not each run."""
+    dearest_usd: float = 0.0
+    """The dearest answer the cell has had (its rows', then this run's): a send is never
+    expected to cost less (:meth:`CallPolicy.send_usd`)."""
+    folder: Path | None = None
+    """The run folder whose ledger of sends possibly billed without an answer this run adds
+    to (:mod:`mmjudge.store.unanswered`); None for a run that keeps none (a judge used on its
+    own, a runner in a test)."""
     _later: list[WorkItem] = field(default_factory=list, init=False, repr=False, compare=False)
     """Items to count once the first forecast, on its worker thread, is done."""
     _first: threading.Thread | None = field(default=None, init=False, repr=False, compare=False)
@@ -149,9 +159,10 @@ class RunStats:
         self._count_later()
         return self.counted
 
-    def forecast_first_aside(self, item: WorkItem) -> None:
+    def forecast_first_aside(self, item: WorkItem, speed: Speed) -> None:
         """Make the run's first forecast on a worker thread, once, starting
-        :data:`FIRST_FORECAST_DELAY_S` after the run's first call (called on the event loop).
+        :data:`FIRST_FORECAST_DELAY_S` after the run's first call (called on the event loop);
+        with ``speed`` off, here and now, before the next call leaves.
 
         The first forecast loads the tokenizer (~0.3 s of CPU). Made on the event loop as the
         first answers arrive, it would stall every call in flight; on a thread it uses the time
@@ -165,7 +176,7 @@ class RunStats:
             self._first = threading.Thread(
                 target=_forecast_quietly, args=(item,), name="mmjudge-first-forecast", daemon=True
             )
-            if fast_path_on():
+            if speed.on:
                 asyncio.get_running_loop().call_later(FIRST_FORECAST_DELAY_S, self._first.start)
             else:  # the reference: made here, before the next call leaves
                 self._first.start()
@@ -260,7 +271,8 @@ class CallPolicy:
     """The decisions the sync and batch runners share, and the tally they keep in ``stats``.
 
     ``discount`` is the share of the list price the calls are paid at (a batch API's
-    discount), so the budget compares like with like.
+    discount), so the budget compares like with like. ``speed``: whether the run uses the
+    speed machinery (here: its first forecast made on a worker thread).
     """
 
     def __init__(
@@ -271,8 +283,11 @@ class CallPolicy:
         price: Pricer | None = None,
         discount: float = 1.0,
         seed: int = 0,
+        *,
+        speed: Speed = FAST,
     ) -> None:
         self.settings = settings
+        self.speed = speed
         self.stats = stats
         self.cache = cache
         self.price: Pricer = price or (lambda _request, _response: UNPRICED)
@@ -291,16 +306,34 @@ class CallPolicy:
         if self.settings.max_cost_usd is not None:
             self.drawn(item)
             return await call
-        self.stats.forecast_first_aside(item)
+        self.stats.forecast_first_aside(item, self.speed)
         try:
             return await call
         finally:
             self.drawn(item)
 
     def committed_usd(self, item: WorkItem) -> float:
-        """What a call under way adds to the spend the budget counts as committed (its
-        forecast; nothing, and nothing forecast, without a budget)."""
-        return item.forecast_usd if self.settings.max_cost_usd is not None else 0.0
+        """The forecast a call under way carries in the spend the budget counts as committed
+        (at the run's discount; nothing, and nothing forecast, without a budget): see
+        :meth:`in_flight_usd`."""
+        if self.settings.max_cost_usd is None:
+            return 0.0
+        return item.forecast_usd * self.discount
+
+    def in_flight_usd(self, forecasts: Iterable[float]) -> float:
+        """What the calls under way, with these forecasts (:meth:`committed_usd`), may cost:
+        each at its forecast or the dearest answer seen so far, whichever is more, so that
+        answers dearer than forecast (long reasoning, say) correct the calls already sent."""
+        if self.settings.max_cost_usd is None:
+            return 0.0
+        dearest = self.stats.dearest_usd
+        return math.fsum(max(usd, dearest) for usd in forecasts)
+
+    def send_usd(self, item: WorkItem) -> float:
+        """What one send of ``item``'s request is expected to cost: its forecast (at the run's
+        discount) or the dearest answer the cell has had, whichever is more. The budget and
+        the possibly billed dollars price a send here."""
+        return max(item.forecast_usd * self.discount, self.stats.dearest_usd)
 
     def from_cache(self, item: WorkItem, key: str) -> Outcome | None:
         """The cached answer for ``key`` as the item's outcome, or None."""
@@ -313,6 +346,7 @@ class CallPolicy:
         """An answer this run did not pay for (the response cache): priced for its row."""
         self.stats.calls.cache_hits += 1
         priced = self._price(item, response)
+        self._seen(priced)
         return Outcome(item, response, None, True, 0, response.latency_s, priced=priced)
 
     def over_budget(self, item: WorkItem, committed_usd: float) -> bool:
@@ -339,21 +373,43 @@ class CallPolicy:
     ) -> Outcome:
         """A paid answer: priced once, added to the spend (with the lost sends before it,
         each priced as this one)."""
-        self.stats.calls.api_calls += 1
+        calls = self.stats.calls
+        calls.api_calls += 1
         priced = self._price(item, response)
-        self.stats.calls.spent_usd += priced.total_usd * (1 + resent)
-        self.stats.calls.resent_usd += priced.total_usd * resent
+        self._seen(priced)
+        calls.spent_usd += priced.total_usd * (1 + resent)
+        calls.resent += resent
+        calls.resent_usd += priced.total_usd * resent
         return Outcome(item, response, None, False, attempts, latency, resent, priced)
 
-    def possibly_billed(self, item: WorkItem, sends: int = 1) -> float:
+    def possibly_billed(
+        self,
+        item: WorkItem,
+        sends: int = 1,
+        *,
+        why: str = "sent and not answered",
+        keys: Sequence[str] = (),
+    ) -> float:
         """Count ``sends`` of ``item``'s request that may have reached the provider and got no
-        answer; returns their dollars. Each is priced at the call's forecast (at the run's
-        discount): the one place these dollars are computed, which the rows, the summary and
-        the report carry as they are."""
-        usd = item.forecast_usd * self.discount * sends
-        self.stats.calls.possibly_billed += sends
-        self.stats.calls.possibly_billed_usd += usd
+        answer; returns their dollars. Each is priced as a send (:meth:`send_usd`): the one
+        place these dollars are computed, which the rows, the summary and the report carry as
+        they are."""
+        usd = self.send_usd(item) * sends
+        self.unanswered(sends, usd, why=why, keys=keys)
         return usd
+
+    def unanswered(self, sends: int, usd: float, *, why: str, keys: Sequence[str] = ()) -> None:
+        """Add ``sends`` possibly billed without an answer (negative: sends counted so that an
+        answer since proved were received, priced as resent now) to the run's count and to its
+        folder's ledger, on disk before the count changes."""
+        if not sends:
+            return
+        if self.stats.folder is not None:
+            entry = UnansweredSends(sends=sends, usd=usd, why=why, keys=list(keys))
+            append_unanswered(self.stats.folder, entry)
+        calls = self.stats.calls
+        calls.possibly_billed = max(calls.possibly_billed + sends, 0)
+        calls.possibly_billed_usd = max(calls.possibly_billed_usd + usd, 0.0)
 
     def failed(
         self, item: WorkItem, kind: str, text: str, attempts: int, latency: float, resent: int = 0
@@ -377,3 +433,8 @@ class CallPolicy:
     def _price(self, item: WorkItem, response: JudgeResponse) -> PricedCall:
         assert item.request is not None
         return self.price(item.request, response)
+
+    def _seen(self, priced: PricedCall) -> None:
+        """An answer's price: from now on no send is expected to cost less."""
+        if priced.total_usd > self.stats.dearest_usd:
+            self.stats.dearest_usd = priced.total_usd

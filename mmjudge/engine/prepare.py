@@ -3,7 +3,9 @@ the judge's SDK warmed meanwhile), the test bank, the judge and what every call 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 
 from mmjudge.config import PromptConfig
 from mmjudge.costs.output_tokens import output_tokens
@@ -16,19 +18,22 @@ from mmjudge.data.survey import (
     unserved,
 )
 from mmjudge.engine.examples import ExampleStream
-from mmjudge.engine.sdk_warmup import sdk_warmer
+from mmjudge.engine.response_cache import ResponseCache
 from mmjudge.engine.stages import CheckedCell, PreparedCell, Skipped
 from mmjudge.engine.work import (
     CellContext,
     cached_output_tokens,
 )
 from mmjudge.images import ImageCache
+from mmjudge.judges.cut_points import CutPoints
 from mmjudge.locations import resolve_path
+from mmjudge.speed.sdk_warmup import sdk_warmer
 from mmjudge.speed.survey_child import survey_while
 from mmjudge.store import (
     BankInfo,
     BankRule,
     Grading,
+    ScaleCuts,
     SummaryParts,
 )
 from mmjudge.testbank import grading as bank_grading
@@ -42,7 +47,10 @@ def prepare_cell(checked: CheckedCell, examples: ExampleStream) -> PreparedCell 
     cell needs neither) and the output tokens the forecast assumes."""
     cfg, judge_cls, run_dir = checked.cfg, checked.judge_cls, checked.run_dir
     cache_path = resolve_path(cfg.paths.response_cache)
-    warm = sdk_warmer(judge_cls, cfg, cache_path)
+    read = cfg.runner.cache and judge_cls.cacheable
+    cached = functools.partial(answers_in_cache, cache_path) if read else None
+    sdk = judge_cls.described(cfg.model.provider).sdk
+    warm = sdk_warmer(sdk, cfg, cached, checked.speed)
     counts, reason = survey_or_skip(checked, examples, warm)
     if reason is not None or counts is None:
         return Skipped(reason)
@@ -51,7 +59,7 @@ def prepare_cell(checked: CheckedCell, examples: ExampleStream) -> PreparedCell 
     judge = None if cfg.runner.dry_run else judge_cls(cfg.model)
     grading = judge.check_scale(list(cfg.dataset.scale.grades)) if judge is not None else None
     parts = SummaryParts(
-        grading=Grading.from_json(grading) if grading else None,
+        grading=grading_block(grading) if grading else None,
         testbank=None if bank is None else bank_info(bank, cfg.prompt, cfg.dataset.scale.grades),
         n_items=counts.items,
     )
@@ -64,6 +72,7 @@ def prepare_cell(checked: CheckedCell, examples: ExampleStream) -> PreparedCell 
         price=price,
         image_settings=cfg.images,
         image_cache=ImageCache(resolve_path(cfg.paths.image_cache)),
+        speed=checked.speed,
         bank=bank,
         usage_per_call=judge_cls.usage_per_call(cfg.model),
     )
@@ -72,6 +81,28 @@ def prepare_cell(checked: CheckedCell, examples: ExampleStream) -> PreparedCell 
     )
     return PreparedCell(
         context=context, run_dir=run_dir, examples=examples, n_items=counts.items, parts=parts
+    )
+
+
+def answers_in_cache(path: Path) -> int:
+    """Answers the response cache at ``path`` holds (0 where there is none yet)."""
+    if not path.exists():
+        return 0
+    cache = ResponseCache(path)
+    try:
+        return len(cache)
+    finally:
+        cache.close()
+
+
+def grading_block(cuts: Mapping[str, CutPoints]) -> Grading:
+    """What ``summary.json`` records of a local judge's cut points, per modality
+    (:meth:`~mmjudge.judges.base.JudgeAPI.check_scale`)."""
+    return Grading(
+        {
+            modality: ScaleCuts(cut_points=[round(v, 6) for v in cut.values], source=cut.source)
+            for modality, cut in cuts.items()
+        }
     )
 
 
@@ -111,7 +142,7 @@ def survey_or_skip(
     reads_prepared = examples.check_reads_prepared()
     feed = examples.take_feed if cfg.runner.mode == "sync" and not reads_prepared else None
     items_path = dataset_root(cfg.dataset) / cfg.dataset.items
-    counts = survey_while(examples.survey, examples, items_path, warm, feed)
+    counts = survey_while(examples.survey, examples, items_path, warm, feed, checked.speed)
     check_html_fields(counts, cfg.dataset)
     check_images(counts, cfg.modality)  # before unserved: missing is not absent
     return counts, unserved(counts, cfg.modality, cfg.dataset)

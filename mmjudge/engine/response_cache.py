@@ -19,6 +19,13 @@ A claim is marked *maybe sent* (:data:`MAYBE_SENT`) before its request goes out,
 process killed between the two leaves a request the provider may or may not have seen, which
 the next sender counts apart, as maybe resent.
 
+A claim also names the run folder of its owner's run, what one send of its request is expected
+to cost, and how many of its lost sends that folder's ledger of possibly billed sends
+(:mod:`mmjudge.store.unanswered`) counts already (*noted*). The next run in the folder counts
+the sends a killed run left in flight there before it sends anything
+(:meth:`ItemClaims.left_behind`): until an answer proves otherwise they may have been billed,
+and its budget counts them.
+
 A file that cannot be used is refused when it is opened (:func:`checked_connection`), in one
 line saying what is wrong and what to do, before any call: a folder at the path, a folder that
 cannot be made, a file that is not SQLite (random bytes, a bad header), a damaged one
@@ -203,9 +210,12 @@ class ResponseCache:
             (key, _payload(response), time.time()),
         )
 
-    def claims(self, ttl_s: float, owner: Owner | None = None) -> ItemClaims:
-        """Claims on request keys in this file, held by ``owner`` (this process by default)."""
-        return ItemClaims(self, owner or Owner.this_process(), ttl_s)
+    def claims(
+        self, ttl_s: float, owner: Owner | None = None, folder: Path | None = None
+    ) -> ItemClaims:
+        """Claims on request keys in this file, held by ``owner`` (this process by default)
+        for a run in ``folder`` (none named by default)."""
+        return ItemClaims(self, owner or Owner.this_process(), ttl_s, folder)
 
     @reported
     def __len__(self) -> int:
@@ -315,7 +325,7 @@ class Owner:
 
 
 class ClaimRow(NamedTuple):
-    """A key's claim as the claims table holds it."""
+    """A key's claim as the claims table holds it (its key aside)."""
 
     owner: Owner
     """Who holds it."""
@@ -327,22 +337,62 @@ class ClaimRow(NamedTuple):
     """Sends of this key made before and lost (counted as resent)."""
     maybe_lost: int
     """Sends of this key that may have left before they were lost."""
+    folder: str
+    """The run folder of the owner's run ("" when not named)."""
+    usd: float
+    """What one send of its request is expected to cost (0 when not known)."""
+    noted: int
+    """Of its lost sends (``lost``, ``maybe_lost`` and one in flight), how many the ledger of
+    ``folder`` counts already."""
 
+    @property
+    def unanswered(self) -> int:
+        """Its sends that may have been billed without an answer, once its owner is gone."""
+        return self.lost + self.maybe_lost + (1 if self.in_flight else 0)
+
+
+#: Columns of the claims table added since it was first released, with their declarations.
+_ADDED_COLUMNS = {
+    "maybe_lost": "INTEGER NOT NULL DEFAULT 0",
+    "folder": "TEXT NOT NULL DEFAULT ''",
+    "usd": "REAL NOT NULL DEFAULT 0",
+    "noted": "INTEGER NOT NULL DEFAULT 0",
+}
 
 #: The columns :func:`_claim_row` reads, in its order.
-_CLAIM_COLUMNS = "host, pid, started, expires, in_flight, lost, maybe_lost"
+_CLAIM_COLUMNS = "host, pid, started, expires, in_flight, lost, maybe_lost, folder, usd, noted"
+
+
+#: Every column of the claims table, in the order the claim inserts write them.
+_ALL_COLUMNS = (
+    "key, host, pid, started, claimed, expires, in_flight, lost, maybe_lost, folder, usd, noted"
+)
 
 
 def _claim_row(row: Sequence[Any]) -> ClaimRow:
     """A claims-table row selected as :data:`_CLAIM_COLUMNS`."""
-    host, pid, started, expires, in_flight, lost, maybe_lost = row
+    host, pid, started, expires, in_flight, lost, maybe_lost, folder, usd, noted = row
     return ClaimRow(
         owner=Owner(str(host), int(pid), str(started)),
         expires=float(expires),
         in_flight=int(in_flight),
         lost=int(lost),
         maybe_lost=int(maybe_lost),
+        folder=str(folder),
+        usd=float(usd),
+        noted=int(noted),
     )
+
+
+class LeftBehind(NamedTuple):
+    """A claim a run in the same folder left with sends no ledger counts yet."""
+
+    key: str
+    """The request's key."""
+    sends: int
+    """Its sends that may have been billed and are not counted yet."""
+    usd: float
+    """What one of them is expected to cost (0 when not known)."""
 
 
 @dataclass
@@ -362,6 +412,12 @@ class Claim:
     before it could record that the request had left: the provider may have seen them."""
     holder: str = ""
     """When ``busy``: who holds it (``host:pid``)."""
+    noted: int = 0
+    """When ``claimed``: of the lost sends (``resent`` and ``maybe_resent``), how many this
+    run's folder's ledger counts already."""
+    usd: float = 0.0
+    """When ``claimed`` with lost sends: what one send was expected to cost when they were
+    counted (0 when not known)."""
 
 
 class ItemClaims:
@@ -372,10 +428,13 @@ class ItemClaims:
     and an answer is on file before its row is written.
     """
 
-    def __init__(self, cache: ResponseCache, owner: Owner, ttl_s: float) -> None:
+    def __init__(
+        self, cache: ResponseCache, owner: Owner, ttl_s: float, folder: Path | None = None
+    ) -> None:
         self.cache = cache
         self.owner = owner
         self.ttl_s = float(ttl_s)
+        self.folder = str(folder.resolve()) if folder is not None else ""
         self.path = cache.path
         self.lock_wait_s = cache.lock_wait_s
         self._db = cache._db
@@ -394,13 +453,14 @@ class ItemClaims:
                 " key TEXT PRIMARY KEY, host TEXT NOT NULL, pid INTEGER NOT NULL,"
                 " started TEXT NOT NULL, claimed REAL NOT NULL, expires REAL NOT NULL,"
                 " in_flight INTEGER NOT NULL DEFAULT 0, lost INTEGER NOT NULL DEFAULT 0,"
-                " maybe_lost INTEGER NOT NULL DEFAULT 0)"
+                " maybe_lost INTEGER NOT NULL DEFAULT 0, folder TEXT NOT NULL DEFAULT '',"
+                " usd REAL NOT NULL DEFAULT 0, noted INTEGER NOT NULL DEFAULT 0)"
             )
             columns = {row[1] for row in self._db.execute("PRAGMA table_info(claims)")}
-            if "maybe_lost" not in columns:  # a file written before maybe-sent requests were kept
-                self._db.execute(
-                    "ALTER TABLE claims ADD COLUMN maybe_lost INTEGER NOT NULL DEFAULT 0"
-                )
+            # Columns a file from an older release lacks: added with their defaults.
+            for column, kind in _ADDED_COLUMNS.items():
+                if column not in columns:
+                    self._db.execute(f"ALTER TABLE claims ADD COLUMN {column} {kind}")
         probe_writable(self._db)
 
     @contextmanager
@@ -429,7 +489,7 @@ class ItemClaims:
             return False
         return not row.owner.is_gone()
 
-    def _take(self, key: str, in_flight: int) -> Claim:
+    def _take(self, key: str, in_flight: int, usd: float) -> Claim:
         """Claim ``key`` unless it is answered already or a live process holds it."""
         response = self.cache.get(key)
         if response is not None:
@@ -438,9 +498,9 @@ class ItemClaims:
         # Nearly every claim is of a key nobody holds: one insert takes it. A key that has a
         # claim on file (held, expired or lost) is looked at below.
         taken = self._db.execute(
-            "INSERT OR IGNORE INTO claims (key, host, pid, started, claimed, expires, "
-            "in_flight, lost, maybe_lost) VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0)",
-            (key, *self._mine, now, now + self.ttl_s, in_flight),
+            f"INSERT OR IGNORE INTO claims ({_ALL_COLUMNS}) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?, 0)",
+            (key, *self._mine, now, now + self.ttl_s, in_flight, self.folder, usd),
         )
         if taken.rowcount == 1:
             return Claim("claimed")
@@ -448,25 +508,41 @@ class ItemClaims:
         if self._live_elsewhere(row):
             assert row is not None
             return Claim("busy", holder=f"{row.owner.host}:{row.owner.pid}")
-        lost = maybe_lost = 0
+        lost = maybe_lost = noted = 0
+        known_usd = 0.0
         if row is not None:
             theirs = row.owner != self.owner
             lost = row.lost + (1 if theirs and row.in_flight == SENT else 0)
             maybe_lost = row.maybe_lost + (1 if theirs and row.in_flight == MAYBE_SENT else 0)
+            if row.folder == self.folder:  # another folder's ledger is not this run's
+                noted = min(row.noted, lost + maybe_lost)
+            known_usd = row.usd
         self._db.execute(
-            "INSERT OR REPLACE INTO claims (key, host, pid, started, claimed, expires, "
-            "in_flight, lost, maybe_lost) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (key, *self._mine, now, now + self.ttl_s, in_flight, lost, maybe_lost),
+            f"INSERT OR REPLACE INTO claims ({_ALL_COLUMNS}) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                key,
+                *self._mine,
+                now,
+                now + self.ttl_s,
+                in_flight,
+                lost,
+                maybe_lost,
+                self.folder,
+                known_usd if noted else usd,
+                noted,
+            ),
         )
-        return Claim("claimed", resent=lost, maybe_resent=maybe_lost)
+        return Claim("claimed", resent=lost, maybe_resent=maybe_lost, noted=noted, usd=known_usd)
 
     @reported
-    def claim(self, key: str, *, sending: bool | int = False) -> Claim:
+    def claim(self, key: str, *, sending: bool | int = False, usd: float = 0.0) -> Claim:
         """Claim ``key`` unless it is answered already or a live process holds it; with
         ``sending``, the claim records its request as on the wire from the start (True or
-        :data:`SENT`; :data:`MAYBE_SENT`: about to go out)."""
+        :data:`SENT`; :data:`MAYBE_SENT`: about to go out). ``usd``: what one send of it is
+        expected to cost."""
         with self._transaction():
-            return self._take(key, _in_flight(sending))
+            return self._take(key, _in_flight(sending), usd)
 
     @reported
     def sending(self, key: str, in_flight: bool | int = True) -> None:
@@ -497,11 +573,52 @@ class ItemClaims:
     def abandon(self, key: str) -> None:
         """Give up a claim whose request is on the wire (the run is stopping): it expires
         now and stays marked in flight, so whoever sends it again counts it as resent."""
-        self._db.execute(
-            f"UPDATE claims SET expires = 0, in_flight = MAX(in_flight, {SENT}) "
-            "WHERE key = ? AND host = ? AND pid = ? AND started = ?",
-            (key, *self._mine),
-        )
+        self.abandon_all([(key, 0.0)], noted=False)
+
+    @reported
+    def abandon_all(self, given_up: Sequence[tuple[str, float]], *, noted: bool = True) -> None:
+        """:meth:`abandon` for each ``(key, usd)`` of ``given_up``, in one transaction; with
+        ``noted``, their folder's ledger counts the sends given up already, each at ``usd``."""
+        with self._transaction():
+            self._db.executemany(
+                f"UPDATE claims SET expires = 0, in_flight = MAX(in_flight, {SENT}), "
+                "noted = noted + ?, usd = CASE WHEN ? THEN ? ELSE usd END "
+                "WHERE key = ? AND host = ? AND pid = ? AND started = ?",
+                [(int(noted), int(noted), usd, key, *self._mine) for key, usd in given_up],
+            )
+
+    @reported
+    def left_behind(self) -> list[LeftBehind]:
+        """Claims of this run's folder, held by no live process, whose sends that may have
+        been billed (lost, and in flight when their owner died) the folder's ledger does not
+        count yet: what a killed run left in flight, for the next run to count before it
+        sends anything (then :meth:`noted`)."""
+        if not self.folder:
+            return []
+        rows = self._db.execute(
+            f"SELECT key, {_CLAIM_COLUMNS} FROM claims WHERE folder = ?", (self.folder,)
+        ).fetchall()
+        found: list[LeftBehind] = []
+        for key, *rest in rows:
+            claim = _claim_row(rest)
+            if claim.owner == self.owner or self._live_elsewhere(claim):
+                continue
+            if claim.unanswered > claim.noted:
+                found.append(LeftBehind(str(key), claim.unanswered - claim.noted, claim.usd))
+        return found
+
+    @reported
+    def noted(self, counted: Sequence[tuple[str, float]]) -> None:
+        """Record that this run's folder's ledger now counts every lost send of each key in
+        ``counted`` (with what one send was counted at), in one transaction."""
+        if not counted:
+            return
+        with self._transaction():
+            self._db.executemany(
+                "UPDATE claims SET noted = lost + maybe_lost + (in_flight > 0), usd = ? "
+                "WHERE key = ? AND folder = ?",
+                [(usd, key, self.folder) for key, usd in counted],
+            )
 
     @reported
     def renew(self) -> None:

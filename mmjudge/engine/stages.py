@@ -13,6 +13,7 @@ from mmjudge.engine.examples import ExampleStream
 from mmjudge.engine.work import CellContext
 from mmjudge.judges.base import JudgeAPI
 from mmjudge.records import Forecast
+from mmjudge.speed import Speed
 from mmjudge.store import CallCounts, SummaryParts
 
 
@@ -30,6 +31,8 @@ class CheckedCell:
     """The judge's class (no judge is made before it is needed)."""
     skipped: str | None
     """Why the cell cannot run, known from the config alone."""
+    speed: Speed
+    """Whether the run uses the speed machinery (read once, where the run started)."""
     resume_setting: str | None = None
     """The command's setting that finds the run folder again, said when a stop signal comes."""
 

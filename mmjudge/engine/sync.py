@@ -31,6 +31,7 @@ from mmjudge.engine.jobs import (
     token_estimate,
 )
 from mmjudge.engine.limits import RateLimiter
+from mmjudge.engine.lost_sends import LostSends
 from mmjudge.engine.policy import (
     CallPolicy,
     CallTimeout,
@@ -42,10 +43,18 @@ from mmjudge.engine.policy import (
     endpoint_of,
     error_text,
 )
-from mmjudge.engine.response_cache import MAYBE_SENT, SENT, ItemClaims, RequestKeys, ResponseCache
-from mmjudge.errors import CredentialError, FatalProviderError
+from mmjudge.engine.response_cache import (
+    MAYBE_SENT,
+    SENT,
+    ItemClaims,
+    RequestKeys,
+    ResponseCache,
+)
+from mmjudge.errors import CacheError, CredentialError, FatalProviderError
 from mmjudge.judges.base import JudgeAPI
+from mmjudge.judges.registry import is_free
 from mmjudge.records import JudgeRequest, JudgeResponse
+from mmjudge.speed import FAST, Speed
 from mmjudge.speed.collector import quiet_collector
 from mmjudge.speed.event_loop import TurnPacer
 
@@ -86,7 +95,12 @@ class Runner:
     - stops the cell when the endpoint cannot work or its rate limit does not clear
       (:mod:`mmjudge.engine.health`: the circuit breaker and ``runner.rate_limit_wait_s``);
     - stops cleanly on :meth:`request_stop` (Ctrl-C, SIGTERM): nothing new is scheduled,
-      answers that arrive within ``runner.grace_s`` are yielded, the rest are cancelled.
+      answers that arrive within ``runner.grace_s`` are yielded, the rest are cancelled;
+    - counts every send that may have been billed without an answer in its run folder's
+      ledger as it happens (:mod:`mmjudge.engine.lost_sends`), those a killed run left in
+      the folder's claims first of all, so the budget holds across stops and kills;
+    - keeps the row of an answer it paid for when the response cache fails as the answer is
+      stored, then stops, touching the cache no more.
     """
 
     def __init__(
@@ -100,9 +114,17 @@ class Runner:
         claims: ItemClaims | None = None,
         seed: int = 0,
         concurrency: int | None = None,
+        *,
+        speed: Speed = FAST,
     ) -> None:
-        """``concurrency``: calls in flight; by default :func:`.concurrency.calls_in_flight`'s."""
+        """``concurrency``: calls in flight; by default :func:`.concurrency.calls_in_flight`'s.
+        ``speed``: whether the run uses the speed machinery, as read where it started; the
+        runner hands it to the judge, its collector, its pacer and its first forecast."""
         self.judge = judge
+        self.speed = speed
+        judge.use_speed(speed)
+        self.free = is_free(model)
+        """Whether the judge runs at no charge (nothing it sends is ever billed)."""
         self.model = model
         self.settings = settings
         usable = settings.cache and judge.cacheable
@@ -110,14 +132,21 @@ class Runner:
         self.claims = claims if usable and cache is not None else None
         self.keys = RequestKeys(model)
         self.stats = stats if stats is not None else RunStats()
-        self.policy = CallPolicy(settings, self.stats, self.cache, price, seed=seed)
+        self.policy = CallPolicy(settings, self.stats, self.cache, price, seed=seed, speed=speed)
+        self.lost = LostSends(self.policy, self.claims, self.free, self._on_cache)
         if concurrency is None:
             concurrency = calls_in_flight(settings, model, judge.calls_to_fill).calls
         self.concurrency = concurrency = max(1, concurrency)
         self.requests = RateLimiter(model.requests_per_minute)
         self.tokens = RateLimiter(model.tokens_per_minute)
         self.health = EndpointHealth.of(settings, endpoint_of(judge, model), model.name)
-        self._in_flight_forecast = 0.0
+        self._committed: dict[int, float] = {}
+        """The forecasts of the calls under way (by job), which the budget counts."""
+        self._abandoned: list[Job] = []
+        """Calls given up in flight at a stop, counted once the stop has cancelled them all."""
+        self._cache_failed = False
+        """Whether the response cache failed (busy, not writable): the run stops, and touches
+        it no more (each step would wait for its lock again)."""
         self._fatal: BaseException | None = None
         self._stop_signal: int | None = None
         self._stop_deadline = math.inf
@@ -133,7 +162,7 @@ class Runner:
         self._next_item: Callable[[], Awaitable[WorkItem | None]] | None = None
         self._exhausted = False
         self._taking = asyncio.Lock()  # an asynchronous iterable gives one item at a time
-        self._pacer = TurnPacer()  # the loop turns every few ms while items are taken
+        self._pacer = TurnPacer(speed)  # the loop turns every few ms while items are taken
 
     # -- stopping --------------------------------------------------------------------------
 
@@ -184,8 +213,9 @@ class Runner:
         waiting = self._waiting
         self._next_item = next_of(items)
         next_poll = 0.0
+        self.lost.left_behind()
         heartbeat = asyncio.create_task(self._heartbeat()) if self.claims is not None else None
-        restore_collector = quiet_collector()
+        restore_collector = quiet_collector(self.speed)
         try:
             while True:
                 # A full set of slots is waited for in _next_outcome, which a stop wakes.
@@ -226,8 +256,9 @@ class Runner:
             await self._cancel_all()
             if heartbeat is not None:
                 heartbeat.cancel()
-            if self.claims is not None:
-                self.claims.release_all()
+            abandoned, self._abandoned = self._abandoned, []
+            self.lost.given_up(abandoned)
+            self._on_cache(lambda claims: claims.release_all())
         self._dropped += len(waiting)
         self._raise_stop(self._exhausted)
 
@@ -240,7 +271,7 @@ class Runner:
         if response is not None:
             self.stats.calls.answered_by_another_process += waited
             return self.policy.hit(item, response)
-        if self.policy.over_budget(item, self._in_flight_forecast):
+        if self.policy.over_budget(item, self._committed_usd()):
             self.stats.calls.stopped_by_budget = True
             return None
         return Job(item, key, waited=waited)
@@ -272,8 +303,7 @@ class Runner:
             if ready is None:
                 return None
             ready.started = True
-            ready.committed_usd = self.policy.committed_usd(ready.item)
-            self._in_flight_forecast += ready.committed_usd
+            self._commit(ready)
             return ready
         return None
 
@@ -297,8 +327,7 @@ class Runner:
 
     async def _start(self, job: Job) -> None:
         await self._slots.acquire()
-        job.committed_usd = self.policy.committed_usd(job.item)
-        self._in_flight_forecast += job.committed_usd
+        self._commit(job)
         self._pending += 1
         task = asyncio.create_task(self._worker(job))
         self._tasks.add(task)
@@ -312,7 +341,18 @@ class Runner:
         self._pending -= 1
         self._dropped += 1
         self._slots.release()
-        self._in_flight_forecast -= job.committed_usd
+        self._committed.pop(id(job), None)
+
+    def _commit(self, job: Job) -> None:
+        """Count ``job``'s call as under way in the spend the budget counts as committed."""
+        job.committed_usd = self.policy.committed_usd(job.item)
+        self._committed[id(job)] = job.committed_usd
+
+    def _committed_usd(self, excluding: Job | None = None) -> float:
+        """What the calls under way may cost (:meth:`CallPolicy.in_flight_usd`), ``excluding``
+        one of them."""
+        skip = id(excluding) if excluding is not None else None
+        return self.policy.in_flight_usd(v for k, v in self._committed.items() if k != skip)
 
     async def _worker(self, job: Job) -> None:
         """Judge ``job``, then the next items: a slot goes from an answer to the next call
@@ -338,6 +378,7 @@ class Runner:
             raise
         except Exception as error:  # the response cache could not be written: stop the run
             self._dropped += current is not None
+            self._cache_failed = self._cache_failed or isinstance(error, CacheError)
             self._fail_fast(error)
             self._queue.put_nowait(None)
         finally:
@@ -365,10 +406,24 @@ class Runner:
             return None
 
     async def _heartbeat(self) -> None:
+        """Keep the run's claims alive; a cache that fails meanwhile stops the run (its error
+        is the run's, not lost inside this task)."""
         assert self.claims is not None
-        while True:
+        while not self._cache_failed:
             await asyncio.sleep(self.claims.ttl_s / 3)
-            self.claims.renew()
+            self._on_cache(lambda claims: claims.renew())
+
+    def _on_cache(self, step: Callable[[ItemClaims], object]) -> None:
+        """Take ``step`` on the claims, unless the cache has failed; a failure now stops the
+        run with its one-line error and leaves the cache alone from here on."""
+        if self.claims is None or self._cache_failed:
+            return
+        try:
+            step(self.claims)
+        except CacheError as error:
+            self._cache_failed = True
+            self._fail_fast(error)
+            self._queue.put_nowait(None)  # wake the loop, which stops
 
     def _raise_stop(self, exhausted: bool) -> None:
         cap = self.settings.max_cost_usd
@@ -385,25 +440,29 @@ class Runner:
         outcome carries the sends of its request that may have been billed without an
         answer."""
         outcome = await self._attempts(job)
-        if isinstance(outcome, Outcome) and job.possibly_billed:
-            outcome.possibly_billed = job.possibly_billed
-            outcome.possibly_billed_usd = job.possibly_billed_usd
+        if isinstance(outcome, Outcome):
+            self.lost.not_answered(job, outcome)
         return outcome
 
     def _departure(self, job: Job) -> Departure:
         """What the transport says about one attempt's request: once it has left, the claim
         is marked sent."""
-        claims = self.claims
-        if claims is None or not job.claimed:
+        if self.claims is None or not job.claimed:
             return Departure()
-        return Departure(on_left=functools.partial(claims.sending, job.key, SENT))
+        return Departure(on_left=functools.partial(self._left, job.key))
+
+    def _left(self, key: str) -> None:
+        """The transport says the request of ``key`` has left: its claim is marked sent."""
+        self._on_cache(lambda claims: claims.sending(key, SENT))
 
     def _maybe_billed(self, job: Job, sends: int = 1) -> None:
         """Count sends of the job's request that may have reached the provider unanswered."""
-        if self.judge.free or sends <= 0:
+        if self.free or sends <= 0:
             return
         job.possibly_billed += sends
-        job.possibly_billed_usd += self.policy.possibly_billed(job.item, sends)
+        job.possibly_billed_usd += self.policy.possibly_billed(
+            job.item, sends, why="timed out or cut off after it left", keys=[job.key]
+        )
 
     async def _attempts(self, job: Job) -> Outcome | SetAside | None:
         """The attempts of :meth:`_judge_one`."""
@@ -460,23 +519,17 @@ class Runner:
             self._given_up(job, sent and departure.may_have_left)
             raise
         finally:
-            self._in_flight_forecast -= job.committed_usd
+            self._committed.pop(id(job), None)
 
     def _given_up(self, job: Job, may_have_left: bool) -> None:
         """A call given up at a stop: a request that may have left is abandoned (possibly
-        billed at its forecast), and whoever sends it again counts the lost send (resent, or
-        maybe resent: see cache.py); one that never left just gives its claim back."""
+        billed, counted with the others when the stop has cancelled them all:
+        :meth:`LostSends.given_up`), and whoever sends it again counts the lost send as
+        resent; one that never left just gives its claim back."""
         if may_have_left:
-            calls = self.stats.calls
-            calls.abandoned_in_flight += 1
-            usd = 0.0 if self.judge.free else self.policy.possibly_billed(job.item)
-            calls.abandoned_usd += usd
-            if self.claims is not None:
-                self.claims.abandon(job.key)
-                calls.handed_on += 1
-                calls.handed_on_usd += usd
-        elif self.claims is not None:
-            self.claims.release(job.key)
+            self._abandoned.append(job)
+        else:
+            self._release(job)
 
     def _stopping(self) -> bool:
         return self._stop_signal is not None or self._fatal is not None
@@ -491,7 +544,8 @@ class Runner:
         if attempts > 1:
             self.claims.sending(job.key, MAYBE_SENT)
             return None
-        claim = self.claims.claim(job.key, sending=MAYBE_SENT)
+        price = self.policy.send_usd(job.item) if self.settings.max_cost_usd is not None else 0.0
+        claim = self.claims.claim(job.key, sending=MAYBE_SENT, usd=price)
         if claim.state == "cached":
             assert claim.response is not None
             self.stats.calls.answered_by_another_process += job.waited
@@ -500,10 +554,7 @@ class Runner:
             self._waiting.append(job.item)
             return SET_ASIDE
         job.claimed = True
-        job.resent = claim.resent
-        self.stats.calls.resent += claim.resent
-        self.stats.calls.maybe_resent += claim.maybe_resent
-        self._maybe_billed(job, claim.maybe_resent)
+        self.lost.claimed(job, claim)
         return None
 
     async def _call(self, request: JudgeRequest) -> JudgeResponse:
@@ -556,20 +607,30 @@ class Runner:
         """Whether sending ``job``'s request again could pass the budget: a retry is a send
         like a first attempt (the failed one is counted already, possibly billed when it may
         have left), checked against the other calls under way."""
-        return self.policy.over_budget(job.item, self._in_flight_forecast - job.committed_usd)
+        return self.policy.over_budget(job.item, self._committed_usd(excluding=job))
 
     async def _answered(self, job: Job, response: JudgeResponse, attempts: int) -> Outcome:
         self.health.success()
-        if self.claims is not None:
-            self.claims.complete(job.key, response)  # on file before the row is written
-        elif self.cache is not None:
-            self.cache.put(job.key, response)
+        try:
+            if self._cache_failed:
+                pass
+            elif self.claims is not None:
+                self.claims.complete(job.key, response)  # on file before the row is written
+            elif self.cache is not None:
+                self.cache.put(job.key, response)
+        except CacheError as error:
+            # Paid for: its row is written all the same (the next run does not pay again for
+            # an item with a row); the run stops here, with the cache's one-line error.
+            self._cache_failed = True
+            self._fail_fast(error)
         # The lost sends were billed too; each is priced as this one.
-        return self.policy.answered(job.item, response, attempts, response.latency_s, job.resent)
+        outcome = self.policy.answered(job.item, response, attempts, response.latency_s, job.resent)
+        self.lost.answered(job)
+        return outcome
 
     def _release(self, job: Job) -> None:
-        if self.claims is not None and job.claimed:
-            self.claims.release(job.key)
+        if job.claimed:
+            self._on_cache(lambda claims: claims.release(job.key))
 
     async def _pause(self, seconds: float) -> None:
         """Back off, but wake at once when the run is stopping."""

@@ -32,6 +32,7 @@ from mmjudge.judges.base import JudgeAPI
 from mmjudge.perturb import perturb_example, perturb_images
 from mmjudge.prompts.shapes import PromptRenderer
 from mmjudge.records import EncodedImage, Forecast, JudgeRequest, Usage
+from mmjudge.speed import Speed
 from mmjudge.testbank import grading as bank_grading
 from mmjudge.testbank.bank import Bank
 
@@ -47,6 +48,8 @@ class CellContext:
     price: ModelPrice
     image_settings: ImageSettings
     image_cache: ImageCache
+    speed: Speed
+    """Whether the run uses the speed machinery (read once, where the run started)."""
     bank: Bank | None = None
     """The test bank the cell grades against (``prompt.bank``), or None."""
     output: OutputTokens = field(default_factory=lambda: OutputTokens(0.0, ""))

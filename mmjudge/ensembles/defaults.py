@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from mmjudge.config.names import path_part
 from mmjudge.ensembles.cascades import build_cascade
 from mmjudge.ensembles.panels import build_panel
 from mmjudge.errors import MMJudgeError
@@ -33,7 +34,8 @@ Cells = dict[tuple[str, str], SavedRun]
 
 
 def _safe(text: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "-" for c in text)
+    """An ensemble's name as its folder's: letters, digits, ``-``, ``_`` and single dots."""
+    return path_part("".join(c if c.isalnum() or c in "-_." else "-" for c in text))
 
 
 def _groups(sweep_dir: Path) -> dict[tuple[str, str], Cells]:

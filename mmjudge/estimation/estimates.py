@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mmjudge.errors import MMJudgeError
-from mmjudge.estimation import prediction, small_sample, strata
+from mmjudge.estimation import prediction, strata
 from mmjudge.estimation.prediction import Estimate, ItemLabels
 from mmjudge.metrics.ranking import kendall_tau
 
@@ -27,6 +27,21 @@ MEASURES = ("nDCG", "P")
 #: (``benchmarks/estimate_coverage.py``, docs/estimates.md; at 300 labels nDCG@10 fell to
 #: 0.913 and P@10 to 0.917 for some system and judge); below it the command says so.
 COVERED_FROM = {f"nDCG@{prediction.DEPTH}": 500, f"P@{prediction.DEPTH}": 500}
+
+#: From this many labels (drawn with equal chances) the human-only 95% intervals of the mean
+#: grade and the share relevant held the truth in at least 93% of 1,000 draws at every size
+#: measured up to 300; below it in as few as :data:`HUMAN_ONLY_LOWEST` (the share relevant
+#: at 2 labels), while PPI++'s held at least :data:`PPI_LOWEST` at every size from 2 to 300
+#: with each of the seven LLMJudge judges (``benchmarks/estimate_few_labels.py``,
+#: docs/estimates.md). Below it the command says to read PPI++.
+HUMAN_ONLY_HOLDS_FROM = 5
+HUMAN_ONLY_LOWEST = 0.921
+PPI_LOWEST = 0.931
+
+#: With labels drawn with unequal chances (``--sample``) the means keep ppi_py's normal
+#: intervals, which (from draws with equal chances, before the pseudo-items) held the truth in
+#: fewer than 94% of draws below this many labels: the caution for them stays as it was.
+WEIGHTED_FROM = 200
 
 
 class RankingCheck(NamedTuple):
@@ -52,6 +67,8 @@ class HeldBack(NamedTuple):
     """Each quantity on all the human labels (held back from the estimates); ``None`` when
     not every item has a human label."""
     rankings: list[RankingCheck]
+    weighted: bool = False
+    """The labelled items were drawn with unequal chances (``--sample``)."""
 
 
 def check_labelled(n: int, items: int, flag: str = "--labelled") -> None:
@@ -94,35 +111,41 @@ def estimates_for(
     complete = not np.isnan(items.human).any()
     truth = prediction.exact_values(design, items.human) if complete else None
     rankings = [ranking_check(m, estimates, truth) for m in MEASURES] if systems else []
-    return HeldBack(items.human.size, int(mask.sum()), estimates, truth, rankings)
+    weighted = probabilities is not None
+    return HeldBack(items.human.size, int(mask.sum()), estimates, truth, rankings, weighted)
 
 
 def coverage_caution(result: HeldBack) -> str | None:
-    """One line when the estimates were made from fewer labelled items than their
-    intervals were measured to cover at: the means below
-    :data:`mmjudge.estimation.small_sample.SMALL_BELOW` (always), the system measures below
-    :data:`COVERED_FROM`; ``None`` otherwise."""
-    short = {}
-    if result.labelled < small_sample.SMALL_BELOW:
-        short["the mean grade and share relevant"] = small_sample.SMALL_BELOW
-    if result.rankings:
-        below = [m for m, n in COVERED_FROM.items() if result.labelled < n]
-        if below:
-            short[" and ".join(below)] = max(COVERED_FROM[m] for m in below)
-    if not short:
+    """One line saying which interval to read, and why, where the measured coverage says to
+    take care: the means from a draw with equal chances below :data:`HUMAN_ONLY_HOLDS_FROM`
+    (read PPI++), the means from a draw with unequal chances below :data:`WEIGHTED_FROM`,
+    and the system measures below :data:`COVERED_FROM` (read as a guide); ``None``
+    otherwise."""
+    clauses = []
+    n = result.labelled
+    if not result.weighted and n < HUMAN_ONLY_HOLDS_FROM:
+        clauses.append(
+            f"for the mean grade and share relevant read PPI++: below {HUMAN_ONLY_HOLDS_FROM} "
+            f"labels their human-only 95% intervals held the truth in as few as "
+            f"{HUMAN_ONLY_LOWEST:.0%} of simulated draws on real labels, PPI++'s in at least "
+            f"{PPI_LOWEST:.0%}"
+        )
+    if result.weighted and n < WEIGHTED_FROM:
+        clauses.append(
+            "with labels drawn with unequal chances the mean grade's and share relevant's 95% "
+            "intervals are ppi-python's normal ones, which held the truth in fewer than 94% of "
+            f"simulated draws on real labels below {WEIGHTED_FROM} labels: read them as a guide"
+        )
+    below = [m for m, covered in COVERED_FROM.items() if result.rankings and n < covered]
+    if below:
+        clauses.append(
+            f"the 95% intervals of {' and '.join(below)} held the truth in fewer than 94% of "
+            f"simulated draws on real labels below {max(COVERED_FROM[m] for m in below):,} "
+            "labels: read them as a guide"
+        )
+    if not clauses:
         return None
-    names = list(short)
-    counts = set(short.values())
-    needed = (
-        f"{counts.pop():,}"
-        if len(counts) == 1
-        else ", ".join(f"{n:,} for {m.removeprefix('the ')}" for m, n in short.items())
-    )
-    return (
-        f"caution: the 95% intervals of {' and of '.join(names)} held the truth in fewer than "
-        f"94% of simulated draws on real labels with fewer labelled items than {needed} "
-        f"(here {result.labelled}); read them as a guide"
-    )
+    return f"caution ({n} labelled): " + "; ".join(clauses)
 
 
 def clipped_line(result: HeldBack) -> str | None:
@@ -133,9 +156,46 @@ def clipped_line(result: HeldBack) -> str | None:
         return None
     return (
         f"clipped: {', '.join(cut)}: the interval reached past what the quantity can take "
-        "(the scale's range for the mean grade, 0 to 1 otherwise) and was cut to it; no "
-        "effective n is given for it"
+        "(the scale's range for the mean grade, 0 to 1 otherwise) and was cut to it"
     )
+
+
+def outside_line(result: HeldBack) -> str | None:
+    """One line naming the estimates with an interval wholly outside the values the
+    quantity can take, shown as it came (:func:`mmjudge.estimation.small_sample.fit`)."""
+    found = [e.name for e in result.estimates if e.outside]
+    if not found:
+        return None
+    return (
+        f"outside: {', '.join(found)}: an interval lies wholly outside what the quantity can "
+        "take and is shown as it came, not cut to a point; it cannot hold the value: read "
+        "the human-only interval, and label more items"
+    )
+
+
+def no_width_line(result: HeldBack) -> str | None:
+    """One line naming the estimates given no interval because the labelled items' values of
+    the quantity do not vary (:func:`mmjudge.estimation.small_sample.fit`)."""
+    found = [e.name for e in result.estimates if e.no_width]
+    if not found:
+        return None
+    return (
+        f"no interval: {', '.join(found)}: the labelled items' values of it do not vary (none "
+        "in the system's top tens, say), which would make an interval of no width; shown as "
+        "'-': label more items"
+    )
+
+
+def notes(result: HeldBack) -> list[str]:
+    """The lines the output gives above the table, in order: which interval to read, and
+    what was cut, left uncut or left out."""
+    found = (
+        coverage_caution(result),
+        clipped_line(result),
+        outside_line(result),
+        no_width_line(result),
+    )
+    return [line for line in found if line]
 
 
 def strata_line(result: HeldBack) -> str:
@@ -189,7 +249,18 @@ def ranking_check(
 
 
 def _number(value: float) -> float | None:
+    """A value for the JSON: ``None`` (``null``) where it is not finite."""
     return value if math.isfinite(value) else None
+
+
+def _way(triple: tuple[float, float, float]) -> dict[str, float | None]:
+    """An (estimate, low, high) for the JSON, with its width; ``null`` where undefined."""
+    return {
+        "estimate": _number(triple[0]),
+        "low": _number(triple[1]),
+        "high": _number(triple[2]),
+        "width": _number(triple[2] - triple[1]),
+    }
 
 
 def effective_cell(e: Estimate) -> str:
@@ -215,31 +286,19 @@ def as_dict(result: HeldBack) -> dict[str, Any]:
     """The JSON form (``null`` = undefined)."""
     rows = []
     for e in result.estimates:
-        human_width = e.human_only[2] - e.human_only[1]
-        ppi_width = e.ppi[2] - e.ppi[1]
         rows.append(
             {
                 "name": e.name,
                 "truth": None if result.truth is None else _number(result.truth[e.name]),
-                "human_only": {
-                    "estimate": e.human_only[0],
-                    "low": e.human_only[1],
-                    "high": e.human_only[2],
-                    "width": human_width,
-                },
-                "judge_only": {"estimate": e.judge_only, "biased": True},
-                "ppi": {
-                    "estimate": e.ppi[0],
-                    "low": e.ppi[1],
-                    "high": e.ppi[2],
-                    "width": ppi_width,
-                    "lam": e.lam,
-                    "strata": e.strata,
-                },
+                "human_only": _way(e.human_only),
+                "judge_only": {"estimate": _number(e.judge_only), "biased": True},
+                "ppi": {**_way(e.ppi), "lam": _number(e.lam), "strata": e.strata},
                 "effective_n": _number(e.effective_n),
                 "effective_n_gained": _number(e.effective_n - e.n_labelled),
                 "effective_n_capped": e.capped,
                 "clipped": e.clipped,
+                "outside": e.outside,
+                "no_interval": e.no_width,
             }
         )
     return {
@@ -247,6 +306,8 @@ def as_dict(result: HeldBack) -> dict[str, Any]:
         "labelled": result.labelled,
         "caution": coverage_caution(result),
         "clipped": clipped_line(result),
+        "outside": outside_line(result),
+        "no_interval": no_width_line(result),
         "stratified": strata_line(result),
         "split_by_top_ten": top_ten_line(result),
         "estimates": rows,

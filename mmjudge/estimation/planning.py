@@ -22,6 +22,7 @@ at the human price per label.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -32,6 +33,7 @@ from mmjudge.estimation.next_items import Drawn, draw_next
 from mmjudge.metrics import scoring
 from mmjudge.metrics.labels import as_labels
 from mmjudge.store import SavedRun
+from mmjudge.store.plan_file import BudgetPlan, DatasetPlan, JudgePlan, SeparationEntry
 from mmjudge.studies.frontier import compare_runs, own_score
 from mmjudge.studies.members import human_consensus
 
@@ -328,52 +330,49 @@ def _ceil(value: float) -> int | None:
 
 def _kappa_entry(
     run: SavedRun, found: KappaPlan, per_label: float | None, target: float
-) -> dict[str, Any]:
+) -> JudgePlan:
     extra = extra_labels(found.needed_upper, found.n_items)
     per_query = found.n_items / found.n_queries if found.n_queries else math.nan
-    return {
-        "judge": run.name,
-        "usd_per_million": run.usd_per_million,
-        "n_items": found.n_items,
-        "n_queries": found.n_queries,
-        "kappa": _number(found.kappa),
-        "half_width": _number(found.half_width),
-        "analytic_half_width": _number(found.analytic_half_width),
-        "needed_items": _ceil(found.needed_upper),
-        "needed_queries": _number(found.queries_needed),
-        "needed_items_central": _ceil(found.needed),
-        "needed_queries_central": _ceil(found.needed / per_query),
-        "pilot_widening": _number(pilot_widening(found.n_queries)),
-        "reachable_half_width": _number(found.reachable_half_width),
-        "needs_more_queries": found.needs_more_queries(target),
-        "pool_queries": found.pool_queries,
-        "needed_items_analytic": _number(
-            math.ceil(found.needed_analytic) if math.isfinite(found.needed_analytic) else None
-        ),
-        "design_effect": _number(found.design_effect),
-        "more_items": _number(extra),
-        "usd": _number(cost(extra, per_label)),
-    }
+    queries = _number(found.queries_needed)
+    return JudgePlan(
+        judge=run.name,
+        usd_per_million=run.usd_per_million,
+        n_items=found.n_items,
+        n_queries=found.n_queries,
+        kappa=_number(found.kappa),
+        half_width=_number(found.half_width),
+        analytic_half_width=_number(found.analytic_half_width),
+        needed_items=_ceil(found.needed_upper),
+        needed_queries=None if queries is None else int(queries),
+        needed_items_central=_ceil(found.needed),
+        needed_queries_central=_ceil(found.needed / per_query),
+        pilot_widening=_number(pilot_widening(found.n_queries)),
+        reachable_half_width=_number(found.reachable_half_width),
+        needs_more_queries=found.needs_more_queries(target),
+        pool_queries=found.pool_queries,
+        needed_items_analytic=_ceil(found.needed_analytic),
+        design_effect=_number(found.design_effect),
+        more_items=_number(extra),
+        usd=_number(cost(extra, per_label)),
+    )
 
 
-def _separation_entry(found: SeparationPlan, per_label: float | None) -> dict[str, Any]:
+def _separation_entry(found: SeparationPlan, per_label: float | None) -> SeparationEntry:
     extra = extra_labels(found.needed, found.n_items)
     per_query = found.n_items / found.n_queries if found.n_queries else math.nan
-    return {
-        "best": found.best,
-        "runner_up": found.runner_up,
-        "n_items": found.n_items,
-        "n_queries": found.n_queries,
-        "difference": _number(found.difference),
-        "half_width": _number(found.half_width),
-        "separated": found.separated,
-        "needed_items": _number(math.ceil(found.needed) if math.isfinite(found.needed) else None),
-        "needed_queries": _number(
-            math.ceil(found.needed / per_query) if math.isfinite(found.needed) else None
-        ),
-        "more_items": _number(extra),
-        "usd": _number(cost(extra, per_label)),
-    }
+    return SeparationEntry(
+        best=found.best,
+        runner_up=found.runner_up,
+        n_items=found.n_items,
+        n_queries=found.n_queries,
+        difference=_number(found.difference),
+        half_width=_number(found.half_width),
+        separated=found.separated,
+        needed_items=_ceil(found.needed),
+        needed_queries=_ceil(found.needed / per_query),
+        more_items=_number(extra),
+        usd=_number(cost(extra, per_label)),
+    )
 
 
 class PlanSettings(NamedTuple):
@@ -387,7 +386,7 @@ class PlanSettings(NamedTuple):
     seed: int
 
 
-def _judge_entry(run: SavedRun, settings: PlanSettings) -> dict[str, Any]:
+def _judge_entry(run: SavedRun, settings: PlanSettings) -> JudgePlan:
     """One judge's labels for κ to ± the half-width, and its budget split when asked."""
     keys = list(run.rows)
     reference = human_consensus([run], keys)
@@ -416,11 +415,21 @@ def _judge_entry(run: SavedRun, settings: PlanSettings) -> dict[str, Any]:
             judge_cost_per_label=run.usd_per_million / 1e6,
             pool=settings.pool,
         )
-        entry["budget_split"] = {k: _number(v) for k, v in split._asdict().items()}
+        entry = dataclasses.replace(
+            entry,
+            budget_split=BudgetPlan(
+                human_labels=split.human_labels,
+                judge_only_labels=split.judge_only_labels,
+                cost=_number(split.cost),
+                effective_n=_number(split.effective_n),
+                human_only_n=split.human_only_n,
+                correlation=_number(split.correlation),
+            ),
+        )
     return entry
 
 
-def _separation(ranked: Sequence[SavedRun], settings: PlanSettings) -> dict[str, Any] | None:
+def _separation(ranked: Sequence[SavedRun], settings: PlanSettings) -> SeparationEntry | None:
     """The best judge against the runner-up, when there are two."""
     if len(ranked) < 2:
         return None
@@ -441,7 +450,7 @@ def plan_sweep(
     pool: int | None = None,
     n_boot: int = scoring.N_BOOT,
     seed: int = scoring.SEED,
-) -> list[dict[str, Any]]:
+) -> list[DatasetPlan]:
     """Per dataset of a sweep's completed runs: labels for each single judge's κ to
     ± ``half_width`` and to separate the best judge from the runner-up (see the module
     docstring), with their cost at ``cost_per_label`` dollars when given, and with
@@ -456,16 +465,16 @@ def plan_sweep(
         if not ranked:
             continue
         out.append(
-            {
-                "dataset": dataset,
-                "half_width": half_width,
-                "cost_per_label": cost_per_label,
-                "budget": budget,
-                "judges": [_judge_entry(run, settings) for run in ranked],
-                "separation": _separation(ranked, settings),
-                "n_boot": n_boot,
-                "seed": seed,
-            }
+            DatasetPlan(
+                dataset=dataset,
+                target_half_width=half_width,
+                cost_per_label=cost_per_label,
+                budget=budget,
+                judges=tuple(_judge_entry(run, settings) for run in ranked),
+                separation=_separation(ranked, settings),
+                n_boot=n_boot,
+                seed=seed,
+            )
         )
     return out
 

@@ -22,7 +22,9 @@ column), beside the human-only interval (the same functions at ``lam=0``, the cl
 interval) and the judge-only value (the judge's labels on everything: no interval, since its
 error is bias that more items do not shrink). With a draw of equal chances the mean grade and
 the share relevant may be estimated per query, and each system's columns in its top tens and
-the rest apart (:mod:`mmjudge.estimation.strata`).
+the rest apart (:mod:`mmjudge.estimation.strata`); estimated over all items, they count two
+pseudo-items so that a handful of labels gives honest intervals
+(:mod:`mmjudge.estimation.small_sample`).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import numpy.typing as npt
 from mmjudge.data.qrels import top_documents
 from mmjudge.errors import MMJudgeError
 from mmjudge.estimation import small_sample, strata
+from mmjudge.estimation.estimate_record import Estimate
 from mmjudge.estimation.expansion import Pilot, discounts, ideal_linear, pilot
 from mmjudge.metrics.labels import FloatArray
 
@@ -221,59 +224,6 @@ def exact_values(design: Design, grades: FloatArray) -> dict[str, float]:
     return out
 
 
-class Estimate(NamedTuple):
-    """One quantity three ways."""
-
-    name: str
-    human_only: tuple[float, float, float]
-    """(estimate, low, high) from the labelled items alone (classical interval)."""
-    judge_only: float
-    """The judge's labels on every item: biased by the judge's errors, no interval."""
-    ppi: tuple[float, float, float]
-    """(estimate, low, high): prediction-powered (PPI++, tuned weight)."""
-    lam: float
-    """The weight PPI++ gave the judge (0: ignored, 1: plain PPI); for a system measure
-    split by its top tens, the weight tuned in them."""
-    n_labelled: int
-    """Human-labelled items used."""
-    strata: int = 1
-    """How many parts the estimates were made in apart (1: pooled over all items): the
-    queries, for the mean grade and the share relevant; 2 (the system's top tens and the
-    rest) for a system measure (:mod:`mmjudge.estimation.strata`)."""
-
-    population: int = 0
-    """Items estimated over (0: unknown): no number of human labels is worth more."""
-
-    clipped: bool = False
-    """An interval (or estimate) reached past the values the quantity can take and was cut
-    to them (:func:`mmjudge.estimation.small_sample.value_range`)."""
-
-    @property
-    def uncapped_effective_n(self) -> float:
-        """``n · (human-only width / PPI width)²``; ``nan`` where either interval has no
-        width or was clipped (its width then no longer measures the spread)."""
-        human = self.human_only[2] - self.human_only[1]
-        ppi = self.ppi[2] - self.ppi[1]
-        if self.clipped or not (ppi > 0 and human > 0):
-            return math.nan
-        return self.n_labelled * (human / ppi) ** 2
-
-    @property
-    def effective_n(self) -> float:
-        """The human-only sample size whose interval would be as narrow as the
-        prediction-powered one, ``n · (human-only width / PPI width)²``, at most the
-        :attr:`population` (labelling every item is the most human labels can do); the
-        human-only interval is the one made the same way (per query when the PPI++ one is),
-        so what it gains is the judge's. ``nan`` where undefined."""
-        found = self.uncapped_effective_n
-        return min(found, float(self.population)) if self.population > 0 else found
-
-    @property
-    def capped(self) -> bool:
-        """The effective sample size was cut to the population."""
-        return self.population > 0 and self.uncapped_effective_n > self.population
-
-
 def estimate(
     design: Design,
     items: ItemLabels,
@@ -318,9 +268,11 @@ def estimate_columns(
     below (:func:`mmjudge.estimation.strata.split_by_top_ten`).
 
     With equal chances (a simple random sample), ppi_py's ``Yhat_unlabeled`` is the judge on
-    the unlabelled items. With ``probabilities`` (one per labelled item, in item order) each
-    labelled item weighs ``1 / π`` (ppi_py's ``w``), and ``Yhat_unlabeled`` is the judge on
-    every item, since the unlabelled ones are then no random part of the pool."""
+    the unlabelled items, and the means estimated over all items count the two pseudo-items
+    of :mod:`mmjudge.estimation.small_sample`. With ``probabilities`` (one per labelled item,
+    in item order) each labelled item weighs ``1 / π`` (ppi_py's ``w``), and
+    ``Yhat_unlabeled`` is the judge on every item, since the unlabelled ones are then no
+    random part of the pool."""
     ppi_py = load_ppi()
     y = columns.values(items.human[labelled], labelled)
     yhat = columns.values(items.judge[labelled], labelled)
@@ -334,19 +286,15 @@ def estimate_columns(
         marked = (inside[labelled], inside[rest])
         parts = strata.split_by_top_ten(ppi_py, tuned_weights, values, marked, alpha, w)
         split = parts.split
-        for array, found in zip(ways, parts[:7], strict=True):
-            array[split] = found[split]
+        _overwrite(ways, parts, split)
     by_query = _by_query(values, labelled, alpha, probabilities, queries)
     if by_query is not None:
-        picked = [k for k, name in enumerate(columns.names) if name in strata.COLUMNS]
-        for array, found in zip(ways, by_query[:7], strict=True):
-            array[picked] = found[picked]
-    n = int(labelled.sum())
-    if probabilities is None and by_query is None and n < small_sample.SMALL_BELOW:
-        small_sample.apply(columns.names, columns.grades, ways, y, alpha)
+        _overwrite(ways, by_query, np.isin(columns.names, strata.COLUMNS))
+    elif probabilities is None:
+        small_sample.apply(columns.names, columns.grades, ways, values, alpha)
     judge = columns.values(items.judge).mean(axis=0)
     counts = [_strata_count(name, by_query, bool(split[k])) for k, name in enumerate(columns.names)]
-    return _as_estimates(columns, ways, judge, n, counts, labelled.size)
+    return _as_estimates(columns, ways, judge, int(labelled.sum()), counts, labelled.size)
 
 
 def _as_estimates(
@@ -364,37 +312,56 @@ def _as_estimates(
         shift = float(columns.offset[k])
         bounds = small_sample.value_range(name, columns.grades)
         human, ppi = (
-            (float(centre[k]) + shift, float(low[k]) + shift, float(high[k]) + shift)
-            for centre, low, high in (ways[4:7], ways[:3])
+            small_sample.fit(
+                (float(centre[k]) + shift, float(low[k]) + shift, float(high[k]) + shift), *bounds
+            )
+            for centre, low, high in (
+                (ways.human_point, ways.human_low, ways.human_high),
+                (ways.point, ways.low, ways.high),
+            )
         )
-        human_in, ppi_in = small_sample.clip(human, *bounds), small_sample.clip(ppi, *bounds)
         out.append(
             Estimate(
                 name=name,
-                human_only=human_in,
+                human_only=human.values,
                 judge_only=float(judge[k]) + shift,
-                ppi=ppi_in,
+                ppi=ppi.values,
                 lam=float(ways.lam[k]),
                 n_labelled=n,
                 strata=strata_counts[k],
                 population=judge_size,
-                clipped=human_in != human or ppi_in != ppi,
+                clipped=human.clipped or ppi.clipped,
+                outside=human.outside or ppi.outside,
+                no_width=human.no_width or ppi.no_width,
+                human_se=float(ways.human_se[k]),
+                ppi_se=float(ways.se[k]),
             )
         )
     return out
 
 
 class _Ways(NamedTuple):
-    """Per column, PPI++ and human-only, in the order of
-    :class:`mmjudge.estimation.strata.TopTenSplit`; arrays the stratified estimates overwrite."""
+    """Per column, PPI++ and human-only (fields named as in
+    :class:`mmjudge.estimation.strata.TopTenSplit` and ``Stratified``): arrays the split,
+    stratified and small-sample estimates overwrite."""
 
     point: FloatArray
     low: FloatArray
     high: FloatArray
     lam: FloatArray
-    classical: FloatArray
-    classical_low: FloatArray
-    classical_high: FloatArray
+    se: FloatArray
+    human_point: FloatArray
+    human_low: FloatArray
+    human_high: FloatArray
+    human_se: FloatArray
+
+
+def _overwrite(
+    ways: _Ways, found: strata.TopTenSplit | strata.Stratified, where: npt.NDArray[np.bool_]
+) -> None:
+    """Each of ``ways``' arrays overwritten by ``found``'s of the same name at ``where``."""
+    for field in _Ways._fields:
+        getattr(ways, field)[where] = getattr(found, field)[where]
 
 
 def _pooled(
@@ -414,14 +381,18 @@ def _pooled(
         )
     c_low, c_high = ppi_py.ppi_mean_ci(y, yhat, yhat_rest, alpha=alpha, lam=0, w=w)
     scaled = np.ones(y.shape[0]) if w is None else w / w.sum() * w.size
+    low, high, c_low, c_high = (np.ravel(a).copy() for a in (low, high, c_low, c_high))
+    z = small_sample.critical(alpha)
     return _Ways(
-        np.ravel(point).copy(),
-        np.ravel(low).copy(),
-        np.ravel(high).copy(),
-        tuned_weights(y, yhat, yhat_rest, w),
-        (scaled[:, None] * y).mean(axis=0),
-        np.ravel(c_low).copy(),
-        np.ravel(c_high).copy(),
+        point=np.ravel(point).copy(),
+        low=low,
+        high=high,
+        lam=tuned_weights(y, yhat, yhat_rest, w),
+        se=(high - low) / (2 * z),
+        human_point=(scaled[:, None] * y).mean(axis=0),
+        human_low=c_low,
+        human_high=c_high,
+        human_se=(c_high - c_low) / (2 * z),
     )
 
 

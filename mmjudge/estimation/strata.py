@@ -57,6 +57,10 @@ class Stratified(NamedTuple):
     human_point: FloatArray
     human_low: FloatArray
     human_high: FloatArray
+    se: FloatArray
+    """The standard error of the combined PPI++ estimate (its half-width over ``z``)."""
+    human_se: FloatArray
+    """The same of the combined human-only estimate."""
     strata: int
     """How many queries were estimated apart."""
 
@@ -83,6 +87,8 @@ def stratified_means(
     items' human and judge columns (in item order, ``codes[labelled]`` their queries) and the
     unlabelled items' judge columns (``codes[~labelled]``); ``tune`` gives the weight PPI++
     tunes per column (reported)."""
+    from scipy import stats
+
     y, yhat, yhat_rest = columns
     n_strata = int(codes.max()) + 1
     at_lab, at_rest = codes[labelled], codes[~labelled]
@@ -100,6 +106,7 @@ def stratified_means(
         human += share * part[0].mean(axis=0)
         human_square += (share * (np.ravel(c_high) - np.ravel(c_low)) / 2) ** 2
     spread, human_spread = np.sqrt(square), np.sqrt(human_square)
+    z = float(stats.norm.ppf(1 - alpha / 2))
     return Stratified(
         point,
         point - spread,
@@ -108,6 +115,8 @@ def stratified_means(
         human,
         human - human_spread,
         human + human_spread,
+        spread / z,
+        human_spread / z,
         n_strata,
     )
 
@@ -164,6 +173,10 @@ class TopTenSplit(NamedTuple):
     human_point: FloatArray
     human_low: FloatArray
     human_high: FloatArray
+    se: FloatArray
+    """The standard error of the combined PPI++ estimate (before the t quantile)."""
+    human_se: FloatArray
+    """The same of the combined human-only estimate."""
     split: npt.NDArray[np.bool_]
 
 
@@ -199,34 +212,62 @@ def split_by_top_ten(
     y, yhat, rest = columns
     at_lab, at_rest = inside
     width = y.shape[1]
-    found = [np.full(width, np.nan) for _ in range(7)]
+    found = [np.full(width, np.nan) for _ in range(9)]
     split = np.zeros(width, dtype=bool)
-    normal = float(stats.norm.ppf(1 - alpha / 2))
     for k in range(width):
         if not at_rest[:, k].any() or not _parts_usable(at_lab[:, k], at_rest[:, k], w):
             continue
-        ppi_parts, human_parts, lam = [], [], 0.0
-        top_tens_first = ((at_lab[:, k], at_rest[:, k]), (~at_lab[:, k], ~at_rest[:, k]))
-        for number, (lab, unlab) in enumerate(top_tens_first):
-            share = _share(lab, unlab, at_lab[:, k], at_rest[:, k], w)
-            part = (y[lab][:, [k]], yhat[lab][:, [k]], rest[unlab][:, [k]])
-            mine = None if w is None else w[lab]
-            centre, half, weight = _one_stratum(ppi_py, tune, *part, alpha, mine)
-            h_low, h_high = ppi_py.ppi_mean_ci(*part, alpha=alpha, lam=0, w=mine)
-            human_half = (float(np.ravel(h_high)[0]) - float(np.ravel(h_low)[0])) / 2
-            m = _effective(mine, int(lab.sum()))
-            ppi_parts.append((share, float(centre[0]), float(half[0]) / normal, m))
-            human_mean = float(_weighted_mean(part[0], mine)[0])
-            human_parts.append((share, human_mean, human_half / normal, m))
-            if number == 0:
-                lam = float(weight[0])
-        for at, parts in ((0, ppi_parts), (4, human_parts)):
-            middle, spread = _t_combined(parts, alpha, stats)
+        column = (y[:, [k]], yhat[:, [k]], rest[:, [k]])
+        ppi_parts, human_parts, lam = _two_parts(
+            ppi_py, tune, column, (at_lab[:, k], at_rest[:, k]), alpha, w
+        )
+        for at, se_at, parts in ((0, 7, ppi_parts), (4, 8, human_parts)):
+            middle, spread, error = _t_combined(parts, alpha, stats)
             found[at][k], found[at + 1][k] = middle, middle - spread
-            found[at + 2][k] = middle + spread
+            found[at + 2][k], found[se_at][k] = middle + spread, error
         found[3][k], split[k] = lam, True
-    point, low, high, top_lam, human_point, human_low, human_high = found
-    return TopTenSplit(point, low, high, top_lam, human_point, human_low, human_high, split)
+    point, low, high, top_lam, human_point, human_low, human_high, se, human_se = found
+    return TopTenSplit(
+        point, low, high, top_lam, human_point, human_low, human_high, se, human_se, split
+    )
+
+
+#: One part of a column: (its share of the items, its estimate, its standard error with
+#: ``m`` dividing, ``m`` its number of labelled items).
+Part = tuple[float, float, float, float]
+
+
+def _two_parts(
+    ppi_py: Any,
+    tune: Tune,
+    column: tuple[FloatArray, FloatArray, FloatArray],
+    inside: tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]],
+    alpha: float,
+    w: FloatArray | None,
+) -> tuple[list[Part], list[Part], float]:
+    """One column's top-ten part and the rest, PPI++ and human-only (:data:`Part` each), and
+    the weight tuned in the top tens; ``column`` is ``(y, yhat, rest)`` of that column alone,
+    ``inside`` marks its labelled items and its ``rest`` items in the top tens."""
+    from scipy import stats
+
+    y, yhat, rest = column
+    at_lab, at_rest = inside
+    normal = float(stats.norm.ppf(1 - alpha / 2))
+    ppi_parts, human_parts, lam = [], [], 0.0
+    for number, (lab, unlab) in enumerate(((at_lab, at_rest), (~at_lab, ~at_rest))):
+        share = _share(lab, unlab, at_lab, at_rest, w)
+        part = (y[lab], yhat[lab], rest[unlab])
+        mine = None if w is None else w[lab]
+        centre, half, weight = _one_stratum(ppi_py, tune, *part, alpha, mine)
+        h_low, h_high = ppi_py.ppi_mean_ci(*part, alpha=alpha, lam=0, w=mine)
+        human_half = (float(np.ravel(h_high)[0]) - float(np.ravel(h_low)[0])) / 2
+        m = _effective(mine, int(lab.sum()))
+        ppi_parts.append((share, float(centre[0]), float(half[0]) / normal, m))
+        human_mean = float(_weighted_mean(part[0], mine)[0])
+        human_parts.append((share, human_mean, human_half / normal, m))
+        if number == 0:
+            lam = float(weight[0])
+    return ppi_parts, human_parts, lam
 
 
 def _share(
@@ -250,18 +291,18 @@ def _effective(w: FloatArray | None, m: int) -> float:
     return float(w.sum() ** 2 / (w**2).sum())
 
 
-def _t_combined(
-    parts: list[tuple[float, float, float, float]], alpha: float, stats: Any
-) -> tuple[float, float]:
+def _t_combined(parts: list[Part], alpha: float, stats: Any) -> tuple[float, float, float]:
     """The share-weighted estimate of parts ``(share, estimate, standard error with m
-    dividing, m)`` and its t half-width (Welch–Satterthwaite degrees of freedom)."""
+    dividing, m)``, its t half-width (Welch–Satterthwaite degrees of freedom) and its
+    standard error (with ``m − 1``)."""
     centre = sum(share * mean for share, mean, _, _ in parts)
     pieces = [((share * se) ** 2 * m / (m - 1), m - 1) for share, _, se, m in parts]
     variance = sum(v for v, _ in pieces)
     if variance <= 0:
-        return centre, 0.0
+        return centre, 0.0, 0.0
     freedom = variance**2 / sum(v * v / df for v, df in pieces)
-    return centre, float(stats.t.ppf(1 - alpha / 2, freedom)) * float(np.sqrt(variance))
+    se = float(np.sqrt(variance))
+    return centre, float(stats.t.ppf(1 - alpha / 2, freedom)) * se, se
 
 
 def _parts_usable(

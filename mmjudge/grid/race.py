@@ -24,12 +24,11 @@ has judged nothing). A race that judged less than the grid is never worth more t
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
@@ -37,7 +36,14 @@ from mmjudge.config.race import RaceConfig
 from mmjudge.errors import ConfigError, MMJudgeError
 from mmjudge.grid.cells import Grid, GridCell
 from mmjudge.grid.launch import CellJob, RoundEnd
-from mmjudge.store.race_file import RACE_FILE, finite, read_race_file, write_race_file
+from mmjudge.store.race_file import (
+    RACE_FILE,
+    RaceFile,
+    RaceFileCell,
+    RaceFileSkipped,
+    read_race_file,
+    write_race_file,
+)
 from mmjudge.store.summary import run_ending
 from mmjudge.studies.race_pairs import FloatArray
 from mmjudge.studies.race_records import (
@@ -45,8 +51,8 @@ from mmjudge.studies.race_records import (
     RoundDecision,
     cell_fates,
     cell_prefixes,
-    round_from_dict,
 )
+from mmjudge.studies.race_rounds import planned_round_items
 from mmjudge.studies.race_rule import (
     NoCellCanJudge,
     decide_round,
@@ -54,6 +60,7 @@ from mmjudge.studies.race_rule import (
     race_inputs,
     round_length,
 )
+from mmjudge.studies.race_warnings import race_warnings
 
 # --------------------------------------------------------------------------- what a race is
 
@@ -136,6 +143,11 @@ class RaceResult:
     """How the race ended; None while it has not."""
     stop_signal: int | None = None
     """The signal that stopped the race before it ended (run it again to take it up)."""
+    rounds_note: str | None = None
+    """Why the rounds are not ``race.round_items`` long (a small dataset), or None."""
+    warnings: list[str] = field(default_factory=list)
+    """The cautions of the ended race (a choice no better than chance, judges it could not
+    separate at this size), one line each."""
     report: Path | None = None
     """The report's folder, when one was built."""
 
@@ -212,6 +224,7 @@ def prepare_race(grid: Grid) -> tuple[RaceResult, RaceItems]:
     first = typed_config(grid.cells[0].config)
     items = race_items(grid.cells[0])
     result = RaceResult(grid.folder, [], len(items.keys), first.race, first.seed)
+    result.rounds_note = planned_round_items(first.race, result.n_items).reason
     grid.folder.mkdir(parents=True, exist_ok=True)
     for cell in grid.cells:
         price = price_cell(cell)
@@ -369,6 +382,7 @@ class RaceRounds:
                 tuple(cell.name for cell in result.cells),
                 result.n_items,
             )
+            result.warnings = race_warnings(inputs, result.outcome, result.settings)
         if self.keep is not None:
             self.keep(result)
         if self.on_round is not None:
@@ -390,32 +404,30 @@ class RaceRounds:
 # --------------------------------------------------------------------------- race.json
 
 
-def race_record(result: RaceResult) -> dict[str, Any]:
-    """What ``race.json`` holds."""
-    return {
-        "settings": dataclasses.asdict(result.settings),
-        "seed": result.seed,
-        "population": result.n_items,
-        "cells": [
-            {
-                "index": cell.index,
-                "name": cell.name,
-                "overrides": list(cell.overrides),
-                "run_dir": cell.run_dir.name,
-                "usd_per_judgment": cell.usd_per_judgment,
-                "forecast_usd": cell.forecast_usd,
-            }
+def race_record(result: RaceResult) -> RaceFile:
+    """What ``race.json`` keeps of the race."""
+    return RaceFile(
+        settings=result.settings,
+        seed=result.seed,
+        n_items=result.n_items,
+        cells=tuple(
+            RaceFileCell(
+                cell.index,
+                cell.name,
+                cell.overrides,
+                cell.run_dir.name,
+                cell.usd_per_judgment,
+                cell.forecast_usd,
+            )
             for cell in result.cells
-        ],
-        "skipped": [{"name": s.name, "reason": s.reason} for s in result.skipped],
-        "rounds": [dataclasses.asdict(decision) for decision in result.rounds],
-        "spent_usd": result.spend.paid_usd,
-        "worth_usd": result.spend.worth_usd,
-        "full_grid_usd": result.spend.full_grid_usd,
-        "outcome": None
-        if result.outcome is None
-        else {k: v for k, v in dataclasses.asdict(result.outcome).items() if k != "rounds"},
-    }
+        ),
+        skipped=tuple(RaceFileSkipped(s.name, s.reason) for s in result.skipped),
+        rounds=tuple(result.rounds),
+        worth_usd=result.spend.worth_usd,
+        paid_usd=result.spend.paid_usd,
+        full_grid_usd=result.spend.full_grid_usd,
+        outcome=result.outcome,
+    )
 
 
 def write_race(result: RaceResult) -> None:
@@ -436,20 +448,19 @@ def taken_up(folder: Path, result: RaceResult) -> list[RoundDecision]:
     if earlier is None:
         return []
     same = (
-        [_own(c["overrides"]) for c in earlier["cells"]]
-        == [_own(c.overrides) for c in result.cells]
-        and earlier["settings"] == finite(dataclasses.asdict(result.settings))
-        and earlier["seed"] == result.seed
-        and earlier["population"] == result.n_items
+        [_own(c.overrides) for c in earlier.cells] == [_own(c.overrides) for c in result.cells]
+        and earlier.settings == result.settings
+        and earlier.seed == result.seed
+        and earlier.n_items == result.n_items
     )
     if not same:
         raise MMJudgeError(
             f"{folder / RACE_FILE}: holds another race (other cells, settings, seed or items); "
             "race into a new folder (hydra.sweep.dir=…)"
         )
-    if earlier.get("outcome") is not None:
+    if earlier.outcome is not None:
         raise MMJudgeError(
             f"{folder / RACE_FILE}: this race has ended; its report is built from the folder "
             f"(mmjudge report {folder})"
         )
-    return [round_from_dict(r) for r in earlier["rounds"]]
+    return list(earlier.rounds)

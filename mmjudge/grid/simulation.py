@@ -18,7 +18,7 @@ from mmjudge.metrics.labels import as_labels
 from mmjudge.store.status import COMPLETE
 from mmjudge.studies.race_pairs import FloatArray, IntArray
 from mmjudge.studies.race_records import RaceOutcome
-from mmjudge.studies.race_simulation import race_population
+from mmjudge.studies.race_simulation import graded_order
 
 
 class KnownGrades:
@@ -66,7 +66,7 @@ def simulate_race(
     if scale is None:
         seen = np.concatenate([ref, grades.ravel()])
         scale = tuple(float(g) for g in np.unique(seen[~np.isnan(seen)]))
-    kept = race_population(ref, order, scale)
+    kept = graded_order(ref, order, scale)
     n_cells, n_items = grades.shape[0], int(kept.size)
     shown = tuple(names) if names is not None else tuple(str(c) for c in range(n_cells))
     cells = [

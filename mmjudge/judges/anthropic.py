@@ -13,16 +13,13 @@ from typing import Any, TypeVar
 
 from mmjudge.config import ModelConfig
 from mmjudge.judges.base import BatchItemResult, BatchLimits, BatchPoll, SubmittedBatch
+from mmjudge.judges.descriptor import ANTHROPIC, JudgeDescriptor
 from mmjudge.judges.http import (
-    DEFAULT_TIMEOUT_S,
     MalformedResponseError,
     SDKJudge,
     one_line,
-    read_api_key,
 )
 from mmjudge.judges.payloads import count, field_value, image_base64, image_marker, usage_dict
-from mmjudge.judges.registry import endpoint_override
-from mmjudge.keyguard import redact_text
 from mmjudge.records import JudgeRequest, JudgeResponse, Usage
 
 log = logging.getLogger(__name__)
@@ -52,38 +49,36 @@ def normalise_base_url(url: str | None) -> str:
 class AnthropicJudge(SDKJudge):
     """A judge behind the Messages API: images first, then the prompt, in one user turn."""
 
-    provider = "anthropic"
-    sdk = "anthropic"
+    descriptors = (
+        JudgeDescriptor(
+            "anthropic",
+            maker=ANTHROPIC,
+            sdk="anthropic",
+            packages=("anthropic",),
+            key_env=DEFAULT_KEY_ENV,
+            base_url_env="ANTHROPIC_BASE_URL",
+            default_base_url=DEFAULT_BASE_URL,
+            batch_api="Message Batches API",
+        ),
+    )
     client_class = "AsyncAnthropic"
     response_type_name = "anthropic.types:Message"
-    batch_api_name = "Message Batches API"
     supports_images = True
     modalities: tuple[str, ...] = ("text", "mm", "image")
     batch_limits = BATCH_LIMITS
     api_path = "/v1/messages"
 
     def __init__(self, model: ModelConfig, *, timeout: float | None = None) -> None:
-        super().__init__(model)
-        self.name = str(model.name)
-        self.model_id = str(model.model_id)
+        super().__init__(model, timeout=timeout)
         self.supports_images = bool(model.supports_images)
         self.modalities = ("text", "mm", "image") if self.supports_images else ("text",)
         self.temperature = None if model.temperature is None else float(model.temperature)
         self.max_tokens = int(model.max_tokens)
-        endpoint = normalise_base_url(endpoint_override(model))
-        # Shown in messages and kept in batch state files, so never with credentials in it.
-        self.base_url = redact_text(endpoint)
-        self.key_env = str(self.api_key_env(model))
-        # Read now, so a missing key stops the run before any call; the SDK loads at the
-        # first call (see SDKJudge._client).
-        self._api_key = read_api_key(self.name, self.key_env)
-        self._endpoint = endpoint
-        self._timeout_s = DEFAULT_TIMEOUT_S if timeout is None else timeout
 
-    @classmethod
-    def api_key_env(cls, model: ModelConfig) -> str | None:
-        """``model.api_key_env``, else Anthropic's own variable."""
-        return str(model.api_key_env or DEFAULT_KEY_ENV)
+    def endpoint(self, override: str | None) -> str:
+        """The configured base URL without a trailing ``/v1`` (the SDK adds it), else
+        Anthropic's public endpoint."""
+        return normalise_base_url(override)
 
     def describe(self) -> str:
         return f"anthropic judge '{self.name}' ({self.model_id} at {self.base_url})"

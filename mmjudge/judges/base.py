@@ -1,5 +1,6 @@
 """The judge contract: one async ``generate``, one hook that classifies a failed call, the
-capabilities a judge declares, and the small batch contract a judge with a batch API adds.
+capabilities a judge declares, its provider's facts (:mod:`mmjudge.judges.descriptor`), and the
+small batch contract a judge with a batch API adds.
 
 Everything generic (retries, connection limits, caching, cost, logging, batching state) lives
 in :mod:`mmjudge.engine`, never inside a judge. A judge only turns a
@@ -16,8 +17,11 @@ from typing import Any, ClassVar, NamedTuple, Protocol, runtime_checkable
 
 from mmjudge.config import ModelConfig
 from mmjudge.errors import ConfigError, FatalProviderError
+from mmjudge.judges.cut_points import CutPoints
+from mmjudge.judges.descriptor import JudgeDescriptor
 from mmjudge.judges.options import JudgeOptions
 from mmjudge.records import JudgeRequest, JudgeResponse, Usage
+from mmjudge.speed import Speed
 
 MODALITIES = ("text", "mm", "image")
 
@@ -40,16 +44,15 @@ class JudgeAPI(abc.ABC):
     judge's, so a judge only turns a :class:`JudgeRequest` into a :class:`JudgeResponse`.
     """
 
-    provider: ClassVar[str] = ""
+    #: The facts of each ``model.provider`` name the class serves, declared beside it; the
+    #: registry finds the class by them, and every table of provider facts reads them.
+    descriptors: ClassVar[tuple[JudgeDescriptor, ...]] = ()
     #: Whether the judge can look at images.
     supports_images: bool = False
     #: Modalities the judge accepts; a sweep cell outside them is skipped with a reason.
     modalities: tuple[str, ...] = ("text",)
     #: Whether answers are worth keeping in the response cache (not for free local judges).
     cacheable: bool = True
-    #: Whether the judge runs on this machine at no charge: no price sheet entry is needed
-    #: and every judgment costs nothing.
-    free: ClassVar[bool] = False
     #: The options the judge reads from ``model.options`` (:mod:`mmjudge.judges.options`).
     Options: ClassVar[type[JudgeOptions]] = JudgeOptions
     options: JudgeOptions
@@ -57,6 +60,22 @@ class JudgeAPI(abc.ABC):
     def __init__(self, model: ModelConfig) -> None:
         self.model = model
         self.options = self.Options.parse(model)
+
+    @classmethod
+    def described(cls, provider: str) -> JudgeDescriptor:
+        """The facts of ``provider``, one of the names this class serves."""
+        for descriptor in cls.descriptors:
+            if descriptor.provider == provider:
+                return descriptor
+        served = ", ".join(d.provider for d in cls.descriptors) or "none"
+        raise ConfigError(
+            f"model.provider='{provider}' is not served by {cls.__name__} (it serves: {served})"
+        )
+
+    @property
+    def descriptor(self) -> JudgeDescriptor:
+        """The facts of the provider this judge was made for (``model.provider``)."""
+        return self.described(self.model.provider)
 
     @property
     def calls_to_fill(self) -> int | None:
@@ -74,11 +93,11 @@ class JudgeAPI(abc.ABC):
         after how long), stop the run, or record it on the item's row (the default)."""
         return ErrorVerdict()
 
-    def check_scale(self, grades: list[int]) -> dict[str, Any] | None:
+    def check_scale(self, grades: list[int]) -> dict[str, CutPoints] | None:
         """Raise :class:`~mmjudge.errors.ConfigError` when the judge cannot grade on ``grades``.
 
         A judge that turns a score into grades itself (the local ones) returns how it does so
-        on this scale (per modality: cut points and where they came from), which goes into
+        on this scale (per modality: its cut points and where they came from), which goes into
         ``summary.json`` as ``grading``; a judge that is asked for the grade returns None.
         """
         return None
@@ -105,9 +124,18 @@ class JudgeAPI(abc.ABC):
 
     @classmethod
     def api_key_env(cls, model: ModelConfig) -> str | None:
-        """The environment variable this judge reads its API key from; None when it needs
-        none. Read by the sweep's check before its first call, so that a missing key is
-        reported for every cell at once."""
+        """The environment variable this judge reads its API key from: ``model.api_key_env``,
+        else its provider's own (:attr:`JudgeDescriptor.key_env`); None when it needs none (a
+        free judge never does). Read by the sweep's check before its first call, so that a
+        missing key is reported for every cell at once."""
+        descriptor = cls.described(model.provider)
+        if descriptor.free:
+            return None
+        return model.api_key_env or descriptor.key_env
+
+    def use_speed(self, speed: Speed) -> None:
+        """Told by the runner, before the first call, whether the run uses the speed machinery
+        (:mod:`mmjudge.speed`); a judge with a fast path of its own takes it only when on."""
         return None
 
     def check_images(self, request: JudgeRequest) -> None:

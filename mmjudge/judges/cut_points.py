@@ -37,9 +37,6 @@ class CutPoints(NamedTuple):
     source: str
     """The setting they were given in or derived from, for ``summary.json``."""
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"cut_points": [round(v, 6) for v in self.values], "source": self.source}
-
 
 def check_increasing(name: str, where: str, values: Any) -> list[float]:
     """``values`` as floats; a one-line :class:`ConfigError` unless strictly increasing numbers."""

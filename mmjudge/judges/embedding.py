@@ -54,17 +54,13 @@ import asyncio
 import base64
 import binascii
 import importlib
-import importlib.util
 import io
 import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, NamedTuple
-
-import numpy as np
-from PIL import Image, UnidentifiedImageError
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from mmjudge.config import ModelConfig
 from mmjudge.errors import ConfigError, FatalProviderError, ImageError
@@ -78,16 +74,14 @@ from mmjudge.judges.cut_points import (
     given,
     grade_for,
 )
+from mmjudge.judges.descriptor import JudgeDescriptor
 from mmjudge.judges.options import JudgeOptions
 from mmjudge.locations import resolve_path
 from mmjudge.records import EncodedImage, JudgeRequest, JudgeResponse
 
-if importlib.util.find_spec("sentence_transformers") is None:
-    # Checked without importing it (torch is slow to import): the registry turns this into
-    # "install it with: pip install 'mmjudge[local]'" before anything runs.
-    raise ModuleNotFoundError(
-        "No module named 'sentence_transformers'", name="sentence_transformers"
-    )
+if TYPE_CHECKING:  # numpy and PIL load with the judge's first request, not with the registry
+    import numpy as np
+    from PIL import Image
 
 KINDS = ("text", "clip")
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
@@ -127,7 +121,7 @@ class EmbeddingOptions(JudgeOptions):
 
 
 #: A request and its decoded pictures, as the batcher hands them to the encoder.
-_Job = tuple[JudgeRequest, list[Image.Image]]
+_Job = tuple[JudgeRequest, list["Image.Image"]]
 
 
 class Similarity(NamedTuple):
@@ -157,6 +151,8 @@ def result_text(request: JudgeRequest) -> str:
 
 def decode_image(image: EncodedImage) -> Image.Image:
     """The RGB picture inside an encoded image (a ``data:`` URL or bare base64)."""
+    from PIL import Image, UnidentifiedImageError
+
     data = image.data
     if image.encoding == "url" or data.startswith(("http://", "https://")):
         raise ImageError(
@@ -178,6 +174,8 @@ def _decode_all(request: JudgeRequest) -> list[Image.Image]:
 
 
 def _unit(vectors: Any) -> np.ndarray:
+    import numpy as np
+
     array = np.asarray(vectors, dtype=np.float64)
     norms = np.linalg.norm(array, axis=-1, keepdims=True)
     result: np.ndarray = array / np.maximum(norms, 1e-12)
@@ -192,11 +190,20 @@ class EmbeddingJudge(JudgeAPI):
     text-kind config that claims ``supports_images: true`` is refused.
     """
 
-    provider = "embedding"
+    #: sentence-transformers is imported at the first request (torch is slow to import); the
+    #: registry checks that it is installed before anything runs.
+    descriptors = (
+        JudgeDescriptor(
+            "embedding",
+            free=True,
+            needs=("sentence_transformers",),
+            extra="local",
+            packages=("sentence-transformers",),
+        ),
+    )
     supports_images = True
     modalities: tuple[str, ...] = MODALITIES
     cacheable = False
-    free = True
     Options = EmbeddingOptions
     options: EmbeddingOptions
 
@@ -317,8 +324,8 @@ class EmbeddingJudge(JudgeAPI):
             f"{self.model_name_or_path}; {accepts})"
         )
 
-    def check_scale(self, grades: list[int]) -> dict[str, Any]:
-        return {m: self.cut_points(m, grades).to_dict() for m in self.modalities}
+    def check_scale(self, grades: list[int]) -> dict[str, CutPoints]:
+        return {m: self.cut_points(m, grades) for m in self.modalities}
 
     # -- loading -------------------------------------------------------------------------
 
@@ -395,6 +402,8 @@ class EmbeddingJudge(JudgeAPI):
     # -- scoring -------------------------------------------------------------------------
 
     def _encode(self, inputs: list[Any]) -> np.ndarray:
+        import numpy as np
+
         if not inputs:
             return np.zeros((0, 1))
         vectors = self.load().encode(
@@ -410,6 +419,8 @@ class EmbeddingJudge(JudgeAPI):
         """One encoder pass per kind of input (queries, texts, images) for the whole batch."""
         if self.kind == "text" and any(pictures for _, pictures in jobs):
             raise ImageError(f"'{self.name}' is a text embedding judge and cannot see images")
+        import numpy as np
+
         requests = [request for request, _ in jobs]
         with_text = [i for i, request in enumerate(requests) if request.fields]
         with self._lock:

@@ -16,22 +16,25 @@ import sys
 import time
 from dataclasses import dataclass
 from importlib import import_module
-from importlib.util import find_spec
 from typing import Any, ClassVar
 
 from mmjudge.config import ModelConfig
 from mmjudge.errors import ConfigError, CredentialError, FatalProviderError
 from mmjudge.judges.base import ErrorVerdict, JudgeAPI
+from mmjudge.judges.endpoint import endpoint_for
 from mmjudge.judges.options import JudgeOptions
 from mmjudge.judges.sdk_clients import ClientSpec, check_http_client, pool_size
 from mmjudge.keyguard import redact_text
 from mmjudge.records import JudgeRequest, JudgeResponse
-from mmjudge.speed import fast_path_on
+from mmjudge.speed import FAST, Speed
 from mmjudge.speed.wire import WireSender
 
 #: SDK-level timeout (seconds) when the caller gives none. The runner's own per-call timeout
 #: (``runner.timeout_s``) is normally the shorter one; this is only a backstop.
 DEFAULT_TIMEOUT_S = 600.0
+
+#: Sent as the key to servers that need none (an OpenAI-compatible one; the SDK insists on one).
+NO_KEY = "not-needed"
 
 #: How much of a provider's error message goes into a one-line error.
 MESSAGE_CHARS = 200
@@ -252,25 +255,24 @@ class SDKJudge(JudgeAPI):
     The SDK is imported, and its client built, at the judge's first call (:attr:`_client`),
     not when the judge is made: a run answered entirely from the response cache never loads
     it. Everything a setting or a key can get wrong is checked when the judge is made, before
-    any call. Subclasses name their SDK (``sdk``, ``client_class``, ``response_type_name``) and
-    set what its client is built from (``_api_key``, ``_endpoint``, ``_timeout_s``); the
-    attributes ``name``, ``model_id``, ``base_url`` and ``key_env`` name the model in error
-    messages.
+    any call: the endpoint (``model.base_url``, else the variable the SDK reads, else the
+    provider's public one) and the key. Subclasses name their SDK's client class and response
+    type (``client_class``, ``response_type_name``; the SDK's module is their descriptor's
+    ``sdk``); the attributes ``name``, ``model_id``, ``base_url`` and ``key_env`` name the model
+    in error messages.
 
-    With the SDK's aiohttp transport (the default), calls skip most of the SDK's per-call
-    machinery (:class:`~mmjudge.speed.wire.WireSender`); ``model.options.http_client=httpx``
-    keeps every call on the SDK's own path.
+    With the SDK's aiohttp transport (the default) and the speed machinery on, calls skip most
+    of the SDK's per-call machinery (:class:`~mmjudge.speed.wire.WireSender`);
+    ``model.options.http_client=httpx`` keeps every call on the SDK's own path.
     """
 
     Options: ClassVar[type[JudgeOptions]] = HTTPOptions
     options: HTTPOptions
-    #: The SDK's module, its client class, and where its response type lives (``module:Name``).
-    sdk: ClassVar[str]
+    #: The SDK's client class, and where its response type lives (``module:Name``).
     client_class: ClassVar[str]
     response_type_name: ClassVar[str]
     #: Where calls are posted.
     api_path: ClassVar[str]
-    batch_api_name: ClassVar[str] = "batch API"
 
     name: str
     model_id: str
@@ -283,15 +285,45 @@ class SDKJudge(JudgeAPI):
     """The SDK's client once built (see :attr:`_client`)."""
     _wire: WireSender | None = None
     """Where calls after the first go, through less of the SDK (None: the SDK's own path)."""
+    _speed: Speed = FAST
+    """Whether the run uses the speed machinery (:meth:`use_speed`)."""
 
-    def __init__(self, model: ModelConfig) -> None:
+    def __init__(self, model: ModelConfig, *, timeout: float | None = None) -> None:
         super().__init__(model)
         check_http_client(model, self.options.http_client)
-        if find_spec(self.sdk) is None:
+        descriptor = self.descriptor
+        self.sdk = str(descriptor.sdk)
+        """The SDK's module (imported at the first call)."""
+        self.name = str(model.name)
+        self.model_id = str(model.model_id)
+        endpoint = self.endpoint(endpoint_for(model, descriptor.base_url_env))
+        # Shown in messages and kept in batch state files, so never with credentials in it.
+        self.base_url = redact_text(endpoint)
+        self.key_env = self.api_key_env(model)
+        # Read now, so a missing key stops the run before any call; the SDK loads at the
+        # first call (see _client).
+        self._api_key = read_api_key(self.name, self.key_env) if self.key_env else NO_KEY
+        self._endpoint = endpoint
+        self._timeout_s = DEFAULT_TIMEOUT_S if timeout is None else timeout
+
+    def endpoint(self, override: str | None) -> str:
+        """Where calls go, given the configured ``override`` (None: none configured): the
+        provider's public endpoint unless overridden; a provider without one (an
+        OpenAI-compatible server) needs the override."""
+        default = self.descriptor.default_base_url
+        if override:
+            return override
+        if default is None:
+            variable = self.descriptor.base_url_env
             raise ConfigError(
-                f"provider '{model.provider}' for model '{model.name}' needs a missing package "
-                f"({self.sdk}); install it with: pip install -e ."
+                f"model '{self.name}' uses provider '{self.model.provider}' and needs "
+                "model.base_url (the server's URL, e.g. http://127.0.0.1:8000/v1)"
+                + (f" or {variable}" if variable else "")
             )
+        return default
+
+    def use_speed(self, speed: Speed) -> None:
+        self._speed = speed
 
     @property
     def _client(self) -> Any:
@@ -319,7 +351,7 @@ class SDKJudge(JudgeAPI):
     def _build_client(self, sdk: Any) -> Any:
         """The SDK's client (and :attr:`_wire` where it applies), from the checked settings."""
         client, aiohttp = self._client_spec().build(sdk)
-        if self._wire is None and aiohttp and fast_path_on() and WireSender.usable(client):
+        if self._wire is None and aiohttp and self._speed.on and WireSender.usable(client):
             self._wire = self._new_wire()
         return client
 
@@ -426,8 +458,8 @@ class SDKJudge(JudgeAPI):
             return FatalProviderError(
                 f"model '{self.name}': {self.base_url} answered 404 on {where} "
                 f"({one_line(provider_message(error))}); the server may have no "
-                f"{self.batch_api_name}, or the batch belongs to another key: use "
-                "runner.mode=sync, or check the key"
+                f"{self.descriptor.batch_api or 'batch API'}, or the batch belongs to another "
+                "key: use runner.mode=sync, or check the key"
             )
         return self._fatal(error)
 

@@ -20,6 +20,7 @@ from mmjudge.judges.cut_points import (
     given,
     grade_for,
 )
+from mmjudge.judges.descriptor import JudgeDescriptor
 from mmjudge.judges.options import JudgeOptions
 from mmjudge.records import JudgeRequest, JudgeResponse
 
@@ -130,11 +131,10 @@ class LexicalJudge(JudgeAPI):
     judge grades on any scale a dataset declares.
     """
 
-    provider = "lexical"
+    descriptors = (JudgeDescriptor("lexical", free=True),)
     supports_images = False
     modalities = ("text",)
     cacheable = False
-    free = True
     Options = LexicalOptions
     options: LexicalOptions
 
@@ -158,8 +158,8 @@ class LexicalJudge(JudgeAPI):
             return given(self.name, "model.thresholds", self.thresholds, grades)
         return derived("model.options.score_span", self.score_span, grades)
 
-    def check_scale(self, grades: list[int]) -> dict[str, Any]:
-        return {"text": self.cut_points(grades).to_dict()}
+    def check_scale(self, grades: list[int]) -> dict[str, CutPoints]:
+        return {"text": self.cut_points(grades)}
 
     async def generate(self, request: JudgeRequest) -> JudgeResponse:
         started = time.perf_counter()

@@ -16,25 +16,22 @@ from typing import Any, ClassVar, Final
 from mmjudge.config import ModelConfig
 from mmjudge.errors import ConfigError
 from mmjudge.judges.base import BatchItemResult, BatchLimits, BatchPoll, SubmittedBatch
+from mmjudge.judges.descriptor import OPENAI, JudgeDescriptor
 from mmjudge.judges.http import (
-    DEFAULT_TIMEOUT_S,
     HTTPOptions,
     MalformedResponseError,
     SDKJudge,
     one_line,
-    read_api_key,
 )
 from mmjudge.judges.payloads import count, field_value, image_data_url, image_marker, usage_dict
-from mmjudge.judges.registry import BASE_URL_ENVS, endpoint_override
-from mmjudge.keyguard import redact_text
 from mmjudge.records import JudgeRequest, JudgeResponse, Usage
 
 log = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
-#: Sent as the key to OpenAI-compatible servers that need none (the SDK insists on one).
-NO_KEY = "not-needed"
+#: The variable the SDK reads a base URL from, for OpenAI's API and compatible servers alike.
+BASE_URL_ENV = "OPENAI_BASE_URL"
 
 MAX_TOKENS_PARAMS = ("max_tokens", "max_completion_tokens")
 #: Body fields passed to ``chat.completions.create`` by name; the others go in ``extra_body``.
@@ -75,23 +72,39 @@ class OpenAIJudge(SDKJudge):
     default follows the model id) and ``reasoning_effort`` (sent only when set).
     """
 
-    provider = "openai"
+    #: OpenAI's own API, and any server that speaks it (``openai_compatible``: vLLM, Ollama,
+    #: hosted open models), which needs a base URL, takes a key only where the config names
+    #: one, and serves models of many makers.
+    descriptors = (
+        JudgeDescriptor(
+            "openai",
+            maker=OPENAI,
+            sdk="openai",
+            packages=("openai",),
+            key_env=DEFAULT_KEY_ENV,
+            base_url_env=BASE_URL_ENV,
+            default_base_url=DEFAULT_BASE_URL,
+            batch_api="Batch API",
+        ),
+        JudgeDescriptor(
+            "openai_compatible",
+            sdk="openai",
+            packages=("openai",),
+            base_url_env=BASE_URL_ENV,
+            batch_api="Batch API",
+        ),
+    )
     Options = OpenAIOptions
     options: OpenAIOptions
-    sdk = "openai"
     client_class = "AsyncOpenAI"
     response_type_name = "openai.types.chat:ChatCompletion"
-    batch_api_name = "Batch API"
     supports_images = True
     modalities: tuple[str, ...] = ("text", "mm", "image")
     batch_limits = BATCH_LIMITS
     api_path = "/chat/completions"
 
     def __init__(self, model: ModelConfig, *, timeout: float | None = None) -> None:
-        super().__init__(model)
-        self.name = str(model.name)
-        self.provider_name = str(model.provider)
-        self.model_id = str(model.model_id)
+        super().__init__(model, timeout=timeout)
         self.supports_images = bool(model.supports_images)
         self.modalities = ("text", "mm", "image") if self.supports_images else ("text",)
         self.temperature = None if model.temperature is None else float(model.temperature)
@@ -106,33 +119,8 @@ class OpenAIJudge(SDKJudge):
         self.max_tokens_param = str(param)
         self.reasoning_effort = self.options.reasoning_effort
 
-        compatible = self.provider_name != "openai"
-        endpoint = endpoint_override(model)
-        if compatible and not endpoint:
-            raise ConfigError(
-                f"model '{self.name}' uses provider '{self.provider_name}' and needs "
-                "model.base_url (the server's URL, e.g. http://127.0.0.1:8000/v1) or "
-                f"{BASE_URL_ENVS['openai']}"
-            )
-        endpoint = endpoint or DEFAULT_BASE_URL
-        # Shown in messages and kept in batch state files, so never with credentials in it.
-        self.base_url = redact_text(endpoint)
-        self.key_env = self.api_key_env(model)
-        # Read now, so a missing key stops the run before any call; the SDK loads at the
-        # first call (see SDKJudge._client).
-        self._api_key = read_api_key(self.name, self.key_env) if self.key_env else NO_KEY
-        self._endpoint = endpoint
-        self._timeout_s = DEFAULT_TIMEOUT_S if timeout is None else timeout
-
-    @classmethod
-    def api_key_env(cls, model: ModelConfig) -> str | None:
-        """``model.api_key_env``; else OpenAI's own variable for the OpenAI API, and none for
-        an OpenAI-compatible server."""
-        compatible = str(model.provider) != "openai"
-        return model.api_key_env or (None if compatible else DEFAULT_KEY_ENV)
-
     def describe(self) -> str:
-        return f"{self.provider_name} judge '{self.name}' ({self.model_id} at {self.base_url})"
+        return f"{self.model.provider} judge '{self.name}' ({self.model_id} at {self.base_url})"
 
     # -- the request -----------------------------------------------------------------------
 

@@ -1,152 +1,162 @@
-"""Providers registered by name on factories that import their SDK only when used."""
+"""Judge classes found by the providers they describe, and the facts every other module reads
+about a provider (:class:`~mmjudge.judges.descriptor.JudgeDescriptor`).
+
+The judges that ship with mmjudge are the :class:`~mmjudge.judges.base.JudgeAPI` subclasses
+declared in the modules of :mod:`mmjudge.judges` with descriptors of their own: a new module
+there is found with no list to edit. A judge kept elsewhere (a plugin, a test's) is added with
+:func:`register`. Judge modules import no provider SDK when imported (each SDK loads at its
+judge's first call), so finding them costs little, and a missing optional module is reported
+when a cell asks for its judge, with the extra that installs it.
+"""
 
 from __future__ import annotations
 
+import functools
 import importlib
-import os
-import urllib.parse
-from collections.abc import Callable
+import importlib.util
+import pkgutil
 
 from mmjudge.config import ModelConfig
+from mmjudge.config.values import check_whole
 from mmjudge.errors import ConfigError
 from mmjudge.judges.base import JudgeAPI
-from mmjudge.keyguard import redact_text
+from mmjudge.judges.descriptor import JudgeDescriptor, TokenCounting
+from mmjudge.judges.endpoint import endpoint_for
 
-#: provider name -> "module:Class"; the class is built as ``Class(model_config)``.
-_PROVIDERS: dict[str, str] = {
-    "lexical": "mmjudge.judges.lexical:LexicalJudge",
-    "openai": "mmjudge.judges.openai:OpenAIJudge",
-    "openai_compatible": "mmjudge.judges.openai:OpenAIJudge",
-    "anthropic": "mmjudge.judges.anthropic:AnthropicJudge",
-    "embedding": "mmjudge.judges.embedding:EmbeddingJudge",
-    "replay": "mmjudge.judges.replay:ReplayJudge",
-}
-
-#: Which optional extra to install when a provider's import fails.
-_EXTRAS: dict[str, str] = {"embedding": "local"}
-
-#: The environment variable each provider's official SDK reads for its base URL.
-BASE_URL_ENVS: dict[str, str] = {
-    "openai": "OPENAI_BASE_URL",
-    "openai_compatible": "OPENAI_BASE_URL",
-    "anthropic": "ANTHROPIC_BASE_URL",
-}
+#: Judge classes added with :func:`register`, by provider name.
+_REGISTERED: dict[str, type[JudgeAPI]] = {}
 
 
-def endpoint_override(model: ModelConfig) -> str | None:
-    """Where a model's calls go when not to its provider's public endpoint, else None.
-
-    ``model.base_url`` when set; otherwise the variable the provider's SDK reads
-    (``OPENAI_BASE_URL``, ``ANTHROPIC_BASE_URL``), as the SDK would use it when given no base
-    URL (a blank value counts as unset). Judges, the response cache's key and the summary all
-    read it here, so they agree on the endpoint. An empty ``model.base_url`` is refused: the SDK
-    would call the public endpoint in its place.
-    """
-    if model.base_url is not None:
-        return checked_base_url(str(model.base_url), "model.base_url")
-    variable = BASE_URL_ENVS.get(str(model.provider))
-    value = os.environ.get(variable, "").strip() if variable else ""
-    return checked_base_url(value, variable) if value and variable else None
+@functools.cache
+def _shipped() -> dict[str, type[JudgeAPI]]:
+    """The judge classes of :mod:`mmjudge.judges`, by each provider name they describe."""
+    package = importlib.import_module("mmjudge.judges")
+    found: dict[str, type[JudgeAPI]] = {}
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        for value in vars(module).values():
+            if _declares_descriptors(value) and value.__module__ == module.__name__:
+                for descriptor in value.descriptors:
+                    found[descriptor.provider] = value
+    return found
 
 
-#: The schemes a judge's HTTP client can call.
-_SCHEMES = ("http", "https")
+def _declares_descriptors(value: object) -> bool:
+    return (
+        isinstance(value, type)
+        and issubclass(value, JudgeAPI)
+        and "descriptors" in vars(value)
+        and bool(value.descriptors)
+    )
 
 
-def checked_base_url(url: str, source: str) -> str:
-    """``url`` when a judge can call it; otherwise a :class:`ConfigError` naming ``source``
-    (the setting or environment variable it came from) and what to give instead.
-
-    Refused: an empty URL (the SDK would call the public endpoint instead), whitespace in it
-    (an unencoded space in a path the server never matches), no scheme (``localhost:8000/v1``),
-    a scheme other than http(s), no host, and a user name or password in the URL (the SDK's key
-    header clashes with it, and the URL is kept in records). The credentials are never
-    repeated in the message.
-    """
-    example = "e.g. http://127.0.0.1:8000/v1 or https://api.example.com/v1"
-    if not url.strip():
-        raise ConfigError(
-            f"{source} is empty; give the server's full URL, {example}, or leave {source} "
-            "out (null) for the provider's public endpoint"
-        )
-    if any(char.isspace() for char in url):
-        raise ConfigError(
-            f"{source}={redact_text(url)!r} holds a space or another blank; remove it, or write "
-            "a space that belongs in the path as %20"
-        )
-    try:
-        parts = urllib.parse.urlsplit(url)
-        has_credentials = parts.username is not None or parts.password is not None
-        host = parts.hostname
-        parts.port  # noqa: B018 (raises ValueError for a port that is not a number)
-    except ValueError:
-        raise ConfigError(
-            f"{source} is not a URL a judge can call; give the server's full URL, {example}"
-        ) from None
-    if has_credentials:
-        raise ConfigError(
-            f"{source} holds a user name or password in the URL; remove them (give "
-            "scheme://host/path only) and put the key in the environment variable that "
-            "model.api_key_env names"
-        )
-    scheme = parts.scheme.lower()
-    shown = repr(redact_text(url))
-    if "://" not in url or not scheme:
-        raise ConfigError(
-            f"{source}={shown} has no scheme; give the server's full URL starting with "
-            f"http:// or https://, {example}"
-        )
-    if scheme not in _SCHEMES:
-        raise ConfigError(
-            f"{source}={shown} uses {scheme}://, which judges cannot call; give an http:// "
-            f"or https:// URL, {example}"
-        )
-    if not host:
-        raise ConfigError(f"{source}={shown} names no host; give the server's full URL, {example}")
-    return url
+def judge_classes() -> dict[str, type[JudgeAPI]]:
+    """Every known provider name and the judge class that serves it."""
+    return {**_shipped(), **_REGISTERED}
 
 
 def provider_names() -> list[str]:
-    return sorted(_PROVIDERS)
+    return sorted(judge_classes())
 
 
-def register(name: str, target: str) -> None:
-    """Register ``module:Class`` under ``name`` (for plugins and tests)."""
-    _PROVIDERS[name] = target
+def descriptors() -> list[JudgeDescriptor]:
+    """Every known provider's facts, by provider name."""
+    classes = judge_classes()
+    return [classes[name].described(name) for name in sorted(classes)]
+
+
+def describe(provider: str | None) -> JudgeDescriptor | None:
+    """The facts of ``provider``, or None for a provider no judge class describes (a plugin
+    not registered in this process, a run from elsewhere)."""
+    cls = judge_classes().get(str(provider))
+    return cls.described(str(provider)) if cls is not None else None
+
+
+def facts(provider: str | None) -> JudgeDescriptor:
+    """The facts of ``provider``; for one nobody describes, those of a judge that says nothing
+    more than its name (its models' maker, its family and its tokens come from the model id)."""
+    return describe(provider) or JudgeDescriptor(str(provider or "other"))
+
+
+def register(judge: type[JudgeAPI]) -> None:
+    """Add a judge class kept outside :mod:`mmjudge.judges` under each provider name its
+    descriptors give (for plugins and tests)."""
+    if not _declares_descriptors(judge):
+        raise TypeError(f"{judge.__name__} declares no descriptors, so it serves no provider")
+    for descriptor in judge.descriptors:
+        _REGISTERED[descriptor.provider] = judge
+    token_counting.cache_clear()
+
+
+def unregister(judge: type[JudgeAPI]) -> None:
+    """Remove what :func:`register` added for ``judge``."""
+    for descriptor in judge.descriptors:
+        if _REGISTERED.get(descriptor.provider) is judge:
+            del _REGISTERED[descriptor.provider]
+    token_counting.cache_clear()
 
 
 def judge_class(model: ModelConfig) -> type[JudgeAPI]:
-    """The judge class for a model config, importing its SDK lazily."""
-    target = _PROVIDERS.get(model.provider)
-    if target is None:
+    """The judge class for a model config, once the modules it needs are known to import."""
+    cls = judge_classes().get(model.provider)
+    if cls is None:
         choices = ", ".join(provider_names())
         raise ConfigError(
             f"model.provider='{model.provider}' is unknown for model '{model.name}'; "
             f"choose one of: {choices}"
         )
-    module_name, _, class_name = target.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        extra = _EXTRAS.get(model.provider)
-        hint = f"pip install 'mmjudge[{extra}]'" if extra else "pip install -e ."
+    descriptor = cls.described(model.provider)
+    missing = next(
+        (m for m in descriptor.required_modules if importlib.util.find_spec(m) is None), None
+    )
+    if missing is not None:
         raise ConfigError(
             f"provider '{model.provider}' for model '{model.name}' needs a missing package "
-            f"({exc.name}); install it with: {hint}"
-        ) from exc
-    cls: type[JudgeAPI] = getattr(module, class_name)
+            f"({missing}); install it with: {descriptor.install_hint}"
+        )
     return cls
 
 
+def check_model(model: ModelConfig) -> None:
+    """The model settings whose bounds depend on the provider: a paid judge's requests carry
+    ``model.max_tokens``, so it needs at least 1 (0 would send none at all); a free one writes
+    no text and takes 0. A provider nobody describes is left to fail with its own error."""
+    descriptor = describe(model.provider)
+    if descriptor is not None and not descriptor.free:
+        check_whole("model.max_tokens", model.max_tokens, 1)
+
+
 def is_free(model: ModelConfig) -> bool:
-    """Whether the model's judge says it runs at no charge (:attr:`JudgeAPI.free`); False for
-    a provider nobody registered, whose cell fails with its own error."""
-    if model.provider not in _PROVIDERS:
-        return False
-    return judge_class(model).free
+    """Whether the model's judge runs at no charge (its descriptor's ``free``); False for a
+    provider nobody described, whose cell fails with its own error."""
+    descriptor = describe(model.provider)
+    return descriptor is not None and descriptor.free
+
+
+def endpoint_override(model: ModelConfig) -> str | None:
+    """Where a model's calls go when not to its provider's public endpoint, else None
+    (:func:`~mmjudge.judges.endpoint.endpoint_for` with the variable its provider's SDK reads).
+    Judges, the response cache's key and the summary all read it here, so they agree on the
+    endpoint."""
+    descriptor = describe(model.provider)
+    return endpoint_for(model, descriptor.base_url_env if descriptor is not None else None)
+
+
+def family_of(provider: str | None, model_id: str | None) -> str:
+    """The report's colour family of a model (``gpt-4o`` → ``OpenAI``): its provider's when
+    the provider serves one maker's models, else the maker its id names, else the provider's
+    name (``other`` without one)."""
+    return facts(provider).family(model_id)
+
+
+@functools.lru_cache(maxsize=256)
+def token_counting(provider: str | None, model_id: str | None) -> TokenCounting:
+    """How the text tokens of ``model_id`` served by ``provider`` are counted offline (its
+    provider's when it serves one maker's models, else its maker's by the id, else an
+    estimate); remembered, as every forecast asks."""
+    return facts(provider).tokens(model_id)
 
 
 def create_judge(model: ModelConfig) -> JudgeAPI:
     """Build the judge for a model config (reads its API key from the environment)."""
-    factory: Callable[[ModelConfig], JudgeAPI] = judge_class(model)
-    return factory(model)
+    return judge_class(model)(model)

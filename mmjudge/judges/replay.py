@@ -26,13 +26,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from mmjudge.config import ModelConfig
 from mmjudge.data.label_files import label_runs, runs_by
 from mmjudge.data.qrels import QrelsFile
 from mmjudge.errors import ConfigError, DatasetError, UngradableItem
 from mmjudge.judges.base import JudgeAPI
+from mmjudge.judges.descriptor import JudgeDescriptor
 from mmjudge.judges.options import JudgeOptions
 from mmjudge.locations import resolve_path
 from mmjudge.records import JudgeRequest, JudgeResponse, Usage
@@ -96,11 +97,10 @@ def load_replay(path: str | Path, run: str | None = None) -> Graded:
 class ReplayJudge(JudgeAPI):
     """Grades each item with the file's grade for its (query, result)."""
 
-    provider = "replay"
+    descriptors = (JudgeDescriptor("replay", free=True),)
     supports_images = True
     modalities = ("text", "mm", "image")
     cacheable = False
-    free = True
     Options = ReplayOptions
     options: ReplayOptions
 
@@ -128,7 +128,7 @@ class ReplayJudge(JudgeAPI):
     def describe(self) -> str:
         return f"replay of {self.graded.path}"
 
-    def check_scale(self, grades: list[int]) -> dict[str, Any] | None:
+    def check_scale(self, grades: list[int]) -> None:
         scale = {float(g) for g in grades}
         for (query, doc), (grade, line) in self.graded.grades.items():
             if grade not in scale:

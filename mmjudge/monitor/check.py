@@ -4,7 +4,7 @@ response cache, and compare the answers with a baseline check of the same config
 A check is an ordinary cell (:func:`mmjudge.engine.cell.run_cell`) written to
 ``<paths.results>/monitor/checks/<series>/<check>/``, with ``runner.cache=false`` so that
 every answer is the provider's answer today. Its entry in the history
-(:mod:`mmjudge.monitor.history`) keeps what the timeline needs: the provider's model
+(:mod:`mmjudge.store.monitor_history`) keeps what the timeline needs: the provider's model
 identifiers and fingerprints, κ against people with its interval, the grade distribution,
 the spend, and the comparison with the baseline (:func:`mmjudge.studies.drift.drift_summary`).
 """
@@ -16,37 +16,35 @@ import hashlib
 import itertools
 import os
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from mmjudge.config import SweepConfig
 from mmjudge.engine.cell import run_cell
 from mmjudge.errors import ConfigError
-from mmjudge.files import append_jsonl
 from mmjudge.locations import resolve_path
-from mmjudge.monitor.history import HISTORY, read_history
+from mmjudge.records import JudgmentRecord
 from mmjudge.store import RunSummary, read_records
+from mmjudge.store.bounds import Bounds
+from mmjudge.store.monitor_history import (
+    HISTORY,
+    CheckEntry,
+    Comparison,
+    Drift,
+    Thresholds,
+    append_entry,
+    read_history,
+)
 from mmjudge.store.status import COMPLETE
 from mmjudge.studies.drift import drift_summary
 
 #: Where checks' run folders go, under ``paths.results``.
 CHECKS = Path("monitor") / "checks"
-
-
-@dataclass(frozen=True)
-class Thresholds:
-    """What a check may show and still pass."""
-
-    max_change: float = 0.05
-    """Largest share of items whose grade may change against the baseline."""
-    alpha: float = 0.01
-    """A Stuart–Maxwell p-value below this says the grade distribution moved."""
-    allow_new_model: bool = False
-    """Pass even when the provider names a model the baseline never saw."""
+#: The thresholds of a check that names none.
+DEFAULT_THRESHOLDS = Thresholds()
 
 
 def series_name(cfg: SweepConfig) -> str:
@@ -64,8 +62,8 @@ def run_check(
     history: Path,
     *,
     baseline: str = "first",
-    thresholds: Thresholds = Thresholds(),
-) -> dict[str, Any]:
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
+) -> CheckEntry:
     """Judge the items once more, compare with the baseline, append the entry and return it.
 
     ``baseline``: ``first`` (the series' first complete check; the default, so slow drift
@@ -74,7 +72,7 @@ def run_check(
     """
     cfg = dataclasses.replace(cfg, runner=dataclasses.replace(cfg.runner, cache=False))
     series = series_name(cfg)
-    earlier = [e for e in read_history(history) if e.get("series") == series]
+    earlier = [e for e in read_history(history).checks if e.series == series]
     base = choose_baseline(earlier, baseline, history)
     now = datetime.now(UTC)
     name, run_dir = _new_folder(resolve_path(cfg.paths.results) / CHECKS / series, now)
@@ -82,9 +80,10 @@ def run_check(
     assert isinstance(summary, RunSummary)  # never a dry run: run_cell checks the config
     entry = check_entry(summary, run_dir, series, name, now)
     if base is not None:
-        compare(entry, base, run_dir, list(cfg.dataset.scale.grades), thresholds)
-    entry["thresholds"] = dataclasses.asdict(thresholds)
-    append_jsonl(history, entry)
+        compared = compare(entry, base, run_dir, list(cfg.dataset.scale.grades))
+        entry = dataclasses.replace(entry, comparison=compared, moved=moved(compared, thresholds))
+    entry = dataclasses.replace(entry, thresholds=thresholds)
+    append_entry(history, entry)
     return entry
 
 
@@ -104,16 +103,16 @@ def _new_folder(parent: Path, now: datetime) -> tuple[str, Path]:
 
 
 def choose_baseline(
-    earlier: list[dict[str, Any]], baseline: str, history: Path
-) -> dict[str, Any] | None:
+    earlier: Sequence[CheckEntry], baseline: str, history: Path
+) -> CheckEntry | None:
     """The entry a new check is compared with (see :func:`run_check`)."""
-    complete = [e for e in earlier if e.get("status") == COMPLETE]
+    complete = [e for e in earlier if e.status == COMPLETE]
     if baseline == "first":
         return complete[0] if complete else None
     if baseline == "last":
         return complete[-1] if complete else None
     for entry in earlier:
-        if entry.get("check") == baseline:
+        if entry.check == baseline:
             return entry
     raise ConfigError(
         f"baseline={baseline}: no check of that name in {history}; use baseline=first, "
@@ -121,59 +120,46 @@ def choose_baseline(
     )
 
 
-def _labels(run_dir: Path) -> dict[tuple[str, str], Any]:
+def _labels(run_dir: Path) -> dict[tuple[str, str], JudgmentRecord]:
     return {key: record for key, record in read_records(run_dir).items() if record.error is None}
 
 
 def check_entry(
     summary: RunSummary, run_dir: Path, series: str, name: str, when: datetime
-) -> dict[str, Any]:
+) -> CheckEntry:
     """The history entry of a check, before it is compared with its baseline."""
     records = _labels(run_dir)
     items = "\n".join(f"{q}\t{r}" for q, r in sorted(records))
     metrics = summary.metrics
-    interval = (metrics.intervals or {}).get("kappa") or {}
+    interval = metrics.interval("kappa") or {}
     grades = Counter(str(r.label) for r in records.values() if r.label is not None)
-    return {
-        "kind": "check",
-        "check": name,
-        "series": series,
-        "time": when.isoformat(timespec="seconds"),
-        "run_dir": str(run_dir),
-        "status": summary.status.status,
-        "dataset": summary.cell.dataset,
-        "model": summary.cell.model,
-        "model_id": summary.cell.model_id,
-        "modality": summary.cell.modality,
-        "prompt_id": summary.cell.prompt_id,
-        "n_items": len(records),
-        "items_sha256": hashlib.sha256(items.encode("utf-8")).hexdigest(),
-        "models": dict(Counter(r.response_model or "?" for r in records.values())),
-        "fingerprints": dict(
+    return CheckEntry(
+        check=name,
+        series=series,
+        time=when.isoformat(timespec="seconds"),
+        run_dir=str(run_dir),
+        status=summary.status.status,
+        dataset=summary.cell.dataset,
+        model=summary.cell.model,
+        model_id=summary.cell.model_id,
+        modality=summary.cell.modality,
+        prompt_id=summary.cell.prompt_id,
+        n_items=len(records),
+        items_sha256=hashlib.sha256(items.encode("utf-8")).hexdigest(),
+        models=dict(Counter(r.response_model or "?" for r in records.values())),
+        fingerprints=dict(
             Counter(r.system_fingerprint for r in records.values() if r.system_fingerprint)
         ),
-        "kappa_people": {
-            "estimate": metrics.kappa,
-            "low": interval.get("low"),
-            "high": interval.get("high"),
-        },
-        "label_distribution": dict(sorted(grades.items())),
-        "spent_usd": summary.cost.spent_usd,
-        "baseline": None,
-        "moved": [],
-    }
+        kappa_people=Bounds.of({**interval, "estimate": metrics.kappa}),
+        label_distribution=dict(sorted(grades.items())),
+        spent_usd=summary.cost.spent_usd,
+    )
 
 
-def compare(
-    entry: dict[str, Any],
-    base: dict[str, Any],
-    run_dir: Path,
-    grades: list[int],
-    thresholds: Thresholds,
-) -> None:
-    """Add the comparison with ``base`` to ``entry``: the drift figures, the model
-    identifiers and fingerprints the baseline never saw, and what moved past a threshold."""
-    before = _labels(Path(str(base.get("run_dir"))))
+def compare(entry: CheckEntry, base: CheckEntry, run_dir: Path, grades: list[int]) -> Comparison:
+    """``entry`` against ``base``: the drift figures, and the model identifiers and
+    fingerprints the baseline never saw."""
+    before = _labels(Path(base.run_dir))
     after = _labels(run_dir)
     shared = [key for key in before if key in after]
     drift = drift_summary(
@@ -182,43 +168,41 @@ def compare(
         [q for q, _ in shared],
         grades=grades,
     )
-    new_models = sorted(set(entry["models"]) - set(base.get("models") or {}))
-    new_prints = sorted(set(entry["fingerprints"]) - set(base.get("fingerprints") or {}))
-    entry.update(
-        baseline=base.get("check"),
-        baseline_kappa_people=base.get("kappa_people"),
-        baseline_spent_usd=base.get("spent_usd"),
-        same_items=entry["items_sha256"] == base.get("items_sha256"),
+    return Comparison(
+        baseline=base.check,
+        baseline_kappa_people=base.kappa_people,
+        baseline_spent_usd=base.spent_usd,
+        same_items=entry.items_sha256 == base.items_sha256,
         drift=drift,
-        new_models=new_models,
-        new_fingerprints=new_prints,
+        new_models=tuple(sorted(set(entry.models) - set(base.models))),
+        new_fingerprints=tuple(sorted(set(entry.fingerprints) - set(base.fingerprints))),
     )
-    entry["moved"] = moved(drift, new_models, thresholds)
 
 
-def _grade(label: Any) -> float:
+def _grade(label: int | None) -> float:
     return float("nan") if label is None else float(label)
 
 
-def moved(drift: dict[str, Any], new_models: list[str], thresholds: Thresholds) -> list[str]:
+def moved(compared: Comparison, thresholds: Thresholds) -> tuple[str, ...]:
     """What went past a threshold, each in a few words (empty: the check passes)."""
     reasons = []
-    change = drift["change_share"]
-    share = change.get("estimate")
+    drift: Drift = compared.drift
+    change = drift.change_share
+    share = change.estimate
     if share is not None and share > thresholds.max_change:
         reasons.append(
-            f"{100 * share:.1f}% of labels changed [{_pct(change.get('low'))}, "
-            f"{_pct(change.get('high'))}] ({drift['changed']} of {drift['n']}; "
+            f"{100 * share:.1f}% of labels changed [{_pct(change.low)}, "
+            f"{_pct(change.high)}] ({drift.changed} of {drift.n_paired}; "
             f"limit {100 * thresholds.max_change:.1f}%)"
         )
-    p = drift["stuart_maxwell"].get("p")
+    p = drift.stuart_maxwell.p
     if p is not None and p < thresholds.alpha:
         reasons.append(
             f"the grade distribution moved (Stuart–Maxwell p={p:.2g} < {thresholds.alpha:g})"
         )
-    if new_models and not thresholds.allow_new_model:
-        reasons.append(f"the provider answered as a new model: {', '.join(new_models)}")
-    return reasons
+    if compared.new_models and not thresholds.allow_new_model:
+        reasons.append(f"the provider answered as a new model: {', '.join(compared.new_models)}")
+    return tuple(reasons)
 
 
 def _pct(value: float | None) -> str:

@@ -37,6 +37,7 @@ from mmjudge.report.numbers import (
 from mmjudge.report.style import Palette
 from mmjudge.store import RunSummary, judgments_path
 from mmjudge.store.status import ANALYSED, DRY_RUN, SKIPPED
+from mmjudge.studies.race_verdict import RaceVerdict, verdict_for_runs
 
 __all__ = ["HumanPair", "pareto_frontier", "saved_score"]  # from scores, used from here too
 
@@ -85,7 +86,8 @@ class Cell:
 
     @property
     def free(self) -> bool:
-        """No judgment cost anything (a judge that says it is free, ``JudgeAPI.free``)."""
+        """No judgment cost anything (a judge whose descriptor says it is free:
+        ``JudgeDescriptor.free``)."""
         return self.usd_per_million == 0
 
     @property
@@ -159,6 +161,8 @@ class DatasetStats:
     """Image + text and image only against text only, per model and prompt."""
     ensemble_vs_best: list[Comparison] = field(default_factory=list)
     """Each ensemble on the frontier of judges and ensembles against the best judge."""
+    race: RaceVerdict | None = None
+    """The race whose folder holds the dataset's judges, when one does (``mmjudge race``)."""
 
     @property
     def ceiling(self) -> tuple[float, float] | None:
@@ -414,6 +418,7 @@ def _dataset_stats(dataset: str, group: pd.DataFrame, n_boot: int) -> DatasetSta
         cell.frontier = flag
     stats.human_pairs = human_pairs(stats.items, grades, relevant_from, n_boot)
     _comparisons(stats, n_boot)
+    stats.race = verdict_for_runs(cell.run_dir for cell in stats.cells)
     return stats
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import jinja2
 import pandas as pd
 
+from mmjudge.config.names import report_folder_name
 from mmjudge.errors import MMJudgeError
 from mmjudge.files import write_atomic
 from mmjudge.report import (
@@ -103,7 +104,7 @@ def build_report(
     found = _found_cells(roots)
     _sweep_summaries(roots, found)
     cells, attacked = robustness_report.split(found)
-    out = Path(reports_dir) / (name or "+".join(r.name for r in roots))
+    out = Path(reports_dir) / report_folder_name([r.name for r in roots], name)
     out.mkdir(parents=True, exist_ok=True)
     analysis = analyse(cells, n_boot=n_boot)
     prices = (human_cost_per_label, label_budget_usd)

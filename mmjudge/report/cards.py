@@ -1,7 +1,9 @@
 """The answer at the top of the page: one card per dataset, then a few lines on ensembles.
 
 A card names the recommended judge (the cheapest judge not distinguishable from the best
-whose κ interval lies above 0, :func:`mmjudge.report.verdicts.recommended`), the best judge,
+whose κ interval lies above 0, or the choice of a race that decided in the dataset's folder:
+:func:`mmjudge.report.verdicts.recommended`; when that race chose another judge, the card says
+why in one line), the best judge,
 what the image adds on that dataset and where the best κ sits between chance (κ 0) and the
 human ceiling. When no judge's interval lies above 0 the card recommends none and says
 plainly that no judge agrees with people better than chance. Every number is the one the
@@ -33,7 +35,7 @@ from mmjudge.report.findings.prose import (
     usd,
 )
 from mmjudge.report.style import ensemble_label
-from mmjudge.report.verdicts import at_chance, baseline, best_role, recommended
+from mmjudge.report.verdicts import at_chance, baseline, best_role, race_note, raced, recommended
 
 
 @dataclass
@@ -62,6 +64,9 @@ class Card:
     person graded)."""
     systems: Markup | None = None
     """With run files: each system's nDCG@10 prediction-powered beside human-only."""
+    race_note: Markup | None = None
+    """Why the race in the dataset's folder chose another judge, in one line (None when
+    there is no race or they agree)."""
 
 
 def _judge(analysis: Analysis, cell: Cell) -> Markup:
@@ -81,6 +86,8 @@ def _short(text: str) -> str:
 
 def _why(stats: DatasetStats, chosen: Cell) -> Markup:
     best = stats.ranked[0]
+    if stats.race is not None and stats.race.decided and chosen is raced(stats):
+        return join(stats.race.why())
     if len(stats.ranked) == 1:
         return join("The only judge with a κ on this dataset.")
     if chosen is best:
@@ -157,6 +164,11 @@ def _no_recommendation(analysis: Analysis, stats: DatasetStats) -> Markup:
     )
 
 
+def _race_note(stats: DatasetStats, chosen: Cell | None) -> Markup | None:
+    note = race_note(stats, chosen)
+    return None if note is None else join(note)
+
+
 def _ensemble_lines(analysis: Analysis, stats: DatasetStats) -> list[Markup]:
     """Ensembles that sit on the frontier of judges and ensembles, against the best judge."""
     lines = []
@@ -219,6 +231,7 @@ def cards(
                 split=labels.split,
                 mean_grade=labels.mean_grade,
                 systems=labels.systems,
+                race_note=_race_note(stats, chosen),
             )
         )
     return out

@@ -22,10 +22,10 @@ import pandas as pd
 from mmjudge import metrics
 from mmjudge.metrics import catalogue
 from mmjudge.store import RunSummary, read_summaries
-from mmjudge.store import write_sweep_summary as write_sweep_file
 from mmjudge.store.race_file import read_race_file
 from mmjudge.store.rows import human_grades, label_rows
-from mmjudge.store.status import count_statuses, sweep_exit_code
+from mmjudge.store.sweep_file import SweepSummary, SweepSummaryCell
+from mmjudge.store.sweep_file import write_sweep_summary as write_sweep_file
 from mmjudge.studies.race_records import fates_by_folder
 
 _NAN = math.nan
@@ -107,53 +107,25 @@ def judged_statuses(cells: pd.DataFrame) -> list[str]:
     return [str(s) for s in cells.loc[cells["kind"] == "single", "status"]]
 
 
-def write_sweep_summary(root: Path, cells: pd.DataFrame) -> dict[str, Any]:
-    """``sweep_summary.json`` in a sweep directory: every cell with its status (skipped ones
-    with reasons, failed ones with their error counts and first error), and cells per status
-    (``by_status``, which adds up to ``n_cells``).
+def write_sweep_summary(root: Path, cells: pd.DataFrame) -> SweepSummary:
+    """``sweep_summary.json`` in a sweep directory: every cell of ``cells`` (a
+    :func:`cell_table`) with its status (skipped ones with reasons, failed ones with their
+    error counts and first error), and cells per status (``by_status``, which adds up to
+    ``n_cells``); see :mod:`mmjudge.store.sweep_file`.
 
     A cell's κ, its interval, α and the number of items they are on are copied from its
     ``summary.json`` (:func:`mmjudge.metrics.scoring.agreement_summary`), not recomputed."""
-    statuses = judged_statuses(cells)
-    every = [str(status) for status in cells["status"]] if len(cells) else []
-    data: dict[str, Any] = {
-        "schema_version": 1,
-        "n_cells": len(cells),
-        "n_skipped": int((cells["status"] == "skipped").sum()) if len(cells) else 0,
-        # Every cell listed, panels and cascades too, so that the counts add up to n_cells;
-        # the exit code is the judged cells'.
-        "by_status": count_statuses(every),
-        "exit_code": sweep_exit_code(statuses),
-        "cells": [
-            {
-                key: (None if pd.isna(row[key]) else row[key])
-                if not isinstance(row[key], dict | list)
-                else row[key]
-                for key in (
-                    "run_id",
-                    "status",
-                    "skip_reason",
-                    "dataset",
-                    "model",
-                    "modality",
-                    "prompt_id",
-                    "kind",
-                    "n",
-                    "n_scored",
-                    "n_errors",
-                    "status_reason",
-                    "first_error",
-                    "kappa",
-                    "kappa_interval",
-                    "alpha",
-                    "usd_per_million",
-                )
-            }
-            for _, row in cells.iterrows()
-        ],
-    }
-    write_sweep_file(root, data)
-    return data
+    listed = (
+        [
+            SweepSummaryCell.of(Path(run_dir), summary)
+            for run_dir, summary in zip(cells["run_dir"], cells["summary"], strict=True)
+        ]
+        if len(cells)
+        else []
+    )
+    summary = SweepSummary.of(listed)
+    write_sweep_file(root, summary)
+    return summary
 
 
 # --------------------------------------------------------------------------- labels

@@ -1,4 +1,4 @@
-"""The monitoring timeline: every check of the history (:mod:`mmjudge.monitor.history`) as a
+"""The monitoring timeline: every check of the history (:mod:`mmjudge.store.monitor_history`) as a
 table and an interactive chart, drawn offline from the history alone.
 
 The chart follows the report's conventions: a Vega-Lite spec built with ``altair``, the
@@ -11,113 +11,150 @@ identifier is marked on the time axis and named in the table.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import altair as alt
 import jinja2
 
 from mmjudge.files import write_atomic
-from mmjudge.monitor.history import read_history
 from mmjudge.report.interactive import inline_script, script_json, vega_bundle
+from mmjudge.store.bounds import Bounds
+from mmjudge.store.monitor_history import AuditEntry, CheckEntry, read_history
 
 TEMPLATE = "monitor.html.j2"
 SPEND = "spent per check ($)"
 
 
-def _pct(value: Any) -> str:
+def _pct(value: float | None) -> str:
     return "–" if value is None else f"{100 * float(value):.1f}%"
 
 
-def _num(value: Any) -> str:
+def _num(value: float | None) -> str:
     return "–" if value is None else f"{float(value):.3f}".replace("-", "−")
 
 
-def _interval(block: dict[str, Any] | None, show: Any = _num) -> str:
-    block = block or {}
-    if block.get("estimate") is None:
+def _interval(block: Bounds | None, show: Callable[[float | None], str] = _num) -> str:
+    if block is None or block.estimate is None:
         return "–"
-    if block.get("low") is None or block.get("high") is None:
-        return str(show(block["estimate"]))
-    return f"{show(block['estimate'])} [{show(block['low'])}, {show(block['high'])}]"
+    if block.low is None or block.high is None:
+        return show(block.estimate)
+    return f"{show(block.estimate)} [{show(block.low)}, {show(block.high)}]"
 
 
-def timeline_rows(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+class TimelineRow(NamedTuple):
+    """One check as the timeline's table shows it."""
+
+    time: str
+    """When it started."""
+    check: str
+    """Its name."""
+    series: str
+    """The checks it is compared with."""
+    status: str
+    """How its cell ended."""
+    n: int
+    """Items answered."""
+    models: str
+    """The model identifiers the provider named."""
+    new_model: str
+    """Those its series had not answered with before (empty: none)."""
+    fingerprints: str
+    """The system fingerprints."""
+    baseline: str
+    """The check it was compared with (``(baseline)``: it is the baseline)."""
+    change: str
+    """The share of labels changed against the baseline, with its interval."""
+    kappa_checks: str
+    """κ between the two checks, with its interval."""
+    p: str
+    """The Stuart–Maxwell p-value."""
+    kappa_people: str
+    """κ against people, with its interval."""
+    grades: str
+    """Answers per grade."""
+    spent: str
+    """Dollars spent."""
+    moved: str
+    """What moved past a threshold (or ``within thresholds``)."""
+    ok: bool
+    """Nothing moved."""
+
+
+def timeline_rows(entries: Sequence[CheckEntry]) -> list[TimelineRow]:
     """One table row per check, oldest first."""
     rows = []
     seen: dict[str, set[str]] = {}
     for entry in entries:
-        series = str(entry.get("series"))
-        models = entry.get("models") or {}
-        known = seen.setdefault(series, set())
-        new = sorted(set(models) - known) if known else []
-        known.update(models)
-        drift = entry.get("drift") or {}
-        sm = drift.get("stuart_maxwell") or {}
+        known = seen.setdefault(entry.series, set())
+        new = sorted(set(entry.models) - known) if known else []
+        known.update(entry.models)
+        compared = entry.comparison
+        drift = compared.drift if compared is not None else None
+        p = drift.stuart_maxwell.p if drift is not None else None
         rows.append(
-            {
-                "time": entry.get("time"),
-                "check": entry.get("check"),
-                "series": series,
-                "status": entry.get("status"),
-                "n": entry.get("n_items"),
-                "models": ", ".join(sorted(models)) or "–",
-                "new_model": ", ".join(new),
-                "fingerprints": ", ".join(sorted(entry.get("fingerprints") or {})) or "–",
-                "baseline": entry.get("baseline") or "(baseline)",
-                "change": _interval(drift.get("change_share"), _pct),
-                "kappa_checks": _interval(drift.get("kappa")),
-                "p": "–" if sm.get("p") is None else f"{sm['p']:.3g}",
-                "kappa_people": _interval(entry.get("kappa_people")),
-                "grades": " · ".join(
-                    f"{g}: {n}" for g, n in (entry.get("label_distribution") or {}).items()
-                ),
-                "spent": f"${float(entry.get('spent_usd') or 0.0):.4f}",
-                "moved": "; ".join(entry.get("moved") or []) or "within thresholds",
-                "ok": not entry.get("moved"),
-            }
+            TimelineRow(
+                time=entry.time,
+                check=entry.check,
+                series=entry.series,
+                status=entry.status,
+                n=entry.n_items,
+                models=", ".join(sorted(entry.models)) or "–",
+                new_model=", ".join(new),
+                fingerprints=", ".join(sorted(entry.fingerprints)) or "–",
+                baseline=compared.baseline if compared is not None else "(baseline)",
+                change=_interval(drift.change_share if drift else None, _pct),
+                kappa_checks=_interval(drift.kappa if drift else None),
+                p="–" if p is None else f"{p:.3g}",
+                kappa_people=_interval(entry.kappa_people),
+                grades=" · ".join(f"{g}: {n}" for g, n in entry.label_distribution.items()),
+                spent=f"${entry.spent_usd:.4f}",
+                moved="; ".join(entry.moved) or "within thresholds",
+                ok=not entry.moved,
+            )
         )
     return rows
 
 
-def _points(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _points(entries: Sequence[CheckEntry]) -> list[dict[str, Any]]:
     """The chart's data: one row per check and measure (change share, κ vs people)."""
     points = []
     for entry in entries:
         base = {
-            "time": entry.get("time"),
-            "series": entry.get("series"),
-            "check": entry.get("check"),
-            "models": ", ".join(sorted(entry.get("models") or {})),
-            "fingerprints": ", ".join(sorted(entry.get("fingerprints") or {})),
-            "spent": f"${float(entry.get('spent_usd') or 0.0):.4f}",
+            "time": entry.time,
+            "series": entry.series,
+            "check": entry.check,
+            "models": ", ".join(sorted(entry.models)),
+            "fingerprints": ", ".join(sorted(entry.fingerprints)),
+            "spent": f"${entry.spent_usd:.4f}",
         }
-        change = (entry.get("drift") or {}).get("change_share") or {}
+        compared = entry.comparison
         measures = (
-            ("share of labels changed", change),
-            ("κ against people", entry.get("kappa_people") or {}),
+            ("share of labels changed", compared.drift.change_share if compared else Bounds()),
+            ("κ against people", entry.kappa_people),
         )
         for name, block in measures:
-            if block.get("estimate") is None:
+            if block.estimate is None:
                 continue
             points.append(
                 {
                     **base,
                     "measure": name,
-                    "value": block["estimate"],
-                    "low": block.get("low", block["estimate"]),
-                    "high": block.get("high", block["estimate"]),
+                    "value": block.estimate,
+                    "low": block.estimate if block.low is None else block.low,
+                    "high": block.estimate if block.high is None else block.high,
                 }
             )
-        spent = float(entry.get("spent_usd") or 0.0)
+        spent = entry.spent_usd
         points.append({**base, "measure": SPEND, "value": spent, "low": spent, "high": spent})
-        for grade, count in (entry.get("label_distribution") or {}).items():
-            share = count / max(1, int(entry.get("n_items") or 0))
+        for grade, count in entry.label_distribution.items():
+            share = count / max(1, entry.n_items)
             points.append(
                 {
                     **base,
                     "measure": "share of items per grade",
-                    "grade": str(grade),
+                    "grade": grade,
                     "value": share,
                     "low": share,
                     "high": share,
@@ -126,13 +163,13 @@ def _points(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return points
 
 
-def _model_marks(entries: list[dict[str, Any]]) -> alt.LayerChart:
+def _model_marks(entries: Sequence[CheckEntry]) -> alt.LayerChart:
     """A dashed rule, labelled, at each check where the provider first named a model its
     series had not answered with before (never at a series' first check)."""
     marks = [
-        {"time": row["time"], "new_model": row["new_model"]}
+        {"time": row.time, "new_model": row.new_model}
         for row in timeline_rows(entries)
-        if row["new_model"]
+        if row.new_model
     ]
     base = alt.Chart(alt.Data(values=marks or [{"time": None, "new_model": ""}]))
     if not marks:
@@ -146,7 +183,7 @@ def _model_marks(entries: list[dict[str, Any]]) -> alt.LayerChart:
     return rule + text
 
 
-def timeline_spec(entries: list[dict[str, Any]]) -> dict[str, Any] | None:
+def _timeline_spec(entries: Sequence[CheckEntry]) -> dict[str, Any] | None:
     """The interactive chart's Vega-Lite spec (None without a check to draw)."""
     points = _points(entries)
     if not points:
@@ -183,34 +220,57 @@ def timeline_spec(entries: list[dict[str, Any]]) -> dict[str, Any] | None:
     return spec
 
 
-def is_audit(entry: dict[str, Any]) -> bool:
-    return entry.get("kind") == "audit"
+class AuditRow(NamedTuple):
+    """One scored audit period as the timeline's table shows it."""
+
+    time: str
+    """When it was scored."""
+    dataset: str
+    """Dataset name."""
+    period: str
+    """The period."""
+    n: str
+    """Items graded of items sampled."""
+    disagree: int
+    """Items whose grade the people changed."""
+    rate: str
+    """The disagreement rate with its interval."""
+    earlier: str
+    """The earlier periods' rate."""
+    p: str
+    """The change's p-value."""
+    pattern_p: str
+    """The pattern's p-value."""
+    confusion: str
+    """The confusion table, rows the judge's grades."""
+    moved: str
+    """What changed (or ``no change found``)."""
+    ok: bool
+    """Nothing changed."""
 
 
-def audit_table(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def audit_table(entries: Sequence[AuditEntry]) -> list[AuditRow]:
     """One row per scored audit period, in the order they were scored."""
     rows = []
     for entry in entries:
-        change = entry.get("change") or {}
+        figures, change = entry.figures, entry.change
+        p = change.p if change else None
+        pattern = change.pattern_p if change else None
         rows.append(
-            {
-                "time": entry.get("time"),
-                "dataset": entry.get("dataset"),
-                "period": entry.get("period"),
-                "n": f"{entry.get('n')} of {entry.get('n_sampled')}",
-                "disagree": entry.get("n_disagree"),
-                "rate": _interval(entry.get("disagreement"), _pct),
-                "earlier": _pct(change.get("earlier_disagreement")) if change else "–",
-                "p": "–" if change.get("p") is None else f"{change['p']:.3g}",
-                "pattern_p": "–"
-                if change.get("pattern_p") is None
-                else f"{change['pattern_p']:.3g}",
-                "confusion": " / ".join(
-                    " ".join(str(c) for c in row) for row in entry.get("confusion") or []
-                ),
-                "moved": "; ".join(entry.get("moved") or []) or "no change found",
-                "ok": not entry.get("moved"),
-            }
+            AuditRow(
+                time=entry.time,
+                dataset=entry.dataset,
+                period=entry.period,
+                n=f"{figures.n_graded} of {figures.n_sampled}",
+                disagree=figures.n_disagree,
+                rate=_interval(figures.disagreement, _pct),
+                earlier=_pct(change.earlier_disagreement) if change else "–",
+                p="–" if p is None else f"{p:.3g}",
+                pattern_p="–" if pattern is None else f"{pattern:.3g}",
+                confusion=" / ".join(" ".join(str(c) for c in row) for row in figures.confusion),
+                moved="; ".join(entry.moved) or "no change found",
+                ok=not entry.moved,
+            )
         )
     return rows
 
@@ -218,9 +278,8 @@ def audit_table(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def write_timeline(history: Path, out: Path) -> Path:
     """Write ``index.html`` of the history's timeline into ``out``; returns the page."""
     everything = read_history(history)
-    entries = [e for e in everything if not is_audit(e)]
-    audits = [e for e in everything if is_audit(e)]
-    spec = timeline_spec(entries)
+    entries, audits = everything.checks, everything.audits
+    spec = _timeline_spec(entries)
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("mmjudge", "report/templates"),
         autoescape=jinja2.select_autoescape(["html", "j2"]),

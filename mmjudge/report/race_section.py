@@ -4,21 +4,23 @@ forecast, and per round the cells still judging and each stop or resume with its
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mmjudge.store.race_file import read_race_file
+from mmjudge.store.race_file import RaceFile, RoundDecision, read_race_file
 from mmjudge.store.summary import run_ending
 from mmjudge.studies.race_records import (
-    RoundDecision,
     cell_fates,
     cell_prefixes,
-    evidence_from_dict,
     judging,
     kappa_text,
-    round_from_dict,
+    money_text,
+    share_text,
 )
+from mmjudge.studies.race_rule import planned_round_items
+from mmjudge.studies.race_verdict import race_verdict
 
 #: What a rule's name means, for a reader of the report.
 REASONS = {
@@ -26,25 +28,18 @@ REASONS = {
     "below the candidate": "more than δ below it",
     "dominated": "not better and dearer (Pareto-dominated)",
     "cannot judge": "no grade on its items, or its run reached its dollar cap",
+    "cannot separate at this size": "the graded items cannot separate it from the choice",
 }
-
-
-def _interval(evidence: dict[str, Any]) -> str:
-    return evidence_from_dict(evidence).bounds_text(items=True)
-
-
-def _usd(value: float) -> str:
-    return f"${value:,.2f}" if value >= 1 or value == 0 else f"${value:.4f}"
 
 
 def race_context(roots: Sequence[Path]) -> list[dict[str, Any]]:
     """One entry per sweep folder that holds a race: its summary lines and its rounds."""
     out = []
     for root in roots:
-        data = read_race_file(root)
-        if data is None:
+        race = read_race_file(root)
+        if race is None:
             continue
-        out.append(_race(root, data))
+        out.append(_race(root, race))
     return out
 
 
@@ -56,69 +51,73 @@ def short_names(names: Sequence[str]) -> list[str]:
     return [name.split(" × ", 1)[1] for name in names]
 
 
-def _race(root: Path, data: dict[str, Any]) -> dict[str, Any]:
-    names = short_names([cell["name"] for cell in data["cells"]])
-    settings = data["settings"]
-    rounds = [round_from_dict(r) for r in data["rounds"]]
-    rows = []
-    for raw, decision in zip(data["rounds"], rounds, strict=True):
-        events = _events(root, data, raw, decision, names)
-        rows.append(
-            {
-                "round": decision.round,
-                "prefix": f"{decision.prefix:,}",
-                "alpha": f"{decision.alpha_total:.4f}",
-                "z": "—" if raw["z"] is None else f"{decision.z:.2f}",
-                "judging": ", ".join(names[c] for c in judging(rounds, decision.round, len(names)))
-                or "—",
-                "events": events,
-                "judgments": f"{decision.judgments:,}",
-            }
-        )
-    full = float(data.get("full_grid_usd") or 0.0)
-    spent = float(data.get("spent_usd") or 0.0)
-    full_names = [cell["name"] for cell in data["cells"]]
+def _race(root: Path, race: RaceFile) -> dict[str, Any]:
+    names = short_names(race.names)
+    rounds = race.rounds
+    rows = [
+        {
+            "round": decision.round,
+            "prefix": f"{decision.prefix:,}",
+            "alpha": f"{decision.alpha_total:.4f}",
+            "z": f"{decision.z:.2f}" if math.isfinite(decision.z) else "—",
+            "judging": ", ".join(names[c] for c in judging(rounds, decision.round, len(names)))
+            or "—",
+            "events": _events(root, race, decision, names),
+            "judgments": f"{decision.judgments:,}",
+        }
+        for decision in rounds
+    ]
+    full_names = race.names
     return {
         "folder": str(root),
         "dataset": full_names[0].split(" × ", 1)[0] if full_names else "",
-        "settings": (
-            f"α = {settings['alpha']}, δ = {settings['delta']}, {settings['round_items']} items "
-            f"per round, spending α·u^{settings['rho']}, item order seeded by {data['seed']}, "
-            f"{data['population']:,} graded items"
-            + (f", cap ${settings['max_usd']}" if settings.get("max_usd") else "")
-        ),
-        "choice": _choice(data, names),
-        "card": _card_line(data, names),
-        "spend": (
-            f"{_usd(spent)} spent of {_usd(full)} the full grid would cost (forecast at list "
-            "prices; answers from the response cache are free)"
-        ),
+        "settings": _settings(race),
+        "choice": _choice(root, race, names),
+        "card": _card_line(race, names),
+        "spend": money_text(race.worth_usd, race.paid_usd, race.full_grid_usd)
+        + " (at the prices the ledger charged; answers from the response cache are free)",
         "rows": rows,
         "cells": _cell_rows(rounds, names),
-        "skipped": [f"{c['name']}: {c['reason']}" for c in data.get("skipped") or []],
+        "skipped": [f"{s.name}: {s.reason}" for s in race.skipped],
     }
 
 
-def _events(
-    root: Path, data: dict[str, Any], raw: dict[str, Any], decision: RoundDecision, names: list[str]
-) -> list[str]:
+def _settings(race: RaceFile) -> str:
+    """The race's settings in a line: α, δ, its rounds (as planned on its items), its
+    spending, seed, items and target."""
+    settings = race.settings
+    size = planned_round_items(settings, race.n_items).items
+    return (
+        f"α = {settings.alpha}, δ = {settings.delta}, {size} items per round, spending "
+        f"α·u^{settings.rho}, item order seeded by {race.seed}, "
+        f"{race.n_items:,} graded items, κ of "
+        + (
+            "these items themselves (race.target=items)"
+            if settings.target == "items"
+            else "the population they were drawn from"
+        )
+        + (f", cap ${settings.max_usd}" if settings.max_usd else "")
+    )
+
+
+def _events(root: Path, race: RaceFile, decision: RoundDecision, names: list[str]) -> list[str]:
     """What one round decided, a line per stop or resume (with its evidence) and the end."""
     events = []
-    for change, raw_change in zip(decision.changes, raw["changes"], strict=True):
-        evidence = raw_change["evidence"]
-        if change.action == "stopped" and change.evidence.reason == "cannot judge":
-            ended = run_ending(root / data["cells"][change.cell]["run_dir"])
+    for change in decision.changes:
+        evidence = change.evidence
+        if change.action == "stopped" and evidence.reason == "cannot judge":
+            ended = run_ending(root / race.cells[change.cell].run_dir)
             events.append(f"{names[change.cell]} stops: it cannot judge (its run ended {ended})")
         elif change.action == "stopped":
-            why = REASONS.get(str(evidence["reason"]), "not settled when the race ended")
+            why = REASONS.get(str(evidence.reason), "not settled when the race ended")
             events.append(
                 f"{names[change.cell]} stops: {why} — κ difference with "
-                f"{names[evidence['comparator']]} {_interval(evidence)}"
+                f"{names[evidence.comparator]} {evidence.bounds_text(items=True)}"
             )
         else:
             events.append(
                 f"{names[change.cell]} resumes: no longer settled against "
-                f"{names[evidence['comparator']]} ({_interval(evidence)})"
+                f"{names[evidence.comparator]} ({evidence.bounds_text(items=True)})"
             )
     if decision.ending is not None and decision.chosen is not None:
         events.append(f"the race ends ({decision.ending}): {names[decision.chosen]} is chosen")
@@ -141,36 +140,38 @@ def _cell_rows(rounds: Sequence[RoundDecision], names: list[str]) -> list[dict[s
     ]
 
 
-def _card_line(data: dict[str, Any], names: list[str]) -> str:
+def _card_line(race: RaceFile, names: list[str]) -> str:
     """The race's answer in a line, for the dataset's card beside the report's own (the two
     rules differ: the race's δ and α over rounds, the card's paired bootstrap)."""
-    outcome = data.get("outcome")
+    outcome = race.outcome
     if outcome is None:
-        return f"not ended: {len(data['rounds'])} rounds decided so far"
-    share = outcome["judgments"] / outcome["full_judgments"] if outcome["full_judgments"] else 0
-    guarantee = "" if outcome["guarantee"] else ", no guarantee"
+        return f"not ended: {len(race.rounds)} rounds decided so far"
+    guarantee = "" if outcome.guarantee else ", no guarantee"
     return (
-        f"{names[outcome['chosen']]} (κ {kappa_text(outcome['kappa'])}; {outcome['ending']}"
-        f"{guarantee}; "
-        f"δ = {data['settings']['delta']}, α = {data['settings']['alpha']}), on "
-        f"{share:.0%} of the grid's judgments"
+        f"{names[outcome.chosen]} (κ {kappa_text(outcome.kappa)}; {outcome.ending}"
+        f"{guarantee}; δ = {race.settings.delta}, α = {race.settings.alpha}), on "
+        f"{share_text(outcome)} of the grid's judgments"
     )
 
 
-def _choice(data: dict[str, Any], names: list[str]) -> str:
-    outcome = data.get("outcome")
+def _choice(root: Path, race: RaceFile, names: list[str]) -> str:
+    outcome = race.outcome
     if outcome is None:
-        return f"The race has not ended: {len(data['rounds'])} rounds decided so far."
-    chosen = names[outcome["chosen"]]
-    text = f"{chosen} (κ {kappa_text(outcome['kappa'])}); the race ended: {outcome['ending']}."
-    versus = outcome.get("versus_runner_up")
-    if versus is not None and outcome.get("runner_up") is not None:
-        text += f" Against {names[outcome['runner_up']]}: κ difference {_interval(versus)}."
-    share = outcome["judgments"] / outcome["full_judgments"] if outcome["full_judgments"] else 0
+        return f"The race has not ended: {len(race.rounds)} rounds decided so far."
+    chosen = names[outcome.chosen]
+    text = f"{chosen} (κ {kappa_text(outcome.kappa)}); the race ended: {outcome.ending}."
+    versus = outcome.versus_runner_up
+    if versus is not None and outcome.runner_up is not None:
+        text += (
+            f" Against {names[outcome.runner_up]}: κ difference {versus.bounds_text(items=True)}."
+        )
     text += (
-        f" {outcome['judgments']:,} of the full grid's {outcome['full_judgments']:,} judgments "
-        f"({share:.0%})."
+        f" {outcome.judgments:,} of the full grid's {outcome.full_judgments:,} judgments "
+        f"({share_text(outcome)})."
     )
-    if not outcome["guarantee"]:
+    if outcome.ending == "dollar cap":
         text += " The dollar cap ended it: the choice carries no guarantee."
+    verdict = race_verdict(root)
+    for line in verdict.unseparated if verdict is not None else ():
+        text += f" It {line[0].lower()}{line[1:]}."
     return text

@@ -3,9 +3,11 @@
 ensembles. Computed once per report so that a judge looks the same everywhere.
 
 Free judges are grey whatever their provider. Which judges are free is not listed here: a
-judge says so itself (``JudgeAPI.free``), the run prices its judgments at nothing, and the
-report reads that from the run's cost (:attr:`mmjudge.report.analysis.Cell.free`), so a new
-local provider needs no entry in the report."""
+judge says so itself (its descriptor's ``free``), the run prices its judgments at nothing, and
+the report reads that from the run's cost (:attr:`mmjudge.report.analysis.Cell.free`), so a new
+local provider needs no entry in the report. Nor are families: a judge's descriptor names the
+maker of the models it serves, and models served by others are known by their id
+(:func:`mmjudge.judges.registry.family_of`)."""
 
 from __future__ import annotations
 
@@ -16,40 +18,22 @@ from dataclasses import dataclass, field
 from matplotlib import colormaps
 from matplotlib.colors import to_hex
 
+from mmjudge.judges.registry import family_of
+
 #: Matplotlib markers and the Vega-Lite shapes that look like them, per modality.
 MARKERS = {"text": "o", "mm": "s", "image": "^"}
 SHAPES = {"text": "circle", "mm": "square", "image": "triangle-up"}
 FREE_FAMILY = "free (local)"
-#: A model id's first word → its family; anything else is named after its provider.
-_PREFIXES = (
-    ("gpt", "OpenAI"),
-    ("o1", "OpenAI"),
-    ("o3", "OpenAI"),
-    ("o4", "OpenAI"),
-    ("claude", "Anthropic"),
-    ("gemini", "Google"),
-    ("gemma", "Google"),
-    ("meta-llama", "Meta"),
-    ("llama", "Meta"),
-    ("qwen", "Qwen"),
-    ("mistral", "Mistral"),
-    ("mixtral", "Mistral"),
-)
 #: Colour maps handed to families in order of first appearance; free judges are grey.
 _FAMILY_MAPS = ("Blues", "Oranges", "Greens", "Purples", "Reds", "YlOrBr", "PuRd", "BuGn")
 
 
 def model_family(model_id: str | None, provider: str | None, free: bool = False) -> str:
-    """The family a judge model belongs to, from its model id (``gpt-4o…`` → OpenAI); every
-    free judge is in one family of its own."""
+    """The family a judge model belongs to, from its provider and model id (``gpt-4o…`` →
+    OpenAI); every free judge is in one family of its own."""
     if free:
         return FREE_FAMILY
-    ident = str(model_id or "").lower().rsplit("/", 1)[-1]
-    full = str(model_id or "").lower()
-    for prefix, family in _PREFIXES:
-        if ident.startswith(prefix) or full.startswith(prefix):
-            return family
-    return str(provider or "other")
+    return family_of(provider, model_id)
 
 
 @dataclass

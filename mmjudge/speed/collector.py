@@ -20,7 +20,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable
 
-from mmjudge.speed import fast_path_on
+from mmjudge.speed import Speed
 
 #: Net new container objects that trigger a young collection during a run (Python's default
 #: is 700).
@@ -30,11 +30,12 @@ _depth = 0
 _saved: tuple[int, int, int] = (700, 10, 10)
 
 
-def quiet_collector() -> Callable[[], None]:
-    """Tune the collector for a run (see the module's docstring); returns what undoes it."""
+def quiet_collector(speed: Speed) -> Callable[[], None]:
+    """Tune the collector for a run (see the module's docstring) unless ``speed`` is off;
+    returns what undoes it."""
     global _depth, _saved
     _depth += 1
-    if _depth == 1 and fast_path_on():
+    if _depth == 1 and speed.on:
         _saved = gc.get_threshold()
         gc.freeze()
         if _saved[0]:  # 0: automatic collection is off, and stays off

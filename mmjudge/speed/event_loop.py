@@ -14,14 +14,15 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
-from mmjudge.speed import fast_path_on
+from mmjudge.speed import Speed
 
 T = TypeVar("T")
 
 
-def loop_factory() -> Callable[[], asyncio.AbstractEventLoop]:
-    """What makes the cell's loop: ``uvloop.new_event_loop`` when importable, else the stdlib's."""
-    if not fast_path_on():
+def loop_factory(speed: Speed) -> Callable[[], asyncio.AbstractEventLoop]:
+    """What makes the cell's loop: ``uvloop.new_event_loop`` when importable and ``speed`` is
+    on, else the stdlib's."""
+    if not speed.on:
         return asyncio.new_event_loop
     try:
         import uvloop
@@ -30,9 +31,9 @@ def loop_factory() -> Callable[[], asyncio.AbstractEventLoop]:
     return uvloop.new_event_loop
 
 
-def run_on_fast_loop(main: Coroutine[Any, Any, T]) -> T:
+def run_on_fast_loop(main: Coroutine[Any, Any, T], speed: Speed) -> T:
     """``asyncio.run(main)`` on the loop :func:`loop_factory` picks (same clean-up and Ctrl-C)."""
-    with asyncio.Runner(loop_factory=loop_factory()) as runner:
+    with asyncio.Runner(loop_factory=loop_factory(speed)) as runner:
         return runner.run(main)
 
 
@@ -52,8 +53,8 @@ class TurnPacer:
     :data:`TURN_EVERY_S` keeps both small.
     """
 
-    def __init__(self, every_s: float = TURN_EVERY_S) -> None:
-        self.every_s = every_s if fast_path_on() else math.inf  # off: the loop turns only to wait
+    def __init__(self, speed: Speed, every_s: float = TURN_EVERY_S) -> None:
+        self.every_s = every_s if speed.on else math.inf  # off: the loop turns only to wait
         self._since = time.monotonic()
 
     async def turn_if_due(self) -> None:

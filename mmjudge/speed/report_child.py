@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import IO, Any, NoReturn
 
 from mmjudge.errors import MMJudgeError
-from mmjudge.speed import fast_path_on
+from mmjudge.speed import Speed
 from mmjudge.speed.pipes import die_with_parent, read_message, write_message
 
 #: How much lower the child's scheduling priority is than the run's (``os.nice``): on two
@@ -51,10 +51,10 @@ class ReportChild:
         self._done = False
 
     @classmethod
-    def start(cls, load: BuilderLoader) -> ReportChild | None:
+    def start(cls, load: BuilderLoader, speed: Speed) -> ReportChild | None:
         """Fork the child, which imports the builder with ``load``; None where it cannot be
-        used (see the module's docstring)."""
-        if not sys.platform.startswith("linux") or not fast_path_on():
+        used (see the module's docstring) or ``speed`` is off."""
+        if not sys.platform.startswith("linux") or not speed.on:
             return None
         if threading.active_count() > 1:
             return None  # a child forked beside running threads can inherit their locks

@@ -8,14 +8,14 @@ KB, read before their HTML is converted:
 for ``openai``, ~1.7 s for ``anthropic``). Both are CPU-bound Python, so a thread would not
 overlap them; a forked child does. Where the check reads a catalogue whose HTML is still to be
 converted, a child checks it and sends back its counts while this process runs ``warm`` (the
-SDK's import: see :mod:`mmjudge.engine.sdk_warmup`), then prepares the items for the calls
+SDK's import: see :mod:`mmjudge.speed.sdk_warmup`), then prepares the items for the calls
 (:mod:`mmjudge.speed.feed`): seconds of HTML conversion off the calls' core.
 
 Only there: a child that only checks plain text saved nothing at 64 calls in flight and cost 1.4
 points of the ideal rate at 1,024 (``benchmarks/ablate.py``, ``docs/figures.md``), so elsewhere
 the check runs here before the SDK is loaded. The child is also used only where it is safe: on
 Linux, with no other thread running, for an items file of at least :data:`MIN_BYTES`, with the
-speed machinery on (:func:`mmjudge.speed.fast_path_on`), and when there is something to warm.
+speed machinery on (:class:`mmjudge.speed.Speed`), and when there is something to warm.
 Whatever else happens to the child (a bad line, an error, a signal), the check runs here as it
 always does, so a bad dataset fails with exactly the message it always had.
 """
@@ -35,7 +35,7 @@ from typing import IO, NoReturn
 
 from mmjudge.data.schema import Example
 from mmjudge.data.survey import DatasetSurvey
-from mmjudge.speed import fast_path_on
+from mmjudge.speed import Speed
 from mmjudge.speed.feed import PreparedFeed, send_prepared
 from mmjudge.speed.pipes import die_with_parent, read_message, write_message
 
@@ -48,15 +48,16 @@ def survey_while(
     examples: Iterable[Example],
     items_path: Path,
     warm: Callable[[], None] | None,
-    feed: Callable[[PreparedFeed], None] | None = None,
+    feed: Callable[[PreparedFeed], None] | None,
+    speed: Speed,
 ) -> DatasetSurvey:
     """The dataset's counts (``check()``: :meth:`~mmjudge.engine.examples.ExampleStream.survey`),
     with ``warm`` run too. With ``feed``, where that applies (see the module's docstring),
     they are taken in a forked child while ``warm`` runs here, and the child then sends
     ``examples`` prepared to the :class:`~mmjudge.speed.feed.PreparedFeed` that ``feed`` is
     given; otherwise the check runs here, then ``warm``. ``items_path`` is the dataset's items
-    file, whose size says whether a child is worth its fork."""
-    if warm is None or feed is None or not _can_fork(items_path):
+    file, whose size says whether a child is worth its fork; ``speed`` off, none is."""
+    if warm is None or feed is None or not _can_fork(items_path, speed):
         checked = check()
         if warm is not None:
             warm()
@@ -65,10 +66,10 @@ def survey_while(
     return counts if counts is not None else check()
 
 
-def _can_fork(path: Path) -> bool:
+def _can_fork(path: Path, speed: Speed) -> bool:
     """Whether the check runs in a child: on Linux, with the speed machinery on, with no other
     thread, for an items file (``path``) of :data:`MIN_BYTES` or more."""
-    if not sys.platform.startswith("linux") or not hasattr(os, "fork") or not fast_path_on():
+    if not sys.platform.startswith("linux") or not hasattr(os, "fork") or not speed.on:
         return False
     if _other_threads():
         return False  # a child forked beside running threads can inherit their locks

@@ -1,10 +1,20 @@
-"""Run folders: the one place that writes and reads them.
+"""The files mmjudge writes: the one place that writes and reads each, as a typed record with
+its layout's version. No module outside this package parses one of them
+(``tests/project/test_architecture.py`` holds this); every other module takes the record.
 
-A run folder holds ``judgments.jsonl`` (:mod:`~mmjudge.store.rows`), ``summary.json``
-(:mod:`~mmjudge.store.summary`, a typed :class:`RunSummary`), and in batch mode
-``batches.json`` (:mod:`~mmjudge.store.batches`); a sweep folder holds run folders, an
-``ensembles/`` folder of virtual runs and ``sweep_summary.json`` (:mod:`~mmjudge.store.folders`).
-How a cell ended, and the exit code that goes with it, is :mod:`~mmjudge.store.status`.
+A run folder holds ``judgments.jsonl`` and ``samples.jsonl`` (:mod:`~mmjudge.store.rows`),
+``summary.json`` (:mod:`~mmjudge.store.summary`, a :class:`RunSummary`), a dry run's
+``forecast.json`` (:mod:`~mmjudge.store.forecast_file`), in batch mode ``batches.json``
+(:mod:`~mmjudge.store.batches`) and its re-pricings, ``repriced_*.json``
+(:mod:`~mmjudge.store.repriced_file`). A sweep folder holds run folders, an ``ensembles/``
+folder of virtual runs (:mod:`~mmjudge.store.folders`), ``sweep_summary.json``
+(:mod:`~mmjudge.store.sweep_file`) and, for a race, ``race.json``
+(:mod:`~mmjudge.store.race_file`). Monitoring keeps its history
+(:mod:`~mmjudge.store.monitor_history`) and each audited period's sample
+(:mod:`~mmjudge.store.audit_files`). The review file people fill in
+(:mod:`~mmjudge.store.review_file`) and ``mmjudge plan``'s JSON
+(:mod:`~mmjudge.store.plan_file`) are written and read here too. How a cell ended, and the
+exit code that goes with it, is :mod:`~mmjudge.store.status`.
 """
 
 from mmjudge.store.agreement import Agreement
@@ -15,16 +25,15 @@ from mmjudge.store.blocks import (
     CellStatus,
     CostFigures,
     Ensemble,
-    KappaBounds,
     Member,
     RowFigures,
     Stability,
     UnstableItem,
     row_figures,
 )
+from mmjudge.store.bounds import Bounds
 from mmjudge.store.folders import (
     ENSEMBLES,
-    SWEEP_SUMMARY,
     Key,
     SavedRun,
     common_keys,
@@ -34,7 +43,6 @@ from mmjudge.store.folders import (
     read_summaries,
     run_dirs,
     union_keys,
-    write_sweep_summary,
 )
 from mmjudge.store.grading_blocks import BankInfo, BankRule, Grading, ScaleCuts
 from mmjudge.store.rows import (
@@ -61,6 +69,13 @@ from mmjudge.store.summary import (
     read_summary,
     write_summary,
 )
+from mmjudge.store.sweep_file import (
+    SWEEP_SUMMARY,
+    SweepSummary,
+    SweepSummaryCell,
+    read_sweep_summary,
+    write_sweep_summary,
+)
 
 __all__ = [
     "ENSEMBLES",
@@ -73,13 +88,13 @@ __all__ = [
     "Agreement",
     "BankInfo",
     "BankRule",
+    "Bounds",
     "CallCounts",
     "CellInfo",
     "CellStatus",
     "CostFigures",
     "Ensemble",
     "Grading",
-    "KappaBounds",
     "Key",
     "Member",
     "RowFigures",
@@ -88,6 +103,8 @@ __all__ = [
     "ScaleCuts",
     "Stability",
     "SummaryParts",
+    "SweepSummary",
+    "SweepSummaryCell",
     "UnstableItem",
     "annotators",
     "appending_rows",
@@ -104,6 +121,7 @@ __all__ = [
     "read_sample_records",
     "read_summaries",
     "read_summary",
+    "read_sweep_summary",
     "row_figures",
     "rows_at",
     "run_dirs",

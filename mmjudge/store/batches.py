@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,27 +50,45 @@ class BatchRecord:
     """One submitted batch, as kept in the state file (see the module doc)."""
 
     local_id: int
+    """Order of submission in this run folder."""
     id: str
+    """The provider's batch id."""
     provider: str
+    """The provider's name."""
     base_url: str
+    """The endpoint it was submitted to."""
     model_id: str
+    """The model its requests ask for."""
     attempt: int
+    """1 for a first submission, 2 and up for follow-ups."""
     items: dict[str, str]
+    """Each request's custom id → its item (``query<TAB>result``)."""
     n_requests: int
+    """Requests in the batch."""
     n_bytes: int
+    """Size of the submitted file."""
     submitted_at: str
+    """When it was submitted, UTC, ISO 8601."""
     submitted_ts: float
+    """The same as a Unix time."""
     state: str = "submitted"
+    """``submitted`` until its results are written."""
     status: str = ""
+    """The provider's last reported status."""
     counts: dict[str, int] = field(default_factory=dict)
+    """The provider's last reported request counts."""
     ended_at: str | None = None
+    """When the provider ended it."""
     collected_at: str | None = None
+    """When its results were written."""
     info: dict[str, Any] = field(default_factory=dict)
+    """Provider-specific ids (the input file's, the output file's…)."""
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> BatchRecord:
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names})
+
+def _record(data: Mapping[str, Any]) -> BatchRecord:
+    """A batch from its entry in the file (keys of later versions left out)."""
+    names = {f.name for f in dataclasses.fields(BatchRecord)}
+    return BatchRecord(**{k: v for k, v in data.items() if k in names})
 
 
 class BatchState:
@@ -81,7 +100,7 @@ class BatchState:
         if path.exists():
             try:
                 data = json.loads(path.read_text(encoding="utf-8"))
-                self.batches = [BatchRecord.from_dict(b) for b in data.get("batches", [])]
+                self.batches = [_record(b) for b in data.get("batches", [])]
             except (ValueError, TypeError, AttributeError) as error:
                 raise ConfigError(
                     f"{path} cannot be read ({error}); it lists the batches this run submitted: "

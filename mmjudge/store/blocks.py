@@ -9,6 +9,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from mmjudge.store.bounds import Bounds
+
 if TYPE_CHECKING:  # pandas loads with the first summary, not before the first call
     import pandas as pd
 
@@ -173,9 +175,10 @@ class CallCounts:
     """Requests sent again whose earlier send a killed process may or may not have made."""
     possibly_billed: int = 0
     """Sends of the cell that may have reached the provider and got no answer (timed out or
-    cut off after leaving, maybe resent, abandoned at a stop): this process's, plus what the
-    earlier runs in its run folder counted, less the calls they handed on (``handed_on``).
-    The one figure the cost block, the console and the budget read."""
+    cut off after leaving, maybe resent, abandoned at a stop, left in flight by a killed
+    run), over every run in its folder: what the folder's ledger adds up to
+    (:mod:`mmjudge.store.unanswered`), less those a later answer proved were received (then
+    counted as resent). The one figure the cost block, the console and the budget read."""
     possibly_billed_usd: float = 0.0
     """Their estimated cost at the calls' forecasts; not in ``spent_usd``."""
     answered_by_another_process: int = 0
@@ -208,15 +211,6 @@ _ADDED = tuple(
 
 
 @dataclass(frozen=True)
-class KappaBounds:
-    """A κ with its 95% interval; None where it is undefined."""
-
-    estimate: float | None = None
-    low: float | None = None
-    high: float | None = None
-
-
-@dataclass(frozen=True)
 class UnstableItem:
     """An item whose samples disagree."""
 
@@ -236,7 +230,7 @@ class Stability:
     """How many times each item was asked (the first run included)."""
     n_items: int
     """Items with at least two answered samples (every figure is over these)."""
-    kappa: KappaBounds
+    kappa: Bounds
     """κ between samples (the mean over pairs for more than two) with its interval."""
     kappa_pairs: dict[str, float | None] = field(default_factory=dict)
     """κ of each pair of samples, keyed ``"0 vs 1"``."""
@@ -264,7 +258,7 @@ class Stability:
                 **values,
                 "samples": int(data.get("samples") or 0),
                 "n_items": int(data.get("n_items") or 0),
-                "kappa": KappaBounds(**known_fields(KappaBounds, data.get("kappa"))),
+                "kappa": Bounds.of(data.get("kappa")),
                 "kappa_pairs": dict(data.get("kappa_pairs") or {}),
                 "unstable": [
                     UnstableItem(**known_fields(UnstableItem, item))

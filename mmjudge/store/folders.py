@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # numpy loads when labels are compared, not before the first call
     import numpy as np
     import numpy.typing as npt
 
 from mmjudge.errors import MMJudgeError
-from mmjudge.files import write_atomic
 from mmjudge.records import JudgmentRecord
 from mmjudge.store.blocks import SINGLE
 from mmjudge.store.rows import SUMMARY, read_records, read_sample_records
@@ -25,8 +23,6 @@ from mmjudge.store.summary import RunSummary, read_summary
 Key = tuple[str, str]
 #: Sub-folder of a sweep that holds its virtual runs (panels and cascades).
 ENSEMBLES = "ensembles"
-#: A sweep folder's own summary: every cell with its status.
-SWEEP_SUMMARY = "sweep_summary.json"
 
 
 def run_dirs(root: Path) -> list[Path]:
@@ -137,8 +133,3 @@ def in_ensembles_folder(run_dir: Path, sweep_dir: Path) -> bool:
     except ValueError:
         return False
     return ENSEMBLES in parts
-
-
-def write_sweep_summary(root: Path, data: dict[str, Any]) -> None:
-    """Write ``sweep_summary.json`` into a sweep folder, atomically."""
-    write_atomic(root / SWEEP_SUMMARY, json.dumps(data, indent=2, default=str) + "\n")

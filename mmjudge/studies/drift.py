@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -32,36 +32,32 @@ from mmjudge import metrics
 from mmjudge.metrics.exact import exact_share, kappa_from_share
 from mmjudge.metrics.resampling import bootstrap_ci
 from mmjudge.metrics.scoring import N_BOOT, SEED, kappa_metric, none_if_nan
+from mmjudge.store.bounds import Bounds
+from mmjudge.store.monitor_history import Drift, HomogeneityTest
 
 
-def marginal_homogeneity(table: np.ndarray) -> dict[str, float | None]:
-    """The Stuart–Maxwell test on a square table of paired grades (rows: the first check):
-    ``{statistic, df, p}``, each None where the test is undefined."""
+def marginal_homogeneity(table: np.ndarray) -> HomogeneityTest:
+    """The Stuart–Maxwell test on a square table of paired grades (rows: the first check),
+    each figure None where the test is undefined."""
     from statsmodels.stats.contingency_tables import SquareTable
 
     if table.sum() == 0 or np.count_nonzero(table - np.diag(np.diag(table))) == 0:
-        return {"statistic": None, "df": None, "p": None}
+        return HomogeneityTest()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a singular covariance gives nan, reported as None
         result = SquareTable(table, shift_zeros=False).homogeneity()
     statistic, p = float(result.statistic), float(result.pvalue)
     if not (math.isfinite(statistic) and math.isfinite(p)):
-        return {"statistic": None, "df": None, "p": None}
-    return {"statistic": statistic, "df": float(result.df), "p": p}
+        return HomogeneityTest()
+    return HomogeneityTest(statistic, float(result.df), p)
 
 
-def _interval(ci: Any, flip: bool = False) -> dict[str, float | None]:
+def _interval(ci: Any, flip: bool = False) -> Bounds:
     if flip:  # a share that changed from the share that stayed: 1 − x, the ends swapped
-        return {
-            "estimate": none_if_nan(1 - ci.estimate),
-            "low": none_if_nan(1 - ci.high),
-            "high": none_if_nan(1 - ci.low),
-        }
-    return {
-        "estimate": none_if_nan(ci.estimate),
-        "low": none_if_nan(ci.low),
-        "high": none_if_nan(ci.high),
-    }
+        return Bounds(
+            none_if_nan(1 - ci.estimate), none_if_nan(1 - ci.high), none_if_nan(1 - ci.low)
+        )
+    return Bounds(none_if_nan(ci.estimate), none_if_nan(ci.low), none_if_nan(ci.high))
 
 
 def drift_summary(
@@ -72,14 +68,11 @@ def drift_summary(
     grades: Sequence[float],
     n_boot: int = N_BOOT,
     seed: int = SEED,
-) -> dict[str, Any]:
-    """Two checks of one judge compared item by item (arrays aligned; ``nan``: no grade).
-
-    Keys: n (items graded in both), changed (how many kept no grade), change_share and
-    kappa (``{estimate, low, high}``, 95% intervals resampling queries), stuart_maxwell
-    (``{statistic, df, p}``), confusion (rows: the first check's grade, columns: the
-    second's) and label_distribution (``{before, after}``, counts by grade).
-    """
+) -> Drift:
+    """Two checks of one judge compared item by item (arrays aligned; ``nan``: no grade):
+    the items graded in both, how many changed, the share changed and κ between the checks
+    with 95% intervals resampling queries, the Stuart–Maxwell test, the confusion table
+    (rows: the first check's grade) and each check's grade counts."""
     a = np.asarray(before, dtype=float)
     b = np.asarray(after, dtype=float)
     both = ~np.isnan(a) & ~np.isnan(b)
@@ -87,28 +80,31 @@ def drift_summary(
     queries = np.asarray(query_ids).astype(str)[both]
     scale = [float(g) for g in grades]
     n = int(both.sum())
-    empty: dict[str, float | None] = {"estimate": None, "low": None, "high": None}
-    change, kappa = dict(empty), dict(empty)
+    change, kappa = Bounds(), Bounds()
     table = metrics.confusion_matrix(a, b, scale)
     changed = int((a != b).sum())
     if n and changed in (0, n):  # nothing for the bootstrap to vary: exact intervals
-        change = exact_share(changed, n)
-        kappa = kappa_from_share(np.asarray(table, dtype=float), change)
+        share = exact_share(changed, n)
+        change = Bounds(**share)
+        kappa = Bounds(**kappa_from_share(np.asarray(table, dtype=float), share))
     elif n:
         same = bootstrap_ci(metrics.accuracy, queries, a, b, n_boot=n_boot, seed=seed)
         change = _interval(same, flip=True)
         kappa = _interval(
             bootstrap_ci(kappa_metric(scale), queries, a, b, n_boot=n_boot, seed=seed)
         )
-    return {
-        "n": n,
-        "changed": changed,
-        "change_share": change,
-        "kappa": kappa,
-        "stuart_maxwell": marginal_homogeneity(np.asarray(table, dtype=float)),
-        "confusion": np.asarray(table).tolist(),
-        "label_distribution": {
-            "before": metrics.label_distribution(a, scale),
-            "after": metrics.label_distribution(b, scale),
-        },
-    }
+    return Drift(
+        n_paired=n,
+        changed=changed,
+        change_share=change,
+        kappa=kappa,
+        stuart_maxwell=marginal_homogeneity(np.asarray(table, dtype=float)),
+        confusion=np.asarray(table).tolist(),
+        before=_counts(metrics.label_distribution(a, scale)),
+        after=_counts(metrics.label_distribution(b, scale)),
+    )
+
+
+def _counts(distribution: Mapping[Any, int]) -> dict[str, int]:
+    """Items per grade, the grade written as the file keeps it."""
+    return {str(grade): int(count) for grade, count in distribution.items()}

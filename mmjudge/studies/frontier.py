@@ -2,12 +2,16 @@
 candidate (real runs, panels, cascades) compared with it on the items both graded
 (:func:`~mmjudge.metrics.scoring.compare_judges`), and the cheapest candidate not
 distinguishably worse whose own κ interval lies above 0 (chance, the κ of a judge answering
-at random); none when no candidate's does. The command is ``mmjudge frontier``."""
+at random); none when no candidate's does. On a race's folder (``mmjudge race``) that race's
+choice is the answer when the race decided and its κ interval lies above 0, as on the
+report's card (:mod:`mmjudge.studies.race_verdict`); otherwise the answer says in one line why
+the race chose another. The command is ``mmjudge frontier``."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -15,6 +19,7 @@ import numpy as np
 from mmjudge.metrics import scoring
 from mmjudge.store import Key, SavedRun, common_keys
 from mmjudge.studies.members import human_consensus
+from mmjudge.studies.race_verdict import race_note, verdict_for_runs
 
 OPTIMISM_NOTE = (
     "the best judge is picked on the items it is scored on, so its κ is optimistic; "
@@ -167,6 +172,7 @@ def _dataset_answer(
         seed=seed,
         level=level,
     )
+    answer, race = _race_answer(singles, candidates, answer, n_boot=n_boot, seed=seed, level=level)
     return {
         "dataset": runs[0].summary.cell.dataset,
         "best": {
@@ -188,7 +194,42 @@ def _dataset_answer(
         "seed": seed,
         "level": level,
         "note": OPTIMISM_NOTE,
+        "race": race,
     }
+
+
+def _race_answer(
+    singles: Sequence[SavedRun],
+    candidates: list[dict[str, Any]],
+    answer: dict[str, Any] | None,
+    *,
+    n_boot: int,
+    seed: int,
+    level: float,
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The answer on a race's folder: the race's choice when it decided and its κ interval
+    lies above 0, else ``answer``; and what the race chose, with why the two differ (None
+    when the runs are not a race's)."""
+    verdict = verdict_for_runs(run.run_dir for run in singles)
+    if verdict is None:
+        return answer, None
+    chosen = next((r for r in singles if Path(r.run_dir) == verdict.chosen_run), None)
+    above = (
+        chosen is not None
+        and own_score(chosen, n_boot=n_boot, seed=seed, level=level).kappa.above_chance
+    )
+    if chosen is not None and verdict.decided and above:
+        entry = next(c for c in candidates if c["_run"] == id(chosen))
+        answer = {**{k: v for k, v in entry.items() if k != "_run"}, "above_chance": True}
+    agrees = chosen is not None and answer is not None and answer["run_dir"] == str(chosen.run_dir)
+    race = {
+        "chosen": verdict.chosen,
+        "run_dir": None if verdict.chosen_run is None else str(verdict.chosen_run),
+        "ending": verdict.ending,
+        "decided": verdict.decided,
+        "note": race_note(verdict, agrees=agrees, chosen_above_chance=above),
+    }
+    return answer, race
 
 
 def frontier_answer(

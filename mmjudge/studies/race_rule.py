@@ -3,24 +3,33 @@ longer depends on it, so the choice costs a fraction of the full grid.
 
 The functions here are pure (arrays in, typed records out: no files, no config). The runner
 calls :func:`decide_round` after each round with the grades collected so far;
-:func:`mmjudge.studies.race_simulation.simulate_race` loops it over grades known in advance
+:func:`mmjudge.grid.simulation.simulate_race` runs the same race over grades known in advance
 (benchmarks and tests).
 
 The rule
 --------
 
-**Population and order.** The race is over the items that have a human reference grade (the
+**Items and order.** The race is over the items that have a human reference grade (the
 annotators' consensus) on the scale; the others take no part. Items, not whole queries, are
 drawn in one seeded random order (:func:`race_order`: a hash of the seed and the item's
 query and result ids, so a longer prefix always contains a shorter one and file order does
-not matter). Round ``t`` extends every active cell's prefix to ``min(N, t * round_items)``.
-Items, because the race's target is the decision the full grid would reach on this dataset:
-a finite population of N items. A simple random sample of items without replacement
-estimates every cell's full-data κ, and their differences, with item-level variance and a
-finite-population correction. Query clusters matter for generalising to new queries, which
-the full grid cannot settle either (the report's query-resampled intervals speak to that),
-and whole-query rounds would bring one or two clusters per round on a collection of 25
-queries, making any cluster interval useless.
+not matter). Round ``t`` extends every active cell's prefix to ``min(N, t · r)`` of the ``N``
+graded items, ``r`` the round's size (:func:`planned_round_items`: ``race.round_items``, but
+never more than a quarter of the items, so a race has at least four looks and can stop
+before the end, and never fewer than 25, too few for any difference of κ; all of them when
+there are no more than 25).
+
+**The target** (``race.target``). By default a cell's κ is its agreement on the *population*
+the graded items were drawn from, as the report's intervals take it: a prefix is a sample
+of that population, and judging every item leaves an interval, so two judges the items
+cannot tell apart are said to be inseparable at this size, with about how many more
+labelled items would separate them (:func:`~mmjudge.studies.race_records.more_items`).
+With ``race.target=items`` the items are the whole population (a closed set, every item of
+which is known): a prefix is a sample drawn without replacement, intervals shrink by the
+finite-population correction ``sqrt(1 − m/N)`` and the full data decides exactly. Items
+rather than whole queries either way: query clusters matter for new queries, and whole-query
+rounds would bring one or two clusters per round on a collection of 25 queries, making any
+cluster interval useless.
 
 **κ.** Exactly the project's κ of a judge against the reference
 (:func:`mmjudge.metrics.scoring.score_judge`: unweighted Cohen's κ, the scale's grades as
@@ -30,27 +39,29 @@ the items both graded within the shorter of their two prefixes.
 
 **Interval for a difference** Δ = κ_i − κ_j on those ``n`` paired items: the delete-one-item
 jackknife standard error of Δ (in closed form from the three-way counts reference × judge i ×
-judge j: removing an item changes one cell of each judge's confusion table, so every
-leave-one-out κ is one of k² values per judge), times the finite-population correction
-``sqrt(1 − m/N)`` (``m`` the shorter prefix, the items drawn for the pair; ``m = n`` when
-neither judge missed an item), times a normal quantile. At ``m = N`` the interval has zero
-width: the full data decides exactly.
+judge j), with what the disagreements between the two judges that the sample may have missed
+could add to it (:mod:`~mmjudge.studies.race_pairs`: a prefix on which two near-tied judges
+never disagree says nothing about how far apart they are, and must not settle them), times
+a normal quantile ``z`` (and the finite-population correction for ``race.target=items``).
 
 **Error budget.** α is spent across rounds by a Lan–DeMets spending function of the
 information fraction ``u = L_t / N``: ``α(u) = α · u^ρ``; round ``t``'s share
-``α(u_t) − α(u_{t−1})`` is split by Bonferroni over the ``K − 1`` rivals of a cell. The round's
-``z`` is the error-spending boundary for that share computed jointly over the planned rounds
+``α(u_t) − α(u_{t−1})`` is split by Bonferroni over the ``K − 1`` rivals of a cell, and a
+tenth of each pair's share (:data:`UNSEEN_SHARE`) pays for the bound on unseen disagreements
+(its confidence level), the rest for the interval. The round's ``z`` is the error-spending
+boundary for that rest computed jointly over the planned rounds
 (:mod:`~mmjudge.studies.race_boundary`): for one pair, the chance that its standardised
-difference first crosses ``z`` at round ``t`` is the round's share over ``K − 1``, counting the
-correlation of nested samples, which a union bound over rounds would ignore. A pair is always
-judged against the boundary of the round its shorter prefix was drawn in, so a pair whose
-cells stopped is never looked at again with another round's ``z``. The guarantee below needs
-only the upper bounds on ``κ_b − κ_j`` for the best cell b (fixed, though unknown) against each
-of the K − 1 others: by the union bound over those pairs they all hold at every round with
-probability at least ``1 − α`` (the event E; the normal approximation to the κ differences is
-the one approximation). This is the comparison-with-the-best argument of best-arm
-identification (Even-Dar, Mannor and Mansour, 2006); a union over all ``K(K−1)/2`` pairs,
-two-sided, would ask a larger ``z`` for no gain in what is guaranteed.
+difference first crosses ``z`` at round ``t`` is the round's share, counting the correlation
+of nested samples, which a union bound over rounds would ignore. A pair is always judged
+against the boundary of the round its shorter prefix was drawn in, so a pair whose cells
+stopped is never looked at again with another round's ``z``. The guarantee below needs only
+the upper bounds on ``κ_b − κ_j`` for the best cell b (fixed, though unknown) against each of
+the K − 1 others: by the union bound over those pairs, their disagreement bounds and their
+rounds they all hold with probability at least ``1 − α`` (the event E; the normal
+approximation to the κ differences is the one approximation). This is the
+comparison-with-the-best argument of best-arm identification (Even-Dar, Mannor and Mansour,
+2006); a union over all ``K(K−1)/2`` pairs, two-sided, would ask a larger ``z`` for no gain
+in what is guaranteed.
 
 **Settled and the choice.** A cell j is *settled against* a candidate c when
 
@@ -67,29 +78,52 @@ against it. A cell that stopped earlier but is no longer settled against the cur
 resumes from where its prefix ended (with the real runner an ordinary resume: nothing is paid
 twice).
 
+**Cannot separate at this size** (the population target only). A pair the items cannot
+settle is not worth paying for to the end: a cell not cheaper than the candidate stops
+judging when its pair with the candidate, from at least :data:`REACH_DISAGREEMENTS`
+disagreements, would need more than :data:`BEYOND_REACH` times the race's graded items to be
+settled (its half-width shrinking as one over the square root of the items:
+:func:`~mmjudge.studies.race_records.more_items`, the same figure the race prints as "about N
+more labelled items would"). Judging every item would end the same way — the pair unsettled —
+and with the population as the target the full data's κ are estimates too, not a verdict.
+When every other cell is settled or cannot be separated, the race ends (``cannot separate``)
+with the candidate, says which pairs it could not separate and how many more labelled items
+would, and claims no guarantee. Only dear cells stop this way: a cheaper cell stays, so the
+race never gives up a cheap judge that more items could still show to be within δ.
+
 **A cell that cannot judge** leaves the race: a cell that judged its prefix without a single
 grade (every call failed, or no answer could be read), or one the runner reports out (its run
 reached its own dollar cap). It is settled against every candidate (reason ``cannot judge``),
 is never the candidate, never chosen and never resumes, so one broken judge cannot keep the
 others judging to the end. The guarantee is over the cells that can judge.
 
-Other endings: the items run out (the candidate is chosen: at full data every interval is
-exact, so it is the full grid's own choice), the dollar cap ``max_usd`` would be passed by the
-next round (the candidate is chosen and the guarantee does not hold), or there is one cell.
+Other endings: the items run out (the candidate is chosen: the full grid's own choice; with
+``race.target=items`` every interval is then exact, while by default the cells still
+unsettled against it are reported as not separable at this size), the dollar cap
+``max_usd`` would be passed by the next round (the candidate is chosen and the guarantee
+does not hold), every cell left cannot be separated from the candidate at this size (above),
+or there is one cell.
 
-**Guarantee.** Let b be the cell of highest full-data κ. Under E, b is never settled against a
-candidate by (b) (that would need κ_c > κ_b + δ), and it is dominated (c) only by a cell of the
-same κ. So when the race ends with c, either c = b, or b is settled against c by (a), and
-κ_c ≥ κ_b − δ. Hence P(choice more than δ below the full-data best) ≤ α. (With two cells of
-exactly the best κ the argument runs through whichever one is not dominated, and E must
-cover its bounds as well; the interval of a pair targets Δ on the items both graded, and
-when judges miss items a cell's full-data κ on its own items can differ slightly from its κ
-on a pair's items.) Reference for the error spending: Lan and DeMets (1983), Discrete
-sequential boundaries for clinical trials, Biometrika 70(3).
+**Guarantee.** Let b be the cell of highest κ on the target (the population, or with
+``race.target=items`` the full data). Under E, b is never settled against a candidate by (b)
+(that would need κ_c > κ_b + δ), and it is dominated (c) only by a cell of the same κ. So when
+the race ends settled with c, either c = b, or b is settled against c by (a), and
+κ_c ≥ κ_b − δ. Hence P(the race ends settled on a choice more than δ below the best) ≤ α.
+Judged against the full data the bound holds for every ending but the dollar cap and
+``cannot separate``: the population's intervals are wider than the finite-population ones,
+and a race whose items ran out chooses the full data's own candidate. (A race that ends
+``cannot separate`` says so and claims nothing; on LLMJudge its choice was within δ of the
+full-data best in every seed, benchmarks/race.py.) (With two cells of exactly the best κ the
+argument runs through whichever one is not dominated, and E must cover its bounds as well;
+the interval of a pair targets Δ on the items both graded, and when judges miss items a
+cell's κ on its own items can differ slightly from its κ on a pair's items.) Reference for
+the error spending: Lan and DeMets (1983), Discrete sequential boundaries for clinical
+trials, Biometrika 70(3).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Collection, Sequence
 from typing import NamedTuple
@@ -99,7 +133,6 @@ import numpy as np
 from mmjudge.config.race import RaceConfig
 from mmjudge.data.sample import item_rank
 from mmjudge.metrics.labels import as_labels
-from mmjudge.studies.race_boundary import look_fractions, spending_boundary
 from mmjudge.studies.race_pairs import (
     FloatArray,
     IntArray,
@@ -114,12 +147,45 @@ from mmjudge.studies.race_records import (
     CellChange,
     Ending,
     Evidence,
-    RaceOutcome,
     Reason,
     RoundDecision,
+    more_items,
+    outcome_of,
+)
+from mmjudge.studies.race_rounds import (
+    MAX_ROUND_SHARE,
+    MIN_ROUND_ITEMS,
+    UNSEEN_SHARE,
+    RoundPlan,
+    alpha_spent,
+    boundaries,
+    critical_value,
+    look_of,
+    pair_share,
+    planned_round_items,
+    round_alpha,
+    round_length,
+    unseen_level,
 )
 
-# --------------------------------------------------------------------------- order and budget
+# --------------------------------------------------------------------------- order
+
+__all__ = [  # the rounds and the budget (race_rounds) and the outcome are read here too
+    "MAX_ROUND_SHARE",
+    "MIN_ROUND_ITEMS",
+    "UNSEEN_SHARE",
+    "RoundPlan",
+    "alpha_spent",
+    "boundaries",
+    "critical_value",
+    "look_of",
+    "outcome_of",
+    "pair_share",
+    "planned_round_items",
+    "round_alpha",
+    "round_length",
+    "unseen_level",
+]
 
 
 def race_order(seed: int, query_ids: Sequence[str], result_ids: Sequence[str]) -> IntArray:
@@ -129,44 +195,6 @@ def race_order(seed: int, query_ids: Sequence[str], result_ids: Sequence[str]) -
     pairs = list(zip(query_ids, result_ids, strict=True))
     ranks = sorted(range(len(pairs)), key=lambda i: (item_rank(seed, *pairs[i]), pairs[i]))
     return np.asarray(ranks, dtype=np.int64)
-
-
-def round_length(rule: RaceConfig, round_number: int, population: int) -> int:
-    """The prefix every active cell reaches in round ``round_number`` (1, 2, ...)."""
-    return min(population, max(round_number, 0) * rule.round_items)
-
-
-def alpha_spent(rule: RaceConfig, information: float) -> float:
-    """α(u) = α·u^ρ: the error budget spent once a share ``u`` of the items is drawn."""
-    return rule.alpha * min(max(information, 0.0), 1.0) ** rule.rho
-
-
-def round_alpha(rule: RaceConfig, round_number: int, population: int) -> float:
-    """Round ``round_number``'s share of α: α(u_t) − α(u_{t−1})."""
-    now = round_length(rule, round_number, population) / population
-    before = round_length(rule, round_number - 1, population) / population
-    return alpha_spent(rule, now) - alpha_spent(rule, before)
-
-
-def boundaries(rule: RaceConfig, population: int, n_cells: int) -> tuple[float, ...]:
-    """The z of every planned round before the last: the error-spending boundary
-    (:mod:`~mmjudge.studies.race_boundary`) at each round's share of α split over a cell's
-    ``n_cells − 1`` rivals (``inf`` where a round has nothing to spend)."""
-    fractions = look_fractions(rule.round_items, population)
-    rivals = max(n_cells - 1, 1)
-    shares = tuple(round_alpha(rule, t, population) / rivals for t in range(1, len(fractions) + 1))
-    return spending_boundary(shares, fractions)
-
-
-def critical_value(rule: RaceConfig, prefix: int, population: int, n_cells: int) -> float:
-    """The z of the round whose prefix is ``prefix`` items: a pair is always judged against
-    the boundary of the round its shorter prefix was drawn in (a pair whose cells stopped is
-    not looked at again with a later round's z); 0 once every item is drawn (the full data
-    decides exactly)."""
-    if prefix >= population:
-        return 0.0
-    planned = boundaries(rule, population, n_cells)
-    return planned[max(math.ceil(prefix / rule.round_items), 1) - 1]
 
 
 # --------------------------------------------------------------------------- one round
@@ -182,18 +210,22 @@ class _Bounds(NamedTuple):
     difference: FloatArray
     width: FloatArray
     n_items: IntArray
-    population: int
+    disagreements: IntArray
+    graded: int
+    """The race's graded items, N."""
 
 
-def _bounds(stats: PairStats, widths: FloatArray, n_cells: int, population: int) -> _Bounds:
+def _bounds(stats: PairStats, widths: FloatArray, n_cells: int, graded: int) -> _Bounds:
     difference = np.zeros((n_cells, n_cells))
     width = np.zeros((n_cells, n_cells))
     n_items = np.zeros((n_cells, n_cells), dtype=np.int64)
+    disagreements = np.zeros((n_cells, n_cells), dtype=np.int64)
     i, j = stats.first, stats.second
     difference[i, j], difference[j, i] = stats.difference, -stats.difference
     width[i, j] = width[j, i] = widths
     n_items[i, j] = n_items[j, i] = stats.n_items
-    return _Bounds(difference, width, n_items, population)
+    disagreements[i, j] = disagreements[j, i] = stats.disagreements
+    return _Bounds(difference, width, n_items, disagreements, graded)
 
 
 def _evidence(bounds: _Bounds, cell: int, other: int, reason: Reason | None) -> Evidence:
@@ -270,7 +302,7 @@ class RaceInputs(NamedTuple):
     """A race's grades in race order, encoded as positions on the scale (−1: no grade)."""
 
     reference: IntArray
-    """The reference grade of each item of the population, ``(N,)``."""
+    """The reference grade of each graded item, in race order, ``(N,)``."""
     grades: IntArray
     """Each cell's grade of each item, ``(K, N)``; −1: no grade (or not judged yet)."""
     prices: FloatArray
@@ -312,50 +344,96 @@ def decide_round(
     rule. Raises :class:`NoCellCanJudge` when no cell can judge."""
     reference, codes, prices, k = inputs
     lengths = np.asarray(prefixes, dtype=np.int64)
-    n_cells, population = codes.shape
+    n_cells, n_items = codes.shape
     out = frozenset(cannot_judge) | _without_grades(codes, lengths)
     if len(out) == n_cells:
         raise NoCellCanJudge("no cell of the race can judge")
     kappas = own_kappas(reference, codes, lengths, k)
-    prefix = round_length(rule, round_number, population)
-    alpha_round = round_alpha(rule, round_number, population)
-    z = critical_value(rule, prefix, population, n_cells)
-    stats = pair_stats(reference, codes, lengths, k)
-    z_pairs = np.asarray(
-        [critical_value(rule, int(m), population, n_cells) for m in stats.drawn], dtype=float
-    )
-    bounds = _bounds(stats, half_widths(stats, z_pairs, population), n_cells, population)
+    bounds = _round_bounds(inputs, lengths, rule)
     dominated = _dominated(bounds, prices, out)
     candidate = candidate_of(kappas, prices, rule.delta, out)
-    settled = _settled_against(bounds, prices, dominated, rule.delta, candidate, out)
+    settled = _against(bounds, prices, dominated, rule, candidate, out)
     active = tuple(sorted([candidate, *(e.cell for e in settled if e.reason is None)]))
-    spent = float((lengths * prices).sum())
     ending, chosen = _ending(
         rule, round_number, lengths, prices, kappas, bounds, dominated, out, (candidate, *active)
     )
+    if ending is None and len(active) == 1:  # the others are settled or out of reach
+        ending, chosen = "cannot separate", candidate
     before = set(range(n_cells) if previous_active is None else previous_active)
     after = set(active) if ending is None else set()
     if chosen is not None and chosen != candidate:  # the evidence is against the choice
         settled = _settled_against(bounds, prices, dominated, rule.delta, chosen, out)
     kept = after if chosen is None else {chosen}
-    changes = _changes(before, kept, settled, bounds, candidate if chosen is None else chosen)
+    prefix = round_length(rule, round_number, n_items)
     return RoundDecision(
         schema_version=SCHEMA_VERSION,
         round=round_number,
         prefix=prefix,
-        alpha_round=alpha_round,
-        alpha_total=alpha_spent(rule, prefix / population),
-        z=z,
+        alpha_round=round_alpha(rule, round_number, n_items),
+        alpha_total=alpha_spent(rule, prefix / n_items),
+        z=critical_value(rule, prefix, n_items, n_cells),
         kappas=tuple(float(x) for x in kappas),
         candidate=candidate,
         chosen=chosen,
         ending=ending,
         active=tuple(sorted(after)),
-        changes=changes,
+        changes=_changes(before, kept, settled, bounds, candidate if chosen is None else chosen),
         settled=tuple(settled),
         judgments=int(lengths.sum()),
-        usd=spent,
+        list_usd=float((lengths * prices).sum()),
+        target="items" if rule.finite_population else "population",
     )
+
+
+def _against(
+    bounds: _Bounds,
+    prices: FloatArray,
+    dominated: dict[int, int],
+    rule: RaceConfig,
+    candidate: int,
+    out: frozenset[int],
+) -> list[Evidence]:
+    """Every other cell against the candidate, settled or not, and with the population as
+    the target those the items cannot separate from it."""
+    settled = _settled_against(bounds, prices, dominated, rule.delta, candidate, out)
+    if rule.finite_population:
+        return settled
+    return [_beyond_reach(e, bounds, prices, rule.delta) for e in settled]
+
+
+#: With the population as the target, a cell not cheaper than the candidate stops judging
+#: when the pair would need more than this many times the race's graded items to be settled
+#: (:func:`~mmjudge.studies.race_records.more_items`) ...
+BEYOND_REACH = 2.0
+#: ... a projection resting on at least this many disagreements between the two (with fewer,
+#: the bound on unseen ones, not what was seen, sets the width it would extrapolate).
+REACH_DISAGREEMENTS = 50
+
+
+def _beyond_reach(e: Evidence, bounds: _Bounds, prices: FloatArray, delta: float) -> Evidence:
+    """``e`` (a cell against the candidate) marked ``cannot separate at this size`` when the
+    items cannot settle it: see the module docstring."""
+    pair = (e.cell, e.comparator)
+    if e.reason is not None or prices[e.cell] < prices[e.comparator]:
+        return e
+    if bounds.disagreements[pair] < REACH_DISAGREEMENTS:
+        return e
+    needed = more_items(e, delta, not_cheaper=True)
+    if math.isfinite(needed) and needed > BEYOND_REACH * bounds.graded:
+        return dataclasses.replace(e, reason="cannot separate at this size")
+    return e
+
+
+def _round_bounds(inputs: RaceInputs, lengths: IntArray, rule: RaceConfig) -> _Bounds:
+    """Every pair's difference and half-width on its items, each at the z and disagreement
+    bound of the round its shorter prefix was drawn in."""
+    n_cells, n_items = inputs.grades.shape
+    stats = pair_stats(inputs.reference, inputs.grades, lengths, inputs.n_grades)
+    drawn = [int(m) for m in stats.drawn]
+    z = np.asarray([critical_value(rule, m, n_items, n_cells) for m in drawn], dtype=float)
+    level = np.asarray([unseen_level(rule, m, n_items, n_cells) for m in drawn], dtype=float)
+    finite = n_items if rule.finite_population else None
+    return _bounds(stats, half_widths(stats, z, level, n_items=finite), n_cells, n_items)
 
 
 def _ending(
@@ -372,7 +450,7 @@ def _ending(
     """Whether the race ends after this round, and with which cell: a chosen cell (every
     other settled against it; the cheapest such), else the candidate when the items ran out
     or the next round would pass the dollar cap."""
-    n_cells, population = prices.size, int(bounds.population)
+    n_cells, n_items = prices.size, int(bounds.graded)
     candidate, *active = candidate_and_active
     if n_cells == 1:
         return "one cell", 0
@@ -387,9 +465,9 @@ def _ending(
     ]
     if chosen:
         return "settled", _cheapest(chosen, prices, kappas)
-    if all(lengths[c] >= population for c in active):
+    if all(lengths[c] >= n_items for c in active):
         return "items ran out", candidate
-    next_length = round_length(rule, round_number + 1, population)
+    next_length = round_length(rule, round_number + 1, n_items)
     next_cost = float(sum(max(next_length - lengths[c], 0) * prices[c] for c in active))
     if rule.max_usd is not None and float((lengths * prices).sum()) + next_cost > rule.max_usd:
         return "dollar cap", candidate
@@ -420,47 +498,3 @@ def _changes(
         evidence = by_cell.get(cell, _evidence(bounds, cell, candidate, None))
         out.append(CellChange(cell, "resumed", evidence))
     return tuple(out)
-
-
-# --------------------------------------------------------------------------- how it ended
-
-
-def outcome_of(
-    last: RoundDecision,
-    rounds: tuple[RoundDecision, ...],
-    lengths: IntArray,
-    prices: FloatArray,
-    names: tuple[str, ...],
-    n_items: int,
-) -> RaceOutcome:
-    assert last.chosen is not None and last.ending is not None
-    chosen = last.chosen
-    out = {e.cell for e in last.settled if e.reason == "cannot judge"}
-    others = [c for c in range(len(names)) if c != chosen and c not in out]
-    kappas = np.asarray(last.kappas)
-    runner_up = max(others, key=lambda c: np.nan_to_num(kappas[c], nan=-2.0)) if others else None
-    versus = None
-    if runner_up is not None:
-        found = [e for e in last.settled if e.cell == runner_up and e.comparator == chosen]
-        if found:
-            e = found[0]
-            versus = Evidence(
-                chosen, e.reason, runner_up, -e.difference, -e.high, -e.low, e.n_items
-            )
-    return RaceOutcome(
-        schema_version=SCHEMA_VERSION,
-        chosen=chosen,
-        name=names[chosen],
-        kappa=float(kappas[chosen]),
-        runner_up=runner_up,
-        versus_runner_up=versus,
-        ending=last.ending,
-        guarantee=last.ending != "dollar cap",
-        rounds=rounds,
-        prefixes=tuple(int(x) for x in lengths),
-        judgments=int(lengths.sum()),
-        usd=float((lengths * prices).sum()),
-        full_judgments=n_items * len(names),
-        full_usd=float(n_items * prices.sum()),
-        names=names,
-    )

@@ -33,7 +33,8 @@ from mmjudge import metrics
 from mmjudge.metrics.exact import exact_share, kappa_from_share
 from mmjudge.metrics.resampling import bootstrap_ci
 from mmjudge.metrics.scoring import N_BOOT, SEED, kappa_metric, none_if_nan
-from mmjudge.store.blocks import KappaBounds, Stability, UnstableItem
+from mmjudge.store.blocks import Stability, UnstableItem
+from mmjudge.store.bounds import Bounds
 
 #: Unstable items listed by name in a summary (the count covers all of them).
 UNSTABLE_LISTED = 200
@@ -96,7 +97,7 @@ def stability_summary(
     return Stability(
         samples=len(samples),
         n_items=n_items,
-        kappa=KappaBounds(**interval),
+        kappa=Bounds(**interval),
         kappa_pairs={
             f"{i} vs {j}": none_if_nan(metrics.cohen_kappa(kept[i], kept[j], labels=scale))
             for i, j in itertools.combinations(range(len(samples)), 2)

@@ -17,6 +17,7 @@ from typing import NamedTuple
 import jinja2
 
 from mmjudge.config import DatasetConfig, ModalityConfig, PromptConfig, SweepConfig
+from mmjudge.config.names import path_part
 from mmjudge.errors import ConfigError
 from mmjudge.locations import resolve_path
 from mmjudge.testbank.bank import Bank, Entry, read_bank
@@ -44,7 +45,7 @@ def bank_path(dataset: DatasetConfig, kind: str) -> Path:
         if path.is_absolute():
             return path
         return resolve_path(dataset.path) / path
-    return resolve_path(Path("testbanks") / dataset.name / f"{kind}.jsonl")
+    return resolve_path(Path("testbanks") / path_part(dataset.name) / f"{kind}.jsonl")
 
 
 def load_cell_bank(cfg: SweepConfig) -> Bank | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 import mmjudge
 from mmjudge.cli.reprice import main
 from mmjudge.costs.reprice import reprice_run
+from mmjudge.store.repriced_file import read_repriced
 from tests.fixtures.loopback_server import LoopbackServer
 from tests.helpers import isolated_overrides
 
@@ -42,7 +44,9 @@ def test_the_figures_are_the_commands(run_dir: Path, tmp_path: Path) -> None:
     theirs = json.loads((tmp_path / "run" / name).read_text(encoding="utf-8"))
     assert priced.path == tmp_path / "ours" / "run" / name
     assert same(json.loads(priced.path.read_text(encoding="utf-8")), theirs)
-    assert same(priced.data, theirs)
+    assert priced.record == dataclasses.replace(
+        read_repriced(priced.path), created_at=priced.record.created_at
+    )
     assert priced.original.total_usd == pytest.approx(theirs["original"]["total_usd"])
     assert priced.repriced.usd_per_million == pytest.approx(theirs["repriced"]["usd_per_million"])
     assert (priced.n_judgments, priced.n_errors, priced.model) == (6, 0, "gpt4o_mini")
@@ -67,7 +71,8 @@ def test_batch_prices_halve_and_another_model_costs_more(run_dir: Path) -> None:
     dearer = mmjudge.reprice(run_dir, as_model="gpt4o")
     assert dearer.price_key.startswith("gpt-4o-2024")
     assert dearer.repriced.total_usd > own.repriced.total_usd
-    assert same(dearer.data, json.loads(json.dumps(reprice_run(run_dir, as_model="gpt4o"))))
+    again = reprice_run(run_dir, as_model="gpt4o")
+    assert dearer.record == dataclasses.replace(again, created_at=dearer.record.created_at)
 
 
 def test_problems_are_config_errors(run_dir: Path, tmp_path: Path) -> None:

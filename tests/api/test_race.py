@@ -4,6 +4,7 @@ race killed in a round and run again makes no call twice and reaches the same ch
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -127,11 +128,11 @@ def test_a_judge_answering_at_random_is_dropped_within_two_rounds(tmp_path: Path
     assert done.returncode == 0, done.stderr
     race = read_race_file(tmp_path / "race")
     assert race is not None
-    names = [cell["name"] for cell in race["cells"]]
+    names = list(race.names)
     coin = next(i for i, name in enumerate(names) if "coin" in name)
-    dropped = next(r["round"] for r in race["rounds"] if coin not in r["active"])
+    dropped = next(r.round for r in race.rounds if coin not in r.active)
     assert dropped <= 2
-    assert "coin" not in race["outcome"]["name"]
+    assert race.outcome is not None and "coin" not in race.outcome.name
     line = next(x for x in done.stderr.splitlines() if x.startswith(f"race round {dropped}:"))
     assert "coin" in line and "stops" in line
     page = (tmp_path / "reports" / "race" / "index.html").read_text(encoding="utf-8")
@@ -141,15 +142,15 @@ def test_a_judge_answering_at_random_is_dropped_within_two_rounds(tmp_path: Path
     stopped = f"stopped after round {dropped}"
     assert f'<td class="l">{stopped}</td><td>{40 * dropped}</td>' in page
     assert f"complete · race: {stopped}" in page and "complete · race: chosen" in page
-    chosen = race["outcome"]["name"].split(" × ", 1)[1]
+    chosen = race.outcome.name.split(" × ", 1)[1]
     assert f'The race chose</dt><dd><a href="#race">{chosen} (κ ' in page  # on the card
     # judged only the rounds it was in: 40 items per round it took part in
-    rows = (tmp_path / "race" / race["cells"][coin]["run_dir"] / "judgments.jsonl").read_text()
+    rows = (tmp_path / "race" / race.cells[coin].run_dir / "judgments.jsonl").read_text()
     assert len(rows.splitlines()) == 40 * dropped
     assert again.returncode == 0, again.stderr  # the race again, its answers free
     cached = read_race_file(tmp_path / "again")
-    assert cached is not None and cached["outcome"]["name"] == race["outcome"]["name"]
-    assert race["spent_usd"] > 0 and cached["spent_usd"] == 0.0
+    assert cached is not None and cached.outcome.name == race.outcome.name
+    assert race.paid_usd > 0 and cached.paid_usd == 0.0
 
 
 @pytest.mark.slow
@@ -164,9 +165,9 @@ def test_a_judge_whose_run_fails_leaves_the_race_after_one_round(tmp_path: Path)
         )
     assert done.returncode == 0, done.stderr
     race = read_race_file(tmp_path / "race")
-    assert race is not None and "good" in race["outcome"]["name"]
-    mute = next(i for i, cell in enumerate(race["cells"]) if "mute" in cell["name"])
-    assert race["outcome"]["prefixes"][mute] == 20  # paid for one round only
+    assert race is not None and "good" in race.outcome.name
+    mute = next(i for i, cell in enumerate(race.cells) if "mute" in cell.name)
+    assert race.outcome.prefixes[mute] == 20  # paid for one round only
     line = next(x for x in done.stderr.splitlines() if x.startswith("race round 1:"))
     assert "mute × text stops (cannot judge: its run ended failed: 20 of 20 answers" in line
     page = (tmp_path / "reports" / "race" / "index.html").read_text(encoding="utf-8")
@@ -195,14 +196,14 @@ def test_a_race_whose_cells_all_reach_their_cap_stops_saying_how_each_ended(
     assert "no cell of the race can judge (demo_fashion × good × text: stopped by budget" in error
     assert error.count("runner.max_cost_usd=0.0025") == 2
     race = read_race_file(tmp_path / "race")
-    assert race is not None and len(race["rounds"]) == 1  # taken up from here once raised
+    assert race is not None and len(race.rounds) == 1  # taken up from here once raised
 
 
 def wait_for_rounds(folder: Path, rounds: int, process: subprocess.Popen[bytes]) -> None:
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and process.poll() is None:
         race = read_race_file(folder) if (folder / "race.json").is_file() else None
-        if race is not None and len(race["rounds"]) >= rounds:
+        if race is not None and len(race.rounds) >= rounds:
             return
         time.sleep(0.05)
     raise AssertionError(f"the race did not reach round {rounds}")
@@ -232,7 +233,7 @@ def test_a_race_killed_in_a_round_and_run_again_pays_nothing_twice(tmp_path: Pat
         _, err = process.communicate(timeout=120)
         assert process.returncode == 130, err.decode()
         assert b"Take the race up where it stopped" in err
-        stopped_at = len(read_race_file(tmp_path / "race")["rounds"])  # type: ignore[index]
+        stopped_at = len(read_race_file(tmp_path / "race").rounds)  # type: ignore[union-attr]
         again = subprocess.run(
             command, cwd=tmp_path, env=sweep_env(), capture_output=True, text=True, timeout=300
         )
@@ -257,9 +258,9 @@ def test_a_race_killed_in_a_round_and_run_again_pays_nothing_twice(tmp_path: Pat
     assert whole.returncode == 0, whole.stderr
     reference = read_race_file(fresh / "race")
     assert resumed is not None and reference is not None
-    assert len(resumed["rounds"]) > stopped_at
-    assert resumed["outcome"]["name"] == reference["outcome"]["name"]
-    assert [r["active"] for r in resumed["rounds"]] == [r["active"] for r in reference["rounds"]]
+    assert len(resumed.rounds) > stopped_at
+    assert resumed.outcome.name == reference.outcome.name  # type: ignore[union-attr]
+    assert [r.active for r in resumed.rounds] == [r.active for r in reference.rounds]
 
 
 def result(folder: Path, overrides: tuple[str, ...] = ("model=a,b",)) -> RaceResult:
@@ -282,11 +283,61 @@ def test_a_folder_holding_another_race_is_refused(tmp_path: Path) -> None:
 
 
 def test_the_race_file_is_valid_json_with_no_number_that_is_not_finite(tmp_path: Path) -> None:
-    record = race_record(result(tmp_path))
-    record["spent_usd"] = float("nan")
+    record = dataclasses.replace(race_record(result(tmp_path)), paid_usd=float("nan"))
     write_race_file(tmp_path, record)
     text = (tmp_path / "race.json").read_text()
-    assert "NaN" not in text and json.loads(text)["spent_usd"] is None
+    assert "NaN" not in text and json.loads(text)["paid_usd"] is None
+    assert read_race_file(tmp_path) == dataclasses.replace(record, paid_usd=0.0)
+
+
+def test_a_race_file_of_the_first_layout_reads_as_this_one(tmp_path: Path) -> None:
+    """``race.json`` as the last release wrote it (the item count as ``population``, the
+    rounds' dollars as ``usd``, money as ``spent_usd``): read into the same record."""
+    first = {
+        "schema_version": 1,
+        "settings": {"alpha": 0.05, "delta": 0.02, "round_items": 40, "rho": 1.0, "max_usd": None},
+        "seed": 0,
+        "population": 240,
+        "cells": [
+            {
+                "index": 0,
+                "name": "d × a × text",
+                "overrides": ["model=a"],
+                "run_dir": "d.a.text.default",
+                "usd_per_judgment": 0.001,
+                "forecast_usd": 0.24,
+            }
+        ],
+        "rounds": [
+            {
+                "schema_version": 1,
+                "round": 1,
+                "prefix": 40,
+                "alpha_round": 0.01,
+                "alpha_total": 0.01,
+                "z": None,
+                "kappas": [0.5],
+                "candidate": 0,
+                "chosen": 0,
+                "ending": "one cell",
+                "active": [],
+                "changes": [],
+                "settled": [],
+                "judgments": 40,
+                "usd": 0.04,
+            }
+        ],
+        "spent_usd": 0.03,
+        "full_grid_usd": 0.24,
+        "outcome": None,
+    }
+    (tmp_path / "race.json").write_text(json.dumps(first))
+    race = read_race_file(tmp_path)
+    assert race is not None and race.n_items == 240 and race.paid_usd == 0.03
+    (decision,) = race.rounds
+    assert decision.list_usd == 0.04 and decision.target == "items" and decision.z != decision.z
+    assert race.settings.target == "population"  # the default, as a race resumed today takes
+    assert race.cells[0].run_dir == "d.a.text.default"
 
 
 @pytest.mark.slow
@@ -321,8 +372,8 @@ def test_a_race_through_a_hydra_launcher_decides_as_the_library_does(tmp_path: P
             runs[name] = read_race_file(tmp_path / name)
     own, launched = runs["own"], runs["joblib"]
     assert own is not None and launched is not None
-    assert [r["active"] for r in launched["rounds"]] == [r["active"] for r in own["rounds"]]
-    assert launched["outcome"]["name"] == own["outcome"]["name"]
+    assert [r.active for r in launched.rounds] == [r.active for r in own.rounds]
+    assert launched.outcome.name == own.outcome.name  # type: ignore[union-attr]
     saved = (tmp_path / "joblib" / "multirun.yaml").read_text()
     assert "JoblibLauncher" in saved
 

@@ -74,11 +74,10 @@ def test_json_holds_three_ways_and_the_truth(tmp_path, capsys) -> None:
             part = row[way]
             assert part["low"] <= part["estimate"] <= part["high"]
             assert part["width"] == pytest.approx(part["high"] - part["low"])
-        if row["clipped"]:  # a clipped width no longer measures the spread
-            assert row["effective_n"] is None and row["effective_n_gained"] is None
-        else:
-            gained = row["effective_n"] - 30
-            assert row["effective_n_gained"] == pytest.approx(gained)
+        # from the standard errors, so defined where an interval was cut to the range too
+        assert 0 < row["effective_n"] <= 60
+        assert row["effective_n_gained"] == pytest.approx(row["effective_n"] - 30)
+        assert row["outside"] is False and row["no_interval"] is False
     assert [r["measure"] for r in report["rankings"]] == ["nDCG@10", "P@10"]
     # 30 labelled of 60: each system's top tens and the rest hold labelled items enough
     assert report["split_by_top_ten"].startswith("system measures: 4 of 4 estimated within")
@@ -97,42 +96,47 @@ def test_table_names_the_judge_only_bias(tmp_path, capsys) -> None:
     lines = out.splitlines()
     assert lines[0].startswith("20 of 60 human labels used")
     assert lines[2].startswith("mean grade and share relevant: PPI++ pooled over all items")
-    assert lines[4].startswith("caution: the 95% intervals of the mean grade and share")
-    assert lines[6].split()[:3] == ["quantity", "all", "human"]
+    assert lines[4].split()[:3] == ["quantity", "all", "human"]
+    assert "caution" not in out  # from 5 labels both intervals of the means held 93%
     assert any(line.startswith("mean grade") for line in lines)
     assert "which no interval shows" in out
 
 
 def test_caution_below_the_measured_coverage(tmp_path, capsys) -> None:
-    """Below the labelled counts the coverage was measured at, the table says so in one line
-    (and the JSON in ``caution``); without runs there are no system measures to warn of."""
+    """Below the labelled counts the coverage was measured at, the table says in one line
+    which interval to read (and the JSON in ``caution``): for the means below 5 labels,
+    PPI++ (the human-only interval held as little as 92% there); for the system measures
+    below 500, read as a guide; without runs there are no system measures to warn of."""
     files = write_files(tmp_path)
     args = [files["human"], files["judge"], "--labelled", 20, "--runs", files["runs"]]
     code, out, _ = run_cli(capsys, *args)
     assert code == 0
-    caution = [line for line in out.splitlines() if line.startswith("caution:")]
+    caution = [line for line in out.splitlines() if line.startswith("caution")]
     assert len(caution) == 1
     assert out.splitlines()[3].startswith("system measures: ")
-    assert caution[0].startswith(
-        "caution: the 95% intervals of the mean grade and share relevant and of nDCG@10 and "
-        "P@10 held the truth in fewer than 94%"
-    )
-    assert (
-        "than 200 for mean grade and share relevant, 500 for nDCG@10 and P@10 (here 20)"
-        in (caution[0])
+    assert caution[0] == (
+        "caution (20 labelled): the 95% intervals of nDCG@10 and P@10 held the truth in "
+        "fewer than 94% of simulated draws on real labels below 500 labels: read them as a "
+        "guide"
     )
     report = json.loads(run_cli(capsys, *args, "--format", "json")[1])
     assert report["caution"] == caution[0]
-    # without runs the means' caution stands alone
-    plain = run_cli(capsys, files["human"], files["judge"], "--labelled", 20)[1]
-    assert "than 200 (here 20)" in plain and "nDCG" not in plain
+    # below 5 labels the means' line says which interval to read, and why
+    few = run_cli(capsys, files["human"], files["judge"], "--labelled", 4)[1]
+    lines = [line for line in few.splitlines() if line.startswith("caution")]
+    assert lines == [
+        "caution (4 labelled): for the mean grade and share relevant read PPI++: below 5 "
+        "labels their human-only 95% intervals held the truth in as few as 92% of simulated "
+        "draws on real labels, PPI++'s in at least 93%"
+    ]
+    assert "caution" not in run_cli(capsys, files["human"], files["judge"], "--labelled", 5)[1]
 
 
 def test_degenerate_draws_give_intervals_and_valid_json(tmp_path, capsys) -> None:
     """Two labelled items with the same grade, or none of twenty relevant: no interval of
     no width (before: [0, 0] and an effective n of Infinity, which is no JSON); the
-    share gets Wilson's interval, the mean grade the score interval on the scale's range,
-    every number of the JSON is finite or null, and the intervals stay in the range."""
+    pseudo-items give both intervals a width, every number of the JSON is finite or null,
+    and the intervals stay in the range."""
     human = [f"q{i % 3} 0 d{i} {3 if i % 20 == 0 else 0}" for i in range(80)]
     judge = [f"q{i % 3} 0 d{i} {(i * 7) % 4}" for i in range(80)]
     (tmp_path / "h.qrels").write_text("\n".join(human) + "\n", encoding="utf-8")
@@ -159,6 +163,36 @@ def test_degenerate_draws_give_intervals_and_valid_json(tmp_path, capsys) -> Non
             assert row["effective_n"] is None or row["effective_n"] <= 80
         assert rows["share relevant"]["ppi"]["high"] <= 1
         assert rows["mean grade"]["ppi"]["high"] <= 3
+
+
+def test_system_measures_from_two_labels_are_strict_json(tmp_path, capsys) -> None:
+    """Two labels with runs: a system measure whose labelled values do not vary has no
+    interval (``null``, and a ``no interval`` line), never one of no width, and the JSON
+    has no NaN. Before: P@10 0.000 [0.000, 0.000], and on some draws a NaN that ended
+    ``--format json`` in a traceback."""
+    files = write_files(tmp_path)
+    flat = 0
+    for seed in range(12):
+        args = [files["human"], files["judge"], "--labelled", 2, "--seed", seed]
+        code, out, err = run_cli(capsys, *args, "--runs", files["runs"], "--format", "json")
+        assert code == 0 and err == ""
+
+        def refuse(constant: str) -> None:
+            raise AssertionError(f"not JSON: {constant}")
+
+        report = json.loads(out, parse_constant=refuse)
+        for row in report["estimates"]:
+            for way in ("human_only", "ppi"):
+                width = row[way]["width"]
+                assert width is None or width > 0, (seed, row)
+                if width is None:
+                    assert row["no_interval"] and row[way]["low"] is None
+            flat += row["no_interval"]
+        named = [row["name"] for row in report["estimates"] if row["no_interval"]]
+        assert (report["no_interval"] is None) == (not named)
+        if named:
+            assert report["no_interval"].startswith(f"no interval: {', '.join(named)}: ")
+    assert flat > 0  # some draw left a system measure without variation
 
 
 @pytest.mark.parametrize("n", [0, 1, 59, 100])

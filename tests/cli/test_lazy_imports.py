@@ -20,6 +20,8 @@ _PROBE = """
 import json, sys
 import mmjudge.sweep, mmjudge.engine.cell, mmjudge.judges.openai, mmjudge.judges.anthropic
 import mmjudge.judges.lexical
+from mmjudge.judges import registry
+registry.descriptors()  # every judge module found, the local ones' libraries not loaded
 print(json.dumps(sorted(name for name in sys.modules if name.split(".")[0] in {later})))
 """
 

@@ -15,6 +15,7 @@ from mmjudge.data.qrels import write_qrels
 from mmjudge.estimation import planning
 from mmjudge.metrics import scoring
 from mmjudge.store import completed_runs
+from mmjudge.store.plan_file import read_plan
 from mmjudge.studies.frontier import compare_runs
 from mmjudge.studies.members import human_consensus
 from tests.fake_runs import make_run
@@ -51,6 +52,11 @@ def test_json_counts_follow_the_pilot_intervals(tmp_path, capsys) -> None:
     assert code == 0 and err == ""
     (dataset,) = json.loads(out)["datasets"]
     assert dataset["half_width"] == 0.04 and dataset["cost_per_label"] == 0.5
+    kept = tmp_path / "plan.json"  # what a user keeps reads back through the one reader
+    kept.write_text(out, encoding="utf-8")
+    assert [j.judge for j in read_plan(kept).datasets[0].judges] == [
+        j["judge"] for j in dataset["judges"]
+    ]
     judges = {j["judge"].split("/")[0]: j for j in dataset["judges"]}
     assert list(judges) == ["big", "mid", "tiny"]  # by κ, highest first
     runs = {run.name.split("/")[0]: run for run in completed_runs(sweep)}

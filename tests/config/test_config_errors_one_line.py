@@ -13,7 +13,8 @@ from omegaconf.errors import ValidationError
 from mmjudge.config import ModelConfig
 from mmjudge.config.hydra_errors import config_error_line
 from mmjudge.errors import ConfigError
-from mmjudge.judges.registry import checked_base_url, endpoint_override
+from mmjudge.judges.endpoint import checked_base_url
+from mmjudge.judges.registry import endpoint_override
 from tests.helpers import compose_config, run_sweep
 
 SECRET = "sk-proj-" + "A1b2C3d4E5f6G7h8J9k0" * 2

@@ -132,3 +132,202 @@ def test_a_lenient_reading_is_said_once_per_cell_on_stderr(tmp_path: Path) -> No
     said = "1 line with query_id or result_id given as a number (read as its text)"
     assert result.stderr.count(said) == 2  # once for each of the two cells
     assert said not in result.stdout
+
+
+# --- issue 46: values taken without a word, and files and folders that ended in tracebacks ----
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["runner.cache=2"], "runner.cache=2 is not allowed; runner.cache takes true or false"),
+        (["runner.cache=yes"], "runner.cache='yes' is not allowed; runner.cache takes true"),
+        (["-m", "report.build=true,0"], "report.build=0 is not allowed; report.build takes"),
+    ],
+)
+def test_a_number_or_a_word_for_a_true_or_false_setting_is_refused(
+    argv: list[str], expected: str
+) -> None:
+    from mmjudge.config.keys import unknown_setting
+    from mmjudge.locations import CONFIG_DIR
+
+    problem = unknown_setting(argv, CONFIG_DIR)
+    assert problem is not None and problem.startswith(expected)
+    assert (
+        unknown_setting(["runner.cache=false", "report.build=${runner.cache}"], CONFIG_DIR) is None
+    )
+
+
+@pytest.mark.parametrize(
+    ("overrides", "expected"),
+    [
+        (
+            ["model=gpt4o_mini", "model.max_tokens=1000000000000"],
+            "model.max_tokens=1000000000000 is not allowed; use a whole number of at most "
+            "model.context_tokens (128000)",
+        ),
+        (
+            ["model=gpt4o_mini", "model.image_detail=ultra"],
+            "model.image_detail='ultra' is not allowed; use one of low, high, auto",
+        ),
+        (["model.name="], "model.name='' is not allowed; give a name"),
+        (["model=gpt4o_mini", "model.model_id=' '"], "model.model_id=' ' is not allowed"),
+        (["paths.results="], "paths.results is empty; give a folder"),
+    ],
+)
+def test_values_sent_to_the_provider_or_used_as_names_are_checked(
+    overrides: list[str], expected: str
+) -> None:
+    with pytest.raises(ConfigError) as info:
+        typed_config(compose_config(overrides))
+    assert str(info.value).startswith(expected)
+
+
+@pytest.mark.parametrize(
+    ("setting", "value"),
+    [("prompt.id", "strict\nv2"), ("dataset.name", "demo\tfashion"), ("model.name", "a\rb")],
+)
+def test_a_name_holding_a_newline_or_a_tab_is_refused(setting: str, value: str) -> None:
+    from omegaconf import OmegaConf
+
+    cfg = compose_config([])
+    OmegaConf.update(cfg, setting, value)
+    with pytest.raises(ConfigError, match=f"^{setting}=.* is not allowed; a name is one line"):
+        typed_config(cfg)
+
+
+def test_a_base_url_variable_ending_in_a_newline_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    model = ModelConfig(name="m", provider="openai", model_id="gpt-4o-mini")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8000/v1\n")
+    with pytest.raises(ConfigError, match=r"^OPENAI_BASE_URL=.* holds a space or another blank"):
+        endpoint_override(model)
+    monkeypatch.setenv("OPENAI_BASE_URL", "  ")  # blank: unset, the public endpoint
+    assert endpoint_override(model) is None
+
+
+@pytest.mark.parametrize(
+    ("name", "folder"),
+    [
+        ("../../x", "demo_fashion_----x_text_default"),
+        ("a/b", "demo_fashion_a-b_text_default"),
+        ("..", "demo_fashion_-_text_default"),
+        ("gpt-4.1", "demo_fashion_gpt-4.1_text_default"),
+    ],
+)
+def test_a_name_used_in_a_folder_name_is_made_safe(name: str, folder: str) -> None:
+    from mmjudge.config.names import run_folder_name
+
+    made = run_folder_name("demo_fashion", name, "text", "default")
+    assert made == folder
+    assert "/" not in made and ".." not in made
+
+
+def test_a_report_over_many_folders_has_a_name_a_file_system_takes() -> None:
+    from mmjudge.config.names import NAME_BYTES, report_folder_name
+
+    names = [f"2026-11-28_21-31-{n:02d}_demo_fashion_gpt4o_mini_text_default" for n in range(16)]
+    made = report_folder_name(names)
+    assert len(made.encode()) <= NAME_BYTES and made.startswith(names[0] + "+")
+    assert "+more-" not in made and made.count("more-") == 1
+    assert report_folder_name(names[:15]) != made  # the hash tells them apart
+    assert report_folder_name(names[:2]) == "+".join(names[:2])
+    assert report_folder_name(names, "weekly/../x") == "weekly---x"
+
+
+def test_a_folder_that_cannot_be_made_is_one_line_naming_its_setting(tmp_path: Path) -> None:
+    from mmjudge.config.run import unwritable_problem
+
+    (tmp_path / "afile").write_text("")
+    problem = unwritable_problem("paths.results", tmp_path / "afile" / "results" / "runs")
+    assert problem == (
+        f"paths.results: {tmp_path}/afile/results/runs cannot be made, as {tmp_path}/afile is "
+        "a file, not a folder; set paths.results to a folder you can write to"
+    )
+    assert unwritable_problem("paths.results", tmp_path / "new" / "results") is None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("overrides", "expected"),
+    [
+        (
+            ["hydra.run.dir="],
+            "mmjudge: hydra.run.dir is empty; give a folder (a relative path is taken in the "
+            "working folder), or leave hydra.run.dir out for its default",
+        ),
+        (["paths.results=afile/results"], "mmjudge: paths.results: "),
+        (["-m", "paths.results=afile/results"], "mmjudge: paths.results: "),
+        (["hydra.run.dir=afile/run"], "mmjudge: hydra.run.dir: "),
+        (["paths.reports=afile/reports"], "mmjudge: paths.reports: "),
+        (["runner.cache=2"], "mmjudge: runner.cache=2 is not allowed"),
+    ],
+)
+def test_a_folder_that_cannot_be_written_or_an_empty_one_is_one_line(
+    tmp_path: Path, overrides: list[str], expected: str
+) -> None:
+    (tmp_path / "afile").write_text("")
+    line = _one_line_exit_2(run_sweep(tmp_path, *overrides, "dataset.limit=3"))
+    assert line.startswith(expected)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]  # nothing written
+
+
+@pytest.mark.slow
+def test_names_with_separators_stay_inside_the_results_folder(tmp_path: Path) -> None:
+    result = run_sweep(
+        tmp_path,
+        "model=lexical",
+        "model.name=../../escaped",
+        "dataset.limit=3",
+        "report.build=false",
+        f"paths.results={tmp_path / 'work' / 'results'}",
+    )
+    assert result.returncode == 0, result.stderr
+    (run_dir,) = (tmp_path / "work" / "results" / "runs").iterdir()
+    assert run_dir.name.endswith("_demo_fashion_----escaped_text_default")
+    assert not list(tmp_path.glob("escaped*")) and not list(tmp_path.glob("*/escaped*"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            b"name: mine\nprovider: [openai\n",
+            "mmjudge: config file {path}, line 3, column 1: expected ',' or ']', but got "
+            "'<stream end>'; fix the YAML there",
+        ),
+        (
+            b"name: mine\n\tprovider: openai\n",
+            "mmjudge: config file {path}, line 2, column 1: found character '\\t' that cannot "
+            "start any token; indent with spaces",
+        ),
+        (
+            b"name: mine\nmodel_id: caf\xe9\n",
+            "mmjudge: config file {path} is not UTF-8 text (byte 0xe9 at position 24); save it "
+            "as UTF-8",
+        ),
+    ],
+    ids=["bad-mapping", "tab", "latin-1"],
+)
+def test_a_config_file_that_is_not_yaml_or_not_utf8_is_one_line(
+    tmp_path: Path, text: bytes, expected: str
+) -> None:
+    (tmp_path / "mine" / "model").mkdir(parents=True)
+    path = tmp_path / "mine" / "model" / "mine.yaml"
+    path.write_bytes(text)
+    line = _one_line_exit_2(run_sweep(tmp_path, "-cd", str(tmp_path / "mine"), "model=mine"))
+    assert line.startswith(expected.format(path=path))
+
+
+def test_the_library_refuses_a_run_folder_it_cannot_make_in_one_line(tmp_path: Path) -> None:
+    from mmjudge.engine.cell import run_cell
+
+    (tmp_path / "afile").write_text("")
+    with pytest.raises(ConfigError) as info:
+        run_cell(compose_config(["dataset.limit=2"]), tmp_path / "afile" / "run")
+    assert str(info.value) == (
+        f"run folder: {tmp_path}/afile/run cannot be made, as {tmp_path}/afile is a file, not "
+        "a folder; give the run a folder you can write to"
+    )

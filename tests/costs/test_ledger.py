@@ -227,5 +227,5 @@ def test_forecast_records_and_reprice_count_claude_images_alike(tmp_path) -> Non
     summary = {"pricing_sheet": "2024-08-16", "config": {"model": model, "images": {}}}
     (run_dir / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
     repriced = reprice_run(run_dir, "2024-08-16", as_model="claude-3-5-sonnet-20240620")
-    assert repriced["repriced"]["image_tokens_per_image"] == 350
-    assert repriced["repriced"]["tokens"]["image_tokens"] == 700
+    assert repriced.basis.image_tokens_per_image == 350
+    assert repriced.basis.tokens.image_tokens == 700

@@ -15,10 +15,11 @@ import yaml
 
 from mmjudge.cli.reprice import main
 from mmjudge.costs.ledger import cost_of
-from mmjudge.costs.reprice import load_sheet, output_name, reprice_run, write_repriced
+from mmjudge.costs.reprice import load_sheet, reprice_run
 from mmjudge.costs.sheets import gpu_hour_price, price_from_entry
 from mmjudge.errors import ConfigError
 from mmjudge.records import Usage
+from mmjudge.store.repriced_file import output_name, read_repriced, write_repriced
 from tests.helpers import REPO_ROOT
 
 # --- a run directory written by hand ---------------------------------------------------------
@@ -128,14 +129,14 @@ def digest(path: Path) -> str:
 
 def test_same_sheet_reproduces_the_recorded_costs(run: Path) -> None:
     result = reprice_run(run)
-    assert result["original"]["total_usd"] == pytest.approx(10285e-6)
-    assert result["repriced"]["total_usd"] == pytest.approx(10285e-6)
+    assert result.original.total_usd == pytest.approx(10285e-6)
+    assert result.repriced.total_usd == pytest.approx(10285e-6)
     # Per million judgments counts every row, the failed one included (as summary.json does).
-    assert result["repriced"]["usd_per_million"] == pytest.approx(10285e-6 / N * 1e6)
-    assert result["n_judgments"] == N
-    assert result["n_with_usage"] == 3
-    assert result["n_cached"] == 1
-    assert result["n_errors"] == 1
+    assert result.repriced.usd_per_million == pytest.approx(10285e-6 / N * 1e6)
+    assert result.n_judgments == N
+    assert result.n_with_usage == 3
+    assert result.n_cached == 1
+    assert result.n_errors == 1
 
 
 def test_repeats_of_runner_samples_are_priced_like_every_call(run: Path) -> None:
@@ -145,52 +146,52 @@ def test_repeats_of_runner_samples_are_priced_like_every_call(run: Path) -> None
     lines = "".join(json.dumps(row) + "\n" for row in repeats)
     (run / "samples.jsonl").write_text(lines, encoding="utf-8")
     result = reprice_run(run)
-    assert result["n_judgments"] == N and result["n_repeats"] == 3
-    assert result["original"]["total_usd"] == pytest.approx(2 * 10285e-6)
-    assert result["repriced"]["total_usd"] == pytest.approx(2 * 10285e-6)
-    assert result["repriced"]["repeats_usd"] == pytest.approx(10285e-6)
-    assert result["repriced"]["usd_per_million"] == pytest.approx(2 * 10285e-6 / N * 1e6)
-    assert any("3 repeat calls" in note for note in result["notes"])
+    assert result.n_judgments == N and result.n_repeats == 3
+    assert result.original.total_usd == pytest.approx(2 * 10285e-6)
+    assert result.repriced.total_usd == pytest.approx(2 * 10285e-6)
+    assert result.repriced.repeats_usd == pytest.approx(10285e-6)
+    assert result.repriced.usd_per_million == pytest.approx(2 * 10285e-6 / N * 1e6)
+    assert any("3 repeat calls" in note for note in result.notes)
     newer = reprice_run(run, "2026-10-31")  # row 4's cached tokens cheaper in both samples
-    assert newer["repriced"]["total_usd"] == pytest.approx(2 * (2535 + 2700 + 3770) * 1e-6)
-    assert newer["repriced"]["repeats_usd"] == pytest.approx((2535 + 2700 + 3770) * 1e-6)
+    assert newer.repriced.total_usd == pytest.approx(2 * (2535 + 2700 + 3770) * 1e-6)
+    assert newer.repriced.repeats_usd == pytest.approx((2535 + 2700 + 3770) * 1e-6)
 
 
 def test_other_sheet_prices_cached_tokens(run: Path) -> None:
     result = reprice_run(run, "2026-10-31")
     total = (2535 + 2700 + 3770) * 1e-6
     image = 3 * 85 * 2.5e-6
-    new = result["repriced"]
-    assert new["sheet"] == "2026-10-31"
-    assert new["total_usd"] == pytest.approx(total)
-    assert new["usd_per_million"] == pytest.approx(2251.25)
-    assert new["image_usd_per_million"] == pytest.approx(image / N * 1e6)
-    assert new["text_usd_per_million"] == pytest.approx((total - image) / N * 1e6)
-    assert result["original"]["usd_per_million"] == pytest.approx(2571.25)
-    assert new["tokens"]["cached_input_tokens"] == 1024
+    new = result.repriced
+    assert new.sheet == "2026-10-31"
+    assert new.total_usd == pytest.approx(total)
+    assert new.usd_per_million == pytest.approx(2251.25)
+    assert new.image_usd_per_million == pytest.approx(image / N * 1e6)
+    assert new.text_usd_per_million == pytest.approx((total - image) / N * 1e6)
+    assert result.original.usd_per_million == pytest.approx(2571.25)
+    assert result.basis.tokens.cached_input_tokens == 1024
 
 
 def test_cache_hits_count_like_any_other_row(run: Path) -> None:
     result = reprice_run(run, "2026-10-31")
     # Row 2 was a response-cache hit; its $2,700 per million is in the total all the same.
-    assert result["repriced"]["total_usd"] == pytest.approx(9005e-6)
-    assert any("cache hits" in note for note in result["notes"])
+    assert result.repriced.total_usd == pytest.approx(9005e-6)
+    assert any("cache hits" in note for note in result.notes)
 
 
 def test_batch_halves_every_call(run: Path) -> None:
     result = reprice_run(run, "2026-10-31", batch=True)
-    assert result["repriced"]["usd_per_million"] == pytest.approx(2251.25 / 2)
-    assert result["repriced"]["image_usd_per_million"] == pytest.approx(3 * 212.5 / N / 2)
+    assert result.repriced.usd_per_million == pytest.approx(2251.25 / 2)
+    assert result.repriced.image_usd_per_million == pytest.approx(3 * 212.5 / N / 2)
 
 
 def test_a_batch_run_is_priced_as_it_was_billed(tmp_path: Path) -> None:
     run = write_run(tmp_path / "batched", mode="batch")
     as_made = reprice_run(run, "2026-10-31")
-    assert as_made["repriced"]["usd_per_million"] == pytest.approx(2251.25 / 2)
-    assert as_made["repriced"]["n_batch_priced"] == 3
+    assert as_made.repriced.usd_per_million == pytest.approx(2251.25 / 2)
+    assert as_made.basis.n_batch_priced == 3
     listed = reprice_run(run, "2026-10-31", sync=True)
-    assert listed["repriced"]["usd_per_million"] == pytest.approx(2251.25)
-    assert listed["repriced"]["n_batch_priced"] == 0
+    assert listed.repriced.usd_per_million == pytest.approx(2251.25)
+    assert listed.basis.n_batch_priced == 0
     with pytest.raises(ConfigError, match="contradict"):
         reprice_run(run, "2026-10-31", batch=True, sync=True)
 
@@ -201,29 +202,29 @@ def test_as_another_model_reestimates_image_tokens(run: Path) -> None:
     #   row 2: (1000 − 85 + 2833)·0.15 + 20·0.6 = 574.2 µ$
     #   row 4: (2000 − 85 + 2833)·0.15 + 5·0.6 = 715.2 µ$ (no cached price in 2024)
     result = reprice_run(run, "2024-08-16", as_model="gpt-4o-mini-2024-07-18")
-    new = result["repriced"]
-    assert new["price_key"] == "gpt-4o-mini-2024-07-18"
-    assert new["image_tokens_per_image"] == 2833
-    assert new["total_usd"] == pytest.approx((564.3 + 574.2 + 715.2) * 1e-6)
-    assert new["usd_per_million"] == pytest.approx(463.425)
-    assert new["image_usd_per_million"] == pytest.approx(3 * 2833 * 0.15 / N)
-    assert new["tokens"]["image_tokens"] == 3 * 2833
-    assert any("512x512 px" in note for note in result["notes"])
+    new = result.repriced
+    assert result.basis.price_key == "gpt-4o-mini-2024-07-18"
+    assert result.basis.image_tokens_per_image == 2833
+    assert new.total_usd == pytest.approx((564.3 + 574.2 + 715.2) * 1e-6)
+    assert new.usd_per_million == pytest.approx(463.425)
+    assert new.image_usd_per_million == pytest.approx(3 * 2833 * 0.15 / N)
+    assert result.basis.tokens.image_tokens == 3 * 2833
+    assert any("512x512 px" in note for note in result.notes)
 
 
 def test_as_model_accepts_a_model_config_name(run: Path) -> None:
     by_key = reprice_run(run, "2024-08-16", as_model="gpt-4o-mini-2024-07-18")
     by_config = reprice_run(run, "2024-08-16", as_model="gpt4o_mini")
-    assert by_config["repriced"]["total_usd"] == pytest.approx(by_key["repriced"]["total_usd"])
+    assert by_config.repriced.total_usd == pytest.approx(by_key.repriced.total_usd)
 
 
 def test_image_size_comes_from_the_run_config(tmp_path: Path) -> None:
     run = write_run(tmp_path / "big", size=1024)
     # Anthropic's 2024 rule: ⌈1024·1024/750⌉ = 1,399 tokens (under its ~1,600-token cap).
     result = reprice_run(run, "2024-08-16", as_model="claude-3-haiku-20240307")
-    assert result["repriced"]["image_tokens_per_image"] == 1399
-    assert result["repriced"]["tokens"]["image_tokens"] == 3 * 1399
-    assert result["repriced"]["image_size"] == 1024
+    assert result.basis.image_tokens_per_image == 1399
+    assert result.basis.tokens.image_tokens == 3 * 1399
+    assert result.basis.image_size == 1024
 
 
 def test_as_a_self_hosted_judge(run: Path) -> None:
@@ -233,9 +234,9 @@ def test_as_a_self_hosted_judge(run: Path) -> None:
     tokens = (974 - 85 + 361 + 10) + (1000 - 85 + 361 + 20) + (2000 - 85 + 361 + 5)
     for batch in (False, True):
         result = reprice_run(run, "2026-10-31", batch=batch, as_model="self-hosted-gpu")
-        assert result["repriced"]["total_usd"] == pytest.approx(tokens * per_token)
-        assert result["repriced"]["image_tokens_per_image"] == 361
-    assert any("self-hosted" in note for note in result["notes"])
+        assert result.repriced.total_usd == pytest.approx(tokens * per_token)
+        assert result.basis.image_tokens_per_image == 361
+    assert any("self-hosted" in note for note in result.notes)
 
 
 def test_model_missing_from_the_sheet_names_the_priced_ones(tmp_path: Path) -> None:
@@ -272,6 +273,7 @@ def test_write_next_to_the_run_or_under_out(run: Path, tmp_path: Path) -> None:
     moved = write_repriced(run, result, tmp_path / "out")
     assert moved == tmp_path / "out" / run.name / "repriced_2026-10-31_batch.json"
     assert json.loads(moved.read_text())["repriced"]["batch"] is True
+    assert read_repriced(moved) == result  # read back whole
 
 
 # --- the command line -----------------------------------------------------------------------
@@ -464,8 +466,8 @@ def test_reprice_counts_long_context_calls(tmp_path: Path) -> None:
     lines[0] = json.dumps(row)
     (run / "judgments.jsonl").write_text("\n".join(lines) + "\n")
     result = reprice_run(run, "2026-10-31", as_model="gpt-5.4-2026-03-05")
-    assert result["repriced"]["n_long_context"] == 1
-    assert any("long-context" in note for note in result["notes"])
+    assert result.basis.n_long_context == 1
+    assert any("long-context" in note for note in result.notes)
 
 
 def test_cli_notes_name_their_runs_and_model_names_are_not_cut(
@@ -510,8 +512,8 @@ def test_a_panel_is_repriced_through_its_members(tmp_path: Path) -> None:
     panel = tmp_path / "sweep" / "ensembles" / "panel"
     build_panel(members, panel)
     same = reprice_run(panel)
-    assert same["original"]["total_usd"] == pytest.approx(3 * 10285e-6)
-    assert same["repriced"]["total_usd"] == pytest.approx(3 * 10285e-6)
+    assert same.original.total_usd == pytest.approx(3 * 10285e-6)
+    assert same.repriced.total_usd == pytest.approx(3 * 10285e-6)
     other = reprice_run(panel, "2026-10-31")  # each member's 2026 cost, see ROWS
-    assert other["repriced"]["total_usd"] == pytest.approx(3 * (2535 + 2700 + 3770) * 1e-6)
-    assert other["n_judgments"] == N
+    assert other.repriced.total_usd == pytest.approx(3 * (2535 + 2700 + 3770) * 1e-6)
+    assert other.n_judgments == N

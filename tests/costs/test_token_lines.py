@@ -9,6 +9,7 @@ import pytest
 
 from mmjudge.costs import tokens
 from mmjudge.costs.tokens import count_tokens
+from mmjudge.judges.descriptor import TokenCounting
 
 #: Pieces chosen to meet the pre-tokenizer's edge cases at line starts and ends: runs of
 #: newlines and spaces, carriage returns, slashes after newlines, punctuation before a newline,
@@ -92,12 +93,15 @@ def test_other_encodings_count_the_whole_text() -> None:
     assert tokens._line_tokens.cache_info().currsize == 0
 
 
+EXACT = TokenCounting(exact=True)
+
+
 def test_a_repeated_line_is_encoded_once() -> None:
     tokens._line_tokens.cache_clear()
     instructions = "You grade search results.\nUse this scale:\n0 = not relevant\n"
-    first = count_tokens(instructions + "Query: red dress\n", "gpt-4o-mini", "openai")
+    first = count_tokens(instructions + "Query: red dress\n", "gpt-4o-mini", EXACT)
     encoded = tokens._line_tokens.cache_info().misses
-    second = count_tokens(instructions + "Query: navy skirt\n", "gpt-4o-mini", "openai")
+    second = count_tokens(instructions + "Query: navy skirt\n", "gpt-4o-mini", EXACT)
     assert tokens._line_tokens.cache_info().misses == encoded + 1  # only the new line
     assert first.exact and second.exact
     encoding = tokens._encoding("gpt-4o-mini")

@@ -293,9 +293,9 @@ def test_samples_in_a_batch_are_requests_of_their_own_at_the_batch_price(
     assert summary["stability"]["samples"] == 2 and summary["calls"]["api_calls"] == 2 * LIMIT
     own = summary["cost"]["total_usd"] + summary["stability"]["total_usd"]
     priced = reprice_run(run_dir)
-    assert priced["repriced"]["total_usd"] == pytest.approx(own, rel=1e-12)
-    assert priced["repriced"]["n_batch_priced"] == 2 * LIMIT
-    listed = reprice_run(run_dir, sync=True)["repriced"]["total_usd"]
+    assert priced.repriced.total_usd == pytest.approx(own, rel=1e-12)
+    assert priced.basis.n_batch_priced == 2 * LIMIT
+    listed = reprice_run(run_dir, sync=True).repriced.total_usd
     assert listed == pytest.approx(2 * own)  # the batch discount on every sample
 
     # Every sample went into the cache under its own key: a second batch run submits nothing.

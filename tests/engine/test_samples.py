@@ -117,12 +117,12 @@ def test_repricing_a_run_with_samples_at_its_own_sheet_gives_its_own_total(
     assert summary.stability is not None and summary.stability.total_usd > 0
     own = summary.cost.total_usd + summary.stability.total_usd
     result = reprice_run(tmp_path / "runs" / "run")
-    assert result["n_repeats"] == 2 * summary.n_judgments
+    assert result.n_repeats == 2 * summary.n_judgments
     exact = {"rel": 1e-12, "abs": 0.0}  # equal but for the order floats were summed in
-    assert result["repriced"]["total_usd"] == pytest.approx(own, **exact)
-    assert result["original"]["total_usd"] == pytest.approx(own, **exact)
+    assert result.repriced.total_usd == pytest.approx(own, **exact)
+    assert result.original.total_usd == pytest.approx(own, **exact)
     repeats = summary.stability.total_usd
-    assert result["repriced"]["repeats_usd"] == pytest.approx(repeats, **exact)
+    assert result.repriced.repeats_usd == pytest.approx(repeats, **exact)
 
 
 @pytest.mark.slow

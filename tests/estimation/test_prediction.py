@@ -121,7 +121,25 @@ def test_linear_quantities_are_exact_under_any_labels(llmjudge) -> None:
             assert means[k] == pytest.approx(exact[name], abs=1e-12), name
 
 
+def _with_pseudo_items(y, yhat, rest, bounds, lam=None):
+    """(estimate, low, high) of one column from ppi_py's estimator with the two pseudo-items
+    as rows of weight z²/2 (``small_sample.weighted_ppi``, itself checked against ppi_py in
+    test_small_sample): human values at the range's ends, judge value the judge's mean."""
+    z = 1.959963984540054
+    judge_mean = (yhat.sum() + rest.sum()) / (yhat.size + rest.size)
+    rows_y = np.append(y, bounds)[:, None]
+    rows_yhat = np.append(yhat, [judge_mean, judge_mean])[:, None]
+    weights = np.append(np.ones(y.size), [z * z / 2, z * z / 2])
+    found = small_sample.weighted_ppi(rows_y, rows_yhat, rest[:, None], weights, lam)
+    point, se = found.point.item(), found.se.item()
+    return np.array([point, point - z * se, point + z * se])
+
+
 def test_estimates_equal_ppi_py(llmjudge) -> None:
+    """400 labelled items: each system column is ppi_py's PPI++ and classical interval to
+    1e-9; the mean grade and the share relevant are the same estimator with the two
+    pseudo-items (small_sample), within 5% of the interval's width of ppi_py's own (the
+    pseudo-items' weight fades as 1/n)."""
     items, _, design = real_setup(llmjudge)
     labelled = prediction.draw_labelled(items.human.size, 400, seed=7)
     columns = prediction.build_columns(
@@ -138,14 +156,22 @@ def test_estimates_equal_ppi_py(llmjudge) -> None:
         c_low, c_high = ppi_py.classical_mean_ci(y[:, k], alpha=0.05)
         # cut to the values the quantity can take (nDCG and P in [0, 1])
         bounds = small_sample.value_range(e.name, columns.grades)
-        expected = np.array([point.item(), low.item(), high.item(), c_low, c_high]) + shift
+        plain = np.array([point.item(), low.item(), high.item(), c_low, c_high]) + shift
+        expected = plain
+        at_lam = ppi_py.ppi_mean_pointestimate(y[:, k], yhat[:, k], rest[:, k], lam=e.lam)
+        if e.name in small_sample.MEANS:
+            tuned = _with_pseudo_items(y[:, k], yhat[:, k], rest[:, k], bounds)
+            alone = _with_pseudo_items(y[:, k], yhat[:, k], rest[:, k], bounds, np.zeros(1))
+            # the estimate is ppi_py's at the weight tuned with the pseudo-items, which
+            # make the intervals
+            expected = np.concatenate([[at_lam.item()], tuned[1:], alone[1:]])
+            assert expected == pytest.approx(plain, abs=0.05 * (high - low).item())
+        assert e.human_only[0] == pytest.approx(y[:, k].mean() + shift, abs=1e-9)
+        assert np.clip(at_lam.item() + shift, *bounds) == pytest.approx(e.ppi[0], abs=1e-9)
         cut = np.clip(expected, *bounds)
         assert e.ppi == pytest.approx(tuple(cut[:3]), abs=1e-9)
         assert e.human_only[1:] == pytest.approx(tuple(cut[3:]), abs=1e-9)
-        assert e.human_only[0] == pytest.approx(y[:, k].mean() + shift, abs=1e-9)
         assert e.clipped == bool((cut != expected).any())
-        tuned = ppi_py.ppi_mean_pointestimate(y[:, k], yhat[:, k], rest[:, k], lam=e.lam)
-        assert np.clip(tuned.item() + shift, *bounds) == pytest.approx(e.ppi[0], abs=1e-9)
         assert 0 <= e.lam <= 1
     assert estimates[0].judge_only == pytest.approx(items.judge.mean(), abs=1e-12)
 

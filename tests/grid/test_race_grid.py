@@ -54,8 +54,11 @@ def test_a_replay_judges_documented_price_reaches_the_race(tmp_path: Path) -> No
     chooses the cheap one (its forecast prices each as its rows are priced), and what it paid
     is never more than the full grid is worth."""
     conf = priced_judges(tmp_path, {"dear": 4000, "cheap": 400})
+    # the items are the whole population here: twins are told apart before every item is
+    # judged (against a wider population 240 items could not rule out a difference of δ)
+    settings = ["race.round_items=40", "race.target=items", "report.build=false"]
     race = mmjudge.run_race(
-        overrides(tmp_path, "model=dear,cheap", "race.round_items=40", "report.build=false"),
+        overrides(tmp_path, "model=dear,cheap", *settings),
         config_dir=conf,
         sweep_dir=tmp_path / "race",
     )
@@ -75,7 +78,7 @@ def test_a_replay_judges_documented_price_reaches_the_race(tmp_path: Path) -> No
     worth = sum(row["cost_usd"] for found in rows.values() for row in found)
     assert race.spend.worth_usd == pytest.approx(worth)
     saved = read_race_file(tmp_path / "race")
-    assert saved is not None and saved["full_grid_usd"] == pytest.approx(race.full_grid_usd)
+    assert saved is not None and saved.full_grid_usd == pytest.approx(race.full_grid_usd)
 
 
 def test_the_full_grids_worth_holds_what_was_judged() -> None:
@@ -115,9 +118,67 @@ def test_cells_that_cannot_run_are_in_the_race_file_the_sweep_summary_and_the_re
     ((name, why),) = race.skipped
     assert "dear" in name and "does not accept images" in why
     saved = read_race_file(tmp_path / "race")
-    assert saved is not None and saved["skipped"] == [{"name": name, "reason": why}]
+    assert saved is not None and [(s.name, s.reason) for s in saved.skipped] == [(name, why)]
     counts = json.loads((tmp_path / "race" / "sweep_summary.json").read_text())
     assert counts["by_status"].get("skipped") == 1, counts
     assert race.report is not None
     page = (race.report / "index.html").read_text(encoding="utf-8")
     assert "does not accept images" in page
+
+
+def test_an_ended_race_keeps_its_cautions_for_the_console() -> None:
+    """Two judges answering at random on 60 items: the race ends, and its closing lines warn
+    that the choice may be no better than chance."""
+    import numpy as np
+
+    from mmjudge.api.race_result import closing_lines
+    from mmjudge.config.race import RaceConfig
+    from mmjudge.grid.race import RaceCell, RaceItems, RaceResult, RaceRounds
+    from mmjudge.grid.rounds import run_rounds
+    from mmjudge.grid.simulation import KnownGrades
+
+    rng = np.random.default_rng(3)
+    truth = rng.integers(0, 3, 60).astype(float)
+    coins = rng.integers(0, 3, (2, 60)).astype(float)
+    cells = [RaceCell(c, f"coin{c}", (), Path(), 1e-3 * (c + 1), 0.06 * (c + 1), c) for c in (0, 1)]
+    result = RaceResult(Path("race"), cells, 60, RaceConfig(round_items=15), 0)
+    items = RaceItems(tuple(("q", str(i)) for i in range(60)), truth, (0.0, 1.0, 2.0))
+    known = KnownGrades(coins, [1e-3, 2e-3])
+    run_rounds(RaceRounds(result, items, known), known)
+    assert result.outcome is not None
+    assert any("may be no better than chance" in line for line in result.warnings)
+    assert any(line.startswith("  warning: ") for line in closing_lines(result))
+
+
+@pytest.mark.slow
+def test_a_small_dataset_gets_smaller_rounds_and_the_console_says_so(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from tests.helpers import sweep_env
+
+    judges = ",".join(
+        f"pkg://mmjudge/datasets/demo_fashion/judges/{name}.jsonl" for name in ("careful", "hasty")
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mmjudge",
+            "race",
+            "model=replay",
+            f"model.options.qrels={judges}",
+            "report.build=false",
+            *overrides(tmp_path),
+        ],
+        cwd=tmp_path,
+        env=sweep_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "race: rounds of 60 items instead: race.round_items=200 is more than a quarter" in (
+        done.stderr
+    )
+    assert "race round 1: 60 items" in done.stderr

@@ -55,7 +55,7 @@ def test_a_race_through_ray_decides_as_its_own_launcher_does(tmp_path: Path) -> 
         races[name] = read_race_file(tmp_path / name)
     own, ray = races["own"], races["ray"]
     assert own is not None and ray is not None
-    assert len(own["rounds"]) > 1  # more than one round went through Ray
-    assert [r["active"] for r in ray["rounds"]] == [r["active"] for r in own["rounds"]]
-    assert ray["outcome"]["name"] == own["outcome"]["name"]
+    assert len(own.rounds) > 1  # more than one round went through Ray
+    assert [r.active for r in ray.rounds] == [r.active for r in own.rounds]
+    assert ray.outcome.name == own.outcome.name  # type: ignore[union-attr]
     assert "RayLauncher" in (tmp_path / "ray" / "multirun.yaml").read_text()

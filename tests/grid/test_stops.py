@@ -130,8 +130,8 @@ def finish_and_compare(tmp_path: Path, judges: Judges, server: LoopbackServer, l
     assert whole.returncode == 0, whole.stderr
     reference = read_race_file(fresh / "race")
     assert resumed is not None and reference is not None
-    assert resumed["outcome"]["name"] == reference["outcome"]["name"]
-    assert [r["active"] for r in resumed["rounds"]] == [r["active"] for r in reference["rounds"]]
+    assert resumed.outcome.name == reference.outcome.name  # type: ignore[union-attr]
+    assert [r.active for r in resumed.rounds] == [r.active for r in reference.rounds]
 
 
 @pytest.mark.slow

@@ -25,6 +25,7 @@ from PIL import Image
 from mmjudge.config import ModelConfig
 from mmjudge.engine.cell import run_cell
 from mmjudge.errors import ConfigError, FatalProviderError, ImageError
+from mmjudge.judges.cut_points import CutPoints
 from mmjudge.judges.registry import judge_class
 from mmjudge.prompts.parsing import parse_grade
 from mmjudge.records import EncodedImage, JudgeRequest
@@ -123,10 +124,9 @@ def test_shipped_configs_compose_and_pass_their_own_checks() -> None:
     minilm = EmbeddingJudge(compose_config(["model=minilm"]).model)
     assert minilm.kind == "text" and minilm.thresholds == {}
     assert minilm.check_scale([0, 1, 2]) == {
-        "text": {
-            "cut_points": [0.43, 0.64],
-            "source": "derived from model.options.score_span=[0.43, 0.64] for 3 grades",
-        }
+        "text": CutPoints(
+            [0.43, 0.64], "derived from model.options.score_span=[0.43, 0.64] for 3 grades"
+        )
     }
     clip = EmbeddingJudge(compose_config(["model=clip"]).model)
     assert clip.kind == "clip" and clip.image_weight == 0.5
@@ -140,9 +140,9 @@ def test_shipped_configs_grade_on_any_scale(name: str, grades: list[int]) -> Non
     judge = EmbeddingJudge(compose_config([f"model={name}"]).model)
     grading = judge.check_scale(grades)
     for modality in judge.modalities:
-        cuts = grading[modality]["cut_points"]
+        cuts = grading[modality].values
         assert len(cuts) == len(grades) - 1 and cuts == sorted(cuts)
-        assert "score_span" in grading[modality]["source"]
+        assert "score_span" in grading[modality].source
     low, high = judge.spans["text"][1]
     scores = [low - 0.1, high + 0.1]
     graded = [judge.grade(Similarity(v, "text", None, v), grades) for v in scores]
@@ -189,7 +189,7 @@ def test_bad_options_fail_in_one_line(options: dict[str, Any], message: str) -> 
 
 def test_given_cut_points_must_match_the_scale() -> None:
     judge = EmbeddingJudge(model_config(kind="text", thresholds=[0.3, 0.6]))
-    assert judge.check_scale([0, 1, 2])["text"]["source"] == "given in model.thresholds"
+    assert judge.check_scale([0, 1, 2])["text"].source == "given in model.thresholds"
     with pytest.raises(ConfigError, match=r"needs 1; give 1, or leave model.thresholds empty"):
         judge.check_scale([0, 1])
     clip = EmbeddingJudge(
@@ -244,7 +244,7 @@ def test_grades_follow_the_scale_not_positions() -> None:
 def test_without_thresholds_or_spans_the_built_in_spans_apply() -> None:
     judge = EmbeddingJudge(model_config(kind="clip", thresholds=[]))
     assert judge.cut_points("image", [0, 1, 2]).values == [0.24, 0.27]
-    assert "built-in" in judge.check_scale([0, 1, 2, 3])["image"]["source"]
+    assert "built-in" in judge.check_scale([0, 1, 2, 3])["image"].source
 
 
 # -- images ----------------------------------------------------------------------------------

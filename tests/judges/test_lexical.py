@@ -46,12 +46,10 @@ def test_shipped_config_keeps_the_three_grade_cut_points_and_derives_the_others(
     assert judge.cut_points([0, 1, 2]).values == [0.3, 0.7]  # the demo's result is unchanged
     assert judge.cut_points([0, 1, 2, 3]).values == pytest.approx([0.3, 0.5, 0.7])
     assert judge.cut_points([1, 2]).values == pytest.approx([0.5])
-    assert judge.check_scale([0, 1, 2, 3]) == {
-        "text": {
-            "cut_points": [0.3, 0.5, 0.7],
-            "source": "derived from model.options.score_span=[0.3, 0.7] for 4 grades",
-        }
-    }
+    (cuts,) = judge.check_scale([0, 1, 2, 3]).values()
+    assert cuts.values == pytest.approx([0.3, 0.5, 0.7])
+    assert cuts.source == "derived from model.options.score_span=[0.3, 0.7] for 4 grades"
+    assert list(judge.check_scale([0, 1, 2, 3])) == ["text"]
 
 
 def test_grades_follow_the_scale_of_the_request() -> None:
@@ -66,7 +64,7 @@ def test_grades_follow_the_scale_of_the_request() -> None:
 
 def test_given_thresholds_are_used_and_checked_against_the_scale() -> None:
     judge = lexical([0.2, 0.5, 0.8])
-    assert judge.check_scale([0, 1, 2, 3])["text"]["source"] == "given in model.thresholds"
+    assert judge.check_scale([0, 1, 2, 3])["text"].source == "given in model.thresholds"
     with pytest.raises(ConfigError) as error:
         judge.check_scale([0, 1, 2])
     message = str(error.value)

@@ -1,8 +1,11 @@
-"""A new provider is one module, one registry line and one config file: nothing else in the
-package changes. The test writes all three in a temporary folder and runs a cell with them."""
+"""A new provider is one module (its judge class, with the descriptor of its provider's facts)
+and one config file: nothing else in the package changes. A module kept outside
+:mod:`mmjudge.judges` (a plugin's, this test's) registers its class; one inside it is found. The
+test writes the module and the config in a temporary folder and runs a cell with them."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 from pathlib import Path
@@ -18,6 +21,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from mmjudge.judges.base import JudgeAPI
+from mmjudge.judges.descriptor import JudgeDescriptor
 from mmjudge.judges.options import JudgeOptions
 from mmjudge.records import JudgeRequest, JudgeResponse, Usage
 
@@ -31,7 +35,7 @@ class ConstantOptions(JudgeOptions):
 class ConstantJudge(JudgeAPI):
     """Gives every item the same grade, for free."""
 
-    free = True
+    descriptors = (JudgeDescriptor("constant", free=True),)
     cacheable = False
     Options = ConstantOptions
 
@@ -53,13 +57,15 @@ options:
 
 @pytest.fixture
 def constant_provider(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The three pieces: a module on the path, its registry line, its config file."""
+    """The pieces: a module on the path, its class registered, its config file."""
     (tmp_path / "constant_judge.py").write_text(MODULE, encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setitem(registry._PROVIDERS, "constant", "constant_judge:ConstantJudge")
+    judge = importlib.import_module("constant_judge").ConstantJudge
+    registry.register(judge)
     (tmp_path / "conf" / "model").mkdir(parents=True)
     (tmp_path / "conf" / "model" / "constant.yaml").write_text(CONFIG, encoding="utf-8")
     yield tmp_path / "conf"
+    registry.unregister(judge)
     sys.modules.pop("constant_judge", None)
 
 

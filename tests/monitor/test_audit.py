@@ -13,8 +13,9 @@ import pytest
 from mmjudge.cli.monitor import EXIT_MOVED, main
 from mmjudge.cli.review import main as review_main
 from mmjudge.errors import DatasetError
-from mmjudge.monitor.audit import read_labels, score_period, stratified_sample
-from mmjudge.monitor.history import read_history
+from mmjudge.monitor.audit import score_period, stratified_sample
+from mmjudge.store.audit_files import SampledLabel, read_labels, read_sample
+from mmjudge.store.monitor_history import read_history
 
 
 def test_the_sample_takes_every_query_and_grade_with_its_weight() -> None:
@@ -23,26 +24,26 @@ def test_the_sample_takes_every_query_and_grade_with_its_weight() -> None:
         "q2": {"a": 1, "b": 1, "c": 1},
     }
     sample = stratified_sample(labels, per_stratum=2, seed=3)
-    strata = {(s["query_id"], s["label"]) for s in sample}
+    strata = {(s.query_id, s.label) for s in sample}
     assert strata == {("q1", 0), ("q1", 2), ("q2", 1)}
     assert len(sample) == 6
-    weights = {(s["query_id"], s["label"]): s["weight"] for s in sample}
+    weights = {(s.query_id, s.label): s.weight for s in sample}
     assert weights == {("q1", 0): 3.0, ("q1", 2): 1.0, ("q2", 1): 1.5}
     assert sample == stratified_sample(labels, per_stratum=2, seed=3)
-    assert all(labels[s["query_id"]][s["result_id"]] == s["label"] for s in sample)
+    assert all(labels[s.query_id][s.result_id] == s.label for s in sample)
 
 
 def test_the_disagreement_rate_is_weighted_by_stratum_size() -> None:
     sample = [
-        {"query_id": "q1", "result_id": "a", "label": 0, "weight": 3.0},
-        {"query_id": "q1", "result_id": "b", "label": 2, "weight": 1.0},
-        {"query_id": "q2", "result_id": "c", "label": 1, "weight": 1.0},
+        SampledLabel("q1", "a", 0, 3.0),
+        SampledLabel("q1", "b", 2, 1.0),
+        SampledLabel("q2", "c", 1, 1.0),
     ]
     assessed = {"q1": {"a": 1, "b": 2}, "q2": {"c": 1}}
     figures = score_period(sample, assessed, [0, 1, 2], n_boot=200)
-    assert figures["n"] == 3 and figures["n_disagree"] == 1
-    assert figures["disagreement"]["estimate"] == pytest.approx(3 / 5)
-    assert figures["confusion"] == [[0, 1, 0], [0, 1, 0], [0, 0, 1]]
+    assert figures.n_graded == 3 and figures.n_disagree == 1
+    assert figures.disagreement.estimate == pytest.approx(3 / 5)
+    assert figures.confusion == [[0, 1, 0], [0, 1, 0], [0, 0, 1]]
 
 
 def test_a_bad_labels_line_names_the_file_line_and_field(tmp_path: Path) -> None:
@@ -109,13 +110,16 @@ def test_periods_are_tracked_and_a_change_in_disagreement_is_flagged(
     captured = capsys.readouterr()
     (line,) = [x for x in captured.err.splitlines() if x.startswith("mmjudge monitor")]
     assert line.startswith("mmjudge monitor: moved: disagreement rate changed by +")
-    entries = read_history(tmp_path / "results" / "monitor" / "history.jsonl")
-    assert [e["period"] for e in entries] == ["2026-W47", "2026-W48", "2026-W49"]
+    entries = read_history(tmp_path / "results" / "monitor" / "history.jsonl").audits
+    assert [e.period for e in entries] == ["2026-W47", "2026-W48", "2026-W49"]
     first, second, third = entries
-    assert first["change"] is None and second["change"]["earlier_periods"] == 1
-    assert third["change"]["p"] < 0.01 and third["disagreement"]["low"] > 0.5
-    sample = (tmp_path / "results/monitor/audits/demo_fashion/2026-W49/sample.jsonl").read_text()
-    assert len(sample.splitlines()) == third["n_sampled"] == third["n"]
+    assert first.change is None and second.change is not None
+    assert second.change.earlier_periods == 1
+    assert third.change is not None and third.change.p is not None and third.change.p < 0.01
+    low = third.figures.disagreement.low
+    assert low is not None and low > 0.5
+    sample = read_sample(tmp_path / "results/monitor/audits/demo_fashion/2026-W49")
+    assert len(sample) == third.figures.n_sampled == third.figures.n_graded
     page = tmp_path / "page"
     assert main(["report", f"paths.results={tmp_path / 'results'}", f"out={page}"]) == 0
     html = (page / "index.html").read_text(encoding="utf-8")

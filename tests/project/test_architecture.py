@@ -1,6 +1,8 @@
 """The package's shape, checked: rooms import only from their own or earlier stages, no
 import cycles between modules or between rooms, no private name taken from another module,
-and every file over 500 lines or function over 60 named with why it is one piece.
+no run-folder file parsed outside ``store/``, and every file over 500 lines or function over
+60 named with why it is one piece. Hydra's plugins (``hydra_plugins/``) are checked with the
+package, as part of its command line.
 
 A small AST walk rather than a linter plugin: the rules are few, the package is small, and
 the test names the offending module, import or function in its message. Imports inside
@@ -19,6 +21,10 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "mmjudge"
+#: mmjudge's Hydra plugins (the grid's sweeper), beside the package: Hydra finds them by this
+#: namespace. They are the command line's: they may import anything, and only ``cli/`` imports
+#: them.
+PLUGINS = PACKAGE.parent / "hydra_plugins"
 
 #: The stages, in the order data flows through them; a module may import from its own stage
 #: and earlier ones only. An entry names a room (``running``) or a top-level module (``sweep``).
@@ -62,7 +68,7 @@ STAGES: list[tuple[str, ...]] = [
 #: The command line: ``cli/`` and the two entry modules Python runs (``python -m mmjudge``,
 #: ``python -m mmjudge.sweep``), which hand over to ``cli/`` at once. Nothing else may import
 #: ``mmjudge.cli``: the library is the core and the command a shell over it.
-COMMAND_LINE = ("mmjudge.cli", "mmjudge.sweep", "mmjudge.__main__")
+COMMAND_LINE = ("mmjudge.cli", "mmjudge.sweep", "mmjudge.__main__", "hydra_plugins")
 #: Sizes past which a file or a function is worth a second look: it may hold two ideas that
 #: would read better apart. They are prompts, not limits: a file that is one idea stays whole
 #: (a module carved out only to get under a count is harder to read, and code is never
@@ -73,6 +79,9 @@ MAX_FUNCTION_LINES = 60
 
 #: Files over :data:`MAX_FILE_LINES`, each with why it stays one file.
 LONG_FILES: dict[str, str] = {
+    "mmjudge.engine.batch": "one class, the batch runner: packing, submitting, polling and "
+    "collecting share its batches' state file, its stop and its budget (the packing's pure "
+    "parts are engine/batch_packing.py already)",
     "mmjudge.engine.sync": "one class, the sync runner: scheduling and each call's retries "
     "share its slots, limits, claims and stop state",
     "mmjudge.engine.response_cache": "the answers and the claims on them share one SQLite "
@@ -97,11 +106,20 @@ def module_name(path: Path) -> str:
 
 
 def modules() -> dict[str, Path]:
-    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+    """Every module of the package and of its Hydra plugins, by dotted name."""
+    paths = [*PACKAGE.rglob("*.py"), *PLUGINS.rglob("*.py")]
+    return {module_name(p): p for p in sorted(paths)}
+
+
+def is_plugin(module: str) -> bool:
+    return module == "hydra_plugins" or module.startswith("hydra_plugins.")
 
 
 def stage(module: str) -> int:
-    """The stage of the longest entry of :data:`STAGES` that names ``module`` or its room."""
+    """The stage of the longest entry of :data:`STAGES` that names ``module`` or its room (the
+    Hydra plugins: the command line's, the last)."""
+    if is_plugin(module):
+        return len(STAGES) - 1
     dotted = module.removeprefix("mmjudge.") if module != "mmjudge" else "__init__"
     best: tuple[int, int] | None = None
     for index, names in enumerate(STAGES):
@@ -113,19 +131,23 @@ def stage(module: str) -> int:
     return best[0]
 
 
+#: The top-level packages whose modules :func:`modules` lists.
+OWN_PACKAGES = ("mmjudge", "hydra_plugins")
+
+
 def imported(path: Path, known: dict[str, Path]) -> Iterator[tuple[str, int]]:
-    """The package modules ``path`` imports (``from mmjudge import x`` names module x when
-    there is one), with the line of each import."""
+    """The package's (and its plugins') modules ``path`` imports (``from mmjudge import x``
+    names module x when there is one), with the line of each import."""
     for node in ast.walk(syntax_tree(path)):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            if node.module.split(".")[0] != "mmjudge":
+            if node.module.split(".")[0] not in OWN_PACKAGES:
                 continue
             for alias in node.names:
                 full = f"{node.module}.{alias.name}"
                 yield (full if full in known else node.module), node.lineno
         elif isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name.split(".")[0] == "mmjudge":
+                if alias.name.split(".")[0] in OWN_PACKAGES:
                     yield alias.name, node.lineno
 
 
@@ -134,13 +156,199 @@ def test_every_import_goes_to_the_same_or_an_earlier_stage() -> None:
     wrong = []
     for name, path in known.items():
         for target, line in imported(path, known):
-            if target != "mmjudge" and stage(target) > stage(name):
+            if target not in OWN_PACKAGES and stage(target) > stage(name):
                 wrong.append(f"{name}:{line} imports {target} (a later stage)")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_only_the_command_lines_modules_import_the_hydra_plugins() -> None:
+    """The plugins run the command's grid inside Hydra; ``cli/`` registers them. The library
+    never needs them: nothing in ``mmjudge`` but ``cli/`` imports ``hydra_plugins``."""
+    known = modules()
+    wrong = [
+        f"{name}:{line} imports {target}"
+        for name, path in known.items()
+        if not (is_plugin(name) or name == "mmjudge.cli" or name.startswith("mmjudge.cli."))
+        for target, line in imported(path, known)
+        if is_plugin(target)
+    ]
     assert not wrong, "\n".join(wrong)
 
 
 def in_command_line(module: str) -> bool:
     return any(module == name or module.startswith(name + ".") for name in COMMAND_LINE)
+
+
+# --------------------------------------------------------------------------- run folders
+
+#: Calls that parse JSON text, by their full dotted name once import aliases are resolved: the
+#: standard library's, msgspec's (a decoder made is a decoder used), pandas' and orjson's, and
+#: the package's own JSON-lines reader.
+JSON_PARSERS = (
+    "json.load",
+    "json.loads",
+    "msgspec.json.decode",
+    "msgspec.json.Decoder",
+    "pandas.read_json",
+    "orjson.loads",
+    "mmjudge.files.read_jsonl",
+)
+
+
+@functools.cache
+def run_folder_names() -> tuple[frozenset[str], dict[str, str]]:
+    """The files ``store/`` owns, and the store's names that lead to one.
+
+    The files are what the store's own constants name: every public module-level string or
+    path of ``mmjudge.store`` (and its modules) whose last part is a ``.json`` or ``.jsonl``
+    file name (``summary.json``, ``race.json``, ``monitor/history.jsonl``…; a glob such as
+    ``repriced_*.json`` for a family). The names are ``module.NAME`` for each such constant,
+    and for each function of the store annotated to return a ``Path`` (a path the store hands
+    out, ``judgments_path``), with the file or the path each leads to."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import mmjudge.store as store
+
+    found = [store] + [
+        importlib.import_module(f"mmjudge.store.{info.name}")
+        for info in pkgutil.iter_modules(store.__path__)
+    ]
+    files: set[str] = set()
+    names: dict[str, str] = {}
+    for module in found:
+        for name, value in vars(module).items():
+            text = value.name if isinstance(value, Path) else value
+            if private(name) or not isinstance(text, str) or "/" in text:
+                continue
+            if text.endswith((".json", ".jsonl")):
+                files.add(text)
+                names[f"{module.__name__}.{name}"] = text
+    for module in found:
+        for name, value in vars(module).items():
+            if private(name) or not inspect.isfunction(value):
+                continue
+            if inspect.signature(value).return_annotation in ("Path", Path):
+                names[f"{module.__name__}.{name}"] = f"the path {name}() gives"
+    return frozenset(files), names
+
+
+def names_a_file(text: str, files: frozenset[str]) -> str | None:
+    """The store's file a string literal names as a path (``run_dir / "summary.json"``,
+    ``"*/sweep_summary.json"``), or None; prose that mentions one is not a path."""
+    import fnmatch
+
+    if not text.strip() or any(ch.isspace() for ch in text):
+        return None
+    last = text.replace("\\", "/").rsplit("/", 1)[-1]
+    return next((f for f in sorted(files) if fnmatch.fnmatchcase(last, f)), None)
+
+
+def run_folder_reads(path: Path) -> Iterator[str]:
+    """Where a module outside ``store/`` parses JSON while naming a file the store owns.
+
+    A read of a run folder's file needs both: a parse (:data:`JSON_PARSERS`) and a way to the
+    file, which outside the store is its name as a literal path, one of the store's constants
+    for it, or a path a store function hands out (:func:`run_folder_names`). The module is the
+    unit: a path built in one function and parsed in another is still the module reading the
+    file. Docstrings and prose are not paths; a module that only passes a run folder to the
+    store, or parses JSON that is not a run folder's file (a provider's answer), is not
+    flagged."""
+    files, names = run_folder_names()
+    tree = syntax_tree(path)
+    aliases: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                aliases[alias.asname or alias.name.split(".")[0]] = (
+                    alias.name if alias.asname else alias.name.split(".")[0]
+                )
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    docstrings = {
+        id(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+    }
+    parses: list[tuple[int, str]] = []
+    ways: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        full = _full_name(node, aliases)
+        if isinstance(node, ast.Call) and _full_name(node.func, aliases) in JSON_PARSERS:
+            parses.append((node.lineno, str(_full_name(node.func, aliases))))
+        elif full is not None and full in names:
+            ways.append((node.lineno, names[full]))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            named = None if id(node) in docstrings else names_a_file(node.value, files)
+            if named is not None:
+                ways.append((node.lineno, named))
+    if parses and ways:
+        (parse_line, parser), (way_line, way) = min(parses), min(ways)
+        yield (
+            f"line {parse_line} parses JSON ({parser}) and line {way_line} names {way}: read "
+            "it through its reader in mmjudge.store"
+        )
+
+
+def _full_name(node: ast.AST, aliases: dict[str, str]) -> str | None:
+    """``node``'s dotted name with its first part resolved through the module's imports
+    (``loads`` from ``from json import loads`` is ``json.loads``), or None."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.insert(0, node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or (not parts and node.id not in aliases):
+        return None
+    return ".".join([aliases.get(node.id, node.id), *parts])
+
+
+def test_no_module_outside_the_store_parses_a_run_folder_file() -> None:
+    """``store/`` holds one reader and one writer for each file a run, sweep or monitoring
+    folder holds; every other module takes the record (see :func:`run_folder_reads` for how a
+    read is recognised)."""
+    wrong = [
+        f"{name}: {what}"
+        for name, path in modules().items()
+        if not (name == "mmjudge.store" or name.startswith("mmjudge.store."))
+        for what in run_folder_reads(path)
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize(
+    ("source", "flagged"),
+    [
+        ('import json\ndef f(d):\n    return json.loads((d / "summary.json").read_text())\n', True),
+        (
+            "from json import loads as parse\nfrom mmjudge.store.sweep_file import SWEEP_SUMMARY\n"
+            "def f(d):\n    return parse((d / SWEEP_SUMMARY).read_text())\n",
+            True,
+        ),
+        (
+            "from mmjudge import files, store\n"
+            "def f(d):\n    return list(files.read_jsonl(store.judgments_path(d)))\n",
+            True,
+        ),
+        ('import msgspec\nP = "x/repriced_2026-10-31.json"\nD = msgspec.json.Decoder()\n', True),
+        ('"""Reads summary.json."""\nimport json\ndef f(t):\n    return json.loads(t)\n', False),
+        (
+            'import json\ndef f(d):\n    return (d / "summary.json").is_file(), json.dumps({})\n',
+            False,
+        ),
+        ('import json\ndef f(text):\n    return json.loads(text)["choices"]\n', False),
+    ],
+)
+def test_the_run_folder_rule_names_a_real_read(tmp_path: Path, source: str, flagged: bool) -> None:
+    """The rule itself, on modules written for it: a read by a literal path, by the store's
+    constant through an alias, by a path a store function gives and by a decoder beside a
+    family's name is flagged; a docstring, a file checked but not parsed, and JSON that is no
+    run folder's are not."""
+    module = tmp_path / "reader.py"
+    module.write_text(source, encoding="utf-8")
+    found = list(run_folder_reads(module))
+    assert bool(found) is flagged, found
 
 
 def test_only_the_command_line_imports_the_command_line() -> None:
@@ -157,12 +365,23 @@ def test_only_the_command_line_imports_the_command_line() -> None:
     assert not wrong, "\n".join(wrong)
 
 
+#: Imports that close a cycle, each with why it stays for now (``importer -> imported``);
+#: every other cycle fails. An entry whose import is gone must be dropped.
+CYCLE_EDGES: dict[tuple[str, str], str] = {}
+
+
 def test_no_import_cycles_between_modules() -> None:
     known = modules()
     graph = {
-        name: {t for t, _ in imported(path, known) if t in known and t != name}
+        name: {
+            t
+            for t, _ in imported(path, known)
+            if t in known and t != name and (name, t) not in CYCLE_EDGES
+        }
         for name, path in known.items()
     }
+    present = {(name, t) for name, path in known.items() for t, _ in imported(path, known)}
+    assert not CYCLE_EDGES.keys() - present, "imports no longer made, drop from CYCLE_EDGES"
     # a package's __init__ is imported by its modules implicitly; only explicit edges count
     seen: dict[str, int] = {}
     stack: list[str] = []
@@ -196,7 +415,7 @@ def borrowed_private_names(path: Path, known: dict[str, Path]) -> Iterator[tuple
     modules_by_alias: dict[str, str] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            if node.module.split(".")[0] != "mmjudge":
+            if node.module.split(".")[0] not in OWN_PACKAGES:
                 continue
             for alias in node.names:
                 full = f"{node.module}.{alias.name}"
@@ -206,10 +425,9 @@ def borrowed_private_names(path: Path, known: dict[str, Path]) -> Iterator[tuple
                     yield full, node.lineno
         elif isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name.split(".")[0] == "mmjudge":
-                    modules_by_alias[alias.asname or alias.name.split(".")[0]] = (
-                        alias.name if alias.asname else "mmjudge"
-                    )
+                top = alias.name.split(".")[0]
+                if top in OWN_PACKAGES:
+                    modules_by_alias[alias.asname or top] = alias.name if alias.asname else top
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and private(node.attr):
             dotted: list[str] = []
@@ -271,7 +489,7 @@ def foreign_private_uses(path: Path, own: set[str]) -> Iterator[tuple[str, int]]
     foreign: set[str] = set()  # names bound by importing another package (not the stdlib's)
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            if node.module.split(".")[0] in ("mmjudge", "__future__"):
+            if node.module.split(".")[0] in (*OWN_PACKAGES, "__future__"):
                 continue
             if any(_private(part) for part in node.module.split(".")):
                 yield f"from {node.module} import ...", node.lineno
@@ -282,7 +500,7 @@ def foreign_private_uses(path: Path, own: set[str]) -> Iterator[tuple[str, int]]
                     foreign.add(alias.asname or alias.name)
         elif isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name.split(".")[0] == "mmjudge":
+                if alias.name.split(".")[0] in OWN_PACKAGES:
                     continue
                 if any(_private(part) for part in alias.name.split(".")):
                     yield f"import {alias.name}", node.lineno
@@ -353,7 +571,10 @@ def test_no_private_name_of_another_package_is_used() -> None:
 
 
 def room(module: str) -> str:
-    """The room a module lives in: its package under ``mmjudge``, or itself at the top."""
+    """The room a module lives in: its package under ``mmjudge``, or itself at the top; the
+    Hydra plugins are the command line's room."""
+    if is_plugin(module):
+        return "cli"
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "__init__"
 
@@ -363,7 +584,7 @@ def test_no_import_cycles_between_rooms() -> None:
     graph: dict[str, set[str]] = {}
     for name, path in known.items():
         edges = graph.setdefault(room(name), set())
-        edges |= {room(t) for t, _ in imported(path, known) if t != "mmjudge"} - {room(name)}
+        edges |= {room(t) for t, _ in imported(path, known) if t not in OWN_PACKAGES} - {room(name)}
     cycles = []
     for start in sorted(graph):
         # every room reachable from ``start``; a cycle when ``start`` is among them
@@ -376,6 +597,47 @@ def test_no_import_cycles_between_rooms() -> None:
         if start in reached:
             cycles.append(start)
     assert not cycles, f"rooms that import themselves through others: {cycles}"
+
+
+#: Public functions and methods of ``mmjudge`` with ``dict[str, Any]`` in their signature: a
+#: ceiling that only comes down (105 before the run folders' files had typed records; issue 45
+#: asks for at most 40). What crosses modules takes a typed record; a provider's wire payload,
+#: a Vega spec or a CSV row of the measures may stay a mapping.
+UNTYPED_SIGNATURES = 74
+
+
+def untyped_signatures() -> list[str]:
+    """``module:function`` for each public function or method (of a public class) whose
+    parameters or return type say ``dict[str, Any]``."""
+    found = []
+    for name, path in modules().items():
+        if is_plugin(name):
+            continue
+        scopes: list[tuple[ast.AST, str]] = [(syntax_tree(path), "")]
+        while scopes:
+            scope, prefix = scopes.pop()
+            for node in ast.iter_child_nodes(scope):
+                if isinstance(node, ast.ClassDef) and not private(node.name):
+                    scopes.append((node, f"{prefix}{node.name}."))
+                elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                    if private(node.name):
+                        continue
+                    args = node.args
+                    every = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+                    every += [a for a in (args.vararg, args.kwarg) if a is not None]
+                    notes = [a.annotation for a in every if a.annotation is not None]
+                    notes += [node.returns] if node.returns is not None else []
+                    if any("dict[str, Any]" in ast.unparse(note) for note in notes):
+                        found.append(f"{name}:{prefix}{node.name}")
+    return sorted(found)
+
+
+def test_untyped_dicts_in_public_signatures_do_not_grow() -> None:
+    found = untyped_signatures()
+    assert len(found) <= UNTYPED_SIGNATURES, (
+        f"{len(found)} public signatures take or give dict[str, Any] (at most "
+        f"{UNTYPED_SIGNATURES}): type what crosses modules with a record:\n" + "\n".join(found)
+    )
 
 
 def test_every_long_file_is_named_with_its_reason() -> None:

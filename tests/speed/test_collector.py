@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from mmjudge.engine.sync import Runner
+from mmjudge.speed import FAST
 from mmjudge.speed.collector import YOUNG_THRESHOLD, quiet_collector
 from tests.engine.test_sync import MODEL, FakeJudge, items, settings
 
@@ -57,8 +58,8 @@ def test_a_run_that_fails_gives_the_collector_back() -> None:
 
 def test_nested_runs_restore_only_at_the_outermost_end() -> None:
     before = gc.get_threshold()
-    outer = quiet_collector()
-    inner = quiet_collector()
+    outer = quiet_collector(FAST)
+    inner = quiet_collector(FAST)
     inner()
     inner()  # a second call does nothing
     assert gc.get_threshold()[0] == YOUNG_THRESHOLD and gc.get_freeze_count() > 0
@@ -68,14 +69,14 @@ def test_nested_runs_restore_only_at_the_outermost_end() -> None:
 
 def test_collection_switched_off_stays_off() -> None:
     gc.set_threshold(0)
-    restore = quiet_collector()
+    restore = quiet_collector(FAST)
     assert gc.get_threshold()[0] == 0
     restore()
     assert gc.get_threshold()[0] == 0
 
 
 def test_cyclic_garbage_made_during_a_run_is_still_collected() -> None:
-    restore = quiet_collector()
+    restore = quiet_collector(FAST)
     try:
 
         class Node:

@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from mmjudge.speed import FAST
 from mmjudge.speed.event_loop import loop_factory, run_on_fast_loop
 
 
@@ -17,13 +18,13 @@ async def _loop_module() -> str:
 
 def test_the_loop_is_uvloops_when_installed() -> None:
     pytest.importorskip("uvloop")
-    assert run_on_fast_loop(_loop_module()).startswith("uvloop")
+    assert run_on_fast_loop(_loop_module(), FAST).startswith("uvloop")
 
 
 def test_the_standard_loop_without_uvloop(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "uvloop", None)  # ``import uvloop`` raises ImportError
-    assert loop_factory() is asyncio.new_event_loop
-    assert run_on_fast_loop(_loop_module()).startswith("asyncio")
+    assert loop_factory(FAST) is asyncio.new_event_loop
+    assert run_on_fast_loop(_loop_module(), FAST).startswith("asyncio")
 
 
 def test_the_result_comes_back_and_the_loop_is_closed_after() -> None:
@@ -33,7 +34,7 @@ def test_the_result_comes_back_and_the_loop_is_closed_after() -> None:
         loops.append(asyncio.get_running_loop())
         return 7
 
-    assert run_on_fast_loop(main()) == 7
+    assert run_on_fast_loop(main(), FAST) == 7
     assert loops[0].is_closed()
 
 
@@ -54,7 +55,7 @@ def test_ctrl_c_cancels_the_main_task_and_reaches_the_caller() -> None:
     before = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         with pytest.raises(KeyboardInterrupt):
-            run_on_fast_loop(main())
+            run_on_fast_loop(main(), FAST)
     finally:
         signal.signal(signal.SIGINT, before)
     assert cleaned == [True]

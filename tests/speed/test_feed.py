@@ -14,7 +14,7 @@ import pytest
 from mmjudge.data import load_dataset
 from mmjudge.data.schema import dataset_root
 from mmjudge.engine.examples import ExampleStream
-from mmjudge.speed import survey_child
+from mmjudge.speed import FAST, survey_child
 from mmjudge.speed.feed import PreparedFeed
 from mmjudge.speed.pipes import write_message
 from tests.engine.test_example_stream import _catalogue
@@ -46,7 +46,7 @@ def _checked(stream: ExampleStream) -> tuple[int, list[PreparedFeed]]:
         stream.take_feed(feed)
 
     items = dataset_root(stream.cfg.dataset) / stream.cfg.dataset.items
-    counts = survey_child.survey_while(stream.survey, stream, items, lambda: None, take)
+    counts = survey_child.survey_while(stream.survey, stream, items, lambda: None, take, FAST)
     return counts.items, fed
 
 

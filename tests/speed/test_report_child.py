@@ -15,6 +15,7 @@ import pytest
 
 from mmjudge.errors import MMJudgeError
 from mmjudge.report import build_report
+from mmjudge.speed import FAST
 from mmjudge.speed.report_child import ReportChild
 from tests.fixtures.synthetic import FakeDataset, FakeJudge, write_sweep
 
@@ -38,7 +39,7 @@ def _builder() -> Callable[..., Path]:
 
 
 def _started() -> ReportChild:
-    ahead = ReportChild.start(_builder)
+    ahead = ReportChild.start(_builder, FAST)
     if ahead is None:
         pytest.skip("another thread runs in this test process, so nothing is forked")
     return ahead

@@ -19,7 +19,7 @@ from mmjudge.data.survey import DatasetSurvey
 from mmjudge.engine.cell import typed_config
 from mmjudge.engine.examples import ExampleStream
 from mmjudge.errors import DatasetError
-from mmjudge.speed import survey_child
+from mmjudge.speed import FAST, survey_child
 from mmjudge.speed.feed import PreparedFeed
 from tests.engine.test_example_stream import _dataset
 from tests.helpers import compose_config
@@ -86,7 +86,9 @@ def test_the_counts_come_from_a_child_while_the_sdk_loads_here(
         time.sleep(0.05)  # the child runs meanwhile
         warmed.append((os.getpid(), time.monotonic()))
 
-    counts = survey_child.survey_while(examples.survey, examples, _items(cfg), warm, feeds.append)
+    counts = survey_child.survey_while(
+        examples.survey, examples, _items(cfg), warm, feeds.append, FAST
+    )
     assert warmed and warmed[0][0] == os.getpid()
     assert examples.pids() and examples.pids()[0] != os.getpid()  # the check ran in a child
     assert len(feeds) == 1  # and goes on to prepare the items for the calls
@@ -101,7 +103,12 @@ def test_without_items_to_prepare_the_check_runs_here_then_the_sdk_loads(
     examples = PassLog(ExampleStream(cfg), tmp_path / "passes")
     warmed: list[int] = []
     counts = survey_child.survey_while(
-        examples.survey, examples, _items(cfg), lambda: warmed.append(len(examples.pids()))
+        examples.survey,
+        examples,
+        _items(cfg),
+        lambda: warmed.append(len(examples.pids())),
+        None,
+        FAST,
     )
     assert examples.pids() == [os.getpid()]  # no child: a check alone saved nothing
     assert warmed == [1]  # the SDK loaded after the check
@@ -117,7 +124,7 @@ def test_a_bad_line_fails_with_the_in_process_message(
     examples = PassLog(ExampleStream(cfg), tmp_path / "passes")
     with pytest.raises(DatasetError) as beside:
         survey_child.survey_while(
-            examples.survey, examples, _items(cfg), lambda: None, feeds.append
+            examples.survey, examples, _items(cfg), lambda: None, feeds.append, FAST
         )
     assert str(beside.value) == str(in_process.value)
     assert "items.jsonl:18" in str(beside.value)
@@ -139,7 +146,7 @@ def test_a_child_that_dies_leaves_the_check_to_this_process(
 
     examples = DiesInChild(cfg)
     counts = survey_child.survey_while(
-        examples.survey, examples, _items(cfg), lambda: None, feeds.append
+        examples.survey, examples, _items(cfg), lambda: None, feeds.append, FAST
     )
     assert counts.items == 20 and feeds == []  # checked here; nothing handed on
 
@@ -155,7 +162,12 @@ def test_an_interrupted_warm_up_stops_the_child(
     before = _children()
     with pytest.raises(KeyboardInterrupt):
         survey_child.survey_while(
-            ExampleStream(cfg).survey, ExampleStream(cfg), _items(cfg), interrupted, feeds.append
+            ExampleStream(cfg).survey,
+            ExampleStream(cfg),
+            _items(cfg),
+            interrupted,
+            feeds.append,
+            FAST,
         )
     assert _children() == before  # killed and reaped: no zombie left
 
@@ -173,15 +185,15 @@ def test_no_fork_beside_other_threads_or_for_a_small_file(
 ) -> None:
     cfg = _config(_dataset(tmp_path / "data", 20))
     monkeypatch.setattr(survey_child, "_other_threads", lambda: False)
-    assert not survey_child._can_fork(_items(cfg))  # 20 lines are well under MIN_BYTES
+    assert not survey_child._can_fork(_items(cfg), FAST)  # 20 lines are well under MIN_BYTES
     monkeypatch.setattr(survey_child, "MIN_BYTES", 1)
-    assert survey_child._can_fork(_items(cfg))
+    assert survey_child._can_fork(_items(cfg), FAST)
     stop = threading.Event()
     monkeypatch.setattr(survey_child, "_other_threads", lambda: threading.active_count() > 1)
     thread = threading.Thread(target=stop.wait)
     thread.start()
     try:
-        assert not survey_child._can_fork(_items(cfg))
+        assert not survey_child._can_fork(_items(cfg), FAST)
     finally:
         stop.set()
         thread.join()

@@ -10,7 +10,7 @@ import pytest
 from statsmodels.stats.proportion import proportion_confint
 
 from mmjudge import metrics
-from mmjudge.store import KappaBounds
+from mmjudge.store import Bounds
 from mmjudge.studies.drift import drift_summary
 from mmjudge.studies.stability import stability_summary
 
@@ -23,7 +23,7 @@ def items(n: int) -> tuple[list[float], list[str], list[str]]:
     return grades, [f"q{i // 8}" for i in range(n)], [f"r{i}" for i in range(n)]
 
 
-def kappa(samples: list[list[float]], queries: list[str], results: list[str]) -> KappaBounds:
+def kappa(samples: list[list[float]], queries: list[str], results: list[str]) -> Bounds:
     return stability_summary(samples, queries, results, grades=SCALE, n_boot=200).kappa
 
 
@@ -46,11 +46,11 @@ def test_samples_that_always_agree_get_an_exact_interval_not_a_zero_width_one() 
 def test_the_interval_is_the_one_the_canary_check_gives_for_the_same_labels() -> None:
     grades, queries, results = items(120)
     drift = drift_summary(grades, list(grades), queries, grades=SCALE, n_boot=200)
-    assert kappa([grades, list(grades)], queries, results) == KappaBounds(**drift["kappa"])
+    assert kappa([grades, list(grades)], queries, results) == drift.kappa
     moved = [(g + 1) % 4 for g in grades]  # every item disagrees
     drift = drift_summary(grades, moved, queries, grades=SCALE, n_boot=200)
     every = kappa([grades, moved], queries, results)
-    assert every == KappaBounds(**drift["kappa"])
+    assert every == drift.kappa
     assert every.estimate == pytest.approx(metrics.cohen_kappa(grades, moved, labels=SCALE))
 
 
@@ -83,4 +83,4 @@ def test_missing_answers_and_unstable_items_with_more_samples_keep_the_resampled
 def test_a_single_grade_leaves_kappa_undefined() -> None:
     ones = [1.0] * 30
     result = kappa([ones, list(ones)], ["q"] * 30, [f"r{i}" for i in range(30)])
-    assert result == KappaBounds()
+    assert result == Bounds()

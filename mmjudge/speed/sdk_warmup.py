@@ -4,7 +4,11 @@ A cell's first call waits for the judge's SDK to load (~0.6–1 s for ``openai``
 ``anthropic``). Loading it while the dataset is checked (in a forked child where that applies:
 :mod:`mmjudge.speed.survey_child`) takes that wait off the first call, but only where a call
 is certain: not for a dry run, not where the SDK is loaded already, and not where the response
-cache may answer every item (a rerun from the cache never loads the SDK).
+cache may answer every item (a rerun from the cache never loads the SDK). With the speed
+machinery off nothing is loaded ahead: the first call loads the SDK, as the reference does.
+
+What it needs from the rooms above it is handed in: the SDK's module (the judge's descriptor
+names it) and a count of the answers the run's response cache holds (the engine owns the cache).
 """
 
 from __future__ import annotations
@@ -17,26 +21,29 @@ from pathlib import Path
 
 from mmjudge.config import SweepConfig
 from mmjudge.data.schema import dataset_root
-from mmjudge.engine.response_cache import ResponseCache
-from mmjudge.judges.base import JudgeAPI
+from mmjudge.speed import Speed
 
 
 def sdk_warmer(
-    judge_cls: type[JudgeAPI], cfg: SweepConfig, cache_path: Path
+    sdk: str | None,
+    cfg: SweepConfig,
+    cached_answers: Callable[[], int] | None,
+    speed: Speed,
 ) -> Callable[[], None] | None:
-    """What imports the judge's SDK ahead of its first call, or None when nothing would:
-    the judge has no SDK, it is imported already, the run is a dry run, or the response cache
-    may hold an answer for every item."""
-    module = getattr(judge_cls, "sdk", None)
-    if not isinstance(module, str) or module in sys.modules or cfg.runner.dry_run:
+    """What imports the module ``sdk`` ahead of the judge's first call, or None when nothing
+    would: ``speed`` is off, the judge has no SDK, it is imported already, the run is a dry
+    run, or the response cache may hold an answer for every item. ``cached_answers`` counts
+    the answers in the run's response cache (None: the run reads no cache); a cache it cannot
+    count may answer everything."""
+    if not speed.on or sdk is None or sdk in sys.modules or cfg.runner.dry_run:
         return None
-    if cfg.runner.cache and judge_cls.cacheable and _cache_may_answer_all(cfg, cache_path):
+    if cached_answers is not None and _cache_may_answer_all(cfg, cached_answers):
         return None
 
     def warm() -> None:
         # A missing or broken SDK is reported by the judge's first call, as without this.
         with contextlib.suppress(Exception):
-            import_module(module)
+            import_module(sdk)
 
     return warm
 
@@ -48,19 +55,15 @@ def sdk_warmer(
 NEARLY_ALL = 0.9
 
 
-def _cache_may_answer_all(cfg: SweepConfig, cache_path: Path) -> bool:
+def _cache_may_answer_all(cfg: SweepConfig, cached_answers: Callable[[], int]) -> bool:
     """True unless the cache holds answers for fewer than :data:`NEARLY_ALL` of the cell's
     items (the items file's lines, or ``dataset.limit`` when that is fewer)."""
-    if not cache_path.exists():
-        return False
     try:
-        cache = ResponseCache(cache_path)
-        try:
-            answers = len(cache)
-        finally:
-            cache.close()
+        answers = cached_answers()
     except Exception:  # an unreadable cache is the runner's to report
         return True
+    if answers <= 0:
+        return False
     if cfg.dataset.limit is not None and answers >= cfg.dataset.limit:
         return True
     lines = int(answers / NEARLY_ALL)
