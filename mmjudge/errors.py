@@ -27,6 +27,12 @@ class ImageError(MMJudgeError):
     """An image cannot be used; recorded on the row, never fatal for a run."""
 
 
+class UngradableItem(MMJudgeError):
+    """An item the judge can never grade, however often it is asked (a replayed file holds no
+    grade for it): recorded on the item's row like any failed call, and named in the cell's
+    status as failures that running again cannot mend."""
+
+
 class CredentialError(MMJudgeError):
     """An API key is missing or rejected; stops the run before or at the first call."""
 

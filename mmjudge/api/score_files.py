@@ -1,7 +1,9 @@
 """Judges' label files scored against a human qrels file: the work of ``mmjudge agree``
 (:func:`mmjudge.score_labels` is its typed entry), and the text, CSV and JSON it prints.
 
-Each RUN_QRELS file (a judge's labels in TREC qrels form) is scored against the human file
+Each RUN_QRELS file (a judge's labels: TREC qrels, or JSON lines with ``query_id``,
+``result_id`` and ``grade`` as the replay judge reads them; one judge per run of a file that
+holds several) is scored against the human file
 with :func:`mmjudge.metrics.scoring.score_judge`, the definition ``summary.json`` and the report
 use, on the (query, doc) pairs both contain: n (those pairs), missing (human pairs the run
 lacks), Cohen's κ unweighted, linear and quadratic, each with a 95% bootstrap interval that
@@ -52,11 +54,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from mmjudge.data.label_files import label_runs, one_run
 from mmjudge.data.qrels import (
     Qrels,
     QrelsFile,
     Run,
-    load_qrels,
     n_judgments,
     read_slices,
     read_systems,
@@ -228,14 +230,17 @@ def read_inputs(
     systems: str | Path | None = None,
 ) -> Inputs:
     """Read the human file, the judges' files (checked against the scale) and the system
-    runs; any problem is an :class:`MMJudgeError` naming the file."""
-    human = load_qrels(human_path)
-    if not human.qrels:
-        raise MMJudgeError(f"{human_path}: no judgments in the file")
+    runs; any problem is an :class:`MMJudgeError` naming the file. Label files are TREC qrels
+    or JSON lines (:mod:`mmjudge.data.label_files`, as the replay judge reads them); a judge's
+    file holding several runs gives one judge per run, named ``FILE:RUN``."""
+    human = one_run(human_path)
     on = human_scale(human, scale)
     judges, off_scale = {}, {}
     for name, path in zip(run_names(run_paths), run_paths, strict=True):
-        judges[name], off_scale[name] = apply_scale(load_qrels(path), on, out_of_scale)
+        runs = label_runs(path)
+        for run, found in runs.items():
+            label = name if len(runs) == 1 else f"{name}:{run}"
+            judges[label], off_scale[label] = apply_scale(found, on, out_of_scale)
     read = read_systems(systems) if systems else None
     return Inputs(human, on, judges, off_scale, read)
 

@@ -29,10 +29,20 @@ PROG = "mmjudge agree"
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=PROG,
-        description="Agreement of judges' qrels with human qrels on their common pairs.",
+        description="Agreement of judges' labels with human labels on their common pairs.",
     )
-    p.add_argument("human", metavar="HUMAN_QRELS", help="human judgments (TREC qrels)")
-    p.add_argument("runs", metavar="RUN_QRELS", nargs="+", help="judge labels (TREC qrels)")
+    p.add_argument(
+        "human",
+        metavar="HUMAN_QRELS",
+        help="human judgments: TREC qrels, or JSON lines (.jsonl) with query_id, result_id, grade",
+    )
+    p.add_argument(
+        "runs",
+        metavar="RUN_QRELS",
+        nargs="+",
+        help="judge labels, in either form (the files the replay judge reads); a file of "
+        "several runs (a run or judge field) is scored run by run",
+    )
     _scoring_options(p)
     _scale_options(p)
     _ranking_options(p)

@@ -10,6 +10,7 @@ from typing import Any
 from omegaconf import MISSING
 
 from mmjudge.config.values import check_name, check_whole, is_finite, require
+from mmjudge.errors import ConfigError
 
 #: How raw grades are placed on the scale (see :mod:`mmjudge.data.grades`).
 GRADE_RULES = ("exact", "round", "floor", "ceil", "bins")
@@ -19,6 +20,17 @@ GRADE_RULES = ("exact", "round", "floor", "ceil", "bins")
 DEFAULT_MAX_TEXT_TOKENS = 2000
 
 
+#: The scale whose grades have definitions built in, used where its config gives none.
+BUILT_IN_SCALE = (0, 1, 2)
+#: Those definitions: written for that scale alone and never lent to another (a 2 on 0–3 is
+#: not what a 2 on 0–2 is).
+BUILT_IN_MEANINGS = {
+    0: "not relevant: the result does not match what the query asks for",
+    1: "partly relevant: the result matches some of the query but misses part of it",
+    2: "relevant: the result matches everything the query asks for",
+}
+
+
 @dataclass
 class ScaleConfig:
     """A label scale and what each grade means."""
@@ -26,7 +38,8 @@ class ScaleConfig:
     grades: list[int] = field(default_factory=lambda: [0, 1, 2])
     """The grades, in increasing relevance."""
     meanings: dict[int, str] = field(default_factory=dict)
-    """A definition per grade, shown to the judge and in the report."""
+    """A definition per grade, shown to the judge and in the report: every grade needs one,
+    except on the scale 0, 1, 2, whose grades have definitions built in."""
     relevant_from: int = 1
     """Binarisation: grades at or above this count as relevant."""
 
@@ -63,6 +76,28 @@ class ScaleConfig:
             "dataset.scale.meanings",
             dict(self.meanings),
             f"grade(s) {', '.join(strangers)} are not on the scale {grades}",
+        )
+        definitions = self.definitions()
+        missing = [grade for grade in grades if grade not in definitions]
+        if missing:
+            raise ConfigError(self.undefined(missing))
+
+    def definitions(self) -> dict[int, str]:
+        """Each grade's definition: its own from ``meanings``; on the scale 0, 1, 2 the
+        built-in one (:data:`BUILT_IN_MEANINGS`) for a grade without. A grade of another
+        scale without a meaning has none."""
+        own = {int(grade): str(text) for grade, text in self.meanings.items() if text}
+        if tuple(self.grades) != BUILT_IN_SCALE:
+            return own
+        return {**BUILT_IN_MEANINGS, **own}
+
+    def undefined(self, missing: list[int]) -> str:
+        """The one-line refusal of a scale whose grades ``missing`` have no definition."""
+        return (
+            f"dataset.scale.meanings has no definition for grade {', '.join(map(str, missing))} "
+            f"of the scale {list(self.grades)}: give each grade one in the dataset's config, "
+            "under scale: meanings: (the built-in definitions are for the scale [0, 1, 2] "
+            "only)"
         )
 
 

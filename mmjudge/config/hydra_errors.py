@@ -1,8 +1,9 @@
 """Hydra's and OmegaConf's errors about a config, said in one line.
 
 Hydra reports a value of the wrong type (``dataset.limit=abc``), a setting a node does not
-have (an ``api_key:`` in a model file of a ``--config-dir`` folder) or an override it cannot
-parse in several lines, and exits 1. The sweep command lets Hydra raise them instead
+have (an ``api_key:`` in a model file of a ``--config-dir`` folder), an override it cannot
+parse, a comma list without ``-m`` or a launcher whose plugin is not installed in several
+lines, and exits 1. The sweep command lets Hydra raise them instead
 (:func:`config_errors_raised`, through ``HYDRA_FULL_ERROR``, Hydra's documented switch) and
 words each in one line that names the setting, where it came from and what to do
 (:func:`config_error_line`); the command then exits 2, as for every other configuration error.
@@ -48,6 +49,16 @@ _IN_FILE = re.compile(r"^In '(?P<file>[^']+)': (?P<kind>\w+) raised while compos
 _MERGING = re.compile(r"^Error merging override (?P<override>.+)$")
 _CONVERT = re.compile(r"could not be converted to (?P<type>\w+)")
 _NOT_IN = re.compile(r"^Key '(?P<key>[^']+)' not in '(?P<node>[^']+)'$")
+_AMBIGUOUS = re.compile(r"^Ambiguous value for argument '(?P<override>.+)'$")
+_NO_LAUNCHER = re.compile(r"Could not find 'hydra/launcher/(?P<name>[^']+)'")
+#: The launchers mmjudge's docs name, and what installs each.
+LAUNCHER_INSTALLS = {
+    "joblib": "pip install 'mmjudge[joblib]'",
+    "ray": "pip install 'mmjudge[ray]'",
+    "submitit_local": "pip install hydra-submitit-launcher",
+    "submitit_slurm": "pip install hydra-submitit-launcher",
+    "rq": "pip install hydra-rq-launcher",
+}
 #: Lines of OmegaConf's messages that name its own classes, not anything a user wrote.
 _NOISE = re.compile(r"^(reference_type|object_type)=|^Set the environment variable")
 
@@ -84,7 +95,37 @@ def config_error_line(error: BaseException) -> str:
 
     Values that look like keys are redacted, as everywhere else.
     """
-    return redact_text(" ".join(_line(error).split()))
+    return redact_text(" ".join(_with_fix(error, _line(error)).split()))
+
+
+def _with_fix(error: BaseException, line: str) -> str:
+    """``line``, or for the mistakes a new user makes most, what to do instead: a list of
+    values without ``-m``, a launcher whose plugin is not installed."""
+    first = _first_line(str(error))
+    ambiguous = _AMBIGUOUS.match(first)
+    if ambiguous:
+        return _several_values(ambiguous["override"])
+    launcher = _NO_LAUNCHER.search(first)
+    if launcher:
+        name = launcher["name"]
+        install = LAUNCHER_INSTALLS.get(name)
+        if install:
+            return f"{line}; hydra/launcher={name} needs its Hydra plugin: {install}"
+        return f"{line}; hydra/launcher={name} needs its Hydra launcher plugin installed here"
+    return line
+
+
+def _several_values(override: str) -> str:
+    """A comma list given to a run of one cell: a sweep missing its ``-m``, most likely."""
+    key, _, value = override.partition("=")
+    text = (
+        f"{override} gives several values, which only a sweep takes: add -m to run one cell "
+        f"for each (mmjudge sweep -m {override} …)"
+    )
+    if "." in key:
+        # a setting, not a config group: a list or one value holding a comma may be meant
+        text += f"; for a list write {key}=[{value}], for one value quote it: {key}='{value}'"
+    return text
 
 
 def _line(error: BaseException) -> str:

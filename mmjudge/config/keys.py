@@ -194,7 +194,31 @@ def _unknown_option(conf_dir: Path, group: str, option: str) -> str | None:
     if (conf_dir / group / f"{option}.yaml").is_file():
         return None
     valid = sorted(path.stem for path in (conf_dir / group).glob("*.yaml"))
-    return f"unknown option '{option}' for {group}; valid options: {', '.join(valid)}"
+    return (
+        f"unknown option '{option}' for {group}; valid options: {', '.join(valid)}"
+        f"{_own_folder_hint(group, option)}"
+    )
+
+
+#: Folders under the working one looked into for a config of the user's own, at most.
+_LOOKED_INTO = 200
+
+
+def _own_folder_hint(group: str, option: str) -> str:
+    """Where a config of the user's own by that name may be, for a command that forgot its
+    ``-cd``: the working folder or one of its folders when it holds ``GROUP/OPTION.yaml``,
+    else how to add one."""
+    wanted = Path(group) / f"{option}.yaml"
+    here = Path.cwd()
+    try:
+        below = sorted(p for p in here.iterdir() if p.is_dir() and not p.name.startswith("."))
+    except OSError:
+        below = []
+    for folder in [here, *below[:_LOOKED_INTO]]:
+        if (folder / wanted).is_file():
+            name = "." if folder == here else folder.name
+            return f"; {name}/{wanted} is a config of your own: add -cd {name} to the command"
+    return f"; for a config of your own, add -cd DIR, the folder where your {group}/ folder lives"
 
 
 def _check_file(conf_dir: Path, group: str, option: str) -> str | None:

@@ -17,11 +17,13 @@ from mmjudge.data.grades import GradeReader
 from mmjudge.data.schema import Example, dataset_root
 from mmjudge.data.validation import (
     DuplicateCheck,
+    ImageRef,
     Leniency,
     checked_id,
     checked_query,
     checked_text,
     json_line,
+    missing_images,
     resolve_image,
     shown,
     text_lines,
@@ -89,18 +91,20 @@ def _example(
 
     fields = _fields(row, path, line, lenient)
     unshown = extra_columns(cfg, row, tuple(name for name, _value in fields))
-    resolved = _images(row, root, path, line, lenient)[: max(cfg.max_images, 0)]
+    shown_images = _images(row, root, path, line, lenient)[: max(cfg.max_images, 0)]
     labels = _labels(row, path, line, reader, known_annotators, cfg.allow_unlabelled)
+    there = [image for image in shown_images if image.missing is None]
 
     return Example(
         query_id=query_id,
         query=query,
         result_id=result_id,
         fields=fields,
-        images=tuple(item[0] for item in resolved),
+        images=tuple(image.path for image in there),
         labels=labels,
-        image_names=tuple(item[1] for item in resolved),
+        image_names=tuple(image.name for image in there),
         attributes=tuple(unshown),
+        missing_images=missing_images(shown_images),
     )
 
 
@@ -131,7 +135,7 @@ def _fields(
 
 def _images(
     row: dict[str, Any], root: Path, path: Path, line: int, lenient: Leniency
-) -> list[tuple[str, str]]:
+) -> list[ImageRef]:
     """The result's images (``images``: a list of paths; one path alone is read as a list of
     one, counted), resolved and named."""
     raw_images = row.get("images", [])

@@ -39,14 +39,14 @@ from typing import IO, Any
 
 from mmjudge.config import DatasetConfig
 from mmjudge.data.leniency import say_once
-from mmjudge.data.schema import Example, dataset_root
+from mmjudge.data.schema import Example, MissingImage, dataset_root
 from mmjudge.data.validation import dataset_file
 
 log = logging.getLogger(__name__)
 
 #: Raised whenever a loader or the preparation (HTML to text, the token cut) changes what it
 #: yields for the same file and settings, so entries written before are not used.
-PREPARATION_VERSION = 3
+PREPARATION_VERSION = 4
 
 #: The loaders whose items come from the one file ``dataset.items``.
 CACHED_LOADERS = frozenset({"table", "jsonl"})
@@ -173,9 +173,9 @@ class _Entry:
 
 def _read(path: Path, *, images: bool) -> _Entry | None:
     """The entry at ``path`` once its checksum is verified (and, with ``images``, every local
-    image it names is still there); None when it is missing, damaged or names an image that
-    is gone (the entry is then removed, and the loader reads the file again and says what
-    is wrong)."""
+    image it names is still there, and every one it found missing still missing); None when it
+    is missing, damaged or its images changed (the entry is then removed, and the loader reads
+    the file again)."""
     try:
         handle = path.open("rb")
     except OSError:
@@ -215,10 +215,12 @@ def _read(path: Path, *, images: bool) -> _Entry | None:
 
 
 def _images_there(line: bytes) -> bool:
+    """Whether the images of an entry's item are as they were when it was prepared: each it
+    shows still there, each it found missing still missing."""
+    row = json.loads(line)
     return all(
-        image.startswith(("http://", "https://")) or os.path.isfile(image)
-        for image in json.loads(line)[4]
-    )
+        image.startswith(("http://", "https://")) or os.path.isfile(image) for image in row[4]
+    ) and not any(os.path.isfile(path) for path, _problem in row[10])
 
 
 def _written(path: Path, prepare: Callable[[], Iterator[Example]]) -> Iterator[Example]:
@@ -327,12 +329,14 @@ def _line(example: Example) -> bytes:
         example.truncated,
         example.tokens_removed,
         example.attributes,
+        example.missing_images,
     ]
     return json.dumps(row, ensure_ascii=False).encode() + b"\n"
 
 
 def _example(row: list[Any]) -> Example:
-    query_id, query, result_id, fields, images, labels, names, truncated, removed, attrs = row
+    query_id, query, result_id, fields, images, labels, names, truncated, removed, attrs = row[:10]
+    missing = row[10]
     return Example(
         query_id=query_id,
         query=query,
@@ -344,4 +348,5 @@ def _example(row: list[Any]) -> Example:
         truncated=truncated,
         tokens_removed=removed,
         attributes=tuple((name, value) for name, value in attrs),
+        missing_images=tuple(MissingImage(path, problem) for path, problem in missing),
     )

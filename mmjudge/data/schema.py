@@ -9,9 +9,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from mmjudge.config import DatasetConfig
 from mmjudge.locations import resolve_path
+
+
+class MissingImage(NamedTuple):
+    """An image an item names that is not there. Only a cell that shows images needs it: such
+    a cell stops on it before its first call (:func:`mmjudge.data.survey.check_images`); a
+    text-only cell never looks."""
+
+    path: str
+    """Where it was looked for (absolute)."""
+    problem: str
+    """One line naming the dataset file, the line, the path as written and the folder."""
 
 
 @dataclass(frozen=True)
@@ -39,6 +51,8 @@ class Example:
     attributes: tuple[tuple[str, str], ...] = ()
     """Item attributes the judge is never shown (its ``language``, its slices' values), by
     name (see :mod:`mmjudge.data.attributes`)."""
+    missing_images: tuple[MissingImage, ...] = ()
+    """Images the item names that do not exist (not in ``images``)."""
 
     def attribute(self, name: str) -> str | None:
         """The attribute ``name``, or None where the item has none."""

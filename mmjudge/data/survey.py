@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from mmjudge.config import DatasetConfig, ModalityConfig
 from mmjudge.data.page_text import html_to_text
 from mmjudge.data.schema import Example
-from mmjudge.errors import ConfigError
+from mmjudge.errors import ConfigError, DatasetError
 
 
 @dataclass
@@ -38,6 +38,10 @@ class DatasetSurvey:
     """Approximate tokens cut from those items."""
     field_names: set[str] = field(default_factory=set)
     """Names of the text fields seen."""
+    missing_images: int = 0
+    """Items that name an image that does not exist."""
+    first_missing_image: str | None = None
+    """The first such image's one-line message (file, line, path)."""
     html: frozenset[str] | None = field(default=None, compare=False)
     """The fields whose HTML is converted (every one when empty; None: none), as
     :func:`~mmjudge.data.page_text.html_columns` gives them."""
@@ -47,6 +51,10 @@ class DatasetSurvey:
         if not self.has_text:
             self.has_text = any(self._shows_text(name, value) for name, value in example.fields)
         self.with_images += bool(example.images)
+        if example.missing_images:
+            self.missing_images += 1
+            if self.first_missing_image is None:
+                self.first_missing_image = example.missing_images[0].problem
         self.truncated += example.truncated
         self.tokens_removed += example.tokens_removed
         self.field_names.update(name for name, _value in example.fields)
@@ -77,6 +85,24 @@ def check_html_fields(counts: DatasetSurvey, dataset: DatasetConfig) -> None:
             f"dataset '{dataset.name}' has; its text fields are: "
             f"{', '.join(sorted(counts.field_names)) or '(none)'}"
         )
+
+
+def check_images(counts: DatasetSurvey, modality: ModalityConfig) -> None:
+    """A cell that shows images stops on an image the dataset names and does not have, with
+    the file and line of the first (:class:`~mmjudge.errors.DatasetError`, before any call);
+    a cell that does not show them never looks at them, and runs."""
+    if not modality.include_image or counts.first_missing_image is None:
+        return
+    others = counts.missing_images - 1
+    more = ""
+    if others:
+        items = f"{others:,} more item names" if others == 1 else f"{others:,} more items name"
+        more = f" ({items} an image that is not there)"
+    raise DatasetError(
+        f"{counts.first_missing_image}{more}; add the file or fix the path "
+        f"(modality '{modality.name}' shows the result's image; a text-only cell runs "
+        "without it)"
+    )
 
 
 def unserved(counts: DatasetSurvey, modality: ModalityConfig, dataset: DatasetConfig) -> str | None:

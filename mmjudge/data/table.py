@@ -34,6 +34,7 @@ from mmjudge.data.schema import Example, dataset_root
 from mmjudge.data.validation import (
     CsvTable,
     DuplicateCheck,
+    ImageRef,
     Leniency,
     cell_text,
     checked_id,
@@ -41,6 +42,7 @@ from mmjudge.data.validation import (
     checked_text,
     dataset_file,
     json_line,
+    missing_images,
     query_id_from_text,
     require_file,
     resolve_image,
@@ -219,13 +221,8 @@ def _example(
     )
     unshown = extra_columns(cfg, row, mapping.text_fields)
 
-    images: tuple[str, ...] = ()
-    names: tuple[str, ...] = ()
-    if mapping.image and cfg.max_images > 0:
-        reference = cell_text(row, mapping.image, path, line).strip()
-        if reference:
-            resolved, name = resolve_image(reference, root, path, line)
-            images, names = (resolved,), (name,)
+    image = _image(row, mapping, root, at, cfg)
+    there = () if image is None or image.missing else (image,)
 
     labels: dict[str, int] = {}
     for annotator, column in mapping.annotators.items():
@@ -243,8 +240,25 @@ def _example(
         query=query,
         result_id=result_id,
         fields=fields,
-        images=images,
+        images=tuple(shown.path for shown in there),
         labels=labels,
-        image_names=names,
+        image_names=tuple(shown.name for shown in there),
         attributes=tuple(unshown),
+        missing_images=missing_images([image] if image is not None else []),
     )
+
+
+def _image(
+    row: Mapping[str, Any],
+    mapping: ColumnMapping,
+    root: Path,
+    at: tuple[Path, int],
+    cfg: DatasetConfig,
+) -> ImageRef | None:
+    """The row's image, resolved (there or missing); None when it names none or the dataset
+    shows none."""
+    if not mapping.image or cfg.max_images <= 0:
+        return None
+    path, line = at
+    reference = cell_text(row, mapping.image, path, line).strip()
+    return resolve_image(reference, root, path, line) if reference else None

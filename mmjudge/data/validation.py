@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 from mmjudge.config import DatasetConfig
 from mmjudge.data.leniency import Leniency
+from mmjudge.data.schema import MissingImage
 from mmjudge.errors import ConfigError, DatasetError
 
 log = logging.getLogger(__name__)
@@ -39,18 +40,31 @@ def shown(value: object, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def resolve_image(raw: object, root: Path, path: Path, line: int) -> tuple[str, str]:
-    """Resolve one image reference to (absolute path or URL, name as written).
+class ImageRef(NamedTuple):
+    """One image reference of an item, resolved (:func:`resolve_image`)."""
 
-    URLs pass through; local paths must be relative, stay inside the dataset root and exist.
-    """
+    path: str
+    """The absolute path, or the URL as written."""
+    name: str
+    """The reference as written in the dataset."""
+    missing: str | None = None
+    """Why it cannot be used when the path names no file (one line naming the file and line);
+    None when it is there."""
+
+
+def resolve_image(raw: object, root: Path, path: Path, line: int) -> ImageRef:
+    """Resolve one image reference to its absolute path or URL and its name as written.
+
+    URLs pass through; local paths must be relative and stay inside the dataset root (else a
+    :class:`DatasetError`). A path to no file is returned with ``missing`` saying so: only a
+    cell that shows images stops on it."""
     if not isinstance(raw, str) or not raw.strip():
         raise DatasetError(
             f"{where(path, line)}: field 'images' must hold non-empty path strings, got "
             f"{shown(raw)}"
         )
     if raw.startswith(("http://", "https://")):
-        return raw, raw
+        return ImageRef(raw, raw)
     if "\x00" in raw:  # no file system allows it, and the OS calls raise on it
         raise DatasetError(
             f"{where(path, line)}: field 'images' holds {shown(raw)}, which contains a NUL "
@@ -76,12 +90,18 @@ def resolve_image(raw: object, root: Path, path: Path, line: int) -> tuple[str, 
             f"{where(path, line)}: field 'images' path {shown(raw)} escapes the dataset root "
             f"{root}; keep images inside the dataset folder"
         )
+    missing = None
     if not exists:
-        raise DatasetError(
+        missing = (
             f"{where(path, line)}: field 'images' names {shown(raw)}, which does not exist "
             f"under {root}"
         )
-    return str(resolved), raw
+    return ImageRef(str(resolved), raw, missing)
+
+
+def missing_images(images: Iterable[ImageRef]) -> tuple[MissingImage, ...]:
+    """Those of an item's ``images`` that name no file, for its ``missing_images``."""
+    return tuple(MissingImage(image.path, image.missing) for image in images if image.missing)
 
 
 class DuplicateCheck:

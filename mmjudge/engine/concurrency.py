@@ -11,6 +11,7 @@ default, and a limit nobody set never cuts one somebody did:
 The process's open-files limit is the third: each call in flight holds a socket, so a soft
 limit below what the calls need is raised (up to the hard limit) before the first call; where
 the hard limit is too low, the calls in flight are cut to fit and the run's first line says so.
+That line is said for paid judges only: a free judge's calls cost nothing and load no provider.
 """
 
 from __future__ import annotations
@@ -111,14 +112,16 @@ def announce_in_flight(on: bool = True) -> None:
     _ANNOUNCE = on
 
 
-def first_line(in_flight: InFlight, model: ModelConfig) -> str:
+def first_line(in_flight: InFlight, model: ModelConfig, *, paid: bool = True) -> str:
     """The run's first line: calls in flight and what limits them; empty (nothing to say)
-    when it was said already in this process, or when the process did not ask for it
-    (:func:`announce_in_flight`), in which case it is logged at INFO only."""
+    when it was said already in this process, when the process did not ask for it
+    (:func:`announce_in_flight`), or for a judge nobody pays for (``paid`` false: a judge whose
+    descriptor says it is free, local or replayed, whose calls in flight cost nothing and
+    load no provider), in which cases it is logged at INFO only."""
     line = (
         f"mmjudge: up to {in_flight.calls} calls in flight — {in_flight.limited_by}{pacing(model)}"
     )
-    if not _ANNOUNCE:
+    if not _ANNOUNCE or not paid:
         logging.getLogger(__name__).info(line.removeprefix("mmjudge: "))
         return ""
     seen = "default" if in_flight.limited_by.startswith("the default") else line

@@ -231,11 +231,13 @@ def _sample_rows(run_dir: Path, samples: int) -> contextlib.AbstractContextManag
 
 
 def _sync_runner(context: CellContext, cache: ResponseCache | None, stats: RunStats) -> Runner:
-    """The runner for ``runner.mode=sync``; says first how many calls will be in flight."""
+    """The runner for ``runner.mode=sync``; says first how many calls will be in flight (for
+    a judge that is paid for: its descriptor is not
+    :attr:`~mmjudge.judges.descriptor.JudgeDescriptor.free`)."""
     assert context.judge is not None
     cfg = context.cfg
     in_flight = fit_open_files(calls_in_flight(cfg.runner, cfg.model, context.judge.calls_to_fill))
-    say(first_line(in_flight, cfg.model), context.run_dir)
+    say(first_line(in_flight, cfg.model, paid=not context.judge.descriptor.free), context.run_dir)
     return Runner(
         context.judge,
         cfg.model,

@@ -14,6 +14,7 @@ from mmjudge.data.schema import dataset_root
 from mmjudge.data.survey import (
     DatasetSurvey,
     check_html_fields,
+    check_images,
     unserved,
 )
 from mmjudge.engine.examples import ExampleStream
@@ -126,8 +127,9 @@ def survey_or_skip(
 ) -> tuple[DatasetSurvey | None, str | None]:
     """The dataset's counts, or why the cell cannot run.
 
-    The whole dataset is validated here, before the first paid call: a bad line fails, and a
-    modality the dataset cannot serve at all skips the cell. The examples are streamed again
+    The whole dataset is validated here, before the first paid call: a bad line fails, so
+    does an image that is not there for a cell that shows images, and a modality the dataset
+    cannot serve at all skips the cell. The examples are streamed again
     for the calls, so memory stays flat however large the dataset is. ``warm`` (the judge's
     SDK import) runs meanwhile, on another core where it can
     (:mod:`~mmjudge.speed.survey_child`).
@@ -142,4 +144,5 @@ def survey_or_skip(
     items_path = dataset_root(cfg.dataset) / cfg.dataset.items
     counts = survey_while(examples.survey, examples, items_path, warm, feed, checked.speed)
     check_html_fields(counts, cfg.dataset)
+    check_images(counts, cfg.modality)  # before unserved: missing is not absent
     return counts, unserved(counts, cfg.modality, cfg.dataset)

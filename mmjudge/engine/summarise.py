@@ -29,7 +29,7 @@ from mmjudge.store import (
     write_summary,
 )
 from mmjudge.store.rows import SAMPLES, SUMMARY_COLUMNS, iter_rows
-from mmjudge.store.status import cell_end
+from mmjudge.store.status import FIRST_UNGRADABLE, UNGRADABLE, Ungradable, cell_end
 from mmjudge.studies.run_agreement import agreement
 from mmjudge.studies.stability import stability_summary
 
@@ -91,7 +91,7 @@ def summarise_run(
         cost = dataclasses.replace(cost, spent_usd=0.0)
         if stability is not None:  # its members paid for the repeats too
             stability = dataclasses.replace(stability, spent_usd=0.0)
-    status = end.status or _ending(run_dir, figures, end)
+    status = end.status or _ending(run_dir, frame, figures, end)
     summary = build_summary(
         run_dir,
         cell,
@@ -121,7 +121,7 @@ def possibly_billed_of(cost: CostFigures, calls: CallCounts | None) -> CostFigur
     )
 
 
-def _ending(run_dir: Path, figures: RowFigures, end: RunEnd) -> CellStatus:
+def _ending(run_dir: Path, frame: pd.DataFrame, figures: RowFigures, end: RunEnd) -> CellStatus:
     """How a real run ended (see :func:`mmjudge.store.status.cell_end`)."""
     return cell_end(
         figures.n_judgments,
@@ -132,7 +132,22 @@ def _ending(run_dir: Path, figures: RowFigures, end: RunEnd) -> CellStatus:
         n_unparseable=figures.n_unparseable,
         max_unparseable_rate=end.max_unparseable_rate,
         first_unparseable=first_unparseable(run_dir) if figures.n_unparseable else None,
+        ungradable=ungradable_rows(frame) if figures.errors.by_kind.get(UNGRADABLE) else None,
     )
+
+
+def ungradable_rows(frame: pd.DataFrame) -> Ungradable:
+    """The run's failed rows whose items the judge can never grade (their error is an
+    :class:`~mmjudge.errors.UngradableItem`, counted as ``errors.by_kind`` counts it): how
+    many, and the first few items."""
+    errors = frame["error"].astype("string")
+    rows = frame[errors.str.startswith(f"{UNGRADABLE}:").fillna(False).astype(bool)]
+    first = rows.head(FIRST_UNGRADABLE)
+    items = tuple(
+        (str(query), str(result))
+        for query, result in zip(first["query_id"], first["result_id"], strict=True)
+    )
+    return Ungradable(len(rows), items)
 
 
 def sample_stability(

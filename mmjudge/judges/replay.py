@@ -4,14 +4,16 @@ sweep, a race or a report like any other judge, with no key and no call.
 
 ``model.options.qrels`` names the file:
 
-- TREC qrels, ``query iteration doc grade`` (:func:`mmjudge.data.qrels.load_qrels`); a file
-  with several judges' runs tells them apart by the iteration field (a pair judged twice);
+- TREC qrels, ``query iteration doc grade``; a file with several judges' runs tells them apart
+  by the iteration field (a pair judged twice);
 - JSON lines (``.jsonl``/``.ndjson``) with ``query_id``, ``result_id`` and ``grade``, and a
-  ``run`` (or ``judge``) field when the file holds several runs.
+  ``run`` (or ``judge``) field when the file holds several runs
 
-A file with several runs needs ``model.options.run=NAME``. A grade off the dataset's scale is
-refused when the cell starts, naming the file, the line and the scale. An item the file does
-not grade is an error on that item's row (counted with the errors; the run goes on).
+(read by :mod:`mmjudge.data.label_files`, as ``mmjudge agree`` reads them). A file with
+several runs needs ``model.options.run=NAME``. A grade off the dataset's scale is refused when
+the cell starts, naming the file, the line and the scale. An item the file does not grade is
+an :class:`~mmjudge.errors.UngradableItem` on that item's row: counted with the errors (the
+run goes on), and named in the cell's status as items no rerun can grade.
 
 A replay calls nothing and is billed nothing (``free``). To price its judgments as a
 sheet model's calls would be, set ``model.price_key`` to that model's sheet key and
@@ -24,21 +26,17 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from mmjudge.config import ModelConfig
-from mmjudge.data.qrels import load_qrels, load_qrels_runs
-from mmjudge.errors import ConfigError, DatasetError
-from mmjudge.files import read_jsonl
+from mmjudge.data.label_files import label_runs, runs_by
+from mmjudge.data.qrels import QrelsFile
+from mmjudge.errors import ConfigError, DatasetError, UngradableItem
 from mmjudge.judges.base import JudgeAPI
 from mmjudge.judges.descriptor import JudgeDescriptor
 from mmjudge.judges.options import JudgeOptions
 from mmjudge.locations import resolve_path
 from mmjudge.records import JudgeRequest, JudgeResponse, Usage
-
-JSONL_SUFFIXES = (".jsonl", ".ndjson")
-#: Fields of a JSON-lines row that name its run, in order of preference.
-RUN_FIELDS = ("run", "judge")
 
 
 @dataclass(frozen=True)
@@ -64,28 +62,7 @@ class Graded:
         self.grades = grades
 
 
-def _from_qrels(path: Path, run: str | None) -> Graded:
-    try:
-        found = load_qrels(path)
-        runs = {"0": found}
-    except DatasetError as error:
-        if "more than once" not in str(error):
-            raise
-        runs = {name: qrels for name, qrels in load_qrels_runs(path).items()}
-        if len(runs) == 1:
-            raise
-    return Graded(path, _grades_of(path, _one_run(path, runs, run, "field 2 (iteration)")))
-
-
-def _grades_of(path: Path, found: Any) -> dict[tuple[str, str], tuple[float, int]]:
-    return {
-        (query, doc): (float(grade), found.lines[(query, doc)])
-        for query, docs in found.qrels.items()
-        for doc, grade in docs.items()
-    }
-
-
-def _one_run(path: Path, runs: dict[str, Any], run: str | None, where: str) -> Any:
+def _one_run(path: Path, runs: dict[str, QrelsFile], run: str | None) -> QrelsFile:
     """The run asked for; the only one; or a ConfigError naming the runs found."""
     names = sorted(runs)
     if run is not None:
@@ -96,29 +73,10 @@ def _one_run(path: Path, runs: dict[str, Any], run: str | None, where: str) -> A
         return runs[run]
     if len(runs) > 1:
         raise ConfigError(
-            f"{path} holds {len(runs)} runs ({where}): {', '.join(names)}; "
+            f"{path} holds {len(runs)} runs ({runs_by(path)}): {', '.join(names)}; "
             "pick one with model.options.run=NAME"
         )
     return next(iter(runs.values()))
-
-
-def _from_jsonl(path: Path, run: str | None) -> Graded:
-    runs: dict[str, dict[tuple[str, str], tuple[float, int]]] = {}
-    for line_no, row in read_jsonl(path):
-        where = f"{path}:{line_no}"
-        try:
-            key = (str(row["query_id"]), str(row["result_id"]))
-            grade = float(row["grade"])
-        except (ValueError, KeyError, TypeError):
-            raise DatasetError(
-                f"{where}: expected a JSON object with query_id, result_id and a numeric grade"
-            ) from None
-        name = next((str(row[f]) for f in RUN_FIELDS if row.get(f) is not None), "")
-        grades = runs.setdefault(name, {})
-        if key in grades:
-            raise DatasetError(f"{where}: {key[0]!r} {key[1]!r} is graded twice in run {name!r}")
-        grades[key] = (grade, line_no)
-    return Graded(path, _one_run(path, runs, run, "the run/judge field"))
 
 
 def load_replay(path: str | Path, run: str | None = None) -> Graded:
@@ -127,9 +85,13 @@ def load_replay(path: str | Path, run: str | None = None) -> Graded:
     path = resolve_path(path)
     if not path.is_file():
         raise DatasetError(f"{path}: no such file (model.options.qrels)")
-    if path.suffix.lower() in JSONL_SUFFIXES:
-        return _from_jsonl(path, run)
-    return _from_qrels(path, run)
+    found = _one_run(path, label_runs(path), run)
+    grades = {
+        (query, doc): (float(grade), found.lines[(query, doc)])
+        for query, docs in found.qrels.items()
+        for doc, grade in docs.items()
+    }
+    return Graded(path, grades)
 
 
 class ReplayJudge(JudgeAPI):
@@ -181,7 +143,7 @@ class ReplayJudge(JudgeAPI):
         query, _, result = request.item_key.partition("\t")
         found = self.graded.grades.get((query, result))
         if found is None:
-            raise LookupError(
+            raise UngradableItem(
                 f"{self.graded.path} has no grade for query {query!r} result {result!r}"
             )
         grade = found[0]

@@ -40,13 +40,6 @@ _ENV = jinja2.Environment(
 SYSTEM_PROMPT = "You grade search results for relevance. Answer in the format you are asked for."
 
 
-DEFAULT_MEANINGS = {
-    0: "not relevant: the result does not match what the query asks for",
-    1: "partly relevant: the result matches some of the query but misses part of it",
-    2: "relevant: the result matches everything the query asks for",
-}
-
-
 @dataclass(frozen=True)
 class RenderedPrompt:
     system: str
@@ -82,18 +75,13 @@ def wording_for(language: str, prompt: PromptConfig, dataset: DatasetConfig) -> 
 
 
 def scale_meanings(dataset: DatasetConfig) -> list[tuple[int, str]]:
-    """The grade definitions shown to the judge, from the dataset config."""
-    meanings = {int(k): v for k, v in dataset.scale.meanings.items()}
-    out = []
-    for grade in dataset.scale.grades:
-        meaning = meanings.get(grade) or DEFAULT_MEANINGS.get(grade)
-        if not meaning:
-            raise ConfigError(
-                f"dataset '{dataset.name}': scale.meanings has no definition for grade {grade}; "
-                "add one to its config"
-            )
-        out.append((grade, meaning))
-    return out
+    """The grade definitions shown to the judge, from the dataset config
+    (:meth:`~mmjudge.config.dataset.ScaleConfig.definitions`)."""
+    definitions = dataset.scale.definitions()
+    missing = [grade for grade in dataset.scale.grades if grade not in definitions]
+    if missing:  # a config not validated (validate() refuses it in the same words)
+        raise ConfigError(dataset.scale.undefined(missing))
+    return [(grade, definitions[grade]) for grade in dataset.scale.grades]
 
 
 def render(

@@ -28,6 +28,7 @@ from mmjudge.report.findings.prose import (
     num,
 )
 from mmjudge.store import RunSummary
+from mmjudge.store.blocks import SINGLE
 from mmjudge.store.status import COMPLETE, DRY_RUN, PARTIAL, SKIPPED
 
 Row = dict[str, Any]
@@ -360,7 +361,7 @@ def _price_rows(cells: pd.DataFrame) -> list[Row]:
             sheet["models"][key] = {
                 "model_id": key,
                 "judge": str(cell["model"]),
-                "input": entry.get("input", MISSING if entry else "not priced (free)"),
+                "input": entry.get("input", MISSING if entry else _unpriced(summary)),
                 "cached_input": entry.get("cached_input", MISSING),
                 "output": entry.get("output", MISSING),
                 "image_rule": json.dumps(rule, sort_keys=True) if rule else MISSING,
@@ -371,6 +372,17 @@ def _price_rows(cells: pd.DataFrame) -> list[Row]:
         sheet["models"] = [sheet["models"][k] for k in sorted(sheet["models"])]
         out.append(sheet)
     return out
+
+
+def _unpriced(summary: RunSummary) -> str:
+    """What the price sheet's table says of a judge the sheet has no entry for: a panel or a
+    cascade makes no call of its own and is priced through its members (listed with their
+    own entries); any other such judge is free."""
+    ensemble = summary.ensemble
+    if summary.kind == SINGLE or ensemble is None:
+        return "not priced (free)"
+    members = ", ".join(dict.fromkeys(str(member.model) for member in ensemble.members))
+    return f"priced through its members ({members}): it makes no call of its own"
 
 
 def _config_parts(cells: pd.DataFrame) -> tuple[list[Row], list[Row]]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from mmjudge.config.names import cell_display_name
+from mmjudge.display import interval, number, usd
 from mmjudge.store import RunSummary
 from mmjudge.store.blocks import possible_extra
 from mmjudge.store.status import COMPLETE
@@ -34,7 +35,7 @@ def cell_line(summary: RunSummary, *, prompt_named: bool = False) -> str:
     if summary.status.status == "skipped":
         return f"{cell}: skipped — {summary.status.skip_reason}"
     kappa = summary.metrics.kappa
-    kappa_text = f"κ={kappa:.3f}" if isinstance(kappa, float) else "κ=n/a"
+    kappa_text = f"κ={number(kappa if isinstance(kappa, float) else None)}"
     scored = summary.metrics.n_scored
     answered = summary.n_judgments - summary.n_errors - summary.n_unparseable
     if isinstance(kappa, float) and scored is not None and scored < answered:
@@ -43,16 +44,31 @@ def cell_line(summary: RunSummary, *, prompt_named: bool = False) -> str:
     cost = summary.cost
     line = (
         f"{cell}: {summary.n_judgments} judgments, {summary.n_errors} errors, "
-        f"{summary.n_unparseable} unparseable, {kappa_text}, "
-        f"${cost.total_usd:.4f} (${cost.usd_per_million:,.2f} per million)"
+        f"{summary.n_unparseable} unparseable, {kappa_text}, {spend_text(summary)}"
     )
     possible = possible_extra(cost)
     if possible.sends:  # beside what is known, never added to it
         line += (
-            f", possibly billed +${possible.usd:.4f} "
+            f", possibly billed +{usd(possible.usd)} "
             f"({possible.sends} sends given up after they left)"
         )
     return line + stability_note(summary) + status_note(summary)
+
+
+def spend_text(summary: RunSummary) -> str:
+    """What the run's judgments are worth at the price sheet and, where answers came from the
+    response cache, what was paid beside it: ``$0 paid (all answers from the cache), worth
+    $0.012 ($51.25 per million)``; the worth alone when every answer was paid for (or the
+    judge is free)."""
+    cost = summary.cost
+    worth = f"{usd(cost.total_usd)} ({usd(cost.usd_per_million)} per million)"
+    cached = summary.calls.cache_hits if summary.calls is not None else 0
+    if not cached or cost.total_usd <= 0:
+        return worth
+    if cost.spent_usd <= 0:
+        return f"$0 paid (all answers from the cache), worth {worth}"
+    answers = "answer" if cached == 1 else "answers"
+    return f"{usd(cost.spent_usd)} paid ({cached:,} {answers} from the cache), worth {worth}"
 
 
 def stability_note(summary: RunSummary) -> str:
@@ -62,10 +78,7 @@ def stability_note(summary: RunSummary) -> str:
     block = summary.stability
     if block is None:
         return ""
-    kappa = block.kappa
-    text = "n/a" if kappa.estimate is None else f"{kappa.estimate:.3f}"
-    if kappa.low is not None and kappa.high is not None:
-        text += f" [{kappa.low:.3f}, {kappa.high:.3f}]"
+    text = interval(block.kappa)
     unstable = f"{block.n_unstable} unstable items"
     if block.unstable_share is not None:
         unstable += f", {100 * block.unstable_share:.1f}%"
@@ -77,7 +90,7 @@ def stability_note(summary: RunSummary) -> str:
         ceiling = f"; human–human κ={span}"
     return (
         f"; self-agreement κ={text} over {block.samples} samples ({unstable}{ceiling}), "
-        f"repeats ${block.total_usd:.4f}"
+        f"repeats {usd(block.total_usd)}"
     )
 
 

@@ -13,7 +13,9 @@ status                    exit   meaning
 ``dry_run``               0      forecast only, nothing was called
 ``partial``               3      some judgments failed (at most ``runner.max_error_rate``), or
                                  more than ``runner.max_unparseable_rate`` of the answers could
-                                 not be read as a grade
+                                 not be read as a grade; the reason says whether running again
+                                 can retry the failures (not for items a replayed file has no
+                                 grade for: it names those, how many and the first few)
 ``failed``                4      more than ``runner.max_error_rate`` of the judgments failed
                                  (or all of them), no answer could be read as a grade,
                                  or the run was stopped by an error no retry can fix (the
@@ -30,10 +32,19 @@ budget, partial, in that order).
 
 from __future__ import annotations
 
+import math
 import signal
 from collections.abc import Iterable, Mapping
+from typing import NamedTuple
 
-from mmjudge.errors import BudgetExceeded, ConfigError, CredentialError, DatasetError, Interrupted
+from mmjudge.errors import (
+    BudgetExceeded,
+    ConfigError,
+    CredentialError,
+    DatasetError,
+    Interrupted,
+    UngradableItem,
+)
 from mmjudge.store.blocks import CellStatus
 
 COMPLETE = "complete"
@@ -59,6 +70,22 @@ EXIT_BUDGET = 5
 EXIT_SIGINT = 128 + signal.SIGINT
 EXIT_SIGTERM = 128 + signal.SIGTERM
 
+#: The kind a failed row of an item no rerun can grade is counted under (its error's name).
+UNGRADABLE = UngradableItem.__name__
+#: Items no rerun can grade named in a cell's reason.
+FIRST_UNGRADABLE = 3
+
+
+class Ungradable(NamedTuple):
+    """A cell's failed rows that running again cannot mend (:class:`UngradableItem`: the
+    replayed file has no grade for their items)."""
+
+    n_rows: int
+    """How many there are."""
+    first: tuple[tuple[str, str], ...] = ()
+    """The first few items, as (query id, result id)."""
+
+
 _EXIT = {PARTIAL: EXIT_PARTIAL, FAILED: EXIT_FAILED, STOPPED_BY_BUDGET: EXIT_BUDGET}
 #: Most severe first: the status whose exit code a sweep of mixed cells reports.
 _SEVERITY = (INTERRUPTED, FAILED, STOPPED_BY_BUDGET, PARTIAL)
@@ -71,12 +98,15 @@ def cell_status(
     n_unparseable: int = 0,
     max_unparseable_rate: float = 1.0,
     first_unparseable: str | None = None,
+    ungradable: Ungradable | None = None,
 ) -> tuple[str, str]:
     """``(status, reason)`` of a cell that ran to the end, from its rows' error count and its
     answers that could not be read as a grade (``first_unparseable``: the first such answer,
-    quoted in the reason). The worse of the two decides; both are named when both count."""
+    quoted in the reason). The worse of the two decides; both are named when both count.
+    ``ungradable``: the failed rows among ``n_errors`` that no rerun can mend, named apart
+    from those a rerun retries."""
     found = [
-        _errors_status(n_judgments, n_errors, max_error_rate),
+        _errors_status(n_judgments, n_errors, max_error_rate, ungradable),
         _unparseable_status(
             n_judgments - n_errors, n_unparseable, max_unparseable_rate, first_unparseable
         ),
@@ -91,16 +121,53 @@ def cell_status(
 _RANK = {COMPLETE: 0, PARTIAL: 1, FAILED: 2}
 
 
-def _errors_status(n_judgments: int, n_errors: int, max_error_rate: float) -> tuple[str, str]:
+def _errors_status(
+    n_judgments: int, n_errors: int, max_error_rate: float, ungradable: Ungradable | None = None
+) -> tuple[str, str]:
     if n_errors == 0:
         return COMPLETE, ""
     share = n_errors / n_judgments if n_judgments else 1.0
     counted = f"{n_errors:,} of {n_judgments:,} judgments failed ({share:.0%})"
     if n_errors >= n_judgments:
-        return FAILED, f"{counted}: every judgment failed"
-    if share > max_error_rate:
-        return FAILED, f"{counted}, more than runner.max_error_rate={max_error_rate:g}"
-    return PARTIAL, f"{counted}; run the same command again to retry them"
+        state, counted = FAILED, f"{counted}: every judgment failed"
+    elif share > max_error_rate:
+        state, counted = FAILED, f"{counted}, more than runner.max_error_rate={max_error_rate:g}"
+    else:
+        state = PARTIAL
+    if ungradable is None or not ungradable.n_rows:
+        if state == PARTIAL:
+            return PARTIAL, f"{counted}; run the same command again to retry them"
+        return state, counted
+    reason = f"{counted}; {_ungradable_text(ungradable, state, n_errors, share)}"
+    if ungradable.n_rows < n_errors:
+        others = n_errors - ungradable.n_rows
+        reason += f"; run the same command again to retry the other {others:,}"
+    return state, reason
+
+
+def _ungradable_text(ungradable: Ungradable, state: str, n_errors: int, share: float) -> str:
+    """What the reason says of the items no rerun can grade: how many, the first few, and
+    what would help instead of running again."""
+    first = "; ".join(f"{query!r} {result!r}" for query, result in ungradable.first)
+    more = ", …" if ungradable.n_rows > len(ungradable.first) else ""
+    every = ungradable.n_rows == n_errors
+    fix = "add their grades to the file"
+    if state == FAILED and every and share < 1:
+        # the file grades the other items: the cell can be scored on those
+        fix += (
+            f", or set runner.max_error_rate={_rate_above(share)} to score the cell on the "
+            "items it grades"
+        )
+    of = "any of them" if every else f"{ungradable.n_rows:,} of them"
+    return (
+        f"the replayed file has no grade for {of} (first: {first}{more}); running again will "
+        f"not grade them: {fix}"
+    )
+
+
+def _rate_above(share: float) -> str:
+    """The shortest rate, in hundredths, at or above ``share``."""
+    return f"{math.ceil(share * 100) / 100:g}"
 
 
 #: Characters of the first unparseable answer quoted in a cell's reason.
@@ -156,10 +223,12 @@ def cell_end(
     n_unparseable: int = 0,
     max_unparseable_rate: float = 1.0,
     first_unparseable: str | None = None,
+    ungradable: Ungradable | None = None,
 ) -> CellStatus:
     """How a cell ended: skipped (with the reason), stopped early by ``stop`` (an interruption,
     the budget, the circuit breaker, a rejected key), or, when it ran to the end, as its rows'
-    error count and unparseable answers say (:func:`cell_status`)."""
+    error count (``ungradable`` of them no rerun can mend) and unparseable answers say
+    (:func:`cell_status`)."""
     if skipped:
         state, reason = SKIPPED, skipped
     elif isinstance(stop, Interrupted):
@@ -176,6 +245,7 @@ def cell_end(
             n_unparseable,
             max_unparseable_rate,
             first_unparseable,
+            ungradable,
         )
     if isinstance(stop, ConfigError | CredentialError | DatasetError):
         code = EXIT_CONFIG  # a setting found wrong as the calls were about to start

@@ -519,3 +519,33 @@ def test_a_bad_slices_file_names_its_line(files, tmp_path, capsys) -> None:
     code, _out, err = run_cli(capsys, files["human"], files["judge_a"], "--slices", table)
     assert code == 2
     assert f"{table}:2: expected 'query<TAB>doc<TAB>slice'" in err
+
+
+def as_jsonl(path: Path, qrels: str, run: str | None = None) -> Path:
+    """``qrels`` written as the JSON lines the replay judge reads (with a ``judge`` field)."""
+    rows = []
+    for line in qrels.splitlines():
+        query, _, doc, grade = line.split()
+        row: dict[str, object] = {"query_id": query, "result_id": doc, "grade": int(grade)}
+        if run is not None:
+            row["judge"] = run
+        rows.append(json.dumps(row) + "\n")
+    with path.open("a", encoding="utf-8") as handle:
+        handle.writelines(rows)
+    return path
+
+
+def test_the_replay_judges_json_lines_are_read_like_qrels(files, capsys, tmp_path) -> None:
+    human = as_jsonl(tmp_path / "human.jsonl", HUMAN)
+    judge_a = as_jsonl(tmp_path / "judge_a.jsonl", JUDGE_A)
+    _, from_qrels, _ = run_cli(capsys, files["human"], files["judge_a"], "--format", "json")
+    code, from_jsonl, err = run_cli(capsys, human, judge_a, "--format", "json")
+    assert code == 0 and err == ""
+    assert json.loads(from_jsonl)["runs"] == json.loads(from_qrels)["runs"]
+    both = as_jsonl(as_jsonl(tmp_path / "both.jsonl", JUDGE_A, "a"), JUDGE_B, "b")
+    _, out, _ = run_cli(capsys, human, both, "--format", "json")
+    rows = {row["name"]: (row["n"], row["missing"]) for row in json.loads(out)["runs"]}
+    assert rows == {"both:a": (10, 0), "both:b": (8, 2)}
+    code, _, err = run_cli(capsys, both, judge_a)
+    assert code == 2 and err.count("\n") == 1
+    assert "holds 2 runs (the run/judge field): a, b; give a file of one" in err

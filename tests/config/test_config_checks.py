@@ -162,6 +162,27 @@ def test_unknown_settings_name_the_valid_ones(argv: list[str], expected: str) ->
     assert message is not None and expected in message and "\n" not in message
 
 
+def test_an_option_of_your_own_without_its_cd_says_to_add_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    message = unknown_setting(["model=my_judge"], CONF)
+    assert message is not None and message.startswith("unknown option 'my_judge' for model;")
+    assert message.endswith(
+        "; for a config of your own, add -cd DIR, the folder where your model/ folder lives"
+    )
+    (tmp_path / "mine" / "model").mkdir(parents=True)
+    (tmp_path / "mine" / "model" / "my_judge.yaml").write_text("name: my_judge\n")
+    message = unknown_setting(["model=my_judge"], CONF)
+    assert message is not None and message.endswith(
+        "; mine/model/my_judge.yaml is a config of your own: add -cd mine to the command"
+    )
+    monkeypatch.chdir(tmp_path / "mine")
+    message = unknown_setting(["model=my_judge"], CONF)
+    assert message is not None and message.endswith("add -cd . to the command")
+    assert unknown_setting(["-cd", str(tmp_path / "mine"), "model=my_judge"], CONF) is None
+
+
 @pytest.mark.parametrize(
     "argv",
     [
@@ -252,3 +273,27 @@ def test_with_a_folder_of_ones_own_configs_a_misspelt_setting_is_still_named(
     # The folder's own groups and options are Hydra's to check.
     ok = ["-cd", str(mine), "-m", "+experiment=my_grid", "model=my_model", "dataset.limit=5"]
     assert unknown_setting(ok, CONF) is None
+
+
+def test_a_scale_without_meanings_is_refused_never_lent_another_scales() -> None:
+    from mmjudge.config.dataset import BUILT_IN_MEANINGS, ScaleConfig
+
+    cfg = compose_config(["dataset.scale.grades=[0,1,2,3]", "dataset.scale.relevant_from=2"])
+    with pytest.raises(ConfigError) as info:
+        typed_config(cfg)  # the demo defines 0, 1 and 2; nothing defines 3
+    assert str(info.value) == (
+        "dataset.scale.meanings has no definition for grade 3 of the scale [0, 1, 2, 3]: give "
+        "each grade one in the dataset's config, under scale: meanings: (the built-in "
+        "definitions are for the scale [0, 1, 2] only)"
+    )
+    for grades in ([0, 1], [0, 1, 2, 3], [1, 2, 3]):
+        scale = ScaleConfig(grades=grades, relevant_from=grades[1])
+        with pytest.raises(ConfigError, match=r"no definition for grade .* of the scale"):
+            scale.validate()
+        assert scale.definitions() == {}
+    built_in = ScaleConfig(grades=[0, 1, 2])
+    built_in.validate()
+    assert built_in.definitions() == BUILT_IN_MEANINGS
+    own = ScaleConfig(grades=[0, 1], meanings={0: "no", 1: "yes"})
+    own.validate()
+    assert own.definitions() == {0: "no", 1: "yes"}

@@ -158,3 +158,54 @@ def test_a_bad_base_url_stops_the_run_before_any_call(tmp_path: Path) -> None:
         run_sweep(tmp_path, "model=gpt4o_mini", "model.base_url=not-a-url", env=env)
     )
     assert line.startswith("mmjudge: model.base_url='not-a-url' has no scheme")
+
+
+def test_a_list_of_values_without_m_says_to_add_it() -> None:
+    line = config_error_line(_composition_error(["model=lexical,replay"]))
+    assert line == (
+        "model=lexical,replay gives several values, which only a sweep takes: add -m to run one "
+        "cell for each (mmjudge sweep -m model=lexical,replay …)"
+    )
+    line = config_error_line(_composition_error(["dataset.runs=a.txt,b.txt"]))
+    assert line.endswith(
+        "(mmjudge sweep -m dataset.runs=a.txt,b.txt …); for a list write "
+        "dataset.runs=[a.txt,b.txt], for one value quote it: dataset.runs='a.txt,b.txt'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("launcher", "fix"),
+    [
+        ("ray", "hydra/launcher=ray needs its Hydra plugin: pip install 'mmjudge[ray]'"),
+        (
+            "submitit_slurm",
+            "hydra/launcher=submitit_slurm needs its Hydra plugin: pip install "
+            "hydra-submitit-launcher",
+        ),
+        ("nosuch", "hydra/launcher=nosuch needs its Hydra launcher plugin installed here"),
+    ],
+)
+def test_a_launcher_that_is_not_installed_names_what_installs_it(launcher: str, fix: str) -> None:
+    error = MissingConfigException(
+        f"In 'hydra/config': Could not find 'hydra/launcher/{launcher}'\n\n"
+        "Available options in 'hydra/launcher':\n\tbasic\n\tjoblib\n"
+        "Config search path:\n\tprovider=hydra, path=pkg://hydra.conf"
+    )
+    line = config_error_line(error)
+    assert line == (
+        f"In 'hydra/config': Could not find 'hydra/launcher/{launcher}'; Available options in "
+        f"'hydra/launcher': basic, joblib; {fix}"
+    )
+
+
+@pytest.mark.slow
+def test_a_new_users_command_line_mistakes_hint_at_the_fix(tmp_path: Path) -> None:
+    import importlib.util
+
+    line = _one_line_exit_2(run_sweep(tmp_path, "model=lexical,replay"))
+    assert "add -m to run one cell for each (mmjudge sweep -m model=lexical,replay …)" in line
+    if importlib.util.find_spec("hydra_plugins.hydra_ray_launcher") is None:
+        line = _one_line_exit_2(run_sweep(tmp_path, "-m", "hydra/launcher=ray"))
+        assert line.endswith(
+            "hydra/launcher=ray needs its Hydra plugin: pip install 'mmjudge[ray]'"
+        )

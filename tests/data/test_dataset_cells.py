@@ -14,6 +14,7 @@ import pytest
 from PIL import Image
 
 from mmjudge.engine.cell import forecast, run_cell
+from mmjudge.errors import DatasetError
 from mmjudge.report import build_report
 from mmjudge.store import RunSummary
 from mmjudge.store.cell_lines import cell_line
@@ -120,6 +121,35 @@ def test_a_partly_served_dataset_runs_and_records_the_gaps(tmp_path: Path) -> No
     )
     assert isinstance(summary, CellForecast)
     assert summary.sync.calls == 2  # the item without an image is an error row
+
+
+@pytest.mark.slow  # three cells: over half a second
+def test_a_missing_image_stops_only_the_cells_that_look_at_images(tmp_path: Path) -> None:
+    items = [
+        {"images": ["images/p.png"], "fields": {"name": "Green shirt"}},
+        {"images": ["images/gone.png"], "fields": {"name": "Blue shirt"}},
+        {"images": ["images/lost.png"], "fields": {"name": "Red shirt"}},
+    ]
+    root = tiny_dataset(tmp_path / "data", items)
+    text = cell(tmp_path, "text", "model=lexical", "modality=text", *dataset_overrides(root))
+    assert isinstance(text, RunSummary)
+    assert (text.status.status, text.n_judgments, text.n_errors) == ("complete", 3, 0)
+    for modality in ("mm", "image"):
+        with pytest.raises(DatasetError) as info:
+            cell(
+                tmp_path,
+                modality,
+                "model=gpt4o_mini",
+                f"modality={modality}",
+                *dataset_overrides(root),
+                "runner.dry_run=true",
+            )
+        assert str(info.value) == (
+            f"{root / 'items.jsonl'}:2: field 'images' names 'images/gone.png', which does not "
+            f"exist under {root} (1 more item names an image that is not there); add the file "
+            f"or fix the path (modality '{modality}' shows the result's image; a text-only "
+            "cell runs without it)"
+        )
 
 
 def test_flickr8k_text_cells_are_skipped(tmp_path: Path) -> None:

@@ -44,7 +44,8 @@ def table(
         writer.writerows(rows)
     columns = {"query": "q", "result_id": "id", "annotators": {"mean": "grade"}}
     columns.update(settings.pop("columns", {}))
-    settings.setdefault("scale", ScaleConfig(grades=[1, 2, 3], relevant_from=2))
+    meanings = {1: "off the mark", 2: "near", 3: "what was asked for"}
+    settings.setdefault("scale", ScaleConfig(grades=[1, 2, 3], meanings=meanings, relevant_from=2))
     return DatasetConfig(
         name="t", loader="table", path=str(root), items="pairs.csv", columns=columns, **settings
     )

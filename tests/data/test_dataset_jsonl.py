@@ -58,7 +58,6 @@ def test_valid_rows_load_in_order(tmp_path: Path) -> None:
         (row(labels={"a": "high"}), ":2: field 'labels.a' is the text 'high', not a number"),
         (row(labels={"a": 1.5}), ":2: field 'labels.a' is 1.5, outside"),
         (row(labels={"zed": 1}), ":2: field 'labels.zed' names an unknown annotator"),
-        (row(images=["images/missing.png"]), ":2: field 'images' names 'images/missing.png'"),
         (row(images=["../outside.png"]), ":2: field 'images' path '../outside.png' escapes"),
         (row(images=["/etc/passwd"]), ":2: field 'images' has absolute path"),
         (row(fields=["not", "a", "mapping"]), ":2: field 'fields' must be an object"),
@@ -138,3 +137,25 @@ def test_unlabelled_lines_load_only_when_allowed(tmp_path: Path) -> None:
     bad = make_dataset(tmp_path, [row(labels={"a": None})], allow_unlabelled=True)
     with pytest.raises(DatasetError, match=r"field 'labels\.a' is empty"):
         list(load_dataset(bad))
+
+
+def test_an_image_that_is_not_there_is_recorded_not_refused(tmp_path: Path) -> None:
+    from mmjudge.config import ModalityConfig
+    from mmjudge.data.survey import check_images, survey
+
+    cfg = make_dataset(tmp_path, [row(), row(result_id="r2", images=["images/missing.png"])])
+    first, second = load_dataset(cfg)
+    root = tmp_path / "ds"
+    assert first.missing_images == ()
+    assert (second.images, second.image_names) == ((), ())
+    (missing,) = second.missing_images
+    assert missing.path == str((root / "images" / "missing.png").resolve())
+    assert missing.problem == (
+        f"{root / 'items.jsonl'}:2: field 'images' names 'images/missing.png', which does not "
+        f"exist under {root}"
+    )
+    counts = survey([first, second])
+    assert (counts.missing_images, counts.first_missing_image) == (1, missing.problem)
+    check_images(counts, ModalityConfig(name="text", include_image=False))
+    with pytest.raises(DatasetError, match=r"items.jsonl:2: field 'images' names .*; add the"):
+        check_images(counts, ModalityConfig(name="mm", include_image=True))

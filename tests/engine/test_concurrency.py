@@ -120,6 +120,31 @@ def test_the_first_line_names_the_limit_and_the_pacing(announcing: None) -> None
     )
 
 
+def test_the_line_is_said_for_paid_judges_only(announcing: None) -> None:
+    cfg = typed()
+    in_flight = calls_in_flight(cfg.runner, cfg.model)
+    assert first_line(in_flight, cfg.model, paid=False) == ""
+    assert first_line(in_flight, cfg.model).startswith("mmjudge: up to 16 calls in flight")
+
+
+@pytest.mark.slow  # two cells: over half a second
+def test_a_free_judges_run_says_nothing_of_calls_in_flight(
+    announcing: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import mmjudge
+    from tests.helpers import isolated_overrides
+
+    paths = [f"{key}={value}" for key, value in isolated_overrides(tmp_path).items()]
+    replay = "model.options.qrels=pkg://mmjudge/datasets/demo_fashion/judges/careful.jsonl"
+    for judge in (["model=lexical"], ["model=replay", replay]):
+        summary = mmjudge.run_cell(
+            [*judge, "dataset.limit=8", "runner.progress=false", "report.build=false", *paths]
+        )
+        assert summary.status.status == "complete"
+    said = capsys.readouterr()
+    assert "in flight" not in said.out + said.err
+
+
 @pytest.mark.slow
 def test_a_run_starts_by_saying_how_many_calls_are_in_flight(tmp_path: Path) -> None:
     with LoopbackServer() as server:

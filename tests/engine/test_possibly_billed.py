@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from mmjudge.display import usd
 from mmjudge.engine.response_cache import MAYBE_SENT, SENT, Owner, ResponseCache, request_key
 from mmjudge.engine.sync import Runner
 from mmjudge.records import JudgeRequest
@@ -82,7 +83,7 @@ def test_calls_timed_out_after_they_left_are_possibly_billed(
     assert summary["calls"]["possibly_billed_usd"] == pytest.approx(possible)
     assert summary["cost"]["spent_usd"] == 0  # nothing is known to be paid
     console = done.stdout + done.stderr
-    assert f"possibly billed +${possible:.4f} (16 sends given up after they left)" in console
+    assert f"possibly billed +{usd(possible)} (16 sends given up after they left)" in console
     # nothing was judged, so no report is built: the console and the summary say it
     assert not list((tmp_path / "reports").rglob("*.html"))
 

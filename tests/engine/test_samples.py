@@ -166,7 +166,7 @@ def test_the_closing_line_gives_the_self_agreement_beside_the_people() -> None:
     assert isinstance(summary.metrics, Agreement)
     assert stability_note(summary) == (
         "; self-agreement κ=0.800 [0.700, 0.900] over 3 samples (2 unstable items, 25.0%; "
-        "human–human κ=0.500–0.600), repeats $0.5000"
+        "human–human κ=0.500–0.600), repeats $0.50"
     )
     assert stability_note(RunSummary.from_json({})) == ""
 

@@ -211,7 +211,7 @@ def test_budget_counts_sends_that_may_have_been_billed() -> None:
     with pytest.raises(BudgetExceeded) as stopped:
         asyncio.run(go())
     assert judge.calls == ["k0", "k0", "k0"]
-    assert "spent $0.1000 on 1 calls and possibly $0.2000 more for 2 send(s)" in str(stopped.value)
+    assert "spent $0.10 on 1 calls and possibly $0.20 more for 2 send(s)" in str(stopped.value)
 
 
 def test_items_that_failed_before_any_call_pass_through() -> None:

@@ -9,13 +9,14 @@ from pathlib import Path
 
 import pytest
 
+import mmjudge
 from mmjudge.config import ModelConfig
 from mmjudge.config.resolvers import RESOLVERS
-from mmjudge.errors import ConfigError
+from mmjudge.errors import ConfigError, UngradableItem
 from mmjudge.judges.registry import create_judge
 from mmjudge.judges.replay import ReplayJudge
 from mmjudge.records import JudgeRequest
-from tests.helpers import DEMO_DIR, compose_config, run_sweep
+from tests.helpers import DEMO_DIR, compose_config, isolated_overrides, run_sweep
 
 
 def replay(path: Path, **options: object) -> ReplayJudge:
@@ -48,7 +49,7 @@ def test_an_item_the_file_lacks_is_an_error_of_that_item(tmp_path: Path) -> None
     path = tmp_path / "run.txt"
     path.write_text("q1 0 d1 2\n")
     judge = replay(path)
-    with pytest.raises(LookupError, match=r"run.txt has no grade for query 'q1' result 'd9'"):
+    with pytest.raises(UngradableItem, match=r"run.txt has no grade for query 'q1' result 'd9'"):
         answer(judge, "q1", "d9")
 
 
@@ -128,3 +129,55 @@ def test_a_sweep_replays_two_files_into_two_cells(tmp_path: Path) -> None:
     bad = run_sweep(tmp_path, "model=replay", f"model.options.qrels={tmp_path / 'bad.txt'}")
     assert bad.returncode != 0
     assert "bad.txt:1: grade 7" in bad.stderr and "[0, 1, 2]" in bad.stderr
+
+
+def twelve_items(root: Path) -> list[str]:
+    """The first twelve demo items, everything written under ``root``."""
+    paths = [f"{key}={value}" for key, value in isolated_overrides(root).items()]
+    return ["dataset.limit=12", "runner.progress=false", "report.build=false", *paths]
+
+
+@pytest.mark.slow  # a cell each: over half a second
+@pytest.mark.parametrize(
+    ("rate", "status", "fix"),
+    [
+        ("0.5", "partial", "add their grades to the file"),
+        ("0.1", "failed", "or set runner.max_error_rate=0.25 to score the cell on the items"),
+    ],
+)
+def test_a_cell_names_the_items_its_file_lacks_and_never_says_run_again(
+    tmp_path: Path, rate: str, status: str, fix: str
+) -> None:
+    rows = [json.loads(line) for line in (DEMO_DIR / "items.jsonl").read_text().splitlines()]
+    path = tmp_path / "nine.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({"query_id": r["query_id"], "result_id": r["result_id"], "grade": 1}) + "\n"
+            for r in rows[:9]
+        )
+    )
+    summary = mmjudge.run_cell(
+        [
+            "model=replay",
+            f"model.options.qrels={path}",
+            f"runner.max_error_rate={rate}",
+            *twelve_items(tmp_path),
+        ],
+        tmp_path / "run",
+    )
+    lacking = [(r["query_id"], r["result_id"]) for r in rows[9:12]]
+    first = "; ".join(f"{q!r} {r!r}" for q, r in lacking)
+    reason = summary.status.status_reason or ""
+    assert summary.status.status == status
+    assert reason.startswith("3 of 12 judgments failed (25%)")
+    assert f"the replayed file has no grade for any of them (first: {first})" in reason
+    assert "running again will not grade them" in reason and fix in reason
+    assert "run the same command again" not in reason
+    assert summary.errors.by_kind == {"UngradableItem": 3}
+
+
+def test_an_empty_file_is_refused_in_one_line(tmp_path: Path) -> None:
+    for name in ("empty.jsonl", "empty.txt"):
+        (tmp_path / name).write_text("\n")
+        with pytest.raises(ConfigError, match=rf"{name}: no judgments in the file; expected"):
+            replay(tmp_path / name)

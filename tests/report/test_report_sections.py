@@ -63,7 +63,7 @@ def test_trec_sweep_report_has_spend_and_system_rankings(tmp_path: Path) -> None
 
 
 @pytest.mark.slow  # over half a second
-def test_report_lists_cascades_with_their_escalation_rate(tmp_path: Path) -> None:
+def test_report_lists_cascades_with_their_escalation_rate_and_prices_them(tmp_path: Path) -> None:
     from mmjudge.ensembles.cascades import build_cascade
     from mmjudge.report import build_report
     from tests.fake_runs import make_run
@@ -89,3 +89,6 @@ def test_report_lists_cascades_with_their_escalation_rate(tmp_path: Path) -> Non
     assert summary.ensemble is not None
     assert f"{summary.ensemble.escalation_rate:.1%}" in html
     assert "cheap/default (cheap), dear/default (expensive)" in html
+    sheet = html[html.index("Price sheet dated") : html.index("Resolved configs")]
+    assert "not priced (free)" not in sheet  # a cascade's calls are its members', priced
+    assert "priced through its members (cheap, dear): it makes no call of its own" in sheet

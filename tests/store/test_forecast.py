@@ -30,5 +30,5 @@ def test_the_line_names_a_perturbed_cell() -> None:
     planned = CellForecast.from_dict({**WRITTEN, "perturb": "inject"})
     assert planned.to_dict()["perturb"] == "inject"
     assert planned.line().startswith("demo_fashion × gpt4o_mini × text × inject: forecast 3 calls")
-    assert "batch API $0.2500" in planned.line()
+    assert "batch API $0.25" in planned.line()
     assert "text cut to dataset.max_text_tokens=2000 in 1 items" in planned.line()

@@ -90,3 +90,22 @@ def test_a_stop_outside_the_judging_loop_is_one_line_and_its_own_exit_code(
         f"mmjudge: stopped by {name}; nothing in flight was lost. Run the same command again "
         "with hydra.run.dir=<the run folder> to go on where it stopped"
     )
+
+
+def test_failures_no_rerun_can_mend_are_named_apart_from_those_it_retries() -> None:
+    lacking = status.Ungradable(5, (("q1", "d1"), ("q1", "d2"), ("q2", "d7")))
+    found, reason = status.cell_status(100, 7, 0.1, ungradable=lacking)
+    assert found == "partial"
+    assert reason == (
+        "7 of 100 judgments failed (7%); the replayed file has no grade for 5 of them "
+        "(first: 'q1' 'd1'; 'q1' 'd2'; 'q2' 'd7', …); running again will not grade them: add "
+        "their grades to the file; run the same command again to retry the other 2"
+    )
+    found, reason = status.cell_status(4, 4, 0.1, ungradable=status.Ungradable(4, (("q", "d"),)))
+    assert found == "failed"
+    assert reason == (
+        "4 of 4 judgments failed (100%): every judgment failed; the replayed file has no grade "
+        "for any of them (first: 'q' 'd', …); running again will not grade them: add their "
+        "grades to the file"
+    )
+    assert "run the same command again to retry them" in status.cell_status(100, 7, 0.1)[1]
