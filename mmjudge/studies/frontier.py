@@ -9,8 +9,10 @@ the race chose another. The command is ``mmjudge frontier``."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +84,18 @@ def _comparison_entry(found: scoring.PairedComparison | None) -> dict[str, Any]:
     }
 
 
-def human_ceiling(run: SavedRun) -> dict[str, float] | None:
+@dataclass(frozen=True)
+class HumanCeiling:
+    """The spread of κ between one annotator and another on a run's items: the ceiling a
+    judge is held to."""
+
+    low: float
+    """The lowest κ of any pair of annotators."""
+    high: float
+    """The highest κ of any pair of annotators."""
+
+
+def human_ceiling(run: SavedRun) -> HumanCeiling | None:
     """The lowest and highest κ of one annotator against another on the run's items (the
     ceiling a judge is held to); None with fewer than two annotators."""
     keys = list(run.rows)
@@ -101,7 +114,11 @@ def human_ceiling(run: SavedRun) -> dict[str, float] | None:
             )
             if score.n_items and math.isfinite(score.kappa.estimate):
                 values.append(score.kappa.estimate)
-    return {"low": min(values), "high": max(values)} if values else None
+    return HumanCeiling(low=min(values), high=max(values)) if values else None
+
+
+def _as_json(ceiling: HumanCeiling | None) -> dict[str, float] | None:
+    return None if ceiling is None else dataclasses.asdict(ceiling)
 
 
 def _entry(run: SavedRun) -> dict[str, Any]:
@@ -184,7 +201,7 @@ def _dataset_answer(
             "n_queries": best_score.n_queries,
         },
         "chance": 0.0,
-        "human_kappa": human_ceiling(best),
+        "human_kappa": _as_json(human_ceiling(best)),
         "answer": answer,
         "candidates": sorted(
             ({k: v for k, v in c.items() if k != "_run"} for c in candidates),
