@@ -116,8 +116,9 @@ def build_report(
     sliced = slices_report.by_slice(analysis, asked, strict=slices is not None)
     page["slices"] = slices_report.rows(sliced, analysis)
     page["slice_worst"] = slices_report.worst_lines(sliced, analysis)
-    page["races"] = race_context(roots)
-    page["race_choice"] = {race["dataset"]: race["card"] for race in page["races"]}
+    races = race_context(roots)
+    page["races"] = races
+    page["race_choice"] = {race.dataset: race.card for race in races}
     exports.write_json(out / exports.ROBUSTNESS_JSON, robustness_report.figures(attacks, analysis))
     exports.write_json(out / exports.SLICES_JSON, slices_report.figures(sliced, analysis))
     _write_page(out, _ENV.get_template("report.html.j2").render(**page))
