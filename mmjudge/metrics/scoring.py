@@ -266,12 +266,6 @@ class PairedComparison(NamedTuple):
             return False
         return self.low > 0 or self.high < 0
 
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            key: value if isinstance(value, int) else none_if_nan(value)
-            for key, value in self._asdict().items()
-        }
-
 
 def compare_judges(
     query_ids: Any,
