@@ -9,6 +9,7 @@ calls a model: only saved records are read.
 from __future__ import annotations
 
 import base64
+import dataclasses
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -155,7 +156,7 @@ def _page_context(
         "leaderboards": leaderboard.boards(rankings),
         "leaderboard_csv": leaderboard.write_leaderboard(rankings, out),
         "browser": browser,
-        "browser_json": interactive.script_json(browser.payload()),
+        "browser_json": interactive.script_json(dataclasses.asdict(browser.payload())),
         "browser_budget": BUDGET,
         "csv": exports.write_csvs(analysis, out),
         "chart": interactive.embed(analysis),
