@@ -31,6 +31,7 @@ on held-out queries.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from collections.abc import Sequence
@@ -38,102 +39,105 @@ from pathlib import Path
 from typing import Any
 
 from mmjudge.cli.exits import fail
+from mmjudge.display import MISSING, interval, number, usd_per_million
 from mmjudge.errors import MMJudgeError
-from mmjudge.store import completed_runs
-from mmjudge.studies.frontier import frontier_answer
+from mmjudge.store import Bounds, completed_runs
+from mmjudge.studies.frontier import (
+    FrontierAnswer,
+    FrontierCandidate,
+    KappaDifference,
+    frontier_answer,
+)
 
 PROG = "mmjudge frontier"
 
 
-def _fmt(value: Any) -> str:
-    return "-" if value is None else f"{value:.3f}"
+def _fmt(value: float | None) -> str:
+    return number(value)
 
 
-def _interval(value: dict[str, Any] | None) -> str:
-    if not value or value.get("estimate") is None:
-        return "-"
-    if value.get("low") is None:
-        return _fmt(value["estimate"])
-    return f"{_fmt(value['estimate'])} [{_fmt(value['low'])}, {_fmt(value['high'])}]"
+def _interval(value: Bounds | KappaDifference | None) -> str:
+    return MISSING if value is None else interval(value)
 
 
 def _p(value: float | None) -> str:
     if value is None:
-        return "-"
+        return MISSING
     return "< 0.001" if value < 0.001 else f"{value:.3f}"
 
 
-def _scale(a: dict[str, Any]) -> str:
+def _scale(a: FrontierAnswer) -> str:
     """Chance and the human–human κ, for the line of the best judge's κ."""
-    humans = a.get("human_kappa")
+    humans = a.human_kappa
     if not humans:
         shown = "– (fewer than two annotators)"
-    elif humans["low"] == humans["high"]:
-        shown = _fmt(humans["low"])
+    elif humans.low == humans.high:
+        shown = _fmt(humans.low)
     else:
-        shown = f"{_fmt(humans['low'])}–{_fmt(humans['high'])}"
-    return f"chance {_fmt(a.get('chance', 0.0))}, humans {shown}"
+        shown = f"{_fmt(humans.low)}–{_fmt(humans.high)}"
+    return f"chance {_fmt(a.chance)}, humans {shown}"
 
 
-def _answer_lines(a: dict[str, Any], pct: str) -> list[str]:
+def _answer_lines(a: FrontierAnswer, pct: str) -> list[str]:
     """The cheapest judge as good as the best, or why there is none."""
-    answer, best = a["answer"], a["best"]
+    answer, best = a.answer, a.best
     if answer is None:
-        if not best.get("above_chance"):
+        if not best.above_chance:
             return [
                 "  no judge to use     no judge on this dataset agrees with people better "
-                f"than chance: the best κ, {_interval(best['kappa'])}, has a {pct} interval "
+                f"than chance: the best κ, {_interval(best.kappa)}, has a {pct} interval "
                 "that reaches 0"
             ]
         return [
             "  no judge to use     every judge as good as the best may be no better than "
             f"chance (its {pct} interval reaches 0)"
         ]
-    difference = answer.get("difference") or {}
+    difference = answer.difference
+    p_value = None if difference is None else difference.p_value
     return [
-        f"  cheapest as good    {answer['name']} ({answer['kind']})  "
-        f"${answer['usd_per_million']:,.2f} per million",
-        f"    on the {answer['n_items']} items both graded: κ(best) "
-        f"{_fmt(answer.get('kappa_best'))}, κ {_fmt(answer.get('kappa'))}",
-        f"    κ(best) − κ: {_interval(difference)}, p {_p(difference.get('p_value'))} "
-        f"({pct} interval, paired bootstrap over {answer['n_queries']} queries)",
+        f"  cheapest as good    {answer.name} ({answer.kind})  "
+        f"{usd_per_million(answer.usd_per_million)}",
+        f"    on the {answer.n_items} items both graded: κ(best) "
+        f"{_fmt(answer.kappa_best)}, κ {_fmt(answer.kappa)}",
+        f"    κ(best) − κ: {_interval(difference)}, p {_p(p_value)} "
+        f"({pct} interval, paired bootstrap over {answer.n_queries} queries)",
     ]
 
 
-def _race_lines(a: dict[str, Any]) -> list[str]:
+def _race_lines(a: FrontierAnswer) -> list[str]:
     """What the folder's race chose, and why the answer differs when it does."""
-    race = a.get("race")
-    if not race or race.get("chosen") is None:
-        return [f"  race                {race['note']}"] if race and race.get("note") else []
-    how = "decided: the answer" if race["decided"] else f"ended: {race['ending']}"
-    lines = [f"  race chose          {race['chosen']} ({how})"]
-    if race.get("note"):
-        lines.append(f"    {race['note']}")
+    race = a.race
+    if not race or race.chosen is None:
+        return [f"  race                {race.note}"] if race and race.note else []
+    how = "decided: the answer" if race.decided else f"ended: {race.ending}"
+    lines = [f"  race chose          {race.chosen} ({how})"]
+    if race.note:
+        lines.append(f"    {race.note}")
     return lines
 
 
-def format_table(answers: Sequence[dict[str, Any]]) -> str:
+def format_table(answers: Sequence[FrontierAnswer]) -> str:
     out: list[str] = []
     for a in answers:
-        best = a["best"]
-        pct = f"{a['level'] * 100:g}%"
-        title = "best single judge" if best.get("above_chance") else "highest κ"
+        best = a.best
+        pct = f"{a.level * 100:g}%"
+        title = "best single judge" if best.above_chance else "highest κ"
         out += [
-            f"{a['dataset']}:",
-            f"  {title:<17}   {best['name']}  κ {_interval(best['kappa'])} ({pct} "
-            f"interval; {_scale(a)}), α {_fmt(best['alpha'])} on its {best['n_items']} items  "
-            f"${best['usd_per_million']:,.2f} per million",
+            f"{a.dataset}:",
+            f"  {title:<17}   {best.name}  κ {_interval(best.kappa)} ({pct} "
+            f"interval; {_scale(a)}), α {_fmt(best.alpha)} on its {best.n_items} items  "
+            f"{usd_per_million(best.usd_per_million)}",
             *_answer_lines(a, pct),
             *_race_lines(a),
-            f"  note: {a['note']}",
+            f"  note: {a.note}",
             "",
         ]
-        out += _candidate_table(a["candidates"], pct)
+        out += _candidate_table(a.candidates, pct)
         out.append("")
     return "\n".join(out)
 
 
-def _candidate_table(candidates: Sequence[dict[str, Any]], pct: str) -> list[str]:
+def _candidate_table(candidates: Sequence[FrontierCandidate], pct: str) -> list[str]:
     """One line per candidate; every κ on the items it shares with the best judge."""
     header = [
         "candidate",
@@ -148,15 +152,15 @@ def _candidate_table(candidates: Sequence[dict[str, Any]], pct: str) -> list[str
     ]
     body = [
         [
-            c["name"],
-            c["kind"],
-            f"{c['usd_per_million']:,.2f}",
-            str(c["n_items"]),
-            _fmt(c.get("kappa_best")),
-            _fmt(c.get("kappa")),
-            _interval(c.get("difference")),
-            _p((c.get("difference") or {}).get("p_value")),
-            "yes" if c["qualifies"] else "no",
+            c.name,
+            c.kind,
+            f"{c.usd_per_million:,.2f}",
+            str(c.n_items),
+            _fmt(c.kappa_best),
+            _fmt(c.kappa),
+            _interval(c.difference),
+            _p(None if c.difference is None else c.difference.p_value),
+            "yes" if c.qualifies else "no",
         ]
         for c in candidates
     ]
@@ -168,6 +172,11 @@ def _candidate_table(candidates: Sequence[dict[str, Any]], pct: str) -> list[str
         ]
         lines.append("  " + "  ".join(cells).rstrip())
     return lines
+
+
+def _json_block(fields: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A block of the JSON: a candidate's ``above_chance`` only where it was checked."""
+    return {key: value for key, value in fields if not (key == "above_chance" and value is None)}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -204,7 +213,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MMJudgeError as error:
         return fail(PROG, error)
     if args.format == "json":
-        sys.stdout.write(json.dumps({"datasets": answers}, indent=2) + "\n")
+        shown = [dataclasses.asdict(a, dict_factory=_json_block) for a in answers]
+        sys.stdout.write(json.dumps({"datasets": shown}, indent=2) + "\n")
     else:
         sys.stdout.write(format_table(answers))
     return 0

@@ -25,40 +25,38 @@ chosen on is never shown as what to expect from it.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
-import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from mmjudge.cli.exits import fail
+from mmjudge.display import number
 from mmjudge.errors import MMJudgeError
 from mmjudge.store import completed_runs
-from mmjudge.studies.selection import select
+from mmjudge.studies.selection import SelectionStudy, select
 
 PROG = "mmjudge select"
 
 
 def _fmt(value: float | None, sign: bool = False) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    return f"{value:+.3f}" if sign else f"{value:.3f}"
+    return number(value, sign=sign)
 
 
-def _scale(r: dict[str, Any]) -> str:
+def _scale(r: SelectionStudy) -> str:
     """Chance and the human–human κ, beside the held-out κ."""
-    humans = r.get("human_kappa")
+    humans = r.human_kappa
     if not humans:
         return "chance 0.000, humans – (fewer than two annotators)"
-    if humans["low"] == humans["high"]:
-        return f"chance 0.000, humans {_fmt(humans['low'])}"
-    return f"chance 0.000, humans {_fmt(humans['low'])}–{_fmt(humans['high'])}"
+    if humans.low == humans.high:
+        return f"chance 0.000, humans {_fmt(humans.low)}"
+    return f"chance 0.000, humans {_fmt(humans.low)}–{_fmt(humans.high)}"
 
 
-def _chance_line(r: dict[str, Any]) -> list[str]:
+def _chance_line(r: SelectionStudy) -> list[str]:
     """A warning when the chosen candidate is at or below chance on some held-out halves."""
-    rate = r.get("at_chance_rate")
+    rate = r.at_chance_rate
     if not rate:
         return []
     return [
@@ -67,44 +65,43 @@ def _chance_line(r: dict[str, Any]) -> list[str]:
     ]
 
 
-def format_table(results: Sequence[dict[str, Any]]) -> str:
+def format_table(results: Sequence[SelectionStudy]) -> str:
     """Plain text, one block per dataset."""
     out: list[str] = []
     for r in results:
-        low_high = r["held_out_kappa_range"]
+        low_high = r.held_out_kappa_range
         spread = f" (90% of splits in [{low_high[0]:.3f}, {low_high[1]:.3f}])" if low_high else ""
         out += [
-            f"{r['dataset']}: {r['n_candidates']} candidates, {r['n_queries']} queries, "
-            f"{r['n_items']} items; {r['splits']} random halvings of the queries "
-            f"(seed {r['seed']})",
+            f"{r.dataset}: {r.n_candidates} candidates, {r.n_queries} queries, "
+            f"{r.n_items} items; {r.splits} random halvings of the queries "
+            f"(seed {r.seed})",
             "The candidate with the best κ on one half is chosen, then scored on the other half.",
-            f"  held-out κ of the chosen candidate   {_fmt(r['held_out_kappa'])}{spread}; "
-            f"{_scale(r)}",
+            f"  held-out κ of the chosen candidate   {_fmt(r.held_out_kappa)}{spread}; {_scale(r)}",
             *_chance_line(r),
-            f"  its κ on the half it was chosen on   {_fmt(r['selection_kappa'])} "
-            f"(optimism {_fmt(r['optimism'], sign=True)})",
-            f"  expected regret                      {_fmt(r['expected_regret'])} "
+            f"  its κ on the half it was chosen on   {_fmt(r.selection_kappa)} "
+            f"(optimism {_fmt(r.optimism, sign=True)})",
+            f"  expected regret                      {_fmt(r.expected_regret)} "
             "(best held-out κ of any candidate minus the chosen one's)",
         ]
-        base = r["baseline"]
+        base = r.baseline
         if base is None:
             out.append("  baseline                             none (name one with --baseline)")
         else:
             out.append(
-                f"  beats the baseline {base['name']} on the held-out half in "
-                f"{base['beaten_rate']:.1%} of splits (mean gain "
-                f"{_fmt(base['mean_gain'], sign=True)}; the baseline itself chosen in "
-                f"{base['chosen_rate']:.1%})"
+                f"  beats the baseline {base.name} on the held-out half in "
+                f"{base.beaten_rate:.1%} of splits (mean gain "
+                f"{_fmt(base.mean_gain, sign=True)}; the baseline itself chosen in "
+                f"{base.chosen_rate:.1%})"
             )
         header = ["candidate", "chosen", "held-out κ when chosen", "κ on a random half"]
         body = [
             [
-                c["name"],
-                f"{c['chosen_rate']:.1%}",
-                _fmt(c["held_out_kappa_when_chosen"]),
-                _fmt(c["mean_half_kappa"]),
+                c.name,
+                f"{c.chosen_rate:.1%}",
+                _fmt(c.held_out_kappa_when_chosen),
+                _fmt(c.mean_half_kappa),
             ]
-            for c in r["candidates"]
+            for c in r.candidates
         ]
         widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
         out.append("")
@@ -156,7 +153,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MMJudgeError as error:
         return fail(PROG, error)
     if args.format == "json":
-        sys.stdout.write(json.dumps({"datasets": results}, indent=2) + "\n")
+        sys.stdout.write(
+            json.dumps({"datasets": [dataclasses.asdict(r) for r in results]}, indent=2) + "\n"
+        )
     else:
         sys.stdout.write(format_table(results))
     return 0

@@ -31,7 +31,6 @@ from mmjudge.speed.sdk_warmup import sdk_warmer
 from mmjudge.speed.survey_child import survey_while
 from mmjudge.store import (
     BankInfo,
-    BankRule,
     Grading,
     ScaleCuts,
     SummaryParts,
@@ -116,7 +115,7 @@ def bank_info(bank: Bank, prompt: PromptConfig, grades: Sequence[int]) -> BankIn
         entries=bank.n_entries,
         calls=prompt.bank_calls,
         spans=prompt.spans,
-        derivation=BankRule(**describe(prompt, grades)),
+        derivation=describe(prompt, grades),
     )
 
 

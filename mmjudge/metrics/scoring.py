@@ -44,6 +44,7 @@ from mmjudge import metrics
 from mmjudge.metrics import FloatArray, as_labels, catalogue
 from mmjudge.metrics.catalogue import Comparison, Measure, ScoringScale
 from mmjudge.metrics.kappa import kappa_metric as kappa_metric
+from mmjudge.store.agreement import Agreement
 
 N_BOOT = 1000
 """Bootstrap resamples behind every interval unless a caller asks for another number."""
@@ -266,12 +267,6 @@ class PairedComparison(NamedTuple):
             return False
         return self.low > 0 or self.high < 0
 
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            key: value if isinstance(value, int) else none_if_nan(value)
-            for key, value in self._asdict().items()
-        }
-
 
 def compare_judges(
     query_ids: Any,
@@ -328,17 +323,16 @@ def agreement_summary(
     relevant_from: float | None = None,
     n_boot: int = N_BOOT,
     seed: int = SEED,
-) -> dict[str, Any]:
-    """Everything about one judge against one or more annotators, as a JSON-ready dict
-    (the ``metrics`` block of ``summary.json``, read back by
-    :meth:`mmjudge.store.Agreement.from_json`).
+) -> Agreement:
+    """Everything about one judge against one or more annotators: the ``metrics`` block of
+    ``summary.json`` (:class:`mmjudge.store.Agreement`, which writes it).
 
     The reference is the annotators' consensus. A missing judge grade is an unparseable
     answer, counted in ``n_unparseable`` / ``unparseable_rate``; every agreement number is
     on the ``n_scored`` items of :func:`score_judge` (in ``n_queries`` queries). Undefined
     values are ``None``.
 
-    Keys: n, n_scored, n_queries, n_unparseable, n_off_scale, unparseable_rate, grades,
+    Its entries: n, n_scored, n_queries, n_unparseable, n_off_scale, unparseable_rate, grades,
     relevant_from; every measure of the catalogue by name, then its pooled and humans-only
     figures (``alpha_pooled``, ``alpha_humans``); intervals ({measure: {estimate, low,
     high}}), bootstrap (n_boot, seed, level), pairwise (needs ``query_ids``),
@@ -363,7 +357,7 @@ def agreement_summary(
     n_unparseable = int(np.isnan(judge_labels).sum())
     threshold = relevance_threshold(scale, relevant_from)
     on = ScoringScale(tuple(scale.tolist()), threshold)
-    return {
+    block = {
         "n": n,
         "n_scored": score.n_items,
         "n_queries": score.n_queries,
@@ -379,6 +373,7 @@ def agreement_summary(
         **_tables(judge_labels, reference, humans, scale),
         **_by_rater(on, judge_labels, humans),
     }
+    return Agreement.from_json(block)
 
 
 def _labelled(judge: Any, human: Mapping[str, Any]) -> tuple[FloatArray, dict[str, FloatArray]]:

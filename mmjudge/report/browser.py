@@ -66,6 +66,20 @@ class Count:
     shown: int
 
 
+@dataclass(frozen=True)
+class BrowserPayload:
+    """The disagreements as the page's script reads them (compact arrays, each item's texts
+    once however many judges disagree on it)."""
+
+    judges: list[str]
+    """The judges' names; a row names its judge by its place here."""
+    items: list[list[Any]]
+    """Each item once: [dataset, query id, result id, query, fields, thumbnail, consensus,
+    [[annotator, grade]...]]."""
+    rows: list[list[Any]]
+    """Each disagreement: [judge number, item number, judge's grade, explanation]."""
+
+
 @dataclass
 class Browser:
     items: list[Item]
@@ -89,11 +103,8 @@ class Browser:
     def labels(self) -> list[str]:
         return sorted({i.label for i in self.items})
 
-    def payload(self) -> dict[str, Any]:
-        """The items for the page's script, each item's texts once however many judges
-        disagree on it: ``items`` rows are [dataset, query id, result id, query, fields,
-        thumbnail, consensus, [[annotator, grade]...]], ``rows`` are [judge number, item
-        number, judge's grade, explanation]."""
+    def payload(self) -> BrowserPayload:
+        """The items for the page's script (:class:`BrowserPayload`)."""
         numbers: dict[tuple[str, str, str], int] = {}
         judges = self.judges
         judge_number = {name: i for i, name in enumerate(judges)}
@@ -116,7 +127,7 @@ class Browser:
                     ]
                 )
             rows.append([judge_number[item.judge], numbers[key], item.label, item.explanation])
-        return {"judges": judges, "items": items, "rows": rows}
+        return BrowserPayload(judges=judges, items=items, rows=rows)
 
 
 def _grade(value: Any) -> str:

@@ -9,6 +9,7 @@ calls a model: only saved records are read.
 from __future__ import annotations
 
 import base64
+import dataclasses
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -116,8 +117,9 @@ def build_report(
     sliced = slices_report.by_slice(analysis, asked, strict=slices is not None)
     page["slices"] = slices_report.rows(sliced, analysis)
     page["slice_worst"] = slices_report.worst_lines(sliced, analysis)
-    page["races"] = race_context(roots)
-    page["race_choice"] = {race["dataset"]: race["card"] for race in page["races"]}
+    races = race_context(roots)
+    page["races"] = races
+    page["race_choice"] = {race.dataset: race.card for race in races}
     exports.write_json(out / exports.ROBUSTNESS_JSON, robustness_report.figures(attacks, analysis))
     exports.write_json(out / exports.SLICES_JSON, slices_report.figures(sliced, analysis))
     _write_page(out, _ENV.get_template("report.html.j2").render(**page))
@@ -154,7 +156,7 @@ def _page_context(
         "leaderboards": leaderboard.boards(rankings),
         "leaderboard_csv": leaderboard.write_leaderboard(rankings, out),
         "browser": browser,
-        "browser_json": interactive.script_json(browser.payload()),
+        "browser_json": interactive.script_json(dataclasses.asdict(browser.payload())),
         "browser_budget": BUDGET,
         "csv": exports.write_csvs(analysis, out),
         "chart": interactive.embed(analysis),

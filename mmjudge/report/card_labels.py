@@ -150,7 +150,7 @@ def _predicted(analysis: Analysis, stats: DatasetStats) -> tuple[Markup | None, 
     pairs = [stats.items.keys[code].split("\t", 1) for code in codes]
     items = ItemLabels([q for q, _ in pairs], [d for _, d in pairs], human, judge)
     threshold = scoring.relevance_threshold(np.asarray(grades, dtype=float), stats.relevant_from)
-    runs = system_runs(best.summary.config_part("dataset"))
+    runs = system_runs(best.summary.dataset_config())
     try:
         found = estimates_for(items, runs, grades, threshold, labelled).estimates
     except MMJudgeError:  # the estimate extra is not installed: say nothing about it

@@ -111,7 +111,7 @@ def _cell_entries(summary: RunSummary, info: BankInfo, run_dir: Path) -> list[Ro
     scale = summary.cell.grades or (dataset.get("scale") or {}).get("grades") or []
     grades = [int(g) for g in scale]
     relevant_from = int((dataset.get("scale") or {}).get("relevant_from", 2))
-    runs = system_runs(dataset)
+    runs = system_runs(summary.dataset_config())
     texts = _entry_texts(info)
     base = _tau(graded, graded.labels(prompt, grades), runs, relevant_from) if runs else math.nan
     rows: list[Row] = []

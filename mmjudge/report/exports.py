@@ -5,14 +5,16 @@ The numbers are the ones the page shows, unrounded."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from mmjudge.metrics import catalogue
 from mmjudge.metrics.catalogue import Comparison
-from mmjudge.metrics.scoring import JudgeScore
+from mmjudge.metrics.scoring import JudgeScore, PairedComparison
 from mmjudge.report.analysis import Analysis, Cell, DatasetStats
 from mmjudge.report.csv_table import CsvCell, CsvRow, write_csv
 from mmjudge.report.verdicts import recommended
@@ -113,9 +115,14 @@ def _escalation(ensemble: Ensemble | None) -> float | str:
 
 
 def _plain(value: Any) -> Any:
-    """``value`` with every float that is not finite as null (JSON has no NaN)."""
+    """``value`` with every float that is not finite as null (JSON has no NaN), and every
+    record (a dataclass, or a paired comparison) as an object of its fields."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, PairedComparison):
+        return {key: _plain(item) for key, item in value._asdict().items()}
     if isinstance(value, dict):
         return {key: _plain(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
@@ -123,6 +130,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def write_json(path: Path, rows: list[dict[str, Any]]) -> None:
-    """Write ``rows`` as a JSON list (an empty list where the section has none)."""
+def write_json(path: Path, rows: Sequence[object]) -> None:
+    """Write ``rows``, a section's figure records, as a JSON list of objects of their fields
+    (an empty list where the section has none)."""
     path.write_text(json.dumps(_plain(rows), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -11,8 +11,10 @@ page's script listens to the view's clicks).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,37 +37,92 @@ def bundle_cache() -> Path:
 AVERAGE = "average over datasets"
 
 
-def _row(analysis: Analysis, cell: Cell, axis: CostAxis) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ChartRow:
+    """A point of the chart: one judge or ensemble on one dataset, or a judge averaged over
+    datasets (the fields are the chart data's columns)."""
+
+    dataset: str
+    """The dataset, or :data:`AVERAGE`."""
+    judge: str
+    """The judge's (or ensemble's) name on the page."""
+    model: str
+    """The model, or the ensemble's name."""
+    colour: str
+    """What the point is coloured by: the model, or the ensemble's kind."""
+    kind: str
+    """``judge``, or the ensemble's kind."""
+    modality: str
+    """The modality's name on the page (the point's shape)."""
+    prompt: str
+    """The prompt id."""
+    kappa: float | None
+    """κ against the people's consensus."""
+    low: float | None
+    """The interval's lower end (None without one)."""
+    high: float | None
+    """The interval's upper end (None without one)."""
+    ci: str
+    """κ with its interval, as the tooltip shows it."""
+    x: float
+    """Where the point lies on the cost axis."""
+    usd: str
+    """Dollars per million judgments, as shown."""
+    image_usd: str
+    """The image part of them (– for an average)."""
+    text_usd: str
+    """The text part of them (– for an average)."""
+    n: str
+    """Items scored, as shown."""
+    sweep: str
+    """The sweep the cell ran in ("" for an average)."""
+    frontier: str
+    """``yes`` when the point is on the cost–κ frontier."""
+
+
+@dataclass(frozen=True)
+class ReferenceLine:
+    """A horizontal rule of one panel of the chart: chance or a human–human κ."""
+
+    dataset: str
+    """The panel's dataset."""
+    kappa: float
+    """Where the rule lies."""
+    line: str
+    """:data:`CHANCE_LINE` or :data:`HUMAN_LINE`."""
+
+
+def _row(analysis: Analysis, cell: Cell, axis: CostAxis) -> ChartRow:
     image, text = cell.cost_split
     judge = cell.judge
     score = cell.score
-    return {
-        "dataset": cell.dataset,
-        "judge": ensemble_label(judge.model) if cell.ensemble else analysis.judge_name(judge),
-        "model": judge.model,
-        "colour": cell.kind if cell.ensemble else judge.model,
-        "kind": "judge" if not cell.ensemble else cell.kind,
-        "modality": MODALITY_NAMES.get(judge.modality, judge.modality),
-        "prompt": judge.prompt_id,
-        "kappa": _finite(cell.kappa.estimate),
-        "low": _finite(cell.kappa.low),
-        "high": _finite(cell.kappa.high),
-        "ci": interval(cell.kappa, 3),
-        "x": axis.x(cell.usd_per_million),
-        "usd": price(cell.usd_per_million),
-        "image_usd": price(image),
-        "text_usd": price(text),
-        "n": f"{score.n_items:,}" if score is not None else MISSING,
-        "sweep": cell.sweep,
-        "frontier": "yes" if cell.frontier else "no",
-    }
+    return ChartRow(
+        dataset=cell.dataset,
+        judge=ensemble_label(judge.model) if cell.ensemble else analysis.judge_name(judge),
+        model=judge.model,
+        colour=cell.kind if cell.ensemble else judge.model,
+        kind="judge" if not cell.ensemble else cell.kind,
+        modality=MODALITY_NAMES.get(judge.modality, judge.modality),
+        prompt=judge.prompt_id,
+        kappa=_finite(cell.kappa.estimate),
+        low=_finite(cell.kappa.low),
+        high=_finite(cell.kappa.high),
+        ci=interval(cell.kappa, 3),
+        x=axis.x(cell.usd_per_million),
+        usd=price(cell.usd_per_million),
+        image_usd=price(image),
+        text_usd=price(text),
+        n=f"{score.n_items:,}" if score is not None else MISSING,
+        sweep=cell.sweep,
+        frontier="yes" if cell.frontier else "no",
+    )
 
 
 def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def chart_rows(analysis: Analysis, axis: CostAxis) -> list[dict[str, Any]]:
+def chart_rows(analysis: Analysis, axis: CostAxis) -> list[ChartRow]:
     """One row per judge and ensemble per dataset, and per judge averaged over datasets."""
     rows = [
         _row(analysis, cell, axis)
@@ -78,26 +135,26 @@ def chart_rows(analysis: Analysis, axis: CostAxis) -> list[dict[str, Any]]:
             if not a.kappa.known:
                 continue
             rows.append(
-                {
-                    "dataset": AVERAGE,
-                    "judge": analysis.judge_name(a.judge),
-                    "model": a.judge.model,
-                    "colour": a.judge.model,
-                    "kind": "judge",
-                    "modality": MODALITY_NAMES.get(a.judge.modality, a.judge.modality),
-                    "prompt": a.judge.prompt_id,
-                    "kappa": a.kappa.estimate,
-                    "low": _finite(a.kappa.low),
-                    "high": _finite(a.kappa.high),
-                    "ci": interval(a.kappa, 3),
-                    "x": axis.x(a.usd_per_million),
-                    "usd": price(a.usd_per_million),
-                    "image_usd": MISSING,
-                    "text_usd": MISSING,
-                    "n": f"mean over {len(a.datasets)} datasets",
-                    "sweep": "",
-                    "frontier": "yes" if a.frontier else "no",
-                }
+                ChartRow(
+                    dataset=AVERAGE,
+                    judge=analysis.judge_name(a.judge),
+                    model=a.judge.model,
+                    colour=a.judge.model,
+                    kind="judge",
+                    modality=MODALITY_NAMES.get(a.judge.modality, a.judge.modality),
+                    prompt=a.judge.prompt_id,
+                    kappa=a.kappa.estimate,
+                    low=_finite(a.kappa.low),
+                    high=_finite(a.kappa.high),
+                    ci=interval(a.kappa, 3),
+                    x=axis.x(a.usd_per_million),
+                    usd=price(a.usd_per_million),
+                    image_usd=MISSING,
+                    text_usd=MISSING,
+                    n=f"mean over {len(a.datasets)} datasets",
+                    sweep="",
+                    frontier="yes" if a.frontier else "no",
+                )
             )
     return rows
 
@@ -117,10 +174,10 @@ TOOLTIP = [
 ]
 
 
-def _controls(rows: list[dict[str, Any]]) -> tuple[list[Any], alt.Chart]:
+def _controls(rows: list[ChartRow]) -> tuple[list[Any], alt.Chart]:
     """The dataset menu and, when there are ensembles, the box that shows them; the data
     filtered by both."""
-    names = list(dict.fromkeys(r["dataset"] for r in rows))
+    names = list(dict.fromkeys(r.dataset for r in rows))
     params: list[Any] = [
         alt.param(
             name="dataset",
@@ -128,8 +185,9 @@ def _controls(rows: list[dict[str, Any]]) -> tuple[list[Any], alt.Chart]:
             bind=alt.binding_select(options=names, name="dataset "),
         )
     ]
-    base = alt.Chart(alt.Data(values=rows)).transform_filter("datum.dataset == dataset")
-    if any(r["kind"] != "judge" for r in rows):
+    values = [dataclasses.asdict(r) for r in rows]
+    base = alt.Chart(alt.Data(values=values)).transform_filter("datum.dataset == dataset")
+    if any(r.kind != "judge" for r in rows):
         params.append(
             alt.param(
                 name="ensembles",
@@ -147,23 +205,25 @@ CHANCE_LINE = "chance (κ = 0)"
 HUMAN_LINE = "human–human κ"
 
 
-def reference_rows(analysis: Analysis, datasets: list[str]) -> list[dict[str, Any]]:
+def reference_rows(analysis: Analysis, datasets: list[str]) -> list[ReferenceLine]:
     """Per panel of the chart: chance (κ 0) and the lowest and highest human–human κ (the
     average over datasets has chance only)."""
     ceilings = {d.name: d.ceiling for d in analysis.datasets}
     rows = []
     for name in dict.fromkeys(datasets):
-        rows.append({"dataset": name, "kappa": 0.0, "line": CHANCE_LINE})
+        rows.append(ReferenceLine(dataset=name, kappa=0.0, line=CHANCE_LINE))
         ceiling = ceilings.get(name)
         for value in sorted(set(ceiling or ())):
-            rows.append({"dataset": name, "kappa": value, "line": HUMAN_LINE})
+            rows.append(ReferenceLine(dataset=name, kappa=value, line=HUMAN_LINE))
     return rows
 
 
 def _reference_rules(analysis: Analysis, datasets: list[str]) -> alt.Chart:
     """Horizontal rules at chance and at the human–human κ of the dataset shown."""
     return (
-        alt.Chart(alt.Data(values=reference_rows(analysis, datasets)))
+        alt.Chart(
+            alt.Data(values=[dataclasses.asdict(r) for r in reference_rows(analysis, datasets)])
+        )
         .transform_filter("datum.dataset == dataset")
         .mark_rule(strokeDash=[6, 3], strokeWidth=1.2)
         .encode(
@@ -185,11 +245,11 @@ def chart_spec(analysis: Analysis) -> dict[str, Any] | None:
         return None
     params, base = _controls(rows)
     zoom = alt.selection_interval(bind="scales", name="zoom")
-    used = {r["colour"] for r in rows}
+    used = {r.colour for r in rows}
     palette = analysis.palette
     colours = {**palette.colour, **ENSEMBLE_COLOURS}
     domain = [key for key in colours if key in used]
-    shown = {r["modality"] for r in rows}
+    shown = {r.modality for r in rows}
     shapes = {MODALITY_NAMES.get(m, m): shape for m, shape in SHAPES.items()}
     modalities = [m for m in shapes if m in shown]
     free = axis.free_x
@@ -226,7 +286,7 @@ def chart_spec(analysis: Analysis) -> dict[str, Any] | None:
         )
         .add_params(zoom)
     )
-    rules = _reference_rules(analysis, [r["dataset"] for r in rows])
+    rules = _reference_rules(analysis, [r.dataset for r in rows])
     chart = (
         alt.layer(rules, bars, points).add_params(*params).properties(width="container", height=460)
     )

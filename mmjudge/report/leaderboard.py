@@ -13,12 +13,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from mmjudge import metrics
+from mmjudge.config import DatasetConfig
 from mmjudge.data.qrels import Run, read_run
 from mmjudge.display import MISSING
 from mmjudge.locations import resolve_path
@@ -39,13 +39,13 @@ class CellRanking:
     agreement: metrics.RankingAgreement
 
 
-def system_runs(dataset: dict[str, Any]) -> dict[str, Run] | None:
-    """The dataset config's run files read by name (file stem); None when it lists none or
-    one is missing."""
-    run_files = [str(r) for r in dataset.get("runs") or []]
-    if not run_files:
+def system_runs(dataset: DatasetConfig | None) -> dict[str, Run] | None:
+    """The dataset config's run files read by name (file stem); None without a config, when
+    it lists none or when one is missing."""
+    run_files = [str(r) for r in dataset.runs] if dataset is not None else []
+    if dataset is None or not run_files:
         return None
-    root = resolve_path(str(dataset.get("path", ".")))
+    root = resolve_path(str(dataset.path))
     paths = [Path(p) if Path(p).is_absolute() else root / p for p in run_files]
     if not all(p.is_file() for p in paths):
         return None
@@ -65,7 +65,7 @@ def cell_rankings(cells: pd.DataFrame) -> list[CellRanking]:
         dataset = summary.config_part("dataset")
         if summary.status.status == "skipped":
             continue
-        runs = system_runs(dataset)
+        runs = system_runs(summary.dataset_config())
         if runs is None:
             continue
         frame = load_judgments(Path(cell["run_dir"]) / JUDGMENTS)

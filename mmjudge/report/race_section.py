@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from mmjudge.store.race_file import RaceFile, RoundDecision, read_race_file
 from mmjudge.store.summary import run_ending
@@ -32,7 +32,65 @@ REASONS = {
 }
 
 
-def race_context(roots: Sequence[Path]) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class RaceRoundRow:
+    """A round of the race as the section's table prints it."""
+
+    round: int
+    """The round's number."""
+    prefix: str
+    """Items judged by the end of the round."""
+    alpha: str
+    """α spent so far."""
+    z: str
+    """The boundary's z (— where none)."""
+    judging: str
+    """The cells judging in the round (— where none)."""
+    events: list[str]
+    """What the round decided, a line per stop, resume and the end."""
+    judgments: str
+    """Judgments so far."""
+
+
+@dataclass(frozen=True)
+class RaceCellRow:
+    """A cell of the race as the section's table prints it."""
+
+    name: str
+    """The cell's name, without the dataset every cell shares."""
+    fate: str
+    """What the race did with it."""
+    judged: str
+    """Items it judged."""
+    kappa: str
+    """Its κ̂ on them (the last round's)."""
+
+
+@dataclass(frozen=True)
+class RaceSection:
+    """One race as the report shows it: its summary lines and its tables."""
+
+    folder: str
+    """The sweep folder that holds the race."""
+    dataset: str
+    """The dataset it raced on."""
+    settings: str
+    """Its settings in a line."""
+    choice: str
+    """What it chose and why, in a few sentences."""
+    card: str
+    """Its answer in a line, for the dataset's card."""
+    spend: str
+    """What it spent beside what the full grid would cost."""
+    rows: list[RaceRoundRow]
+    """One row per round."""
+    cells: list[RaceCellRow]
+    """One row per cell."""
+    skipped: list[str]
+    """Each cell that took no part, with why."""
+
+
+def race_context(roots: Sequence[Path]) -> list[RaceSection]:
     """One entry per sweep folder that holds a race: its summary lines and its rounds."""
     out = []
     for root in roots:
@@ -51,35 +109,34 @@ def short_names(names: Sequence[str]) -> list[str]:
     return [name.split(" × ", 1)[1] for name in names]
 
 
-def _race(root: Path, race: RaceFile) -> dict[str, Any]:
+def _race(root: Path, race: RaceFile) -> RaceSection:
     names = short_names(race.names)
     rounds = race.rounds
     rows = [
-        {
-            "round": decision.round,
-            "prefix": f"{decision.prefix:,}",
-            "alpha": f"{decision.alpha_total:.4f}",
-            "z": f"{decision.z:.2f}" if math.isfinite(decision.z) else "—",
-            "judging": ", ".join(names[c] for c in judging(rounds, decision.round, len(names)))
-            or "—",
-            "events": _events(root, race, decision, names),
-            "judgments": f"{decision.judgments:,}",
-        }
+        RaceRoundRow(
+            round=decision.round,
+            prefix=f"{decision.prefix:,}",
+            alpha=f"{decision.alpha_total:.4f}",
+            z=f"{decision.z:.2f}" if math.isfinite(decision.z) else "—",
+            judging=", ".join(names[c] for c in judging(rounds, decision.round, len(names))) or "—",
+            events=_events(root, race, decision, names),
+            judgments=f"{decision.judgments:,}",
+        )
         for decision in rounds
     ]
     full_names = race.names
-    return {
-        "folder": str(root),
-        "dataset": full_names[0].split(" × ", 1)[0] if full_names else "",
-        "settings": _settings(race),
-        "choice": _choice(root, race, names),
-        "card": _card_line(race, names),
-        "spend": money_text(race.worth_usd, race.paid_usd, race.full_grid_usd)
+    return RaceSection(
+        folder=str(root),
+        dataset=full_names[0].split(" × ", 1)[0] if full_names else "",
+        settings=_settings(race),
+        choice=_choice(root, race, names),
+        card=_card_line(race, names),
+        spend=money_text(race.worth_usd, race.paid_usd, race.full_grid_usd)
         + " (at the prices the ledger charged; answers from the response cache are free)",
-        "rows": rows,
-        "cells": _cell_rows(rounds, names),
-        "skipped": [f"{s.name}: {s.reason}" for s in race.skipped],
-    }
+        rows=rows,
+        cells=_cell_rows(rounds, names),
+        skipped=[f"{s.name}: {s.reason}" for s in race.skipped],
+    )
 
 
 def _settings(race: RaceFile) -> str:
@@ -124,18 +181,18 @@ def _events(root: Path, race: RaceFile, decision: RoundDecision, names: list[str
     return events
 
 
-def _cell_rows(rounds: Sequence[RoundDecision], names: list[str]) -> list[dict[str, str]]:
+def _cell_rows(rounds: Sequence[RoundDecision], names: list[str]) -> list[RaceCellRow]:
     """Each cell: what the race did with it, the items it judged and its κ̂ on them (the last
     round's), so a reader sees why the cells' κ below rest on different numbers of items."""
     fates = cell_fates(rounds, len(names))
     prefixes = cell_prefixes(rounds, len(names))
     return [
-        {
-            "name": name,
-            "fate": fates[cell],
-            "judged": f"{prefixes[cell]:,}",
-            "kappa": kappa_text(rounds[-1].kappas[cell] if rounds else None),
-        }
+        RaceCellRow(
+            name=name,
+            fate=fates[cell],
+            judged=f"{prefixes[cell]:,}",
+            kappa=kappa_text(rounds[-1].kappas[cell] if rounds else None),
+        )
         for cell, name in enumerate(names)
     ]
 

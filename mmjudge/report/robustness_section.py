@@ -17,11 +17,12 @@ import numpy as np
 import pandas as pd
 
 from mmjudge.display import MISSING
-from mmjudge.metrics.scoring import N_BOOT, Interval
+from mmjudge.metrics.resampling import BootstrapResult
+from mmjudge.metrics.scoring import N_BOOT, Interval, PairedComparison
 from mmjudge.report.analysis import MODALITY_NAMES, Analysis, Cell, DatasetStats, Judge
 from mmjudge.report.findings.prose import interval, num
 from mmjudge.report.load import DatasetItems, read_cell_labels
-from mmjudge.store import judgments_path
+from mmjudge.store import Bounds, judgments_path
 from mmjudge.store.status import ANALYSED
 from mmjudge.studies.robustness import Robustness, robustness
 
@@ -35,6 +36,54 @@ def split(cells: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         return cells, cells.iloc[0:0]
     attacked = cells["perturb"].fillna(CLEAN) != CLEAN
     return cells[~attacked], cells[attacked]
+
+
+@dataclass(frozen=True)
+class RobustnessRow:
+    """A row of the section's table: one judge × modality × perturbation, as printed."""
+
+    dataset: str
+    """The dataset."""
+    judge: str
+    """The judge's name on the page."""
+    modality: str
+    """The modality's name on the page."""
+    perturb: str
+    """The perturbation."""
+    n: int
+    """Items both cells graded on the scale."""
+    changed: str
+    """The share of those items whose grade changed, with its interval, in percent."""
+    inflation: str
+    """The mean grade change with its interval."""
+    delta_kappa: str
+    """κ perturbed − κ clean against people with its interval (– without human grades)."""
+
+
+@dataclass(frozen=True)
+class RobustnessFigure:
+    """One perturbed cell's figures unrounded, an entry of ``robustness.json``."""
+
+    dataset: str
+    """The dataset."""
+    judge: str
+    """The judge's name on the page."""
+    model: str
+    """The judge's model."""
+    modality: str
+    """The modality."""
+    prompt: str
+    """The prompt id."""
+    perturb: str
+    """The perturbation."""
+    n_items: int
+    """Items both cells graded on the scale."""
+    changed: Bounds
+    """Share of items whose grade changed, with its interval."""
+    inflation: Bounds
+    """Mean grade change (perturbed − clean), with its interval."""
+    delta_kappa: PairedComparison | None
+    """κ(perturbed) − κ(clean) against people (None: no item has a human grade)."""
 
 
 @dataclass(frozen=True)
@@ -98,49 +147,56 @@ def _share(result: Any) -> str:
     return interval(Interval(100 * result.estimate, 100 * result.low, 100 * result.high), 0)
 
 
-def rows(found: list[Attack], analysis: Analysis) -> list[dict[str, Any]]:
+def rows(found: list[Attack], analysis: Analysis) -> list[RobustnessRow]:
     """The section's table: one row per judge × modality × perturbation."""
     out = []
     for attack in found:
         r = attack.result
         kappa = r.kappa
         out.append(
-            {
-                "dataset": attack.dataset,
-                "judge": analysis.judge_name(attack.judge),
-                "modality": MODALITY_NAMES.get(attack.judge.modality, attack.judge.modality),
-                "perturb": attack.perturb,
-                "n": r.n_items,
-                "changed": _share(r.changed) + " %",
-                "inflation": interval(
+            RobustnessRow(
+                dataset=attack.dataset,
+                judge=analysis.judge_name(attack.judge),
+                modality=MODALITY_NAMES.get(attack.judge.modality, attack.judge.modality),
+                perturb=attack.perturb,
+                n=r.n_items,
+                changed=_share(r.changed) + " %",
+                inflation=interval(
                     Interval(r.inflation.estimate, r.inflation.low, r.inflation.high)
                 ),
-                "delta_kappa": MISSING
+                delta_kappa=MISSING
                 if kappa is None
                 else (
                     f"{num(kappa.difference, sign=True)} "
                     f"[{num(kappa.low, sign=True)}, {num(kappa.high, sign=True)}]"
                 ),
-            }
+            )
         )
     return out
 
 
-def figures(found: list[Attack], analysis: Analysis) -> list[dict[str, Any]]:
+def figures(found: list[Attack], analysis: Analysis) -> list[RobustnessFigure]:
     """The section's figures unrounded, for ``robustness.json`` beside the page: the same
     :class:`~mmjudge.studies.robustness.Robustness` objects the table shows."""
     return [
-        {
-            "dataset": attack.dataset,
-            "judge": analysis.judge_name(attack.judge),
-            "model": attack.judge.model,
-            "modality": attack.judge.modality,
-            "prompt": attack.judge.prompt_id,
-            "perturb": attack.perturb,
-            **attack.result.as_dict(),
-        }
+        RobustnessFigure(
+            dataset=attack.dataset,
+            judge=analysis.judge_name(attack.judge),
+            model=attack.judge.model,
+            modality=attack.judge.modality,
+            prompt=attack.judge.prompt_id,
+            perturb=attack.perturb,
+            n_items=attack.result.n_items,
+            changed=_bounds(attack.result.changed),
+            inflation=_bounds(attack.result.inflation),
+            delta_kappa=attack.result.kappa,
+        )
         for attack in found
     ]
+
+
+def _bounds(result: BootstrapResult) -> Bounds:
+    return Bounds(estimate=result.estimate, low=result.low, high=result.high)
 
 
 def cards(found: list[Attack], analysis: Analysis) -> list[dict[str, str]]:

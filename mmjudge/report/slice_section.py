@@ -34,7 +34,7 @@ from mmjudge.display import MISSING, price
 from mmjudge.errors import ConfigError
 from mmjudge.report.analysis import Analysis, Cell, DatasetStats, load_labels
 from mmjudge.report.findings.prose import interval, num
-from mmjudge.store import judgments_path, load_judgments, row_figures
+from mmjudge.store import Bounds, judgments_path, load_judgments, row_figures
 from mmjudge.store.rows import SUMMARY_COLUMNS
 from mmjudge.studies.slices import SliceScores, score_slices
 
@@ -104,6 +104,70 @@ class CellSlices:
     translated: dict[str, int | None]
     """Rows of the slice judged with translated instructions (``prompt.language=data``);
     None for a cell judged in English."""
+
+
+@dataclass(frozen=True)
+class SliceRow:
+    """A row of the section's table: one dataset × judge × slice value, as printed."""
+
+    dataset: str
+    """The dataset."""
+    judge: str
+    """The judge's name on the page."""
+    slice: str
+    """``name=value``."""
+    n: int
+    """Items of the slice scored."""
+    kappa: str
+    """κ against the people with its interval."""
+    unparseable: str
+    """Share of answers that could not be read (– where none were asked)."""
+    usd: str
+    """Dollars per million judgments."""
+    tokens: str
+    """Input tokens per 1,000 characters of the items' text."""
+    translated: str
+    """Rows judged with translated instructions (– for a judge instructed in English)."""
+    worst: bool
+    """Whether this is the judge's worst slice."""
+    p: str
+    """p-value of the test that the judge's κ depends on the slice."""
+
+
+@dataclass(frozen=True)
+class SliceFigure:
+    """One dataset × judge × slice value unrounded, an entry of ``slices.json``."""
+
+    dataset: str
+    """The dataset."""
+    judge: str
+    """The judge's name on the page."""
+    model: str
+    """The judge's model."""
+    modality: str
+    """The modality."""
+    prompt: str
+    """The prompt id."""
+    slice: str
+    """The slice's name."""
+    value: str
+    """The slice's value."""
+    n_items: int
+    """Items of the slice scored."""
+    kappa: Bounds
+    """κ against the people with its interval."""
+    unparseable: float
+    """Share of answers that could not be read (NaN where none were asked)."""
+    usd_per_million: float
+    """Dollars per million judgments on the slice."""
+    tokens_per_k_chars: float
+    """Input tokens per 1,000 characters of the items' text (NaN without tokens)."""
+    n_translated: int | None
+    """Rows judged with translated instructions (None for a judge instructed in English)."""
+    worst: bool
+    """Whether this is the judge's worst slice."""
+    p_value: float
+    """p-value of the test that the judge's κ depends on the slice."""
 
 
 def _cell_slices(
@@ -179,7 +243,7 @@ def by_slice(
     return out
 
 
-def rows(found: dict[str, list[CellSlices]], analysis: Analysis) -> list[dict[str, Any]]:
+def rows(found: dict[str, list[CellSlices]], analysis: Analysis) -> list[SliceRow]:
     """The section's table: one row per dataset × judge × slice value."""
     out = []
     for dataset, cells in found.items():
@@ -187,26 +251,26 @@ def rows(found: dict[str, list[CellSlices]], analysis: Analysis) -> list[dict[st
             for value, score in entry.scores.scores.items():
                 share = entry.unparseable[value]
                 out.append(
-                    {
-                        "dataset": dataset,
-                        "judge": analysis.judge_name(entry.cell.judge),
-                        "slice": f"{entry.slice}={value}",
-                        "n": score.n_items,
-                        "kappa": interval(score.kappa),
-                        "unparseable": MISSING if math.isnan(share) else f"{100 * share:.1f}%",
-                        "usd": price(entry.usd_per_million[value]),
-                        "tokens": num(entry.tokens_per_k_chars[value], 0),
-                        "translated": MISSING
+                    SliceRow(
+                        dataset=dataset,
+                        judge=analysis.judge_name(entry.cell.judge),
+                        slice=f"{entry.slice}={value}",
+                        n=score.n_items,
+                        kappa=interval(score.kappa),
+                        unparseable=MISSING if math.isnan(share) else f"{100 * share:.1f}%",
+                        usd=price(entry.usd_per_million[value]),
+                        tokens=num(entry.tokens_per_k_chars[value], 0),
+                        translated=MISSING
                         if entry.translated[value] is None
                         else str(entry.translated[value]),
-                        "worst": value == entry.scores.worst,
-                        "p": num(entry.scores.p_value, 3),
-                    }
+                        worst=value == entry.scores.worst,
+                        p=num(entry.scores.p_value, 3),
+                    )
                 )
     return out
 
 
-def figures(found: dict[str, list[CellSlices]], analysis: Analysis) -> list[dict[str, Any]]:
+def figures(found: dict[str, list[CellSlices]], analysis: Analysis) -> list[SliceFigure]:
     """The section's figures unrounded, for ``slices.json`` beside the page (the same
     objects the table shows): per dataset × judge × slice value."""
     out = []
@@ -215,23 +279,23 @@ def figures(found: dict[str, list[CellSlices]], analysis: Analysis) -> list[dict
             for value, score in entry.scores.scores.items():
                 kappa = score.kappa
                 out.append(
-                    {
-                        "dataset": dataset,
-                        "judge": analysis.judge_name(entry.cell.judge),
-                        "model": entry.cell.judge.model,
-                        "modality": entry.cell.judge.modality,
-                        "prompt": entry.cell.judge.prompt_id,
-                        "slice": entry.slice,
-                        "value": value,
-                        "n_items": score.n_items,
-                        "kappa": {"estimate": kappa.estimate, "low": kappa.low, "high": kappa.high},
-                        "unparseable": entry.unparseable[value],
-                        "usd_per_million": entry.usd_per_million[value],
-                        "tokens_per_k_chars": entry.tokens_per_k_chars[value],
-                        "n_translated": entry.translated[value],
-                        "worst": value == entry.scores.worst,
-                        "p_value": entry.scores.p_value,
-                    }
+                    SliceFigure(
+                        dataset=dataset,
+                        judge=analysis.judge_name(entry.cell.judge),
+                        model=entry.cell.judge.model,
+                        modality=entry.cell.judge.modality,
+                        prompt=entry.cell.judge.prompt_id,
+                        slice=entry.slice,
+                        value=value,
+                        n_items=score.n_items,
+                        kappa=Bounds(estimate=kappa.estimate, low=kappa.low, high=kappa.high),
+                        unparseable=entry.unparseable[value],
+                        usd_per_million=entry.usd_per_million[value],
+                        tokens_per_k_chars=entry.tokens_per_k_chars[value],
+                        n_translated=entry.translated[value],
+                        worst=value == entry.scores.worst,
+                        p_value=entry.scores.p_value,
+                    )
                 )
     return out
 

@@ -160,8 +160,7 @@ def coverage_rows(cells: pd.DataFrame, k: int = COVERAGE_K) -> list[Row]:
     for _, cell in cells.iterrows():
         summary: RunSummary = cell["summary"]
         bank = summary.testbank
-        dataset = summary.config_part("dataset")
-        runs = system_runs(dataset) if bank else None
+        runs = system_runs(summary.dataset_config()) if bank else None
         if not runs:
             continue
         graded = _entry_grades(Path(cell["run_dir"]))

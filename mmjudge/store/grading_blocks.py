@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mmjudge.store.blocks import known_fields
+from mmjudge.testbank.derive import BankRule
 
 
 @dataclass(frozen=True)
@@ -46,21 +47,6 @@ class Grading:
                 if isinstance(cuts, dict)
             }
         )
-
-
-@dataclass(frozen=True)
-class BankRule:
-    """How a test-bank cell's label follows from its entries' grades
-    (:func:`mmjudge.testbank.derive.describe`)."""
-
-    rule: str = ""
-    """``coverage`` or ``best``."""
-    covered_from: int | None = None
-    """Coverage: the entry grade (of 5) from which an entry counts as covered."""
-    cuts: list[float] = field(default_factory=list)
-    """Where each grade above the lowest starts."""
-    text: str = ""
-    """The rule in a sentence, for the report."""
 
 
 @dataclass(frozen=True)

@@ -9,15 +9,16 @@ the race chose another. The command is ``mmjudge frontier``."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from mmjudge.metrics import scoring
-from mmjudge.store import Key, SavedRun, common_keys
+from mmjudge.store import Bounds, Key, SavedRun, common_keys
 from mmjudge.studies.members import human_consensus
 from mmjudge.studies.race_verdict import race_note, verdict_for_runs
 
@@ -64,25 +65,18 @@ def compare_runs(
     )
 
 
-def _comparison_entry(found: scoring.PairedComparison | None) -> dict[str, Any]:
-    if found is None:
-        return {"n_items": 0, "n_queries": 0, "kappa_best": None, "kappa": None, "difference": None}
-    values = found.as_dict()
-    return {
-        "n_items": found.n_items,
-        "n_queries": found.n_queries,
-        "kappa_best": values["kappa_a"],
-        "kappa": values["kappa_b"],
-        "difference": {
-            "estimate": values["difference"],
-            "low": values["low"],
-            "high": values["high"],
-            "p_value": values["p_value"],
-        },
-    }
+@dataclass(frozen=True)
+class HumanCeiling:
+    """The spread of κ between one annotator and another on a run's items: the ceiling a
+    judge is held to."""
+
+    low: float
+    """The lowest κ of any pair of annotators."""
+    high: float
+    """The highest κ of any pair of annotators."""
 
 
-def human_ceiling(run: SavedRun) -> dict[str, float] | None:
+def human_ceiling(run: SavedRun) -> HumanCeiling | None:
     """The lowest and highest κ of one annotator against another on the run's items (the
     ceiling a judge is held to); None with fewer than two annotators."""
     keys = list(run.rows)
@@ -101,49 +95,188 @@ def human_ceiling(run: SavedRun) -> dict[str, float] | None:
             )
             if score.n_items and math.isfinite(score.kappa.estimate):
                 values.append(score.kappa.estimate)
-    return {"low": min(values), "high": max(values)} if values else None
+    return HumanCeiling(low=min(values), high=max(values)) if values else None
 
 
-def _entry(run: SavedRun) -> dict[str, Any]:
-    return {
-        "name": run.name,
-        "kind": run.kind,
-        "run_dir": str(run.run_dir),
-        "usd_per_million": run.usd_per_million,
-    }
+@dataclass(frozen=True)
+class KappaDifference:
+    """κ(best) − κ(candidate) on the items both graded, with its paired bootstrap interval
+    (None where undefined)."""
+
+    estimate: float | None
+    """The difference."""
+    low: float | None
+    """The interval's lower end."""
+    high: float | None
+    """The interval's upper end."""
+    p_value: float | None
+    """Two-sided p-value of the paired bootstrap."""
+
+
+@dataclass(frozen=True)
+class FrontierCandidate:
+    """A candidate (real run, panel or cascade) compared with the best single judge on the
+    items both graded."""
+
+    name: str
+    """The candidate's name (``model/prompt/modality`` or the ensemble's)."""
+    kind: str
+    """``single``, ``panel`` or ``cascade``."""
+    run_dir: str
+    """Its run folder."""
+    usd_per_million: float
+    """What a million judgments cost with it."""
+    n_items: int
+    """Items both it and the best judge graded (0 without any)."""
+    n_queries: int
+    """Queries among those items."""
+    kappa_best: float | None
+    """The best judge's κ on those items."""
+    kappa: float | None
+    """Its own κ on those items."""
+    difference: KappaDifference | None
+    """κ(best) − κ with its interval (None without shared items)."""
+    qualifies: bool
+    """Not distinguishably worse than the best (the interval reaches 0 or below)."""
+    above_chance: bool | None = None
+    """Whether its own κ interval lies above 0; None when not checked (qualifying candidates
+    are checked cheapest first until one does)."""
+
+
+@dataclass(frozen=True)
+class BestJudge:
+    """The single judge with the highest κ against the consensus on the items it graded."""
+
+    name: str
+    """Its name (``model/prompt/modality``)."""
+    kind: str
+    """``single``."""
+    run_dir: str
+    """Its run folder."""
+    usd_per_million: float
+    """What a million judgments cost with it."""
+    kappa: Bounds
+    """Its κ with the interval at the answer's ``level``."""
+    above_chance: bool
+    """Whether that interval lies above 0 (chance)."""
+    alpha: float | None
+    """Its Krippendorff's α (None where undefined)."""
+    n_items: int
+    """Items it graded that have a human grade."""
+    n_queries: int
+    """Queries among those items."""
+
+
+@dataclass(frozen=True)
+class RaceChoice:
+    """What the race that made the folder chose, beside the answer."""
+
+    chosen: str | None
+    """The chosen cell's name (None when the race chose none)."""
+    run_dir: str | None
+    """The chosen cell's run folder."""
+    ending: str | None
+    """How the race ended."""
+    decided: bool
+    """Whether the race decided (rather than ran out)."""
+    note: str | None
+    """Why the answer is not the race's choice, in one line (None when they agree)."""
+
+
+@dataclass(frozen=True)
+class FrontierAnswer:
+    """One dataset's answer: the best single judge and the cheapest candidate not
+    distinguishably worse whose κ interval lies above chance (the fields are the keys of
+    ``mmjudge frontier --format json``)."""
+
+    dataset: str
+    """The dataset."""
+    best: BestJudge
+    """The best single judge."""
+    chance: float
+    """κ of a judge answering at random (0)."""
+    human_kappa: HumanCeiling | None
+    """The lowest and highest κ of one annotator against another (None without two)."""
+    answer: FrontierCandidate | None
+    """The cheapest candidate as good as the best and above chance (None when none is)."""
+    candidates: list[FrontierCandidate]
+    """Every candidate checked, cheapest first."""
+    n_boot: int
+    """Bootstrap resamples behind the intervals."""
+    seed: int
+    """Bootstrap seed."""
+    level: float
+    """Coverage of the intervals."""
+    note: str
+    """Why the best judge's κ is optimistic."""
+    race: RaceChoice | None
+    """What the folder's race chose (None when the runs are not a race's)."""
+
+
+def _comparison(run: SavedRun, found: scoring.PairedComparison | None) -> FrontierCandidate:
+    """``run`` as a candidate, from its comparison with the best judge (None without shared
+    items)."""
+    difference = None
+    if found is not None:
+        difference = KappaDifference(
+            estimate=scoring.none_if_nan(found.difference),
+            low=scoring.none_if_nan(found.low),
+            high=scoring.none_if_nan(found.high),
+            p_value=scoring.none_if_nan(found.p_value),
+        )
+    low = None if difference is None else difference.low
+    return FrontierCandidate(
+        name=run.name,
+        kind=run.kind,
+        run_dir=str(run.run_dir),
+        usd_per_million=run.usd_per_million,
+        n_items=0 if found is None else found.n_items,
+        n_queries=0 if found is None else found.n_queries,
+        kappa_best=None if found is None else scoring.none_if_nan(found.kappa_a),
+        kappa=None if found is None else scoring.none_if_nan(found.kappa_b),
+        difference=difference,
+        qualifies=low is not None and low <= 0.0,
+    )
 
 
 def _cheapest_above_chance(
-    qualifying: list[dict[str, Any]],
-    runs: dict[int, SavedRun],
+    candidates: list[tuple[FrontierCandidate, SavedRun]],
     best_kappa: scoring.Interval | None,
     best: SavedRun,
     *,
     n_boot: int,
     seed: int,
     level: float,
-) -> dict[str, Any] | None:
+) -> tuple[dict[int, FrontierCandidate], FrontierCandidate | None]:
     """The cheapest candidate not distinguishably worse than the best whose own κ interval
-    lies above 0 (each candidate is marked ``above_chance``, cheapest first, until one
-    does); None when none does."""
-    qualifying.sort(key=lambda c: (c["usd_per_million"], -(c["kappa"] or -2.0), c["name"]))
-    for candidate in qualifying:
-        run = runs[candidate["_run"]]
+    lies above 0, or None when none does; and each candidate checked on the way (cheapest
+    first, until one does), by its index in ``candidates``, marked ``above_chance``."""
+    checked: dict[int, FrontierCandidate] = {}
+    order = sorted(
+        (i for i, (c, _) in enumerate(candidates) if c.qualifies),
+        key=lambda i: (
+            candidates[i][0].usd_per_million,
+            -(candidates[i][0].kappa or -2.0),
+            candidates[i][0].name,
+        ),
+    )
+    for i in order:
+        candidate, run = candidates[i]
         if run is best and best_kappa is None:
-            candidate["above_chance"] = False
+            checked[i] = dataclasses.replace(candidate, above_chance=False)
             continue
         own = best_kappa if run is best else None
         if own is None:
             own = own_score(run, n_boot=n_boot, seed=seed, level=level).kappa
-        candidate["above_chance"] = own.above_chance
+        checked[i] = dataclasses.replace(candidate, above_chance=own.above_chance)
         if own.above_chance:
-            return {k: v for k, v in candidate.items() if k != "_run"}
-    return None
+            return checked, checked[i]
+    return checked, None
 
 
 def _dataset_answer(
     runs: Sequence[SavedRun], *, n_boot: int, seed: int, level: float
-) -> dict[str, Any] | None:
+) -> FrontierAnswer | None:
     singles = [run for run in runs if run.kind == "single"]
     scored = []
     for run in singles:
@@ -156,57 +289,54 @@ def _dataset_answer(
     best_score = own_score(best, n_boot=n_boot, seed=seed, level=level)
     candidates = []
     for run in runs:
-        comparison = _comparison_entry(
-            compare_runs(best, run, n_boot=n_boot, seed=seed, level=level)
-        )
-        difference = comparison.get("difference")
-        low = None if difference is None else difference.get("low")
-        qualifies = run is best or (low is not None and low <= 0.0)
-        candidates.append({**_entry(run), **comparison, "qualifies": qualifies, "_run": id(run)})
-    answer = _cheapest_above_chance(
-        [c for c in candidates if c["qualifies"]],
-        {id(run): run for run in runs},
+        found = _comparison(run, compare_runs(best, run, n_boot=n_boot, seed=seed, level=level))
+        if run is best:
+            found = dataclasses.replace(found, qualifies=True)
+        candidates.append((found, run))
+    checked, answer = _cheapest_above_chance(
+        candidates,
         best_score.kappa if best_score.kappa.above_chance else None,
         best,
         n_boot=n_boot,
         seed=seed,
         level=level,
     )
-    answer, race = _race_answer(singles, candidates, answer, n_boot=n_boot, seed=seed, level=level)
-    return {
-        "dataset": runs[0].summary.cell.dataset,
-        "best": {
-            **_entry(best),
-            "kappa": best_score.kappa.as_dict(),
-            "above_chance": best_score.kappa.above_chance,
-            "alpha": scoring.none_if_nan(best_score.estimate("alpha")),
-            "n_items": best_score.n_items,
-            "n_queries": best_score.n_queries,
-        },
-        "chance": 0.0,
-        "human_kappa": human_ceiling(best),
-        "answer": answer,
-        "candidates": sorted(
-            ({k: v for k, v in c.items() if k != "_run"} for c in candidates),
-            key=lambda c: (c["usd_per_million"], c["name"]),
+    entries = [(checked.get(i, c), run) for i, (c, run) in enumerate(candidates)]
+    answer, race = _race_answer(singles, entries, answer, n_boot=n_boot, seed=seed, level=level)
+    return FrontierAnswer(
+        dataset=runs[0].summary.cell.dataset,
+        best=BestJudge(
+            name=best.name,
+            kind=best.kind,
+            run_dir=str(best.run_dir),
+            usd_per_million=best.usd_per_million,
+            kappa=Bounds(**best_score.kappa.as_dict()),
+            above_chance=best_score.kappa.above_chance,
+            alpha=scoring.none_if_nan(best_score.estimate("alpha")),
+            n_items=best_score.n_items,
+            n_queries=best_score.n_queries,
         ),
-        "n_boot": n_boot,
-        "seed": seed,
-        "level": level,
-        "note": OPTIMISM_NOTE,
-        "race": race,
-    }
+        chance=0.0,
+        human_kappa=human_ceiling(best),
+        answer=answer,
+        candidates=sorted((c for c, _ in entries), key=lambda c: (c.usd_per_million, c.name)),
+        n_boot=n_boot,
+        seed=seed,
+        level=level,
+        note=OPTIMISM_NOTE,
+        race=race,
+    )
 
 
 def _race_answer(
     singles: Sequence[SavedRun],
-    candidates: list[dict[str, Any]],
-    answer: dict[str, Any] | None,
+    candidates: list[tuple[FrontierCandidate, SavedRun]],
+    answer: FrontierCandidate | None,
     *,
     n_boot: int,
     seed: int,
     level: float,
-) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+) -> tuple[FrontierCandidate | None, RaceChoice | None]:
     """The answer on a race's folder: the race's choice when it decided and its κ interval
     lies above 0, else ``answer``; and what the race chose, with why the two differ (None
     when the runs are not a race's)."""
@@ -219,16 +349,16 @@ def _race_answer(
         and own_score(chosen, n_boot=n_boot, seed=seed, level=level).kappa.above_chance
     )
     if chosen is not None and verdict.decided and above:
-        entry = next(c for c in candidates if c["_run"] == id(chosen))
-        answer = {**{k: v for k, v in entry.items() if k != "_run"}, "above_chance": True}
-    agrees = chosen is not None and answer is not None and answer["run_dir"] == str(chosen.run_dir)
-    race = {
-        "chosen": verdict.chosen,
-        "run_dir": None if verdict.chosen_run is None else str(verdict.chosen_run),
-        "ending": verdict.ending,
-        "decided": verdict.decided,
-        "note": race_note(verdict, agrees=agrees, chosen_above_chance=above),
-    }
+        entry = next(c for c, run in candidates if run is chosen)
+        answer = dataclasses.replace(entry, above_chance=True)
+    agrees = chosen is not None and answer is not None and answer.run_dir == str(chosen.run_dir)
+    race = RaceChoice(
+        chosen=verdict.chosen,
+        run_dir=None if verdict.chosen_run is None else str(verdict.chosen_run),
+        ending=verdict.ending,
+        decided=verdict.decided,
+        note=race_note(verdict, agrees=agrees, chosen_above_chance=above),
+    )
     return answer, race
 
 
@@ -239,9 +369,10 @@ def frontier_answer(
     seed: int = scoring.SEED,
     level: float = scoring.LEVEL,
     dataset: str | None = None,
-) -> list[dict[str, Any]]:
+) -> list[FrontierAnswer]:
     """Per dataset: the best single judge and the cheapest judge, panel or cascade not
-    distinguishably worse (see the module docstring). One dict per dataset with ``best``
+    distinguishably worse (see the module docstring). One :class:`FrontierAnswer` per dataset
+    with ``best``
     (κ with its interval on its ``n_items`` items), ``answer`` (κ of both on the
     ``n_items`` items it shares with the best, the paired interval of the difference and
     its p-value, $ per million; None when no candidate's own κ interval lies above 0,

@@ -56,17 +56,6 @@ class Robustness:
     n_items: int
     """Items both cells graded on the scale."""
 
-    def as_dict(self) -> dict[str, Any]:
-        def interval(result: BootstrapResult) -> dict[str, float]:
-            return {"estimate": result.estimate, "low": result.low, "high": result.high}
-
-        return {
-            "n_items": self.n_items,
-            "changed": interval(self.changed),
-            "inflation": interval(self.inflation),
-            "delta_kappa": None if self.kappa is None else self.kappa.as_dict(),
-        }
-
 
 def robustness(
     query_ids: Any,

@@ -25,11 +25,10 @@ def agreement(frame: pd.DataFrame, grades: list[int], relevant_from: float) -> A
         name: answered[f"human:{name}"].to_numpy(dtype=float, na_value=np.nan) for name in names
     }
     judge = answered["label"].to_numpy(dtype=float, na_value=np.nan)
-    values = scoring.agreement_summary(
+    return scoring.agreement_summary(
         judge,
         human,
         grades=grades,
         query_ids=answered["query_id"].astype(str).to_numpy(),
         relevant_from=relevant_from,
     )
-    return Agreement.from_json(values)

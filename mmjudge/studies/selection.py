@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -14,10 +15,79 @@ import pandas as pd
 
 from mmjudge.errors import MMJudgeError
 from mmjudge.store import SavedRun, common_keys
-from mmjudge.studies.frontier import human_ceiling
+from mmjudge.studies.frontier import HumanCeiling, human_ceiling
 from mmjudge.studies.members import human_consensus
 
 FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class BaselineResult:
+    """How choosing by κ fares against always taking the baseline candidate."""
+
+    name: str
+    """The baseline's name (``model/prompt/modality``)."""
+    beaten_rate: float
+    """Share of splits whose chosen candidate is another one with a higher held-out κ."""
+    chosen_rate: float
+    """Share of splits in which the baseline itself was chosen."""
+    mean_gain: float | None
+    """Mean held-out κ of the chosen candidate minus the baseline's (None when undefined)."""
+
+
+@dataclass(frozen=True)
+class CandidateResult:
+    """One candidate: how often it was chosen and its κ then."""
+
+    name: str
+    """The candidate's name (``model/prompt/modality``)."""
+    run_dir: str
+    """Its run folder."""
+    chosen_rate: float
+    """Share of splits in which it was chosen."""
+    held_out_kappa_when_chosen: float | None
+    """Its mean κ on the held-out half over the splits that chose it (None if never)."""
+    selection_kappa_when_chosen: float | None
+    """Its mean κ on the half it was chosen on, over those splits (None if never)."""
+    mean_half_kappa: float | None
+    """Its mean κ on a random half, whether chosen or not."""
+
+
+@dataclass(frozen=True)
+class SelectionStudy:
+    """The held-out evaluation of choosing among one dataset's candidates by κ on half of the
+    queries (the fields are the keys of ``mmjudge select --format json``)."""
+
+    dataset: str
+    """The dataset the candidates judged."""
+    n_candidates: int
+    """Candidates chosen among."""
+    n_items: int
+    """Items every candidate judged that have a human grade."""
+    n_queries: int
+    """Queries among those items (what the halvings split)."""
+    splits: int
+    """Random halvings of the queries."""
+    seed: int
+    """Seed of the halvings."""
+    held_out_kappa: float | None
+    """Mean κ of the chosen candidate on the held-out half."""
+    held_out_kappa_range: list[float] | None
+    """The 5th and 95th percentiles of that κ over the splits."""
+    at_chance_rate: float | None
+    """Share of splits whose chosen candidate is at or below chance on the held-out half."""
+    human_kappa: HumanCeiling | None
+    """The lowest and highest κ of one annotator against another (None without two)."""
+    selection_kappa: float | None
+    """Mean κ of the chosen candidate on the half it was chosen on."""
+    optimism: float | None
+    """``selection_kappa`` minus ``held_out_kappa``, split by split, averaged."""
+    expected_regret: float | None
+    """Mean best held-out κ of any candidate minus the chosen one's."""
+    baseline: BaselineResult | None
+    """Against the baseline candidate (None without one)."""
+    candidates: list[CandidateResult]
+    """Every candidate, most chosen first."""
 
 
 def query_tables(
@@ -86,7 +156,7 @@ def selection_study(
     baseline: int | None = None,
     splits: int = 200,
     seed: int = 0,
-) -> dict[str, Any]:
+) -> SelectionStudy:
     """The held-out evaluation of choosing among ``runs`` (one dataset) by κ on half of the
     queries; see the module docstring for what is reported."""
     if not runs:
@@ -100,23 +170,23 @@ def selection_study(
     chosen_a, chosen_b = kappa_a[rows, chosen], kappa_b[rows, chosen]
     best_b = np.nanmax(np.where(np.isnan(kappa_b), -np.inf, kappa_b), axis=1)
     regret = best_b - chosen_b
-    return {
-        "dataset": runs[0].summary.cell.dataset,
-        "n_candidates": len(runs),
-        "n_items": n_items,
-        "n_queries": per_query.shape[1],
-        "splits": splits,
-        "seed": seed,
-        "held_out_kappa": _mean(chosen_b),
-        "held_out_kappa_range": _range(chosen_b),
-        "at_chance_rate": _at_chance_rate(chosen_b),
-        "human_kappa": human_ceiling(runs[0]),
-        "selection_kappa": _mean(chosen_a),
-        "optimism": _mean(chosen_a - chosen_b),
-        "expected_regret": _mean(regret),
-        "baseline": None if baseline is None else _baseline(runs, baseline, chosen, kappa_b),
-        "candidates": _candidates(runs, chosen, kappa_a, kappa_b),
-    }
+    return SelectionStudy(
+        dataset=runs[0].summary.cell.dataset,
+        n_candidates=len(runs),
+        n_items=n_items,
+        n_queries=per_query.shape[1],
+        splits=splits,
+        seed=seed,
+        held_out_kappa=_mean(chosen_b),
+        held_out_kappa_range=_range(chosen_b),
+        at_chance_rate=_at_chance_rate(chosen_b),
+        human_kappa=human_ceiling(runs[0]),
+        selection_kappa=_mean(chosen_a),
+        optimism=_mean(chosen_a - chosen_b),
+        expected_regret=_mean(regret),
+        baseline=None if baseline is None else _baseline(runs, baseline, chosen, kappa_b),
+        candidates=_candidates(runs, chosen, kappa_a, kappa_b),
+    )
 
 
 def _per_query_tables(runs: Sequence[SavedRun]) -> tuple[int, FloatArray]:
@@ -160,16 +230,16 @@ def _half_kappas(
 
 def _baseline(
     runs: Sequence[SavedRun], baseline: int, chosen: npt.NDArray[np.intp], kappa_b: FloatArray
-) -> dict[str, Any]:
+) -> BaselineResult:
     """How choosing by κ fares against always taking the baseline candidate."""
     chosen_b = kappa_b[np.arange(len(chosen)), chosen]
     base_b = kappa_b[:, baseline]
-    return {
-        "name": runs[baseline].name,
-        "beaten_rate": float(np.mean((chosen != baseline) & (chosen_b > base_b))),
-        "chosen_rate": float(np.mean(chosen == baseline)),
-        "mean_gain": _mean(chosen_b - base_b),
-    }
+    return BaselineResult(
+        name=runs[baseline].name,
+        beaten_rate=float(np.mean((chosen != baseline) & (chosen_b > base_b))),
+        chosen_rate=float(np.mean(chosen == baseline)),
+        mean_gain=_mean(chosen_b - base_b),
+    )
 
 
 def _candidates(
@@ -177,22 +247,22 @@ def _candidates(
     chosen: npt.NDArray[np.intp],
     kappa_a: FloatArray,
     kappa_b: FloatArray,
-) -> list[dict[str, Any]]:
+) -> list[CandidateResult]:
     """Each candidate: how often it was chosen and its κ then; most chosen first."""
-    out: list[dict[str, Any]] = []
+    out: list[CandidateResult] = []
     for c, run in enumerate(runs):
         picked = chosen == c
         out.append(
-            {
-                "name": run.name,
-                "run_dir": str(run.run_dir),
-                "chosen_rate": float(np.mean(picked)),
-                "held_out_kappa_when_chosen": _mean(kappa_b[picked, c]) if picked.any() else None,
-                "selection_kappa_when_chosen": _mean(kappa_a[picked, c]) if picked.any() else None,
-                "mean_half_kappa": _mean(kappa_b[:, c]),
-            }
+            CandidateResult(
+                name=run.name,
+                run_dir=str(run.run_dir),
+                chosen_rate=float(np.mean(picked)),
+                held_out_kappa_when_chosen=_mean(kappa_b[picked, c]) if picked.any() else None,
+                selection_kappa_when_chosen=_mean(kappa_a[picked, c]) if picked.any() else None,
+                mean_half_kappa=_mean(kappa_b[:, c]),
+            )
         )
-    out.sort(key=lambda c: (-c["chosen_rate"], c["name"]))
+    out.sort(key=lambda c: (-c.chosen_rate, c.name))
     return out
 
 
@@ -227,7 +297,7 @@ def select(
     baseline: str | None = None,
     splits: int = 200,
     seed: int = 0,
-) -> list[dict[str, Any]]:
+) -> list[SelectionStudy]:
     """One :func:`selection_study` per dataset of ``runs`` (the completed real runs of a sweep,
     :func:`mmjudge.store.completed_runs`), or just ``dataset``, among all of them (or only
     ``model``'s)."""

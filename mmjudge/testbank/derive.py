@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass, field
 
 from mmjudge.config import PromptConfig
 from mmjudge.errors import ConfigError
@@ -28,6 +28,21 @@ RULES = ("coverage", "best")
 CALLS = ("item", "entry")
 TOP = 5
 _EPSILON = 1e-9
+
+
+@dataclass(frozen=True)
+class BankRule:
+    """How a test-bank cell's label follows from its entries' grades, as the summary's
+    ``testbank.derivation`` block records it (:func:`describe`)."""
+
+    rule: str = ""
+    """``coverage`` or ``best``."""
+    covered_from: int | None = None
+    """Coverage: the entry grade (of 5) from which an entry counts as covered."""
+    cuts: list[float] = field(default_factory=list)
+    """Where each grade above the lowest starts."""
+    text: str = ""
+    """The rule in a sentence, for the report."""
 
 
 def check_bank_prompt(prompt: PromptConfig) -> None:
@@ -88,7 +103,7 @@ def derive(
     return int(grade)
 
 
-def describe(prompt: PromptConfig, grades: Sequence[int]) -> dict[str, Any]:
+def describe(prompt: PromptConfig, grades: Sequence[int]) -> BankRule:
     """The rule as the summary records it, with a sentence for the report."""
     cuts = cut_points(prompt, grades)
     if prompt.rule == "coverage":
@@ -100,9 +115,9 @@ def describe(prompt: PromptConfig, grades: Sequence[int]) -> dict[str, Any]:
     else:
         steps = ", ".join(f"{g} from {c:g}" for g, c in zip(grades[1:], cuts, strict=True))
         text = f"best entry grade (0-5): {grades[0]} below {cuts[0]:g}, {steps}"
-    return {
-        "rule": prompt.rule,
-        "covered_from": prompt.covered_from if prompt.rule == "coverage" else None,
-        "cuts": cuts,
-        "text": text,
-    }
+    return BankRule(
+        rule=prompt.rule,
+        covered_from=prompt.covered_from if prompt.rule == "coverage" else None,
+        cuts=cuts,
+        text=text,
+    )

@@ -395,5 +395,5 @@ def test_a_pair_with_no_item_graded_by_both_reads_as_missing_not_nan_in_every_vi
     write_race_file(tmp_path, race_record(race))
     assert race.fates == {"d × a × text": "chosen", "d × b × text": "stopped after round 1"}
     (section,) = race_context([tmp_path])
-    (event,) = section["rows"][0]["events"][:1]
+    (event,) = section.rows[0].events[:1]
     assert "nan" not in event and "with a × text – (no item graded by both)" in event

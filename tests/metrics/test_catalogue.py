@@ -134,9 +134,9 @@ def test_the_judge_against_each_assessor_is_the_measure_on_their_labels() -> Non
     judge = rng.integers(0, 4, 60).astype(float)
     summary = scoring.agreement_summary(judge, humans, grades=[0, 1, 2, 3])
     for m in catalogue.measures(Comparison.EACH_ASSESSOR):
-        by_annotator = summary[Comparison.EACH_ASSESSOR.key(m.name)]
+        by_annotator = summary.by_rater[Comparison.EACH_ASSESSOR.key(m.name)]
         assert by_annotator["bob"] == m.statistic(SCALE)(humans["bob"], judge)
-        pairs = summary[Comparison.HUMAN_HUMAN.key(m.name)]
+        pairs = summary.by_rater[Comparison.HUMAN_HUMAN.key(m.name)]
         assert pairs == {"ann vs bob": m.statistic(SCALE)(humans["ann"], humans["bob"])}
     assert math.isnan(scoring.score_judge([], [], [], [0, 1], n_boot=0).estimate("mae"))
 
@@ -154,5 +154,5 @@ def test_a_measure_between_assessors_only_stays_out_of_the_judges_figures() -> N
     with catalogue.registered(ceiling_only):
         summary = scoring.agreement_summary([0, 1, 1, 1], humans, grades=[0, 1])
         score = scoring.score_judge([0] * 4, [0, 1, 1, 0], [0, 1, 1, 1], [0, 1], n_boot=0)
-    assert summary["human_human_agreeing"] == {"ann vs bob": 0.75}
-    assert "agreeing" not in summary and "agreeing" not in score.values
+    assert summary.by_rater["human_human_agreeing"] == {"ann vs bob": 0.75}
+    assert "agreeing" not in summary.values and "agreeing" not in score.values

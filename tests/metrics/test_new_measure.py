@@ -70,14 +70,14 @@ def test_summary_json_has_it_with_its_interval(within_one: Measure) -> None:
         JUDGE, HUMANS, grades=[0, 1, 2, 3], query_ids=QUERIES, n_boot=50
     )
     # consensus (lower median of two) 0 1 2 3 2 2 1 0 2 3; grades apart 0 2 0 2 1 2 0 0 1 0
-    assert summary["within_one"] == pytest.approx(0.7)
-    interval = summary["intervals"]["within_one"]
+    assert summary.value("within_one") == pytest.approx(0.7)
+    interval = summary.intervals["within_one"]
     assert interval["low"] <= 0.7 <= interval["high"]
-    block = Agreement.from_json(json.loads(json.dumps(summary)))
+    block = Agreement.from_json(json.loads(json.dumps(summary.to_json())))
     assert block.value("within_one") == pytest.approx(0.7) and block.within_one == block.value(
         "within_one"
     )
-    assert block.to_json() == json.loads(json.dumps(summary))
+    assert block.to_json() == json.loads(json.dumps(summary.to_json()))
 
 
 def _qrels(path: Path, labels: np.ndarray) -> Path:

@@ -51,16 +51,16 @@ def test_a_random_judge_has_alpha_near_zero_where_humans_agree() -> None:
     queries = np.repeat(np.arange(n // 10), 10)
     summary = scoring.agreement_summary(judge, humans, grades=[0, 1, 2, 3], query_ids=queries)
 
-    assert abs(summary["kappa"]) < 0.05
-    assert abs(summary["alpha"]) < 0.05  # the judge against the humans: chance level
-    assert summary["alpha_humans"] > 0.7  # the humans agree with one another...
-    assert summary["alpha_pooled"] > 0.3  # ...which is all a pooled α would show
-    assert summary["alpha_pooled"] < summary["alpha_humans"]  # the judge pulls it down
+    assert abs(summary.value("kappa")) < 0.05
+    assert abs(summary.value("alpha")) < 0.05  # the judge against the humans: chance level
+    assert summary.value("alpha_humans") > 0.7  # the humans agree with one another...
+    assert summary.value("alpha_pooled") > 0.3  # ...which is all a pooled α would show
+    assert summary.value("alpha_pooled") < summary.value("alpha_humans")  # the judge pulls it down
 
     reference = metrics.consensus(humans)
-    assert summary["alpha"] == pytest.approx(k_alpha(reference, judge), abs=1e-12)
-    assert summary["alpha_humans"] == pytest.approx(k_alpha(*humans.values()), abs=1e-12)
-    assert summary["alpha_pooled"] == pytest.approx(
+    assert summary.value("alpha") == pytest.approx(k_alpha(reference, judge), abs=1e-12)
+    assert summary.value("alpha_humans") == pytest.approx(k_alpha(*humans.values()), abs=1e-12)
+    assert summary.value("alpha_pooled") == pytest.approx(
         k_alpha(judge, *(humans[k] for k in sorted(humans))), abs=1e-12
     )
 
@@ -76,13 +76,15 @@ def test_alpha_is_on_the_items_of_kappa_failed_answers_left_out() -> None:
     summary = scoring.agreement_summary(judge, humans, grades=[0, 1, 2, 3], query_ids=queries)
 
     scored = ~np.isnan(judge)
-    assert summary["n_scored"] == int(scored.sum()) and summary["n_unparseable"] == n - scored.sum()
-    assert summary["kappa"] == pytest.approx(sk_kappa(reference[scored], judge[scored]))
-    assert summary["alpha"] == pytest.approx(k_alpha(reference[scored], judge[scored]), abs=1e-12)
+    assert summary.n_scored == int(scored.sum()) and summary.n_unparseable == n - scored.sum()
+    assert summary.value("kappa") == pytest.approx(sk_kappa(reference[scored], judge[scored]))
+    assert summary.value("alpha") == pytest.approx(
+        k_alpha(reference[scored], judge[scored]), abs=1e-12
+    )
     pooled = np.vstack([judge, *(humans[k] for k in sorted(humans))])[:, scored]
-    assert summary["alpha_pooled"] == pytest.approx(k_alpha(pooled), abs=1e-12)
+    assert summary.value("alpha_pooled") == pytest.approx(k_alpha(pooled), abs=1e-12)
     only_humans = np.vstack([humans[k] for k in sorted(humans)])[:, scored]
-    assert summary["alpha_humans"] == pytest.approx(k_alpha(only_humans), abs=1e-12)
+    assert summary.value("alpha_humans") == pytest.approx(k_alpha(only_humans), abs=1e-12)
 
 
 # --------------------------------------------------------------------------- summary block
@@ -99,27 +101,29 @@ def test_agreement_summary_against_the_individual_metrics() -> None:
     summary = scoring.agreement_summary(
         judge, humans, grades=[0, 1, 2, 3], query_ids=queries, n_boot=200
     )
-    json.dumps(summary, allow_nan=False)  # JSON-ready, no NaN
+    json.dumps(summary.to_json(), allow_nan=False)  # JSON-ready, no NaN
 
     reference = metrics.consensus(humans)
-    assert summary["n"] == n and summary["n_unparseable"] == 6
-    assert summary["n_scored"] == n - 6 and summary["n_queries"] == 12
-    assert summary["unparseable_rate"] == pytest.approx(6 / n)
-    assert summary["relevant_from"] == 2
-    assert summary["kappa"] == pytest.approx(sk_kappa(reference, judge))
-    assert summary["kappa_quadratic"] == pytest.approx(
+    assert summary.n == n and summary.n_unparseable == 6
+    assert summary.n_scored == n - 6 and summary.n_queries == 12
+    assert summary.unparseable_rate == pytest.approx(6 / n)
+    assert summary.relevant_from == 2
+    assert summary.value("kappa") == pytest.approx(sk_kappa(reference, judge))
+    assert summary.value("kappa_quadratic") == pytest.approx(
         sk_kappa(reference, judge, weights="quadratic")
     )
-    assert summary["kappa_binary"] == pytest.approx(metrics.binary_kappa(reference, judge, 2))
-    assert summary["accuracy"] == pytest.approx(metrics.accuracy(reference, judge))
-    assert summary["mae"] == pytest.approx(metrics.mean_absolute_error(reference, judge))
-    assert summary["pairwise"]["n_pairs"] > 0
-    assert np.sum(summary["confusion_matrix"]) == n - 6
-    assert sum(summary["label_distribution"]["judge"].values()) == n - 6
-    assert set(summary["kappa_by_annotator"]) == {"ann", "bob", "cy"}
-    assert summary["kappa_by_annotator"]["bob"] == pytest.approx(sk_kappa(humans["bob"], judge))
-    assert set(summary["human_human_kappa"]) == {"ann vs bob", "ann vs cy", "bob vs cy"}
-    assert summary["human_human_kappa"]["ann vs cy"] == pytest.approx(
+    assert summary.value("kappa_binary") == pytest.approx(metrics.binary_kappa(reference, judge, 2))
+    assert summary.value("accuracy") == pytest.approx(metrics.accuracy(reference, judge))
+    assert summary.value("mae") == pytest.approx(metrics.mean_absolute_error(reference, judge))
+    assert summary.pairwise["n_pairs"] > 0
+    assert np.sum(summary.confusion_matrix) == n - 6
+    assert sum(summary.label_distribution["judge"].values()) == n - 6
+    assert set(summary.by_rater["kappa_by_annotator"]) == {"ann", "bob", "cy"}
+    assert summary.by_rater["kappa_by_annotator"]["bob"] == pytest.approx(
+        sk_kappa(humans["bob"], judge)
+    )
+    assert set(summary.by_rater["human_human_kappa"]) == {"ann vs bob", "ann vs cy", "bob vs cy"}
+    assert summary.by_rater["human_human_kappa"]["ann vs cy"] == pytest.approx(
         sk_kappa(humans["ann"], humans["cy"])
     )
     # the interval is the query bootstrap of κ on the scored items, seed 0
@@ -132,21 +136,25 @@ def test_agreement_summary_against_the_individual_metrics() -> None:
         n_boot=200,
         seed=0,
     )
-    assert summary["intervals"]["kappa"] == {
+    assert summary.intervals["kappa"] == {
         "estimate": ci.estimate,
         "low": ci.low,
         "high": ci.high,
     }
-    assert summary["bootstrap"] == {"n_boot": 200, "seed": 0, "level": 0.95, "resampled": "queries"}
+    assert summary.bootstrap == {"n_boot": 200, "seed": 0, "level": 0.95, "resampled": "queries"}
 
 
 def test_agreement_summary_undefined_values_are_none() -> None:
     summary = scoring.agreement_summary([None, None], {"a": [1, 1]}, grades=[0, 1])
-    assert summary["n_unparseable"] == 2 and summary["unparseable_rate"] == 1.0
-    assert summary["kappa"] is None and summary["accuracy"] is None and summary["alpha"] is None
-    assert summary["alpha_humans"] is None  # one annotator: no humans-only α
-    assert summary["pairwise"] is None and summary["human_human_kappa"] == {}
-    assert summary["intervals"]["kappa"] == {"estimate": None, "low": None, "high": None}
+    assert summary.n_unparseable == 2 and summary.unparseable_rate == 1.0
+    assert (
+        summary.value("kappa") is None
+        and summary.value("accuracy") is None
+        and summary.value("alpha") is None
+    )
+    assert summary.value("alpha_humans") is None  # one annotator: no humans-only α
+    assert summary.pairwise is None and summary.by_rater["human_human_kappa"] == {}
+    assert summary.intervals["kappa"] == {"estimate": None, "low": None, "high": None}
 
 
 # --------------------------------------------------------------------------- intervals

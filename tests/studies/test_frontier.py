@@ -13,8 +13,8 @@ from mmjudge import metrics
 from mmjudge.cli import frontier
 from mmjudge.ensembles.cascades import build_cascade
 from mmjudge.ensembles.panels import build_panel
-from mmjudge.store import completed_runs
-from mmjudge.studies.frontier import frontier_answer
+from mmjudge.store import Bounds, completed_runs
+from mmjudge.studies.frontier import KappaDifference, frontier_answer
 from tests.fake_runs import make_run
 
 GRADES = [0, 1, 2]
@@ -45,15 +45,15 @@ def toy_sweep(tmp_path: Path) -> tuple[Path, dict[str, dict[tuple[str, str], int
 def test_answer_is_the_cheapest_candidate_not_distinguishably_worse(tmp_path: Path) -> None:
     sweep, labels = toy_sweep(tmp_path)
     (answer,) = frontier_answer(completed_runs(sweep), n_boot=300, seed=2)
-    assert answer["dataset"] == "toy"
-    assert answer["best"]["name"] == "big/default/text"
-    assert answer["best"]["usd_per_million"] == pytest.approx(10_000.0)
-    by_name = {c["name"]: c for c in answer["candidates"]}
-    assert not by_name["tiny/default/text"]["qualifies"]
-    assert by_name["mid/default/text"]["qualifies"]
-    assert answer["answer"]["name"] == "mid/default/text"
-    assert answer["answer"]["usd_per_million"] == pytest.approx(2_000.0)
-    assert "optimistic" in answer["note"]
+    assert answer.dataset == "toy"
+    assert answer.best.name == "big/default/text"
+    assert answer.best.usd_per_million == pytest.approx(10_000.0)
+    by_name = {c.name: c for c in answer.candidates}
+    assert not by_name["tiny/default/text"].qualifies
+    assert by_name["mid/default/text"].qualifies
+    assert answer.answer.name == "mid/default/text"
+    assert answer.answer.usd_per_million == pytest.approx(2_000.0)
+    assert "optimistic" in answer.note
 
     # the numbers are those of metrics' paired bootstrap on the common items
     keys = list(labels["best"])
@@ -64,19 +64,19 @@ def test_answer_is_the_cheapest_candidate_not_distinguishably_worse(tmp_path: Pa
     queries = [k[0] for k in keys]
     kappa = functools.partial(metrics.cohen_kappa, labels=GRADES)
     paired = metrics.paired_bootstrap(kappa, queries, human, a, b, n_boot=300, seed=2)
-    got = answer["answer"]
-    assert got["difference"]["estimate"] == pytest.approx(paired.difference)
-    assert got["difference"]["low"] == pytest.approx(paired.low)
-    assert got["difference"]["high"] == pytest.approx(paired.high)
-    assert got["difference"]["p_value"] == pytest.approx(paired.p_value)
-    assert got["difference"]["low"] <= 0.0
-    assert got["kappa"] == pytest.approx(metrics.cohen_kappa(human, b, GRADES))
-    assert got["kappa_best"] == pytest.approx(answer["best"]["kappa"]["estimate"])
-    assert got["n_items"] == 100 and got["n_queries"] == 20
+    got = answer.answer
+    assert got.difference.estimate == pytest.approx(paired.difference)
+    assert got.difference.low == pytest.approx(paired.low)
+    assert got.difference.high == pytest.approx(paired.high)
+    assert got.difference.p_value == pytest.approx(paired.p_value)
+    assert got.difference.low <= 0.0
+    assert got.kappa == pytest.approx(metrics.cohen_kappa(human, b, GRADES))
+    assert got.kappa_best == pytest.approx(answer.best.kappa.estimate)
+    assert got.n_items == 100 and got.n_queries == 20
     # the best judge's own κ: its interval on all its items, as in its summary
     ci = metrics.bootstrap_ci(kappa, queries, human, a, n_boot=300, seed=2)
-    assert answer["best"]["kappa"] == {"estimate": ci.estimate, "low": ci.low, "high": ci.high}
-    assert answer["best"]["n_items"] == 100
+    assert answer.best.kappa == Bounds(estimate=ci.estimate, low=ci.low, high=ci.high)
+    assert answer.best.n_items == 100
 
 
 def test_panels_and_cascades_are_candidates_but_never_the_best(tmp_path: Path) -> None:
@@ -89,15 +89,15 @@ def test_panels_and_cascades_are_candidates_but_never_the_best(tmp_path: Path) -
         sweep / "poor", sweep / "best", sweep / "ensembles" / "c", rules=["middle", "unparseable"]
     )
     (answer,) = frontier_answer(completed_runs(sweep), n_boot=200, seed=0)
-    kinds = {c["name"]: c["kind"] for c in answer["candidates"]}
+    kinds = {c.name: c.kind for c in answer.candidates}
     assert kinds[f"{summary.cell.model}/default/text"] == "panel"
     assert kinds[f"{cascade.cell.model}/default/text"] == "cascade"
     # the best single judge is never a panel or a cascade
-    assert answer["best"]["kind"] == "single"
-    best_self = next(c for c in answer["candidates"] if c["name"] == answer["best"]["name"])
-    assert best_self["qualifies"] and best_self["difference"]["estimate"] == 0.0
-    qualifying = [c for c in answer["candidates"] if c["qualifies"]]
-    assert answer["answer"]["usd_per_million"] == min(c["usd_per_million"] for c in qualifying)
+    assert answer.best.kind == "single"
+    best_self = next(c for c in answer.candidates if c.name == answer.best.name)
+    assert best_self.qualifies and best_self.difference.estimate == 0.0
+    qualifying = [c for c in answer.candidates if c.qualifies]
+    assert answer.answer.usd_per_million == min(c.usd_per_million for c in qualifying)
 
 
 def test_cli_says_on_which_items_each_kappa_is(tmp_path: Path, capsys) -> None:
@@ -106,7 +106,7 @@ def test_cli_says_on_which_items_each_kappa_is(tmp_path: Path, capsys) -> None:
     out = capsys.readouterr().out
     assert "best single judge   big/default/text  κ " in out
     assert "on its 100 items" in out
-    assert "cheapest as good    mid/default/text (single)  $2,000.00 per million" in out
+    assert "cheapest as good    mid/default/text (single)  $2,000 per million" in out
     assert "on the 100 items both graded: κ(best)" in out
     assert "κ(best) − κ:" in out and "paired bootstrap over 20 queries" in out
     assert "shared items" in out  # every candidate's κ says which items it is on
@@ -143,22 +143,19 @@ def test_frontier_and_report_give_the_same_numbers_for_a_comparison(tmp_path: Pa
     (answer,) = frontier_answer(completed_runs(root), n_boot=300)
 
     best = stats.ranked[0]
-    assert answer["best"]["name"] == f"{best.judge.model}/default/text"
-    assert answer["best"]["kappa"] == best.kappa.as_dict()
-    assert best.score is not None and answer["best"]["alpha"] == best.score.alpha
-    assert best.score is not None and answer["best"]["n_items"] == best.score.n_items
-    candidates = {c["name"]: c for c in answer["candidates"]}
+    assert answer.best.name == f"{best.judge.model}/default/text"
+    assert answer.best.kappa == Bounds(**best.kappa.as_dict())
+    assert best.score is not None and answer.best.alpha == best.score.alpha
+    assert best.score is not None and answer.best.n_items == best.score.n_items
+    candidates = {c.name: c for c in answer.candidates}
     assert len(stats.best_vs_others) == 2
     for c in stats.best_vs_others:
         mine = candidates[f"{c.b.judge.model}/default/text"]
-        assert mine["n_items"] == c.n_items and mine["n_queries"] == c.paired.n_queries
-        assert (mine["kappa_best"], mine["kappa"]) == (c.kappa_a, c.kappa_b)
-        assert mine["difference"] == {
-            "estimate": c.difference,
-            "low": c.low,
-            "high": c.high,
-            "p_value": c.p_value,
-        }
+        assert mine.n_items == c.n_items and mine.n_queries == c.paired.n_queries
+        assert (mine.kappa_best, mine.kappa) == (c.kappa_a, c.kappa_b)
+        assert mine.difference == KappaDifference(
+            estimate=c.difference, low=c.low, high=c.high, p_value=c.p_value
+        )
     near = next(c for c in stats.best_vs_others if c.b.judge.model == "near")
     assert near.n_items < stats.items.n  # shared items, not all of them
 

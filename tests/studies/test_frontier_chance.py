@@ -33,9 +33,9 @@ def test_frontier_names_no_judge_when_none_beats_chance(
     chance_sweep: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (found,) = frontier_answer(completed_runs(chance_sweep), n_boot=200)
-    assert found["best"]["above_chance"] is False and found["best"]["kappa"]["low"] < 0
-    assert found["answer"] is None
-    assert found["chance"] == 0.0 and found["human_kappa"]["low"] > 0.5
+    assert found.best.above_chance is False and found.best.kappa.low < 0
+    assert found.answer is None
+    assert found.chance == 0.0 and found.human_kappa.low > 0.5
     assert frontier_command.main([str(chance_sweep), "--n-boot", "200"]) == 0
     out = capsys.readouterr().out
     assert "cheapest as good" not in out and "best single judge" not in out
@@ -56,8 +56,8 @@ def test_frontier_still_answers_above_chance(tmp_path: Path) -> None:
         ],
     )
     (found,) = frontier_answer(completed_runs(root), n_boot=200)
-    assert found["best"]["above_chance"] is True
-    assert found["answer"] is not None and found["answer"]["above_chance"] is True
+    assert found.best.above_chance is True
+    assert found.answer is not None and found.answer.above_chance is True
     assert "chance 0.000, humans" in frontier_command.format_table([found])
 
 

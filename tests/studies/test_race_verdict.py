@@ -87,13 +87,13 @@ def test_on_a_60_item_dataset_the_card_and_the_frontier_take_the_race_or_say_why
             seen["decided"] += 1
             assert pick is chosen and card.race_note is None
             assert "Chosen by the race" in str(card.why)
-            assert answer["answer"]["run_dir"] == str(verdict.chosen_run)
-            assert answer["race"]["decided"] and answer["race"]["note"] is None
+            assert answer.answer.run_dir == str(verdict.chosen_run)
+            assert answer.race.decided and answer.race.note is None
         elif pick is not chosen:
             seen["explained"] += 1
             note = str(card.race_note)
             assert note.startswith(f"The race chose {verdict.chosen}") and note.count(". ") <= 3
-            assert answer["race"]["note"] is not None
+            assert answer.race.note is not None
     assert seen["decided"] > 0, seen
 
 

@@ -102,15 +102,15 @@ def test_study_matches_a_naive_loop(tmp_path: Path) -> None:
     result = sel.selection_study(runs, baseline=baseline, splits=60, seed=5)
     expected = naive_study(runs, baseline, 60, 5)
     for key in ("held_out_kappa", "selection_kappa", "expected_regret"):
-        assert result[key] == pytest.approx(expected[key])
-    assert result["baseline"]["beaten_rate"] == pytest.approx(expected["beaten_rate"])
-    assert result["optimism"] == pytest.approx(
+        assert getattr(result, key) == pytest.approx(expected[key])
+    assert result.baseline.beaten_rate == pytest.approx(expected["beaten_rate"])
+    assert result.optimism == pytest.approx(
         expected["selection_kappa"] - expected["held_out_kappa"]
     )
-    assert result["optimism"] > 0  # the winner's own half flatters it
-    assert result["n_items"] == 72  # a row without a label still counts as an item
-    assert sum(c["chosen_rate"] for c in result["candidates"]) == pytest.approx(1.0)
-    assert result["candidates"][0]["chosen_rate"] >= result["candidates"][-1]["chosen_rate"]
+    assert result.optimism > 0  # the winner's own half flatters it
+    assert result.n_items == 72  # a row without a label still counts as an item
+    assert sum(c.chosen_rate for c in result.candidates) == pytest.approx(1.0)
+    assert result.candidates[0].chosen_rate >= result.candidates[-1].chosen_rate
 
 
 def test_a_perfect_candidate_is_always_chosen_with_no_regret(tmp_path: Path) -> None:
@@ -121,18 +121,18 @@ def test_a_perfect_candidate_is_always_chosen_with_no_regret(tmp_path: Path) -> 
     make_run(tmp_path, "perfect", truth, human, prompt_id="aspects")
     make_run(tmp_path, "worse", worse, human, prompt_id="default")
     (result,) = sel.select(completed_runs(tmp_path, include_virtual=False), splits=30)
-    assert result["held_out_kappa"] == 1.0 and result["expected_regret"] == 0.0
-    assert result["optimism"] == 0.0
-    assert result["baseline"]["name"] == "m/default/text"  # the one 'default' run
-    assert result["baseline"]["beaten_rate"] == 1.0 and result["baseline"]["chosen_rate"] == 0.0
-    assert result["candidates"][0] == {
-        "name": "m/aspects/text",
-        "run_dir": str(tmp_path / "perfect"),
-        "chosen_rate": 1.0,
-        "held_out_kappa_when_chosen": 1.0,
-        "selection_kappa_when_chosen": 1.0,
-        "mean_half_kappa": 1.0,
-    }
+    assert result.held_out_kappa == 1.0 and result.expected_regret == 0.0
+    assert result.optimism == 0.0
+    assert result.baseline.name == "m/default/text"  # the one 'default' run
+    assert result.baseline.beaten_rate == 1.0 and result.baseline.chosen_rate == 0.0
+    assert result.candidates[0] == sel.CandidateResult(
+        name="m/aspects/text",
+        run_dir=str(tmp_path / "perfect"),
+        chosen_rate=1.0,
+        held_out_kappa_when_chosen=1.0,
+        selection_kappa_when_chosen=1.0,
+        mean_half_kappa=1.0,
+    )
 
 
 def test_baseline_resolution(tmp_path: Path) -> None:

@@ -127,10 +127,10 @@ def test_best_rule_given_cuts_and_description() -> None:
     assert [derive(best, [0, 1, 2], {"a": g}, 3) for g in range(6)] == [0, 0, 0, 1, 1, 2]
     strict = _prompt(covered_from=5, cuts=[0.3, 0.9])
     assert derive(strict, [0, 1, 2], {"a": 5, "b": 4, "c": 4}, 3) == 1
-    assert describe(_prompt(), [0, 1, 2])["text"] == (
+    assert describe(_prompt(), [0, 1, 2]).text == (
         "share of entries graded ≥ 4 of 5: 0 below 50%, 1 from 50%, 2 from 100%"
     )
-    assert describe(best, [0, 1, 2, 3])["cuts"] == pytest.approx([5 / 3, 10 / 3, 5])
+    assert describe(best, [0, 1, 2, 3]).cuts == pytest.approx([5 / 3, 10 / 3, 5])
     with pytest.raises(ConfigError, match=r"gives 3 cut points; the scale \[0, 1, 2\] needs 2"):
         derive(_prompt(cuts=[0.2, 0.5, 1.0]), [0, 1, 2], {}, 1)
     with pytest.raises(ConfigError, match="use shares above 0 and at most 1"):
