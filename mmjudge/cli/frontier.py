@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from mmjudge.cli.exits import fail
-from mmjudge.display import MISSING, interval, number, usd_per_million
+from mmjudge.display import MISSING, interval, number, price, usd_per_million
 from mmjudge.errors import MMJudgeError
 from mmjudge.store import Bounds, completed_runs
 from mmjudge.studies.frontier import (
@@ -154,7 +154,7 @@ def _candidate_table(candidates: Sequence[FrontierCandidate], pct: str) -> list[
         [
             c.name,
             c.kind,
-            f"{c.usd_per_million:,.2f}",
+            price(c.usd_per_million),
             str(c.n_items),
             _fmt(c.kappa_best),
             _fmt(c.kappa),

@@ -34,7 +34,7 @@ from pathlib import Path
 from mmjudge.api.review import item_rows
 from mmjudge.api.score_files import aligned_columns
 from mmjudge.cli.exits import fail
-from mmjudge.display import MISSING, number, percent, usd
+from mmjudge.display import MISSING, number, percent, price, usd
 from mmjudge.errors import MMJudgeError
 from mmjudge.estimation.planning import draw_unlabelled, plan_sweep
 from mmjudge.store import SavedRun, completed_runs
@@ -154,7 +154,7 @@ def format_table(plans: Sequence[DatasetPlan]) -> str:
         body = [
             [
                 j.judge,
-                f"{j.usd_per_million:,.2f}",
+                price(j.usd_per_million),
                 _n(j.n_items),
                 _n(j.n_queries),
                 _f(j.kappa),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from mmjudge.display import MISSING, price, usd
+from mmjudge.display import MISSING, number, price, usd
 from mmjudge.report.analysis import MODALITY_NAMES
 from mmjudge.report.leaderboard import CellRanking
 from mmjudge.store import CostFigures, Member, RunSummary
@@ -66,8 +66,8 @@ def spend_rows(cells: pd.DataFrame) -> list[dict[str, str]]:
                 "forecast": usd(float(expected) if expected is not None else None),
                 "difference": ratio,
                 "per_million": price(cost.usd_per_million),
-                "image_per_million": f"{cost.image_usd_per_million:,.2f}",
-                "text_per_million": f"{cost.text_usd_per_million:,.2f}",
+                "image_per_million": price(cost.image_usd_per_million),
+                "text_per_million": price(cost.text_usd_per_million),
             }
         )
     return rows
@@ -108,8 +108,8 @@ def ensemble_rows(cells: pd.DataFrame) -> list[dict[str, str]]:
                 "how": ensemble.how,
                 "members": ", ".join(_member(m) for m in ensemble.members),
                 "escalation": MISSING if rate is None else f"{float(rate):.1%}",
-                "kappa": MISSING if kappa is None else f"{float(kappa):.3f}",
-                "per_million": f"{summary.cost.usd_per_million:,.2f}",
+                "kappa": number(kappa),
+                "per_million": price(summary.cost.usd_per_million),
             }
         )
     return rows
