@@ -20,7 +20,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from mmjudge.data.qrels import QRELS_LAYOUT, QrelsFile, load_qrels, load_qrels_runs
+from mmjudge.data.qrels import (
+    QRELS_LAYOUT,
+    QrelsFile,
+    label_file_errors,
+    load_qrels,
+    load_qrels_runs,
+)
 from mmjudge.errors import DatasetError
 from mmjudge.files import read_jsonl
 
@@ -102,16 +108,8 @@ def _jsonl_runs(path: Path) -> dict[str, QrelsFile]:
 
 def _rows(path: Path) -> Iterator[tuple[int, Any]]:
     """(line number, value) of each line; a file that cannot be read is a DatasetError."""
-    try:
+    with label_file_errors(path):
         yield from read_jsonl(path)
-    except FileNotFoundError:
-        raise DatasetError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise DatasetError(f"{path}: is a directory, expected a file") from None
-    except UnicodeDecodeError as error:
-        raise DatasetError(f"{path}: not UTF-8 text ({error.reason})") from None
-    except OSError as error:
-        raise DatasetError(f"{path}: cannot read ({error.strerror})") from None
 
 
 def _fields(row: Any, where: str) -> tuple[str, str, int]:

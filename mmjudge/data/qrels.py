@@ -12,6 +12,7 @@ names the file, the line number and the field at fault.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -27,14 +28,12 @@ QRELS_LAYOUT = "query iteration doc grade"
 RUN_LAYOUT = "query Q0 doc rank score tag"
 
 
-def _lines(path: Path) -> Iterator[tuple[int, list[str]]]:
-    """(line number, fields) for every non-blank line; unreadable files become DatasetError."""
+@contextlib.contextmanager
+def label_file_errors(path: Path) -> Iterator[None]:
+    """A label file that cannot be read, while the block reads it, becomes one DatasetError
+    line naming the file and why (the one wording for TREC and JSON-lines label files)."""
     try:
-        with path.open(encoding="utf-8") as handle:
-            for line_no, line in enumerate(handle, start=1):
-                fields = line.split()
-                if fields:
-                    yield line_no, fields
+        yield
     except FileNotFoundError:
         raise DatasetError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -43,6 +42,15 @@ def _lines(path: Path) -> Iterator[tuple[int, list[str]]]:
         raise DatasetError(f"{path}: not UTF-8 text ({error.reason})") from None
     except OSError as error:
         raise DatasetError(f"{path}: cannot read ({error.strerror})") from None
+
+
+def _lines(path: Path) -> Iterator[tuple[int, list[str]]]:
+    """(line number, fields) for every non-blank line; unreadable files become DatasetError."""
+    with label_file_errors(path), path.open(encoding="utf-8") as handle:
+        for line_no, line in enumerate(handle, start=1):
+            fields = line.split()
+            if fields:
+                yield line_no, fields
 
 
 def _number(text: str, kind: type[int] | type[float], where: str, field: str) -> int | float:
