@@ -15,6 +15,7 @@ each, used by the console lines, the commands' tables and the report.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable
 from typing import Protocol
 
@@ -41,10 +42,11 @@ class IntervalLike(Protocol):
 
 
 def finite(value: object) -> float | None:
-    """``value`` as a float when it is a finite number, else None."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    """``value`` as a float when it is a finite number (NumPy's included), else None."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
         return None
-    return float(value) if math.isfinite(value) else None
+    x = float(value)
+    return x if math.isfinite(x) else None
 
 
 def number(value: float | None, digits: int = 3, *, sign: bool = False) -> str:

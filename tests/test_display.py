@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from mmjudge import display
@@ -17,6 +18,12 @@ def test_an_undefined_value_is_written_missing(value: object) -> None:
     assert display.number(value) == MISSING  # type: ignore[arg-type]
     assert display.usd(value) == MISSING  # type: ignore[arg-type]
     assert display.percent(value) == MISSING  # type: ignore[arg-type]
+
+
+def test_numpy_numbers_are_numbers() -> None:
+    assert display.number(np.int64(3), 1) == "3.0"
+    assert display.usd(np.float32(2.5)) == "$2.50"
+    assert display.number(np.float64("nan")) == MISSING
 
 
 def test_a_value_that_rounds_to_zero_has_no_minus() -> None:
