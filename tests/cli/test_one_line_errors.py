@@ -59,10 +59,14 @@ def test_a_report_into_a_folder_that_cannot_be_made_is_one_line(
 
 
 #: Runs ``python -m mmjudge.sweep`` as a user's shell does, with a Ctrl-C arriving as the
-#: command imports Hydra (what a stop in the first tenths of a second meets).
+#: command imports Hydra (what a stop in the first tenths of a second meets). A shell starts a
+#: foreground command with SIGINT handled and unblocked; a test runner's process need not (an
+#: ignored or blocked SIGINT is inherited), so the script sets both as the shell would.
 _STOPPED_WHILE_LOADING = """
 import builtins, os, runpy, signal, sys
 
+signal.signal(signal.SIGINT, signal.default_int_handler)
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 real_import = builtins.__import__
 
 def importing(name, *args, **kwargs):
