@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -57,10 +58,28 @@ register_resolvers()
 
 @hydra.main(version_base="1.3", config_path=CONFIG_SEARCH_PATH, config_name="config")
 def _app(cfg: DictConfig) -> None:
-    from mmjudge.grid.hydra_jobs import job_running_here
+    from mmjudge.grid.hydra_jobs import (
+        hold_stops_between_jobs,
+        in_worker,
+        job_running_here,
+        stop_marked,
+    )
 
-    with job_running_here():
-        _job(cfg)
+    if not in_worker():
+        with job_running_here():
+            _job(cfg)
+        return
+    # A launcher's worker: a stop must end this job, never reach the launcher's code (which
+    # would tear the other workers down with their calls in flight; grid/hydra_jobs.py).
+    hold_stops_between_jobs()
+    if stop_marked(Path(str(HydraConfig.get().sweep.dir))):
+        note_exit(128 + signal.SIGINT)  # the sweep stops after this batch; this cell waits
+        return
+    try:
+        with job_running_here():
+            _job(cfg)
+    except KeyboardInterrupt as stop:  # before the cell's calls began, or after they ended
+        note_exit(128 + signal_number_of(stop))
 
 
 def _job(cfg: DictConfig) -> None:
