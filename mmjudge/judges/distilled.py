@@ -46,6 +46,9 @@ from mmjudge.judges.options import JudgeOptions
 from mmjudge.locations import resolve_path
 from mmjudge.records import JudgeRequest, JudgeResponse
 
+#: Said in the explanation of every grade of an item the judge was trained on.
+TRAINED_NOTE = "It was trained on this item: its grade is not a held-out one."
+
 
 @dataclass(frozen=True)
 class DistilledOptions(JudgeOptions):
@@ -162,10 +165,6 @@ class DistilledJudge(JudgeAPI):
         source = f"{self.folder / MANIFEST}: {self.manifest.provenance()}"
         return {"text": CutPoints(list(self.manifest.cut_points), source)}
 
-    def trained_on(self, query_id: str, result_id: str) -> bool:
-        """Whether the judge was trained on this item (its grade is not a held-out one)."""
-        return f"{query_id}\t{result_id}" in self.manifest.trained_item_set
-
     def load(self) -> Any:
         """The cross-encoder, loaded once (blocking; thread-safe)."""
         with self._lock:
@@ -202,8 +201,10 @@ class DistilledJudge(JudgeAPI):
             started += time.perf_counter() - before  # the one-off load is not this call's
         score = await self._batcher.submit(request)
         grade = self.grade(score, request.grades)
+        seen = request.item_key in self.manifest.trained_item_set
+        note = f" {TRAINED_NOTE}" if seen else ""
         return JudgeResponse(
-            text=f"{grade}\nThe distilled model scores the pair {score:.3f}.",
+            text=f"{grade}\nThe distilled model scores the pair {score:.3f}.{note}",
             latency_s=time.perf_counter() - started,
             model=self.name,
             stop_reason="stop",
