@@ -1,7 +1,7 @@
 """Train a small local judge on grades you already have.
 
     mmjudge distill SOURCE --out DIR [--judge NAME | --teacher humans | --labels FILE]
-                    [--holdout 0.3] [--epochs 3] [--batch-size 16] [--learning-rate 5e-5]
+                    [--holdout 0.3] [--epochs 3] [--batch-size 16] [--learning-rate 1e-4]
                     [--seed 0] [--base DIR] [--device cpu|cuda]
 
 SOURCE is a run or sweep folder; its config names the dataset the texts come from. The grades
@@ -15,7 +15,6 @@ model.options.path=DIR`` runs it in a sweep. Needs the ``local`` extra.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 from collections.abc import Sequence
 
@@ -67,9 +66,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return fail(PROG, f"--judge goes with --teacher judge, not --teacher {teacher}")
     if args.epochs < 1 or args.batch_size < 1:
         return fail(PROG, "--epochs and --batch-size must be at least 1")
-    missing = [m for m in ("torch", "sentence_transformers") if importlib.util.find_spec(m) is None]
-    if missing:
-        return fail(PROG, f"needs {', '.join(missing)}: pip install 'mmjudge[local]'")
     settings = TrainSettings(
         base=args.base,
         epochs=args.epochs,
@@ -78,6 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         seed=args.seed,
         device=args.device,
     )
+    quiet_loading()
     try:
         result = distill(
             args.source,
@@ -95,6 +92,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(file=sys.stderr)
     print(summary(result))
     return 0
+
+
+def quiet_loading() -> None:
+    """Leave the terminal to this command's progress line: transformers' own bars and load
+    reports (a new head "newly initialized" is what training starts from) are not shown."""
+    import os
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # every checkpoint here is a local folder
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 
 def _progress(epoch: int, epochs: int, done: int, total: int, loss: float) -> None:

@@ -9,6 +9,7 @@ score_judge`; the source judge's κ against people is measured on the same held-
 
 from __future__ import annotations
 
+import importlib.util
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -69,10 +70,16 @@ def distill(
         )
     gathered = gather(source, teacher, judge=judge, labels=labels)
     parts = split(gathered.pairs, held_out_share, settings.seed)
+    missing = [m for m in ("torch", "sentence_transformers") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise MMJudgeError(
+            f"training needs {' and '.join(missing)}: pip install 'mmjudge[local]' (and torch)"
+        )
     folder.mkdir(parents=True, exist_ok=True)
     trained = train(parts.train, gathered.grades, settings, model_path(folder), progress)
     model = load_cross_encoder(folder, settings.device)
-    cuts = cut_points(gathered.grades)
+    fitted = pair_scores(model, [(p.query, p.text) for p in parts.train], settings.batch_size)
+    cuts = cut_points(fitted, [p.grade for p in parts.train], gathered.grades)
     scores = pair_scores(model, [(p.query, p.text) for p in parts.held_out], settings.batch_size)
     predicted = [grade_for(s, cuts, gathered.grades) for s in scores]
     manifest = DistilledManifest(

@@ -7,8 +7,8 @@ checkpoint (by default the MiniLM weights the ``local`` extra bundles, so nothin
 downloaded; its classification head is new, drawn from the seed). Each grade is learnt as its
 place on the scale from 0 (the lowest grade) to 1 (the highest), with binary cross-entropy on
 the model's logit, the loss sentence-transformers itself uses for one-output cross-encoders;
-the judge turns the sigmoid of the logit back into a grade by cut points half-way between the
-grades' places.
+the judge turns the sigmoid of the logit back into a grade by cut points fitted on the
+training pairs (:func:`cut_points`).
 
 The loop is written here rather than handed to sentence-transformers' trainer: it needs an
 epoch-level save that a stop never half-writes, a stop that keeps the last finished epoch, the
@@ -53,7 +53,7 @@ class TrainSettings:
     """Passes over the training pairs."""
     batch_size: int = 16
     """Pairs per optimiser step."""
-    learning_rate: float = 5e-5
+    learning_rate: float = 1e-4
     """AdamW's step size."""
     seed: int = 0
     """Seed of the head's initial weights and of the order of the pairs."""
@@ -104,10 +104,36 @@ def targets(pairs: Sequence[Pair], grades: Sequence[int]) -> list[float]:
     return [ordered.index(p.grade) / top for p in pairs]
 
 
-def cut_points(grades: Sequence[int]) -> list[float]:
-    """Scores from which each grade above the lowest is given: half-way between places."""
-    top = len(grades) - 1
-    return [(i + 0.5) / top for i in range(top)]
+def cut_points(
+    scores: Sequence[float], taught: Sequence[int], grades: Sequence[int]
+) -> list[float]:
+    """Cut points that give the training pairs the teacher's share of each grade: the i-th is
+    the score below which as many training pairs lie as the teacher graded below grade i+1.
+
+    Fitted on the training pairs only (never the held-out ones), so the held-out κ stays
+    honest; they turn the model's ranking into grades even while its scores sit close
+    together, as they do after a short training. Ties are broken upwards so the cut points
+    increase strictly.
+    """
+    import numpy as np
+
+    ordered = sorted(grades)
+    values = np.sort(np.asarray(scores, dtype=float))
+    counts = [sum(1 for t in taught if t == g) for g in ordered]
+    out: list[float] = []
+    below = 0
+    for count in counts[:-1]:
+        below += count
+        if below <= 0:
+            cut = float(values[0]) - 1e-6
+        elif below >= len(values):
+            cut = float(values[-1]) + 1e-6
+        else:
+            cut = float(values[below - 1] + values[below]) / 2
+        if out and cut <= out[-1]:
+            cut = out[-1] + 1e-6
+        out.append(cut)
+    return out
 
 
 def train(

@@ -13,9 +13,10 @@ from mmjudge.errors import MMJudgeError
 from tests.distill.toy import items, write_source
 
 
-@pytest.fixture()
-def source(tmp_path: Path) -> Path:
-    return write_source(tmp_path)
+@pytest.fixture(scope="module")
+def source(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One toy source for the module (no test changes it)."""
+    return write_source(tmp_path_factory.mktemp("toy"))
 
 
 def test_humans_teach_the_consensus_with_the_dataset_text(source: Path) -> None:
