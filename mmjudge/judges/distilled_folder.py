@@ -52,7 +52,7 @@ class KappaFigure:
 
     def text(self) -> str:
         """``0.41 [0.30, 0.52] on 120 items`` (``undefined`` without a value)."""
-        if self.estimate is None:
+        if self.estimate is None or not math.isfinite(self.estimate):
             return f"undefined on {self.n_items} items"
         if self.low is None or self.high is None:
             return f"{self.estimate:.2f} on {self.n_items} items"
