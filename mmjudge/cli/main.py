@@ -37,6 +37,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "mmjudge.cli.estimate",
         "prediction-powered estimates from a judge's labels and a few human ones",
     ),
+    "distill": (
+        "mmjudge.cli.distill",
+        "train a small local judge on a judge's, people's or a file's grades",
+    ),
     "monitor": (
         "mmjudge.cli.monitor",
         "re-judge a fixed set of items and flag drift; its timeline",

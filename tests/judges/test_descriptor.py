@@ -27,7 +27,15 @@ from mmjudge.judges.http import SDKJudge
 from mmjudge.records import JudgeRequest, JudgeResponse
 from mmjudge.store.provenance import CORE_PACKAGES, package_versions, packages
 
-SHIPPED = {"anthropic", "embedding", "lexical", "openai", "openai_compatible", "replay"}
+SHIPPED = {
+    "anthropic",
+    "distilled",
+    "embedding",
+    "lexical",
+    "openai",
+    "openai_compatible",
+    "replay",
+}
 #: What a batch judge implements beside ``generate`` (:class:`mmjudge.judges.base.BatchJudge`).
 BATCH_METHODS = ("batch_entry", "batch_submit", "batch_poll", "batch_results")
 

@@ -44,6 +44,8 @@ PLUGINS = PACKAGE.parent / "hydra_plugins"
 #: (whether a request has left) is told by the fast path and the SDK's path alike. ``grid`` is
 #: the one seam for running cells: a grid composed once, launchers, and the loop of rounds that
 #: sweeps, races and the race's simulation share; it runs cells through the engine.
+#: ``distill`` trains a judge from saved runs' grades (store, data, metrics); the folder it
+#: writes is read by the ``distilled`` judge, so that format lives in ``judges``.
 STAGES: list[tuple[str, ...]] = [
     ("__init__", "errors", "records", "display", "files", "keyguard", "images", "departures"),
     ("locations",),
@@ -57,6 +59,7 @@ STAGES: list[tuple[str, ...]] = [
     ("metrics",),
     ("studies",),
     ("estimation",),
+    ("distill",),
     ("engine",),
     ("grid",),
     ("ensembles",),

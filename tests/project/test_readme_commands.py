@@ -62,7 +62,8 @@ _LOCAL_URL = re.compile(r"http://127\.0\.0\.1:(\d+)")
 _BENCHMARK = re.compile(r"^python3? benchmarks/")
 #: What some commands need beyond the test extra: (pattern, module, extra named in the reason).
 _NEEDS = (
-    (re.compile(r"\bmodel=\S*\b(?:minilm|clip)\b"), "sentence_transformers", "local"),
+    (re.compile(r"\bmodel=\S*\b(?:minilm|clip|distilled)\b"), "sentence_transformers", "local"),
+    (re.compile(r"\bmmjudge distill\b"), "sentence_transformers", "local"),
     (re.compile(r"hydra/launcher=joblib"), "hydra_plugins.hydra_joblib_launcher", "joblib"),
     (re.compile(r"hydra/launcher=ray"), "hydra_plugins.hydra_ray_launcher", "ray"),
 )

@@ -1,0 +1,148 @@
+"""``mmjudge distill`` as a library function: gather the pairs, split the queries, train, measure
+on the held-out queries, and write the judge's folder.
+
+The held-out measurement uses the model saved in the folder (the last finished epoch), so the
+κ in the manifest is the κ of the judge a sweep will load. κ is the report's headline (Cohen's,
+unweighted) with its bootstrap interval over queries, from :func:`mmjudge.metrics.scoring.
+score_judge`; the source judge's κ against people is measured on the same held-out items.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+from mmjudge.distill.pairs import Pair, PairSet, gather, split
+from mmjudge.distill.train import Progress, Trained, TrainSettings, cut_points, train
+from mmjudge.errors import MMJudgeError
+from mmjudge.judges.cut_points import grade_for
+from mmjudge.judges.distilled import load_cross_encoder, pair_scores
+from mmjudge.judges.distilled_folder import (
+    MANIFEST,
+    DistilledManifest,
+    HeldOutFigures,
+    KappaFigure,
+    model_path,
+    write_manifest,
+)
+from mmjudge.metrics.scoring import score_judge
+
+#: Share of the queries held out by default.
+HELD_OUT_SHARE = 0.3
+
+
+class Distilled(NamedTuple):
+    """A distilled judge's folder, what it says, and how the training went."""
+
+    folder: Path
+    """The folder written (``--out``)."""
+    manifest: DistilledManifest
+    """Its manifest, as written."""
+    trained: Trained
+    """Epochs done, time taken, whether it was stopped."""
+
+
+def distill(
+    source: str | Path,
+    out: str | Path,
+    *,
+    teacher: str = "judge",
+    judge: str | None = None,
+    labels: str | Path | None = None,
+    held_out_share: float = HELD_OUT_SHARE,
+    settings: TrainSettings | None = None,
+    progress: Progress | None = None,
+) -> Distilled:
+    """Train a judge on ``source``'s grades from ``teacher`` and write it to ``out``.
+
+    Raises:
+        MMJudgeError: input it cannot learn from, in one line (see :mod:`mmjudge.distill.pairs`).
+    """
+    settings = settings or TrainSettings()
+    folder = Path(out)
+    if folder.exists() and any(folder.iterdir()) and not (folder / MANIFEST).is_file():
+        raise MMJudgeError(
+            f"--out {folder}: a folder with other files in it; give a new folder (or one "
+            "`mmjudge distill` wrote, to replace its judge)"
+        )
+    gathered = gather(source, teacher, judge=judge, labels=labels)
+    parts = split(gathered.pairs, held_out_share, settings.seed)
+    missing = [m for m in ("torch", "sentence_transformers") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise MMJudgeError(
+            f"training needs {' and '.join(missing)}: pip install 'mmjudge[local]' (and torch)"
+        )
+    folder.mkdir(parents=True, exist_ok=True)
+    trained = train(parts.train, gathered.grades, settings, model_path(folder), progress)
+    model = load_cross_encoder(folder, settings.device)
+    fitted = pair_scores(model, [(p.query, p.text) for p in parts.train], settings.batch_size)
+    cuts = cut_points(fitted, [p.grade for p in parts.train], gathered.grades)
+    scores = pair_scores(model, [(p.query, p.text) for p in parts.held_out], settings.batch_size)
+    predicted = [grade_for(s, cuts, gathered.grades) for s in scores]
+    manifest = DistilledManifest(
+        grades=list(gathered.grades),
+        cut_points=cuts,
+        source=gathered.source,
+        teacher=gathered.teacher,
+        teacher_name=gathered.teacher_name,
+        dataset=gathered.dataset,
+        base=str(settings.base or "all-MiniLM-L6-v2 (bundled)"),
+        seed=settings.seed,
+        epochs=settings.epochs,
+        epochs_done=trained.epochs_done,
+        trained_items=[p.key for p in parts.train],
+        held_out_queries=parts.held_out_queries,
+        held_out=held_out_figures(gathered, parts.held_out, predicted),
+        train_seconds=round(trained.seconds, 2),
+    )
+    write_manifest(folder, manifest)
+    return Distilled(folder, manifest, trained)
+
+
+def held_out_figures(
+    gathered: PairSet, held_out: Sequence[Pair], predicted: Sequence[int]
+) -> HeldOutFigures:
+    """κ of the trained judge against its teacher and against people, and of the teacher
+    against people, all on the held-out items."""
+    queries = [p.query_id for p in held_out]
+    teacher = [float(p.grade) for p in held_out]
+    people = [p.human for p in held_out]
+    student = [float(g) for g in predicted]
+    has_people = any(not math.isnan(h) for h in people)
+    humans_taught = gathered.teacher == "humans"
+    return HeldOutFigures(
+        n_items=len(held_out),
+        n_queries=len(set(queries)),
+        student_vs_source=kappa(queries, teacher, student, gathered.grades),
+        student_vs_people=kappa(queries, people, student, gathered.grades) if has_people else None,
+        source_vs_people=(
+            kappa(queries, people, teacher, gathered.grades)
+            if has_people and not humans_taught
+            else None
+        ),
+    )
+
+
+def kappa(
+    queries: Sequence[str],
+    reference: Sequence[float],
+    judged: Sequence[float],
+    grades: Sequence[int],
+) -> KappaFigure:
+    """The headline κ of ``judged`` against ``reference`` with its interval."""
+    score = score_judge(queries, reference, judged, [float(g) for g in grades])
+    value = score.kappa
+    return KappaFigure(
+        estimate=_number(value.estimate),
+        low=_number(value.low),
+        high=_number(value.high),
+        n_items=score.n_items,
+        n_queries=score.n_queries,
+    )
+
+
+def _number(value: float) -> float | None:
+    return round(float(value), 4) if math.isfinite(value) else None
