@@ -269,3 +269,40 @@ def test_the_forecast_file_keeps_its_keys_without_caching_and_round_trips_with_i
     back = CellForecast.from_dict(cell(cached).to_dict())
     assert back.sync.cached_input_tokens == 2500
     assert back.sync.cache_saved_usd == pytest.approx(cached.cache_saved_usd)
+
+
+# -- the summary's block ---------------------------------------------------------------------
+
+
+def test_the_summary_block_tells_the_hit_rate_and_the_saving() -> None:
+    import pandas as pd
+
+    from mmjudge.costs.calls import CallPricer
+    from mmjudge.costs.run_dollars import prompt_cache_use
+    from mmjudge.store import PromptCacheUse
+
+    frame = pd.DataFrame(
+        {
+            "input_tokens": [3000, 3000, 3000, 500],
+            "output_tokens": [10, 10, 10, 10],
+            "image_tokens": [0, 0, 0, 0],
+            "cached_input_tokens": [0, 2500, 2500, 0],
+            "cache_write_tokens": [2500, 0, 0, 0],
+            "cache_write_1h_tokens": [0, 0, 0, 0],
+            "batch": [False, False, True, False],
+        }
+    )
+    use = prompt_cache_use(frame, CallPricer(SONNET, claude()))
+    # The write costs 2500 x 0.75 more, each read saves 2500 x 2.7, the batch one at half.
+    saved = (-2500 * 0.75 + 2500 * 2.7 + 2500 * 2.7 * 0.5) / 1e6
+    assert use == PromptCacheUse(
+        input_tokens=9500,
+        read_tokens=5000,
+        write_tokens=2500,
+        hit_rate=pytest.approx(5000 / 9500),  # type: ignore[arg-type]
+        saved_usd=pytest.approx(saved),  # type: ignore[arg-type]
+        saved_usd_per_million=pytest.approx(saved / 4 * 1e6),  # type: ignore[arg-type]
+    )
+    assert PromptCacheUse.from_json(use.to_json()) == use  # type: ignore[union-attr]
+    untouched = frame.assign(cached_input_tokens=0, cache_write_tokens=0)
+    assert prompt_cache_use(untouched, CallPricer(SONNET, claude())) is None
