@@ -83,15 +83,6 @@ class PromptCacheUse:
     saved_usd_per_million: float = 0.0
     """``saved_usd`` per million judgments."""
 
-    def to_json(self) -> dict[str, Any]:
-        """The block as ``summary.json`` holds it."""
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> PromptCacheUse:
-        """The block from ``summary.json``."""
-        return cls(**known_fields(cls, data))
-
 
 @dataclass(frozen=True)
 class TokenMeans:

@@ -284,7 +284,7 @@ class RunSummary:
         if self.stability is not None:
             data["stability"] = self.stability.to_json()
         if self.prompt_cache is not None:
-            data["prompt_cache"] = self.prompt_cache.to_json()
+            data["prompt_cache"] = dataclasses.asdict(self.prompt_cache)
         return data
 
     @classmethod
@@ -335,7 +335,7 @@ class RunSummary:
                 n_items=data.get("n_items"),
                 stability=Stability.from_json(stability) if isinstance(stability, dict) else None,
                 prompt_cache=(
-                    PromptCacheUse.from_json(prompt_cache)
+                    PromptCacheUse(**known_fields(PromptCacheUse, prompt_cache))
                     if isinstance(prompt_cache, dict)
                     else None
                 ),

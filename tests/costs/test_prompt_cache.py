@@ -4,6 +4,8 @@ ledger's one-hour writes, and the forecast's expected saving, against hand-compu
 from __future__ import annotations
 
 import dataclasses
+import json
+from pathlib import Path
 
 import pytest
 
@@ -28,6 +30,7 @@ from tests.helpers import compose_config
 
 SONNET = ModelPrice(input=3.0, output=15.0, cache_write=3.75, cache_write_1h=6.0, cache_read=0.3)
 MINI = ModelPrice(input=0.15, output=0.6, cached_input=0.075)
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "summaries"
 LONG = "Grade with care. " * 700  # about 2,800 tokens of shared instructions
 
 
@@ -279,7 +282,7 @@ def test_the_summary_block_tells_the_hit_rate_and_the_saving() -> None:
 
     from mmjudge.costs.calls import CallPricer
     from mmjudge.costs.run_dollars import prompt_cache_use
-    from mmjudge.store import PromptCacheUse
+    from mmjudge.store import PromptCacheUse, RunSummary
 
     frame = pd.DataFrame(
         {
@@ -303,6 +306,14 @@ def test_the_summary_block_tells_the_hit_rate_and_the_saving() -> None:
         saved_usd=pytest.approx(saved),  # type: ignore[arg-type]
         saved_usd_per_million=pytest.approx(saved / 4 * 1e6),  # type: ignore[arg-type]
     )
-    assert PromptCacheUse.from_json(use.to_json()) == use  # type: ignore[union-attr]
+    assert use is not None
+    summary = RunSummary.from_json(json.loads((FIXTURES / "v1_complete.json").read_text()))
+    with_block = dataclasses.replace(
+        summary, parts=dataclasses.replace(summary.parts, prompt_cache=use)
+    )
+    written = with_block.to_json()
+    assert written["prompt_cache"]["read_tokens"] == 5000
+    assert RunSummary.from_json(written).prompt_cache == use
+    assert "prompt_cache" not in summary.to_json()
     untouched = frame.assign(cached_input_tokens=0, cache_write_tokens=0)
     assert prompt_cache_use(untouched, CallPricer(SONNET, claude())) is None
