@@ -50,6 +50,20 @@ class EncodedImage:
 
 
 @dataclass(frozen=True)
+class PromptCacheMark:
+    """Where a request's cacheable leading part ends, for the provider's prompt cache."""
+
+    prefix_chars: int
+    """Leading characters of ``JudgeRequest.prompt`` that every item of the cell shares (the
+    system message, sent before them, belongs to the cached part too)."""
+    ttl: str = "5m"
+    """How long the provider keeps the part: ``5m`` or ``1h`` (``runner.prompt_cache_ttl``)."""
+    key: str = ""
+    """A key the requests of one query share, so a provider that routes by it (OpenAI's
+    ``prompt_cache_key``) sends them where their prefix is cached."""
+
+
+@dataclass(frozen=True)
 class JudgeRequest:
     """One call to a judge: the rendered prompt and the images, plus generation settings."""
 
@@ -75,6 +89,10 @@ class JudgeRequest:
     sample: int = 0
     """Which of ``runner.samples`` answers to the same request this is: 0 for the first
     (whose cache key is the request's own), 1, 2, ... for the repeats, each with its own key."""
+    cache_mark: PromptCacheMark | None = None
+    """Where the part a provider's prompt cache may keep ends (``runner.prompt_cache=auto``);
+    None: the request carries no mark. It changes what the call is billed, never what the
+    model reads, so it is no part of the prompt hash."""
 
     def prompt_hash(self) -> str:
         """Hash of everything the model reads, images by their content hash: the sha256 of
@@ -103,6 +121,9 @@ class Usage:
     """Input tokens read from the provider's prompt cache (part of ``input_tokens``)."""
     cache_write_tokens: int = 0
     """Input tokens written to the provider's prompt cache (part of ``input_tokens``)."""
+    cache_write_1h_tokens: int = 0
+    """The part of ``cache_write_tokens`` written for an hour (Anthropic's ``1h`` TTL), billed
+    at the sheet's ``cache_write_1h`` price."""
     reasoning_tokens: int = 0
     """Output tokens spent on hidden reasoning (part of ``output_tokens``)."""
     image_tokens: int = 0
@@ -117,8 +138,12 @@ class Usage:
         )
 
     def to_dict(self) -> dict[str, int]:
-        # Plain ints: no deep copy (``asdict``), which every row would pay for.
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        # Plain ints: no deep copy (``asdict``), which every row would pay for. One-hour cache
+        # writes are left out where there are none, so files without them keep their keys.
+        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        if not self.cache_write_1h_tokens:
+            del data["cache_write_1h_tokens"]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> Usage:
@@ -176,6 +201,15 @@ class Forecast:
     output_basis: str = ""
     """Where the output tokens per call come from (cached answers, the answer format, or
     ``runner.forecast_output_tokens``)."""
+    cached_input_tokens: int = 0
+    """Input tokens expected to be read from the provider's prompt cache (part of
+    ``input_tokens``)."""
+    cache_saved_usd: float = 0.0
+    """Dollars below list price that reading them from the cache saves (``usd`` is after
+    the saving)."""
+    prompt_cache: str = ""
+    """Why the calls' shared part is not offered to the provider's prompt cache (the first
+    reason met); empty when it is, or when no call has a shared part."""
 
     def add(self, other: Forecast) -> None:
         self.calls += other.calls
@@ -185,6 +219,9 @@ class Forecast:
         self.usd += other.usd
         self.image_usd += other.image_usd
         self.exact_text_tokens = self.exact_text_tokens and other.exact_text_tokens
+        self.cached_input_tokens += other.cached_input_tokens
+        self.cache_saved_usd += other.cache_saved_usd
+        self.prompt_cache = self.prompt_cache or other.prompt_cache
 
     @property
     def usd_per_million(self) -> float:
@@ -192,6 +229,10 @@ class Forecast:
 
     def to_dict(self) -> dict[str, float | int | bool | str]:
         data: dict[str, float | int | bool | str] = dataclasses.asdict(self)
+        if not (self.cached_input_tokens or self.prompt_cache):
+            # Nothing the prompt cache does: the file keeps the keys it had before caching.
+            for name in ("cached_input_tokens", "cache_saved_usd", "prompt_cache"):
+                del data[name]
         data["output_tokens"] = round(self.output_tokens)
         data["usd_per_million"] = self.usd_per_million
         return data

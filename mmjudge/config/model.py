@@ -53,6 +53,10 @@ class ModelConfig:
     """Request rate limit; null for none."""
     tokens_per_minute: float | None = None
     """Token rate limit (input + output); null for none."""
+    prompt_cache_min_tokens: int | None = None
+    """The shortest prefix the provider's prompt cache keeps for this model (OpenAI: 1,024;
+    Anthropic: 1,024 to 4,096 by model); null: the model has no prompt cache that mmjudge
+    arranges, so ``runner.prompt_cache=auto`` leaves its requests as they are."""
 
     def validate(self) -> None:
         check_name("model.name", self.name)
@@ -60,6 +64,7 @@ class ModelConfig:
         check_whole("model.max_concurrency", self.max_concurrency, 1, "for no limit of its own")
         check_whole("model.context_tokens", self.context_tokens, 1)
         check_whole("model.max_tokens", self.max_tokens, 0)
+        check_whole("model.prompt_cache_min_tokens", self.prompt_cache_min_tokens, 1, "for none")
         require(
             self.max_tokens <= self.context_tokens,
             "model.max_tokens",

@@ -18,6 +18,12 @@ from mmjudge.locations import resolve_path
 MODES = ("sync", "batch")
 #: ``runner.batch_failed``: where items a batch returned as failed are retried.
 FAILED_MODES = ("batch", "sync")
+#: ``runner.prompt_cache``: mark the prompt's static part for the provider's prompt cache
+#: where the model has one and the part is long enough, or never.
+PROMPT_CACHE_MODES = ("auto", "off")
+#: ``runner.prompt_cache_ttl``: how long Anthropic keeps a cached prefix (a 1-hour write
+#: costs more than a 5-minute one; a read costs the same).
+PROMPT_CACHE_TTLS = ("5m", "1h")
 #: The longest ``runner.timeout_s``: a call silent for an hour is a stalled connection, and a
 #: larger number (``1e308``) would mean no timeout at all.
 MAX_TIMEOUT_S = 3600.0
@@ -93,11 +99,25 @@ class RunnerConfig:
     in the response cache, and the summary measures how often the judge agrees with itself
     (:mod:`mmjudge.studies.stability`). In a batch (``runner.mode=batch``) each sample is
     a request of its own, with its own custom id, priced at the batch discount."""
+    prompt_cache: str = "auto"
+    """``auto``: the prompt's static part (instructions, scale, guidelines) is laid out first
+    and offered to the provider's prompt cache where the model names a minimum cacheable
+    length (``model.prompt_cache_min_tokens``) and the part reaches it; ``off``: requests
+    carry no cache marks (OpenAI still caches long prefixes on its own)."""
+    prompt_cache_ttl: str = "5m"
+    """How long Anthropic keeps the cached part: ``5m`` (written at 1.25x the input price) or
+    ``1h`` (at 2x; the sheet's ``cache_write_1h``), for batches that take longer than
+    five minutes between calls sharing the part."""
 
     def validate(self) -> None:
         """Every ``runner`` setting's check, in one place: the run engine uses the values as
         they are."""
-        for name, choices in (("mode", MODES), ("batch_failed", FAILED_MODES)):
+        for name, choices in (
+            ("mode", MODES),
+            ("batch_failed", FAILED_MODES),
+            ("prompt_cache", PROMPT_CACHE_MODES),
+            ("prompt_cache_ttl", PROMPT_CACHE_TTLS),
+        ):
             value = getattr(self, name)
             require(value in choices, f"runner.{name}", value, f"use one of {', '.join(choices)}")
         for name, minimum, null in (
@@ -179,10 +199,10 @@ class PricingConfig:
     """Fraction of the price paid for batch calls."""
     models: dict[str, Any] = field(default_factory=dict)
     """Per model id: ``input``, ``output``, optional ``cached_input``, ``cache_write``,
-    ``cache_read``, ``batch_discount``, long-context ``tiers`` and the ``image_rule``; or, for a
-    self-hosted judge, ``gpu_hour``, ``gpus``, a throughput (``throughput_tokens_per_s`` or
-    ``input_tokens_per_s`` / ``output_tokens_per_s``) and ``utilization`` (see
-    :mod:`mmjudge.costs`)."""
+    ``cache_write_1h``, ``cache_read``, ``batch_discount``, long-context ``tiers`` and the
+    ``image_rule``; or, for a self-hosted judge, ``gpu_hour``, ``gpus``, a throughput
+    (``throughput_tokens_per_s`` or ``input_tokens_per_s`` / ``output_tokens_per_s``) and
+    ``utilization`` (see :mod:`mmjudge.costs`)."""
 
     def validate(self) -> None:
         require(

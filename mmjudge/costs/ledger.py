@@ -25,19 +25,24 @@ def cost_of(
 
     ``usage.input_tokens`` already includes cached, cache-write and image tokens (providers
     count images inside input), so nothing is added on top; the image share is reported
-    separately for the report's split of fixed and variable costs. A call whose input passes
-    a long-context tier's threshold is billed entirely at that tier's prices.
+    separately for the report's split of fixed and variable costs. Cache writes made for an
+    hour (``cache_write_1h_tokens``) take the ``cache_write_1h`` price, the rest
+    ``cache_write``. A call whose input passes a long-context tier's threshold is billed
+    entirely at that tier's prices.
     """
     price = price.at(usage.input_tokens)
     cached = usage.cached_input_tokens
     written = usage.cache_write_tokens
+    written_1h = min(usage.cache_write_1h_tokens, written)
     plain = max(usage.input_tokens - cached - written, 0)
     cached_price = _first(price.cache_read, price.cached_input, price.input)
     write_price = _first(price.cache_write, price.input)
+    write_1h_price = _first(price.cache_write_1h, price.cache_write, price.input)
     total = (
         plain * price.input
         + cached * cached_price
-        + written * write_price
+        + (written - written_1h) * write_price
+        + written_1h * write_1h_price
         + usage.output_tokens * price.output
     ) / PER_MILLION
     image = min(usage.image_tokens, usage.input_tokens) * price.input / PER_MILLION

@@ -6,7 +6,10 @@ import math
 
 import pandas as pd
 
-from mmjudge.store import CostFigures
+from mmjudge.costs.calls import CallPricer
+from mmjudge.costs.ledger import cost_of
+from mmjudge.records import Usage
+from mmjudge.store import CostFigures, PromptCacheUse
 
 
 def cost_figures(frame: pd.DataFrame) -> CostFigures:
@@ -57,3 +60,52 @@ def _column(frame: pd.DataFrame, name: str) -> pd.Series:
     if name in frame:
         return frame[name]
     return pd.Series(0, index=frame.index)
+
+
+def prompt_cache_use(frame: pd.DataFrame, pricer: CallPricer) -> PromptCacheUse | None:
+    """What the provider's prompt cache did in a run, from the usage its rows report; None
+    where no row read or wrote a cached token.
+
+    The saving is each call's list price (every input token at the input price) minus its
+    price with the cache's buckets, both from the ledger under the run's sheet and at the
+    batch discount where the call went through a batch API, summed over the rows.
+    """
+    if not len(frame) or "cached_input_tokens" not in frame:
+        return None
+    read = int(frame["cached_input_tokens"].sum())
+    written = int(frame["cache_write_tokens"].sum())
+    if not read and not written:
+        return None
+    touched = frame[(frame["cached_input_tokens"] > 0) | (frame["cache_write_tokens"] > 0)]
+    buckets = ("input_tokens", "output_tokens", "image_tokens", "cached_input_tokens")
+    columns = [
+        [int(value) for value in touched[name].tolist()]
+        for name in (*buckets, "cache_write_tokens", "cache_write_1h_tokens")
+    ]
+    discount = pricer.sheet_batch_discount
+    saved: list[float] = []
+    for batch, (given, out, image, cached, wrote, hour) in zip(
+        touched["batch"].tolist(), zip(*columns, strict=True), strict=True
+    ):
+        listed = Usage(input_tokens=given, output_tokens=out, image_tokens=image)
+        usage = Usage(
+            input_tokens=given,
+            output_tokens=out,
+            image_tokens=image,
+            cached_input_tokens=cached,
+            cache_write_tokens=wrote,
+            cache_write_1h_tokens=hour,
+        )
+        full = cost_of(listed, pricer.price, batch=bool(batch), sheet_batch_discount=discount)
+        paid = cost_of(usage, pricer.price, batch=bool(batch), sheet_batch_discount=discount)
+        saved.append(full.total_usd - paid.total_usd)
+    total_input = int(frame["input_tokens"].sum())
+    saved_usd = math.fsum(saved)
+    return PromptCacheUse(
+        input_tokens=total_input,
+        read_tokens=read,
+        write_tokens=written,
+        hit_rate=read / total_input if total_input else 0.0,
+        saved_usd=saved_usd,
+        saved_usd_per_million=saved_usd / len(frame) * 1e6,
+    )

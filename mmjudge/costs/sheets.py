@@ -28,7 +28,15 @@ PER_MILLION = 1_000_000
 SECONDS_PER_HOUR = 3600
 
 #: Per-token price fields of a sheet entry (USD per million tokens, except the discount).
-PRICE_FIELDS = ("input", "output", "cached_input", "cache_write", "cache_read", "batch_discount")
+PRICE_FIELDS = (
+    "input",
+    "output",
+    "cached_input",
+    "cache_write",
+    "cache_write_1h",
+    "cache_read",
+    "batch_discount",
+)
 #: Fields of a self-hosted entry, priced per GPU-hour.
 SELF_HOSTED_FIELDS = (
     "gpu_hour",
@@ -39,7 +47,15 @@ SELF_HOSTED_FIELDS = (
     "utilization",
 )
 #: Fields a long-context tier may set.
-TIER_FIELDS = ("above_input_tokens", "input", "output", "cached_input", "cache_write", "cache_read")
+TIER_FIELDS = (
+    "above_input_tokens",
+    "input",
+    "output",
+    "cached_input",
+    "cache_write",
+    "cache_write_1h",
+    "cache_read",
+)
 ENTRY_FIELDS = (*PRICE_FIELDS, *SELF_HOSTED_FIELDS, "tiers", "image_rule", "note")
 
 
@@ -62,6 +78,9 @@ class PriceTier:
     """Cached input price in this tier; when None, the base price scaled like ``input``."""
     cache_write: float | None = None
     """Cache write price in this tier; when None, the base price scaled like ``input``."""
+    cache_write_1h: float | None = None
+    """One-hour cache write price in this tier; when None, the base price scaled like
+    ``input``."""
     cache_read: float | None = None
     """Cache read price in this tier; when None, the base price scaled like ``input``."""
 
@@ -106,6 +125,9 @@ class ModelPrice:
     """OpenAI-style cached input (a discount on tokens inside ``input_tokens``)."""
     cache_write: float | None = None
     """Anthropic-style cache write (5-minute)."""
+    cache_write_1h: float | None = None
+    """Anthropic-style one-hour cache write (2x input on Anthropic's list); when None, such
+    writes are billed at ``cache_write``."""
     cache_read: float | None = None
     """Anthropic-style cache read."""
     batch_discount: float | None = None
@@ -143,6 +165,7 @@ class ModelPrice:
             output=tier.output,
             cached_input=scaled(tier.cached_input, self.cached_input),
             cache_write=scaled(tier.cache_write, self.cache_write),
+            cache_write_1h=scaled(tier.cache_write_1h, self.cache_write_1h),
             cache_read=scaled(tier.cache_read, self.cache_read),
             tiers=(),
         )
@@ -240,6 +263,7 @@ def price_from_entry(key: str, entry: Any, sheet_date: str = "?") -> ModelPrice:
         output=price_out,
         cached_input=_number(values, "cached_input", where),
         cache_write=_number(values, "cache_write", where),
+        cache_write_1h=_number(values, "cache_write_1h", where),
         cache_read=_number(values, "cache_read", where),
         batch_discount=batch_discount,
         image_rule=image_rule,
@@ -336,6 +360,7 @@ def _tiers(raw: Any, where: str) -> tuple[PriceTier, ...]:
                 output=price_out,
                 cached_input=_number(item, "cached_input", where),
                 cache_write=_number(item, "cache_write", where),
+                cache_write_1h=_number(item, "cache_write_1h", where),
                 cache_read=_number(item, "cache_read", where),
             )
         )

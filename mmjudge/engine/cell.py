@@ -16,6 +16,8 @@ from mmjudge.config import SweepConfig
 from mmjudge.config.hydra_errors import config_error_line
 from mmjudge.config.names import cell_prompt_id
 from mmjudge.config.run import unwritable_problem
+from mmjudge.costs.calls import CallPricer
+from mmjudge.costs.sheets import price_for
 from mmjudge.data.leniency import new_cell_warnings
 from mmjudge.data.survey import (
     unserved_by_config,
@@ -227,4 +229,15 @@ def write_cell_summary(
         config=resolved_config(raw_cfg),
         end=end,
         parts=parts,
+        pricer=None if skipped else _pricer(cfg),
     )
+
+
+def _pricer(cfg: SweepConfig) -> CallPricer | None:
+    """The cell's prices, for the summary's prompt-cache figures; None where the sheet has
+    none for its model (such a cell stopped before any call)."""
+    try:
+        price = price_for(cfg.pricing, cfg.model)
+    except ConfigError:
+        return None
+    return CallPricer(price, cfg.model, cfg.pricing.batch_discount)

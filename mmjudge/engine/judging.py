@@ -163,7 +163,10 @@ def batch_discount(context: CellContext) -> float:
 def batch_forecast(forecast: Forecast, factor: float) -> Forecast:
     """A forecast at batch prices (the discount scales every bucket alike)."""
     return dataclasses.replace(
-        forecast, usd=forecast.usd * factor, image_usd=forecast.image_usd * factor
+        forecast,
+        usd=forecast.usd * factor,
+        image_usd=forecast.image_usd * factor,
+        cache_saved_usd=forecast.cache_saved_usd * factor,
     )
 
 

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mmjudge.costs.run_dollars import cost_figures
+from mmjudge.costs.calls import CallPricer
+from mmjudge.costs.run_dollars import cost_figures, prompt_cache_use
 from mmjudge.store import (
     CallCounts,
     CellInfo,
@@ -72,6 +73,7 @@ def summarise_run(
     config: dict[str, Any],
     end: RunEnd | None = None,
     parts: SummaryParts | None = None,
+    pricer: CallPricer | None = None,
 ) -> RunSummary:
     """Score a run folder's rows and write its ``summary.json``; returns the summary.
 
@@ -79,8 +81,9 @@ def summarise_run(
     ``end.stop`` or the share of failed rows against ``end.max_error_rate`` and of
     unparseable answers against ``end.max_unparseable_rate`` (the first such answer quoted in
     the reason). ``parts`` are the blocks the rows do not give; the ``stability`` block is
-    computed here from the repeats. A virtual run (``parts.ensemble``) spent nothing: its
-    members' calls were paid for.
+    computed here from the repeats, and the ``prompt_cache`` block from the rows' usage
+    under ``pricer`` (the cell's prices) where one is given. A virtual run
+    (``parts.ensemble``) spent nothing: its members' calls were paid for.
     """
     end, parts = end or RunEnd(), parts or SummaryParts()
     frame = load_judgments(judgments_path(run_dir), keep=SUMMARY_COLUMNS)
@@ -100,7 +103,11 @@ def summarise_run(
         cost=cost,
         config=config,
         status=status,
-        parts=dataclasses.replace(parts, stability=stability),
+        parts=dataclasses.replace(
+            parts,
+            stability=stability,
+            prompt_cache=None if pricer is None else prompt_cache_use(frame, pricer),
+        ),
     )
     write_summary(run_dir, summary)
     # What the file holds (plain JSON numbers and keys), as any later reader will see it.

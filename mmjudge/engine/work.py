@@ -20,6 +20,7 @@ from pathlib import Path
 from mmjudge.config import SweepConfig
 from mmjudge.costs.forecast import forecast_call
 from mmjudge.costs.output_tokens import ANSWER_FORMAT, SAMPLE_IMAGES, SAMPLE_TEXT, OutputTokens
+from mmjudge.costs.prompt_cache import CachePlan, cache_mark, plan_prompt_cache, with_prompt_cache
 from mmjudge.costs.sheets import ModelPrice
 from mmjudge.data.schema import Example
 from mmjudge.engine.examples import ExampleStream
@@ -240,6 +241,7 @@ def _items_once(
     text_only = cfg.modality.include_text and not cfg.modality.include_image
     if error is None and text_only and not rendered.fields:
         error = f"result '{example.result_id}' has no text fields for modality 'text'"
+    plan: CachePlan | None = None
     request = JudgeRequest(
         item_key=example.key,
         prompt=rendered.text,
@@ -255,25 +257,51 @@ def _items_once(
         if error is None and cfg.prompt.bank_calls == "entry":
             yield from _entry_items(context, example, request)
             return
+    elif rendered.static_chars:
+        request, plan = _marked(context, request, rendered.static_chars)
     yield WorkItem(
         key=example.key,
         request=None if error else request,
         error=error,
         context=ItemCall(example, tuple(image.sha256 for image in request.images)),
-        estimate=None if error else functools.partial(forecast_item, context, request),
+        estimate=None if error else functools.partial(forecast_item, context, request, plan),
     )
 
 
-def forecast_item(context: CellContext, request: JudgeRequest) -> Forecast:
-    """The forecast of one call: its input tokens counted, its output tokens expected."""
+def _marked(
+    context: CellContext, request: JudgeRequest, static_chars: int
+) -> tuple[JudgeRequest, CachePlan]:
+    """``request`` with the mark of its cacheable leading part, where the cell caches it, and
+    the cell's cache plan."""
     cfg = context.cfg
-    return forecast_call(
+    plan = plan_prompt_cache(
+        cfg.runner,
+        cfg.model,
+        request.system,
+        request.prompt[:static_chars],
+        has_images=bool(request.images),
+    )
+    mark = cache_mark(plan, cfg.runner, static_chars, request.query)
+    marked = request if mark is None else dataclasses.replace(request, cache_mark=mark)
+    return marked, plan
+
+
+def forecast_item(
+    context: CellContext, request: JudgeRequest, plan: CachePlan | None = None
+) -> Forecast:
+    """The forecast of one call: its input tokens counted, its output tokens expected, its
+    shared part read from the provider's prompt cache where ``plan`` caches it."""
+    cfg = context.cfg
+    forecast = forecast_call(
         request,
         cfg.model,
         context.price,
         _expected_output_tokens(context, request),
         context.usage_per_call,
     )
+    if context.usage_per_call is not None:
+        return forecast
+    return with_prompt_cache(forecast, plan, context.price, cfg.model.prompt_cache_min_tokens)
 
 
 def _expected_output_tokens(context: CellContext, request: JudgeRequest) -> float:

@@ -59,6 +59,7 @@ class AnthropicJudge(SDKJudge):
             base_url_env="ANTHROPIC_BASE_URL",
             default_base_url=DEFAULT_BASE_URL,
             batch_api="Message Batches API",
+            prompt_cache="marked",
         ),
     )
     client_class = "AsyncAnthropic"
@@ -99,7 +100,7 @@ class AnthropicJudge(SDKJudge):
                 payload = image_marker(image) if redact else data
                 source = {"type": "base64", "media_type": media_type, "data": payload}
             content.append({"type": "image", "source": source})
-        content.append({"type": "text", "text": request.prompt})
+        content.extend(_prompt_blocks(request))
         body: dict[str, Any] = {
             "model": self.model_id,
             "max_tokens": self.max_tokens,
@@ -210,6 +211,22 @@ class AnthropicJudge(SDKJudge):
         return BatchItemResult(cid, None, f"the request was {kind}", True, kind)
 
 
+def _prompt_blocks(request: JudgeRequest) -> list[dict[str, Any]]:
+    """The prompt's text blocks: one; or, where the request marks its cacheable part and
+    shows no image before it, that part with a ``cache_control`` breakpoint at its end
+    (Anthropic's prompt caching), then the rest."""
+    mark = request.cache_mark
+    if mark is None or request.images or not 0 < mark.prefix_chars < len(request.prompt):
+        return [{"type": "text", "text": request.prompt}]
+    control: dict[str, str] = {"type": "ephemeral"}
+    if mark.ttl != "5m":  # Anthropic's default lifetime goes unsaid
+        control["ttl"] = mark.ttl
+    return [
+        {"type": "text", "text": request.prompt[: mark.prefix_chars], "cache_control": control},
+        {"type": "text", "text": request.prompt[mark.prefix_chars :]},
+    ]
+
+
 def usage_from_anthropic(raw: dict[str, Any]) -> Usage:
     """Messages usage in mmjudge's buckets.
 
@@ -223,5 +240,6 @@ def usage_from_anthropic(raw: dict[str, Any]) -> Usage:
         output_tokens=count(raw, "output_tokens"),
         cached_input_tokens=read,
         cache_write_tokens=written,
+        cache_write_1h_tokens=count(raw, "cache_creation", "ephemeral_1h_input_tokens"),
         reasoning_tokens=count(raw, "output_tokens_details", "thinking_tokens"),
     )

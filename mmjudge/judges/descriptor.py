@@ -111,6 +111,11 @@ class JudgeDescriptor:
     must say (an OpenAI-compatible server)."""
     batch_api: str | None = None
     """Its provider's batch API, by name (``runner.mode=batch``); None: calls one at a time."""
+    prompt_cache: str | None = None
+    """How its provider caches a prompt's leading part (``runner.prompt_cache``):
+    ``marked``, where the request marks the end of the part to keep and the images come
+    before the prompt text (Anthropic); ``automatic``, where long prefixes are kept without a
+    mark and the images follow the prompt text (OpenAI); None: no cache mmjudge arranges."""
 
     def family(self, model_id: str | None) -> str:
         """The report's colour family for one of its models (``gpt-4o`` → ``OpenAI``)."""

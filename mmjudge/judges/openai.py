@@ -85,6 +85,7 @@ class OpenAIJudge(SDKJudge):
             base_url_env=BASE_URL_ENV,
             default_base_url=DEFAULT_BASE_URL,
             batch_api="Batch API",
+            prompt_cache="automatic",
         ),
         JudgeDescriptor(
             "openai_compatible",
@@ -150,6 +151,10 @@ class OpenAIJudge(SDKJudge):
             body["temperature"] = self.temperature
         if self.reasoning_effort is not None:
             body["reasoning_effort"] = self.reasoning_effort
+        if request.cache_mark is not None and request.cache_mark.key:
+            # Requests of one query share a key, so OpenAI routes them to where their common
+            # prefix is cached; the body travels as JSON, so any SDK version sends it.
+            body["prompt_cache_key"] = request.cache_mark.key
         return body
 
     def _response(self, completion: Any, latency: float) -> JudgeResponse:

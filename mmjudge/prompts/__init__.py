@@ -39,6 +39,10 @@ _ENV = jinja2.Environment(
 
 SYSTEM_PROMPT = "You grade search results for relevance. Answer in the format you are asked for."
 
+#: Rendered where the static part of a judge prompt ends and taken out again (a character
+#: from Unicode's private use area, which no wording or dataset text holds).
+_STATIC_END = "\ue000"
+
 
 @dataclass(frozen=True)
 class RenderedPrompt:
@@ -49,6 +53,10 @@ class RenderedPrompt:
     language: str = "en"
     """The language of the instructions: ``en``, or the item's language whose translation
     was used (``prompt.language=data``)."""
+    static_chars: int = 0
+    """How many leading characters of ``text`` are the same for every item of the cell
+    (instructions, scale, guidelines: everything before the query); 0 when the template
+    marks no such part."""
 
 
 def instruction_language(example: Example, prompt: PromptConfig, dataset: DatasetConfig) -> str:
@@ -129,8 +137,17 @@ def render(
         raters=prompt.raters,
         final_key="final" if prompt.raters > 1 else "overall",
         confidence=prompt.confidence,
+        static_end=_STATIC_END,
     )
-    return RenderedPrompt(system=SYSTEM_PROMPT, text=tidy(text), fields=fields, language=language)
+    text = tidy(text)
+    static_chars = max(text.find(_STATIC_END), 0)
+    return RenderedPrompt(
+        system=SYSTEM_PROMPT,
+        text=text.replace(_STATIC_END, ""),
+        fields=fields,
+        language=language,
+        static_chars=static_chars,
+    )
 
 
 def _render_in(template: jinja2.Template, language: str, **variables: object) -> str:

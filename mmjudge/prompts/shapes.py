@@ -54,10 +54,10 @@ class PromptRenderer:
         self.modality = modality
         self.prompt = prompt
         self.dataset = dataset
-        self._skeletons: dict[tuple[object, ...], str | None] = {}
+        self._skeletons: dict[tuple[object, ...], tuple[str, int] | None] = {}
         """Per shape: the skeleton as a :meth:`str.format` template (its literal braces
-        doubled, ``{0}`` for the query, ``{1}``... for the values), or None for a shape
-        rendered in full."""
+        doubled, ``{0}`` for the query, ``{1}``... for the values) and the length of its
+        static part (which holds no placeholder), or None for a shape rendered in full."""
 
     def _full(self, example: Example, n_images: int) -> RenderedPrompt:
         return render(example, self.modality, self.prompt, self.dataset, n_images=n_images)
@@ -78,13 +78,20 @@ class PromptRenderer:
         shape = (tuple(name for name, _value in fields), n_images, language)
         if shape not in self._skeletons:
             return self._learn(shape, example, fields, n_images, values)
-        template = self._skeletons[shape]
-        if template is None:
+        learnt = self._skeletons[shape]
+        if learnt is None:
             return self._full(example, n_images)
+        template, static_chars = learnt
         text = template.format(*values)
         if not all(map(_plain, values)):
             text = tidy(text)
-        return RenderedPrompt(system=SYSTEM_PROMPT, text=text, fields=fields, language=language)
+        return RenderedPrompt(
+            system=SYSTEM_PROMPT,
+            text=text,
+            fields=fields,
+            language=language,
+            static_chars=static_chars,
+        )
 
     def _learn(
         self,
@@ -108,6 +115,10 @@ class PromptRenderer:
             for index, part in enumerate(parts)
         )
         filled = template.format(*values)
-        ok = full.system == SYSTEM_PROMPT and tidy(filled) == full.text
-        self._skeletons[shape] = template if ok else None
+        ok = (
+            full.system == SYSTEM_PROMPT
+            and tidy(filled) == full.text
+            and skeleton.static_chars == full.static_chars
+        )
+        self._skeletons[shape] = (template, full.static_chars) if ok else None
         return full

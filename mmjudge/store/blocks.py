@@ -65,6 +65,26 @@ class CostFigures:
 
 
 @dataclass(frozen=True)
+class PromptCacheUse:
+    """What the provider's prompt cache did in a run, as the provider reported it: the
+    ``prompt_cache`` block (:func:`mmjudge.costs.run_dollars.prompt_cache_use`)."""
+
+    input_tokens: int = 0
+    """Input tokens of the run's answered calls (cached and written ones included)."""
+    read_tokens: int = 0
+    """Of them, tokens read from the provider's cache."""
+    write_tokens: int = 0
+    """Of them, tokens written to it (billed above the input price on Anthropic)."""
+    hit_rate: float = 0.0
+    """``read_tokens`` over ``input_tokens``."""
+    saved_usd: float = 0.0
+    """List price of the same tokens with no cache minus what they cost (below zero where
+    writes cost more than reads saved)."""
+    saved_usd_per_million: float = 0.0
+    """``saved_usd`` per million judgments."""
+
+
+@dataclass(frozen=True)
 class TokenMeans:
     """Mean tokens per answered judgment."""
 

@@ -143,8 +143,24 @@ class CellForecast:
             f"({f.image_tokens:,} image), {round(f.output_tokens):,} output tokens "
             f"(per call from {f.output_basis or 'runner.forecast_output_tokens'}), "
             f"sync {usd(f.usd)}, {usd_per_million(f.usd_per_million)} judgments"
-            f"{batch_text}{estimate}{_cut_text(self.text_cut)}"
+            f"{batch_text}{estimate}{_cache_text(f)}{_cut_text(self.text_cut)}"
         )
+
+
+def _cache_text(forecast: Forecast) -> str:
+    """What the provider's prompt cache is expected to save, or why it is skipped, for the
+    dry run's line (empty when the cell's provider caches nothing mmjudge arranges)."""
+    if forecast.cached_input_tokens:
+        saved = forecast.cache_saved_usd
+        listed = forecast.usd + saved
+        share = saved / listed if listed else 0.0
+        return (
+            f"; prompt cache: {forecast.cached_input_tokens:,} of {forecast.input_tokens:,} "
+            f"input tokens read from it, {usd(saved)} ({share:.0%}) below list price"
+        )
+    if forecast.prompt_cache:
+        return f"; prompt cache skipped: {forecast.prompt_cache}"
+    return ""
 
 
 def _cut_text(cut: TextCut | None) -> str:

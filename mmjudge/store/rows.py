@@ -71,22 +71,37 @@ _NOT_SCORED = frozenset(
 SUMMARY_COLUMNS = tuple(name for name in COLUMNS if name not in _NOT_SCORED)
 
 
+#: Buckets of a row's ``usage`` that :func:`load_judgments` gives a column each.
+USAGE_COLUMNS = (
+    "image_tokens",
+    "cached_input_tokens",
+    "cache_write_tokens",
+    "cache_write_1h_tokens",
+)
+
+
 def load_judgments(path: Path, keep: Sequence[str] = COLUMNS) -> pd.DataFrame:
-    """One row per judgment; human grades become ``human:<annotator>`` columns and image
-    tokens an ``image_tokens`` column. ``keep``: which of :data:`COLUMNS` to read."""
+    """One row per judgment; human grades become ``human:<annotator>`` columns, the usage
+    buckets of :data:`USAGE_COLUMNS` a column each and whether the call went through a
+    batch API a ``batch`` column. ``keep``: which of :data:`COLUMNS` to read."""
     import numpy as np
     import pandas as pd
 
     names = tuple(name for name in COLUMNS if name in keep)
     columns: dict[str, list[Any]] = {name: [] for name in names}
-    columns["image_tokens"] = []
+    for bucket in USAGE_COLUMNS:
+        columns[bucket] = []
+    columns["batch"] = []
     humans: dict[str, list[Any]] = {}
     if not path.exists():  # a run stopped before its first judgment
         path = Path(os.devnull)
     for n, row in enumerate(iter_rows(path)):
         for name in names:
             columns[name].append(row.get(name))
-        columns["image_tokens"].append((row.get("usage") or {}).get("image_tokens", 0))
+        usage = row.get("usage") or {}
+        for bucket in USAGE_COLUMNS:
+            columns[bucket].append(usage.get(bucket, 0))
+        columns["batch"].append(bool(row.get("batch")))
         for annotator, grade in (row.get("human_labels") or {}).items():
             values = humans.get(annotator)
             if values is None:  # first grade from this annotator: pad the rows before it
@@ -111,6 +126,10 @@ _NUMBERS: dict[str, tuple[Any, str]] = {
     "input_tokens": (0, "int64"),
     "output_tokens": (0, "int64"),
     "image_tokens": (0, "int64"),
+    "cached_input_tokens": (0, "int64"),
+    "cache_write_tokens": (0, "int64"),
+    "cache_write_1h_tokens": (0, "int64"),
+    "batch": (False, "bool"),
     "cost_usd": (0.0, "float64"),
     "image_cost_usd": (0.0, "float64"),
     "latency_s": (0.0, "float64"),

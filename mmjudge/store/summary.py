@@ -43,6 +43,7 @@ from mmjudge.store.blocks import (
     Ensemble,
     ErrorCounts,
     Latency,
+    PromptCacheUse,
     RowFigures,
     Stability,
     TokenMeans,
@@ -79,6 +80,8 @@ class SummaryParts:
     """Items the dataset holds for the cell."""
     stability: Stability | None = None
     """Test–retest, from the run's repeats."""
+    prompt_cache: PromptCacheUse | None = None
+    """What the provider's prompt cache read and saved (none where it did nothing)."""
 
 
 @dataclass(frozen=True)
@@ -161,6 +164,12 @@ class RunSummary:
         """Test–retest (``runner.samples`` above 1): κ between samples, the unstable items
         and what the repeats cost (see :func:`mmjudge.studies.stability.stability_summary`)."""
         return self.parts.stability
+
+    @property
+    def prompt_cache(self) -> PromptCacheUse | None:
+        """What the provider's prompt cache read and wrote, its hit rate and the dollars it
+        saved against list price; null where the provider reported no cached tokens."""
+        return self.parts.prompt_cache
 
     # -- what readers ask ----------------------------------------------------------------
 
@@ -274,6 +283,8 @@ class RunSummary:
             data["n_items"] = self.n_items
         if self.stability is not None:
             data["stability"] = self.stability.to_json()
+        if self.prompt_cache is not None:
+            data["prompt_cache"] = dataclasses.asdict(self.prompt_cache)
         return data
 
     @classmethod
@@ -297,6 +308,7 @@ class RunSummary:
         calls = data.get("calls")
         forecast = data.get("forecast")
         stability = data.get("stability")
+        prompt_cache = data.get("prompt_cache")
         grading = data.get("grading") or None  # an empty block is no block
         testbank = data.get("testbank") or None
         return cls(
@@ -322,6 +334,11 @@ class RunSummary:
                 forecast=Forecast(**known_fields(Forecast, forecast)) if forecast else None,
                 n_items=data.get("n_items"),
                 stability=Stability.from_json(stability) if isinstance(stability, dict) else None,
+                prompt_cache=(
+                    PromptCacheUse(**known_fields(PromptCacheUse, prompt_cache))
+                    if isinstance(prompt_cache, dict)
+                    else None
+                ),
             ),
             packages=dict(data.get("packages") or {}),
             git_commit=data.get("git_commit"),
