@@ -25,6 +25,7 @@ has judged nothing). A race that judged less than the grid is never worth more t
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -451,7 +452,7 @@ class RaceRounds:
             per_round = tuple(self.labels.per_round)
             return HumanLabels("ask", per_round, sum(per_round))
         reached = [0, *(decision.prefix for decision in self.result.rounds)]
-        per_round = tuple(b - a for a, b in zip(reached, reached[1:], strict=False))
+        per_round = tuple(b - a for a, b in itertools.pairwise(reached))
         return HumanLabels("uniform", per_round, sum(per_round))
 
     def _ask(

@@ -117,18 +117,31 @@ def draw_labels(probabilities: FloatArray, seed: int, round_number: int) -> Labe
     return LabelDraw(probabilities, coins < probabilities)
 
 
-def _tables(
+class _OwnTables(NamedTuple):
+    """Each cell's weighted confusion table (person × judge) on its prefix, the same with
+    squared weights, and the asked items it graded: ``(K, k, k)``, ``(K, k, k)``, ``(K,)``."""
+
+    tables: FloatArray
+    squares: FloatArray
+    asked: FloatArray
+
+
+def _own_tables(
     reference: IntArray, codes: IntArray, prefixes: IntArray, weights: FloatArray, k: int
-) -> tuple[FloatArray, FloatArray]:
-    """Each cell's weighted confusion table (person × judge) on its prefix, and the items it
-    graded asked for: ``(K, k, k)``, ``(K,)``."""
+) -> _OwnTables:
     n_cells, n_items = codes.shape
     inside = np.arange(n_items)[None, :] < prefixes[:, None]
     valid = inside & (codes >= 0) & (reference[None, :] >= 0) & (weights[None, :] > 0)
     flat = np.arange(n_cells)[:, None] * k * k + np.maximum(reference, 0)[None, :] * k + codes
     w = np.broadcast_to(weights, codes.shape)
-    tables = np.bincount(flat[valid], weights=w[valid], minlength=n_cells * k * k)
-    return tables.reshape(n_cells, k, k), valid.sum(axis=1).astype(np.float64)
+    size = n_cells * k * k
+    tables = np.bincount(flat[valid], weights=w[valid], minlength=size)
+    squares = np.bincount(flat[valid], weights=(w**2)[valid], minlength=size)
+    return _OwnTables(
+        tables.reshape(n_cells, k, k).astype(np.float64),
+        squares.reshape(n_cells, k, k).astype(np.float64),
+        valid.sum(axis=1).astype(np.float64),
+    )
 
 
 def influence(tables: FloatArray) -> FloatArray:
@@ -163,18 +176,8 @@ def weighted_own(
 ) -> OwnWeighted:
     """Each cell's κ̂ from its weighted table and its standard error (see the module
     docstring): ``weights`` ``(N,)`` are 1/π where an item was asked, 0 where not."""
-    tables, asked = _tables(reference, codes, prefixes, weights, k)
+    tables, squares, asked = _own_tables(reference, codes, prefixes, weights, k)
     kappa = kappa_from_tables(tables, None, math.nan)
-    n_cells, n_items = codes.shape
-    inside = np.arange(n_items)[None, :] < prefixes[:, None]
-    valid = inside & (codes >= 0) & (reference[None, :] >= 0) & (weights[None, :] > 0)
-    squares = np.bincount(
-        (np.arange(n_cells)[:, None] * k * k + np.maximum(reference, 0)[None, :] * k + codes)[
-            valid
-        ],
-        weights=np.broadcast_to(weights**2, codes.shape)[valid],
-        minlength=n_cells * k * k,
-    ).reshape(n_cells, k, k)
     phi = influence(tables)
     with np.errstate(invalid="ignore", divide="ignore"):
         total = tables.sum(axis=(1, 2))
@@ -221,9 +224,10 @@ def weighted_pair_stats(
     se = np.where(np.isfinite(difference) & (asked >= MIN_ASKED), se, math.nan)
     n_items = both.sum(axis=1)
     disagreements = (both & (a != b)).sum(axis=1)
-    scaled = tables * np.where(total > 0, n_items / np.where(total > 0, total, 1.0), 0.0)[
-        None, :, None, None
-    ]
+    scaled = (
+        tables
+        * np.where(total > 0, n_items / np.where(total > 0, total, 1.0), 0.0)[None, :, None, None]
+    )
     return PairStats(
         first,
         second,

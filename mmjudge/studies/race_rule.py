@@ -133,6 +133,7 @@ import numpy as np
 from mmjudge.config.race import RaceConfig
 from mmjudge.data.sample import item_rank
 from mmjudge.metrics.labels import as_labels
+from mmjudge.studies.race_labels import weighted_own, weighted_pair_stats
 from mmjudge.studies.race_pairs import (
     FloatArray,
     IntArray,
@@ -142,7 +143,6 @@ from mmjudge.studies.race_pairs import (
     own_kappas,
     pair_stats,
 )
-from mmjudge.studies.race_labels import weighted_own, weighted_pair_stats
 from mmjudge.studies.race_records import (
     SCHEMA_VERSION,
     CellChange,

@@ -34,14 +34,15 @@ def chosen_kappa(inputs: RaceInputs, outcome: RaceOutcome, rule: RaceConfig) -> 
     race's target (times the finite-population
     correction with ``race.target=items``)."""
     prefixes = np.asarray(outcome.prefixes, dtype=np.int64)
+    c = outcome.chosen
     if inputs.weights is None:
         stats = own_stats(inputs.reference, inputs.grades, prefixes, inputs.n_grades)
+        estimate, se = float(stats.kappa[c]), float(stats.se[c])
     else:  # the grades asked, weighted by 1/π, with the design's error
-        stats = weighted_own(
+        asked = weighted_own(
             inputs.reference, inputs.grades, prefixes, inputs.weights, inputs.n_grades
         )
-    c = outcome.chosen
-    estimate, se = float(stats.kappa[c]), float(stats.se[c])
+        estimate, se = float(asked.kappa[c]), float(asked.se[c])
     if rule.finite_population:
         se *= math.sqrt(max(1.0 - prefixes[c] / inputs.grades.shape[1], 0.0))
     if not (math.isfinite(estimate) and math.isfinite(se)):

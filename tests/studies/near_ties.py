@@ -80,7 +80,7 @@ def failures(
     failed = 0
     for seed in range(SEEDS):
         order = np.random.default_rng(seed).permutation(ITEMS)
-        out = simulate_race(truth, judges, [1.0, 1.0], order, rule, scale=SCALE)
+        out = simulate_race(truth, judges, [1.0, 1.0], order, rule, scale=SCALE, seed=seed)
         failed += kappas[out.chosen] < kappas.max() - rule.delta - 1e-12
     return failed
 
@@ -90,15 +90,16 @@ def within_alpha(failed: int) -> bool:
     return failed <= stats.binom.ppf(0.995, SEEDS, ALPHA)
 
 
-def check_population(population: str) -> None:
-    """Every δ, round size and order of one population within α (see the module docstring)."""
+def check_population(population: str, labels: str = "uniform") -> None:
+    """Every δ, round size and order of one population within α (see the module docstring),
+    with the people's grades of every item (``uniform``) or asked round by round (``ask``)."""
     found = {}
     for delta in (0.0, 0.02):
         truth, best, copy = degraded() if population == "degraded" else flipped()
         differ = float(np.mean(best != copy))
         assert 0.009 <= differ <= 0.02, differ  # near-tied: 1 to 2% of the items
         for round_items in (50, 100):
-            rule = RaceConfig(alpha=ALPHA, delta=delta, round_items=round_items)
+            rule = RaceConfig(alpha=ALPHA, delta=delta, round_items=round_items, labels=labels)
             for copy_first in (True, False):
                 found[(delta, round_items, copy_first)] = failures(
                     truth, best, copy, rule, copy_first
