@@ -226,6 +226,12 @@ def prepare_race(grid: Grid) -> tuple[RaceResult, RaceItems]:
 
     one_dataset(grid)
     first = typed_config(grid.cells[0].config)
+    if first.race.asks:
+        raise ConfigError(
+            "race.labels=ask: grades asked round by round run in the race's simulation "
+            "(benchmarks/race.py --labels ask) and not yet against a grid's judges; use "
+            "race.labels=uniform"
+        )
     items = race_items(grid.cells[0])
     result = RaceResult(grid.folder, [], len(items.keys), first.race, first.seed)
     result.rounds_note = planned_round_items(first.race, result.n_items).reason
