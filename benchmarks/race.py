@@ -304,7 +304,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"{len(collection.names)} judges, {n_items:,} items with a human grade; "
         f"α={args.alpha}, δ={args.delta}, race.target={args.target}, "
-        f"race.labels={args.labels}, {args.seeds} seeds of the item order"
+        + ("race.labels=ask, " if args.labels == "ask" else "")
+        + f"{args.seeds} seeds of the item order"
     )
     settings = [Setting(rho, n) for rho in args.rho for n in args.round_items]
     usage = Usage(input_tokens=args.input_tokens, output_tokens=args.output_tokens)
