@@ -25,7 +25,6 @@ has judged nothing). A race that judged less than the grid is never worth more t
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +37,7 @@ from mmjudge.config.race import RaceConfig
 from mmjudge.errors import ConfigError, MMJudgeError
 from mmjudge.grid.cells import Grid, GridCell
 from mmjudge.grid.launch import CellJob, RoundEnd
+from mmjudge.grid.race_labels import AskedLabels, LabelOracle, ask_round, human_labels
 from mmjudge.store.race_file import (
     RACE_FILE,
     RaceFile,
@@ -47,10 +47,8 @@ from mmjudge.store.race_file import (
     write_race_file,
 )
 from mmjudge.store.summary import run_ending
-from mmjudge.studies.race_labels import draw_labels, inclusion_probabilities
 from mmjudge.studies.race_pairs import FloatArray, grade_codes
 from mmjudge.studies.race_records import (
-    HumanLabels,
     RaceOutcome,
     RoundDecision,
     cell_fates,
@@ -323,41 +321,6 @@ def spend_of(cells: Sequence[RaceCell], readings: Sequence[CellReading], n_items
     return Spend(worth, paid, full)
 
 
-class LabelOracle(Protocol):
-    """Where a race with asked grades (``race.labels=ask``) gets a person's grade."""
-
-    def grades(self, positions: Sequence[int]) -> FloatArray:
-        """The person's grade of each item at ``positions`` of the race's order."""
-        ...
-
-
-class RevealedGrades:
-    """An oracle over grades known in advance (the simulation's, and a file of grades read in
-    race order), counting every grade it hands out."""
-
-    def __init__(self, reference: FloatArray) -> None:
-        self.reference = np.asarray(reference, dtype=np.float64)
-        self.handed_out = 0
-
-    def grades(self, positions: Sequence[int]) -> FloatArray:
-        found = self.reference[np.asarray(positions, dtype=np.int64)]
-        self.handed_out += len(found)
-        return found
-
-
-@dataclass
-class AskedLabels:
-    """The people's grades a race with ``race.labels=ask`` has asked for, round by round: each
-    item's grade and weight, and how many each round asked for."""
-
-    reference: FloatArray
-    """Each item's person's grade, in race order (``nan`` where not asked)."""
-    weights: FloatArray
-    """Each item's weight 1/π where asked, 0 where not."""
-    per_round: list[int] = field(default_factory=list)
-    """Grades each round asked for."""
-
-
 class RaceRounds:
     """A race as a schedule of the grid's loop: each round's jobs from the last decision, and
     the decision after each round from what the cells hold (``readings``); ``keep`` is called
@@ -409,7 +372,10 @@ class RaceRounds:
         grades = np.vstack([reading.grades for reading in readings])
         start = round_length(result.settings, number - 1, result.n_items)
         if result.settings.asks:
-            self._ask(grades, start, target, previous, number)
+            assert self.oracle is not None
+            leader = result.rounds[-1].candidate if result.rounds else None
+            codes = grade_codes(grades[:, start:target], self.items.scale)
+            ask_round(self.labels, self.oracle, codes, start, previous, leader, result.seed, number)
             reference, weights = self.labels.reference, self.labels.weights
         else:
             reference, weights = self.items.reference, None
@@ -444,39 +410,13 @@ class RaceRounds:
                     tuple(cell.name for cell in result.cells),
                     result.n_items,
                 ),
-                human_labels=self.human_labels(),
+                human_labels=human_labels(self.labels, result.settings.asks, result.rounds),
             )
             result.warnings = race_warnings(inputs, result.outcome, result.settings)
         if self.keep is not None:
             self.keep(result)
         if self.on_round is not None:
             self.on_round(result, decision)
-
-    def human_labels(self) -> HumanLabels:
-        """The people's grades the race has needed so far, per round and in all."""
-        if self.result.settings.asks:
-            per_round = tuple(self.labels.per_round)
-            return HumanLabels("ask", per_round, sum(per_round))
-        reached = [0, *(decision.prefix for decision in self.result.rounds)]
-        per_round = tuple(b - a for a, b in itertools.pairwise(reached))
-        return HumanLabels("uniform", per_round, sum(per_round))
-
-    def _ask(
-        self, grades: FloatArray, start: int, target: int, judging: Sequence[int], number: int
-    ) -> None:
-        """Choose which of the round's new items (``start`` to ``target`` of the order) a
-        person grades, and get their grades from the oracle."""
-        assert self.oracle is not None
-        rounds = self.result.rounds
-        leader = rounds[-1].candidate if rounds else None
-        codes = grade_codes(grades[:, start:target], self.items.scale)
-        draw = draw_labels(
-            inclusion_probabilities(codes, judging, leader), self.result.seed, number
-        )
-        positions = start + np.flatnonzero(draw.asked)
-        self.labels.reference[positions] = self.oracle.grades(positions.tolist())
-        self.labels.weights[positions] = 1.0 / draw.probabilities[draw.asked]
-        self.labels.per_round.append(int(positions.size))
 
     def _cannot_judge(self, judged: Sequence[int], statuses: Sequence[str]) -> set[int]:
         """Cells out of the race after a round: those out before, and those whose run this

@@ -18,8 +18,8 @@ from mmjudge.grid.race import (
     RaceItems,
     RaceResult,
     RaceRounds,
-    RevealedGrades,
 )
+from mmjudge.grid.race_labels import RevealedGrades
 from mmjudge.grid.rounds import run_rounds
 from mmjudge.metrics.labels import as_labels
 from mmjudge.store.status import COMPLETE

@@ -72,7 +72,14 @@ import numpy as np
 import numpy.typing as npt
 
 from mmjudge.metrics.kappa import kappa_from_tables
-from mmjudge.studies.race_pairs import FloatArray, IntArray, PairStats, _largest_influence, _moved
+from mmjudge.studies.race_pairs import (
+    FloatArray,
+    IntArray,
+    PairStats,
+    disagreement_influence,
+    own_kappas,
+    pair_stats,
+)
 
 BoolArray = npt.NDArray[np.bool_]
 
@@ -236,5 +243,26 @@ def weighted_pair_stats(
         n_items.astype(np.int64),
         drawn.astype(np.int64),
         disagreements.astype(np.int64),
-        _largest_influence(_moved(scaled), n_items.astype(np.float64)),
+        disagreement_influence(scaled, n_items.astype(np.float64)),
     )
+
+
+def race_kappas(
+    reference: IntArray, codes: IntArray, prefixes: IntArray, weights: FloatArray | None, k: int
+) -> FloatArray:
+    """Each cell's κ̂ on its prefix: on every item (``weights`` None, the uniform race), or
+    from the grades asked (:func:`weighted_own`)."""
+    if weights is None:
+        return own_kappas(reference, codes, prefixes, k)
+    return weighted_own(reference, codes, prefixes, weights, k).kappa
+
+
+def race_pairs(
+    reference: IntArray, codes: IntArray, prefixes: IntArray, weights: FloatArray | None, k: int
+) -> PairStats:
+    """Every pair's κ difference and its standard error: the jackknife's on every item
+    (``weights`` None, :func:`~mmjudge.studies.race_pairs.pair_stats`), or the design's from
+    the grades asked (:func:`weighted_pair_stats`)."""
+    if weights is None:
+        return pair_stats(reference, codes, prefixes, k)
+    return weighted_pair_stats(reference, codes, prefixes, weights, k)

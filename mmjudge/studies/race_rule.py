@@ -133,15 +133,13 @@ import numpy as np
 from mmjudge.config.race import RaceConfig
 from mmjudge.data.sample import item_rank
 from mmjudge.metrics.labels import as_labels
-from mmjudge.studies.race_labels import weighted_own, weighted_pair_stats
+from mmjudge.studies.race_labels import race_kappas, race_pairs
 from mmjudge.studies.race_pairs import (
     FloatArray,
     IntArray,
     PairStats,
     grade_codes,
     half_widths,
-    own_kappas,
-    pair_stats,
 )
 from mmjudge.studies.race_records import (
     SCHEMA_VERSION,
@@ -357,7 +355,7 @@ def decide_round(
     out = frozenset(cannot_judge) | _without_grades(codes, lengths)
     if len(out) == n_cells:
         raise NoCellCanJudge("no cell of the race can judge")
-    kappas = cell_kappas(inputs, lengths)
+    kappas = race_kappas(inputs.reference, codes, lengths, inputs.weights, inputs.n_grades)
     bounds = _round_bounds(inputs, lengths, rule)
     dominated = _dominated(bounds, prices, out)
     candidate = candidate_of(kappas, prices, rule.delta, out)
@@ -433,31 +431,11 @@ def _beyond_reach(e: Evidence, bounds: _Bounds, prices: FloatArray, delta: float
     return e
 
 
-def cell_kappas(inputs: RaceInputs, lengths: IntArray) -> FloatArray:
-    """Each cell's κ̂ on its prefix: on every item, or from the grades asked (weighted by
-    1/π, :mod:`~mmjudge.studies.race_labels`)."""
-    if inputs.weights is None:
-        return own_kappas(inputs.reference, inputs.grades, lengths, inputs.n_grades)
-    return weighted_own(
-        inputs.reference, inputs.grades, lengths, inputs.weights, inputs.n_grades
-    ).kappa
-
-
-def race_pair_stats(inputs: RaceInputs, lengths: IntArray) -> PairStats:
-    """Every pair's κ difference and its standard error: the jackknife's on every item, or
-    the design's from the grades asked (:mod:`~mmjudge.studies.race_labels`)."""
-    if inputs.weights is None:
-        return pair_stats(inputs.reference, inputs.grades, lengths, inputs.n_grades)
-    return weighted_pair_stats(
-        inputs.reference, inputs.grades, lengths, inputs.weights, inputs.n_grades
-    )
-
-
 def _round_bounds(inputs: RaceInputs, lengths: IntArray, rule: RaceConfig) -> _Bounds:
     """Every pair's difference and half-width on its items, each at the z and disagreement
     bound of the round its shorter prefix was drawn in."""
     n_cells, n_items = inputs.grades.shape
-    stats = race_pair_stats(inputs, lengths)
+    stats = race_pairs(inputs.reference, inputs.grades, lengths, inputs.weights, inputs.n_grades)
     drawn = [int(m) for m in stats.drawn]
     z = np.asarray([critical_value(rule, m, n_items, n_cells) for m in drawn], dtype=float)
     level = np.asarray([unseen_level(rule, m, n_items, n_cells) for m in drawn], dtype=float)
