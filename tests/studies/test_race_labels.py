@@ -21,6 +21,7 @@ from mmjudge.metrics.kappa import kappa_from_tables
 from mmjudge.store.race_file import HumanLabels, RaceFile, read_race_file, write_race_file
 from mmjudge.studies import race_labels as labels
 from mmjudge.studies import race_pairs
+from mmjudge.studies.race_records import human_labels_text
 
 K = 4
 
@@ -174,3 +175,14 @@ def test_the_setting_is_checked_once_in_one_line() -> None:
     with pytest.raises(ConfigError, match=r"race\.target=population"):
         RaceConfig(labels="ask", target="items").validate()
     RaceConfig(labels="ask").validate()
+
+
+def test_the_console_says_how_many_grades_the_race_needed() -> None:
+    uniform = HumanLabels("uniform", (40, 40), 80)
+    assert human_labels_text(uniform, 240) == (
+        "people's grades: 80 of the 240 items (every item the race judged)"
+    )
+    asked = HumanLabels("ask", (83, 154, 1_020), 1_257)
+    assert human_labels_text(asked, 4_423) == (
+        "people's grades: 1,257 asked, of 4,423 items (by round: 83, 154, 1,020)"
+    )
