@@ -11,8 +11,8 @@ tests take well under a minute together; the check is one-sided (a guarantee bou
 failure rate from above only) at two levels: each setting's failures at or below the 99.5%
 quantile of Binomial(seeds, α), and the failures of all a test's settings together at or below
 that of Binomial(seeds × settings, α) — each setting's count is at most Binomial(seeds, α) when
-the guarantee holds, and so is their sum's over the total. The pooled allowance (about 7.3%
-of the races) is as tight as a single setting's was at 500 seeds (7.6%). The 500-seed version
+the guarantee holds, and so is their sum's over the total. The pooled allowance (6.9% and
+7.0% of the races) is as tight as a single setting's was at 500 seeds (7.6%). The 500-seed version
 is ``benchmarks/race_labels_guarantee.py``, its figures in docs/figures.md."""
 
 from __future__ import annotations
