@@ -17,11 +17,17 @@ dollars buy — read with the same rule (its choice at those items).
 
     python benchmarks/race.py                      # ../shared/data/llmjudge, 200 seeds
     python benchmarks/race.py --seeds 50 --rho 2 3 --round-items 100 --target items
+    python benchmarks/race.py --labels ask --rho 1 --round-items 200   # grades asked
+
+With ``--labels ask`` the people's grades are asked round by round where the judges still
+racing disagree (``race.labels=ask``; the qrels answer as an oracle), and each row adds the
+grades asked (mean and spread) beside those the uniform race of the same seed needed.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import multiprocessing
 import statistics
 import sys
@@ -126,6 +132,7 @@ class Job:
     delta: float
     target: str
     seed: int
+    labels: str = "uniform"
 
 
 class Seed(NamedTuple):
@@ -140,6 +147,10 @@ class Seed(NamedTuple):
     ending: str
     fixed_chosen: int
     """The choice of a fixed sample of the same dollars, read with the same rule."""
+    grades: int
+    """People's grades the race needed (``race.labels``)."""
+    uniform_grades: int
+    """People's grades the uniform race of the same seed needed."""
 
 
 def fixed_sample_choice(
@@ -166,10 +177,18 @@ def one_race(job: Job) -> Seed:
         round_items=job.setting.round_items,
         rho=job.setting.rho,
         target=job.target,
+        labels=job.labels,
     )
     order = race_order(job.seed, c.query_ids, c.doc_ids)
-    out = simulate_race(c.human, c.judges, job.prices, order, rule, scale=SCALE, names=c.names)
+    out = simulate_race(
+        c.human, c.judges, job.prices, order, rule, scale=SCALE, names=c.names, seed=job.seed
+    )
+    uniform = out
+    if rule.asks:  # the same seed's race with every item's grade, for its count
+        plain = dataclasses.replace(rule, labels="uniform")
+        uniform = simulate_race(c.human, c.judges, job.prices, order, plain, scale=SCALE)
     fixed = fixed_sample_choice(c, job.prices, order, rule, out.list_usd)
+    assert out.human_labels is not None and uniform.human_labels is not None
     return Seed(
         out.judgments / out.full_judgments,
         out.list_usd / out.full_list_usd,
@@ -177,6 +196,8 @@ def one_race(job: Job) -> Seed:
         out.chosen,
         out.ending,
         fixed,
+        out.human_labels.total,
+        uniform.human_labels.total,
     )
 
 
@@ -184,6 +205,12 @@ def spread(values: Sequence[float]) -> str:
     v = np.asarray(values)
     p10, p90 = np.percentile(v, [10, 90])
     return f"{v.mean():5.1%} ({v.min():.0%} {p10:.0%} {p90:.0%} {v.max():.0%})"
+
+
+def count_spread(values: Sequence[int]) -> str:
+    v = np.asarray(values)
+    p10, p90 = np.percentile(v, [10, 90])
+    return f"{v.mean():,.0f} ({v.min():,} {p10:,.0f} {p90:,.0f} {v.max():,})"
 
 
 def table(
@@ -204,9 +231,23 @@ def table(
         f"{'dollars: mean (min p10 p90 max)':<34} {'within δ':>8} {'= choice':>8} {'rounds':>6}"
         f"  {'fixed sample: within δ':>22} {'= choice':>8}  endings",
     ]
+    if args.labels == "ask":
+        lines[-1] += (
+            "\n    people's grades asked: mean (min p10 p90 max) | the uniform race's | "
+            "asked / uniform (mean of ratios)"
+        )
     for setting in settings:
         jobs = [
-            Job(collection, tuple(prices), setting, args.alpha, args.delta, args.target, seed)
+            Job(
+                collection,
+                tuple(prices),
+                setting,
+                args.alpha,
+                args.delta,
+                args.target,
+                seed,
+                args.labels,
+            )
             for seed in range(args.seeds)
         ]
         found: list[Seed] = pool.map(one_race, jobs)
@@ -224,6 +265,12 @@ def table(
             f"  {rates([f.fixed_chosen for f in found]):>31}  "
             + ", ".join(f"{name} {count}" for name, count in endings.most_common())
         )
+        if args.labels == "ask":
+            ratio = np.mean([f.grades / f.uniform_grades for f in found])
+            lines.append(
+                f"    grades asked {count_spread([f.grades for f in found])} | uniform race "
+                f"{count_spread([f.uniform_grades for f in found])} | {ratio:.1%}"
+            )
     return lines
 
 
@@ -239,6 +286,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--output-tokens", type=int, default=40)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--target", choices=("population", "items"), default="population")
+    parser.add_argument(
+        "--labels",
+        choices=("uniform", "ask"),
+        default="uniform",
+        help="race.labels: every item's grade, or grades asked where the judges disagree",
+    )
     parser.add_argument("--dear", type=float, default=10.9, help="the top five's price ratio")
     args = parser.parse_args(argv)
     if not (args.data / "test_qrels_human.txt").exists():
@@ -250,8 +303,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     n_items = int((~np.isnan(collection.human)).sum())
     print(
         f"{len(collection.names)} judges, {n_items:,} items with a human grade; "
-        f"α={args.alpha}, δ={args.delta}, race.target={args.target}, {args.seeds} seeds of "
-        "the item order"
+        f"α={args.alpha}, δ={args.delta}, race.target={args.target}, "
+        + ("race.labels=ask, " if args.labels == "ask" else "")
+        + f"{args.seeds} seeds of the item order"
     )
     settings = [Setting(rho, n) for rho in args.rho for n in args.round_items]
     usage = Usage(input_tokens=args.input_tokens, output_tokens=args.output_tokens)

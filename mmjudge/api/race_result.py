@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from mmjudge.grid.race import RaceResult
 from mmjudge.store.summary import run_ending
-from mmjudge.studies.race_records import RoundDecision, kappa_text, money_text, share_text
+from mmjudge.studies.race_records import (
+    RoundDecision,
+    human_labels_text,
+    kappa_text,
+    money_text,
+    share_text,
+)
 
 __all__ = ["RaceResult", "closing_lines", "round_line"]
 
@@ -59,6 +65,8 @@ def closing_lines(result: RaceResult) -> list[str]:
         f"  {outcome.judgments:,} of {outcome.full_judgments:,} judgments "
         f"({share_text(outcome)}); " + money_line(result)
     )
+    if outcome.human_labels is not None:
+        lines.append(f"  {human_labels_text(outcome.human_labels, result.n_items)}")
     lines += [f"  warning: {line}" for line in result.warnings]
     lines.append(f"  sweep folder: {result.folder}")
     if result.report is not None:

@@ -10,6 +10,9 @@ from mmjudge.config.values import check_whole, is_finite, require
 #: What a race's κ are of (``race.target``): the population the graded items were drawn from,
 #: or these items themselves.
 TARGETS = ("population", "items")
+#: Where a race's human grades come from (``race.labels``): every item the race judges, drawn
+#: evenly, or only the items chosen round by round where the judges still racing disagree.
+LABEL_DESIGNS = ("uniform", "ask")
 
 
 @dataclass
@@ -39,6 +42,11 @@ class RaceConfig:
     interval, and a pair it cannot separate is said to need more labelled items); or
     ``items``, these items themselves, for a set that is the whole population (intervals
     shrink by the finite-population correction and vanish once every item is judged)."""
+    labels: str = "uniform"
+    """Which items need a person's grade: ``uniform``, every item the race judges; or
+    ``ask``, each round only the items chosen with known probabilities where the judges
+    still racing disagree, plus an even share (:mod:`mmjudge.studies.race_labels`). With
+    ``ask`` the target is the population."""
 
     def validate(self) -> None:
         require(
@@ -56,8 +64,25 @@ class RaceConfig:
         require(
             self.target in TARGETS, "race.target", self.target, f"use one of {', '.join(TARGETS)}"
         )
+        require(
+            self.labels in LABEL_DESIGNS,
+            "race.labels",
+            self.labels,
+            f"use one of {', '.join(LABEL_DESIGNS)}",
+        )
+        require(
+            self.labels == "uniform" or self.target == "population",
+            "race.labels",
+            self.labels,
+            "asked grades estimate the population's κ: use race.target=population with it",
+        )
 
     @property
     def finite_population(self) -> bool:
         """The target is the graded items themselves (``race.target=items``)."""
         return self.target == "items"
+
+    @property
+    def asks(self) -> bool:
+        """Human grades are asked round by round (``race.labels=ask``)."""
+        return self.labels == "ask"

@@ -24,6 +24,7 @@ has judged nothing). A race that judged less than the grid is never worth more t
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ from mmjudge.config.race import RaceConfig
 from mmjudge.errors import ConfigError, MMJudgeError
 from mmjudge.grid.cells import Grid, GridCell
 from mmjudge.grid.launch import CellJob, RoundEnd
+from mmjudge.grid.race_labels import AskedLabels, LabelOracle, ask_round, human_labels
 from mmjudge.store.race_file import (
     RACE_FILE,
     RaceFile,
@@ -45,7 +47,7 @@ from mmjudge.store.race_file import (
     write_race_file,
 )
 from mmjudge.store.summary import run_ending
-from mmjudge.studies.race_pairs import FloatArray
+from mmjudge.studies.race_pairs import FloatArray, grade_codes
 from mmjudge.studies.race_records import (
     RaceOutcome,
     RoundDecision,
@@ -222,6 +224,12 @@ def prepare_race(grid: Grid) -> tuple[RaceResult, RaceItems]:
 
     one_dataset(grid)
     first = typed_config(grid.cells[0].config)
+    if first.race.asks:
+        raise ConfigError(
+            "race.labels=ask: grades asked round by round run in the race's simulation "
+            "(benchmarks/race.py --labels ask) and not yet against a grid's judges; use "
+            "race.labels=uniform"
+        )
     items = race_items(grid.cells[0])
     result = RaceResult(grid.folder, [], len(items.keys), first.race, first.seed)
     result.rounds_note = planned_round_items(first.race, result.n_items).reason
@@ -316,7 +324,9 @@ def spend_of(cells: Sequence[RaceCell], readings: Sequence[CellReading], n_items
 class RaceRounds:
     """A race as a schedule of the grid's loop: each round's jobs from the last decision, and
     the decision after each round from what the cells hold (``readings``); ``keep`` is called
-    with the state after every decided round (the real race writes ``race.json``)."""
+    with the state after every decided round (the real race writes ``race.json``). With
+    ``race.labels=ask`` the people's grades come from ``oracle``, round by round, for the
+    items :mod:`mmjudge.studies.race_labels` chooses."""
 
     def __init__(
         self,
@@ -325,12 +335,18 @@ class RaceRounds:
         readings: Readings,
         keep: Callable[[RaceResult], None] | None = None,
         on_round: Callable[[RaceResult, RoundDecision], None] | None = None,
+        oracle: LabelOracle | None = None,
     ) -> None:
         self.result = result
         self.items = items
         self.readings = readings
         self.keep = keep
         self.on_round = on_round
+        self.oracle = oracle
+        n_items = len(items.keys)
+        self.labels = AskedLabels(np.full(n_items, np.nan), np.zeros(n_items))
+        if result.settings.asks and oracle is None:
+            raise ConfigError("race.labels=ask: the race has no source of people's grades")
 
     def judging(self) -> tuple[int, ...]:
         """The cells that judge the next round."""
@@ -353,11 +369,22 @@ class RaceRounds:
         for c in previous:
             prefixes[c] = max(prefixes[c], target)
         readings = [self.readings.read(c) for c in range(len(result.cells))]
+        grades = np.vstack([reading.grades for reading in readings])
+        start = round_length(result.settings, number - 1, result.n_items)
+        if result.settings.asks:
+            assert self.oracle is not None
+            leader = result.rounds[-1].candidate if result.rounds else None
+            codes = grade_codes(grades[:, start:target], self.items.scale)
+            ask_round(self.labels, self.oracle, codes, start, previous, leader, result.seed, number)
+            reference, weights = self.labels.reference, self.labels.weights
+        else:
+            reference, weights = self.items.reference, None
         inputs = race_inputs(
-            self.items.reference,
-            np.vstack([reading.grades for reading in readings]),
+            reference,
+            grades,
             [cell.usd_per_judgment for cell in result.cells],
             self.items.scale,
+            weights,
         )
         try:
             decision = decide_round(
@@ -374,13 +401,16 @@ class RaceRounds:
         result.rounds.append(decision)
         result.spend = spend_of(result.cells, readings, result.n_items)
         if decision.ending is not None:
-            result.outcome = outcome_of(
-                decision,
-                tuple(result.rounds),
-                np.asarray(prefixes, dtype=np.int64),
-                inputs.prices,
-                tuple(cell.name for cell in result.cells),
-                result.n_items,
+            result.outcome = dataclasses.replace(
+                outcome_of(
+                    decision,
+                    tuple(result.rounds),
+                    np.asarray(prefixes, dtype=np.int64),
+                    inputs.prices,
+                    tuple(cell.name for cell in result.cells),
+                    result.n_items,
+                ),
+                human_labels=human_labels(self.labels, result.settings.asks, result.rounds),
             )
             result.warnings = race_warnings(inputs, result.outcome, result.settings)
         if self.keep is not None:

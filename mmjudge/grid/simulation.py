@@ -12,7 +12,14 @@ import numpy as np
 
 from mmjudge.config.race import RaceConfig
 from mmjudge.grid.launch import CellJob, RoundEnd
-from mmjudge.grid.race import CellReading, RaceCell, RaceItems, RaceResult, RaceRounds
+from mmjudge.grid.race import (
+    CellReading,
+    RaceCell,
+    RaceItems,
+    RaceResult,
+    RaceRounds,
+)
+from mmjudge.grid.race_labels import RevealedGrades
 from mmjudge.grid.rounds import run_rounds
 from mmjudge.metrics.labels import as_labels
 from mmjudge.store.status import COMPLETE
@@ -53,13 +60,16 @@ def simulate_race(
     *,
     scale: Sequence[float] | None = None,
     names: Sequence[str] | None = None,
+    seed: int = 0,
 ) -> RaceOutcome:
     """Race cells whose grades are known, as a real race would, and return how it ended.
 
     ``reference`` ``(N_all,)`` and ``grades_by_cell`` ``(K, N_all)`` are aligned with the
     items (``nan`` = no grade), ``prices`` is dollars per judgment, ``order`` the item order
     (:func:`~mmjudge.studies.race_rule.race_order`); items without a reference grade take no
-    part. ``scale`` defaults to the sorted grades seen.
+    part. ``scale`` defaults to the sorted grades seen. With ``race.labels=ask`` the
+    reference grades are handed out only as the race asks for them (an oracle over
+    ``reference``), drawn with ``seed``; the outcome's ``human_labels`` counts them.
     """
     ref = as_labels(reference)
     grades = np.vstack([as_labels(g) for g in grades_by_cell])
@@ -73,11 +83,12 @@ def simulate_race(
         RaceCell(c, shown[c], (), Path(), float(prices[c]), float(prices[c]) * n_items, c)
         for c in range(n_cells)
     ]
-    result = RaceResult(Path(), cells, n_items, rule, 0)
+    result = RaceResult(Path(), cells, n_items, rule, seed)
     items = RaceItems(
         tuple(("", str(i)) for i in range(n_items)), ref[kept], tuple(float(g) for g in scale)
     )
     known = KnownGrades(grades[:, kept], prices)
-    run_rounds(RaceRounds(result, items, known), known)
+    oracle = RevealedGrades(ref[kept]) if rule.asks else None
+    run_rounds(RaceRounds(result, items, known, oracle=oracle), known)
     assert result.outcome is not None
     return result.outcome

@@ -139,6 +139,23 @@ class RoundDecision:
     items themselves (finite-population intervals)."""
 
 
+#: Where a race's human grades came from (``race.labels``).
+LabelDesign = Literal["uniform", "ask"]
+
+
+@dataclass(frozen=True)
+class HumanLabels:
+    """The people's grades a race needed: every item it judged (``uniform``), or those asked
+    round by round (``ask``)."""
+
+    design: LabelDesign
+    """How the items to grade were chosen (``race.labels``)."""
+    per_round: tuple[int, ...]
+    """Grades each round added."""
+    total: int
+    """Grades in all."""
+
+
 @dataclass(frozen=True)
 class RaceOutcome:
     """How a race ended."""
@@ -173,6 +190,9 @@ class RaceOutcome:
     """The full grid's judgments at the forecast's list price per judgment."""
     names: tuple[str, ...] = field(default=())
     """Every cell's name."""
+    human_labels: HumanLabels | None = None
+    """The people's grades the race needed, per round and in all (None in files written
+    before it was kept)."""
 
 
 @dataclass(frozen=True)
@@ -385,4 +405,14 @@ def _outcome(data: Mapping[str, Any], rounds: tuple[RoundDecision, ...]) -> Race
         full_judgments=int(data["full_judgments"]),
         full_list_usd=float(data["full_usd"] if first else data["full_list_usd"]),
         names=tuple(str(n) for n in data.get("names") or ()),
+        human_labels=_human_labels(data.get("human_labels")),
     )
+
+
+def _human_labels(data: Mapping[str, Any] | None) -> HumanLabels | None:
+    if data is None:
+        return None
+    design = data["design"]
+    if design not in ("uniform", "ask"):
+        raise ValueError(f"human_labels.design {design!r}")
+    return HumanLabels(design, tuple(int(n) for n in data["per_round"]), int(data["total"]))

@@ -170,6 +170,13 @@ def _largest_influence(moved: _Moved, n: FloatArray) -> FloatArray:
     return np.where(undefined, math.nan, largest * n)
 
 
+def disagreement_influence(tables: FloatArray, n: FloatArray) -> FloatArray:
+    """For each pair of judges' tables ``(2, P, k, k)`` (person × judge), ``n`` times the
+    largest change to κ_i − κ_j one more item graded differently by the two would make
+    (``nan`` where a κ is undefined): :attr:`PairStats.influence` from any tables."""
+    return _largest_influence(_moved(tables), n)
+
+
 def pair_stats(reference: IntArray, codes: IntArray, prefixes: IntArray, k: int) -> PairStats:
     """κ_i − κ_j and its jackknife standard error for every pair of cells, vectorised.
 

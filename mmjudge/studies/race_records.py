@@ -21,6 +21,8 @@ from mmjudge.store.race_file import (
     CellChange,
     Ending,
     Evidence,
+    HumanLabels,
+    LabelDesign,
     RaceFile,
     RaceOutcome,
     Reason,
@@ -33,6 +35,8 @@ __all__ = [
     "CellChange",
     "Ending",
     "Evidence",
+    "HumanLabels",
+    "LabelDesign",
     "RaceOutcome",
     "Reason",
     "RoundDecision",
@@ -41,6 +45,7 @@ __all__ = [
     "cell_fates",
     "cell_prefixes",
     "fates_by_folder",
+    "human_labels_text",
     "judging",
     "kappa_text",
     "money_text",
@@ -116,6 +121,19 @@ def money_text(worth_usd: float, paid_usd: float, full_grid_usd: float) -> str:
         f"judgments worth {usd(worth_usd)} of the full grid's "
         f"{usd(full_grid_usd)}; {usd(paid_usd)} paid"
     )
+
+
+def human_labels_text(labels: HumanLabels, n_items: int) -> str:
+    """The people's grades a race needed, as the console says it: ``people's grades: 80 of
+    the 240 items (every item the race judged)``, or with grades asked ``people's grades: 412
+    asked, of 4,423 items (by round: 83, 154, …)``."""
+    if labels.design == "uniform":
+        return (
+            f"people's grades: {labels.total:,} of the {n_items:,} items "
+            "(every item the race judged)"
+        )
+    rounds = ", ".join(f"{n:,}" for n in labels.per_round)
+    return f"people's grades: {labels.total:,} asked, of {n_items:,} items (by round: {rounds})"
 
 
 def share_text(outcome: RaceOutcome) -> str:

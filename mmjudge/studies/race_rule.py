@@ -133,14 +133,13 @@ import numpy as np
 from mmjudge.config.race import RaceConfig
 from mmjudge.data.sample import item_rank
 from mmjudge.metrics.labels import as_labels
+from mmjudge.studies.race_labels import race_kappas, race_pairs
 from mmjudge.studies.race_pairs import (
     FloatArray,
     IntArray,
     PairStats,
     grade_codes,
     half_widths,
-    own_kappas,
-    pair_stats,
 )
 from mmjudge.studies.race_records import (
     SCHEMA_VERSION,
@@ -309,6 +308,10 @@ class RaceInputs(NamedTuple):
     """Each cell's dollars per judgment, ``(K,)``."""
     n_grades: int
     """How many grades the scale has (κ's categories)."""
+    weights: FloatArray | None = None
+    """With asked grades (``race.labels=ask``), each item's weight 1/π where a person's grade
+    was asked for, 0 where not (its reference is then −1); None when every item's reference
+    grade is known (the uniform race)."""
 
 
 def race_inputs(
@@ -316,16 +319,20 @@ def race_inputs(
     grades: FloatArray | Sequence[FloatArray],
     prices: Sequence[float],
     scale: Sequence[float],
+    weights: FloatArray | None = None,
 ) -> RaceInputs:
     """The inputs of :func:`decide_round` from grades in race order (``nan``: no grade, or
-    not judged yet); every item needs a reference grade on the scale."""
+    not judged yet); every item needs a reference grade on the scale, or with ``weights``
+    (asked grades: 1/π where asked, 0 where not) every item asked for."""
     codes = grade_codes(np.vstack([as_labels(g) for g in grades]), scale)
     ref = grade_codes(as_labels(reference), scale)
-    if (ref < 0).any():
+    needed = ref < 0 if weights is None else (ref < 0) & (np.asarray(weights) > 0)
+    if needed.any():
         raise ValueError("every item of the race needs a reference grade on the scale")
     if codes.shape[1] != ref.size or len(prices) != codes.shape[0]:
         raise ValueError("grades, reference and prices do not line up")
-    return RaceInputs(ref, codes, np.asarray(prices, dtype=np.float64), len(scale))
+    held = None if weights is None else np.asarray(weights, dtype=np.float64)
+    return RaceInputs(ref, codes, np.asarray(prices, dtype=np.float64), len(scale), held)
 
 
 def decide_round(
@@ -342,13 +349,13 @@ def decide_round(
     (default: every cell) and ``cannot_judge`` the cells the runner reports out of the race
     (with those that judged their prefix without a grade). See the module docstring for the
     rule. Raises :class:`NoCellCanJudge` when no cell can judge."""
-    reference, codes, prices, k = inputs
+    codes, prices = inputs.grades, inputs.prices
     lengths = np.asarray(prefixes, dtype=np.int64)
     n_cells, n_items = codes.shape
     out = frozenset(cannot_judge) | _without_grades(codes, lengths)
     if len(out) == n_cells:
         raise NoCellCanJudge("no cell of the race can judge")
-    kappas = own_kappas(reference, codes, lengths, k)
+    kappas = race_kappas(inputs.reference, codes, lengths, inputs.weights, inputs.n_grades)
     bounds = _round_bounds(inputs, lengths, rule)
     dominated = _dominated(bounds, prices, out)
     candidate = candidate_of(kappas, prices, rule.delta, out)
@@ -428,7 +435,7 @@ def _round_bounds(inputs: RaceInputs, lengths: IntArray, rule: RaceConfig) -> _B
     """Every pair's difference and half-width on its items, each at the z and disagreement
     bound of the round its shorter prefix was drawn in."""
     n_cells, n_items = inputs.grades.shape
-    stats = pair_stats(inputs.reference, inputs.grades, lengths, inputs.n_grades)
+    stats = race_pairs(inputs.reference, inputs.grades, lengths, inputs.weights, inputs.n_grades)
     drawn = [int(m) for m in stats.drawn]
     z = np.asarray([critical_value(rule, m, n_items, n_cells) for m in drawn], dtype=float)
     level = np.asarray([unseen_level(rule, m, n_items, n_cells) for m in drawn], dtype=float)

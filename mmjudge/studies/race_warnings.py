@@ -13,6 +13,7 @@ import numpy as np
 
 from mmjudge.config.race import RaceConfig
 from mmjudge.metrics.scoring import Interval
+from mmjudge.studies.race_labels import weighted_own
 from mmjudge.studies.race_pairs import own_stats
 from mmjudge.studies.race_records import (
     RaceOutcome,
@@ -29,12 +30,19 @@ Z95 = 1.959963984540054
 
 def chosen_kappa(inputs: RaceInputs, outcome: RaceOutcome, rule: RaceConfig) -> Interval:
     """The chosen cell's κ̂ on the items it graded, with a 95% interval: the delete-one-item
-    jackknife's normal interval, for the race's target (times the finite-population
+    jackknife's normal interval (with asked grades, the design's linearised one), for the
+    race's target (times the finite-population
     correction with ``race.target=items``)."""
     prefixes = np.asarray(outcome.prefixes, dtype=np.int64)
-    stats = own_stats(inputs.reference, inputs.grades, prefixes, inputs.n_grades)
     c = outcome.chosen
-    estimate, se = float(stats.kappa[c]), float(stats.se[c])
+    if inputs.weights is None:
+        stats = own_stats(inputs.reference, inputs.grades, prefixes, inputs.n_grades)
+        estimate, se = float(stats.kappa[c]), float(stats.se[c])
+    else:  # the grades asked, weighted by 1/π, with the design's error
+        asked = weighted_own(
+            inputs.reference, inputs.grades, prefixes, inputs.weights, inputs.n_grades
+        )
+        estimate, se = float(asked.kappa[c]), float(asked.se[c])
     if rule.finite_population:
         se *= math.sqrt(max(1.0 - prefixes[c] / inputs.grades.shape[1], 0.0))
     if not (math.isfinite(estimate) and math.isfinite(se)):

@@ -182,3 +182,20 @@ def test_a_small_dataset_gets_smaller_rounds_and_the_console_says_so(tmp_path: P
         done.stderr
     )
     assert "race round 1: 60 items" in done.stderr
+
+
+@pytest.mark.slow  # composes a grid
+def test_asked_grades_are_refused_against_a_grid_before_anything_is_judged(
+    tmp_path: Path,
+) -> None:
+    """``race.labels=ask`` runs in the race's simulation only: against a grid's judges it is
+    refused in one line naming the setting, before any cell judges."""
+    from mmjudge.errors import ConfigError
+
+    judges = ",".join(
+        f"pkg://mmjudge/datasets/demo_fashion/judges/{name}.jsonl" for name in ("careful", "hasty")
+    )
+    given = overrides(tmp_path, "model=replay", f"model.options.qrels={judges}", "race.labels=ask")
+    with pytest.raises(ConfigError, match=r"^race\.labels=ask: .*use race\.labels=uniform$"):
+        mmjudge.run_race(given)
+    assert not list(tmp_path.rglob("summary.json"))

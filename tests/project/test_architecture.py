@@ -90,6 +90,10 @@ LONG_FILES: dict[str, str] = {
     "mmjudge.engine.response_cache": "the answers and the claims on them share one SQLite "
     "connection, its write transactions and the one-line error of every step on the file "
     "(the request keys or the claims are where it would divide)",
+    "mmjudge.studies.race_rule": "one idea, the race's rule: its docstring states the rule and "
+    "its guarantee in full beside the code that applies it (the rounds, the boundary, the "
+    "pairs' statistics, the asked grades and the records are apart already: race_rounds.py, "
+    "race_boundary.py, race_pairs.py, race_labels.py, race_records.py)",
     "mmjudge.estimation.planning": "the two plans (κ to ± a half-width, best against "
     "runner-up) from a pilot's labels, and the sweep's plan that turns them into "
     "store.plan_file's records (a refused judge or pair spelled out field by field); what a "
