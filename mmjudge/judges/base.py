@@ -123,6 +123,15 @@ class JudgeAPI(abc.ABC):
         return None
 
     @classmethod
+    def usd_per_million_judgments(cls, model: ModelConfig) -> float | None:
+        """What a free judge's config charges per million judgments (the distilled judge's
+        ``model.options.usd_per_million``: the hardware it runs on, as its owner reckons it);
+        None: priced by the sheet alone, nothing when the sheet has no entry. Read only by
+        :func:`mmjudge.costs.sheets.price_for`, so the forecast, the ledger, a race and the
+        report price such a judge alike."""
+        return None
+
+    @classmethod
     def api_key_env(cls, model: ModelConfig) -> str | None:
         """The environment variable this judge reads its API key from: ``model.api_key_env``,
         else its provider's own (:attr:`JudgeDescriptor.key_env`); None when it needs none (a

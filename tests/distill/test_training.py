@@ -119,7 +119,7 @@ def test_the_trained_judge_runs_in_a_sweep_beside_a_replay(tmp_path: Path) -> No
     configs.mkdir(parents=True)
     (configs / "student.yaml").write_text(
         "defaults:\n  - distilled\n  - _self_\nname: student\n"
-        f"options:\n  path: {trained.folder}\n",
+        f"options:\n  path: {trained.folder}\n  usd_per_million: 40\n",
         encoding="utf-8",
     )
     (configs / "people.yaml").write_text(
@@ -135,7 +135,9 @@ def test_the_trained_judge_runs_in_a_sweep_beside_a_replay(tmp_path: Path) -> No
     assert set(by_model) == {"student", "people"}
     student = by_model["student"].summary
     assert student is not None and student.n_judgments == 60 and student.n_errors == 0
-    assert student.cost.total_usd == 0.0
+    # 60 judgments at 40 dollars a million (model.options.usd_per_million): 0.0024 dollars.
+    assert student.cost.total_usd == pytest.approx(60 * 40 / 1e6)
+    assert student.cost.usd_per_million == pytest.approx(40)
     grading = student.parts.grading
     assert grading is not None and "trained on" in json.dumps(grading.to_json())
     judged = by_model["student"].open().judgments()
