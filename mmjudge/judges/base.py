@@ -19,6 +19,7 @@ from mmjudge.config import ModelConfig
 from mmjudge.errors import ConfigError, FatalProviderError
 from mmjudge.judges.cut_points import CutPoints
 from mmjudge.judges.descriptor import JudgeDescriptor
+from mmjudge.judges.distilled_folder import Training
 from mmjudge.judges.options import JudgeOptions
 from mmjudge.records import JudgeRequest, JudgeResponse, Usage
 from mmjudge.speed import Speed
@@ -157,6 +158,12 @@ class JudgeAPI(abc.ABC):
 
     def describe(self) -> str:
         return type(self).__name__
+
+    def training(self) -> Training | None:
+        """Where a judge trained on graded items comes from and which items it learnt
+        (``mmjudge distill``'s folder); None for a judge that learnt none of a dataset's items.
+        The run records it and leaves those items out of its agreement figures."""
+        return None
 
     async def aclose(self) -> None:
         """Release connections; called once when the run ends."""

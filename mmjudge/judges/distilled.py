@@ -43,6 +43,7 @@ from mmjudge.judges.descriptor import JudgeDescriptor
 from mmjudge.judges.distilled_folder import (
     MANIFEST,
     DistilledManifest,
+    Training,
     model_path,
     read_manifest,
 )
@@ -187,6 +188,11 @@ class DistilledJudge(JudgeAPI):
             )
         source = f"{self.folder / MANIFEST}: {self.manifest.provenance()}"
         return {"text": CutPoints(list(self.manifest.cut_points), source)}
+
+    def training(self) -> Training:
+        """Its folder and manifest: the run records them and leaves the items it learnt out of
+        its agreement figures."""
+        return Training(self.folder, self.manifest)
 
     def load(self) -> Any:
         """The cross-encoder, loaded once (blocking; thread-safe)."""

@@ -28,6 +28,7 @@ from mmjudge.distill.pairs import gather, split  # noqa: E402
 from mmjudge.engine.cell import run_cell  # noqa: E402
 from mmjudge.judges.distilled import load_cross_encoder, pair_scores  # noqa: E402
 from mmjudge.judges.distilled_folder import read_manifest  # noqa: E402
+from mmjudge.report.build import build_report  # noqa: E402
 from tests.distill.toy import write_source  # noqa: E402
 from tests.helpers import compose_config  # noqa: E402
 
@@ -144,3 +145,13 @@ def test_the_trained_judge_runs_in_a_sweep_beside_a_replay(tmp_path: Path) -> No
     trained_keys = set(trained.manifest.trained_items)
     marked = [r for r in judged if "trained on this item" in (r.explanation or "")]
     assert {f"{r.query_id}\t{r.result_id}" for r in marked} == trained_keys
+    # Its κ leaves out the items it learnt from: the summary's, and the report's.
+    block = student.trained_on
+    assert block is not None and set(block.items) == trained_keys
+    assert block.n_trained == len(trained_keys) and block.teacher == "humans"
+    held_out = 60 - len(trained_keys)
+    assert 0 < held_out < 60 and student.metrics.n_scored == held_out
+    report = build_report(tmp_path / "sweep", tmp_path / "reports", n_boot=50)
+    page = (report / "index.html").read_text(encoding="utf-8")
+    words = f"κ on {held_out} items it was not trained on; {len(trained_keys)} training items"
+    assert words in page and "Judges you trained" in page
