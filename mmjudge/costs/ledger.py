@@ -28,7 +28,8 @@ def cost_of(
     separately for the report's split of fixed and variable costs. Cache writes made for an
     hour (``cache_write_1h_tokens``) take the ``cache_write_1h`` price, the rest
     ``cache_write``. A call whose input passes a long-context tier's threshold is billed
-    entirely at that tier's prices.
+    entirely at that tier's prices. A price per judgment (a free judge's own) is charged once,
+    one usage record being one call, and no batch API discounts it.
     """
     price = price.at(usage.input_tokens)
     cached = usage.cached_input_tokens
@@ -50,7 +51,7 @@ def cost_of(
         factor = batch_factor(price, sheet_batch_discount)
         total *= factor
         image *= factor
-    return Cost(total, image)
+    return Cost(total + price.per_judgment / PER_MILLION, image)
 
 
 def batch_factor(price: ModelPrice, sheet_batch_discount: float) -> float:

@@ -22,7 +22,7 @@ from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from mmjudge.config import ModelConfig, PricingConfig
 from mmjudge.errors import ConfigError
-from mmjudge.judges.registry import is_free
+from mmjudge.judges.registry import is_free, usd_per_million_judgments
 
 PER_MILLION = 1_000_000
 SECONDS_PER_HOUR = 3600
@@ -138,6 +138,9 @@ class ModelPrice:
     """Long-context tiers, by increasing threshold (see :meth:`at`)."""
     self_hosted: SelfHosted | None = None
     """The GPU-hour assumptions ``input`` and ``output`` were derived from, if any."""
+    per_judgment: float = 0.0
+    """USD per million judgments, charged once per call beside the tokens: a free judge's
+    own price from its config (:meth:`mmjudge.judges.base.JudgeAPI.usd_per_million_judgments`)."""
 
     def at(self, input_tokens: int) -> ModelPrice:
         """The prices in force for one call with this many input tokens.
@@ -203,12 +206,13 @@ def gpu_hour_price(
 
 def price_for(sheet: PricingConfig, model: ModelConfig) -> ModelPrice:
     """The model's prices in the sheet; a judge that says it is free (a local one) and is not
-    in the sheet costs nothing. Fails before any call. (The sheet is read first, so pricing a
-    provider's model never imports its SDK.)"""
+    in the sheet costs what its config charges per judgment, else nothing. Fails before any
+    call. (The sheet is read first, so pricing a provider's model never imports its SDK.)"""
     key = model.price_key or model.model_id
     entry = sheet.models.get(key)
     if entry is None and is_free(model):
-        return FREE
+        own = usd_per_million_judgments(model)
+        return ModelPrice(input=0.0, output=0.0, per_judgment=own) if own else FREE
     if entry is None:
         raise ConfigError(
             f"model '{model.name}' ({key}) has no price in the {sheet.date} sheet; price it in a "

@@ -26,6 +26,7 @@ from mmjudge.engine.work import (
 )
 from mmjudge.images import ImageCache
 from mmjudge.judges.cut_points import CutPoints
+from mmjudge.judges.distilled_folder import Training, manifest_path
 from mmjudge.locations import resolve_path
 from mmjudge.speed.sdk_warmup import sdk_warmer
 from mmjudge.speed.survey_child import survey_while
@@ -34,6 +35,7 @@ from mmjudge.store import (
     Grading,
     ScaleCuts,
     SummaryParts,
+    TrainedOn,
 )
 from mmjudge.testbank import grading as bank_grading
 from mmjudge.testbank.bank import Bank
@@ -57,8 +59,10 @@ def prepare_cell(checked: CheckedCell, examples: ExampleStream) -> PreparedCell 
     bank = bank_grading.load_cell_bank(cfg)
     judge = None if cfg.runner.dry_run else judge_cls(cfg.model)
     grading = judge.check_scale(list(cfg.dataset.scale.grades)) if judge is not None else None
+    training = judge.training() if judge is not None else None
     parts = SummaryParts(
         grading=grading_block(grading) if grading else None,
+        trained_on=None if training is None else trained_on_block(training),
         testbank=None if bank is None else bank_info(bank, cfg.prompt, cfg.dataset.scale.grades),
         n_items=counts.items,
     )
@@ -102,6 +106,26 @@ def grading_block(cuts: Mapping[str, CutPoints]) -> Grading:
             modality: ScaleCuts(cut_points=[round(v, 6) for v in cut.values], source=cut.source)
             for modality, cut in cuts.items()
         }
+    )
+
+
+def trained_on_block(training: Training) -> TrainedOn:
+    """What ``summary.json`` records of a trained judge: its provenance and every item it
+    learnt from (narrowed to the cell's own items when the run is summarised)."""
+    manifest, held = training.manifest, training.manifest.held_out
+    people = held.student_vs_people
+    return TrainedOn(
+        manifest=str(manifest_path(training.folder)),
+        source=manifest.source,
+        teacher=manifest.teacher_name,
+        dataset=manifest.dataset,
+        base=manifest.base,
+        seed=manifest.seed,
+        epochs_done=manifest.epochs_done,
+        n_trained=len(manifest.trained_items),
+        held_out_vs_teacher=held.student_vs_source.text(),
+        held_out_vs_people=None if people is None else people.text(),
+        items=list(manifest.trained_items),
     )
 
 

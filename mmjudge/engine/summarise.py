@@ -31,7 +31,7 @@ from mmjudge.store import (
 )
 from mmjudge.store.rows import SAMPLES, SUMMARY_COLUMNS, iter_rows
 from mmjudge.store.status import FIRST_UNGRADABLE, UNGRADABLE, Ungradable, cell_end
-from mmjudge.studies.run_agreement import agreement
+from mmjudge.studies.run_agreement import agreement, item_keys
 from mmjudge.studies.stability import stability_summary
 
 if TYPE_CHECKING:
@@ -87,6 +87,9 @@ def summarise_run(
     """
     end, parts = end or RunEnd(), parts or SummaryParts()
     frame = load_judgments(judgments_path(run_dir), keep=SUMMARY_COLUMNS)
+    trained_on = parts.trained_on
+    if trained_on is not None:  # the cell's items the judge learnt from, out of its figures
+        trained_on = trained_on.among(item_keys(frame))
     figures = row_figures(frame)
     cost = possibly_billed_of(cost_figures(frame), parts.calls)
     stability, cost = sample_stability(run_dir, frame, list(cell.grades), cost)
@@ -99,13 +102,19 @@ def summarise_run(
         run_dir,
         cell,
         figures,
-        metrics=agreement(frame, list(cell.grades), relevant_from),
+        metrics=agreement(
+            frame,
+            list(cell.grades),
+            relevant_from,
+            leave_out=frozenset(trained_on.items) if trained_on is not None else frozenset(),
+        ),
         cost=cost,
         config=config,
         status=status,
         parts=dataclasses.replace(
             parts,
             stability=stability,
+            trained_on=trained_on,
             prompt_cache=None if pricer is None else prompt_cache_use(frame, pricer),
         ),
     )

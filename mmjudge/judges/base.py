@@ -19,6 +19,7 @@ from mmjudge.config import ModelConfig
 from mmjudge.errors import ConfigError, FatalProviderError
 from mmjudge.judges.cut_points import CutPoints
 from mmjudge.judges.descriptor import JudgeDescriptor
+from mmjudge.judges.distilled_folder import Training
 from mmjudge.judges.options import JudgeOptions
 from mmjudge.records import JudgeRequest, JudgeResponse, Usage
 from mmjudge.speed import Speed
@@ -123,6 +124,15 @@ class JudgeAPI(abc.ABC):
         return None
 
     @classmethod
+    def usd_per_million_judgments(cls, model: ModelConfig) -> float | None:
+        """What a free judge's config charges per million judgments (the distilled judge's
+        ``model.options.usd_per_million``: the hardware it runs on, as its owner reckons it);
+        None: priced by the sheet alone, nothing when the sheet has no entry. Read only by
+        :func:`mmjudge.costs.sheets.price_for`, so the forecast, the ledger, a race and the
+        report price such a judge alike."""
+        return None
+
+    @classmethod
     def api_key_env(cls, model: ModelConfig) -> str | None:
         """The environment variable this judge reads its API key from: ``model.api_key_env``,
         else its provider's own (:attr:`JudgeDescriptor.key_env`); None when it needs none (a
@@ -148,6 +158,12 @@ class JudgeAPI(abc.ABC):
 
     def describe(self) -> str:
         return type(self).__name__
+
+    def training(self) -> Training | None:
+        """Where a judge trained on graded items comes from and which items it learnt
+        (``mmjudge distill``'s folder); None for a judge that learnt none of a dataset's items.
+        The run records it and leaves those items out of its agreement figures."""
+        return None
 
     async def aclose(self) -> None:
         """Release connections; called once when the run ends."""

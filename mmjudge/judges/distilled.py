@@ -12,17 +12,21 @@ Options (``model.options``):
 - ``path``: the distilled judge's folder (absolute, or relative to the working folder).
 - ``device``: ``cpu``, ``cuda``…; by default sentence-transformers picks one.
 - ``batch_size``: most requests scored together (default 32).
+- ``usd_per_million``: what a million of its judgments cost, for the ledger, the forecast and
+  the report's chart (default: free).
 
 It needs the ``local`` extra. Requests that arrive while a batch is being scored are gathered
-into the next one, as for the embedding judges; answers are free and not cached. The summary's
-``grading`` block records the cut points with the judge's provenance (what it was trained on,
-by whom, and its held-out κ); the items it was trained on are listed in the folder's manifest
+into the next one, as for the embedding judges; answers are not cached, and free unless
+``usd_per_million`` prices them. The summary's ``grading`` block records the cut points with
+the judge's provenance (what it was trained on, by whom, and its held-out κ); the items it was
+trained on are listed in the folder's manifest
 (:attr:`~mmjudge.judges.distilled_folder.DistilledManifest.trained_items`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import threading
 import time
 from collections.abc import Sequence
@@ -39,12 +43,13 @@ from mmjudge.judges.descriptor import JudgeDescriptor
 from mmjudge.judges.distilled_folder import (
     MANIFEST,
     DistilledManifest,
+    Training,
     model_path,
     read_manifest,
 )
 from mmjudge.judges.options import JudgeOptions
 from mmjudge.locations import resolve_path
-from mmjudge.records import JudgeRequest, JudgeResponse
+from mmjudge.records import JudgeRequest, JudgeResponse, Usage
 
 #: Said in the explanation of every grade of an item the judge was trained on.
 TRAINED_NOTE = "It was trained on this item: its grade is not a held-out one."
@@ -61,6 +66,9 @@ class DistilledOptions(JudgeOptions):
     """``cpu``, ``cuda``…; by default sentence-transformers picks one."""
     batch_size: float = 32
     """Most requests scored together."""
+    usd_per_million: float | None = None
+    """What a million of its judgments cost (the machine it runs on, as you reckon it); None:
+    free."""
 
 
 def load_cross_encoder(folder: str | Path, device: str | None = None) -> Any:
@@ -146,6 +154,22 @@ class DistilledJudge(JudgeAPI):
             )
         return super().refusal(model, modality, include_image)
 
+    @classmethod
+    def usd_per_million_judgments(cls, model: ModelConfig) -> float | None:
+        """``model.options.usd_per_million``, checked: a number of at least 0."""
+        price = DistilledOptions.parse(model).usd_per_million
+        if price is not None and not 0 <= price < math.inf:
+            raise ConfigError(
+                f"model.options.usd_per_million={price:g} for '{model.name}' must be a number "
+                "of at least 0 (dollars per million judgments; leave it unset for free)"
+            )
+        return price
+
+    @classmethod
+    def usage_per_call(cls, model: ModelConfig) -> Usage | None:
+        """No tokens: a judgment costs its price per judgment alone."""
+        return Usage()
+
     @property
     def calls_to_fill(self) -> int | None:
         """Two batches: one scored while the next fills."""
@@ -164,6 +188,11 @@ class DistilledJudge(JudgeAPI):
             )
         source = f"{self.folder / MANIFEST}: {self.manifest.provenance()}"
         return {"text": CutPoints(list(self.manifest.cut_points), source)}
+
+    def training(self) -> Training:
+        """Its folder and manifest: the run records them and leaves the items it learnt out of
+        its agreement figures."""
+        return Training(self.folder, self.manifest)
 
     def load(self) -> Any:
         """The cross-encoder, loaded once (blocking; thread-safe)."""

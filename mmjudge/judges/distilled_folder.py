@@ -19,7 +19,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from mmjudge.errors import ConfigError
 from mmjudge.files import write_atomic
@@ -130,6 +130,16 @@ class DistilledManifest:
             f"{self.epochs} epochs{stopped}; held-out κ vs teacher "
             f"{self.held_out.student_vs_source.text()}"
         )
+
+
+class Training(NamedTuple):
+    """A trained judge's folder and what its manifest says
+    (:meth:`mmjudge.judges.base.JudgeAPI.training`)."""
+
+    folder: Path
+    """The folder ``mmjudge distill --out`` wrote."""
+    manifest: DistilledManifest
+    """Its manifest."""
 
 
 def manifest_path(folder: str | Path) -> Path:

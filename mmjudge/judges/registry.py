@@ -133,6 +133,14 @@ def is_free(model: ModelConfig) -> bool:
     return descriptor is not None and descriptor.free
 
 
+def usd_per_million_judgments(model: ModelConfig) -> float | None:
+    """What the model's config charges per million judgments
+    (:meth:`~mmjudge.judges.base.JudgeAPI.usd_per_million_judgments`); None for a provider
+    nobody described or a judge priced by the sheet alone."""
+    cls = judge_classes().get(str(model.provider))
+    return cls.usd_per_million_judgments(model) if cls is not None else None
+
+
 def endpoint_override(model: ModelConfig) -> str | None:
     """Where a model's calls go when not to its provider's public endpoint, else None
     (:func:`~mmjudge.judges.endpoint.endpoint_for` with the variable its provider's SDK reads).

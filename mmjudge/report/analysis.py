@@ -25,7 +25,7 @@ from mmjudge import metrics
 from mmjudge.metrics import scoring
 from mmjudge.metrics.scoring import N_BOOT as N_BOOT
 from mmjudge.metrics.scoring import NO_INTERVAL, Interval, JudgeScore
-from mmjudge.report.load import CellLabels, DatasetItems, read_cell_labels
+from mmjudge.report.load import CellLabels, DatasetItems, read_cell_labels, without_items
 from mmjudge.report.numbers import (
     HumanPair,
     human_pairs,
@@ -352,9 +352,14 @@ def unfinished_cells(cells: pd.DataFrame, done: pd.DataFrame) -> list[Unfinished
 
 
 def load_labels(stats: DatasetStats, cell: Cell) -> CellLabels:
-    """The cell's labels, read on first use (ensembles are read only when compared)."""
+    """The cell's labels, read on first use (ensembles are read only when compared); a
+    trained judge's without the items it learnt from, as its run scored it."""
     if cell.labels is None:
-        cell.labels = read_cell_labels(judgments_path(cell.run_dir), stats.items)
+        labels = read_cell_labels(judgments_path(cell.run_dir), stats.items)
+        trained = cell.summary.trained_on
+        if trained is not None and trained.items:
+            labels = without_items(labels, stats.items, trained.items)
+        cell.labels = labels
     return cell.labels
 
 

@@ -37,6 +37,7 @@ from mmjudge.report import robustness_section as robustness_report
 from mmjudge.report import slice_section as slices_report
 from mmjudge.report import stability_section as stability_report
 from mmjudge.report import testbank_section as bank_report
+from mmjudge.report import trained_section as trained_report
 from mmjudge.report.analysis import MODALITY_NAMES, N_BOOT, Analysis, analyse
 from mmjudge.report.browser import BUDGET, CAP, build_browser
 from mmjudge.report.dataset_tables import dataset_tables
@@ -235,6 +236,7 @@ def _answer_tables(cells: pd.DataFrame, analysis: Analysis) -> dict[str, Any]:
         "coverage": bank_report.coverage_rows(cells),
         "entries": bank_entries.entry_rows(cells),
         "stability": stability_report.stability_rows(analysis),
+        "trained": trained_report.trained_rows(analysis),
         "skipped": tables.skipped(cells),
         "failures": tables.failures(cells),
         "provenance": tables.provenance(cells, analysis),

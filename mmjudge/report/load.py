@@ -285,3 +285,16 @@ def read_cell_labels(path: Path, items: DatasetItems) -> CellLabels:
                 offset_array[last],
             )
     return CellLabels(item_array, label_array, offset_array, path, n_rows)
+
+
+def without_items(labels: CellLabels, items: DatasetItems, keys: Sequence[str]) -> CellLabels:
+    """``labels`` without the rows of the items ``keys`` name (``query_id<TAB>result_id``):
+    those a trained judge learnt from, which its run's figures leave out too
+    (:attr:`mmjudge.store.RunSummary.trained_on`)."""
+    codes = [items.codes[key] for key in keys if key in items.codes]
+    if not codes:
+        return labels
+    keep = ~np.isin(labels.items, np.asarray(codes, dtype=np.int64))
+    return CellLabels(
+        labels.items[keep], labels.label[keep], labels.offsets[keep], labels.path, labels.n_rows
+    )

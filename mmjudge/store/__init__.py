@@ -45,7 +45,7 @@ from mmjudge.store.folders import (
     run_dirs,
     union_keys,
 )
-from mmjudge.store.grading_blocks import BankInfo, BankRule, Grading, ScaleCuts
+from mmjudge.store.grading_blocks import BankInfo, BankRule, Grading, ScaleCuts, TrainedOn
 from mmjudge.store.rows import (
     JUDGMENTS,
     SAMPLES,
@@ -107,6 +107,7 @@ __all__ = [
     "SummaryParts",
     "SweepSummary",
     "SweepSummaryCell",
+    "TrainedOn",
     "UnstableItem",
     "annotators",
     "appending_rows",

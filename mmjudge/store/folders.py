@@ -69,6 +69,16 @@ class SavedRun:
     def usd_per_million(self) -> float:
         return self.summary.usd_per_million
 
+    @property
+    def scored_keys(self) -> list[Key]:
+        """The items its own κ is on: every row's, less those a trained judge learnt from
+        (:attr:`RunSummary.trained_on`), as its summary scored it."""
+        trained = self.summary.trained_on
+        if trained is None or not trained.items:
+            return list(self.rows)
+        left_out = set(trained.items)
+        return [key for key in self.rows if f"{key[0]}\t{key[1]}" not in left_out]
+
     def labels(self, keys: Sequence[Key]) -> npt.NDArray[np.float64]:
         """The run's label for each key, ``nan`` where it has none."""
         import numpy as np

@@ -1,10 +1,12 @@
 """The blocks of a run summary that say how a cell turned answers into grades where the
-judge does not give the grade itself: a local judge's cut points (``grading``) and the test
-bank a bank-grading cell graded against (``testbank``); see :mod:`mmjudge.store.summary`."""
+judge does not give the grade itself: a local judge's cut points (``grading``), what a trained
+judge learnt from (``trained_on``) and the test bank a bank-grading cell graded against
+(``testbank``); see :mod:`mmjudge.store.summary`."""
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,3 +85,55 @@ class BankInfo:
                 "derivation": BankRule(**known_fields(BankRule, data.get("derivation"))),
             }
         )
+
+
+@dataclass(frozen=True)
+class TrainedOn:
+    """A judge trained on graded items (``mmjudge distill``): where it comes from, and which of
+    the cell's items it learnt from (the ``trained_on`` block). The run's agreement figures
+    leave those items out (:func:`mmjudge.studies.run_agreement.agreement`)."""
+
+    manifest: str
+    """The judge's manifest (``distilled.json``)."""
+    source: str
+    """The run or sweep folder its training items came from."""
+    teacher: str
+    """Whose grades it learnt: a judge's name, a label file, or ``humans``."""
+    dataset: str
+    """The dataset it was trained on."""
+    base: str
+    """The checkpoint training started from."""
+    seed: int
+    """Training's seed."""
+    epochs_done: int
+    """Epochs of training kept."""
+    n_trained: int
+    """Items it was trained on, in all."""
+    held_out_vs_teacher: str
+    """Its κ against the teacher on the held-out queries, as ``mmjudge distill`` measured it."""
+    held_out_vs_people: str | None = None
+    """Its κ against people on those queries (None: no human grades)."""
+    items: list[str] = field(default_factory=list)
+    """Keys (``query_id<TAB>result_id``) of the cell's items it was trained on, sorted (before
+    the run is summarised: every item it was trained on)."""
+
+    def scope(self, n_scored: int) -> str:
+        """What a κ of the cell is measured on, in words (the report's note beside it)."""
+        return (
+            f"κ on {n_scored} items it was not trained on; {len(self.items)} training items "
+            "left out"
+        )
+
+    def provenance(self) -> str:
+        """Where the judge comes from, in one line."""
+        people = f", vs people {self.held_out_vs_people}" if self.held_out_vs_people else ""
+        return (
+            f"trained on {self.n_trained} items of {self.dataset} graded by {self.teacher} "
+            f"({self.source}), from {self.base}, seed {self.seed}, {self.epochs_done} epochs; "
+            f"held-out κ vs teacher {self.held_out_vs_teacher}{people}"
+        )
+
+    def among(self, keys: Iterable[str]) -> TrainedOn:
+        """This block with :attr:`items` narrowed to ``keys`` (a run's items)."""
+        trained = set(self.items)
+        return dataclasses.replace(self, items=sorted({key for key in keys if key in trained}))

@@ -49,7 +49,7 @@ from mmjudge.store.blocks import (
     TokenMeans,
     known_fields,
 )
-from mmjudge.store.grading_blocks import BankInfo, Grading
+from mmjudge.store.grading_blocks import BankInfo, Grading, TrainedOn
 from mmjudge.store.provenance import git_commit, package_versions
 from mmjudge.store.rows import SUMMARY
 
@@ -72,6 +72,8 @@ class SummaryParts:
     """How a virtual run combined its members."""
     grading: Grading | None = None
     """Local judges: their cut points."""
+    trained_on: TrainedOn | None = None
+    """A trained judge: where it comes from and the cell's items it learnt from."""
     testbank: BankInfo | None = None
     """The test bank a bank-grading cell graded against."""
     forecast: Forecast | None = None
@@ -143,6 +145,12 @@ class RunSummary:
     def grading(self) -> Grading | None:
         """Local judges: the cut points used per modality and where they came from."""
         return self.parts.grading
+
+    @property
+    def trained_on(self) -> TrainedOn | None:
+        """A trained judge's provenance and the cell's items it learnt from (left out of
+        :attr:`metrics`)."""
+        return self.parts.trained_on
 
     @property
     def testbank(self) -> BankInfo | None:
@@ -275,6 +283,8 @@ class RunSummary:
         data.update(config=self.config, packages=self.packages, git_commit=self.git_commit)
         if self.grading is not None:
             data["grading"] = self.grading.to_json()
+        if self.trained_on is not None:
+            data["trained_on"] = dataclasses.asdict(self.trained_on)
         if self.testbank is not None:
             data["testbank"] = self.testbank.to_json()
         if self.forecast is not None:
@@ -305,12 +315,6 @@ class RunSummary:
         status = CellStatus(**{"status": "complete", **known_fields(CellStatus, data)})
         if not status.status:
             status = dataclasses.replace(status, status="complete")
-        calls = data.get("calls")
-        forecast = data.get("forecast")
-        stability = data.get("stability")
-        prompt_cache = data.get("prompt_cache")
-        grading = data.get("grading") or None  # an empty block is no block
-        testbank = data.get("testbank") or None
         return cls(
             run_id=str(data.get("run_id") or ""),
             cell=cell,
@@ -326,20 +330,7 @@ class RunSummary:
             tokens=TokenMeans(**known_fields(TokenMeans, data.get("tokens"))),
             latency_s=Latency(**known_fields(Latency, data.get("latency_s"))),
             config=_config_v2(copy.deepcopy(dict(data.get("config") or {}))),
-            parts=SummaryParts(
-                calls=CallCounts(**known_fields(CallCounts, calls)) if calls else None,
-                ensemble=Ensemble.from_json(data) if kind != SINGLE else None,
-                grading=Grading.from_json(grading) if isinstance(grading, dict) else None,
-                testbank=BankInfo.from_json(testbank) if isinstance(testbank, dict) else None,
-                forecast=Forecast(**known_fields(Forecast, forecast)) if forecast else None,
-                n_items=data.get("n_items"),
-                stability=Stability.from_json(stability) if isinstance(stability, dict) else None,
-                prompt_cache=(
-                    PromptCacheUse(**known_fields(PromptCacheUse, prompt_cache))
-                    if isinstance(prompt_cache, dict)
-                    else None
-                ),
-            ),
+            parts=_parts_from_json(data, kind),
             packages=dict(data.get("packages") or {}),
             git_commit=data.get("git_commit"),
             schema_version=SUMMARY_SCHEMA_VERSION,
@@ -355,6 +346,36 @@ _MOVED_V1 = {
     ("runner", "seed"): ("seed",),
     ("runner", "report"): ("report", "build"),
 }
+
+
+def _parts_from_json(data: dict[str, Any], kind: str) -> SummaryParts:
+    """The blocks of :class:`SummaryParts` in a summary's JSON layout (each None when absent)."""
+    calls = data.get("calls")
+    forecast = data.get("forecast")
+    stability = data.get("stability")
+    prompt_cache = data.get("prompt_cache")
+    grading = data.get("grading") or None  # an empty block is no block
+    testbank = data.get("testbank") or None
+    trained_on = data.get("trained_on")
+    return SummaryParts(
+        calls=CallCounts(**known_fields(CallCounts, calls)) if calls else None,
+        ensemble=Ensemble.from_json(data) if kind != SINGLE else None,
+        grading=Grading.from_json(grading) if isinstance(grading, dict) else None,
+        trained_on=(
+            TrainedOn(**known_fields(TrainedOn, trained_on))
+            if isinstance(trained_on, dict)
+            else None
+        ),
+        testbank=BankInfo.from_json(testbank) if isinstance(testbank, dict) else None,
+        forecast=Forecast(**known_fields(Forecast, forecast)) if forecast else None,
+        n_items=data.get("n_items"),
+        stability=Stability.from_json(stability) if isinstance(stability, dict) else None,
+        prompt_cache=(
+            PromptCacheUse(**known_fields(PromptCacheUse, prompt_cache))
+            if isinstance(prompt_cache, dict)
+            else None
+        ),
+    )
 
 
 def _config_v2(config: dict[str, Any]) -> dict[str, Any]:

@@ -34,8 +34,8 @@ def _queries(keys: Sequence[Key]) -> np.ndarray:
 
 def own_score(run: SavedRun, *, n_boot: int, seed: int, level: float) -> scoring.JudgeScore:
     """A run against the consensus on the items it graded (as in its summary and the
-    report)."""
-    keys = list(run.rows)
+    report): a trained judge's without the items it learnt from."""
+    keys = run.scored_keys
     return scoring.score_judge(
         _queries(keys),
         human_consensus([run], keys),

@@ -11,11 +11,29 @@ from mmjudge.metrics import scoring
 from mmjudge.store import Agreement, annotators
 
 
-def agreement(frame: pd.DataFrame, grades: list[int], relevant_from: float) -> Agreement:
+def item_keys(frame: pd.DataFrame) -> list[str]:
+    """Each row's item key, ``query_id<TAB>result_id`` (as a trained judge's manifest lists
+    them)."""
+    if not len(frame):
+        return []
+    return (frame["query_id"].astype(str) + "\t" + frame["result_id"].astype(str)).tolist()
+
+
+def agreement(
+    frame: pd.DataFrame,
+    grades: list[int],
+    relevant_from: float,
+    *,
+    leave_out: frozenset[str] = frozenset(),
+) -> Agreement:
     """The judge against the annotators' consensus
     (:func:`~mmjudge.metrics.scoring.agreement_summary`: κ with intervals, α, accuracy...),
     with the human–human ceiling. Answered rows only; an item written twice (a resumed run)
-    counts once, its last row, as in the report."""
+    counts once, its last row, as in the report. ``leave_out``: keys of items not to score
+    (those a trained judge learnt from: κ on them is no held-out figure); the report leaves
+    the same items out (:attr:`mmjudge.store.RunSummary.trained_on`)."""
+    if leave_out and len(frame):
+        frame = frame[[key not in leave_out for key in item_keys(frame)]]
     answered = frame[frame["error"].isna()] if len(frame) else frame
     names = annotators(answered)
     if not names or answered.empty:

@@ -9,9 +9,13 @@ from pathlib import Path
 import pytest
 
 from mmjudge.config import ModelConfig
+from mmjudge.costs.ledger import cost_of
+from mmjudge.costs.sheets import FREE, price_for
+from mmjudge.engine.cell import forecast
 from mmjudge.errors import ConfigError
 from mmjudge.judges.distilled import DistilledJudge
 from mmjudge.judges.distilled_folder import write_manifest
+from mmjudge.records import Usage
 from tests.helpers import compose_config
 from tests.judges.test_distilled_folder import manifest
 
@@ -68,3 +72,56 @@ def test_a_missing_folder_is_one_line(tmp_path: Path, where: str, words: str) ->
 def test_a_config_that_claims_images_is_refused(folder: Path) -> None:
     with pytest.raises(ConfigError, match="reads text only"):
         DistilledJudge(model(folder, "model.supports_images=true"))
+
+
+# ----------------------------------------------------------------------------- its price
+
+
+def test_it_is_free_unless_its_config_prices_it(folder: Path) -> None:
+    sheet = compose_config(["model=distilled"]).pricing
+    assert price_for(sheet, model(folder)) is FREE
+    priced = price_for(sheet, model(folder, "model.options.usd_per_million=40"))
+    # One judgment reports no tokens: it costs 40 dollars a million, 0.00004 dollars.
+    assert cost_of(Usage(), priced).total_usd == pytest.approx(40e-6)
+    assert price_for(sheet, model(folder, "model.options.usd_per_million=0")) is FREE
+
+
+@pytest.mark.parametrize("value", ["-1", "abc", "inf"])
+def test_a_bad_price_is_one_line_naming_the_setting(folder: Path, value: str) -> None:
+    with pytest.raises(ConfigError, match=r"model\.options\.usd_per_million") as caught:
+        price_for(
+            compose_config(["model=distilled"]).pricing,
+            model(folder, f"model.options.usd_per_million={value}"),
+        )
+    assert "\n" not in str(caught.value)
+
+
+def test_a_dry_run_forecasts_its_price_per_judgment(folder: Path, tmp_path: Path) -> None:
+    cfg = compose_config(
+        [
+            "model=distilled",
+            f"model.options.path={folder}",
+            "model.options.usd_per_million=40",
+            "modality=text",
+            "dataset.limit=12",
+            "runner.dry_run=true",
+            "runner.progress=false",
+            f"paths.results={tmp_path / 'results'}",
+            f"paths.response_cache={tmp_path / 'cache.sqlite'}",
+            f"paths.image_cache={tmp_path / 'images'}",
+        ]
+    )
+    ahead = forecast(cfg, tmp_path / "dry")
+    # 12 judgments at 40 dollars a million: 12 × 40 / 10⁶ = 0.00048 dollars, no tokens.
+    assert ahead.sync.calls == 12
+    assert ahead.sync.usd == pytest.approx(12 * 40 / 1e6)
+    assert ahead.sync.input_tokens == 0 and ahead.sync.output_tokens == 0
+
+
+def test_no_batch_discount_touches_a_price_per_judgment(folder: Path) -> None:
+    priced = price_for(
+        compose_config(["model=distilled"]).pricing,
+        model(folder, "model.options.usd_per_million=40"),
+    )
+    batch = cost_of(Usage(), priced, batch=True, sheet_batch_discount=0.5)
+    assert batch.total_usd == pytest.approx(40e-6) and batch.image_usd == 0.0
