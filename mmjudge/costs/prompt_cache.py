@@ -66,18 +66,13 @@ def plan_prompt_cache(
     *,
     has_images: bool = False,
 ) -> CachePlan:
-    """The cache plan of requests whose shared leading part is ``system`` and ``prefix``."""
-    facts = describe(model.provider)
-    style = (facts.prompt_cache if facts is not None else None) or ""
-    if runner.prompt_cache == "off" or not style:
-        return CachePlan("", 0, "")
+    """The cache plan of requests whose shared leading part is ``system`` and ``prefix``: the
+    forecast's (it counts the part's tokens against the model's minimum)."""
+    style, skipped = _offer(runner, model, bool(prefix), has_images)
+    if not style:
+        return CachePlan("", 0, skipped)
     minimum = model.prompt_cache_min_tokens
-    if minimum is None:
-        return CachePlan("", 0, f"model '{model.name}' sets no prompt_cache_min_tokens")
-    if not prefix:
-        return CachePlan("", 0, "the prompt has no part shared by every item")
-    if style == MARKED and has_images:
-        return CachePlan("", 0, "the images come before the prompt text in this provider's calls")
+    assert minimum is not None  # _offer offers nothing without one
     tokens = prefix_tokens(system, prefix, model.provider, model.model_id)
     if tokens < minimum:
         return CachePlan(
@@ -98,11 +93,36 @@ def prefix_tokens(system: str | None, prefix: str, provider: str, model_id: str)
     return counted.tokens + MESSAGE_OVERHEAD_TOKENS
 
 
+def _offer(
+    runner: RunnerConfig, model: ModelConfig, has_prefix: bool, has_images: bool
+) -> tuple[str, str]:
+    """The cache style a cell's requests offer their shared part to, before any token is
+    counted, and why none where none (``""`` when the provider has no cache mmjudge arranges
+    or ``runner.prompt_cache=off``)."""
+    facts = describe(model.provider)
+    style = (facts.prompt_cache if facts is not None else None) or ""
+    if runner.prompt_cache == "off" or not style:
+        return "", ""
+    if model.prompt_cache_min_tokens is None:
+        return "", f"model '{model.name}' sets no prompt_cache_min_tokens"
+    if not has_prefix:
+        return "", "the prompt has no part shared by every item"
+    if style == MARKED and has_images:
+        return "", "the images come before the prompt text in this provider's calls"
+    return style, ""
+
+
 def cache_mark(
-    plan: CachePlan, runner: RunnerConfig, prefix_chars: int, query: str
+    runner: RunnerConfig, model: ModelConfig, prefix_chars: int, query: str, has_images: bool
 ) -> PromptCacheMark | None:
-    """The mark a request carries under ``plan``: None where nothing is cached."""
-    if not plan.cached:
+    """The mark a request carries: None where its shared part is offered to no cache.
+
+    Decided without counting tokens, so that a cell whose answers all come from the response
+    cache never loads a tokenizer. A part shorter than the model's minimum is marked all the
+    same: both providers then simply cache nothing, at no charge (the forecast, which counts
+    the tokens, says caching is skipped)."""
+    style, _ = _offer(runner, model, prefix_chars > 0, has_images)
+    if not style:
         return None
     key = hashlib.sha256(query.encode("utf-8")).hexdigest()[:32]
     return PromptCacheMark(prefix_chars=prefix_chars, ttl=runner.prompt_cache_ttl, key=key)

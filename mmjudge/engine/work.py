@@ -241,7 +241,6 @@ def _items_once(
     text_only = cfg.modality.include_text and not cfg.modality.include_image
     if error is None and text_only and not rendered.fields:
         error = f"result '{example.result_id}' has no text fields for modality 'text'"
-    plan: CachePlan | None = None
     request = JudgeRequest(
         item_key=example.key,
         prompt=rendered.text,
@@ -258,40 +257,36 @@ def _items_once(
             yield from _entry_items(context, example, request)
             return
     elif rendered.static_chars:
-        request, plan = _marked(context, request, rendered.static_chars)
+        mark = cache_mark(
+            cfg.runner, cfg.model, rendered.static_chars, request.query, bool(request.images)
+        )
+        request = request if mark is None else dataclasses.replace(request, cache_mark=mark)
+    static_chars = rendered.static_chars if context.bank is None else 0
     yield WorkItem(
         key=example.key,
         request=None if error else request,
         error=error,
         context=ItemCall(example, tuple(image.sha256 for image in request.images)),
-        estimate=None if error else functools.partial(forecast_item, context, request, plan),
+        estimate=None
+        if error
+        else functools.partial(forecast_item, context, request, static_chars),
     )
 
 
-def _marked(
-    context: CellContext, request: JudgeRequest, static_chars: int
-) -> tuple[JudgeRequest, CachePlan]:
-    """``request`` with the mark of its cacheable leading part, where the cell caches it, and
-    the cell's cache plan."""
-    cfg = context.cfg
-    plan = plan_prompt_cache(
-        cfg.runner,
-        cfg.model,
-        request.system,
-        request.prompt[:static_chars],
-        has_images=bool(request.images),
-    )
-    mark = cache_mark(plan, cfg.runner, static_chars, request.query)
-    marked = request if mark is None else dataclasses.replace(request, cache_mark=mark)
-    return marked, plan
-
-
-def forecast_item(
-    context: CellContext, request: JudgeRequest, plan: CachePlan | None = None
-) -> Forecast:
+def forecast_item(context: CellContext, request: JudgeRequest, static_chars: int = 0) -> Forecast:
     """The forecast of one call: its input tokens counted, its output tokens expected, its
-    shared part read from the provider's prompt cache where ``plan`` caches it."""
+    shared part (its first ``static_chars`` characters) read from the provider's prompt cache
+    where the cell's plan caches it."""
     cfg = context.cfg
+    plan: CachePlan | None = None
+    if static_chars:
+        plan = plan_prompt_cache(
+            cfg.runner,
+            cfg.model,
+            request.system,
+            request.prompt[:static_chars],
+            has_images=bool(request.images),
+        )
     forecast = forecast_call(
         request,
         cfg.model,

@@ -141,13 +141,28 @@ def test_images_before_the_text_keep_anthropic_from_caching_but_not_openai() -> 
 
 
 def test_the_mark_carries_the_ttl_and_a_key_per_query() -> None:
-    plan = CachePlan("marked", 2000, "")
     runner = RunnerConfig(prompt_cache_ttl="1h")
-    mark = cache_mark(plan, runner, 120, "red dress")
+    mark = cache_mark(runner, claude(), 120, "red dress", False)
     assert mark is not None and (mark.prefix_chars, mark.ttl) == (120, "1h")
-    assert mark.key == cache_mark(plan, runner, 99, "red dress").key  # type: ignore[union-attr]
-    assert mark.key != cache_mark(plan, runner, 120, "blue skirt").key  # type: ignore[union-attr]
-    assert cache_mark(CachePlan("", 500, "too short"), runner, 120, "red dress") is None
+    assert mark.key == cache_mark(runner, claude(), 99, "red dress", False).key  # type: ignore[union-attr]
+    assert mark.key != cache_mark(runner, claude(), 120, "blue skirt", False).key  # type: ignore[union-attr]
+
+
+def test_the_mark_is_decided_without_counting_tokens() -> None:
+    """Where the plan offers nothing before counting, no mark; a part the plan finds too short
+    once counted is marked all the same (the provider caches nothing, at no charge), so that a
+    rerun answered from the response cache loads no tokenizer."""
+    runner = RunnerConfig()
+    assert cache_mark(RunnerConfig(prompt_cache="off"), claude(), 120, "q", False) is None
+    assert cache_mark(runner, claude(prompt_cache_min_tokens=None), 120, "q", False) is None
+    assert cache_mark(runner, claude(), 0, "q", False) is None
+    assert cache_mark(runner, claude(), 120, "q", True) is None  # images come first
+    assert cache_mark(runner, gpt(), 120, "q", True) is not None
+    short = claude(prompt_cache_min_tokens=100_000)
+    assert not plan_prompt_cache(runner, short, None, LONG).cached
+    assert cache_mark(runner, short, len(LONG), "q", False) is not None
+    compatible = gpt(provider="openai_compatible", name="llama")
+    assert cache_mark(runner, compatible, 120, "q", False) is None
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ from mmjudge.errors import ConfigError
 from mmjudge.judges.distilled import DistilledJudge
 from mmjudge.judges.distilled_folder import write_manifest
 from mmjudge.records import Usage
-from tests.helpers import compose_config
+from tests.helpers import compose_config, installed
 from tests.judges.test_distilled_folder import manifest
 
 
@@ -96,6 +96,11 @@ def test_a_bad_price_is_one_line_naming_the_setting(folder: Path, value: str) ->
     assert "\n" not in str(caught.value)
 
 
+@pytest.mark.needs_extra
+@pytest.mark.skipif(
+    not installed("sentence_transformers"),
+    reason="a cell of the distilled judge needs the local extra (pip install -e '.[local]')",
+)
 def test_a_dry_run_forecasts_its_price_per_judgment(folder: Path, tmp_path: Path) -> None:
     cfg = compose_config(
         [
