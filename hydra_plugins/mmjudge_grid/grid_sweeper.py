@@ -113,12 +113,16 @@ class GridSweeper(Sweeper):
     def _race(self, grid: Any, jobs: Any) -> Any:
         from mmjudge.api.race import race_grid
         from mmjudge.api.race_result import closing_lines
-        from mmjudge.cli.race_lines import print_round, stopped_lines
+        from mmjudge.cli.race_lines import print_round, stopped_lines, waiting_lines
+        from mmjudge.store.status import EXIT_GRADES_NEEDED
 
         result = race_grid(grid, jobs, print_round)
         if result.stop_signal is not None:
             print(stopped_lines(result), file=sys.stderr)
             raise SystemExit(128 + result.stop_signal)
+        if result.waiting is not None:
+            print(waiting_lines(result), file=sys.stderr)
+            raise SystemExit(EXIT_GRADES_NEEDED)
         if result.outcome is not None:
             for line in closing_lines(result):
                 print(line, file=sys.stderr)

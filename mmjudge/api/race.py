@@ -13,8 +13,10 @@ from mmjudge.grid.cells import Grid, compose_grid
 from mmjudge.grid.launch import Launcher, ProcessLauncher
 from mmjudge.grid.race import (
     FolderReadings,
+    RaceItems,
     RaceResult,
     RaceRounds,
+    label_source,
     prepare_race,
     spend_of,
     write_race,
@@ -64,9 +66,44 @@ def race_grid(
             result.cells, [readings.read(c) for c in range(len(result.cells))], result.n_items
         )
     write_race(result)  # the cells taking part, and those that cannot, before any round
-    schedule = RaceRounds(result, items, readings, keep=write_race, on_round=on_round)
+    schedule = (
+        asking_rounds(grid, result, items, readings, on_round)
+        if result.settings.asks
+        else RaceRounds(result, items, readings, keep=write_race, on_round=on_round)
+    )
     result.stop_signal = run_rounds(schedule, launcher)
     return result
+
+
+def asking_rounds(
+    grid: Grid,
+    result: RaceResult,
+    items: RaceItems,
+    readings: FolderReadings,
+    on_round: Callable[[RaceResult, RoundDecision], None] | None,
+) -> RaceRounds:
+    """The schedule of a race that asks for people's grades as it goes (``race.labels=ask``):
+    the grades it asked for before (``asked_grades.json``) taken up, kept whenever they change,
+    and new ones from ``race.label_oracle`` or the race's labelling files."""
+    from mmjudge.grid.race_labels import asked_records, restored_labels
+    from mmjudge.store.asked_grades import (
+        ASKED_GRADES_FILE,
+        read_asked_grades,
+        write_asked_grades,
+    )
+
+    where = grid.folder / ASKED_GRADES_FILE
+    labels = restored_labels(read_asked_grades(grid.folder), items.keys, len(result.rounds), where)
+    return RaceRounds(
+        result,
+        items,
+        readings,
+        keep=write_race,
+        on_round=on_round,
+        oracle=label_source(grid, items),
+        labels=labels,
+        keep_labels=lambda kept: write_asked_grades(grid.folder, asked_records(kept, items.keys)),
+    )
 
 
 def finish_race(grid: Grid) -> Path | None:

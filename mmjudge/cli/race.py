@@ -19,8 +19,9 @@ from collections.abc import Sequence
 from mmjudge.api.race import run_race
 from mmjudge.api.race_result import closing_lines
 from mmjudge.cli.exits import EXIT_USAGE, fail
-from mmjudge.cli.race_lines import GIVEN, PROG, print_round, stopped_lines
+from mmjudge.cli.race_lines import GIVEN, PROG, print_round, stopped_lines, waiting_lines
 from mmjudge.errors import ConfigError, MMJudgeError
+from mmjudge.store.status import EXIT_GRADES_NEEDED
 
 
 def parser() -> argparse.ArgumentParser:
@@ -82,6 +83,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if result.stop_signal is not None:
         print(stopped_lines(result), file=sys.stderr)
         return 128 + result.stop_signal
+    if result.waiting is not None:
+        print(waiting_lines(result), file=sys.stderr)
+        return EXIT_GRADES_NEEDED
     for line in closing_lines(result):
         print(line, file=sys.stderr)
     return 0

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 
 from mmjudge.api.race_result import RaceResult, opening_lines, round_line
+from mmjudge.store.labelling_file import GRADE_COLUMN
 from mmjudge.studies.race_records import RoundDecision
 
 PROG = "mmjudge race"
@@ -50,4 +51,20 @@ def stopped_lines(result: RaceResult) -> str:
     return (
         f"{PROG}: stopped by {by} after {len(result.rounds)} decided rounds; the judgments made "
         f"are kept. Take the race up where it stopped with:\n  {resume_line(result, GIVEN)}"
+    )
+
+
+def waiting_lines(result: RaceResult) -> str:
+    """What a race that stopped for people's grades prints: how many, where to write them, and
+    the command that takes it up."""
+    request = result.waiting
+    assert request is not None
+    given = request.asked - request.missing
+    so_far = f" ({given:,} given so far)" if given else ""
+    return (
+        f"{PROG}: round {request.round} needs people's grades for {request.missing:,} of the "
+        f"{request.asked:,} items it asked for{so_far}. Fill the '{GRADE_COLUMN}' column of\n"
+        f"  {request.paths.csv}\n(or the '{GRADE_COLUMN}' field of {request.paths.jsonl.name} "
+        "beside it; rows left blank are asked for again), then take the race up with:\n"
+        f"  {resume_line(result, GIVEN)}"
     )

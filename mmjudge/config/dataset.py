@@ -18,6 +18,8 @@ GRADE_RULES = ("exact", "round", "floor", "ceil", "bins")
 #: ``dataset.max_text_tokens`` unless a dataset says otherwise: enough for a long product page
 #: or a passage, and a bound on what one runaway field can cost.
 DEFAULT_MAX_TEXT_TOKENS = 2000
+#: What ``dataset.sample_items`` draws among: the items a person graded, or every item.
+SAMPLE_ITEMS_FROM = ("graded", "all")
 
 
 #: The scale whose grades have definitions built in, used where its config gives none.
@@ -179,6 +181,10 @@ class DatasetConfig:
     sample_items: int | None = None
     """Use N items drawn at random among those a person graded (seeded by ``seed``; a larger N
     keeps every item of a smaller one): the slices a race (``mmjudge race``) judges in."""
+    sample_items_from: str = "graded"
+    """Which items ``sample_items`` draws among: ``graded``, those a person graded; or
+    ``all``, every item (a race that asks for people's grades as it goes,
+    ``race.labels=ask``, sets it)."""
     testbanks: TestBanksConfig = field(default_factory=lambda: TestBanksConfig())
     """Test bank files (see :class:`TestBanksConfig`)."""
     slices: dict[str, str] = field(default_factory=dict)
@@ -203,6 +209,12 @@ class DatasetConfig:
         check_whole("dataset.limit", self.limit, 1, "for every item")
         check_whole("dataset.sample_queries", self.sample_queries, 1, "for every query")
         check_whole("dataset.sample_items", self.sample_items, 1, "for every item")
+        require(
+            self.sample_items_from in SAMPLE_ITEMS_FROM,
+            "dataset.sample_items_from",
+            self.sample_items_from,
+            f"use one of {', '.join(SAMPLE_ITEMS_FROM)}",
+        )
         check_whole("dataset.max_images", self.max_images, 0)
         check_whole("dataset.max_text_tokens", self.max_text_tokens, 1, "for no cap")
         try:

@@ -47,6 +47,14 @@ class RaceConfig:
     ``ask``, each round only the items chosen with known probabilities where the judges
     still racing disagree, plus an even share (:mod:`mmjudge.studies.race_labels`). With
     ``ask`` the target is the population."""
+    label_oracle: str | None = None
+    """With ``race.labels=ask``: a file of people's grades (TREC qrels, or JSON lines with
+    ``query_id``, ``result_id`` and ``grade``) that answers the race's requests for grades, for
+    a team with a graded pool, benchmarks and tests. Unset, each round that needs grades writes
+    a labelling file into the sweep folder and the race stops until it is filled."""
+    label_usd: float = 0.0
+    """The price of one person's grade, in dollars: the race's closing lines and report give
+    what its grades cost beside what its judges cost (0: not priced)."""
 
     def validate(self) -> None:
         require(
@@ -75,6 +83,18 @@ class RaceConfig:
             "race.labels",
             self.labels,
             "asked grades estimate the population's κ: use race.target=population with it",
+        )
+        require(
+            self.label_oracle is None or self.asks,
+            "race.label_oracle",
+            self.label_oracle,
+            "a file answers grades the race asks for: set race.labels=ask with it",
+        )
+        require(
+            is_finite(self.label_usd) and self.label_usd >= 0,
+            "race.label_usd",
+            self.label_usd,
+            "use the dollars one person's grade costs (0 or more)",
         )
 
     @property

@@ -100,7 +100,9 @@ def sampled_items(
     examples = (
         loader(cfg) if cache is None else cached_items(cfg, cache, lambda: loader(cfg), write=False)
     )
-    return sample_item_keys(examples, cfg.sample_items, seed)
+    return sample_item_keys(
+        examples, cfg.sample_items, seed, graded_only=cfg.sample_items_from == "graded"
+    )
 
 
 def _prepared(example: Example, cfg: DatasetConfig) -> Example:

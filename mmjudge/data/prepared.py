@@ -62,6 +62,7 @@ UNUSED_SETTINGS = frozenset(
         "limit",
         "sample_queries",
         "sample_items",
+        "sample_items_from",
     }
 )
 

@@ -29,12 +29,15 @@ def item_rank(seed: int, query_id: str, result_id: str) -> int:
     return draw_rank(seed, f"{query_id}\t{result_id}")
 
 
-def sample_item_keys(examples: Iterable[Example], n: int, seed: int) -> frozenset[tuple[str, str]]:
+def sample_item_keys(
+    examples: Iterable[Example], n: int, seed: int, *, graded_only: bool = True
+) -> frozenset[tuple[str, str]]:
     """The ``(query id, result id)`` of the ``n`` graded items of lowest :func:`item_rank`
-    (every graded item when there are fewer); items no person graded are never drawn."""
+    (every graded item when there are fewer); items no person graded are never drawn, unless
+    ``graded_only`` is off (a race asking for grades draws among every item)."""
     heap: list[tuple[int, tuple[str, str]]] = []  # (-rank, key): the highest rank kept on top
     for example in examples:
-        if not example.labels:
+        if graded_only and not example.labels:
             continue
         key = (example.query_id, example.result_id)
         rank = item_rank(seed, *key)

@@ -32,6 +32,8 @@ Composer = Callable[[Sequence[str]], DictConfig]
 
 #: The override that has a cell judge the first N items of the race's order.
 SAMPLE_ITEMS = "dataset.sample_items"
+#: The override that has that order run over every item, graded or not.
+SAMPLE_ITEMS_FROM = "dataset.sample_items_from"
 
 
 @dataclass(frozen=True)
@@ -49,12 +51,16 @@ class GridCell:
     name: str
     """Its display name (``dataset × model × modality``…, the prompt when prompts differ)."""
 
-    def job_overrides(self, items: int | None = None) -> tuple[str, ...]:
+    def job_overrides(
+        self, items: int | None = None, ungraded_too: bool = False
+    ) -> tuple[str, ...]:
         """The overrides of a job that brings this cell to its first ``items`` items in the
-        race's order (every item when None)."""
+        race's order (every item when None; with ``ungraded_too`` the order runs over items no
+        person graded as well)."""
         if items is None:
             return self.overrides
-        return (*self.overrides, f"{SAMPLE_ITEMS}={items}")
+        drawn = (f"{SAMPLE_ITEMS_FROM}=all",) if ungraded_too else ()
+        return (*self.overrides, f"{SAMPLE_ITEMS}={items}", *drawn)
 
 
 @dataclass(frozen=True)

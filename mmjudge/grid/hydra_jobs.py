@@ -55,7 +55,10 @@ class HydraJobs:
 
     def launch(self, jobs: Sequence[CellJob]) -> RoundEnd:
         cells = [self.grid.cells[job.cell] for job in jobs]
-        batch = [list(cell.job_overrides(job.items)) for cell, job in zip(cells, jobs, strict=True)]
+        batch = [
+            list(cell.job_overrides(job.items, job.ungraded_too))
+            for cell, job in zip(cells, jobs, strict=True)
+        ]
         mark = self.grid.folder / STOPPING_MARK
         mark.unlink(missing_ok=True)  # left by a sweeping process that was killed outright
         try:

@@ -11,7 +11,7 @@ from pathlib import Path
 from omegaconf import DictConfig, open_dict
 
 from mmjudge.config import SweepConfig
-from mmjudge.grid.cells import SAMPLE_ITEMS
+from mmjudge.grid.cells import SAMPLE_ITEMS, SAMPLE_ITEMS_FROM
 from mmjudge.store import RunSummary
 from mmjudge.store.forecast_file import CellForecast
 
@@ -34,12 +34,15 @@ def forecast(config: SweepConfig | DictConfig, run_dir: Path) -> CellForecast:
         return forecast_cell(config, run_dir)
 
 
-def with_items(config: DictConfig, items: int | None) -> DictConfig:
+def with_items(config: DictConfig, items: int | None, ungraded_too: bool = False) -> DictConfig:
     """A copy of a composed config whose dataset serves its first ``items`` items in the race's
-    order (``dataset.sample_items``; the config itself when ``items`` is None)."""
+    order (``dataset.sample_items``; the config itself when ``items`` is None), an order over
+    every item, graded or not, with ``ungraded_too``."""
     if items is None:
         return config
     found = copy.deepcopy(config)
     with open_dict(found):
         found.dataset[SAMPLE_ITEMS.split(".", 1)[1]] = items
+        if ungraded_too:
+            found.dataset[SAMPLE_ITEMS_FROM.split(".", 1)[1]] = "all"
     return found

@@ -48,6 +48,9 @@ class CellJob(NamedTuple):
     """The cell's index in the grid."""
     items: int | None
     """How many items of the race's order it judges by the end of the job; None: all."""
+    ungraded_too: bool = False
+    """Whether the race's order runs over every item, not only those a person graded (a race
+    that asks for people's grades as it goes)."""
 
 
 class RoundEnd(NamedTuple):
@@ -106,7 +109,7 @@ class InProcessLauncher:
         for position, job in enumerate(jobs):
             cell = self.grid.cells[job.cell]
             try:
-                summary = judge(with_items(cell.config, job.items), cell.run_dir)
+                summary = judge(with_items(cell.config, job.items, job.ungraded_too), cell.run_dir)
             except KeyboardInterrupt as error:  # outside the judging loop (reading the data)
                 return RoundEnd(statuses, signal_number_of(error))
             statuses[position] = summary.status.status
@@ -175,7 +178,7 @@ class ProcessLauncher:
         head += ["--run-dir", str(cell.run_dir)]
         if self.config_dir is not None:
             head += ["--config-dir", self.config_dir]
-        return [*head, "--", *cell.job_overrides(job.items)]
+        return [*head, "--", *cell.job_overrides(job.items, job.ungraded_too)]
 
     def launch(self, jobs: Sequence[CellJob]) -> RoundEnd:
         size = max(1, min(len(jobs), self.workers or len(jobs)))

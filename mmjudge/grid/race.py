@@ -37,7 +37,16 @@ from mmjudge.config.race import RaceConfig
 from mmjudge.errors import ConfigError, MMJudgeError
 from mmjudge.grid.cells import Grid, GridCell
 from mmjudge.grid.launch import CellJob, RoundEnd
-from mmjudge.grid.race_labels import AskedLabels, LabelOracle, ask_round, human_labels
+from mmjudge.grid.race_labels import (
+    AskedLabels,
+    FileOracle,
+    GradeRequest,
+    LabellingDesk,
+    LabelOracle,
+    ask_round,
+    human_labels,
+)
+from mmjudge.store.labelling_file import LabellingRow
 from mmjudge.store.race_file import (
     RACE_FILE,
     RaceFile,
@@ -152,6 +161,9 @@ class RaceResult:
     separate at this size), one line each."""
     report: Path | None = None
     """The report's folder, when one was built."""
+    waiting: GradeRequest | None = None
+    """The round that waits for people's grades (``race.labels=ask`` without an oracle): fill
+    its labelling file and run the race again; None otherwise."""
 
     @property
     def interrupted(self) -> bool:
@@ -192,26 +204,64 @@ def one_dataset(grid: Grid) -> None:
 
 
 def race_items(cell: GridCell) -> RaceItems:
-    """The dataset's graded items in the race's order (``seed``), with their consensus grade."""
+    """The dataset's graded items in the race's order (``seed``), with their consensus grade;
+    with ``race.labels=ask`` every item, graded or not, and no grade (people's grades are
+    asked for as the race goes)."""
     from mmjudge.data.loading import load_dataset
     from mmjudge.engine.cell import typed_config
     from mmjudge.metrics import consensus
     from mmjudge.studies.race_rule import race_order
 
     cfg = typed_config(cell.config)
-    examples = [e for e in load_dataset(cfg.dataset, seed=cfg.seed, prepare=False) if e.labels]
+    asks = cfg.race.asks
+    loaded = load_dataset(cfg.dataset, seed=cfg.seed, prepare=False)
+    examples = [e for e in loaded if asks or e.labels]
     if not examples:
         raise MMJudgeError(
             f"dataset {cfg.dataset.name!r}: no item has a person's grade, so no judge can be "
-            "raced against people"
+            "raced against people; race.labels=ask asks for grades as the race goes"
         )
-    annotators = sorted({a for e in examples for a in e.labels})
-    grades = {a: [e.labels.get(a, math.nan) for e in examples] for a in annotators}
-    reference = consensus(grades)
     order = race_order(cfg.seed, [e.query_id for e in examples], [e.result_id for e in examples])
     keys = tuple((examples[i].query_id, examples[i].result_id) for i in order)
     scale = tuple(float(g) for g in cfg.dataset.scale.grades)
+    if asks:
+        return RaceItems(keys, np.full(len(keys), np.nan), scale)
+    annotators = sorted({a for e in examples for a in e.labels})
+    grades = {a: [e.labels.get(a, math.nan) for e in examples] for a in annotators}
+    reference = consensus(grades)
     return RaceItems(keys, np.asarray(reference)[order], scale)
+
+
+def described_items(
+    cell: GridCell, keys: Sequence[tuple[str, str]]
+) -> dict[tuple[str, str], LabellingRow]:
+    """What an assessor sees of each item of ``keys`` (one pass over the dataset, its HTML
+    converted to text as judges see it): the rows of a race's labelling file."""
+    from mmjudge.data.loading import load_dataset
+    from mmjudge.engine.cell import typed_config
+
+    cfg = typed_config(cell.config)
+    wanted = set(keys)
+    found: dict[tuple[str, str], LabellingRow] = {}
+    for e in load_dataset(cfg.dataset, seed=cfg.seed):
+        key = (e.query_id, e.result_id)
+        if key in wanted:
+            found[key] = LabellingRow(e.query_id, e.query, e.result_id, e.fields, e.images, None)
+    return found
+
+
+def label_source(grid: Grid, items: RaceItems) -> LabelOracle:
+    """Where a race with ``race.labels=ask`` gets people's grades: the file
+    ``race.label_oracle`` names, or labelling files people fill in its sweep folder."""
+    from mmjudge.engine.cell import typed_config
+
+    cell = grid.cells[0]
+    settings = typed_config(cell.config).race
+    if settings.label_oracle is not None:
+        return FileOracle(settings.label_oracle, items.keys, items.scale)
+    return LabellingDesk(
+        grid.folder, items.keys, items.scale, lambda keys: described_items(cell, keys)
+    )
 
 
 def prepare_race(grid: Grid) -> tuple[RaceResult, RaceItems]:
@@ -224,12 +274,6 @@ def prepare_race(grid: Grid) -> tuple[RaceResult, RaceItems]:
 
     one_dataset(grid)
     first = typed_config(grid.cells[0].config)
-    if first.race.asks:
-        raise ConfigError(
-            "race.labels=ask: grades asked round by round run in the race's simulation "
-            "(benchmarks/race.py --labels ask) and not yet against a grid's judges; use "
-            "race.labels=uniform"
-        )
     items = race_items(grid.cells[0])
     result = RaceResult(grid.folder, [], len(items.keys), first.race, first.seed)
     result.rounds_note = planned_round_items(first.race, result.n_items).reason
@@ -326,7 +370,10 @@ class RaceRounds:
     the decision after each round from what the cells hold (``readings``); ``keep`` is called
     with the state after every decided round (the real race writes ``race.json``). With
     ``race.labels=ask`` the people's grades come from ``oracle``, round by round, for the
-    items :mod:`mmjudge.studies.race_labels` chooses."""
+    items :mod:`mmjudge.studies.race_labels` chooses (``labels``: those a race taken up has
+    asked for; ``keep_labels`` is called whenever they change); a round whose grades have not
+    all come (a :class:`LabellingDesk`'s files not filled yet) ends the race's run with
+    ``waiting`` set, undecided."""
 
     def __init__(
         self,
@@ -336,6 +383,8 @@ class RaceRounds:
         keep: Callable[[RaceResult], None] | None = None,
         on_round: Callable[[RaceResult, RoundDecision], None] | None = None,
         oracle: LabelOracle | None = None,
+        labels: AskedLabels | None = None,
+        keep_labels: Callable[[AskedLabels], None] | None = None,
     ) -> None:
         self.result = result
         self.items = items
@@ -343,8 +392,8 @@ class RaceRounds:
         self.keep = keep
         self.on_round = on_round
         self.oracle = oracle
-        n_items = len(items.keys)
-        self.labels = AskedLabels(np.full(n_items, np.nan), np.zeros(n_items))
+        self.labels = labels if labels is not None else AskedLabels.empty(len(items.keys))
+        self.keep_labels = keep_labels
         if result.settings.asks and oracle is None:
             raise ConfigError("race.labels=ask: the race has no source of people's grades")
 
@@ -355,10 +404,11 @@ class RaceRounds:
 
     def next_round(self) -> Sequence[CellJob] | None:
         result = self.result
-        if result.outcome is not None:
+        if result.outcome is not None or result.waiting is not None:
             return None
         target = round_length(result.settings, len(result.rounds) + 1, result.n_items)
-        return [CellJob(result.cells[c].grid_index, target) for c in self.judging()]
+        asks = result.settings.asks
+        return [CellJob(result.cells[c].grid_index, target, asks) for c in self.judging()]
 
     def after_round(self, end: RoundEnd) -> None:
         result = self.result
@@ -375,7 +425,16 @@ class RaceRounds:
             assert self.oracle is not None
             leader = result.rounds[-1].candidate if result.rounds else None
             codes = grade_codes(grades[:, start:target], self.items.scale)
-            ask_round(self.labels, self.oracle, codes, start, previous, leader, result.seed, number)
+            missing = ask_round(
+                self.labels, self.oracle, codes, start, previous, leader, result.seed, number
+            )
+            if self.keep_labels is not None:
+                self.keep_labels(self.labels)
+            if missing:
+                if not isinstance(self.oracle, LabellingDesk):
+                    raise MMJudgeError(f"round {number}: {missing} people's grades did not come")
+                result.waiting = self.oracle.request(number, self.labels)
+                return
             reference, weights = self.labels.reference, self.labels.weights
         else:
             reference, weights = self.items.reference, None

@@ -67,6 +67,9 @@ EXIT_CONFIG = 2
 EXIT_PARTIAL = 3
 EXIT_FAILED = 4
 EXIT_BUDGET = 5
+#: A race that asks for people's grades (``race.labels=ask``) stopped for them: a round's
+#: labelling file waits to be filled, and the same command takes the race up.
+EXIT_GRADES_NEEDED = 6
 EXIT_SIGINT = 128 + signal.SIGINT
 EXIT_SIGTERM = 128 + signal.SIGTERM
 

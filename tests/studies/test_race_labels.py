@@ -232,7 +232,7 @@ def _asked_draws(draws: int = 1_000, population: int = 20_000, sample: int = 1_0
     prefixes = np.full(3, sample)
     for draw in range(draws):
         items = np.random.default_rng([99, draw]).choice(population, sample, replace=False)
-        asked = AskedLabels(np.full(sample, np.nan), np.zeros(sample))
+        asked = AskedLabels.empty(sample)
         oracle = RevealedGrades(truth[items].astype(np.float64))
         leader = 0 if draw % 2 == 0 else None
         ask_round(asked, oracle, codes[:, items], 0, [0, 1, 2], leader, draw, 1)
