@@ -66,7 +66,8 @@ def closing_lines(result: RaceResult) -> list[str]:
         f"({share_text(outcome)}); " + money_line(result)
     )
     if outcome.human_labels is not None:
-        lines.append(f"  {human_labels_text(outcome.human_labels, result.n_items)}")
+        priced = human_labels_text(outcome.human_labels, result.n_items, result.settings.label_usd)
+        lines.append(f"  {priced}")
     lines += [f"  warning: {line}" for line in result.warnings]
     lines.append(f"  sweep folder: {result.folder}")
     if result.report is not None:

@@ -48,6 +48,7 @@ __all__ = [
     "human_labels_text",
     "judging",
     "kappa_text",
+    "labels_usd",
     "money_text",
     "more_items",
     "outcome_of",
@@ -123,17 +124,27 @@ def money_text(worth_usd: float, paid_usd: float, full_grid_usd: float) -> str:
     )
 
 
-def human_labels_text(labels: HumanLabels, n_items: int) -> str:
+def labels_usd(labels: HumanLabels, label_usd: float) -> float:
+    """What a race's people's grades cost at ``race.label_usd`` dollars a grade."""
+    return labels.total * label_usd
+
+
+def human_labels_text(labels: HumanLabels, n_items: int, label_usd: float = 0.0) -> str:
     """The people's grades a race needed, as the console says it: ``people's grades: 80 of
     the 240 items (every item the race judged)``, or with grades asked ``people's grades: 412
-    asked, of 4,423 items (by round: 83, 154, …)``."""
+    asked, of 4,423 items (by round: 83, 154, …)``; with a price per grade (``race.label_usd``)
+    what they cost: ``; $206.00 at race.label_usd=0.5``."""
     if labels.design == "uniform":
-        return (
+        text = (
             f"people's grades: {labels.total:,} of the {n_items:,} items "
             "(every item the race judged)"
         )
-    rounds = ", ".join(f"{n:,}" for n in labels.per_round)
-    return f"people's grades: {labels.total:,} asked, of {n_items:,} items (by round: {rounds})"
+    else:
+        rounds = ", ".join(f"{n:,}" for n in labels.per_round)
+        text = f"people's grades: {labels.total:,} asked, of {n_items:,} items (by round: {rounds})"
+    if label_usd > 0:
+        text += f" (${labels_usd(labels, label_usd):,.2f} at race.label_usd={label_usd:g})"
+    return text
 
 
 def share_text(outcome: RaceOutcome) -> str:
