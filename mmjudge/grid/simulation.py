@@ -71,6 +71,27 @@ def simulate_race(
     reference grades are handed out only as the race asks for them (an oracle over
     ``reference``), drawn with ``seed``; the outcome's ``human_labels`` counts them.
     """
+    rounds = simulated_rounds(
+        reference, grades_by_cell, prices, order, rule, scale=scale, names=names, seed=seed
+    )
+    assert rounds.result.outcome is not None
+    return rounds.result.outcome
+
+
+def simulated_rounds(
+    reference: FloatArray,
+    grades_by_cell: FloatArray | Sequence[FloatArray],
+    prices: Sequence[float],
+    order: IntArray,
+    rule: RaceConfig,
+    *,
+    scale: Sequence[float] | None = None,
+    names: Sequence[str] | None = None,
+    seed: int = 0,
+) -> RaceRounds:
+    """:func:`simulate_race`'s race, run to its end, with all it holds: its result, its items
+    in race order (those with a reference grade) and, with ``race.labels=ask``, the grades it
+    asked for (``labels``)."""
     ref = as_labels(reference)
     grades = np.vstack([as_labels(g) for g in grades_by_cell])
     if scale is None:
@@ -89,6 +110,6 @@ def simulate_race(
     )
     known = KnownGrades(grades[:, kept], prices)
     oracle = RevealedGrades(ref[kept]) if rule.asks else None
-    run_rounds(RaceRounds(result, items, known, oracle=oracle), known)
-    assert result.outcome is not None
-    return result.outcome
+    rounds = RaceRounds(result, items, known, oracle=oracle)
+    run_rounds(rounds, known)
+    return rounds

@@ -4,16 +4,21 @@ forecast, and per round the cells still judging and each stop or resume with its
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from mmjudge.store.race_file import RaceFile, RoundDecision, read_race_file
 from mmjudge.store.summary import run_ending
+from mmjudge.studies.race_labels import AskedKappas
 from mmjudge.studies.race_records import (
     cell_fates,
     cell_prefixes,
+    human_labels_text,
     judging,
     kappa_text,
     money_text,
@@ -64,6 +69,9 @@ class RaceCellRow:
     """Items it judged."""
     kappa: str
     """Its κ̂ on them (the last round's)."""
+    asked_kappa: str = ""
+    """With grades asked (``race.labels=ask``): its κ̂ from them, weighted 1/π, with its 95%
+    interval; empty otherwise."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +96,8 @@ class RaceSection:
     """One row per cell."""
     skipped: list[str]
     """Each cell that took no part, with why."""
+    labels: str = ""
+    """How the people's grades were drawn, how many, and what they cost."""
 
 
 def race_context(roots: Sequence[Path]) -> list[RaceSection]:
@@ -134,9 +144,75 @@ def _race(root: Path, race: RaceFile) -> RaceSection:
         spend=money_text(race.worth_usd, race.paid_usd, race.full_grid_usd)
         + " (at the prices the ledger charged; answers from the response cache are free)",
         rows=rows,
-        cells=_cell_rows(rounds, names),
+        cells=_with_asked_kappas(root, race, _cell_rows(rounds, names)),
         skipped=[f"{s.name}: {s.reason}" for s in race.skipped],
+        labels=_labels_line(race),
     )
+
+
+def _labels_line(race: RaceFile) -> str:
+    """How the race's people's grades were drawn, how many it needed and what they cost."""
+    outcome = race.outcome
+    if outcome is None or outcome.human_labels is None:
+        return ""
+    labels = outcome.human_labels
+    text = human_labels_text(labels, race.n_items, race.settings.label_usd)
+    if labels.design == "ask":
+        text += (
+            ". Each round asked a person to grade every item where the leader and a rival "
+            "still racing graded differently, half of those where only two rivals differed, "
+            "and one in ten of the rest, each with a known probability π; every κ from these "
+            "grades weighs an item 1/π, so it estimates the κ over all the items, not over "
+            "the disagreements the grades over-represent"
+        )
+    return text
+
+
+def _with_asked_kappas(root: Path, race: RaceFile, rows: list[RaceCellRow]) -> list[RaceCellRow]:
+    """The cells' rows with their κ from the asked grades (``race.labels=ask``), weighted 1/π
+    with the design's interval, over every item each cell judged and a person graded."""
+    from mmjudge.store.asked_grades import read_asked_grades
+    from mmjudge.store.rows import read_records
+    from mmjudge.studies.race_labels import asked_kappas
+    from mmjudge.studies.race_pairs import grade_codes
+
+    if not race.settings.asks:
+        return rows
+    decided = len(race.rounds)
+    asked = [a for a in read_asked_grades(root) if a.round <= decided and a.grade is not None]
+    if not asked:
+        return rows
+    keys = [(a.query_id, a.result_id) for a in asked]
+    grades = np.full((len(race.cells), len(keys)), np.nan)
+    for index, cell in enumerate(race.cells):
+        records = read_records(root / cell.run_dir)
+        for position, key in enumerate(keys):
+            record = records.get(key)
+            if record is not None and record.label is not None and record.error is None:
+                grades[index, position] = float(record.label)
+    reference = np.asarray([a.grade for a in asked], dtype=np.float64)
+    seen = np.concatenate([reference, grades.ravel()])
+    scale = [float(g) for g in np.unique(seen[~np.isnan(seen)])]
+    found = asked_kappas(
+        grade_codes(reference, scale),
+        grade_codes(grades, scale),
+        np.asarray([1.0 / a.probability for a in asked]),
+        len(scale),
+    )
+    return [
+        dataclasses.replace(row, asked_kappa=_interval_text(found, cell))
+        for cell, row in enumerate(rows)
+    ]
+
+
+def _interval_text(found: AskedKappas, cell: int) -> str:
+    kappa, low, high = found.kappa[cell], found.low[cell], found.high[cell]
+    if not math.isfinite(kappa):
+        return "—"
+    items = f"{int(found.asked[cell]):,} graded"
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return f"{kappa_text(kappa)} (too few grades for an interval; {items})"
+    return f"{kappa_text(kappa)} [{kappa_text(low)}, {kappa_text(high)}] ({items})"
 
 
 def _settings(race: RaceFile) -> str:

@@ -266,3 +266,31 @@ def race_pairs(
     if weights is None:
         return pair_stats(reference, codes, prefixes, k)
     return weighted_pair_stats(reference, codes, prefixes, weights, k)
+
+
+class AskedKappas(NamedTuple):
+    """Each cell's κ from the people's grades a race asked for, weighted 1/π, with its
+    interval: what the report shows of a race with ``race.labels=ask``."""
+
+    kappa: FloatArray
+    """κ̂ of each cell (``nan`` where undefined)."""
+    low: FloatArray
+    """The interval's lower end (``nan`` where it has none: fewer than :data:`MIN_ASKED`)."""
+    high: FloatArray
+    """Its upper end."""
+    asked: FloatArray
+    """Asked items each cell graded."""
+
+
+def asked_kappas(
+    reference: IntArray, codes: IntArray, weights: FloatArray, k: int, level: float = 0.95
+) -> AskedKappas:
+    """Each cell's κ̂ over every item it graded (``codes`` −1 where it did not) from the asked
+    grades ``reference`` weighted ``weights`` (1/π, 0 where not asked), with the normal
+    interval at ``level`` from the design's linearised error (:func:`weighted_own`)."""
+    from scipy import stats
+
+    everything = np.full(codes.shape[0], codes.shape[1], dtype=np.int64)
+    own = weighted_own(reference, codes, everything, weights, k)
+    z = float(stats.norm.ppf(0.5 + level / 2))
+    return AskedKappas(own.kappa, own.kappa - z * own.se, own.kappa + z * own.se, own.asked)
