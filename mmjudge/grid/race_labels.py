@@ -67,8 +67,9 @@ class FileOracle:
         self, path: str | os.PathLike[str], keys: Sequence[ItemKey], scale: Sequence[float]
     ) -> None:
         from mmjudge.data.label_files import one_run
+        from mmjudge.locations import resolve_path
 
-        self.path = Path(path)
+        self.path = resolve_path(path)
         if not self.path.is_file():
             raise MMJudgeError(
                 f"race.label_oracle={path}: no such file; give a file of people's grades (TREC "

@@ -223,7 +223,12 @@ def _settings(race: RaceFile) -> str:
     return (
         f"α = {settings.alpha}, δ = {settings.delta}, {size} items per round, spending "
         f"α·u^{settings.rho}, item order seeded by {race.seed}, "
-        f"{race.n_items:,} graded items, κ of "
+        + (
+            f"{race.n_items:,} items, people's grades asked as it went (race.labels=ask)"
+            if settings.asks
+            else f"{race.n_items:,} graded items"
+        )
+        + ", κ of "
         + (
             "these items themselves (race.target=items)"
             if settings.target == "items"

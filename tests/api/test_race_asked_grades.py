@@ -136,6 +136,10 @@ def test_a_race_asking_for_grades_stops_for_them_and_goes_on_with_what_is_filled
         assert tuple(rows) == labels.per_round
         assert f"people's grades: {labels.total} asked" in done.stderr
         assert f"(${labels.total * 0.5:,.2f} at race.label_usd" in done.stderr
+        page = (tmp_path / "reports" / "race" / "index.html").read_text(encoding="utf-8")
+        assert f"people&#39;s grades: {labels.total} asked" in page
+        assert "κ from the asked grades, weighted 1/π [95% interval]" in page
+        assert page.count(f"({labels.total} graded)") + page.count("too few grades") >= 1
 
         # the same race answered by a file of the same grades decides the same way (and the
         # judges' answers come from the response cache: nothing is paid again)
