@@ -16,11 +16,9 @@ from mmjudge.grid.race import (
     RaceItems,
     RaceResult,
     RaceRounds,
-    label_source,
-    prepare_race,
     spend_of,
-    write_race,
 )
+from mmjudge.grid.race_start import prepare_race, write_race
 from mmjudge.grid.rounds import run_rounds
 from mmjudge.studies.race_records import RoundDecision
 
@@ -85,7 +83,7 @@ def asking_rounds(
     """The schedule of a race that asks for people's grades as it goes (``race.labels=ask``):
     the grades it asked for before (``asked_grades.json``) taken up, kept whenever they change,
     and new ones from ``race.label_oracle`` or the race's labelling files."""
-    from mmjudge.grid.race_labels import asked_records, restored_labels
+    from mmjudge.grid.race_labels import asked_records, label_source, restored_labels
     from mmjudge.store.asked_grades import (
         ASKED_GRADES_FILE,
         read_asked_grades,
@@ -100,7 +98,7 @@ def asking_rounds(
         readings,
         keep=write_race,
         on_round=on_round,
-        oracle=label_source(grid, items),
+        oracle=label_source(grid, items.keys, items.scale),
         labels=labels,
         keep_labels=lambda kept: write_asked_grades(grid.folder, asked_records(kept, items.keys)),
     )

@@ -9,7 +9,11 @@ A race is a schedule of the grid's one loop (:func:`mmjudge.grid.rounds.run_roun
   rows, the response cache, the ledger and ``runner.max_cost_usd`` carry over and nothing is
   paid for twice;
 - after each round the decision is kept in ``race.json`` in the sweep folder; a race started
-  again on the same folder (``hydra.sweep.dir=…``) takes up after the last decided round;
+  again on the same folder (``hydra.sweep.dir=…``) takes up after the last decided round
+  (preparing a race and keeping it: :mod:`mmjudge.grid.race_start`);
+- with ``race.labels=ask`` people's grades are asked for round by round
+  (:mod:`mmjudge.grid.race_labels`), and a round whose grades have not come stops the race
+  until its labelling file is filled;
 - cells that cannot run (a judge that cannot see images asked to) take no part: each leaves a
   skipped summary in its folder, as in a sweep, and ``race.json`` names it with why;
 - the race's simulation over known grades (:mod:`mmjudge.grid.simulation`) runs the same
@@ -25,7 +29,6 @@ has judged nothing). A race that judged less than the grid is never worth more t
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,25 +38,14 @@ import numpy as np
 
 from mmjudge.config.race import RaceConfig
 from mmjudge.errors import ConfigError, MMJudgeError
-from mmjudge.grid.cells import Grid, GridCell
 from mmjudge.grid.launch import CellJob, RoundEnd
 from mmjudge.grid.race_labels import (
     AskedLabels,
-    FileOracle,
     GradeRequest,
     LabellingDesk,
     LabelOracle,
     ask_round,
     human_labels,
-)
-from mmjudge.store.labelling_file import LabellingRow
-from mmjudge.store.race_file import (
-    RACE_FILE,
-    RaceFile,
-    RaceFileCell,
-    RaceFileSkipped,
-    read_race_file,
-    write_race_file,
 )
 from mmjudge.store.summary import run_ending
 from mmjudge.studies.race_pairs import FloatArray, grade_codes
@@ -63,7 +55,6 @@ from mmjudge.studies.race_records import (
     cell_fates,
     cell_prefixes,
 )
-from mmjudge.studies.race_rounds import planned_round_items
 from mmjudge.studies.race_rule import (
     NoCellCanJudge,
     decide_round,
@@ -188,120 +179,6 @@ class RaceResult:
         return {cell.name: fate for cell, fate in zip(self.cells, fates, strict=True)}
 
 
-# --------------------------------------------------------------------------- preparing one
-
-
-def one_dataset(grid: Grid) -> None:
-    """Refuse a grid over several datasets (a race compares judges on one), or none."""
-    if not grid.cells:
-        raise ConfigError("the race's grid has no cell")
-    datasets = grid.datasets()
-    if len(datasets) > 1:
-        raise ConfigError(
-            f"a race compares judges on one dataset, and this grid has {len(datasets)} "
-            f"({', '.join(sorted(datasets))}); race them one at a time (dataset=NAME)"
-        )
-
-
-def race_items(cell: GridCell) -> RaceItems:
-    """The dataset's graded items in the race's order (``seed``), with their consensus grade;
-    with ``race.labels=ask`` every item, graded or not, and no grade (people's grades are
-    asked for as the race goes)."""
-    from mmjudge.data.loading import load_dataset
-    from mmjudge.engine.cell import typed_config
-    from mmjudge.metrics import consensus
-    from mmjudge.studies.race_rule import race_order
-
-    cfg = typed_config(cell.config)
-    asks = cfg.race.asks
-    loaded = load_dataset(cfg.dataset, seed=cfg.seed, prepare=False)
-    examples = [e for e in loaded if asks or e.labels]
-    if not examples:
-        raise MMJudgeError(
-            f"dataset {cfg.dataset.name!r}: no item has a person's grade, so no judge can be "
-            "raced against people; race.labels=ask asks for grades as the race goes"
-        )
-    order = race_order(cfg.seed, [e.query_id for e in examples], [e.result_id for e in examples])
-    keys = tuple((examples[i].query_id, examples[i].result_id) for i in order)
-    scale = tuple(float(g) for g in cfg.dataset.scale.grades)
-    if asks:
-        return RaceItems(keys, np.full(len(keys), np.nan), scale)
-    annotators = sorted({a for e in examples for a in e.labels})
-    grades = {a: [e.labels.get(a, math.nan) for e in examples] for a in annotators}
-    reference = consensus(grades)
-    return RaceItems(keys, np.asarray(reference)[order], scale)
-
-
-def described_items(
-    cell: GridCell, keys: Sequence[tuple[str, str]]
-) -> dict[tuple[str, str], LabellingRow]:
-    """What an assessor sees of each item of ``keys`` (one pass over the dataset, its HTML
-    converted to text as judges see it): the rows of a race's labelling file."""
-    from mmjudge.data.loading import load_dataset
-    from mmjudge.engine.cell import typed_config
-
-    cfg = typed_config(cell.config)
-    wanted = set(keys)
-    found: dict[tuple[str, str], LabellingRow] = {}
-    for e in load_dataset(cfg.dataset, seed=cfg.seed):
-        key = (e.query_id, e.result_id)
-        if key in wanted:
-            found[key] = LabellingRow(e.query_id, e.query, e.result_id, e.fields, e.images, None)
-    return found
-
-
-def label_source(grid: Grid, items: RaceItems) -> LabelOracle:
-    """Where a race with ``race.labels=ask`` gets people's grades: the file
-    ``race.label_oracle`` names, or labelling files people fill in its sweep folder."""
-    from mmjudge.engine.cell import typed_config
-
-    cell = grid.cells[0]
-    settings = typed_config(cell.config).race
-    if settings.label_oracle is not None:
-        return FileOracle(settings.label_oracle, items.keys, items.scale)
-    return LabellingDesk(
-        grid.folder, items.keys, items.scale, lambda keys: described_items(cell, keys)
-    )
-
-
-def prepare_race(grid: Grid) -> tuple[RaceResult, RaceItems]:
-    """Check the grid, draw the items, price every cell by its dry run (a cell that cannot run
-    is judged once, to leave its skipped summary, and takes no part), and take up the rounds an
-    earlier run of the race decided (none for a new one)."""
-    from mmjudge.engine.cell import typed_config
-    from mmjudge.grid.jobs import judge
-    from mmjudge.grid.pricing import price_cell
-
-    one_dataset(grid)
-    first = typed_config(grid.cells[0].config)
-    items = race_items(grid.cells[0])
-    result = RaceResult(grid.folder, [], len(items.keys), first.race, first.seed)
-    result.rounds_note = planned_round_items(first.race, result.n_items).reason
-    grid.folder.mkdir(parents=True, exist_ok=True)
-    for cell in grid.cells:
-        price = price_cell(cell)
-        if price.skip_reason is not None:
-            judge(cell.config, cell.run_dir)  # its skipped summary, as a sweep leaves one
-            result.skipped.append(SkippedCell(cell.name, price.skip_reason))
-            continue
-        result.cells.append(
-            RaceCell(
-                len(result.cells),
-                cell.name,
-                cell.overrides,
-                cell.run_dir,
-                price.usd_per_judgment,
-                price.full_usd,
-                cell.index,
-            )
-        )
-    if not result.cells:
-        reasons = "; ".join(f"{name}: {why}" for name, why in result.skipped)
-        raise ConfigError(f"no cell of the race's grid can run ({reasons})")
-    result.rounds = taken_up(grid.folder, result)
-    return result, items
-
-
 # --------------------------------------------------------------------------- the rounds
 
 
@@ -420,21 +297,10 @@ class RaceRounds:
             prefixes[c] = max(prefixes[c], target)
         readings = [self.readings.read(c) for c in range(len(result.cells))]
         grades = np.vstack([reading.grades for reading in readings])
-        start = round_length(result.settings, number - 1, result.n_items)
         if result.settings.asks:
-            assert self.oracle is not None
-            leader = result.rounds[-1].candidate if result.rounds else None
-            codes = grade_codes(grades[:, start:target], self.items.scale)
-            missing = ask_round(
-                self.labels, self.oracle, codes, start, previous, leader, result.seed, number
-            )
-            if self.keep_labels is not None:
-                self.keep_labels(self.labels)
-            if missing:
-                if not isinstance(self.oracle, LabellingDesk):
-                    raise MMJudgeError(f"round {number}: {missing} people's grades did not come")
-                result.waiting = self.oracle.request(number, self.labels)
-                return
+            start = round_length(result.settings, number - 1, result.n_items)
+            if not self._asked(number, grades[:, start:target], start, previous):
+                return  # waiting for people's grades: the round is decided once they come
             reference, weights = self.labels.reference, self.labels.weights
         else:
             reference, weights = self.items.reference, None
@@ -477,6 +343,26 @@ class RaceRounds:
         if self.on_round is not None:
             self.on_round(result, decision)
 
+    def _asked(self, number: int, grades: FloatArray, start: int, judging: Sequence[int]) -> bool:
+        """Ask for people's grades on round ``number``'s new items (``grades``, the cells'
+        grades on them, from ``start`` of the race's order); whether they have all come. Where
+        some have not, ``waiting`` says which labelling file to fill."""
+        assert self.oracle is not None
+        result = self.result
+        leader = result.rounds[-1].candidate if result.rounds else None
+        codes = grade_codes(grades, self.items.scale)
+        missing = ask_round(
+            self.labels, self.oracle, codes, start, judging, leader, result.seed, number
+        )
+        if self.keep_labels is not None:
+            self.keep_labels(self.labels)
+        if not missing:
+            return True
+        if not isinstance(self.oracle, LabellingDesk):
+            raise MMJudgeError(f"round {number}: {missing} people's grades did not come")
+        result.waiting = self.oracle.request(number, self.labels)
+        return False
+
     def _cannot_judge(self, judged: Sequence[int], statuses: Sequence[str]) -> set[int]:
         """Cells out of the race after a round: those out before, and those whose run this
         round stopped at their own dollar cap. (A cell without a single grade is out by the
@@ -488,68 +374,3 @@ class RaceRounds:
         if self.result.rounds:
             out |= {e.cell for e in self.result.rounds[-1].settled if e.reason == "cannot judge"}
         return out
-
-
-# --------------------------------------------------------------------------- race.json
-
-
-def race_record(result: RaceResult) -> RaceFile:
-    """What ``race.json`` keeps of the race."""
-    return RaceFile(
-        settings=result.settings,
-        seed=result.seed,
-        n_items=result.n_items,
-        cells=tuple(
-            RaceFileCell(
-                cell.index,
-                cell.name,
-                cell.overrides,
-                cell.run_dir.name,
-                cell.usd_per_judgment,
-                cell.forecast_usd,
-            )
-            for cell in result.cells
-        ),
-        skipped=tuple(RaceFileSkipped(s.name, s.reason) for s in result.skipped),
-        rounds=tuple(result.rounds),
-        worth_usd=result.spend.worth_usd,
-        paid_usd=result.spend.paid_usd,
-        full_grid_usd=result.spend.full_grid_usd,
-        outcome=result.outcome,
-    )
-
-
-def write_race(result: RaceResult) -> None:
-    """Keep the race's state in its sweep folder's ``race.json``."""
-    write_race_file(result.folder, race_record(result))
-
-
-def _own(overrides: Sequence[str]) -> list[str]:
-    """A cell's overrides less Hydra's own (``hydra.sweep.dir=…`` names where the race is
-    kept, not what it is)."""
-    return [o for o in overrides if not o.lstrip("+~").startswith("hydra.")]
-
-
-def taken_up(folder: Path, result: RaceResult) -> list[RoundDecision]:
-    """The rounds an earlier run of the same race decided (none for a new race); a folder
-    holding another race is refused, as going on would mix two races."""
-    earlier = read_race_file(folder)
-    if earlier is None:
-        return []
-    same = (
-        [_own(c.overrides) for c in earlier.cells] == [_own(c.overrides) for c in result.cells]
-        and earlier.settings == result.settings
-        and earlier.seed == result.seed
-        and earlier.n_items == result.n_items
-    )
-    if not same:
-        raise MMJudgeError(
-            f"{folder / RACE_FILE}: holds another race (other cells, settings, seed or items); "
-            "race into a new folder (hydra.sweep.dir=…)"
-        )
-    if earlier.outcome is not None:
-        raise MMJudgeError(
-            f"{folder / RACE_FILE}: this race has ended; its report is built from the folder "
-            f"(mmjudge report {folder})"
-        )
-    return list(earlier.rounds)

@@ -15,6 +15,7 @@ from typing import NamedTuple, Protocol
 import numpy as np
 
 from mmjudge.errors import MMJudgeError
+from mmjudge.grid.cells import Grid, GridCell
 from mmjudge.store.asked_grades import AskedGrade
 from mmjudge.store.labelling_file import (
     LABELLING_DIR,
@@ -69,7 +70,7 @@ class FileOracle:
         from mmjudge.data.label_files import one_run
         from mmjudge.locations import resolve_path
 
-        self.path = resolve_path(path)
+        self.path = resolve_path(os.fspath(path))
         if not self.path.is_file():
             raise MMJudgeError(
                 f"race.label_oracle={path}: no such file; give a file of people's grades (TREC "
@@ -171,6 +172,36 @@ class LabellingDesk:
             if number.isdigit():
                 found.add(int(number))
         return sorted(found)
+
+
+def described_items(
+    cell: GridCell, keys: Sequence[tuple[str, str]]
+) -> dict[tuple[str, str], LabellingRow]:
+    """What an assessor sees of each item of ``keys`` (one pass over the dataset, its HTML
+    converted to text as judges see it): the rows of a race's labelling file."""
+    from mmjudge.data.loading import load_dataset
+    from mmjudge.engine.cell import typed_config
+
+    cfg = typed_config(cell.config)
+    wanted = set(keys)
+    found: dict[tuple[str, str], LabellingRow] = {}
+    for e in load_dataset(cfg.dataset, seed=cfg.seed):
+        key = (e.query_id, e.result_id)
+        if key in wanted:
+            found[key] = LabellingRow(e.query_id, e.query, e.result_id, e.fields, e.images, None)
+    return found
+
+
+def label_source(grid: Grid, keys: Sequence[ItemKey], scale: Sequence[float]) -> LabelOracle:
+    """Where a race with ``race.labels=ask`` gets people's grades: the file
+    ``race.label_oracle`` names, or labelling files people fill in its sweep folder."""
+    from mmjudge.engine.cell import typed_config
+
+    cell = grid.cells[0]
+    settings = typed_config(cell.config).race
+    if settings.label_oracle is not None:
+        return FileOracle(settings.label_oracle, keys, scale)
+    return LabellingDesk(grid.folder, keys, scale, lambda wanted: described_items(cell, wanted))
 
 
 def asked_records(labels: AskedLabels, keys: Sequence[ItemKey]) -> list[AskedGrade]:

@@ -21,7 +21,8 @@ import pytest
 from mmjudge.api.race_result import round_line
 from mmjudge.config.race import RaceConfig
 from mmjudge.errors import MMJudgeError
-from mmjudge.grid.race import RaceCell, RaceResult, race_record, taken_up
+from mmjudge.grid.race import RaceCell, RaceResult
+from mmjudge.grid.race_start import race_record, taken_up
 from mmjudge.report.race_section import race_context
 from mmjudge.store.race_file import read_race_file, write_race_file
 from mmjudge.studies import race_rule

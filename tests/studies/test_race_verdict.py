@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from mmjudge.config.race import RaceConfig
-from mmjudge.grid.race import RaceCell, RaceResult, taken_up, write_race
+from mmjudge.grid.race import RaceCell, RaceResult
+from mmjudge.grid.race_start import taken_up, write_race
 from mmjudge.grid.simulation import simulate_race
 from mmjudge.report import cards
 from mmjudge.report.analysis import analyse
