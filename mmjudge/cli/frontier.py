@@ -42,6 +42,7 @@ from mmjudge.cli.exits import fail
 from mmjudge.display import MISSING, interval, number, price, usd_per_million
 from mmjudge.errors import MMJudgeError
 from mmjudge.store import Bounds, completed_runs
+from mmjudge.store.asked_grades import asked_grades_hint
 from mmjudge.studies.frontier import (
     FrontierAnswer,
     FrontierCandidate,
@@ -209,7 +210,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             dataset=args.dataset,
         )
         if not answers:
-            raise MMJudgeError(f"{args.sweep_dir}: no completed run with a defined κ below it")
+            raise MMJudgeError(
+                f"{args.sweep_dir}: no completed run with a defined κ below it"
+                + asked_grades_hint(Path(args.sweep_dir))
+            )
     except MMJudgeError as error:
         return fail(PROG, error)
     if args.format == "json":

@@ -38,6 +38,7 @@ from mmjudge.display import MISSING, number, percent, price, usd
 from mmjudge.errors import MMJudgeError
 from mmjudge.estimation.planning import draw_unlabelled, plan_sweep
 from mmjudge.store import SavedRun, completed_runs
+from mmjudge.store.asked_grades import asked_grades_hint
 from mmjudge.store.plan_file import (
     DatasetPlan,
     JudgePlan,
@@ -294,6 +295,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise MMJudgeError(
                 f"{args.sweep_dir}: no completed run with a defined κ below it; with no human "
                 "labels yet, --next N --out FILE draws the first items for people to grade"
+                + asked_grades_hint(Path(args.sweep_dir))
             )
         if plans and args.next is None and not any(_planned(p) for p in plans):
             raise MMJudgeError("; ".join(_refusals(plans)))

@@ -98,6 +98,8 @@ class RaceSection:
     """Each cell that took no part, with why."""
     labels: str = ""
     """How the people's grades were drawn, how many, and what they cost."""
+    asks: bool = False
+    """Whether the race asked for people's grades as it went (``race.labels=ask``)."""
 
 
 def race_context(roots: Sequence[Path]) -> list[RaceSection]:
@@ -147,6 +149,7 @@ def _race(root: Path, race: RaceFile) -> RaceSection:
         cells=_with_asked_kappas(root, race, _cell_rows(rounds, names)),
         skipped=[f"{s.name}: {s.reason}" for s in race.skipped],
         labels=_labels_line(race),
+        asks=race.settings.asks,
     )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -139,6 +140,7 @@ def test_a_race_asking_for_grades_stops_for_them_and_goes_on_with_what_is_filled
         page = (tmp_path / "reports" / "race" / "index.html").read_text(encoding="utf-8")
         assert f"people&#39;s grades: {labels.total} asked" in page
         assert "κ from the asked grades, weighted 1/π [95% interval]" in page
+        assert "each judge's κ from them is in" not in page  # the demo's own grades score
         assert page.count(f"({labels.total} graded)") + page.count("too few grades") >= 1
 
         # the same race answered by a file of the same grades decides the same way (and the
@@ -173,3 +175,61 @@ def test_a_race_asking_for_grades_stops_for_them_and_goes_on_with_what_is_filled
     assert short.returncode == 2, short.stderr
     (line,) = [x for x in short.stderr.splitlines() if x.startswith("mmjudge race:")]
     assert "few.qrels: no grade for query" in line and "which the race asks for" in line
+
+
+@pytest.mark.slow
+def test_a_race_over_a_dataset_without_grades_is_scored_on_the_grades_it_asked_for(
+    tmp_path: Path,
+) -> None:
+    """The case the asked grades exist for: a dataset no person has graded. The race draws
+    from every item, a file of grades answers it, and the report and the commands that find no
+    κ in the dataset's grades point at the race's κ from the asked grades."""
+    import shutil
+
+    from tests.helpers import DEMO_DIR, isolated_overrides
+
+    data = tmp_path / "shop"
+    shutil.copytree(DEMO_DIR / "images", data / "images")
+    items = [dict(item) for item in demo_items()]
+    for item in items:
+        item.pop("labels")
+    (data / "items.jsonl").write_text("".join(json.dumps(i) + "\n" for i in items))
+    (tmp_path / "conf" / "dataset").mkdir(parents=True)
+    (tmp_path / "conf" / "dataset" / "shop.yaml").write_text(
+        f"name: shop\nloader: jsonl\npath: {data}\nitems: items.jsonl\nallow_unlabelled: true\n"
+        "scale:\n  grades: [0, 1, 2]\n  relevant_from: 1\n"
+    )
+    qrels = tmp_path / "people.qrels"
+    qrels.write_text("".join(f"{q} 0 {r} {g}\n" for (q, r), g in people_grades().items()))
+    judges = ",".join(
+        f"pkg://mmjudge/datasets/demo_fashion/judges/{n}.jsonl"
+        for n in ("careful", "hasty", "coin")
+    )
+    command = [
+        sys.executable,
+        "-m",
+        "mmjudge",
+        "race",
+        "-cd",
+        str(tmp_path / "conf"),
+        "dataset=shop",
+        "model=replay",
+        f"model.options.qrels={judges}",
+        "race.round_items=40",
+        "race.labels=ask",
+        f"race.label_oracle={qrels}",
+        "hydra.sweep.dir=race",
+        *(f"{k}={v}" for k, v in isolated_overrides(tmp_path).items()),
+    ]
+    done = run(command, tmp_path)
+    assert done.returncode == 0, done.stderr
+    race = read_race_file(tmp_path / "race")
+    assert race is not None and race.outcome is not None and race.n_items == len(items)
+    assert "careful" in race.outcome.name
+    page = (tmp_path / "reports" / "race" / "index.html").read_text(encoding="utf-8")
+    assert "The race asked people for grades as it went; each judge's κ from them is in" in page
+    assert page.count("graded)") == 3  # every cell's κ from the asked grades, with its count
+    frontier = run([*command[:3], "frontier", "race"], tmp_path)
+    assert frontier.returncode == 2
+    assert "the race there asked people for" in frontier.stderr
+    assert f"{race.outcome.human_labels.total} grades as it went" in frontier.stderr  # type: ignore[union-attr]
