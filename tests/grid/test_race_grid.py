@@ -184,18 +184,19 @@ def test_a_small_dataset_gets_smaller_rounds_and_the_console_says_so(tmp_path: P
     assert "race round 1: 60 items" in done.stderr
 
 
-@pytest.mark.slow  # composes a grid
-def test_asked_grades_are_refused_against_a_grid_before_anything_is_judged(
+@pytest.mark.slow  # composes a grid and judges a round
+def test_asked_grades_without_an_oracle_leave_the_race_waiting_with_a_labelling_file(
     tmp_path: Path,
 ) -> None:
-    """``race.labels=ask`` runs in the race's simulation only: against a grid's judges it is
-    refused in one line naming the setting, before any cell judges."""
-    from mmjudge.errors import ConfigError
-
+    """``race.labels=ask`` from the library: the first round is judged, its labelling file
+    written, and the result says the race waits for it (``waiting``) with no round decided."""
     judges = ",".join(
         f"pkg://mmjudge/datasets/demo_fashion/judges/{name}.jsonl" for name in ("careful", "hasty")
     )
     given = overrides(tmp_path, "model=replay", f"model.options.qrels={judges}", "race.labels=ask")
-    with pytest.raises(ConfigError, match=r"^race\.labels=ask: .*use race\.labels=uniform$"):
-        mmjudge.run_race(given)
-    assert not list(tmp_path.rglob("summary.json"))
+    result = mmjudge.run_race(given)
+    assert result.waiting is not None and result.waiting.round == 1
+    assert result.rounds == [] and result.outcome is None and result.report is None
+    rows = result.waiting.paths.jsonl.read_text(encoding="utf-8").splitlines()
+    assert len(rows) == result.waiting.asked == result.waiting.missing > 0
+    assert result.waiting.paths.csv.parent == result.folder / "labelling"
