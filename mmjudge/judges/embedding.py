@@ -184,7 +184,8 @@ def _decode_all(request: JudgeRequest) -> list[Image.Image]:
     return [decode_image(image) for image in request.images]
 
 
-def _unit(vectors: Any) -> np.ndarray:
+def unit_rows(vectors: Any) -> np.ndarray:
+    """Each row of ``vectors`` scaled to length 1 (cosines become dot products)."""
     import numpy as np
 
     array = np.asarray(vectors, dtype=np.float64)
@@ -358,22 +359,9 @@ class EmbeddingJudge(JudgeAPI):
             return self._model
 
     def _load(self) -> Any:
-        from sentence_transformers import SentenceTransformer
-
         source = self.model_source()
-        kwargs: dict[str, Any] = {"device": self.device} if self.device else {}
-        directory = Path(source)
-        bare_clip = (
-            self.kind == "clip"
-            and directory.is_dir()
-            and not (directory / "modules.json").exists()
-            and (directory / "config.json").exists()
-        )
         try:
-            if bare_clip:
-                model = SentenceTransformer(modules=[_clip_module(source)], **kwargs)
-            else:
-                model = SentenceTransformer(source, **kwargs)
+            model = open_model(source, clip=self.kind == "clip", device=self.device)
         except Exception as error:
             raise FatalProviderError(
                 f"could not load embedding model '{source}' for '{self.name}' "
@@ -415,7 +403,7 @@ class EmbeddingJudge(JudgeAPI):
         vectors = self.load().encode(
             inputs, batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True
         )
-        return _unit(vectors)
+        return unit_rows(vectors)
 
     def similarities(self, requests: Sequence[JudgeRequest]) -> list[Similarity]:
         """Cosine similarities for a batch of requests (blocking; decodes their images)."""
@@ -482,6 +470,25 @@ def _explain(similarity: Similarity, image_weight: float) -> str:
         )
     what = "image" if similarity.modality in ("image", "mm") else "text"
     return f"Cosine similarity between the query and the result {what} is {similarity.score:.3f}."
+
+
+def open_model(source: str, *, clip: bool, device: str | None = None) -> Any:
+    """A sentence-transformers model from ``source`` (a folder or a model name); with ``clip``,
+    a folder holding a bare Hugging Face CLIP checkpoint (no ``modules.json``) is wrapped in
+    sentence-transformers' CLIP module. Blocking; the loader's own errors pass through."""
+    from sentence_transformers import SentenceTransformer
+
+    kwargs: dict[str, Any] = {"device": device} if device else {}
+    directory = Path(source)
+    bare_clip = (
+        clip
+        and directory.is_dir()
+        and not (directory / "modules.json").exists()
+        and (directory / "config.json").exists()
+    )
+    if bare_clip:
+        return SentenceTransformer(modules=[_clip_module(source)], **kwargs)
+    return SentenceTransformer(source, **kwargs)
 
 
 def _clip_module(directory: str) -> Any:
