@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from mmjudge.distill.pairs import Pair, PairSet, gather, split
+from mmjudge.distill.pairs import Pair, PairSet, Split, gather, split
 from mmjudge.distill.train import Progress, Trained, TrainSettings, cut_points, train
 from mmjudge.distill.with_images import checked_image_model, fit_image_head, graded_with_images
 from mmjudge.errors import MMJudgeError
@@ -25,6 +25,7 @@ from mmjudge.judges.distilled_folder import (
     MANIFEST,
     DistilledManifest,
     HeldOutFigures,
+    ImageHead,
     KappaFigure,
     model_path,
     write_manifest,
@@ -83,25 +84,8 @@ def distill(
         )
     folder.mkdir(parents=True, exist_ok=True)
     trained = train(parts.train, gathered.grades, settings, model_path(folder), progress)
-    model = load_cross_encoder(folder, settings.device)
-    fitted = pair_scores(model, [(p.query, p.text) for p in parts.train], settings.batch_size)
-    cuts = cut_points(fitted, [p.grade for p in parts.train], gathered.grades)
-    scores = pair_scores(model, [(p.query, p.text) for p in parts.held_out], settings.batch_size)
-    predicted = [grade_for(s, cuts, gathered.grades) for s in scores]
-    head = None
-    if image_model is not None:
-        step = fit_image_head(
-            image_model,
-            parts.train,
-            fitted,
-            gathered.grades,
-            device=settings.device,
-            batch_size=settings.batch_size,
-        )
-        head = step.head
-        predicted = graded_with_images(
-            step, parts.held_out, scores, predicted, gathered.grades, settings.batch_size
-        )
+    graded = grade_held_out(folder, gathered, parts, settings, image_model)
+    cuts, head, predicted = graded.cut_points, graded.image, graded.predicted
     manifest = DistilledManifest(
         grades=list(gathered.grades),
         cut_points=cuts,
@@ -122,6 +106,48 @@ def distill(
     )
     write_manifest(folder, manifest)
     return Distilled(folder, manifest, trained)
+
+
+class Graded(NamedTuple):
+    """How the saved judge grades: its cut points (and image head), and its grades of the
+    held-out pairs."""
+
+    cut_points: list[float]
+    """The text score's cut points, fitted on the training pairs."""
+    image: ImageHead | None
+    """The image head (with ``--image-model``)."""
+    predicted: list[int]
+    """Its grade of each held-out pair, in order."""
+
+
+def grade_held_out(
+    folder: Path,
+    gathered: PairSet,
+    parts: Split,
+    settings: TrainSettings,
+    image_model: str | None,
+) -> Graded:
+    """Fit the cut points (and the image head) on the training pairs with the model saved in
+    ``folder``, and grade the held-out pairs as the judge will."""
+    model = load_cross_encoder(folder, settings.device)
+    fitted = pair_scores(model, [(p.query, p.text) for p in parts.train], settings.batch_size)
+    cuts = cut_points(fitted, [p.grade for p in parts.train], gathered.grades)
+    scores = pair_scores(model, [(p.query, p.text) for p in parts.held_out], settings.batch_size)
+    predicted = [grade_for(s, cuts, gathered.grades) for s in scores]
+    if image_model is None:
+        return Graded(cuts, None, predicted)
+    step = fit_image_head(
+        image_model,
+        parts.train,
+        fitted,
+        gathered.grades,
+        device=settings.device,
+        batch_size=settings.batch_size,
+    )
+    predicted = graded_with_images(
+        step, parts.held_out, scores, predicted, gathered.grades, settings.batch_size
+    )
+    return Graded(cuts, step.head, predicted)
 
 
 def held_out_figures(

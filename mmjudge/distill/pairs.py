@@ -140,18 +140,8 @@ def gather(
         if found is None or not found.text:
             continue
         source_grade = float(grade) if teacher == "judge" else math.nan
-        pairs.append(
-            Pair(
-                key[0],
-                key[1],
-                found.query,
-                found.text,
-                int(grade),
-                human,
-                source_grade,
-                found.images,
-            )
-        )
+        shown = (found.query, found.text, int(grade), human, source_grade, found.images)
+        pairs.append(Pair(key[0], key[1], *shown))
     if not pairs:
         if not any(found.text for found in texts.values()):
             raise MMJudgeError(

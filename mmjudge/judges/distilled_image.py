@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mmjudge.errors import ConfigError
-from mmjudge.judges.embedding import decode_image, open_model, unit_rows
+from mmjudge.judges.embedding import decode_image
+from mmjudge.judges.sentence_models import open_model, unit_rows
 from mmjudge.locations import resolve_path
 
 if TYPE_CHECKING:

@@ -53,7 +53,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import importlib
 import io
 import threading
 import time
@@ -76,6 +75,7 @@ from mmjudge.judges.cut_points import (
 )
 from mmjudge.judges.descriptor import JudgeDescriptor
 from mmjudge.judges.options import JudgeOptions
+from mmjudge.judges.sentence_models import open_model, unit_rows
 from mmjudge.locations import resolve_path
 from mmjudge.records import EncodedImage, JudgeRequest, JudgeResponse
 
@@ -182,16 +182,6 @@ def decode_image(image: EncodedImage) -> Image.Image:
 
 def _decode_all(request: JudgeRequest) -> list[Image.Image]:
     return [decode_image(image) for image in request.images]
-
-
-def unit_rows(vectors: Any) -> np.ndarray:
-    """Each row of ``vectors`` scaled to length 1 (cosines become dot products)."""
-    import numpy as np
-
-    array = np.asarray(vectors, dtype=np.float64)
-    norms = np.linalg.norm(array, axis=-1, keepdims=True)
-    result: np.ndarray = array / np.maximum(norms, 1e-12)
-    return result
 
 
 class EmbeddingJudge(JudgeAPI):
@@ -470,32 +460,3 @@ def _explain(similarity: Similarity, image_weight: float) -> str:
         )
     what = "image" if similarity.modality in ("image", "mm") else "text"
     return f"Cosine similarity between the query and the result {what} is {similarity.score:.3f}."
-
-
-def open_model(source: str, *, clip: bool, device: str | None = None) -> Any:
-    """A sentence-transformers model from ``source`` (a folder or a model name); with ``clip``,
-    a folder holding a bare Hugging Face CLIP checkpoint (no ``modules.json``) is wrapped in
-    sentence-transformers' CLIP module. Blocking; the loader's own errors pass through."""
-    from sentence_transformers import SentenceTransformer
-
-    kwargs: dict[str, Any] = {"device": device} if device else {}
-    directory = Path(source)
-    bare_clip = (
-        clip
-        and directory.is_dir()
-        and not (directory / "modules.json").exists()
-        and (directory / "config.json").exists()
-    )
-    if bare_clip:
-        return SentenceTransformer(modules=[_clip_module(source)], **kwargs)
-    return SentenceTransformer(source, **kwargs)
-
-
-def _clip_module(directory: str) -> Any:
-    """sentence-transformers' CLIP module around a bare Hugging Face CLIP checkpoint."""
-    try:  # sentence-transformers >= 5.4, where the module moved (and ``load`` is quiet)
-        from sentence_transformers.sentence_transformer.modules import clip_model
-    except ImportError:
-        legacy = importlib.import_module("sentence_transformers.models")
-        return legacy.CLIPModel(directory)
-    return clip_model.CLIPModel.load(directory)
