@@ -265,6 +265,53 @@ class Scored(NamedTuple):
     """Each judge's scores by slice (with ``--slices``)."""
 
 
+def _shown_settings(
+    human: str | Path, inputs: Inputs, out_of_scale: str, n_boot: int, seed: int
+) -> dict[str, Any]:
+    """The settings ``--format json`` prints first: the human file and its pairs scored, the
+    scale, and the bootstrap's."""
+    return {
+        "human": str(human),
+        "n_human": n_judgments(inputs.human.qrels),
+        "scale": inputs.scale.grades,
+        "scale_source": inputs.scale.source,
+        "out_of_scale": out_of_scale,
+        "n_boot": n_boot,
+        "seed": seed,
+    }
+
+
+def categories(scale: Scale, alignment: Alignment, out_of_scale: str) -> list[float]:
+    """The grades κ counts as categories: the scale's, and with ``keep`` every grade off it a
+    judge gave."""
+    grades = [float(g) for g in scale.grades]
+    if out_of_scale == "keep":
+        seen = alignment.judges[~np.isnan(alignment.judges)]
+        grades = sorted(set(grades) | {float(g) for g in seen})
+    return grades
+
+
+class HeldOutInputs(NamedTuple):
+    """The inputs with the human pairs trained judges learnt from taken out."""
+
+    inputs: Inputs
+    """What is left to score."""
+    left_out: int
+    """Human pairs taken out."""
+
+
+def without_training_pairs(inputs: Inputs, trained: Sequence[str | Path]) -> HeldOutInputs:
+    """``inputs`` less the human pairs the judges in ``trained`` (their folders) learnt from,
+    by :func:`mmjudge.studies.run_agreement.held_out_qrels`."""
+    if not trained:
+        return HeldOutInputs(inputs, 0)
+    learnt = frozenset(key for folder in trained for key in read_manifest(folder).trained_items)
+    held = held_out_qrels(inputs.human.qrels, learnt)
+    return HeldOutInputs(
+        inputs._replace(human=inputs.human._replace(qrels=held.qrels)), held.n_left_out
+    )
+
+
 def score_files(
     human: str | Path,
     runs: Sequence[str | Path],
@@ -284,18 +331,11 @@ def score_files(
     the command does; raises :class:`MMJudgeError` naming a file that cannot be used.
     ``trained``: folders of trained judges whose training pairs are left out (see above)."""
     level = scoring.LEVEL
-    inputs = read_inputs(human, runs, scale, out_of_scale, systems)
-    left_out = 0
-    if trained:
-        learnt = frozenset(key for folder in trained for key in read_manifest(folder).trained_items)
-        held = held_out_qrels(inputs.human.qrels, learnt)
-        inputs = inputs._replace(human=inputs.human._replace(qrels=held.qrels))
-        left_out = held.n_left_out
+    inputs, left_out = without_training_pairs(
+        read_inputs(human, runs, scale, out_of_scale, systems), trained
+    )
     alignment = align(inputs.human.qrels, inputs.judges)
-    grades = [float(g) for g in inputs.scale.grades]
-    if out_of_scale == "keep":
-        seen = alignment.judges[~np.isnan(alignment.judges)]
-        grades = sorted(set(grades) | {float(g) for g in seen})
+    grades = categories(inputs.scale, alignment, out_of_scale)
     threshold = scoring.relevance_threshold(
         np.asarray(inputs.scale.grades, dtype=float), relevant_from
     )
@@ -314,13 +354,7 @@ def score_files(
         measures=parsed,
     )
     settings = {
-        "human": str(human),
-        "n_human": n_judgments(inputs.human.qrels),
-        "scale": inputs.scale.grades,
-        "scale_source": inputs.scale.source,
-        "out_of_scale": out_of_scale,
-        "n_boot": n_boot,
-        "seed": seed,
+        **_shown_settings(human, inputs, out_of_scale, n_boot, seed),
         "level": level,
         "relevant_from": threshold,
         "panels": hows,
