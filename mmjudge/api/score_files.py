@@ -26,6 +26,13 @@ as relevant), and the two orderings of the systems are compared by Kendall's τ-
 Spearman's ρ and rank-biased overlap. Both sets of labels are restricted to the pairs both
 graded, as in the sweep report (:func:`mmjudge.metrics.system_ranking_on_shared_items`).
 
+**Trained judges.** With ``--trained DIR`` (repeatable; a folder ``mmjudge distill --out``
+wrote), the pairs that judge learnt from are left out of the human file before anything is
+scored, by the rule a run's summary and the report follow
+(:func:`mmjudge.studies.run_agreement.scored`): its κ on them would be no held-out figure, and
+every other judge and panel is scored on the same held-out pairs, so the rows stay
+comparable. The count left out is printed (``left_out`` in the JSON settings).
+
 **Slices.** With ``--slices FILE`` (a TSV of ``query<TAB>doc<TAB>slice``, or
 ``query<TAB>slice`` for all of a query's documents), each judge is also scored on each slice's
 pairs alone (:func:`mmjudge.studies.slices.score_slices`), with a permutation test of whether
@@ -67,6 +74,7 @@ from mmjudge.data.qrels import (
 )
 from mmjudge.display import interval, number
 from mmjudge.errors import MMJudgeError
+from mmjudge.judges.distilled_folder import read_manifest
 from mmjudge.metrics import catalogue, scoring
 from mmjudge.metrics.aggregate import panel
 from mmjudge.metrics.catalogue import Comparison, Measure
@@ -81,6 +89,7 @@ from mmjudge.studies.judge_files import (
     score_alignment,
     score_by_slice,
 )
+from mmjudge.studies.run_agreement import held_out_qrels
 from mmjudge.studies.slices import SliceScores
 
 
@@ -256,6 +265,53 @@ class Scored(NamedTuple):
     """Each judge's scores by slice (with ``--slices``)."""
 
 
+def _shown_settings(
+    human: str | Path, inputs: Inputs, out_of_scale: str, n_boot: int, seed: int
+) -> dict[str, Any]:
+    """The settings ``--format json`` prints first: the human file and its pairs scored, the
+    scale, and the bootstrap's."""
+    return {
+        "human": str(human),
+        "n_human": n_judgments(inputs.human.qrels),
+        "scale": inputs.scale.grades,
+        "scale_source": inputs.scale.source,
+        "out_of_scale": out_of_scale,
+        "n_boot": n_boot,
+        "seed": seed,
+    }
+
+
+def categories(scale: Scale, alignment: Alignment, out_of_scale: str) -> list[float]:
+    """The grades κ counts as categories: the scale's, and with ``keep`` every grade off it a
+    judge gave."""
+    grades = [float(g) for g in scale.grades]
+    if out_of_scale == "keep":
+        seen = alignment.judges[~np.isnan(alignment.judges)]
+        grades = sorted(set(grades) | {float(g) for g in seen})
+    return grades
+
+
+class HeldOutInputs(NamedTuple):
+    """The inputs with the human pairs trained judges learnt from taken out."""
+
+    inputs: Inputs
+    """What is left to score."""
+    left_out: int
+    """Human pairs taken out."""
+
+
+def without_training_pairs(inputs: Inputs, trained: Sequence[str | Path]) -> HeldOutInputs:
+    """``inputs`` less the human pairs the judges in ``trained`` (their folders) learnt from,
+    by :func:`mmjudge.studies.run_agreement.held_out_qrels`."""
+    if not trained:
+        return HeldOutInputs(inputs, 0)
+    learnt = frozenset(key for folder in trained for key in read_manifest(folder).trained_items)
+    held = held_out_qrels(inputs.human.qrels, learnt)
+    return HeldOutInputs(
+        inputs._replace(human=inputs.human._replace(qrels=held.qrels)), held.n_left_out
+    )
+
+
 def score_files(
     human: str | Path,
     runs: Sequence[str | Path],
@@ -269,16 +325,17 @@ def score_files(
     systems: str | Path | None = None,
     measures: Sequence[str] = (),
     slices: str | Path | None = None,
+    trained: Sequence[str | Path] = (),
 ) -> Scored:
     """Score every judge's label file (and each panel of them) against the human file, as
-    the command does; raises :class:`MMJudgeError` naming a file that cannot be used."""
+    the command does; raises :class:`MMJudgeError` naming a file that cannot be used.
+    ``trained``: folders of trained judges whose training pairs are left out (see above)."""
     level = scoring.LEVEL
-    inputs = read_inputs(human, runs, scale, out_of_scale, systems)
+    inputs, left_out = without_training_pairs(
+        read_inputs(human, runs, scale, out_of_scale, systems), trained
+    )
     alignment = align(inputs.human.qrels, inputs.judges)
-    grades = [float(g) for g in inputs.scale.grades]
-    if out_of_scale == "keep":
-        seen = alignment.judges[~np.isnan(alignment.judges)]
-        grades = sorted(set(grades) | {float(g) for g in seen})
+    grades = categories(inputs.scale, alignment, out_of_scale)
     threshold = scoring.relevance_threshold(
         np.asarray(inputs.scale.grades, dtype=float), relevant_from
     )
@@ -297,17 +354,13 @@ def score_files(
         measures=parsed,
     )
     settings = {
-        "human": str(human),
-        "n_human": n_judgments(inputs.human.qrels),
-        "scale": inputs.scale.grades,
-        "scale_source": inputs.scale.source,
-        "out_of_scale": out_of_scale,
-        "n_boot": n_boot,
-        "seed": seed,
+        **_shown_settings(human, inputs, out_of_scale, n_boot, seed),
         "level": level,
         "relevant_from": threshold,
         "panels": hows,
         "systems": sorted(inputs.systems) if inputs.systems else None,
+        "trained": [str(folder) for folder in trained],
+        "left_out": left_out,
     }
     by_slice = None
     if slices is not None:
@@ -355,6 +408,15 @@ def slices_json(by_slice: Mapping[str, SliceScores]) -> dict[str, Any]:
     }
 
 
+def left_out_line(settings: Mapping[str, Any]) -> str:
+    """What the table says of the pairs left out for trained judges."""
+    return (
+        f"left out: {settings['left_out']} human pairs the trained judge "
+        f"({', '.join(settings['trained'])}) learnt from; every row is scored on the "
+        f"{settings['n_human']} held-out pairs\n"
+    )
+
+
 def render(scored: Scored, form: str = "table") -> str:
     """The command's output for ``--format`` ``table``, ``csv`` or ``json``."""
     if form == "csv":
@@ -369,6 +431,8 @@ def render(scored: Scored, form: str = "table") -> str:
         f"\nscale {scale.text()} ({scale.source}); grades off the scale: "
         f"{scored.settings['out_of_scale']}\n"
     )
+    if scored.settings["trained"]:
+        text += left_out_line(scored.settings)
     if scored.slices is not None:
         text += "\nby slice:\n" + format_slices(scored.slices, scored.settings["level"])
     return text

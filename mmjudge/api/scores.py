@@ -67,6 +67,7 @@ def score_labels(
     seed: int = 0,
     systems: str | Path | None = None,
     measures: Sequence[str] = (),
+    trained: Sequence[str | Path] = (),
 ) -> LabelScores:
     """Score judges' label files (TREC qrels) against a human qrels file, as ``mmjudge agree``
     does: Cohen's κ (unweighted, linear, quadratic) with bootstrap intervals over queries,
@@ -77,7 +78,9 @@ def score_labels(
     judge grade off it does (``error``, ``drop``, ``clip``, ``keep``); ``panels`` adds a row
     per way of combining all the judges (``majority``, ``mean``…); ``systems`` (a folder of
     TREC run files) with ``measures`` compares the system rankings under each judge's labels
-    with those under the human labels. ``n_boot=0`` leaves the intervals out.
+    with those under the human labels. ``n_boot=0`` leaves the intervals out. ``trained``:
+    folders of judges ``mmjudge distill`` trained; the pairs they learnt from are left out for
+    every judge (``settings["left_out"]`` counts them).
 
     Raises:
         MMJudgeError: a file that cannot be used (missing, malformed, a grade off the scale);
@@ -97,6 +100,7 @@ def score_labels(
         seed=seed,
         systems=systems,
         measures=measures,
+        trained=trained,
     )
     return LabelScores(
         rows=scored.rows,

@@ -5,6 +5,7 @@
                   [--n-boot N] [--seed S] [--relevant-from 2]
                   [--panel majority|mean|majority-max|majority-min|majority-random]
                   [--runs DIR [--measure nDCG@10 ...]] [--slices FILE]
+                  [--trained JUDGE_DIR ...]
 
 What each figure means, the scale, the system rankings, slices and panels:
 :mod:`mmjudge.api.score_files`, which this command calls.
@@ -52,6 +53,14 @@ def parser() -> argparse.ArgumentParser:
         default=None,
         help="a TSV of query<TAB>doc<TAB>slice (or query<TAB>slice): also score each judge "
         "on each slice, test whether its κ depends on the slice and name its worst",
+    )
+    p.add_argument(
+        "--trained",
+        action="append",
+        default=[],
+        metavar="JUDGE_DIR",
+        help="a trained judge's folder (mmjudge distill --out): leave out the pairs it learnt "
+        "from, for every judge, so its κ is a held-out one (repeatable)",
     )
     return p
 
@@ -140,6 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             systems=args.systems,
             measures=args.measure,
             slices=args.slices,
+            trained=args.trained,
         )
     except MMJudgeError as error:
         return fail(PROG, error)

@@ -2,14 +2,15 @@
 
     mmjudge distill SOURCE --out DIR [--judge NAME | --teacher humans | --labels FILE]
                     [--holdout 0.3] [--epochs 3] [--batch-size 16] [--learning-rate 1e-4]
-                    [--seed 0] [--base DIR] [--device cpu|cuda]
+                    [--seed 0] [--base DIR] [--image-model DIR] [--device cpu|cuda]
 
 SOURCE is a run or sweep folder; its config names the dataset the texts come from. The grades
 learnt are a judge's (``--judge NAME``, a cell of the sweep; the default when the folder holds
 one judge), the people's (``--teacher humans``) or a label file's (``--labels FILE``). A share
 of the queries is held out and never trained on; the judge's κ on them, against its teacher
-and against people, is printed and stored in DIR. Then ``model=distilled
-model.options.path=DIR`` runs it in a sweep. Needs the ``local`` extra.
+and against people, is printed and stored in DIR. With ``--image-model DIR`` (a local CLIP
+model) it also learns how much the result's image says, for cells of modality ``mm``. Then
+``model=distilled model.options.path=DIR`` runs it in a sweep. Needs the ``local`` extra.
 """
 
 from __future__ import annotations
@@ -52,6 +53,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--learning-rate", type=float, default=defaults.learning_rate)
     p.add_argument("--seed", type=int, default=defaults.seed)
     p.add_argument("--base", default=None, metavar="DIR", help="a local checkpoint to start from")
+    p.add_argument(
+        "--image-model",
+        default=None,
+        metavar="DIR",
+        help="a local CLIP model: also grade the result's image (modality mm)",
+    )
     p.add_argument("--device", default=None, help="cpu, cuda… (default: a GPU when there is one)")
     return p
 
@@ -82,6 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             teacher=teacher,
             judge=args.judge,
             labels=args.labels,
+            image_model=args.image_model,
             held_out_share=args.holdout,
             settings=settings,
             progress=_progress,
@@ -130,7 +138,15 @@ def summary(result: Distilled) -> str:
         lines.append(f"  κ trained judge vs people: {held.student_vs_people.text()}")
     if held.source_vs_people is not None:
         lines.append(f"  κ {m.teacher_name} vs people: {held.source_vs_people.text()}")
-    lines.append(f"run it: mmjudge sweep model=distilled model.options.path={result.folder}")
+    run = f"run it: mmjudge sweep model=distilled model.options.path={result.folder}"
+    if m.image is not None:
+        lines.insert(
+            1,
+            f"images: {m.image.n_trained} training items with an image through "
+            f"{m.image.image_model} (held-out κ measured with them)",
+        )
+        run += f" model.options.image_model={m.image.image_model} modality=mm"
+    lines.append(run)
     return "\n".join(lines)
 
 

@@ -15,8 +15,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from mmjudge.distill.pairs import Pair, PairSet, gather, split
+from mmjudge.distill.pairs import Pair, PairSet, Split, gather, split
 from mmjudge.distill.train import Progress, Trained, TrainSettings, cut_points, train
+from mmjudge.distill.with_images import checked_image_model, fit_image_head, graded_with_images
 from mmjudge.errors import MMJudgeError
 from mmjudge.judges.cut_points import grade_for
 from mmjudge.judges.distilled import load_cross_encoder, pair_scores
@@ -24,6 +25,7 @@ from mmjudge.judges.distilled_folder import (
     MANIFEST,
     DistilledManifest,
     HeldOutFigures,
+    ImageHead,
     KappaFigure,
     model_path,
     write_manifest,
@@ -52,11 +54,14 @@ def distill(
     teacher: str = "judge",
     judge: str | None = None,
     labels: str | Path | None = None,
+    image_model: str | None = None,
     held_out_share: float = HELD_OUT_SHARE,
     settings: TrainSettings | None = None,
     progress: Progress | None = None,
 ) -> Distilled:
-    """Train a judge on ``source``'s grades from ``teacher`` and write it to ``out``.
+    """Train a judge on ``source``'s grades from ``teacher`` and write it to ``out``; with
+    ``image_model`` (a local CLIP folder), also fit the head that lets it grade the result's
+    image beside its text (:mod:`mmjudge.distill.with_images`), and measure it so.
 
     Raises:
         MMJudgeError: input it cannot learn from, in one line (see :mod:`mmjudge.distill.pairs`).
@@ -70,6 +75,8 @@ def distill(
         )
     gathered = gather(source, teacher, judge=judge, labels=labels)
     parts = split(gathered.pairs, held_out_share, settings.seed)
+    if image_model is not None:
+        checked_image_model(image_model)
     missing = [m for m in ("torch", "sentence_transformers") if importlib.util.find_spec(m) is None]
     if missing:
         raise MMJudgeError(
@@ -77,11 +84,8 @@ def distill(
         )
     folder.mkdir(parents=True, exist_ok=True)
     trained = train(parts.train, gathered.grades, settings, model_path(folder), progress)
-    model = load_cross_encoder(folder, settings.device)
-    fitted = pair_scores(model, [(p.query, p.text) for p in parts.train], settings.batch_size)
-    cuts = cut_points(fitted, [p.grade for p in parts.train], gathered.grades)
-    scores = pair_scores(model, [(p.query, p.text) for p in parts.held_out], settings.batch_size)
-    predicted = [grade_for(s, cuts, gathered.grades) for s in scores]
+    graded = grade_held_out(folder, gathered, parts, settings, image_model)
+    cuts, head, predicted = graded.cut_points, graded.image, graded.predicted
     manifest = DistilledManifest(
         grades=list(gathered.grades),
         cut_points=cuts,
@@ -97,9 +101,53 @@ def distill(
         held_out_queries=parts.held_out_queries,
         held_out=held_out_figures(gathered, parts.held_out, predicted),
         train_seconds=round(trained.seconds, 2),
+        modality="text" if head is None else "mm",
+        image=head,
     )
     write_manifest(folder, manifest)
     return Distilled(folder, manifest, trained)
+
+
+class Graded(NamedTuple):
+    """How the saved judge grades: its cut points (and image head), and its grades of the
+    held-out pairs."""
+
+    cut_points: list[float]
+    """The text score's cut points, fitted on the training pairs."""
+    image: ImageHead | None
+    """The image head (with ``--image-model``)."""
+    predicted: list[int]
+    """Its grade of each held-out pair, in order."""
+
+
+def grade_held_out(
+    folder: Path,
+    gathered: PairSet,
+    parts: Split,
+    settings: TrainSettings,
+    image_model: str | None,
+) -> Graded:
+    """Fit the cut points (and the image head) on the training pairs with the model saved in
+    ``folder``, and grade the held-out pairs as the judge will."""
+    model = load_cross_encoder(folder, settings.device)
+    fitted = pair_scores(model, [(p.query, p.text) for p in parts.train], settings.batch_size)
+    cuts = cut_points(fitted, [p.grade for p in parts.train], gathered.grades)
+    scores = pair_scores(model, [(p.query, p.text) for p in parts.held_out], settings.batch_size)
+    predicted = [grade_for(s, cuts, gathered.grades) for s in scores]
+    if image_model is None:
+        return Graded(cuts, None, predicted)
+    step = fit_image_head(
+        image_model,
+        parts.train,
+        fitted,
+        gathered.grades,
+        device=settings.device,
+        batch_size=settings.batch_size,
+    )
+    predicted = graded_with_images(
+        step, parts.held_out, scores, predicted, gathered.grades, settings.batch_size
+    )
+    return Graded(cuts, step.head, predicted)
 
 
 def held_out_figures(

@@ -59,6 +59,9 @@ class Pair(NamedTuple):
     source: float
     """The source judge's grade for a judge teacher (equal to :attr:`grade`); ``nan``
     otherwise."""
+    images: tuple[str, ...] = ()
+    """The result's image files (absolute paths, as the dataset's loader found them); read only
+    when a judge is trained with images."""
 
     @property
     def key(self) -> str:
@@ -134,12 +137,13 @@ def gather(
         if grade is None or (isinstance(grade, float) and math.isnan(grade)):
             continue
         found = texts.get(key)
-        if found is None or not found[1]:
+        if found is None or not found.text:
             continue
         source_grade = float(grade) if teacher == "judge" else math.nan
-        pairs.append(Pair(key[0], key[1], found[0], found[1], int(grade), human, source_grade))
+        shown = (found.query, found.text, int(grade), human, source_grade, found.images)
+        pairs.append(Pair(key[0], key[1], *shown))
     if not pairs:
-        if not any(text for _, text in texts.values()):
+        if not any(found.text for found in texts.values()):
             raise MMJudgeError(
                 f"{folder}: the items of dataset '{dataset.name}' have no text fields (images "
                 "only); a distilled judge reads text: distil from a dataset with result text"
@@ -230,17 +234,29 @@ def _consensus(row: JudgmentRecord) -> float:
     return float(consensus(given)[0]) if given else math.nan
 
 
+class Shown(NamedTuple):
+    """What the dataset shows of one item."""
+
+    query: str
+    """The query's text."""
+    text: str
+    """The result's text fields, joined by newlines."""
+    images: tuple[str, ...]
+    """The result's image files."""
+
+
 def _texts(
     cfg: DatasetConfig, rows: dict[tuple[str, str], JudgmentRecord]
-) -> dict[tuple[str, str], tuple[str, str]]:
-    """(query text, result text) of every judged item, read from the dataset."""
+) -> dict[tuple[str, str], Shown]:
+    """What the dataset shows of every judged item."""
     whole = dataclasses.replace(cfg, sample_queries=None, sample_items=None, limit=None)
-    found: dict[tuple[str, str], tuple[str, str]] = {}
+    found: dict[tuple[str, str], Shown] = {}
     try:
         for example in load_dataset(whole):
             key = (example.query_id, example.result_id)
             if key in rows:
-                found[key] = (example.query, "\n".join(v for _, v in example.fields if v))
+                text = "\n".join(v for _, v in example.fields if v)
+                found[key] = Shown(example.query, text, tuple(example.images))
     except (DatasetError, ConfigError, OSError) as error:
         raise MMJudgeError(f"dataset '{cfg.name}' cannot be read: {error}") from None
     return found

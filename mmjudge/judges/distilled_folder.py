@@ -6,7 +6,10 @@ writer and the one reader of that manifest.
 - ``model/``: a sentence-transformers cross-encoder (one relevance score per pair, 0 to 1);
 - ``distilled.json``: the :class:`DistilledManifest` — the grade scale and the cut points that
   turn the score into a grade, where the grades it learnt came from, the items it was trained
-  on (by key), the seed, the base model, and its κ on the held-out queries.
+  on (by key), the seed, the base model, and its κ on the held-out queries; for a judge
+  trained with images, the :class:`ImageHead` that joins the text score with a CLIP model's
+  image–query similarity (the CLIP model itself stays where it is: the head names it and
+  its fingerprint).
 
 The manifest is read only here (:func:`read_manifest`); a folder without one, or with one this
 version cannot read, is a one-line :class:`~mmjudge.errors.ConfigError` naming the fix.
@@ -32,6 +35,8 @@ MODEL_DIR = "model"
 MANIFEST_SCHEMA_VERSION = 1
 #: What the judge learnt from: the dataset's people, a judge's grades, or a label file's.
 TEACHER_KINDS = ("humans", "judge", "labels")
+#: What a judge reads: text alone, or text and the result's image.
+MODALITIES = ("text", "mm")
 
 
 @dataclass(frozen=True)
@@ -78,6 +83,31 @@ class HeldOutFigures:
 
 
 @dataclass(frozen=True)
+class ImageHead:
+    """How a judge trained with images grades a (query, text, image) item: a logistic head over
+    the cross-encoder's text logit and the CLIP image–query cosine, and the cut points of its
+    score (:func:`mmjudge.judges.distilled_image.head_scores`)."""
+
+    image_model: str
+    """The CLIP checkpoint it was trained with (resolved path, as given to ``--image-model``)."""
+    fingerprint: str
+    """:func:`mmjudge.judges.distilled_image.fingerprint` of that checkpoint: a run must use the
+    same model (another CLIP's cosines sit on another scale)."""
+    bias: float
+    """The head's intercept."""
+    text_weight: float
+    """Weight of the cross-encoder's logit (the log-odds of its 0–1 text score)."""
+    image_weight: float
+    """Weight of the cosine between the query's and the image's CLIP embeddings (the largest
+    over the item's images)."""
+    cut_points: list[float]
+    """Head scores (0 to 1) from which each grade above the lowest is given, increasing;
+    fitted on the training pairs with an image."""
+    n_trained: int
+    """Training pairs with an image the head was fitted on."""
+
+
+@dataclass(frozen=True)
 class DistilledManifest:
     """What a distilled judge's folder says about the model in it (``distilled.json``)."""
 
@@ -110,7 +140,10 @@ class DistilledManifest:
     train_seconds: float
     """Wall time of the training epochs."""
     modality: str = "text"
-    """What it reads: ``text`` (the query and the result's text fields)."""
+    """What it reads: ``text`` (the query and the result's text fields), or ``mm`` (also the
+    result's image, through :attr:`image`)."""
+    image: ImageHead | None = None
+    """The image head of a judge trained with ``--image-model`` (None: text only)."""
     schema_version: int = MANIFEST_SCHEMA_VERSION
     """Version of this manifest's layout."""
     trained_item_set: frozenset[str] = field(
@@ -124,9 +157,10 @@ class DistilledManifest:
     def provenance(self) -> str:
         """One line on where the judge comes from, for a run's description and the report."""
         stopped = "" if self.epochs_done == self.epochs else f" (stopped after {self.epochs_done})"
+        images = "" if self.image is None else f", images through {self.image.image_model}"
         return (
             f"trained on {len(self.trained_items)} items of {self.dataset} graded by "
-            f"{self.teacher_name} ({self.source}), from {self.base}, seed {self.seed}, "
+            f"{self.teacher_name} ({self.source}), from {self.base}{images}, seed {self.seed}, "
             f"{self.epochs} epochs{stopped}; held-out κ vs teacher "
             f"{self.held_out.student_vs_source.text()}"
         )
@@ -187,8 +221,10 @@ def read_manifest(folder: str | Path) -> DistilledManifest:
             source_vs_people=_kappa(held.get("source_vs_people")),
         )
         fields = {f.name for f in dataclasses.fields(DistilledManifest) if f.init}
-        values = {k: v for k, v in data.items() if k in fields and k != "held_out"}
-        manifest = DistilledManifest(held_out=figures, **values)
+        values = {k: v for k, v in data.items() if k in fields and k not in ("held_out", "image")}
+        head = data.get("image")
+        image = None if head is None else ImageHead(**head)
+        manifest = DistilledManifest(held_out=figures, image=image, **values)
     except ConfigError:
         raise
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
@@ -218,6 +254,17 @@ def _check(path: Path, manifest: DistilledManifest) -> None:
         raise ConfigError(
             f"{path}: grades {grades} and cut points {manifest.cut_points} do not fit (one cut "
             "point fewer than grades); train the judge again with `mmjudge distill`"
+        )
+    head = manifest.image
+    if (manifest.modality == "mm") != (head is not None) or manifest.modality not in MODALITIES:
+        raise ConfigError(
+            f"{path}: modality {manifest.modality!r} and its image head do not fit (text: none, "
+            "mm: one); train the judge again with `mmjudge distill`"
+        )
+    if head is not None and len(head.cut_points) != len(grades) - 1:
+        raise ConfigError(
+            f"{path}: the image head's cut points {head.cut_points} do not fit grades {grades}; "
+            "train the judge again with `mmjudge distill`"
         )
     if manifest.teacher not in TEACHER_KINDS:
         raise ConfigError(

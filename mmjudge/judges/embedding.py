@@ -53,7 +53,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import importlib
 import io
 import threading
 import time
@@ -76,6 +75,7 @@ from mmjudge.judges.cut_points import (
 )
 from mmjudge.judges.descriptor import JudgeDescriptor
 from mmjudge.judges.options import JudgeOptions
+from mmjudge.judges.sentence_models import open_model, unit_rows
 from mmjudge.locations import resolve_path
 from mmjudge.records import EncodedImage, JudgeRequest, JudgeResponse
 
@@ -182,15 +182,6 @@ def decode_image(image: EncodedImage) -> Image.Image:
 
 def _decode_all(request: JudgeRequest) -> list[Image.Image]:
     return [decode_image(image) for image in request.images]
-
-
-def _unit(vectors: Any) -> np.ndarray:
-    import numpy as np
-
-    array = np.asarray(vectors, dtype=np.float64)
-    norms = np.linalg.norm(array, axis=-1, keepdims=True)
-    result: np.ndarray = array / np.maximum(norms, 1e-12)
-    return result
 
 
 class EmbeddingJudge(JudgeAPI):
@@ -358,22 +349,9 @@ class EmbeddingJudge(JudgeAPI):
             return self._model
 
     def _load(self) -> Any:
-        from sentence_transformers import SentenceTransformer
-
         source = self.model_source()
-        kwargs: dict[str, Any] = {"device": self.device} if self.device else {}
-        directory = Path(source)
-        bare_clip = (
-            self.kind == "clip"
-            and directory.is_dir()
-            and not (directory / "modules.json").exists()
-            and (directory / "config.json").exists()
-        )
         try:
-            if bare_clip:
-                model = SentenceTransformer(modules=[_clip_module(source)], **kwargs)
-            else:
-                model = SentenceTransformer(source, **kwargs)
+            model = open_model(source, clip=self.kind == "clip", device=self.device)
         except Exception as error:
             raise FatalProviderError(
                 f"could not load embedding model '{source}' for '{self.name}' "
@@ -415,7 +393,7 @@ class EmbeddingJudge(JudgeAPI):
         vectors = self.load().encode(
             inputs, batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True
         )
-        return _unit(vectors)
+        return unit_rows(vectors)
 
     def similarities(self, requests: Sequence[JudgeRequest]) -> list[Similarity]:
         """Cosine similarities for a batch of requests (blocking; decodes their images)."""
@@ -482,13 +460,3 @@ def _explain(similarity: Similarity, image_weight: float) -> str:
         )
     what = "image" if similarity.modality in ("image", "mm") else "text"
     return f"Cosine similarity between the query and the result {what} is {similarity.score:.3f}."
-
-
-def _clip_module(directory: str) -> Any:
-    """sentence-transformers' CLIP module around a bare Hugging Face CLIP checkpoint."""
-    try:  # sentence-transformers >= 5.4, where the module moved (and ``load`` is quiet)
-        from sentence_transformers.sentence_transformer.modules import clip_model
-    except ImportError:
-        legacy = importlib.import_module("sentence_transformers.models")
-        return legacy.CLIPModel(directory)
-    return clip_model.CLIPModel.load(directory)

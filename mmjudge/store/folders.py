@@ -131,6 +131,16 @@ def common_keys(runs: Sequence[SavedRun]) -> list[Key]:
     return [key for key in runs[0].rows if all(key in other for other in rest)]
 
 
+def common_scored_keys(runs: Sequence[SavedRun]) -> list[Key]:
+    """Keys every run has a row for and scores (:attr:`SavedRun.scored_keys`: none a trained
+    judge among them learnt from), in the first run's order: the items two or more judges are
+    compared on."""
+    if not runs:
+        return []
+    rest = [set(run.scored_keys) for run in runs[1:]]
+    return [key for key in runs[0].scored_keys if all(key in other for other in rest)]
+
+
 def union_keys(runs: Sequence[SavedRun]) -> list[Key]:
     """Keys any run has a row for, in order of first appearance."""
     return list(dict.fromkeys(itertools.chain.from_iterable(run.rows for run in runs)))

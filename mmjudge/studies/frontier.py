@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from mmjudge.metrics import scoring
-from mmjudge.store import Bounds, Key, SavedRun, common_keys
+from mmjudge.store import Bounds, Key, SavedRun, common_scored_keys
 from mmjudge.studies.members import human_consensus
 from mmjudge.studies.race_verdict import race_note, verdict_for_runs
 
@@ -51,8 +51,9 @@ def own_score(run: SavedRun, *, n_boot: int, seed: int, level: float) -> scoring
 def compare_runs(
     best: SavedRun, other: SavedRun, *, n_boot: int, seed: int, level: float
 ) -> scoring.PairedComparison | None:
-    """``best`` against ``other`` on the items both graded (``None`` without any)."""
-    keys = common_keys([best, other])
+    """``best`` against ``other`` on the items both graded and score (``None`` without any):
+    never on an item a trained judge of the two learnt from."""
+    keys = common_scored_keys([best, other])
     return scoring.compare_judges(
         _queries(keys),
         human_consensus([best, other], keys),

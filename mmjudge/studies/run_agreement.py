@@ -4,11 +4,50 @@ the same for real runs and virtual ones (the summary is written by
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import NamedTuple
+
 import numpy as np
 import pandas as pd
 
+from mmjudge.data.qrels import Qrels
 from mmjudge.metrics import scoring
 from mmjudge.store import Agreement, annotators
+
+
+def item_key(query_id: str, result_id: str) -> str:
+    """An item's key, ``query_id<TAB>result_id``, as a trained judge's manifest lists it."""
+    return f"{query_id}\t{result_id}"
+
+
+def scored(keys: Sequence[str], leave_out: frozenset[str]) -> list[bool]:
+    """Whether each item (by key) counts in a judge's agreement figures: every item but those
+    in ``leave_out``, the items a trained judge learnt from (κ on them is no held-out figure).
+    The one rule a run's summary, the report and ``mmjudge agree`` follow."""
+    return [key not in leave_out for key in keys]
+
+
+class HeldOut(NamedTuple):
+    """Qrels without the items a trained judge learnt from."""
+
+    qrels: Qrels
+    """The pairs left to score."""
+    n_left_out: int
+    """Pairs taken out."""
+
+
+def held_out_qrels(qrels: Qrels, leave_out: frozenset[str]) -> HeldOut:
+    """``qrels`` less the pairs in ``leave_out`` (by :func:`item_key`), as :func:`scored`
+    decides."""
+    out: Qrels = {}
+    dropped = 0
+    for query, docs in qrels.items():
+        keep = scored([item_key(query, doc) for doc in docs], leave_out)
+        dropped += keep.count(False)
+        kept = {doc: grade for (doc, grade), k in zip(docs.items(), keep, strict=True) if k}
+        if kept:
+            out[query] = kept
+    return HeldOut(out, dropped)
 
 
 def item_keys(frame: pd.DataFrame) -> list[str]:
@@ -33,7 +72,7 @@ def agreement(
     (those a trained judge learnt from: κ on them is no held-out figure); the report leaves
     the same items out (:attr:`mmjudge.store.RunSummary.trained_on`)."""
     if leave_out and len(frame):
-        frame = frame[[key not in leave_out for key in item_keys(frame)]]
+        frame = frame[scored(item_keys(frame), leave_out)]
     answered = frame[frame["error"].isna()] if len(frame) else frame
     names = annotators(answered)
     if not names or answered.empty:

@@ -14,7 +14,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from mmjudge.errors import MMJudgeError
-from mmjudge.store import SavedRun, common_keys
+from mmjudge.store import SavedRun, common_scored_keys
 from mmjudge.studies.frontier import HumanCeiling, human_ceiling
 from mmjudge.studies.members import human_consensus
 
@@ -193,7 +193,7 @@ def _per_query_tables(runs: Sequence[SavedRun]) -> tuple[int, FloatArray]:
     """The items every run judged (with a human grade) and, per candidate and query, the
     flattened confusion table (candidates × queries × k²)."""
     grades = runs[0].grades
-    keys = common_keys(runs)
+    keys = common_scored_keys(runs)  # never an item a trained candidate learnt from
     human = human_consensus(runs, keys)
     present = ~np.isnan(human)
     keys = [key for key, ok in zip(keys, present, strict=True) if ok]

@@ -549,3 +549,55 @@ def test_the_replay_judges_json_lines_are_read_like_qrels(files, capsys, tmp_pat
     code, _, err = run_cli(capsys, both, judge_a)
     assert code == 2 and err.count("\n") == 1
     assert "holds 2 runs (the run/judge field): a, b; give a file of one" in err
+
+
+# -- a trained judge's training pairs (``--trained``) ------------------------------------------
+
+# q1, q2 were trained on (the judge repeats the people there); on q3, q4 it swaps grades 1 and 2.
+TRAINED_HUMAN = "".join(f"{q} 0 {q}d{g} {g}\n" for q in ("q1", "q2", "q3", "q4") for g in (0, 1, 2))
+TRAINED_JUDGE = "".join(
+    f"{q} 0 {q}d{g} {g if q in ('q1', 'q2') else (0, 2, 1)[g]}\n"
+    for q in ("q1", "q2", "q3", "q4")
+    for g in (0, 1, 2)
+)
+
+
+def trained_folder(tmp_path: Path) -> Path:
+    from mmjudge.judges.distilled_folder import write_manifest
+    from tests.judges.test_distilled_folder import manifest
+
+    folder = tmp_path / "student"
+    folder.mkdir()
+    items = [f"{q}\t{q}d{g}" for q in ("q1", "q2") for g in (0, 1, 2)]
+    write_manifest(folder, manifest(trained_items=items, held_out_queries=["q3", "q4"]))
+    return folder
+
+
+def test_a_trained_judges_training_pairs_are_left_out(tmp_path: Path, capsys) -> None:
+    human, judge = tmp_path / "human.qrels", tmp_path / "student.qrels"
+    human.write_text(TRAINED_HUMAN, encoding="utf-8")
+    judge.write_text(TRAINED_JUDGE, encoding="utf-8")
+    # All 12 pairs: 8 agree, each grade a third on both sides: κ = (8/12 − 1/3) / (2/3) = 0.5.
+    code, out, _ = run_cli(capsys, human, judge, "--format", "json", "--n-boot", "0")
+    everything = json.loads(out)
+    assert code == 0 and everything["runs"][0]["kappa"]["estimate"] == pytest.approx(0.5)
+    assert everything["left_out"] == 0
+    # The 6 held-out pairs: 2 agree, marginals still a third each: κ = (2/6 − 1/3) / (2/3) = 0.
+    folder = trained_folder(tmp_path)
+    code, out, _ = run_cli(capsys, human, judge, "--trained", folder, "--format", "json")
+    held = json.loads(out)
+    assert code == 0 and held["runs"][0]["kappa"]["estimate"] == pytest.approx(0.0)
+    assert held["runs"][0]["n"] == 6 and held["n_human"] == 6 and held["left_out"] == 6
+    assert held["trained"] == [str(folder)]
+    code, out, _ = run_cli(capsys, human, judge, "--trained", folder)
+    assert code == 0
+    assert f"left out: 6 human pairs the trained judge ({folder}) learnt from" in out
+    assert "every row is scored on the 6 held-out pairs" in out
+
+
+def test_a_folder_that_is_no_trained_judge_is_one_line(tmp_path: Path, capsys) -> None:
+    human = tmp_path / "human.qrels"
+    human.write_text(TRAINED_HUMAN, encoding="utf-8")
+    code, _, err = run_cli(capsys, human, human, "--trained", tmp_path)
+    assert code == 2 and "not a distilled judge's folder" in err
+    assert len(err.strip().splitlines()) == 1

@@ -14,7 +14,8 @@ from mmjudge.costs.sheets import FREE, price_for
 from mmjudge.engine.cell import forecast
 from mmjudge.errors import ConfigError
 from mmjudge.judges.distilled import DistilledJudge
-from mmjudge.judges.distilled_folder import write_manifest
+from mmjudge.judges.distilled_folder import ImageHead, write_manifest
+from mmjudge.judges.distilled_image import fingerprint
 from mmjudge.records import Usage
 from tests.helpers import compose_config, installed
 from tests.judges.test_distilled_folder import manifest
@@ -56,6 +57,67 @@ def test_images_are_refused_in_one_line(folder: Path, modality: str) -> None:
     reason = DistilledJudge.refusal(model(folder), modality, modality != "text")
     assert reason is not None and "reads text only" in reason and "\n" not in reason
     assert DistilledJudge.refusal(model(folder), "text", False) is None
+
+
+def fake_clip(folder: Path, size: int = 10) -> Path:
+    """A folder that looks like a CLIP checkpoint to the fingerprint (no weights to load)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text('{"model_type": "clip"}', encoding="utf-8")
+    (folder / "model.safetensors").write_bytes(b"0" * size)
+    return folder
+
+
+def with_images(folder: Path, clip: Path) -> Path:
+    head = ImageHead(str(clip), fingerprint(clip), 0.1, 1.5, 3.0, [0.3, 0.6], 2)
+    folder.mkdir(parents=True, exist_ok=True)
+    write_manifest(folder, manifest(modality="mm", image=head))
+    return folder
+
+
+def test_a_judge_trained_with_images_grades_mm_by_its_head(tmp_path: Path) -> None:
+    clip = fake_clip(tmp_path / "clip")
+    folder = with_images(tmp_path / "judge", clip)
+    given = model(folder, f"model.options.image_model={clip}")
+    assert DistilledJudge.refusal(given, "mm", True) is None
+    judge = DistilledJudge(given)
+    assert judge.supports_images and judge.modalities == ("text", "mm")
+    cuts = judge.check_scale([0, 1, 2])
+    assert cuts["text"].values == [0.25, 0.75] and cuts["mm"].values == [0.3, 0.6]
+    assert f"images through {clip}" in cuts["mm"].source
+    assert [judge.grade(s, [0, 1, 2], "mm") for s in (0.29, 0.3, 0.59, 0.6)] == [0, 1, 1, 2]
+    assert [judge.grade(s, [0, 1, 2]) for s in (0.24, 0.3, 0.6, 0.75)] == [0, 1, 1, 2]
+    reason = DistilledJudge.refusal(given, "image", True)
+    assert reason is not None and "cannot judge modality 'image'" in reason and "\n" not in reason
+
+
+def test_images_without_an_image_model_stay_refused(tmp_path: Path) -> None:
+    folder = with_images(tmp_path / "judge", fake_clip(tmp_path / "clip"))
+    reason = DistilledJudge.refusal(model(folder), "mm", True)
+    assert reason is not None and "model.options.image_model" in reason and "\n" not in reason
+
+
+@pytest.mark.parametrize(
+    ("case", "words"),
+    [
+        ("text-only judge", "was trained on text only"),
+        ("another CLIP", "is not the CLIP model the judge was trained with"),
+        ("no model", "not a local CLIP model folder"),
+    ],
+)
+def test_a_wrong_image_model_is_one_line(tmp_path: Path, case: str, words: str) -> None:
+    clip = fake_clip(tmp_path / "clip")
+    if case == "text-only judge":
+        folder, given = tmp_path / "judge", clip
+        folder.mkdir()
+        write_manifest(folder, manifest())
+    elif case == "another CLIP":
+        folder, given = with_images(tmp_path / "judge", clip), fake_clip(tmp_path / "other", 11)
+    else:
+        folder, given = with_images(tmp_path / "judge", clip), tmp_path / "empty"
+        given.mkdir()
+    with pytest.raises(ConfigError, match=words) as caught:
+        DistilledJudge(model(folder, f"model.options.image_model={given}"))
+    assert "\n" not in str(caught.value)
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ from mmjudge.judges.distilled_folder import (
     MANIFEST,
     DistilledManifest,
     HeldOutFigures,
+    ImageHead,
     KappaFigure,
     read_manifest,
     write_manifest,
@@ -92,4 +93,19 @@ def test_an_unreadable_folder_is_one_line(tmp_path: Path, damage: str | None, wo
 def test_cut_points_must_fit_the_scale(tmp_path: Path) -> None:
     write_manifest(tmp_path, manifest(cut_points=[0.5]))
     with pytest.raises(ConfigError, match="do not fit"):
+        read_manifest(tmp_path)
+
+
+def test_an_image_head_reads_back_and_must_fit(tmp_path: Path) -> None:
+    head = ImageHead("/models/clip", "abc123", -0.5, 1.25, 3.0, [0.3, 0.6], 30)
+    write_manifest(tmp_path, manifest(modality="mm", image=head))
+    read = read_manifest(tmp_path)
+    assert read.image == head and read.modality == "mm"
+    assert "images through /models/clip" in read.provenance()
+    write_manifest(tmp_path, manifest(modality="mm", image=None))
+    with pytest.raises(ConfigError, match="its image head do not fit"):
+        read_manifest(tmp_path)
+    short = ImageHead("/models/clip", "abc123", -0.5, 1.25, 3.0, [0.3], 30)
+    write_manifest(tmp_path, manifest(modality="mm", image=short))
+    with pytest.raises(ConfigError, match="image head's cut points"):
         read_manifest(tmp_path)

@@ -44,8 +44,7 @@ from mmjudge.judges.embedding import (  # noqa: E402  (after the skip)
     Similarity,
     decode_image,
 )
-
-TINY_VOCAB = "abcdefghijklmnopqrstuvwxyz0123456789"
+from tests.fixtures.tiny_models import write_tiny_clip  # noqa: E402
 
 
 def model_config(**options: Any) -> ModelConfig:
@@ -276,50 +275,9 @@ def test_unusable_images_raise_image_errors() -> None:
 @pytest.fixture(scope="module")
 def tiny_clip(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A randomly initialised CLIP checkpoint with a tokenizer and image processor, on disk."""
-    torch = pytest.importorskip("torch", reason=NEEDS_EXTRA)
-    transformers = pytest.importorskip("transformers", reason=NEEDS_EXTRA)
-    directory = tmp_path_factory.mktemp("tiny_clip")
-    # Byte-pair vocabulary of single characters: enough to tokenize any lower-case text.
-    vocab = {"<|startoftext|>": 0, "<|endoftext|>": 1}
-    for suffix in ("", "</w>"):
-        for char in TINY_VOCAB:
-            vocab[char + suffix] = len(vocab)
-    (directory / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
-    (directory / "merges.txt").write_text("#version: 0.2\n", encoding="utf-8")
-    tokenizer = transformers.CLIPTokenizer(
-        str(directory / "vocab.json"), str(directory / "merges.txt"), model_max_length=64
-    )
-    config = transformers.CLIPConfig(
-        text_config={
-            "vocab_size": len(vocab),
-            "hidden_size": 16,
-            "intermediate_size": 32,
-            "num_hidden_layers": 1,
-            "num_attention_heads": 2,
-            "max_position_embeddings": 64,
-            "bos_token_id": 0,
-            "eos_token_id": 1,
-            "pad_token_id": 1,
-        },
-        vision_config={
-            "hidden_size": 16,
-            "intermediate_size": 32,
-            "num_hidden_layers": 1,
-            "num_attention_heads": 2,
-            "image_size": 32,
-            "patch_size": 8,
-        },
-        projection_dim=8,
-    )
-    torch.manual_seed(0)
-    transformers.CLIPModel(config).save_pretrained(directory)
-    image_processor = transformers.CLIPImageProcessor(
-        size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}
-    )
-    transformers.CLIPProcessor(
-        image_processor=image_processor, tokenizer=tokenizer
-    ).save_pretrained(directory)
-    return directory
+    pytest.importorskip("torch", reason=NEEDS_EXTRA)
+    pytest.importorskip("transformers", reason=NEEDS_EXTRA)
+    return write_tiny_clip(tmp_path_factory.mktemp("tiny_clip"))
 
 
 @pytest.fixture

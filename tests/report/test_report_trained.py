@@ -94,3 +94,14 @@ def test_the_report_says_what_its_kappa_is_on_and_where_it_comes_from(
     with (out / "judges.csv").open(encoding="utf-8") as handle:
         rows = {row["model"]: row for row in csv.DictReader(handle)}
     assert float(rows["student"]["kappa"]) == pytest.approx(held_out_kappa(), abs=1e-3)
+
+
+def test_comparisons_and_selection_leave_its_training_items_out(sweep: Path) -> None:
+    from mmjudge.studies.frontier import compare_runs
+    from mmjudge.studies.selection import selection_study
+
+    runs = {r.summary.cell.model: r for r in completed_runs(sweep)}
+    paired = compare_runs(runs["student"], runs["other"], n_boot=20, seed=0, level=0.95)
+    assert paired is not None and paired.n_items == 25  # of the 40 both graded
+    study = selection_study([runs["student"], runs["other"]], splits=5, seed=0)
+    assert study.n_items == 25
