@@ -5,12 +5,14 @@ cell priced (:func:`prepare_race`); the race's state as ``race.json`` after ever
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
+from mmjudge.config.race import RaceConfig
 from mmjudge.errors import ConfigError, MMJudgeError
 from mmjudge.grid.cells import Grid, GridCell
 from mmjudge.grid.race import RaceCell, RaceItems, RaceResult, SkippedCell
@@ -141,10 +143,20 @@ def write_race(result: RaceResult) -> None:
     write_race_file(result.folder, race_record(result))
 
 
+#: Settings that do not change what a race is: where it is kept, where its people's grades
+#: come from and what one costs (a race waiting for a labelling file may be taken up with a
+#: file of grades instead, or priced afterwards).
+NOT_THE_RACE = ("hydra.", "race.label_oracle=", "race.label_usd=")
+
+
 def _own(overrides: Sequence[str]) -> list[str]:
-    """A cell's overrides less Hydra's own (``hydra.sweep.dir=…`` names where the race is
-    kept, not what it is)."""
-    return [o for o in overrides if not o.lstrip("+~").startswith("hydra.")]
+    """A cell's overrides less those of :data:`NOT_THE_RACE`."""
+    return [o for o in overrides if not o.lstrip("+~").startswith(NOT_THE_RACE)]
+
+
+def _the_race(settings: RaceConfig) -> RaceConfig:
+    """The race's settings less those of :data:`NOT_THE_RACE`."""
+    return dataclasses.replace(settings, label_oracle=None, label_usd=0.0)
 
 
 def taken_up(folder: Path, result: RaceResult) -> list[RoundDecision]:
@@ -155,7 +167,7 @@ def taken_up(folder: Path, result: RaceResult) -> list[RoundDecision]:
         return []
     same = (
         [_own(c.overrides) for c in earlier.cells] == [_own(c.overrides) for c in result.cells]
-        and earlier.settings == result.settings
+        and _the_race(earlier.settings) == _the_race(result.settings)
         and earlier.seed == result.seed
         and earlier.n_items == result.n_items
     )

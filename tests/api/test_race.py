@@ -281,6 +281,16 @@ def test_a_folder_holding_another_race_is_refused(tmp_path: Path) -> None:
     other.settings = RaceConfig(delta=0.05)
     with pytest.raises(MMJudgeError, match="holds another race"):
         taken_up(tmp_path, other)
+    # where people's grades come from, and their price, do not make another race
+    asked = result(tmp_path, ("model=a,b", "race.labels=ask"))
+    asked.settings = RaceConfig(labels="ask")
+    write_race_file(tmp_path, race_record(asked))
+    regraded = result(tmp_path, ("model=a,b", "race.labels=ask", "race.label_oracle=g.qrels"))
+    regraded.settings = RaceConfig(labels="ask", label_oracle="g.qrels", label_usd=0.5)
+    assert taken_up(tmp_path, regraded) == []
+    regraded.settings = RaceConfig(labels="uniform", label_usd=0.5)
+    with pytest.raises(MMJudgeError, match="holds another race"):
+        taken_up(tmp_path, regraded)
 
 
 def test_the_race_file_is_valid_json_with_no_number_that_is_not_finite(tmp_path: Path) -> None:
