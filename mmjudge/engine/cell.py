@@ -24,6 +24,7 @@ from mmjudge.data.survey import (
 )
 from mmjudge.engine.examples import ExampleStream
 from mmjudge.engine.judging import forecast_cell, judge_cell, skipped_forecast
+from mmjudge.engine.passages import passages_refusal
 from mmjudge.engine.prepare import prepare_cell
 from mmjudge.engine.stages import CheckedCell, JudgedCell, PreparedCell, Skipped
 from mmjudge.errors import (
@@ -77,6 +78,9 @@ def skip_reason(cfg: SweepConfig, judge: type[JudgeAPI]) -> str | None:
     bank_reason = bank_grading.skip_reason(cfg.model.provider, cfg.prompt.bank)
     if bank_reason is not None:
         return bank_reason
+    passages_reason = passages_refusal(cfg)
+    if passages_reason is not None:
+        return passages_reason
     return unserved_by_config(cfg.modality, cfg.dataset)
 
 
