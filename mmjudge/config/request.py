@@ -24,6 +24,12 @@ def language_suffix(language: object) -> str:
     return "" if language in (None, "en") else f"-{language}"
 
 
+def passages_suffix(passages: object) -> str:
+    """What a cell's prompt id (and folder name) ends with for ``prompt.passages_per_call``:
+    nothing for one result per call, so those cells keep their ids, else ``-k<K>``."""
+    return "" if passages in (None, 1, "1") else f"-k{passages}"
+
+
 @dataclass
 class PromptConfig:
     """Which prompt design to render."""

@@ -5,7 +5,7 @@ Tokens are whole, so each bucket is shared by largest remainder: every result ge
 of an equal share, and the tokens left over go one each to the first places in the call.
 Since every bucket is shared by the same rule, a result's cached or image tokens never exceed
 its input tokens. Dollars follow the tokens: each result's share is its tokens priced, scaled
-so that the shares add up to the call's dollars, the last share taking what rounding leaves.
+so that the shares add up to the call's dollars exactly (:func:`split_usd`).
 """
 
 from __future__ import annotations
@@ -37,13 +37,20 @@ def split_usage(usage: Usage, parts: int) -> list[Usage]:
 
 
 def split_usd(total: float, weights: Sequence[float]) -> list[float]:
-    """``total`` dollars in shares proportional to ``weights`` (equal where they are all 0);
-    the last share is what the others leave, so the shares add up to ``total``."""
+    """``total`` dollars in shares proportional to ``weights`` (equal where they are all 0)
+    that add up to ``total`` exactly, in any order.
+
+    Every share is a whole number of ``total``'s last binary place (``math.ulp(total)``),
+    rounded down, and the last share is what the others leave: sums of such multiples up to
+    ``total`` are exact in floating point, so no order of adding the rows loses a bit."""
     parts = len(weights)
     weight = math.fsum(weights)
     if weight <= 0:
         weights, weight = [1.0] * parts, float(parts)
-    out = [total * w / weight for w in weights[:-1]]
+    if total <= 0 or not math.isfinite(total):
+        return [total * w / weight for w in weights]
+    unit = math.ulp(total)
+    out = [math.floor(total * w / weight / unit) * unit for w in weights[:-1]]
     out.append(total - math.fsum(out))
     return out
 

@@ -60,9 +60,10 @@ def typed_config(cfg: DictConfig | SweepConfig) -> SweepConfig:
         obj = typed
     obj.validate()
     check_model(obj.model)
-    prompt_id = cell_prompt_id(obj.prompt.id, obj.prompt.language)
+    prompt_id = cell_prompt_id(obj.prompt.id, obj.prompt.language, obj.prompt.passages_per_call)
     if prompt_id != obj.prompt.id:
-        # The two languages of one prompt are two cells: ids, rows and folders tell them apart.
+        # The two languages of one prompt, and one or several results per call, are cells of
+        # their own: ids, rows and folders tell them apart.
         obj.prompt = dataclasses.replace(obj.prompt, id=prompt_id)
     if obj.prompt.bank is not None:
         check_bank_prompt(obj.prompt)

@@ -306,10 +306,16 @@ def _passage_calls(
 ) -> Iterator[WorkItem]:
     """``prompt.passages_per_call`` above 1: the results of each query in calls of up to
     that many, in the order the examples come (a query's results fill a call as they
-    arrive; the last call of a query takes what is left). Every example takes its place,
-    judged or not, so a resumed run builds the same calls; a call is made while one of its
-    results has no row, and an example that cannot be sent is its own item."""
+    arrive; the last call of a query takes what is left), and an example that cannot be sent
+    is its own item.
+
+    With the response cache, every example takes its place, judged or not, so a resumed run
+    builds the same calls (a call is made while one of its results has no row) and finds the
+    answer of a call whose rows a kill cut short in the cache: no result is sent again.
+    Without it, only the results without a row are put in calls."""
     size = context.cfg.prompt.passages_per_call
+    if not context.cfg.runner.cache:
+        examples = (example for example in examples if example.key not in done)
     filling: dict[str, list[tuple[WorkItem, RenderedPrompt]]] = {}
     for example in examples:
         images, error = _images_here(context, example)
