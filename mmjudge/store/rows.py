@@ -50,6 +50,10 @@ COLUMNS = (
     "possibly_billed",
     "possibly_billed_usd",
     "instructions",
+    "call_id",
+    "call_position",
+    "call_size",
+    "reasked",
 )
 
 
@@ -63,7 +67,7 @@ def iter_rows(path: Path) -> Iterator[dict[str, Any]]:
 #: Columns that name the cell (the same on every row) or hold answer texts.
 _NOT_SCORED = frozenset(
     {"dataset", "modality", "provider", "model", "prompt_id", "explanation", "raw_output"}
-    | {"parse_error"}
+    | {"parse_error", "call_id"}
 )
 
 #: The columns a run's summary reads (:func:`mmjudge.engine.summarise.summarise_run`):
@@ -113,8 +117,9 @@ def load_judgments(path: Path, keep: Sequence[str] = COLUMNS) -> pd.DataFrame:
     frame = pd.DataFrame(columns)
     for annotator, values in sorted(humans.items()):
         frame[f"human:{annotator}"] = pd.array(values, dtype="Int64")
-    if "label" in frame:
-        frame["label"] = pd.array(frame["label"].tolist(), dtype="Int64")
+    for whole in ("label", "call_position", "call_size"):  # null where a row has none
+        if whole in frame:
+            frame[whole] = pd.array(frame[whole].tolist(), dtype="Int64")
     for name, (missing, dtype) in _NUMBERS.items():
         if name in frame:
             frame[name] = frame[name].fillna(missing).astype(np.dtype(dtype))
@@ -138,6 +143,7 @@ _NUMBERS: dict[str, tuple[Any, str]] = {
     "resent": (0, "int64"),
     "possibly_billed": (0, "int64"),
     "possibly_billed_usd": (0.0, "float64"),
+    "reasked": (False, "bool"),
 }
 
 

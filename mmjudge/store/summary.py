@@ -37,6 +37,7 @@ from mmjudge.store.agreement import Agreement
 from mmjudge.store.blocks import (
     SINGLE,
     CallCounts,
+    CallPositions,
     CellInfo,
     CellStatus,
     CostFigures,
@@ -84,6 +85,8 @@ class SummaryParts:
     """Test–retest, from the run's repeats."""
     prompt_cache: PromptCacheUse | None = None
     """What the provider's prompt cache read and saved (none where it did nothing)."""
+    positions: CallPositions | None = None
+    """Several results per call: the calls, and κ by the place a result was shown at."""
 
 
 @dataclass(frozen=True)
@@ -178,6 +181,12 @@ class RunSummary:
         """What the provider's prompt cache read and wrote, its hit rate and the dollars it
         saved against list price; null where the provider reported no cached tokens."""
         return self.parts.prompt_cache
+
+    @property
+    def positions(self) -> CallPositions | None:
+        """With several results per call (``prompt.passages_per_call`` above 1): the calls,
+        the results asked again, κ by place in the call; null otherwise."""
+        return self.parts.positions
 
     # -- what readers ask ----------------------------------------------------------------
 
@@ -295,6 +304,8 @@ class RunSummary:
             data["stability"] = self.stability.to_json()
         if self.prompt_cache is not None:
             data["prompt_cache"] = dataclasses.asdict(self.prompt_cache)
+        if self.positions is not None:
+            data["positions"] = self.positions.to_json()
         return data
 
     @classmethod
@@ -354,6 +365,7 @@ def _parts_from_json(data: dict[str, Any], kind: str) -> SummaryParts:
     forecast = data.get("forecast")
     stability = data.get("stability")
     prompt_cache = data.get("prompt_cache")
+    positions = data.get("positions")
     grading = data.get("grading") or None  # an empty block is no block
     testbank = data.get("testbank") or None
     trained_on = data.get("trained_on")
@@ -375,6 +387,7 @@ def _parts_from_json(data: dict[str, Any], kind: str) -> SummaryParts:
             if isinstance(prompt_cache, dict)
             else None
         ),
+        positions=CallPositions.from_json(positions) if isinstance(positions, dict) else None,
     )
 
 

@@ -319,3 +319,23 @@ def test_cells_that_cannot_show_several_results_are_skipped_with_the_reason(
         summary = run(tmp_path, server, *overrides)
         assert server.requests_to(OPENAI_PATH) == []
     assert summary.status.status == "skipped" and reason in (summary.status.status_reason or "")
+
+
+def test_the_summary_and_the_report_give_kappa_by_place_in_the_call(tmp_path: Path) -> None:
+    from mmjudge.report.build import build_report
+
+    with LoopbackServer(responder=Grader(garble=(2,))) as server:
+        summary = run(tmp_path, server)
+        run(tmp_path, server, "prompt.passages_per_call=1", name="one")
+    block = summary.positions
+    assert block is not None and block.reasked == 1
+    assert [p.position for p in block.by_position] == list(range(1, K + 1))
+    grouped = [r for r in rows(tmp_path) if r["call_id"]]
+    assert sum(p.n for p in block.by_position) == len(grouped)
+    assert block.calls == len({r["call_id"] for r in grouped})
+    assert summary.cell.prompt_id == f"default-k{K}"
+    out = build_report(tmp_path / "runs", tmp_path / "reports", n_boot=50)
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert "Does a result's place in the call move its grade?" in page
+    assert all(f"<th>κ at R{n}</th>" in page for n in range(1, K + 1))
+    assert "<th>κ at R6</th>" not in page
