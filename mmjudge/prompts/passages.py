@@ -3,8 +3,10 @@ shows them, each under its marker, and the grade of each read out of the answer.
 
 The prompt is the single-result prompt of the first result up to its result block (the
 static part and the query, so the part a provider's prompt cache keeps is the same as with
-one result per call), then each result's block as its own prompt shows it, headed by its
-marker, then the instructions of :file:`passages.j2`: one ``R<n>: N`` line per marker.
+one result per call), then one line that introduces the results, each result's block as its
+own prompt shows it (without that prompt's line introducing the one result) under its marker,
+then the instructions of :file:`passages.j2`: one ``R<n>: N`` line per marker. What is said
+once per call is kept short: it is paid once per call, but each result's part in every call.
 
 The answer is read by one strict rule (:func:`parse_passages`): a line that starts with a
 marker, a colon and a whole number on the scale. A marker with no such line, with a grade off
@@ -46,15 +48,29 @@ def render_passages(
         raise ValueError("a prompt whose template marks no result block")  # shipped ones do
     head = first.text[: first.result_chars].rstrip()
     markers = [marker(n) for n in range(1, len(members) + 1)]
-    blocks = [
-        f"{name}\n{member.text[member.result_chars : member.answer_chars].strip()}"
-        for name, member in zip(markers, members, strict=True)
-    ]
+    blocks = [f"{name}\n{_shown(member)}" for name, member in zip(markers, members, strict=True)]
     ordered = sorted(grades)
-    closing = package_template("passages.j2").render(
-        markers=markers, bottom=ordered[0], top=ordered[-1], explanation=explanation
-    )
-    return "\n\n".join([head, *blocks, closing.strip()])
+    parts = {
+        part: package_template("passages.j2")
+        .render(
+            part=part,
+            markers=markers,
+            bottom=ordered[0],
+            top=ordered[-1],
+            explanation=explanation,
+        )
+        .strip()
+        for part in ("intro", "closing")
+    }
+    return "\n\n".join([head, parts["intro"], *blocks, parts["closing"]])
+
+
+def _shown(member: RenderedPrompt) -> str:
+    """What a result's own prompt shows of it: its block without the first line, which
+    introduces the one result (the call's prompt introduces them all once)."""
+    block = member.text[member.result_chars : member.answer_chars].strip()
+    _intro, _, shown = block.partition("\n")
+    return shown.strip() or block
 
 
 class PassageGrades(NamedTuple):

@@ -339,3 +339,33 @@ def test_the_summary_and_the_report_give_kappa_by_place_in_the_call(tmp_path: Pa
     assert "Does a result's place in the call move its grade?" in page
     assert all(f"<th>κ at R{n}</th>" in page for n in range(1, K + 1))
     assert "<th>κ at R6</th>" not in page
+
+
+def test_anthropic_calls_mark_the_shared_part_before_the_query_and_the_results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.fixtures.loopback_server import ANTHROPIC_PATH
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-0000")
+    minimum = 100
+    with LoopbackServer(responder=Grader()) as server:
+        server.prompt_cache.min_tokens = minimum
+        summary = run(
+            tmp_path,
+            server,
+            "model=claude_sonnet45",
+            "prompt=guidelines",
+            f"prompt.passages_per_call={K}",
+            f"model.prompt_cache_min_tokens={minimum}",
+            f"model.base_url={server.anthropic_base_url}",
+        )
+        sent = server.requests_to(ANTHROPIC_PATH)
+    calls = [r for r in sent if len(passage_markers(user_text(r.body))) > 1]
+    assert calls
+    for request in calls:
+        content = request.body["messages"][0]["content"]
+        assert content[0]["cache_control"] == {"type": "ephemeral"}
+        assert content[1]["text"].startswith("Query: ") and "\n\nR1\n" in content[1]["text"]
+    assert len({r.body["messages"][0]["content"][0]["text"] for r in sent}) == 1
+    assert summary.prompt_cache is not None and summary.prompt_cache.read_tokens > 0
+    assert len(rows(tmp_path)) == ITEMS

@@ -42,17 +42,21 @@ def test_the_call_keeps_the_shared_part_and_shows_each_block_under_its_marker(
     head = first.text[: first.result_chars].rstrip()
     assert text.startswith(head) and head.endswith("red dress")
     assert text[: first.static_chars] == first.text[: first.static_chars]
+    # One line introduces the results; each is shown as its own prompt shows it, but for
+    # that prompt's line introducing the one result.
+    intro = "The 3 results, each under its marker and described by its catalogue fields:"
+    assert text[len(head) :].startswith(f"\n\n{intro}\n\nR1\n")
     for place, single in enumerate(singles, start=1):
         block = single.text[single.result_chars : single.answer_chars].strip()
-        assert f"\n\nR{place}\n{block}\n\n" in text
+        one, shown = block.split("\n", 1)
+        assert f"\n\nR{place}\n{shown}\n\n" in text and one not in text
     # The single prompt's own closing instructions are replaced by the call's.
     closing = first.text[first.answer_chars :]
     assert closing and closing not in text
     assert text.endswith(
-        "Each of the 3 results above is headed by its marker (R1, R2, R3). Grade every one of "
-        'them on the scale above, each on its own line as "R1: N", with N a single number from '
-        "0 to 2, and nothing before the marker: one line per marker, none left out. After the "
-        "grade, on the same line, give a one-sentence reason."
+        '\n\nGrade each result on its own line as "R1: N", N from 0 to 2: one line per marker '
+        "(R1 to R3), none left out. After the grade, on the same line, give a one-sentence "
+        "reason."
     )
 
 
