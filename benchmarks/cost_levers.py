@@ -18,12 +18,15 @@ mode:
   the ledger's price of what the server reported under the 2026-10-31 sheet);
 - hit: the share of input tokens the server reported as read from its cache;
 - × off: how many times cheaper than the same K and mode with caching off; × list: how many
-  times cheaper than K=1, sync, caching off (the list price of one result per call);
+  times cheaper than K=1, sync, caching off (the list price of one result per call); both
+  against the first of ``--caches`` and ``--passages``;
 - judgments/s from the command's start to its exit.
 
 The prompts: ``default`` (a short static part, below every model's minimum, so ``auto``
-changes nothing) and ``long``: the ``guidelines`` design with ``--guideline-words`` words of
-grading guidelines (about 1.3 tokens a word), like a collection's written assessor manual.
+changes nothing), ``terse`` (the same without the explanation: the forecast expects the grade
+alone, while the server answers every prompt with a short reason, as it does ``default``) and
+``long``: the ``guidelines`` design with ``--guideline-words`` words of grading guidelines
+(about 1.3 tokens a word), like a collection's written assessor manual.
 
 The server takes requests in the order they arrive, so every call after the first reads what
 the first wrote; a real provider's concurrent first calls may each write, and its cache lapses
@@ -116,13 +119,20 @@ def main() -> None:
         "--passages", default="1,5,10", help="values of prompt.passages_per_call (K) to run"
     )
     parser.add_argument("--per-query", type=int, default=10, help="results of each query")
-    parser.add_argument("--prompts", default="default,long", help="which prompts to run")
+    parser.add_argument(
+        "--prompts",
+        default="default,terse,long",
+        help="which prompts to run (default, terse, long)",
+    )
+    parser.add_argument("--caches", default="off,auto", help="runner.prompt_cache values to run")
     args = parser.parse_args()
     prompts = {
         "default": ["prompt=default"],
+        "terse": ["prompt=terse"],
         "long": ["prompt=guidelines", f"dataset.guidelines='{guidelines(args.guideline_words)}'"],
     }
     passages = [int(k) for k in args.passages.split(",")]
+    caches = args.caches.split(",")
     print(
         f"{machine()}; {args.n} items a cell, {args.per_query} results a query, "
         f"{CONCURRENCY} in flight, {LATENCY} s latency"
@@ -139,14 +149,14 @@ def main() -> None:
                 figures: dict[tuple[int, str, str], dict[str, float]] = {}
                 for k in passages:
                     for mode in ("sync", "batch"):
-                        for cache in ("off", "auto"):
+                        for cache in caches:
                             work = Path(tmp) / f"{model}-{name}-{k}-{mode}-{cache}"
                             work.mkdir()
                             extra = [*prompts[name], f"prompt.passages_per_call={k}"]
                             got = run_cell(data, work, model, mode, cache, extra)
                             figures[k, mode, cache] = got
-                            listed = figures[passages[0], "sync", "off"]["usd_per_million"]
-                            off = figures[k, mode, "off"]["usd_per_million"]
+                            listed = figures[passages[0], "sync", caches[0]]["usd_per_million"]
+                            off = figures[k, mode, caches[0]]["usd_per_million"]
                             print(
                                 f"{model:<16} {name:<8} {k:>3} {mode:<6} {cache:<5} "
                                 f"{got['calls']:>6.0f} {got['forecast']:>9,.2f} "

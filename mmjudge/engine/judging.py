@@ -218,6 +218,12 @@ async def _run(
                     continue  # more calls of this result's bank to come
                 shared = splitter.split(outcome)
                 again += shared.again
+                if len(shared.outcomes) > 1:  # a call's rows: all of them or none
+                    records = [judgment_record(context, each) for each in shared.outcomes]
+                    write.together(records)
+                    for record in records:
+                        progress.update(0.0 if record.cached else record.cost_usd)
+                    continue
                 for each in shared.outcomes:
                     record = judgment_record(context, each)
                     sample = sample_of(each.item.key)

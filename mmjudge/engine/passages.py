@@ -11,8 +11,8 @@ with the call's share plus the second call in its usage and cost. An answer that
 result is unreadable as a whole, as an unreadable answer about one result is: no result is
 asked again. A failed call is an error row for each result (retried on resume).
 
-Only the results still without a row get one (a resumed run builds the same calls, and takes
-the answer of a call made before from the response cache).
+The calls hold only results without a row (:mod:`mmjudge.engine.work`), and a call's rows
+are written together, so a resumed run sends no result that has one.
 """
 
 from __future__ import annotations
@@ -71,11 +71,9 @@ class PassageSplitter:
         outcomes: list[Outcome] = []
         again: list[WorkItem] = []
         first = True  # the call's lost and possibly billed sends go on its first row
-        for position, (single, pending, share, grade) in enumerate(
-            zip(call.singles, call.pending, shares, grades, strict=True), start=1
+        for position, (single, share, grade) in enumerate(
+            zip(call.singles, shares, grades, strict=True), start=1
         ):
-            if not pending:
-                continue
             ask_again = some_read and grade is not None and grade.label is None
             passage = Passage(call.call_id, position, size, None if ask_again else grade, share)
             item = _member(single, passage)

@@ -95,8 +95,6 @@ class PassagesCall(NamedTuple):
     singles: tuple[WorkItem, ...]
     """Each result's own work item (its request about it alone), in the order shown: what
     a result the answer left without a grade is asked again with."""
-    pending: tuple[bool, ...]
-    """Per result: whether it still needs its row (a resumed run writes none twice)."""
 
 
 class QueryCall(NamedTuple):

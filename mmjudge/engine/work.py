@@ -86,8 +86,8 @@ class Requests:
         """The work of the examples ``keys`` name (a sample's key names its example): every
         sample of each; the caller keeps the ones it asked for."""
         if self.context.cfg.prompt.passages_per_call > 1:
-            # A call's key names no example: its calls are built again, every one.
-            return build_work(self.context, self.examples, set(), self.pool)
+            # A call's key names no example: the calls are built again as they first were.
+            return build_work(self.context, self.examples, self.done, self.pool)
         examples = {item_of(key) for key in keys}
         chosen = (e for e in self.examples if e.key in examples)
         return build_work(self.context, chosen, set(), self.pool)
@@ -309,39 +309,36 @@ def _passage_calls(
     arrive; the last call of a query takes what is left), and an example that cannot be sent
     is its own item.
 
-    With the response cache, every example takes its place, judged or not, so a resumed run
-    builds the same calls (a call is made while one of its results has no row) and finds the
-    answer of a call whose rows a kill cut short in the cache: no result is sent again.
-    Without it, only the results without a row are put in calls."""
+    Only the results without a row are put in calls, so no result with a row is sent again:
+    a call's rows are written together (:meth:`~mmjudge.store.rows.RowWriter.together`), so a
+    resumed run finds a call's results all judged or none, and builds the calls it had not
+    finished as they were (the answer of one whose rows a kill kept from being written comes
+    from the response cache); a race's next round puts only its new items in calls."""
     size = context.cfg.prompt.passages_per_call
-    if not context.cfg.runner.cache:
-        examples = (example for example in examples if example.key not in done)
+    examples = (example for example in examples if example.key not in done)
     filling: dict[str, list[tuple[WorkItem, RenderedPrompt]]] = {}
     for example in examples:
         images, error = _images_here(context, example)
         item, rendered = _single(context, prompts, example, images, error)
         assert isinstance(item, WorkItem)  # no bank with several results per call
         if item.request is None:
-            if item.key not in done:
-                yield item
+            yield item
             continue
         call = filling.setdefault(example.query_id, [])
         call.append((item, rendered))
         if len(call) == size:
             del filling[example.query_id]
-            yield from _passage_call(context, call, done)
+            yield from _passage_call(context, call)
     for call in filling.values():
-        yield from _passage_call(context, call, done)
+        yield from _passage_call(context, call)
 
 
 def _passage_call(
-    context: CellContext, members: list[tuple[WorkItem, RenderedPrompt]], done: set[str]
+    context: CellContext, members: list[tuple[WorkItem, RenderedPrompt]]
 ) -> Iterator[WorkItem]:
     """The work item of one call about ``members`` (results of one query), shown in an order
     drawn from the run's seed and their keys; a lone result is sent as it is."""
     cfg = context.cfg
-    if all(item.key in done for item, _ in members):
-        return
     if len(members) == 1:
         yield members[0][0]
         return
@@ -363,7 +360,7 @@ def _passage_call(
     yield WorkItem(
         key=request.item_key,
         request=request,
-        context=PassagesCall(call_id, singles, tuple(item.key not in done for item in singles)),
+        context=PassagesCall(call_id, singles),
         estimate=functools.partial(forecast_item, context, request, static_chars, len(order)),
     )
 
@@ -371,8 +368,9 @@ def _passage_call(
 def forecast_item(
     context: CellContext, request: JudgeRequest, static_chars: int = 0, results: int = 1
 ) -> Forecast:
-    """The forecast of one call: its input tokens counted, its output tokens expected (the
-    answer's for each of the ``results`` it judges), its shared part (its first
+    """The forecast of one call: its input tokens counted, its output tokens expected (from
+    the answer format: one answer's for each of the ``results`` it judges; a figure set or
+    learnt from cached answers is the call's), its shared part (its first
     ``static_chars`` characters) read from the provider's prompt cache where the cell's plan
     caches it."""
     cfg = context.cfg
@@ -385,13 +383,10 @@ def forecast_item(
             request.prompt[:static_chars],
             has_images=bool(request.images),
         )
-    forecast = forecast_call(
-        request,
-        cfg.model,
-        context.price,
-        _expected_output_tokens(context, request) * results,
-        context.usage_per_call,
-    )
+    output = _expected_output_tokens(context, request)
+    if context.output.basis == ANSWER_FORMAT:
+        output *= results  # the format's estimate is one result's answer
+    forecast = forecast_call(request, cfg.model, context.price, output, context.usage_per_call)
     if results > 1:
         forecast.judgments = results
     if context.usage_per_call is not None:

@@ -210,25 +210,52 @@ def test_an_answer_that_grades_no_result_is_unparseable_for_each_and_asks_nothin
 def test_a_resume_after_rows_cut_short_mid_call_sends_no_judged_result_again(
     tmp_path: Path, cache: bool
 ) -> None:
+    """A call's rows are written in one write; were they cut short all the same (a disk
+    full), the resumed run sends the results without a row, and only they."""
     extra = () if cache else ("runner.cache=false",)
     with LoopbackServer(responder=Grader()) as server:
         run(tmp_path, server, *extra)
         path = tmp_path / "runs" / "run" / "judgments.jsonl"
         lines = path.read_text().splitlines()
-        cut = [json.loads(line) for line in lines[-3:]]
-        assert cut[0]["call_id"] == cut[-1]["call_id"] is not None  # three rows of one call
-        path.write_text("\n".join(lines[:-3]) + "\n" + lines[-3][:40])  # killed mid-row
+        written = [json.loads(line) for line in lines]
+        full = next(r["call_id"] for r in written if r["call_size"] == K)
+        cut = [n for n, r in enumerate(written) if r["call_id"] == full][2:]
+        assert len(cut) == 3
+        kept = [line for n, line in enumerate(lines) if n not in cut]
+        path.write_text("\n".join(kept) + "\n" + lines[cut[0]][:40])  # killed mid-row
         before = len(server.requests_to(OPENAI_PATH))
         run(tmp_path, server, *extra)
         resent = server.requests_to(OPENAI_PATH)[before:]
     written = rows(tmp_path)
     assert len(written) == ITEMS
     assert len({(r["query_id"], r["result_id"]) for r in written}) == ITEMS
-    if cache:  # the call's answer is in the response cache: nothing is sent
-        assert resent == []
-        assert all(r["cached"] for r in written[-3:])
-    else:  # the three results, and only they, in one call
-        assert len(resent) == 1 and results_sent(resent) == 3
+    # The three results, and only they, in one call of their own.
+    assert len(resent) == 1 and results_sent(resent) == 3
+    again = {r["call_id"] for r in written[-3:]}
+    assert len(again) == 1 and again != {full}
+
+
+def test_a_call_answered_but_not_written_comes_from_the_response_cache_on_resume(
+    tmp_path: Path,
+) -> None:
+    with LoopbackServer(responder=Grader()) as server:
+        run(tmp_path, server)
+        path = tmp_path / "runs" / "run" / "judgments.jsonl"
+        written = [json.loads(line) for line in path.read_text().splitlines()]
+        lost = written[-1]["call_id"]  # killed after the answer was stored, before its rows
+        assert lost is not None
+        kept = [
+            line
+            for line, row in zip(path.read_text().splitlines(), written, strict=True)
+            if row["call_id"] != lost
+        ]
+        path.write_text("\n".join(kept) + "\n")
+        before = len(server.requests_to(OPENAI_PATH))
+        run(tmp_path, server)
+        assert len(server.requests_to(OPENAI_PATH)) == before  # the same call, from the cache
+    again = [r for r in rows(tmp_path) if r["call_id"] == lost]
+    assert again and all(r["cached"] for r in again)
+    assert len(rows(tmp_path)) == ITEMS
 
 
 def test_a_kill_mid_call_resends_only_the_results_without_a_row(tmp_path: Path) -> None:
@@ -283,6 +310,8 @@ def test_the_dry_run_forecasts_a_third_of_the_dollars_per_judgment_in_batch(
     assert one.sync.calls == one.sync.judged == ITEMS
     assert five.sync.judged == ITEMS and five.sync.calls < ITEMS / 2
     assert five.batch.usd_per_million <= one.sync.usd_per_million / 3
+    assert f"forecast {five.sync.calls} calls for {ITEMS} judgments, " in five.line()
+    assert " calls for " not in one.line()
     saved = json.loads((tmp_path / "5" / "forecast.json").read_text())
     assert saved["forecast"]["judgments"] == ITEMS
 
