@@ -26,7 +26,7 @@ from mmjudge.engine.images_pool import PREPARE_AHEAD
 from mmjudge.engine.interrupt import signal_name, signal_number_of, stop_signals
 from mmjudge.engine.passages import PassageSplitter
 from mmjudge.engine.per_entry import EntryCollector
-from mmjudge.engine.policy import RunStats, WorkItem
+from mmjudge.engine.policy import Outcome, RunStats, WorkItem
 from mmjudge.engine.progress import Progress
 from mmjudge.engine.record import judgment_record
 from mmjudge.engine.response_cache import ResponseCache
@@ -58,7 +58,7 @@ from mmjudge.store import (
 from mmjudge.store.batches import STATE_FILE
 from mmjudge.store.forecast_file import CellForecast, TextCut, write_forecast
 from mmjudge.store.log import say
-from mmjudge.store.rows import SAMPLES
+from mmjudge.store.rows import SAMPLES, RowWriter
 
 
 def judge_cell(prepared: PreparedCell) -> JudgedCell:
@@ -209,44 +209,57 @@ async def _run(
                 if pool is None or isinstance(runner, BatchRunner)
                 else runner.run(requests.prepared_ahead(_ahead(runner)))
             )
+            rows = _Rows(context, progress, write, write_sample)
             collector = EntryCollector()
-            splitter = PassageSplitter(context.price, tuple(cfg.dataset.scale.grades))
             again: list[WorkItem] = []
             async for answer in outcomes:
                 outcome = collector.add(answer)
-                if outcome is None:
-                    continue  # more calls of this result's bank to come
-                shared = splitter.split(outcome)
-                again += shared.again
-                if len(shared.outcomes) > 1:  # a call's rows: all of them or none
-                    records = [judgment_record(context, each) for each in shared.outcomes]
-                    write.together(records)
-                    for record in records:
-                        progress.update(0.0 if record.cached else record.cost_usd)
-                    continue
-                for each in shared.outcomes:
-                    record = judgment_record(context, each)
-                    sample = sample_of(each.item.key)
-                    if sample:
-                        write_sample(record, sample)
-                    else:
-                        write(record)
-                    progress.update(0.0 if record.cached else record.cost_usd)
+                if outcome is not None:  # else more calls of this result's bank to come
+                    again += rows.record(outcome)
             if again:
                 # Results a call's answer left without a grade, each asked on its own (in
                 # calls of their own whatever the mode: there are few of them).
                 second = _sync_runner(context, cache, stats, quiet=True)
                 runners.append(second)
                 async for answer in second.run(again):
-                    (each,) = splitter.split(answer).outcomes
-                    record = judgment_record(context, each)
-                    write(record)
-                    progress.update(0.0 if record.cached else record.cost_usd)
+                    rows.record(answer)
     finally:
         progress.close()
         await context.judge.aclose()
         if cache is not None:
             cache.close()
+
+
+class _Rows:
+    """Writes the rows of the outcomes a cell's runner yields, as they come."""
+
+    def __init__(
+        self, context: CellContext, progress: Progress, write: RowWriter, samples: Any
+    ) -> None:
+        self.context = context
+        self.progress = progress
+        self.write = write
+        self.samples: RowWriter | None = samples
+        """The writer of ``samples.jsonl`` (None with one sample)."""
+        self.splitter = PassageSplitter(context.price, tuple(context.cfg.dataset.scale.grades))
+
+    def record(self, outcome: Outcome) -> list[WorkItem]:
+        """Write the rows of ``outcome`` (one per result of a call about several, written
+        together); returns the results its answer left without a grade, to ask again."""
+        shared = self.splitter.split(outcome)
+        records = [judgment_record(self.context, each) for each in shared.outcomes]
+        if len(records) > 1:  # a call's rows: all of them or none
+            self.write.together(records)
+        for each, record in zip(shared.outcomes, records, strict=True):
+            if len(records) == 1:
+                sample = sample_of(each.item.key)
+                if sample:
+                    assert self.samples is not None
+                    self.samples(record, sample)
+                else:
+                    self.write(record)
+            self.progress.update(0.0 if record.cached else record.cost_usd)
+        return shared.again
 
 
 def _sample_rows(run_dir: Path, samples: int) -> contextlib.AbstractContextManager[Any]:

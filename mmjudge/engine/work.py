@@ -20,14 +20,12 @@ from pathlib import Path
 
 from mmjudge.config import SweepConfig
 from mmjudge.costs.forecast import forecast_call
-from mmjudge.costs.output_tokens import ANSWER_FORMAT, SAMPLE_IMAGES, SAMPLE_TEXT, OutputTokens
+from mmjudge.costs.output_tokens import ANSWER_FORMAT, OutputTokens
 from mmjudge.costs.prompt_cache import CachePlan, cache_mark, plan_prompt_cache, with_prompt_cache
 from mmjudge.costs.sheets import ModelPrice
 from mmjudge.data.schema import Example
-from mmjudge.engine.examples import ExampleStream
 from mmjudge.engine.images_pool import PREPARE_AHEAD, ImagePool, prepared_async, prepared_sync
 from mmjudge.engine.policy import EntryCall, ItemCall, PassagesCall, WorkItem
-from mmjudge.engine.response_cache import RequestKeys, ResponseCache
 from mmjudge.errors import ImageError
 from mmjudge.images import ImageCache, ImageSettings, preprocess_image
 from mmjudge.judges.base import JudgeAPI
@@ -479,32 +477,3 @@ def image_pool(context: CellContext) -> Iterator[ImagePool | None]:
         yield pool
     finally:
         pool.close()
-
-
-def cached_output_tokens(
-    context: CellContext, examples: ExampleStream, judge_cls: type[JudgeAPI], path: Path
-) -> Iterator[int]:
-    """Output tokens of the answers to a sample of this cell's first requests that are in
-    the response cache at ``path`` (none when the cache is off or the judge's answers are not
-    cached)."""
-    cfg = context.cfg
-    if not (cfg.runner.cache and judge_cls.cacheable and path.exists()):
-        return
-    limit = SAMPLE_IMAGES if cfg.modality.include_image else SAMPLE_TEXT
-    sample = examples.head(limit)
-    keys = RequestKeys(cfg.model)
-    cache = ResponseCache(path)
-    try:
-        with image_pool(context) as pool:
-            wanted = [
-                keys(item.request)
-                for item in build_work(context, sample, set(), pool)
-                if item.request is not None
-            ]
-        found = cache.get_many(wanted)
-        for key in wanted:
-            hit = found.get(key)
-            if hit is not None:
-                yield hit.usage.output_tokens
-    finally:
-        cache.close()

@@ -299,15 +299,6 @@ class PositionKappa:
     kappa: Bounds
     """κ against the annotators' consensus, with its interval."""
 
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> PositionKappa:
-        """One place from ``summary.json``."""
-        return cls(
-            position=int(data.get("position") or 0),
-            n=int(data.get("n") or 0),
-            kappa=Bounds.of(data.get("kappa")),
-        )
-
 
 @dataclass(frozen=True)
 class CallPositions:
@@ -323,20 +314,6 @@ class CallPositions:
     """Results the answer left without a grade, asked again on their own."""
     by_position: list[PositionKappa] = field(default_factory=list)
     """κ at each place, first place first."""
-
-    def to_json(self) -> dict[str, Any]:
-        """The block as ``summary.json`` holds it."""
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> CallPositions:
-        """The block from ``summary.json``."""
-        return cls(
-            calls=int(data.get("calls") or 0),
-            results_per_call=float(data.get("results_per_call") or 0.0),
-            reasked=int(data.get("reasked") or 0),
-            by_position=[PositionKappa.from_json(p) for p in data.get("by_position") or []],
-        )
 
 
 @dataclass(frozen=True)

@@ -44,12 +44,14 @@ from mmjudge.store.blocks import (
     Ensemble,
     ErrorCounts,
     Latency,
+    PositionKappa,
     PromptCacheUse,
     RowFigures,
     Stability,
     TokenMeans,
     known_fields,
 )
+from mmjudge.store.bounds import Bounds
 from mmjudge.store.grading_blocks import BankInfo, Grading, TrainedOn
 from mmjudge.store.provenance import git_commit, package_versions
 from mmjudge.store.rows import SUMMARY
@@ -305,7 +307,7 @@ class RunSummary:
         if self.prompt_cache is not None:
             data["prompt_cache"] = dataclasses.asdict(self.prompt_cache)
         if self.positions is not None:
-            data["positions"] = self.positions.to_json()
+            data["positions"] = dataclasses.asdict(self.positions)
         return data
 
     @classmethod
@@ -387,7 +389,26 @@ def _parts_from_json(data: dict[str, Any], kind: str) -> SummaryParts:
             if isinstance(prompt_cache, dict)
             else None
         ),
-        positions=CallPositions.from_json(positions) if isinstance(positions, dict) else None,
+        positions=_positions(positions) if isinstance(positions, dict) else None,
+    )
+
+
+def _positions(data: dict[str, Any]) -> CallPositions:
+    """The ``positions`` block from ``summary.json``."""
+    places = [
+        PositionKappa(
+            position=int(place.get("position") or 0),
+            n=int(place.get("n") or 0),
+            kappa=Bounds.of(place.get("kappa")),
+        )
+        for place in data.get("by_position") or []
+        if isinstance(place, dict)
+    ]
+    return CallPositions(
+        calls=int(data.get("calls") or 0),
+        results_per_call=float(data.get("results_per_call") or 0.0),
+        reasked=int(data.get("reasked") or 0),
+        by_position=places,
     )
 
 
