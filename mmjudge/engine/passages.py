@@ -43,13 +43,11 @@ class Split(NamedTuple):
 
 class PassageSplitter:
     """Shares out the outcomes of calls about several results (any other outcome passes
-    through as it is), and counts the results asked again."""
+    through as it is)."""
 
     def __init__(self, price: ModelPrice, grades: tuple[int, ...]) -> None:
         self.price = price
         self.grades = grades
-        self.asked_again = 0
-        """Results asked again on their own so far."""
 
     def split(self, outcome: Outcome) -> Split:
         """``outcome`` as one outcome per result (itself for a call about one result)."""
@@ -75,10 +73,11 @@ class PassageSplitter:
             zip(call.singles, shares, grades, strict=True), start=1
         ):
             ask_again = some_read and grade is not None and grade.label is None
-            passage = Passage(call.call_id, position, size, None if ask_again else grade, share)
+            passage = Passage(
+                call.call_id, position, size, None if ask_again else grade, share, ask_again
+            )
             item = _member(single, passage)
             if ask_again:
-                self.asked_again += 1
                 again.append(item)
                 continue
             # Its row records the prompt the call sent (the model read it among the others).

@@ -52,11 +52,13 @@ class Passage(NamedTuple):
     size: int
     """Results the call showed."""
     grade: ParsedGrade | None
-    """The grade the call's answer gave the result (or why none); None for a result asked
-    again on its own, whose grade is that second answer's."""
+    """The grade the call's answer gave the result (or why none); None without an answer
+    (the call failed) and for a result asked again, whose grade is that second answer's."""
     share: PricedCall
     """The result's share of the call's usage and dollars
     (:func:`mmjudge.costs.split.split_priced`)."""
+    asked_again: bool = False
+    """Whether the answer left the result without a grade and it was asked on its own."""
 
 
 class ItemCall(NamedTuple):

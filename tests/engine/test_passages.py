@@ -398,3 +398,35 @@ def test_anthropic_calls_mark_the_shared_part_before_the_query_and_the_results(
     assert len({r.body["messages"][0]["content"][0]["text"] for r in sent}) == 1
     assert summary.prompt_cache is not None and summary.prompt_cache.read_tokens > 0
     assert len(rows(tmp_path)) == ITEMS
+
+
+def test_a_failed_call_is_an_error_row_for_each_result_and_is_sent_again_on_resume(
+    tmp_path: Path,
+) -> None:
+    from tests.fixtures.loopback_server import Behaviour
+
+    grader = Grader()
+    failed_once: list[str] = []
+
+    def failing(request: RecordedRequest) -> str | Behaviour:
+        text = user_text(request.body)
+        if len(passage_markers(text)) > 1 and not failed_once:
+            failed_once.append(text)
+            return Behaviour.server_error(400)  # refused: not retried
+        return grader(request)
+
+    with LoopbackServer(responder=failing) as server:
+        run(tmp_path, server)
+        first = rows(tmp_path)
+        before = len(server.requests_to(OPENAI_PATH))
+        run(tmp_path, server)
+        again = server.requests_to(OPENAI_PATH)[before:]
+    failed = [r for r in first if r["error"]]
+    size = len(passage_markers(failed_once[0]))
+    assert len(failed) == size and len({r["call_id"] for r in failed}) == 1
+    assert all(r["label"] is None and r["cost_usd"] == 0 for r in failed)
+    assert not any(r["reasked"] for r in first)
+    # Only the failed call's results are sent again, as the same call.
+    assert [user_text(r.body) for r in again] == failed_once
+    final = {(r["query_id"], r["result_id"]): r for r in rows(tmp_path)}
+    assert len(final) == ITEMS and all(r["error"] is None for r in final.values())
