@@ -18,16 +18,19 @@ import pytest
 
 from mmjudge.engine.cell import forecast as forecast_cell
 from mmjudge.engine.cell import run_cell
+from mmjudge.report.build import build_report
 from mmjudge.store import RunSummary
 from mmjudge.store.forecast_file import CellForecast
 from tests.fixtures.loopback_server import (
+    ANTHROPIC_PATH,
     OPENAI_PATH,
+    Behaviour,
     LoopbackServer,
     RecordedRequest,
     passage_markers,
     user_text,
 )
-from tests.helpers import compose_config, start_sweep
+from tests.helpers import compose_config, run_sweep, start_sweep
 
 pytestmark = pytest.mark.slow  # each test runs whole cells against a server
 
@@ -136,9 +139,11 @@ def test_one_call_per_five_results_of_a_query_and_a_row_each_with_its_exact_shar
     assert math.fsum(r["cost_usd"] for r in written) == pytest.approx(
         summary.calls.spent_usd, rel=1e-15
     )
-    # The grade of each result is the one its marker's line gave.
-    texts = {user_text(r.body): r for r in sent}
-    assert len(texts) == len(sent)
+    # The grade of each result is the one its marker's line gave, its reason beside it.
+    for members in calls.values():
+        for row in members:
+            line = f"R{row['call_position']}: {row['label']} - a reason."
+            assert line in row["raw_output"].splitlines() and row["explanation"] == "a reason"
 
 
 def test_the_shown_order_is_drawn_from_the_seed(tmp_path: Path) -> None:
@@ -284,8 +289,6 @@ def test_a_kill_mid_call_resends_only_the_results_without_a_row(tmp_path: Path) 
         kept = {(r["query_id"], r["result_id"]) for r in map(json.loads, _complete(judgments))}
         assert 0 < len(kept) < ITEMS
         before = len(server.requests_to(OPENAI_PATH))
-        from tests.helpers import run_sweep
-
         done = run_sweep(tmp_path, *args, env=env)
         assert done.returncode == 0, done.stderr
         resent = server.requests_to(OPENAI_PATH)[before:]
@@ -351,8 +354,6 @@ def test_cells_that_cannot_show_several_results_are_skipped_with_the_reason(
 
 
 def test_the_summary_and_the_report_give_kappa_by_place_in_the_call(tmp_path: Path) -> None:
-    from mmjudge.report.build import build_report
-
     with LoopbackServer(responder=Grader(garble=(2,))) as server:
         summary = run(tmp_path, server)
         run(tmp_path, server, "prompt.passages_per_call=1", name="one")
@@ -373,8 +374,6 @@ def test_the_summary_and_the_report_give_kappa_by_place_in_the_call(tmp_path: Pa
 def test_anthropic_calls_mark_the_shared_part_before_the_query_and_the_results(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tests.fixtures.loopback_server import ANTHROPIC_PATH
-
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-0000")
     minimum = 100
     with LoopbackServer(responder=Grader()) as server:
@@ -403,8 +402,6 @@ def test_anthropic_calls_mark_the_shared_part_before_the_query_and_the_results(
 def test_a_failed_call_is_an_error_row_for_each_result_and_is_sent_again_on_resume(
     tmp_path: Path,
 ) -> None:
-    from tests.fixtures.loopback_server import Behaviour
-
     grader = Grader()
     failed_once: list[str] = []
 
