@@ -1,30 +1,39 @@
-"""What a judgment really costs with the providers' prompt caches, sync and batch.
+"""What a judgment really costs with several results per call, the providers' prompt caches,
+sync and batch.
 
 Each cell runs the command a user types (``python -m mmjudge.sweep``) on the real-shaped
-product catalogue of :mod:`e2e` (scraped HTML descriptions cut to 300 tokens) against a fresh
+product catalogue of :mod:`e2e` (scraped HTML descriptions cut to 300 tokens; its rows in
+runs of ``--per-query`` results that share a query, as a search log's are) against a fresh
 loopback server of its own, which caches prompt prefixes and reports them the way each
 provider does (Anthropic's ``cache_creation_input_tokens`` / ``cache_read_input_tokens`` for
 the part a request marks; OpenAI's ``cached_tokens`` for any prefix of 1,024 tokens and more,
-in steps of 128). Per model and prompt it prints, for ``runner.prompt_cache=off`` and ``auto``
-in sync and batch mode:
+in steps of 128). Per model and prompt it prints, for each K of ``--passages``
+(``prompt.passages_per_call``), ``runner.prompt_cache=off`` and ``auto`` in sync and batch
+mode:
 
+- calls: the requests the server answered (a query's K results in one call);
+- forecast: the dry-run figure the run forecast, dollars per million judgments (its
+  ``summary.json``'s ``forecast.usd_per_million``, at batch prices in batch mode);
 - $/M: the run's dollars per million judgments (``summary.json``'s ``cost.usd_per_million``,
   the ledger's price of what the server reported under the 2026-10-31 sheet);
 - hit: the share of input tokens the server reported as read from its cache;
-- × off: how many times cheaper than the same mode with caching off; × list: how many times
-  cheaper than sync with caching off (the list price of one result per call);
+- × off: how many times cheaper than the same K and mode with caching off; × list: how many
+  times cheaper than K=1, sync, caching off (the list price of one result per call); both
+  against the first of ``--caches`` and ``--passages``;
 - judgments/s from the command's start to its exit.
 
 The prompts: ``default`` (a short static part, below every model's minimum, so ``auto``
-changes nothing) and ``long``: the ``guidelines`` design with ``--guideline-words`` words of
-grading guidelines (about 1.3 tokens a word), like a collection's written assessor manual.
+changes nothing), ``terse`` (the same without the explanation: the forecast expects the grade
+alone, while the server answers every prompt with a short reason, as it does ``default``) and
+``long``: the ``guidelines`` design with ``--guideline-words`` words of grading guidelines
+(about 1.3 tokens a word), like a collection's written assessor manual.
 
 The server takes requests in the order they arrive, so every call after the first reads what
 the first wrote; a real provider's concurrent first calls may each write, and its cache lapses
 after five minutes (or an hour) without a call.
 
     python benchmarks/cost_levers.py
-    python benchmarks/cost_levers.py --n 400 --models gpt4o_mini,claude_haiku45
+    python benchmarks/cost_levers.py --n 400 --models gpt4o_mini,claude_haiku45 --passages 1,5
 """
 
 from __future__ import annotations
@@ -66,7 +75,8 @@ def guidelines(words: int) -> str:
 def run_cell(
     data: Path, work: Path, model: str, mode: str, cache: str, extra: list[str]
 ) -> dict[str, float]:
-    """One cell against a fresh server: its dollars per million, hit rate and speed."""
+    """One cell against a fresh server: its calls, forecast and paid dollars per million,
+    hit rate and speed."""
     server = Server(LATENCY)
     try:
         cell = Cell("real", CONCURRENCY, LATENCY)
@@ -90,6 +100,8 @@ def run_cell(
     summary = json.loads((run_dir / "summary.json").read_text())
     block = summary.get("prompt_cache") or {}
     return {
+        "calls": float(summary["calls"]["api_calls"]),
+        "forecast": float((summary.get("forecast") or {}).get("usd_per_million", 0.0)),
         "usd_per_million": float(summary["cost"]["usd_per_million"]),
         "hit": float(block.get("hit_rate", 0.0)),
         "per_second": summary["n_judgments"] / seconds,
@@ -103,38 +115,57 @@ def main() -> None:
         "--models", default="gpt4o_mini,claude_haiku45,claude_sonnet45", help="conf/model names"
     )
     parser.add_argument("--guideline-words", type=int, default=3500)
+    parser.add_argument(
+        "--passages", default="1,5,10", help="values of prompt.passages_per_call (K) to run"
+    )
+    parser.add_argument("--per-query", type=int, default=10, help="results of each query")
+    parser.add_argument(
+        "--prompts",
+        default="default,terse,long",
+        help="which prompts to run (default, terse, long)",
+    )
+    parser.add_argument("--caches", default="off,auto", help="runner.prompt_cache values to run")
     args = parser.parse_args()
     prompts = {
         "default": ["prompt=default"],
+        "terse": ["prompt=terse"],
         "long": ["prompt=guidelines", f"dataset.guidelines='{guidelines(args.guideline_words)}'"],
     }
-    print(f"{machine()}; {args.n} items a cell, {CONCURRENCY} in flight, {LATENCY} s latency")
+    passages = [int(k) for k in args.passages.split(",")]
+    caches = args.caches.split(",")
     print(
-        f"{'model':<16} {'prompt':<8} {'mode':<6} {'cache':<5} {'$/M':>9} {'hit':>5} "
-        f"{'× off':>6} {'× list':>7} {'judg./s':>8}"
+        f"{machine()}; {args.n} items a cell, {args.per_query} results a query, "
+        f"{CONCURRENCY} in flight, {LATENCY} s latency"
+    )
+    print(
+        f"{'model':<16} {'prompt':<8} {'K':>3} {'mode':<6} {'cache':<5} {'calls':>6} "
+        f"{'forecast':>9} {'$/M':>9} {'hit':>5} {'× off':>6} {'× list':>7} {'judg./s':>8}"
     )
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "catalogue"
-        write_real_dataset(data, args.n)
+        write_real_dataset(data, args.n, per_query=args.per_query)
         for model in args.models.split(","):
-            for name, extra in prompts.items():
-                figures: dict[tuple[str, str], dict[str, float]] = {}
-                for mode in ("sync", "batch"):
-                    for cache in ("off", "auto"):
-                        work = Path(tmp) / f"{model}-{name}-{mode}-{cache}"
-                        work.mkdir()
-                        got = run_cell(data, work, model, mode, cache, extra)
-                        figures[mode, cache] = got
-                        listed = figures["sync", "off"]["usd_per_million"]
-                        off = figures[mode, "off"]["usd_per_million"]
-                        print(
-                            f"{model:<16} {name:<8} {mode:<6} {cache:<5} "
-                            f"{got['usd_per_million']:>9,.2f} {got['hit']:>5.0%} "
-                            f"{off / got['usd_per_million']:>6.2f} "
-                            f"{listed / got['usd_per_million']:>7.2f} "
-                            f"{got['per_second']:>8.1f}",
-                            flush=True,
-                        )
+            for name in args.prompts.split(","):
+                figures: dict[tuple[int, str, str], dict[str, float]] = {}
+                for k in passages:
+                    for mode in ("sync", "batch"):
+                        for cache in caches:
+                            work = Path(tmp) / f"{model}-{name}-{k}-{mode}-{cache}"
+                            work.mkdir()
+                            extra = [*prompts[name], f"prompt.passages_per_call={k}"]
+                            got = run_cell(data, work, model, mode, cache, extra)
+                            figures[k, mode, cache] = got
+                            listed = figures[passages[0], "sync", caches[0]]["usd_per_million"]
+                            off = figures[k, mode, caches[0]]["usd_per_million"]
+                            print(
+                                f"{model:<16} {name:<8} {k:>3} {mode:<6} {cache:<5} "
+                                f"{got['calls']:>6.0f} {got['forecast']:>9,.2f} "
+                                f"{got['usd_per_million']:>9,.2f} {got['hit']:>5.0%} "
+                                f"{off / got['usd_per_million']:>6.2f} "
+                                f"{listed / got['usd_per_million']:>7.2f} "
+                                f"{got['per_second']:>8.1f}",
+                                flush=True,
+                            )
 
 
 if __name__ == "__main__":

@@ -337,10 +337,12 @@ def product_html(rng: random.Random, size: int) -> str:
     return "".join(parts)
 
 
-def write_real_dataset(root: Path, n: int) -> None:
+def write_real_dataset(root: Path, n: int, per_query: int = 1) -> None:
     """``n`` rows of a product-search CSV with the ``crowdflower_example`` columns, the same
     every time: HTML descriptions of 1–20 KB, one row in :data:`DUPLICATE_EVERY` a copy of an
-    earlier row's query, title and description under a new id."""
+    earlier row's query, title and description under a new id. ``per_query`` above 1: rows
+    come in runs of that many that share their query (each run's query drawn from its own
+    seed), as a search log's results of one query do; 1 keeps the rows as they always were."""
     import csv
 
     root.mkdir(parents=True, exist_ok=True)
@@ -352,12 +354,23 @@ def write_real_dataset(root: Path, n: int) -> None:
         for i in range(n):
             if rows and i % DUPLICATE_EVERY == DUPLICATE_EVERY - 1:
                 query, title, description = rows[rng.randrange(len(rows))]
+                if per_query > 1:  # a copy of a listing, shown for this run's query
+                    query = _shared_query(i // per_query)
             else:
-                query = f"{COLOURS[i % 5]} {rng.choice(_WORDS)} {KINDS[(i // 5) % 5]}"
+                if per_query > 1:
+                    query = _shared_query(i // per_query)
+                else:
+                    query = f"{COLOURS[i % 5]} {rng.choice(_WORDS)} {KINDS[(i // 5) % 5]}"
                 title = f"{_sentence(rng, rng.randint(4, 12))} #{i}"
                 description = product_html(rng, rng.randint(1_000, 20_000))
                 rows.append((query, title, description))
             writer.writerow([i, query, title, description, 1 + i % 4])
+
+
+def _shared_query(number: int) -> str:
+    """The query of the ``number``-th run of rows that share one (:func:`write_real_dataset`)."""
+    word = random.Random(f"query {number}").choice(_WORDS)
+    return f"{COLOURS[number % 5]} {word} {KINDS[(number // 5) % 5]}"
 
 
 def _write_images(folder: Path, count: int) -> None:

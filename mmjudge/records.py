@@ -210,8 +210,18 @@ class Forecast:
     prompt_cache: str = ""
     """Why the calls' shared part is not offered to the provider's prompt cache (the first
     reason met); empty when it is, or when no call has a shared part."""
+    judgments: int = 0
+    """Judgments the calls make (several per call with ``prompt.passages_per_call``); 0:
+    one per call."""
+
+    @property
+    def judged(self) -> int:
+        """Judgments the calls make: :attr:`judgments`, or one per call."""
+        return self.judgments or self.calls
 
     def add(self, other: Forecast) -> None:
+        if self.judgments or other.judgments:
+            self.judgments = self.judged + other.judged
         self.calls += other.calls
         self.input_tokens += other.input_tokens
         self.image_tokens += other.image_tokens
@@ -225,10 +235,13 @@ class Forecast:
 
     @property
     def usd_per_million(self) -> float:
-        return self.usd / self.calls * 1e6 if self.calls else 0.0
+        """Dollars per million judgments (not calls: a call may judge several results)."""
+        return self.usd / self.judged * 1e6 if self.calls else 0.0
 
     def to_dict(self) -> dict[str, float | int | bool | str]:
         data: dict[str, float | int | bool | str] = dataclasses.asdict(self)
+        if self.judgments in (0, self.calls):
+            del data["judgments"]  # one judgment per call: the file keeps the keys it had
         if not (self.cached_input_tokens or self.prompt_cache):
             # Nothing the prompt cache does: the file keeps the keys it had before caching.
             for name in ("cached_input_tokens", "cache_saved_usd", "prompt_cache"):
@@ -320,6 +333,19 @@ class JudgmentRecord:
     instructions: str | None = None
     """With ``prompt.language=data``: the language of the instructions the judge read (the
     item's language where its dataset gives a translation, else ``en``); null otherwise."""
+    call_id: str | None = None
+    """With ``prompt.passages_per_call`` above 1: the id of the call that showed this result
+    with others of its query (the rows of one call share it); null for a call about one
+    result."""
+    call_position: int | None = None
+    """Where the result stood in that call (1 for the first marker, ``R1``); null for a call
+    about one result."""
+    call_size: int | None = None
+    """How many results that call showed; null for a call about one result."""
+    reasked: bool = False
+    """True when the call's answer gave this result no grade and it was asked again on its
+    own: the row's grade is that answer's, its usage and cost its share of the call plus the
+    second call."""
     schema_version: int = SCHEMA_VERSION
     """Version of this row's layout."""
 

@@ -187,6 +187,7 @@ def default_run_dir(config: SweepConfig | DictConfig) -> Path:
         _setting(config, "prompt", "language"),
         _setting(config, "perturb", "name"),
         stamp=datetime.now().strftime(STAMP_FORMAT),
+        passages=_setting(config, "prompt", "passages_per_call"),
     )
     results = resolve_path(str(_setting(config, "paths", "results")))
     return results / "runs" / name

@@ -94,6 +94,12 @@ class SweepConfig:
             raise ConfigError(str(error)) from None
         self.perturb.validate()
         self.race.validate()
+        if self.prompt.passages_per_call > 1 and self.runner.samples > 1:
+            raise ConfigError(
+                f"prompt.passages_per_call={self.prompt.passages_per_call} with "
+                f"runner.samples={self.runner.samples}: repeats are asked one result at a "
+                "time; set one of them to 1"
+            )
         if self.perturb.kind == "inject_image" and self.images.encoding == "url":
             raise ConfigError(
                 "perturb=inject_image draws into the pictures it sends, which "

@@ -18,7 +18,7 @@ import hashlib
 import re
 from collections.abc import Sequence
 
-from mmjudge.config.request import language_suffix
+from mmjudge.config.request import language_suffix, passages_suffix
 
 #: The prompt a cell uses unless one is chosen (``conf/config.yaml``'s defaults list).
 DEFAULT_PROMPT = "default"
@@ -77,11 +77,15 @@ def _cut(text: str, size: int) -> str:
     return text.encode("utf-8")[:size].decode("utf-8", errors="ignore")
 
 
-def cell_prompt_id(prompt_id: object, language: object = "en") -> str:
+def cell_prompt_id(prompt_id: object, language: object = "en", passages: object = 1) -> str:
     """The prompt's id as a cell carries it: ``-<language>`` appended for a language other
-    than English (once: an id that ends with it already is kept)."""
-    text, suffix = str(prompt_id), language_suffix(language)
-    return text if not suffix or text.endswith(suffix) else text + suffix
+    than English, then ``-k<K>`` for several results per call (each once: an id that ends
+    with it already is kept)."""
+    text = str(prompt_id)
+    for suffix in (language_suffix(language), passages_suffix(passages)):
+        if suffix and not text.endswith(suffix):
+            text += suffix
+    return text
 
 
 def run_folder_name(
@@ -94,13 +98,19 @@ def run_folder_name(
     *,
     separator: str = RUN_SEPARATOR,
     stamp: str | None = None,
+    passages: object = 1,
 ) -> str:
     """A cell's folder name: ``[<stamp>_]<dataset>_<model>_<modality>_<prompt>[-<language>]
     [_<perturbation>]`` with ``separator`` between the parts (``_`` for a single run's folder,
     ``.`` for a sweep cell's subfolder, which takes no stamp), made safe (:func:`path_part`).
     English and ``perturb=none`` add nothing, so such cells keep the folders they always
     had."""
-    parts = [str(dataset), str(model), str(modality), cell_prompt_id(prompt_id, language)]
+    parts = [
+        str(dataset),
+        str(model),
+        str(modality),
+        cell_prompt_id(prompt_id, language, passages),
+    ]
     if perturb not in (None, NO_PERTURBATION):
         parts.append(str(perturb))
     if stamp:
@@ -138,6 +148,7 @@ def _run_folder_resolver(
     prompt_id: object,
     language: object,
     perturb: object,
+    passages: object = 1,
 ) -> str:
     """``${mmjudge_run_folder:<stamp or ''>,<separator>,${dataset.name},…}`` in a config."""
     return run_folder_name(
@@ -149,6 +160,7 @@ def _run_folder_resolver(
         perturb,
         separator=str(separator),
         stamp=str(stamp) if stamp else None,
+        passages=passages,
     )
 
 

@@ -24,6 +24,12 @@ def language_suffix(language: object) -> str:
     return "" if language in (None, "en") else f"-{language}"
 
 
+def passages_suffix(passages: object) -> str:
+    """What a cell's prompt id (and folder name) ends with for ``prompt.passages_per_call``:
+    nothing for one result per call, so those cells keep their ids, else ``-k<K>``."""
+    return "" if passages in (None, 1, "1") else f"-k{passages}"
+
+
 @dataclass
 class PromptConfig:
     """Which prompt design to render."""
@@ -72,6 +78,11 @@ class PromptConfig:
     cuts: list[float] = field(default_factory=list)
     """Cut points for ``rule``, one per grade above the lowest: shares covered (0-1) for
     ``coverage``, entry grades (0-5) for ``best``; empty spreads them evenly."""
+    passages_per_call: int = 1
+    """Results of one query shown in one call, each under its marker (``R1``, ``R2``...), in
+    an order drawn with the run's seed; the answer gives one ``R<n>: grade`` line per
+    marker, and each result still gets a row of its own (see :mod:`mmjudge.engine.passages`).
+    1: one result per call."""
 
     def validate(self) -> None:
         """Fail with a one-line fix when the prompt asks for something not shipped (the
@@ -85,11 +96,35 @@ class PromptConfig:
             )
         if self.raters < 1:
             raise ConfigError(f"prompt.raters={self.raters}: use 1 (one grade) or more")
+        self._check_passages()
         if self.language not in PROMPT_LANGUAGES:
             raise ConfigError(
                 f"prompt.language={self.language!r}: use en (English instructions) or data "
                 "(each item's language, from dataset.translations)"
             )
+
+    def _check_passages(self) -> None:
+        """``prompt.passages_per_call``: a whole number from 1, and above 1 only with a design
+        whose answer is one grade per result."""
+        value = self.passages_per_call
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ConfigError(
+                f"prompt.passages_per_call={value!r}: use a whole number, 1 (one result per "
+                "call) or more"
+            )
+        if value == 1:
+            return
+        for name, asked in (
+            ("aspects", self.aspects),
+            ("raters", self.raters > 1),
+            ("confidence", self.confidence),
+            ("bank", self.bank is not None),
+        ):
+            if asked:
+                raise ConfigError(
+                    f"prompt.passages_per_call={value} asks for one grade line per result, "
+                    f"which prompt.{name} changes; use prompt.passages_per_call=1 with it"
+                )
 
 
 #: The perturbations :mod:`mmjudge.perturb` knows (``perturb.kind``).

@@ -24,6 +24,7 @@ from mmjudge.data.survey import (
 )
 from mmjudge.engine.examples import ExampleStream
 from mmjudge.engine.judging import forecast_cell, judge_cell, skipped_forecast
+from mmjudge.engine.passages import passages_refusal
 from mmjudge.engine.prepare import prepare_cell
 from mmjudge.engine.stages import CheckedCell, JudgedCell, PreparedCell, Skipped
 from mmjudge.errors import (
@@ -59,9 +60,10 @@ def typed_config(cfg: DictConfig | SweepConfig) -> SweepConfig:
         obj = typed
     obj.validate()
     check_model(obj.model)
-    prompt_id = cell_prompt_id(obj.prompt.id, obj.prompt.language)
+    prompt_id = cell_prompt_id(obj.prompt.id, obj.prompt.language, obj.prompt.passages_per_call)
     if prompt_id != obj.prompt.id:
-        # The two languages of one prompt are two cells: ids, rows and folders tell them apart.
+        # The two languages of one prompt, and one or several results per call, are cells of
+        # their own: ids, rows and folders tell them apart.
         obj.prompt = dataclasses.replace(obj.prompt, id=prompt_id)
     if obj.prompt.bank is not None:
         check_bank_prompt(obj.prompt)
@@ -77,6 +79,9 @@ def skip_reason(cfg: SweepConfig, judge: type[JudgeAPI]) -> str | None:
     bank_reason = bank_grading.skip_reason(cfg.model.provider, cfg.prompt.bank)
     if bank_reason is not None:
         return bank_reason
+    passages_reason = passages_refusal(cfg)
+    if passages_reason is not None:
+        return passages_reason
     return unserved_by_config(cfg.modality, cfg.dataset)
 
 

@@ -24,8 +24,9 @@ from mmjudge.engine.concurrency import calls_in_flight, first_line, fit_open_fil
 from mmjudge.engine.earlier import earlier_runs
 from mmjudge.engine.images_pool import PREPARE_AHEAD
 from mmjudge.engine.interrupt import signal_name, signal_number_of, stop_signals
+from mmjudge.engine.passages import PassageSplitter
 from mmjudge.engine.per_entry import EntryCollector
-from mmjudge.engine.policy import RunStats
+from mmjudge.engine.policy import Outcome, RunStats, WorkItem
 from mmjudge.engine.progress import Progress
 from mmjudge.engine.record import judgment_record
 from mmjudge.engine.response_cache import ResponseCache
@@ -57,7 +58,7 @@ from mmjudge.store import (
 from mmjudge.store.batches import STATE_FILE
 from mmjudge.store.forecast_file import CellForecast, TextCut, write_forecast
 from mmjudge.store.log import say
-from mmjudge.store.rows import SAMPLES
+from mmjudge.store.rows import SAMPLES, RowWriter
 
 
 def judge_cell(prepared: PreparedCell) -> JudgedCell:
@@ -194,9 +195,10 @@ async def _run(
         runner = _batch_runner(context, state_path, cache, stats)
     else:
         runner = _sync_runner(context, cache, stats)
+    runners = [runner]  # the one a stop signal tells: the last started
     try:
         with (
-            stop_signals(asyncio.get_running_loop(), _stop_handler(runner, context)),
+            stop_signals(asyncio.get_running_loop(), _stop_handler(runners, context)),
             appending_rows(records_path.parent) as write,
             _sample_rows(records_path.parent, cfg.runner.samples) as write_sample,
             image_pool(context) as pool,
@@ -207,23 +209,57 @@ async def _run(
                 if pool is None or isinstance(runner, BatchRunner)
                 else runner.run(requests.prepared_ahead(_ahead(runner)))
             )
+            rows = _Rows(context, progress, write, write_sample)
             collector = EntryCollector()
+            again: list[WorkItem] = []
             async for answer in outcomes:
                 outcome = collector.add(answer)
-                if outcome is None:
-                    continue  # more calls of this result's bank to come
-                record = judgment_record(context, outcome)
-                sample = sample_of(outcome.item.key)
-                if sample:
-                    write_sample(record, sample)
-                else:
-                    write(record)
-                progress.update(0.0 if record.cached else record.cost_usd)
+                if outcome is not None:  # else more calls of this result's bank to come
+                    again += rows.record(outcome)
+            if again:
+                # Results a call's answer left without a grade, each asked on its own (in
+                # calls of their own whatever the mode: there are few of them).
+                second = _sync_runner(context, cache, stats, quiet=True)
+                runners.append(second)
+                async for answer in second.run(again):
+                    rows.record(answer)
     finally:
         progress.close()
         await context.judge.aclose()
         if cache is not None:
             cache.close()
+
+
+class _Rows:
+    """Writes the rows of the outcomes a cell's runner yields, as they come."""
+
+    def __init__(
+        self, context: CellContext, progress: Progress, write: RowWriter, samples: Any
+    ) -> None:
+        self.context = context
+        self.progress = progress
+        self.write = write
+        self.samples: RowWriter | None = samples
+        """The writer of ``samples.jsonl`` (None with one sample)."""
+        self.splitter = PassageSplitter(context.price, tuple(context.cfg.dataset.scale.grades))
+
+    def record(self, outcome: Outcome) -> list[WorkItem]:
+        """Write the rows of ``outcome`` (one per result of a call about several, written
+        together); returns the results its answer left without a grade, to ask again."""
+        shared = self.splitter.split(outcome)
+        records = [judgment_record(self.context, each) for each in shared.outcomes]
+        if len(records) > 1:  # a call's rows: all of them or none
+            self.write.together(records)
+        for each, record in zip(shared.outcomes, records, strict=True):
+            if len(records) == 1:
+                sample = sample_of(each.item.key)
+                if sample:
+                    assert self.samples is not None
+                    self.samples(record, sample)
+                else:
+                    self.write(record)
+            self.progress.update(0.0 if record.cached else record.cost_usd)
+        return shared.again
 
 
 def _sample_rows(run_dir: Path, samples: int) -> contextlib.AbstractContextManager[Any]:
@@ -233,14 +269,18 @@ def _sample_rows(run_dir: Path, samples: int) -> contextlib.AbstractContextManag
     return appending_rows(run_dir, SAMPLES)
 
 
-def _sync_runner(context: CellContext, cache: ResponseCache | None, stats: RunStats) -> Runner:
+def _sync_runner(
+    context: CellContext, cache: ResponseCache | None, stats: RunStats, *, quiet: bool = False
+) -> Runner:
     """The runner for ``runner.mode=sync``; says first how many calls will be in flight (for
     a judge that is paid for: its descriptor is not
-    :attr:`~mmjudge.judges.descriptor.JudgeDescriptor.free`)."""
+    :attr:`~mmjudge.judges.descriptor.JudgeDescriptor.free`), unless ``quiet``."""
     assert context.judge is not None
     cfg = context.cfg
     in_flight = fit_open_files(calls_in_flight(cfg.runner, cfg.model, context.judge.calls_to_fill))
-    say(first_line(in_flight, cfg.model, paid=not context.judge.descriptor.free), context.run_dir)
+    if not quiet:
+        paid = not context.judge.descriptor.free
+        say(first_line(in_flight, cfg.model, paid=paid), context.run_dir)
     return Runner(
         context.judge,
         cfg.model,
@@ -265,11 +305,15 @@ def _ahead(runner: Runner) -> int:
     return 2 * runner.concurrency + PREPARE_AHEAD
 
 
-def _stop_handler(runner: Runner | BatchRunner, context: CellContext) -> Callable[[int], None]:
-    """What Ctrl-C and SIGTERM do while the cell is judging: tell the runner, say so once."""
+def _stop_handler(
+    runners: list[Runner | BatchRunner], context: CellContext
+) -> Callable[[int], None]:
+    """What Ctrl-C and SIGTERM do while the cell is judging: tell the runner at work (the
+    last of ``runners``), say so once."""
     cfg = context.cfg
 
     def on_stop(number: int) -> None:
+        runner = runners[-1]
         if not runner.request_stop(number):
             return
         line = stop_line(

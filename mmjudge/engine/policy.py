@@ -25,6 +25,7 @@ from mmjudge.data.schema import Example
 from mmjudge.engine.breaker import causes
 from mmjudge.engine.response_cache import ResponseCache
 from mmjudge.judges.base import ErrorVerdict, JudgeAPI
+from mmjudge.prompts.parsing import ParsedGrade
 from mmjudge.records import Forecast, JudgeRequest, JudgeResponse
 from mmjudge.speed import FAST, Speed
 from mmjudge.store import CallCounts
@@ -40,6 +41,26 @@ FIRST_FORECAST_DELAY_S = 0.1
 Pricer = Callable[[JudgeRequest, JudgeResponse], PricedCall]
 
 
+class Passage(NamedTuple):
+    """Where a result stood in a call about several results of its query
+    (``prompt.passages_per_call``), and what that call gave it."""
+
+    call_id: str
+    """The call's id, which the rows of its results share."""
+    position: int
+    """The result's place in the call: 1 for ``R1``."""
+    size: int
+    """Results the call showed."""
+    grade: ParsedGrade | None
+    """The grade the call's answer gave the result (or why none); None without an answer
+    (the call failed) and for a result asked again, whose grade is that second answer's."""
+    share: PricedCall
+    """The result's share of the call's usage and dollars
+    (:func:`mmjudge.costs.split.split_priced`)."""
+    asked_again: bool = False
+    """Whether the answer left the result without a grade and it was asked on its own."""
+
+
 class ItemCall(NamedTuple):
     """What a result's work item carries to its row: the item and the pictures it sent."""
 
@@ -47,6 +68,9 @@ class ItemCall(NamedTuple):
     """The item judged."""
     image_hashes: tuple[str, ...]
     """The sha256 of each picture sent with it, in order."""
+    passage: Passage | None = None
+    """Where the result stood in a call about several results; None for a call about it
+    alone."""
 
 
 class EntryCall(NamedTuple):
@@ -63,6 +87,18 @@ class EntryCall(NamedTuple):
     """This call's place among them."""
 
 
+class PassagesCall(NamedTuple):
+    """What the work item of a call about several results of one query carries
+    (``prompt.passages_per_call``), for :mod:`mmjudge.engine.passages`, which turns its
+    outcome into one per result."""
+
+    call_id: str
+    """The call's id (a hash of its results' keys in the order shown)."""
+    singles: tuple[WorkItem, ...]
+    """Each result's own work item (its request about it alone), in the order shown: what
+    a result the answer left without a grade is asked again with."""
+
+
 class QueryCall(NamedTuple):
     """What a test-bank writer's work item carries: the query it writes entries for."""
 
@@ -71,7 +107,7 @@ class QueryCall(NamedTuple):
 
 
 #: What a work item carries for whoever turns its outcome into a record (None: nothing).
-CallContext = ItemCall | EntryCall | QueryCall | None
+CallContext = ItemCall | EntryCall | PassagesCall | QueryCall | None
 
 
 @dataclass

@@ -4,11 +4,11 @@ the judge's SDK warmed meanwhile), the test bank, the judge and what every call 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from mmjudge.config import PromptConfig
-from mmjudge.costs.output_tokens import output_tokens
+from mmjudge.costs.output_tokens import SAMPLE_IMAGES, SAMPLE_TEXT, output_tokens
 from mmjudge.costs.sheets import price_for
 from mmjudge.data.schema import dataset_root
 from mmjudge.data.survey import (
@@ -18,13 +18,11 @@ from mmjudge.data.survey import (
     unserved,
 )
 from mmjudge.engine.examples import ExampleStream
-from mmjudge.engine.response_cache import ResponseCache
+from mmjudge.engine.response_cache import RequestKeys, ResponseCache
 from mmjudge.engine.stages import CheckedCell, PreparedCell, Skipped
-from mmjudge.engine.work import (
-    CellContext,
-    cached_output_tokens,
-)
+from mmjudge.engine.work import CellContext, build_work, image_pool
 from mmjudge.images import ImageCache
+from mmjudge.judges.base import JudgeAPI
 from mmjudge.judges.cut_points import CutPoints
 from mmjudge.judges.distilled_folder import Training, manifest_path
 from mmjudge.locations import resolve_path
@@ -169,3 +167,32 @@ def survey_or_skip(
     check_html_fields(counts, cfg.dataset)
     check_images(counts, cfg.modality)  # before unserved: missing is not absent
     return counts, unserved(counts, cfg.modality, cfg.dataset)
+
+
+def cached_output_tokens(
+    context: CellContext, examples: ExampleStream, judge_cls: type[JudgeAPI], path: Path
+) -> Iterator[int]:
+    """Output tokens of the answers to a sample of this cell's first requests that are in
+    the response cache at ``path`` (none when the cache is off or the judge's answers are not
+    cached)."""
+    cfg = context.cfg
+    if not (cfg.runner.cache and judge_cls.cacheable and path.exists()):
+        return
+    limit = SAMPLE_IMAGES if cfg.modality.include_image else SAMPLE_TEXT
+    sample = examples.head(limit)
+    keys = RequestKeys(cfg.model)
+    cache = ResponseCache(path)
+    try:
+        with image_pool(context) as pool:
+            wanted = [
+                keys(item.request)
+                for item in build_work(context, sample, set(), pool)
+                if item.request is not None
+            ]
+        found = cache.get_many(wanted)
+        for key in wanted:
+            hit = found.get(key)
+            if hit is not None:
+                yield hit.usage.output_tokens
+    finally:
+        cache.close()

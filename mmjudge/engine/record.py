@@ -52,6 +52,13 @@ def graded_answer(context: CellContext, outcome: Outcome) -> Graded:
         )
         label, explanation, parse_error = graded.label, graded.explanation, graded.parse_error
         bank_fields.update(entry_grades=graded.entry_grades, spans=graded.spans)
+    elif (
+        response is not None
+        and (passage := item_call(outcome).passage) is not None
+        and not passage.asked_again
+        and passage.grade is not None
+    ):  # the call's answer graded it (or said why not); asked again: that answer's grade
+        label, explanation, parse_error = passage.grade
     elif response is not None:
         label, explanation, parse_error = parse_grade(response.text, list(cfg.dataset.scale.grades))
     if response is not None and response.stop_reason == "refusal" and label is None:
@@ -63,7 +70,8 @@ def judgment_record(context: CellContext, outcome: Outcome) -> JudgmentRecord:
     """The row of one outcome: its grade read from the answer (or the bank's entries),
     usage and cost as priced, and any error redacted."""
     cfg = context.cfg
-    example, image_hashes = item_call(outcome)
+    call = item_call(outcome)
+    example, image_hashes, passage = call.example, call.image_hashes, call.passage
     request = outcome.item.request
     response = outcome.response
     label, explanation, parse_error, bank_fields = graded_answer(context, outcome)
@@ -111,5 +119,9 @@ def judgment_record(context: CellContext, outcome: Outcome) -> JudgmentRecord:
             if cfg.prompt.language == "data"
             else None
         ),
+        call_id=None if passage is None else passage.call_id,
+        call_position=None if passage is None else passage.position,
+        call_size=None if passage is None else passage.size,
+        reasked=passage is not None and passage.asked_again,
         **bank_fields,
     )

@@ -31,6 +31,7 @@ from mmjudge.store import (
 )
 from mmjudge.store.rows import SAMPLES, SUMMARY_COLUMNS, iter_rows
 from mmjudge.store.status import FIRST_UNGRADABLE, UNGRADABLE, Ungradable, cell_end
+from mmjudge.studies.positions import call_positions
 from mmjudge.studies.run_agreement import agreement, item_keys
 from mmjudge.studies.stability import stability_summary
 
@@ -116,6 +117,7 @@ def summarise_run(
             stability=stability,
             trained_on=trained_on,
             prompt_cache=None if pricer is None else prompt_cache_use(frame, pricer),
+            positions=call_positions(frame, list(cell.grades), relevant_from),
         ),
     )
     write_summary(run_dir, summary)

@@ -13,26 +13,27 @@ import asyncio
 import contextlib
 import dataclasses
 import functools
+import random
 from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from mmjudge.config import SweepConfig
 from mmjudge.costs.forecast import forecast_call
-from mmjudge.costs.output_tokens import ANSWER_FORMAT, SAMPLE_IMAGES, SAMPLE_TEXT, OutputTokens
+from mmjudge.costs.output_tokens import ANSWER_FORMAT, OutputTokens
 from mmjudge.costs.prompt_cache import CachePlan, cache_mark, plan_prompt_cache, with_prompt_cache
 from mmjudge.costs.sheets import ModelPrice
 from mmjudge.data.schema import Example
-from mmjudge.engine.examples import ExampleStream
 from mmjudge.engine.images_pool import PREPARE_AHEAD, ImagePool, prepared_async, prepared_sync
-from mmjudge.engine.policy import EntryCall, ItemCall, WorkItem
-from mmjudge.engine.response_cache import RequestKeys, ResponseCache
+from mmjudge.engine.policy import EntryCall, ItemCall, PassagesCall, WorkItem
 from mmjudge.errors import ImageError
 from mmjudge.images import ImageCache, ImageSettings, preprocess_image
 from mmjudge.judges.base import JudgeAPI
 from mmjudge.perturb import perturb_example, perturb_images
+from mmjudge.prompts import RenderedPrompt
+from mmjudge.prompts.passages import render_passages
 from mmjudge.prompts.shapes import PromptRenderer
-from mmjudge.records import EncodedImage, Forecast, JudgeRequest, Usage
+from mmjudge.records import EncodedImage, Forecast, JudgeRequest, Usage, sha256_text
 from mmjudge.speed import Speed
 from mmjudge.testbank import grading as bank_grading
 from mmjudge.testbank.bank import Bank
@@ -82,6 +83,9 @@ class Requests:
     def only(self, keys: set[str]) -> Iterator[WorkItem]:
         """The work of the examples ``keys`` name (a sample's key names its example): every
         sample of each; the caller keeps the ones it asked for."""
+        if self.context.cfg.prompt.passages_per_call > 1:
+            # A call's key names no example: the calls are built again as they first were.
+            return build_work(self.context, self.examples, self.done, self.pool)
         examples = {item_of(key) for key in keys}
         chosen = (e for e in self.examples if e.key in examples)
         return build_work(self.context, chosen, set(), self.pool)
@@ -117,6 +121,9 @@ def build_work(
     else one by one in this thread. No side effects."""
     cfg = context.cfg
     prompts = PromptRenderer(cfg.modality, cfg.prompt, cfg.dataset)
+    if cfg.prompt.passages_per_call > 1:
+        yield from _passage_calls(context, prompts, examples, done)
+        return
     samples = cfg.runner.samples
     pending = (example for example in examples if is_pending(example.key, done, samples))
     if cfg.modality.include_image and pool is not None:
@@ -231,6 +238,22 @@ def _items_once(
 ) -> Iterator[WorkItem]:
     """One example's work: its request, or the error that keeps it from being sent (one
     item per bank entry with ``prompt.bank_calls=entry``)."""
+    item, _rendered = _single(context, prompts, example, images, error)
+    if isinstance(item, WorkItem):
+        yield item
+    else:
+        yield from item
+
+
+def _single(
+    context: CellContext,
+    prompts: PromptRenderer,
+    example: Example,
+    images: tuple[EncodedImage, ...],
+    error: str | None,
+) -> tuple[WorkItem | Iterator[WorkItem], RenderedPrompt]:
+    """One example's work item (its entries' items with ``prompt.bank_calls=entry``) and
+    the prompt rendered for it."""
     cfg = context.cfg
     if cfg.modality.include_image and not example.images:
         error = f"result '{example.result_id}' has no image for modality '{cfg.modality.name}'"
@@ -254,15 +277,14 @@ def _items_once(
         request, problem = _bank_request(context, example, request)
         error = error or problem
         if error is None and cfg.prompt.bank_calls == "entry":
-            yield from _entry_items(context, example, request)
-            return
+            return _entry_items(context, example, request), rendered
     elif rendered.static_chars:
         mark = cache_mark(
             cfg.runner, cfg.model, rendered.static_chars, request.query, bool(request.images)
         )
         request = request if mark is None else dataclasses.replace(request, cache_mark=mark)
     static_chars = rendered.static_chars if context.bank is None else 0
-    yield WorkItem(
+    item = WorkItem(
         key=example.key,
         request=None if error else request,
         error=error,
@@ -271,12 +293,84 @@ def _items_once(
         if error
         else functools.partial(forecast_item, context, request, static_chars),
     )
+    return item, rendered
 
 
-def forecast_item(context: CellContext, request: JudgeRequest, static_chars: int = 0) -> Forecast:
-    """The forecast of one call: its input tokens counted, its output tokens expected, its
-    shared part (its first ``static_chars`` characters) read from the provider's prompt cache
-    where the cell's plan caches it."""
+def _passage_calls(
+    context: CellContext,
+    prompts: PromptRenderer,
+    examples: Iterable[Example],
+    done: set[str],
+) -> Iterator[WorkItem]:
+    """``prompt.passages_per_call`` above 1: the results of each query in calls of up to
+    that many, in the order the examples come (a query's results fill a call as they
+    arrive; the last call of a query takes what is left), and an example that cannot be sent
+    is its own item.
+
+    Only the results without a row are put in calls, so no result with a row is sent again:
+    a call's rows are written together (:meth:`~mmjudge.store.rows.RowWriter.together`), so a
+    resumed run finds a call's results all judged or none, and builds the calls it had not
+    finished as they were (the answer of one whose rows a kill kept from being written comes
+    from the response cache); a race's next round puts only its new items in calls."""
+    size = context.cfg.prompt.passages_per_call
+    examples = (example for example in examples if example.key not in done)
+    filling: dict[str, list[tuple[WorkItem, RenderedPrompt]]] = {}
+    for example in examples:
+        images, error = _images_here(context, example)
+        item, rendered = _single(context, prompts, example, images, error)
+        assert isinstance(item, WorkItem)  # no bank with several results per call
+        if item.request is None:
+            yield item
+            continue
+        call = filling.setdefault(example.query_id, [])
+        call.append((item, rendered))
+        if len(call) == size:
+            del filling[example.query_id]
+            yield from _passage_call(context, call)
+    for call in filling.values():
+        yield from _passage_call(context, call)
+
+
+def _passage_call(
+    context: CellContext, members: list[tuple[WorkItem, RenderedPrompt]]
+) -> Iterator[WorkItem]:
+    """The work item of one call about ``members`` (results of one query), shown in an order
+    drawn from the run's seed and their keys; a lone result is sent as it is."""
+    cfg = context.cfg
+    if len(members) == 1:
+        yield members[0][0]
+        return
+    order = sorted(members, key=lambda member: member[0].key)
+    random.Random("\t".join([str(cfg.seed), *(item.key for item, _ in order)])).shuffle(order)
+    singles = tuple(item for item, _ in order)
+    call_id = sha256_text("\n".join(item.key for item in singles))[:16]
+    first = singles[0].request
+    assert first is not None
+    request = dataclasses.replace(
+        first,
+        item_key=f"call:{call_id}",
+        prompt=render_passages(
+            [rendered for _, rendered in order], cfg.dataset.scale.grades, cfg.prompt.explanation
+        ),
+        fields=(),
+    )
+    static_chars = order[0][1].static_chars
+    yield WorkItem(
+        key=request.item_key,
+        request=request,
+        context=PassagesCall(call_id, singles),
+        estimate=functools.partial(forecast_item, context, request, static_chars, len(order)),
+    )
+
+
+def forecast_item(
+    context: CellContext, request: JudgeRequest, static_chars: int = 0, results: int = 1
+) -> Forecast:
+    """The forecast of one call: its input tokens counted, its output tokens expected (from
+    the answer format: one answer's for each of the ``results`` it judges; a figure set or
+    learnt from cached answers is the call's), its shared part (its first
+    ``static_chars`` characters) read from the provider's prompt cache where the cell's plan
+    caches it."""
     cfg = context.cfg
     plan: CachePlan | None = None
     if static_chars:
@@ -287,13 +381,12 @@ def forecast_item(context: CellContext, request: JudgeRequest, static_chars: int
             request.prompt[:static_chars],
             has_images=bool(request.images),
         )
-    forecast = forecast_call(
-        request,
-        cfg.model,
-        context.price,
-        _expected_output_tokens(context, request),
-        context.usage_per_call,
-    )
+    output = _expected_output_tokens(context, request)
+    if context.output.basis == ANSWER_FORMAT:
+        output *= results  # the format's estimate is one result's answer
+    forecast = forecast_call(request, cfg.model, context.price, output, context.usage_per_call)
+    if results > 1:
+        forecast.judgments = results
     if context.usage_per_call is not None:
         return forecast
     return with_prompt_cache(forecast, plan, context.price, cfg.model.prompt_cache_min_tokens)
@@ -384,32 +477,3 @@ def image_pool(context: CellContext) -> Iterator[ImagePool | None]:
         yield pool
     finally:
         pool.close()
-
-
-def cached_output_tokens(
-    context: CellContext, examples: ExampleStream, judge_cls: type[JudgeAPI], path: Path
-) -> Iterator[int]:
-    """Output tokens of the answers to a sample of this cell's first requests that are in
-    the response cache at ``path`` (none when the cache is off or the judge's answers are not
-    cached)."""
-    cfg = context.cfg
-    if not (cfg.runner.cache and judge_cls.cacheable and path.exists()):
-        return
-    limit = SAMPLE_IMAGES if cfg.modality.include_image else SAMPLE_TEXT
-    sample = examples.head(limit)
-    keys = RequestKeys(cfg.model)
-    cache = ResponseCache(path)
-    try:
-        with image_pool(context) as pool:
-            wanted = [
-                keys(item.request)
-                for item in build_work(context, sample, set(), pool)
-                if item.request is not None
-            ]
-        found = cache.get_many(wanted)
-        for key in wanted:
-            hit = found.get(key)
-            if hit is not None:
-                yield hit.usage.output_tokens
-    finally:
-        cache.close()

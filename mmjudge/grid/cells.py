@@ -159,7 +159,9 @@ def compose_grid(
 
 def _prompt_id(raw: DictConfig) -> str:
     """The cell's prompt id as its rows and folder name it (the language told apart)."""
-    return cell_prompt_id(raw.prompt.id, raw.prompt.language)
+    return cell_prompt_id(
+        raw.prompt.id, raw.prompt.language, OmegaConf.select(raw, "prompt.passages_per_call")
+    )
 
 
 # --------------------------------------------------------------------------- expansion

@@ -39,9 +39,13 @@ _ENV = jinja2.Environment(
 
 SYSTEM_PROMPT = "You grade search results for relevance. Answer in the format you are asked for."
 
-#: Rendered where the static part of a judge prompt ends and taken out again (a character
-#: from Unicode's private use area, which no wording or dataset text holds).
+#: Rendered where the static part of a judge prompt ends, where the result's block starts
+#: and where the answer's instructions start, and taken out again (characters from Unicode's
+#: private use area, which no wording or dataset text holds).
 _STATIC_END = "\ue000"
+_RESULT_START = "\ue001"
+_ANSWER_START = "\ue002"
+_MARKS = (_STATIC_END, _RESULT_START, _ANSWER_START)
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,19 @@ class RenderedPrompt:
     """How many leading characters of ``text`` are the same for every item of the cell
     (instructions, scale, guidelines: everything before the query); 0 when the template
     marks no such part."""
+    result_chars: int = 0
+    """Where the result's block starts in ``text`` (after the query's line); 0 when the
+    template marks none."""
+    answer_chars: int = 0
+    """Where the instructions for the answer start in ``text`` (after the result's block);
+    0 when the template marks none. ``text[result_chars:answer_chars]`` is what shows the
+    result, which a call about several results repeats for each
+    (:mod:`mmjudge.prompts.passages`)."""
+
+
+def package_template(name: str) -> jinja2.Template:
+    """A template shipped under ``mmjudge/prompts`` by its file name."""
+    return _ENV.get_template(name)
 
 
 def instruction_language(example: Example, prompt: PromptConfig, dataset: DatasetConfig) -> str:
@@ -100,6 +117,19 @@ def render(
     n_images: int,
 ) -> RenderedPrompt:
     """Render the prompt one judge reads for one example."""
+    marked = render_marked(example, modality, prompt, dataset, n_images)
+    return unmarked(marked.text, marked.fields, marked.language)
+
+
+def render_marked(
+    example: Example,
+    modality: ModalityConfig,
+    prompt: PromptConfig,
+    dataset: DatasetConfig,
+    n_images: int,
+) -> RenderedPrompt:
+    """The prompt of :func:`render` with the marks of its parts still in its text (its
+    ``*_chars`` left at 0): :func:`unmarked` takes them out."""
     grades = sorted(dataset.scale.grades)
     fields = (
         tuple((name, value.strip()) for name, value in example.fields if value and value.strip())
@@ -138,15 +168,35 @@ def render(
         final_key="final" if prompt.raters > 1 else "overall",
         confidence=prompt.confidence,
         static_end=_STATIC_END,
+        result_start=_RESULT_START,
+        answer_start=_ANSWER_START,
     )
-    text = tidy(text)
-    static_chars = max(text.find(_STATIC_END), 0)
+    return RenderedPrompt(system=SYSTEM_PROMPT, text=tidy(text), fields=fields, language=language)
+
+
+def unmarked(
+    text: str, fields: tuple[tuple[str, str], ...], language: str = "en"
+) -> RenderedPrompt:
+    """The prompt whose text, as :func:`render_marked` gives it, holds the marks of its
+    parts: the text without them, and where each stood in the text left (0 for a mark the
+    template does not render)."""
+    places = [text.find(mark) for mark in _MARKS]
+    found = sorted(at for at in places if at >= 0)
+    # Each mark's place once the marks before it are taken out.
+    static_chars, result_chars, answer_chars = (
+        at - found.index(at) if at >= 0 else 0 for at in places
+    )
+    for mark in _MARKS:
+        if mark in text:
+            text = text.replace(mark, "")
     return RenderedPrompt(
         system=SYSTEM_PROMPT,
-        text=text.replace(_STATIC_END, ""),
+        text=text,
         fields=fields,
         language=language,
         static_chars=static_chars,
+        result_chars=result_chars,
+        answer_chars=answer_chars,
     )
 
 

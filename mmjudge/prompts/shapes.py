@@ -16,7 +16,14 @@ import re
 
 from mmjudge.config import DatasetConfig, ModalityConfig, PromptConfig
 from mmjudge.data.schema import Example
-from mmjudge.prompts import SYSTEM_PROMPT, RenderedPrompt, instruction_language, render
+from mmjudge.prompts import (
+    SYSTEM_PROMPT,
+    RenderedPrompt,
+    instruction_language,
+    render,
+    render_marked,
+    unmarked,
+)
 from mmjudge.prompts import tidy as tidy
 
 _SLOT = re.compile("\x00(\\d+)\x00")
@@ -54,10 +61,11 @@ class PromptRenderer:
         self.modality = modality
         self.prompt = prompt
         self.dataset = dataset
-        self._skeletons: dict[tuple[object, ...], tuple[str, int] | None] = {}
+        self._skeletons: dict[tuple[object, ...], str | None] = {}
         """Per shape: the skeleton as a :meth:`str.format` template (its literal braces
-        doubled, ``{0}`` for the query, ``{1}``... for the values) and the length of its
-        static part (which holds no placeholder), or None for a shape rendered in full."""
+        doubled, ``{0}`` for the query, ``{1}``... for the values), with the marks of its
+        parts (:func:`~mmjudge.prompts.render_marked`), or None for a shape rendered in
+        full."""
 
     def _full(self, example: Example, n_images: int) -> RenderedPrompt:
         return render(example, self.modality, self.prompt, self.dataset, n_images=n_images)
@@ -81,17 +89,10 @@ class PromptRenderer:
         learnt = self._skeletons[shape]
         if learnt is None:
             return self._full(example, n_images)
-        template, static_chars = learnt
-        text = template.format(*values)
+        text = learnt.format(*values)
         if not all(map(_plain, values)):
             text = tidy(text)
-        return RenderedPrompt(
-            system=SYSTEM_PROMPT,
-            text=text,
-            fields=fields,
-            language=language,
-            static_chars=static_chars,
-        )
+        return unmarked(text, fields, language)
 
     def _learn(
         self,
@@ -107,18 +108,16 @@ class PromptRenderer:
             query=_slot(0),
             fields=tuple((name, _slot(i)) for i, (name, _value) in enumerate(fields, start=1)),
         )
-        skeleton = self._full(placeholders, n_images)
+        skeleton = render_marked(
+            placeholders, self.modality, self.prompt, self.dataset, n_images=n_images
+        )
         full = self._full(example, n_images)
         parts = _SLOT.split(skeleton.text)
         template = "".join(
             "{" + part + "}" if index % 2 else part.replace("{", "{{").replace("}", "}}")
             for index, part in enumerate(parts)
         )
-        filled = template.format(*values)
-        ok = (
-            full.system == SYSTEM_PROMPT
-            and tidy(filled) == full.text
-            and skeleton.static_chars == full.static_chars
-        )
-        self._skeletons[shape] = (template, full.static_chars) if ok else None
+        filled = unmarked(tidy(template.format(*values)), fields, full.language)
+        ok = full.system == SYSTEM_PROMPT and filled == full
+        self._skeletons[shape] = template if ok else None
         return full

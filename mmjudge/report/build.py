@@ -33,6 +33,7 @@ from mmjudge.report import (
     tables,
 )
 from mmjudge.report import entries as bank_entries
+from mmjudge.report import positions_section as positions_report
 from mmjudge.report import robustness_section as robustness_report
 from mmjudge.report import slice_section as slices_report
 from mmjudge.report import stability_section as stability_report
@@ -236,6 +237,7 @@ def _answer_tables(cells: pd.DataFrame, analysis: Analysis) -> dict[str, Any]:
         "coverage": bank_report.coverage_rows(cells),
         "entries": bank_entries.entry_rows(cells),
         "stability": stability_report.stability_rows(analysis),
+        "positions": positions_report.positions_table(analysis),
         "trained": trained_report.trained_rows(analysis),
         "skipped": tables.skipped(cells),
         "failures": tables.failures(cells),

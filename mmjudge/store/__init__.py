@@ -21,6 +21,7 @@ from mmjudge.store.agreement import Agreement
 from mmjudge.store.blocks import (
     SINGLE,
     CallCounts,
+    CallPositions,
     CellInfo,
     CellStatus,
     CostFigures,
@@ -92,6 +93,7 @@ __all__ = [
     "BankRule",
     "Bounds",
     "CallCounts",
+    "CallPositions",
     "CellInfo",
     "CellStatus",
     "CostFigures",

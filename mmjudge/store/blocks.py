@@ -289,6 +289,34 @@ class Stability:
 
 
 @dataclass(frozen=True)
+class PositionKappa:
+    """κ of the results shown at one place in their calls."""
+
+    position: int
+    """The place: 1 for the results shown first (``R1``)."""
+    n: int
+    """Results scored at this place."""
+    kappa: Bounds
+    """κ against the annotators' consensus, with its interval."""
+
+
+@dataclass(frozen=True)
+class CallPositions:
+    """Several results per call (``prompt.passages_per_call`` above 1): how the calls went
+    and κ by the place a result was shown at; the ``positions`` block
+    (:func:`mmjudge.studies.positions.call_positions`)."""
+
+    calls: int
+    """Calls about several results (a query's lone last result, sent alone, is not one)."""
+    results_per_call: float
+    """Results those calls showed, on average."""
+    reasked: int
+    """Results the answer left without a grade, asked again on their own."""
+    by_position: list[PositionKappa] = field(default_factory=list)
+    """κ at each place, first place first."""
+
+
+@dataclass(frozen=True)
 class Member:
     """One run a panel or cascade was built from."""
 

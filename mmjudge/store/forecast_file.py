@@ -138,8 +138,9 @@ class CellForecast:
         batch_text = ""
         if f.usd:
             batch_text = f"; batch API {usd(batch.usd)}, {usd_per_million(batch.usd_per_million)}"
+        judged = f" for {f.judged:,} judgments" if f.judged != f.calls else ""
         return (
-            f"{cell}: forecast {f.calls} calls, {f.input_tokens:,} input tokens "
+            f"{cell}: forecast {f.calls} calls{judged}, {f.input_tokens:,} input tokens "
             f"({f.image_tokens:,} image), {round(f.output_tokens):,} output tokens "
             f"(per call from {f.output_basis or 'runner.forecast_output_tokens'}), "
             f"sync {usd(f.usd)}, {usd_per_million(f.usd_per_million)} judgments"

@@ -8,7 +8,7 @@ import json
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 if TYPE_CHECKING:  # pandas loads with the first summary, not before the first call
     import pandas as pd
@@ -50,6 +50,10 @@ COLUMNS = (
     "possibly_billed",
     "possibly_billed_usd",
     "instructions",
+    "call_id",
+    "call_position",
+    "call_size",
+    "reasked",
 )
 
 
@@ -63,7 +67,7 @@ def iter_rows(path: Path) -> Iterator[dict[str, Any]]:
 #: Columns that name the cell (the same on every row) or hold answer texts.
 _NOT_SCORED = frozenset(
     {"dataset", "modality", "provider", "model", "prompt_id", "explanation", "raw_output"}
-    | {"parse_error"}
+    | {"parse_error", "call_id"}
 )
 
 #: The columns a run's summary reads (:func:`mmjudge.engine.summarise.summarise_run`):
@@ -113,8 +117,9 @@ def load_judgments(path: Path, keep: Sequence[str] = COLUMNS) -> pd.DataFrame:
     frame = pd.DataFrame(columns)
     for annotator, values in sorted(humans.items()):
         frame[f"human:{annotator}"] = pd.array(values, dtype="Int64")
-    if "label" in frame:
-        frame["label"] = pd.array(frame["label"].tolist(), dtype="Int64")
+    for whole in ("label", "call_position", "call_size"):  # null where a row has none
+        if whole in frame:
+            frame[whole] = pd.array(frame[whole].tolist(), dtype="Int64")
     for name, (missing, dtype) in _NUMBERS.items():
         if name in frame:
             frame[name] = frame[name].fillna(missing).astype(np.dtype(dtype))
@@ -138,6 +143,7 @@ _NUMBERS: dict[str, tuple[Any, str]] = {
     "resent": (0, "int64"),
     "possibly_billed": (0, "int64"),
     "possibly_billed_usd": (0.0, "float64"),
+    "reasked": (False, "bool"),
 }
 
 
@@ -274,9 +280,31 @@ def keep_finished_rows(run_dir: Path, name: str = JUDGMENTS) -> set[str]:
 
 
 class RowWriter(Protocol):
-    """Writes one row (a repeat's with its ``sample`` number, see :func:`sample_row`)."""
+    """Writes one row (a repeat's with its ``sample`` number, see :func:`sample_row`), or the
+    rows of one call about several results together."""
 
     def __call__(self, record: JudgmentRecord, sample: int = 0) -> None: ...
+
+    def together(self, records: Sequence[JudgmentRecord]) -> None:
+        """Write ``records`` in one write, flushed once: a run killed meanwhile keeps all of
+        them or none but a partial last line (which a resume drops), so a call about several
+        results is never left with some of its rows."""
+        ...
+
+
+class _Appender:
+    """The :class:`RowWriter` of :func:`appending_rows` over an open file."""
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+
+    def __call__(self, record: JudgmentRecord, sample: int = 0) -> None:
+        self._out.write(sample_row(record, sample) + "\n")
+        self._out.flush()
+
+    def together(self, records: Sequence[JudgmentRecord]) -> None:
+        self._out.write("".join(record.to_json() + "\n" for record in records))
+        self._out.flush()
 
 
 @contextlib.contextmanager
@@ -291,12 +319,7 @@ def appending_rows(run_dir: Path, name: str = JUDGMENTS) -> Iterator[RowWriter]:
     path = run_dir / name
     path.touch()
     with path.open("a", encoding="utf-8") as out:
-
-        def write(record: JudgmentRecord, sample: int = 0) -> None:
-            out.write(sample_row(record, sample) + "\n")
-            out.flush()
-
-        yield write
+        yield _Appender(out)
 
 
 def sample_row(record: JudgmentRecord, sample: int) -> str:

@@ -37,18 +37,21 @@ from mmjudge.store.agreement import Agreement
 from mmjudge.store.blocks import (
     SINGLE,
     CallCounts,
+    CallPositions,
     CellInfo,
     CellStatus,
     CostFigures,
     Ensemble,
     ErrorCounts,
     Latency,
+    PositionKappa,
     PromptCacheUse,
     RowFigures,
     Stability,
     TokenMeans,
     known_fields,
 )
+from mmjudge.store.bounds import Bounds
 from mmjudge.store.grading_blocks import BankInfo, Grading, TrainedOn
 from mmjudge.store.provenance import git_commit, package_versions
 from mmjudge.store.rows import SUMMARY
@@ -84,6 +87,8 @@ class SummaryParts:
     """Test–retest, from the run's repeats."""
     prompt_cache: PromptCacheUse | None = None
     """What the provider's prompt cache read and saved (none where it did nothing)."""
+    positions: CallPositions | None = None
+    """Several results per call: the calls, and κ by the place a result was shown at."""
 
 
 @dataclass(frozen=True)
@@ -178,6 +183,12 @@ class RunSummary:
         """What the provider's prompt cache read and wrote, its hit rate and the dollars it
         saved against list price; null where the provider reported no cached tokens."""
         return self.parts.prompt_cache
+
+    @property
+    def positions(self) -> CallPositions | None:
+        """With several results per call (``prompt.passages_per_call`` above 1): the calls,
+        the results asked again, κ by place in the call; null otherwise."""
+        return self.parts.positions
 
     # -- what readers ask ----------------------------------------------------------------
 
@@ -295,6 +306,8 @@ class RunSummary:
             data["stability"] = self.stability.to_json()
         if self.prompt_cache is not None:
             data["prompt_cache"] = dataclasses.asdict(self.prompt_cache)
+        if self.positions is not None:
+            data["positions"] = dataclasses.asdict(self.positions)
         return data
 
     @classmethod
@@ -354,6 +367,7 @@ def _parts_from_json(data: dict[str, Any], kind: str) -> SummaryParts:
     forecast = data.get("forecast")
     stability = data.get("stability")
     prompt_cache = data.get("prompt_cache")
+    positions = data.get("positions")
     grading = data.get("grading") or None  # an empty block is no block
     testbank = data.get("testbank") or None
     trained_on = data.get("trained_on")
@@ -375,6 +389,26 @@ def _parts_from_json(data: dict[str, Any], kind: str) -> SummaryParts:
             if isinstance(prompt_cache, dict)
             else None
         ),
+        positions=_positions(positions) if isinstance(positions, dict) else None,
+    )
+
+
+def _positions(data: dict[str, Any]) -> CallPositions:
+    """The ``positions`` block from ``summary.json``."""
+    places = [
+        PositionKappa(
+            position=int(place.get("position") or 0),
+            n=int(place.get("n") or 0),
+            kappa=Bounds.of(place.get("kappa")),
+        )
+        for place in data.get("by_position") or []
+        if isinstance(place, dict)
+    ]
+    return CallPositions(
+        calls=int(data.get("calls") or 0),
+        results_per_call=float(data.get("results_per_call") or 0.0),
+        reasked=int(data.get("reasked") or 0),
+        by_position=places,
     )
 
 

@@ -32,3 +32,19 @@ def test_the_line_names_a_perturbed_cell() -> None:
     assert planned.line().startswith("demo_fashion × gpt4o_mini × text × inject: forecast 3 calls")
     assert "batch API $0.25" in planned.line()
     assert "text cut to dataset.max_text_tokens=2000 in 1 items" in planned.line()
+
+
+def test_dollars_per_million_are_per_judgment_when_a_call_makes_several() -> None:
+    from mmjudge.records import Forecast
+
+    total = Forecast()
+    total.add(Forecast(calls=1, usd=0.005, judgments=5))  # one call about five results
+    total.add(Forecast(calls=1, usd=0.002))  # a lone result, sent alone
+    assert (total.calls, total.judgments, total.judged) == (2, 6, 6)
+    assert total.usd_per_million == 0.007 / 6 * 1e6
+    assert total.to_dict()["judgments"] == 6
+    single = Forecast(calls=3, usd=0.003)
+    assert single.judged == 3 and single.usd_per_million == 1000.0
+    assert "judgments" not in single.to_dict()  # one judgment per call: the keys it had
+    round_trip = CellForecast.from_dict({**WRITTEN, "forecast": total.to_dict()})
+    assert round_trip.sync.judgments == 6 and " calls for 6 judgments, " in round_trip.line()
