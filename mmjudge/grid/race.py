@@ -360,9 +360,15 @@ class RaceRounds:
 
     def _draw_judged(self, number: int, target: int) -> None:
         """Which of round ``number``'s new items each judging cell judges (``race.spare_dear``):
-        a dear cell's coin per item, from where its prefix ends to ``target``."""
+        a dear cell's coin per item, from where its prefix ends to ``target``. The round that
+        reaches the last item has each judging cell judge every item it skipped, so a race whose
+        items run out decides on every item, as the uniform race does."""
         result = self.result
         judging = self.judging()
+        if target >= result.n_items:
+            for c in judging:
+                self.judged[c, :target] = 1.0
+            return
         candidate = result.rounds[-1].candidate if result.rounds else None
         prices = [cell.usd_per_judgment for cell in result.cells]
         shares = judging_shares(prices, judging, candidate)
