@@ -3,25 +3,31 @@ judges of the LLMJudge collection (TREC qrels, grades 0-3) raced against the hum
 :func:`mmjudge.grid.simulation.simulate_race` (the real race's schedule through the grid's
 loop), over many seeds of the item order.
 
-Three price tables: every judge at one price (what the race saves by κ alone); prices from
-the sheet for the models the run names say they used, at a stated typical call (input and
-output tokens, ``--input-tokens``/``--output-tokens``), the others at the median of those;
-and the five judges of highest κ at ``--dear`` times the others' price (no cheap judge within
-δ of the best: the race must tell the dear ones apart). For each spending exponent ρ and
-round size it prints the mean and spread of the share of the full grid's judgments and
-(list-price) dollars spent, how often the choice is within δ of the full-data best judge and
-how often it is the full-data choice (the cheapest within δ of the best), the mean number of
-rounds and how the races ended; then the same two rates for a fixed sample of the same
-dollars — every judge on the same first items of the same order, as many as the race's
-dollars buy — read with the same rule (its choice at those items).
+Price tables (``--tables``): every judge at one price (what the race saves by κ alone);
+prices from the sheet for the models the run names say they used, at a stated typical call
+(input and output tokens, ``--input-tokens``/``--output-tokens``), the others at the median
+of those; the five judges of highest κ at ``--dear`` times the others' price (no cheap judge
+within δ of the best: the race must tell the dear ones apart); and, not run by default,
+``top3``, the three of highest κ at that price (on LLMJudge all three are within δ of the
+best, and no cheap judge is), and ``top1``, the best judge alone at that price, where two
+cheap judges within δ of the best exist and the race must find the cheaper while the best is
+dear. For each spending exponent ρ and round size it prints the mean and spread of the share
+of the full grid's judgments and (list-price) dollars spent, how often the choice is within
+δ of the full-data best judge and how often it is the full-data choice (the cheapest within δ
+of the best), the mean number of rounds and how the races ended; then the same two rates for
+a fixed sample of the same dollars — every judge on the same first items of the same order,
+as many as the race's dollars buy — read with the same rule (its choice at those items).
 
     python benchmarks/race.py                      # ../shared/data/llmjudge, 200 seeds
     python benchmarks/race.py --seeds 50 --rho 2 3 --round-items 100 --target items
     python benchmarks/race.py --labels ask --rho 1 --round-items 200   # grades asked
+    python benchmarks/race.py --tables top3 --spare-dear --rho 1 --round-items 200
 
 With ``--labels ask`` the people's grades are asked round by round where the judges still
 racing disagree (``race.labels=ask``; the qrels answer as an oracle), and each row adds the
-grades asked (mean and spread) beside those the uniform race of the same seed needed.
+grades asked (mean and spread) beside those the uniform race of the same seed needed. With
+``--spare-dear`` dear judges judge only a sample of each round's items, their κ borrowing the
+cheap judges' grades on the rest (``race.spare_dear=on``, :mod:`mmjudge.studies.race_spare`).
 """
 
 from __future__ import annotations
@@ -61,6 +67,8 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data" / "llmjudge"
 SHEET = "2026-10-31"
 SCALE = (0.0, 1.0, 2.0, 3.0)
+#: The price tables ``--tables`` chooses from.
+TABLES = ("equal", "sheet", "top5", "top3", "top1")
 
 #: Run-name fragment -> (the model it names, the sheet key that prices it, where the key is from).
 NAMED_MODELS: list[tuple[str, str, str, str]] = [
@@ -133,6 +141,7 @@ class Job:
     target: str
     seed: int
     labels: str = "uniform"
+    spare_dear: str = "off"
 
 
 class Seed(NamedTuple):
@@ -178,6 +187,7 @@ def one_race(job: Job) -> Seed:
         rho=job.setting.rho,
         target=job.target,
         labels=job.labels,
+        spare_dear=job.spare_dear,
     )
     order = race_order(job.seed, c.query_ids, c.doc_ids)
     out = simulate_race(
@@ -247,6 +257,7 @@ def table(
                 args.target,
                 seed,
                 args.labels,
+                "on" if args.spare_dear else "off",
             )
             for seed in range(args.seeds)
         ]
@@ -274,6 +285,40 @@ def table(
     return lines
 
 
+def dear_table(
+    pool: multiprocessing.pool.Pool,
+    collection: Collection,
+    count: int,
+    settings: Sequence[Setting],
+    args: argparse.Namespace,
+) -> list[str]:
+    """The table with the ``count`` judges of highest κ at ``--dear`` times the others' price,
+    headed by which cheap judges are within δ of the best (the race must find one)."""
+    kappas, _ = full_data_choice(
+        collection.human,
+        collection.judges,
+        [1.0] * len(collection.names),
+        scale=SCALE,
+        delta=args.delta,
+    )
+    top = set(np.argsort(-kappas)[:count].tolist())
+    dear = [args.dear if i in top else 1.0 for i in range(len(collection.names))]
+    best = float(np.nanmax(kappas))
+    within = [
+        f"{collection.names[i]} (κ {kappas[i]:.4f})"
+        for i in range(len(collection.names))
+        if i not in top and kappas[i] >= best - args.delta
+    ]
+    words = {5: "five judges", 3: "three judges", 1: "judge"}.get(count, f"{count} judges")
+    said = (
+        "cheap judges within δ of the best: " + ", ".join(within)
+        if within
+        else "no cheap judge within δ of the best"
+    )
+    lines = [f"\nthe {words} of highest κ at {args.dear:g}× the others' price ({said})"]
+    return lines + table(pool, collection, dear, settings, args)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA, help="folder with runs/ and qrels")
@@ -292,7 +337,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="uniform",
         help="race.labels: every item's grade, or grades asked where the judges disagree",
     )
-    parser.add_argument("--dear", type=float, default=10.9, help="the top five's price ratio")
+    parser.add_argument(
+        "--spare-dear",
+        action="store_true",
+        help="race.spare_dear=on: dear judges judge a sample of each round's items",
+    )
+    parser.add_argument(
+        "--dear", type=float, default=10.9, help="the dear judges' price ratio (top5, top3, top1)"
+    )
+    parser.add_argument(
+        "--tables",
+        nargs="+",
+        choices=TABLES,
+        default=["equal", "sheet", "top5"],
+        help="price tables: every judge at $1, sheet prices, the five, three or one judges of "
+        "highest κ dear",
+    )
     args = parser.parse_args(argv)
     if not (args.data / "test_qrels_human.txt").exists():
         print(f"no LLMJudge data at {args.data} (runs/*.txt and test_qrels_human.txt)")
@@ -305,38 +365,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{len(collection.names)} judges, {n_items:,} items with a human grade; "
         f"α={args.alpha}, δ={args.delta}, race.target={args.target}, "
         + ("race.labels=ask, " if args.labels == "ask" else "")
+        + ("race.spare_dear=on, " if args.spare_dear else "")
         + f"{args.seeds} seeds of the item order"
     )
     settings = [Setting(rho, n) for rho in args.rho for n in args.round_items]
     usage = Usage(input_tokens=args.input_tokens, output_tokens=args.output_tokens)
     prices, price_lines = sheet_prices(collection.names, usage)
     with multiprocessing.Pool(args.jobs) as pool:
-        print("\nequal prices (every judge $1 per judgment)")
-        for line in table(pool, collection, [1.0] * len(collection.names), settings, args):
-            print(line)
-        print(
-            f"\nsheet prices ({SHEET} sheet, a typical call of {args.input_tokens:,} input and "
-            f"{args.output_tokens} output tokens)"
-        )
-        for line in price_lines:
-            print(line)
-        for line in table(pool, collection, prices, settings, args):
-            print(line)
-        kappas, _ = full_data_choice(
-            collection.human,
-            collection.judges,
-            [1.0] * len(collection.names),
-            scale=SCALE,
-            delta=args.delta,
-        )
-        top = set(np.argsort(-kappas)[:5].tolist())
-        dear = [args.dear if i in top else 1.0 for i in range(len(collection.names))]
-        print(
-            f"\nthe five judges of highest κ at {args.dear:g}× the others' price (no cheap "
-            "judge within δ of the best)"
-        )
-        for line in table(pool, collection, dear, settings, args):
-            print(line)
+        if "equal" in args.tables:
+            print("\nequal prices (every judge $1 per judgment)")
+            for line in table(pool, collection, [1.0] * len(collection.names), settings, args):
+                print(line)
+        if "sheet" in args.tables:
+            print(
+                f"\nsheet prices ({SHEET} sheet, a typical call of {args.input_tokens:,} input "
+                f"and {args.output_tokens} output tokens)"
+            )
+            for line in price_lines:
+                print(line)
+            for line in table(pool, collection, prices, settings, args):
+                print(line)
+        for count in (5, 3, 1):
+            if f"top{count}" in args.tables:
+                for line in dear_table(pool, collection, count, settings, args):
+                    print(line)
     print(f"\n{time.perf_counter() - started:.0f} s on {args.jobs} processes")
     return 0
 

@@ -13,6 +13,8 @@ TARGETS = ("population", "items")
 #: Where a race's human grades come from (``race.labels``): every item the race judges, drawn
 #: evenly, or only the items chosen round by round where the judges still racing disagree.
 LABEL_DESIGNS = ("uniform", "ask")
+#: Whether dear judges judge only a sample of a round's items (``race.spare_dear``).
+SPARE_DEAR = ("off", "on")
 
 
 @dataclass
@@ -55,6 +57,12 @@ class RaceConfig:
     label_usd: float = 0.0
     """The price of one person's grade, in dollars: the race's closing lines and report give
     what its grades cost beside what its judges cost (0: not priced)."""
+    spare_dear: str = "off"
+    """``on``: a cell at least twice the cheapest judging cell's price, other than the
+    candidate, judges each new item only with a known probability, and its κ borrows the
+    cheap judges' grades on the items it skipped (:mod:`mmjudge.studies.race_spare`). Needs
+    ``race.labels=uniform`` and the population target; the race's simulation only
+    (``benchmarks/race.py --spare-dear``): a grid's cells judge prefixes, not chosen items."""
 
     def validate(self) -> None:
         require(
@@ -96,6 +104,25 @@ class RaceConfig:
             self.label_usd,
             "use the dollars one person's grade costs (0 or more)",
         )
+
+        require(
+            self.spare_dear in SPARE_DEAR,
+            "race.spare_dear",
+            self.spare_dear,
+            f"use one of {', '.join(SPARE_DEAR)}",
+        )
+        require(
+            not self.spares or (self.labels == "uniform" and self.target == "population"),
+            "race.spare_dear",
+            self.spare_dear,
+            "a sampled judge's κ rests on every item's person grade and estimates the "
+            "population's: use it with race.labels=uniform and race.target=population",
+        )
+
+    @property
+    def spares(self) -> bool:
+        """Dear judges judge a sample of each round's items (``race.spare_dear=on``)."""
+        return self.spare_dear == "on"
 
     @property
     def finite_population(self) -> bool:

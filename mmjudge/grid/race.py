@@ -62,6 +62,7 @@ from mmjudge.studies.race_rule import (
     race_inputs,
     round_length,
 )
+from mmjudge.studies.race_spare import draw_judged, judging_shares
 from mmjudge.studies.race_warnings import race_warnings
 
 # --------------------------------------------------------------------------- what a race is
@@ -262,6 +263,7 @@ class RaceRounds:
         oracle: LabelOracle | None = None,
         labels: AskedLabels | None = None,
         keep_labels: Callable[[AskedLabels], None] | None = None,
+        samples: bool = False,
     ) -> None:
         self.result = result
         self.items = items
@@ -273,6 +275,15 @@ class RaceRounds:
         self.keep_labels = keep_labels
         if result.settings.asks and oracle is None:
             raise ConfigError("race.labels=ask: the race has no source of people's grades")
+        if result.settings.spares and not samples:
+            raise ConfigError(
+                "race.spare_dear=on: a grid's cells judge prefixes of the race's order, not "
+                "chosen items; only the race's simulation spares dear judges yet (set it off)"
+            )
+        self.judged = np.ones((len(result.cells), len(items.keys)))
+        """With ``race.spare_dear=on``, each cell's weight of each item: 1/q where it is to
+        judge the item, 0 where not (:mod:`mmjudge.studies.race_spare`); the launcher that
+        judges a sample (``samples``) reads which items from it."""
 
     def judging(self) -> tuple[int, ...]:
         """The cells that judge the next round."""
@@ -285,6 +296,8 @@ class RaceRounds:
             return None
         target = round_length(result.settings, len(result.rounds) + 1, result.n_items)
         asks = result.settings.asks
+        if result.settings.spares:
+            self._draw_judged(len(result.rounds) + 1, target)
         return [CellJob(result.cells[c].grid_index, target, asks) for c in self.judging()]
 
     def after_round(self, end: RoundEnd) -> None:
@@ -310,6 +323,7 @@ class RaceRounds:
             [cell.usd_per_judgment for cell in result.cells],
             self.items.scale,
             weights,
+            self.judged if result.settings.spares else None,
         )
         try:
             decision = decide_round(
@@ -334,6 +348,7 @@ class RaceRounds:
                     inputs.prices,
                     tuple(cell.name for cell in result.cells),
                     result.n_items,
+                    inputs.judgments(np.asarray(prefixes, dtype=np.int64)),
                 ),
                 human_labels=human_labels(self.labels, result.settings.asks, result.rounds),
             )
@@ -342,6 +357,28 @@ class RaceRounds:
             self.keep(result)
         if self.on_round is not None:
             self.on_round(result, decision)
+
+    def _draw_judged(self, number: int, target: int) -> None:
+        """Which of round ``number``'s new items each judging cell judges (``race.spare_dear``):
+        a dear cell's coin per item, from where its prefix ends to ``target``. The round that
+        reaches the last item has each judging cell judge every item it skipped, so a race whose
+        items run out decides on every item, as the uniform race does."""
+        result = self.result
+        judging = self.judging()
+        if target >= result.n_items:
+            for c in judging:
+                self.judged[c, :target] = 1.0
+            return
+        candidate = result.rounds[-1].candidate if result.rounds else None
+        prices = [cell.usd_per_judgment for cell in result.cells]
+        shares = judging_shares(prices, judging, candidate)
+        prefixes = cell_prefixes(result.rounds, len(result.cells))
+        for c in judging:
+            start = int(prefixes[c])
+            if target > start:
+                self.judged[c, start:target] = draw_judged(
+                    float(shares[c]), target - start, result.seed, number, c
+                )
 
     def _asked(self, number: int, grades: FloatArray, start: int, judging: Sequence[int]) -> bool:
         """Ask for people's grades on round ``number``'s new items (``grades``, the cells'

@@ -36,6 +36,9 @@ class KnownGrades:
         self.grades = grades
         self.prices = np.asarray(prices, dtype=np.float64)
         self.judged = np.zeros(grades.shape[0], dtype=np.int64)
+        self.sampled: FloatArray | None = None
+        """With ``race.spare_dear=on``, the race's weights of each cell's items
+        (:attr:`RaceRounds.judged`): a cell judges only the items weighted above 0."""
 
     def launch(self, jobs: Sequence[CellJob]) -> RoundEnd:
         for job in jobs:
@@ -47,6 +50,10 @@ class KnownGrades:
         judged = int(self.judged[cell])
         grades = np.full(self.grades.shape[1], np.nan)
         grades[:judged] = self.grades[cell, :judged]
+        if self.sampled is not None:
+            skipped = self.sampled[cell] == 0
+            grades[skipped] = np.nan
+            judged = int((~skipped[:judged]).sum())
         worth = judged * float(self.prices[cell])
         return CellReading(grades, judged, worth, worth)
 
@@ -69,7 +76,9 @@ def simulate_race(
     (:func:`~mmjudge.studies.race_rule.race_order`); items without a reference grade take no
     part. ``scale`` defaults to the sorted grades seen. With ``race.labels=ask`` the
     reference grades are handed out only as the race asks for them (an oracle over
-    ``reference``), drawn with ``seed``; the outcome's ``human_labels`` counts them.
+    ``reference``), drawn with ``seed``; the outcome's ``human_labels`` counts them. With
+    ``race.spare_dear=on`` a dear cell's grades are revealed only on the items it was drawn
+    to judge, and its judgments and dollars count those alone.
     """
     rounds = simulated_rounds(
         reference, grades_by_cell, prices, order, rule, scale=scale, names=names, seed=seed
@@ -110,6 +119,8 @@ def simulated_rounds(
     )
     known = KnownGrades(grades[:, kept], prices)
     oracle = RevealedGrades(ref[kept]) if rule.asks else None
-    rounds = RaceRounds(result, items, known, oracle=oracle)
+    rounds = RaceRounds(result, items, known, oracle=oracle, samples=True)
+    if rule.spares:
+        known.sampled = rounds.judged
     run_rounds(rounds, known)
     return rounds

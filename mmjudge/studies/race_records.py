@@ -192,13 +192,16 @@ def outcome_of(
     prices: npt.NDArray[np.float64],
     names: tuple[str, ...],
     n_items: int,
+    judged: npt.NDArray[np.int64] | None = None,
 ) -> RaceOutcome:
     """How the race ended, from its last decision: the choice and its evidence against the
     runner-up, the judgments and their list-price dollars against the full grid's. The
     guarantee holds when the race ended settled (or with one cell), or when its items ran out
     with every interval exact (``race.target=items``) or every other cell settled; not when
     the dollar cap ended it, nor when it ended with cells it could not separate from the
-    choice at this size (:func:`~mmjudge.studies.race_records.unsettled`)."""
+    choice at this size (:func:`~mmjudge.studies.race_records.unsettled`). ``judged``: the
+    judgments each cell made, where dear cells judged a sample of their ``lengths``."""
+    made = lengths if judged is None else judged
     assert last.chosen is not None and last.ending is not None
     chosen = last.chosen
     out = {e.cell for e in last.settled if e.reason == "cannot judge"}
@@ -224,8 +227,8 @@ def outcome_of(
         guarantee=_guaranteed(last),
         rounds=rounds,
         prefixes=tuple(int(x) for x in lengths),
-        judgments=int(lengths.sum()),
-        list_usd=float((lengths * prices).sum()),
+        judgments=int(made.sum()),
+        list_usd=float((made * prices).sum()),
         full_judgments=n_items * len(names),
         full_list_usd=float(n_items * prices.sum()),
         names=names,

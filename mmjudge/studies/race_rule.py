@@ -166,6 +166,7 @@ from mmjudge.studies.race_rounds import (
     round_length,
     unseen_level,
 )
+from mmjudge.studies.race_spare import SparedJudging, spared_kappas, spared_pair_stats
 
 # --------------------------------------------------------------------------- order
 
@@ -312,6 +313,23 @@ class RaceInputs(NamedTuple):
     """With asked grades (``race.labels=ask``), each item's weight 1/π where a person's grade
     was asked for, 0 where not (its reference is then −1); None when every item's reference
     grade is known (the uniform race)."""
+    judged: FloatArray | None = None
+    """With dear judges judged on a sample (``race.spare_dear=on``), each cell's weight of each
+    item, ``(K, N)``: 1/q where it was to judge the item, 0 where not
+    (:mod:`~mmjudge.studies.race_spare`); None when every cell judges its whole prefix."""
+
+    def spared(self, prefixes: IntArray) -> SparedJudging:
+        """The race's grades as :mod:`~mmjudge.studies.race_spare` reads them."""
+        assert self.judged is not None
+        return SparedJudging(self.reference, self.grades, prefixes, self.judged, self.n_grades)
+
+    def judgments(self, prefixes: IntArray) -> IntArray:
+        """Judgments each cell made within its prefix: the prefix, or the items it was to
+        judge when it judged a sample."""
+        if self.judged is None:
+            return prefixes
+        inside = np.arange(self.grades.shape[1])[None, :] < prefixes[:, None]
+        return (inside & (self.judged > 0)).sum(axis=1).astype(np.int64)
 
 
 def race_inputs(
@@ -320,6 +338,7 @@ def race_inputs(
     prices: Sequence[float],
     scale: Sequence[float],
     weights: FloatArray | None = None,
+    judged: FloatArray | None = None,
 ) -> RaceInputs:
     """The inputs of :func:`decide_round` from grades in race order (``nan``: no grade, or
     not judged yet); every item needs a reference grade on the scale, or with ``weights``
@@ -332,7 +351,8 @@ def race_inputs(
     if codes.shape[1] != ref.size or len(prices) != codes.shape[0]:
         raise ValueError("grades, reference and prices do not line up")
     held = None if weights is None else np.asarray(weights, dtype=np.float64)
-    return RaceInputs(ref, codes, np.asarray(prices, dtype=np.float64), len(scale), held)
+    sampled = None if judged is None else np.asarray(judged, dtype=np.float64)
+    return RaceInputs(ref, codes, np.asarray(prices, dtype=np.float64), len(scale), held, sampled)
 
 
 def decide_round(
@@ -355,7 +375,10 @@ def decide_round(
     out = frozenset(cannot_judge) | _without_grades(codes, lengths)
     if len(out) == n_cells:
         raise NoCellCanJudge("no cell of the race can judge")
-    kappas = race_kappas(inputs.reference, codes, lengths, inputs.weights, inputs.n_grades)
+    if inputs.judged is None:
+        kappas = race_kappas(inputs.reference, codes, lengths, inputs.weights, inputs.n_grades)
+    else:
+        kappas = spared_kappas(inputs.spared(lengths))
     bounds = _round_bounds(inputs, lengths, rule)
     dominated = _dominated(bounds, prices, out)
     candidate = candidate_of(kappas, prices, rule.delta, out)
@@ -386,8 +409,8 @@ def decide_round(
         active=tuple(sorted(after)),
         changes=_changes(before, kept, settled, bounds, candidate if chosen is None else chosen),
         settled=tuple(settled),
-        judgments=int(lengths.sum()),
-        list_usd=float((lengths * prices).sum()),
+        judgments=int(inputs.judgments(lengths).sum()),
+        list_usd=float((inputs.judgments(lengths) * prices).sum()),
         target="items" if rule.finite_population else "population",
     )
 
@@ -435,7 +458,12 @@ def _round_bounds(inputs: RaceInputs, lengths: IntArray, rule: RaceConfig) -> _B
     """Every pair's difference and half-width on its items, each at the z and disagreement
     bound of the round its shorter prefix was drawn in."""
     n_cells, n_items = inputs.grades.shape
-    stats = race_pairs(inputs.reference, inputs.grades, lengths, inputs.weights, inputs.n_grades)
+    if inputs.judged is None:
+        stats = race_pairs(
+            inputs.reference, inputs.grades, lengths, inputs.weights, inputs.n_grades
+        )
+    else:
+        stats = spared_pair_stats(inputs.spared(lengths))
     drawn = [int(m) for m in stats.drawn]
     z = np.asarray([critical_value(rule, m, n_items, n_cells) for m in drawn], dtype=float)
     level = np.asarray([unseen_level(rule, m, n_items, n_cells) for m in drawn], dtype=float)
