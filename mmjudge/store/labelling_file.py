@@ -104,7 +104,9 @@ def write_labelling_files(
                 _shown(row.grade),
             ]
         )
-    write_atomic(paths.csv, _csv_text(lines))
+    # A byte-order mark first, so spreadsheet programs read the file as UTF-8 (queries and
+    # product texts are rarely plain ASCII); the reader takes the file with or without one.
+    write_atomic(paths.csv, "\ufeff" + _csv_text(lines))
     objects = [
         {
             "query_id": row.query_id,

@@ -35,7 +35,7 @@ def people_grades() -> dict[tuple[str, str], int]:
 def fill_csv(path: Path, grades: dict[tuple[str, str], int], share: float) -> int:
     """Fill the first ``share`` of the blank grades of a labelling spreadsheet, as a person
     would in a spreadsheet program; how many were filled."""
-    with path.open(encoding="utf-8", newline="") as handle:
+    with path.open(encoding="utf-8-sig", newline="") as handle:  # as written: marked UTF-8
         reader = csv.DictReader(handle)
         header = list(reader.fieldnames or [])
         rows = list(reader)
@@ -104,7 +104,7 @@ def test_a_race_asking_for_grades_stops_for_them_and_goes_on_with_what_is_filled
         assert f"({filled} given so far)" in second.stderr
         kept = read_asked_grades(folder)
         assert sum(g.grade is not None for g in kept) == filled and len(kept) == asked
-        rewritten = list(csv.DictReader(paths.csv.open(encoding="utf-8")))
+        rewritten = list(csv.DictReader(paths.csv.open(encoding="utf-8-sig")))
         assert sum(bool(row["grade"]) for row in rewritten) == filled
         assert sum(judges.asked.values()) == calls_after_round_one  # nothing judged again
 

@@ -51,7 +51,7 @@ def test_written_rows_read_back_with_the_grades_given_and_blanks_left_to_do(
     paths = write_labelling_files(tmp_path, 3, rows())
     assert paths == labelling_paths(tmp_path, 3)
     header = paths.csv.read_text(encoding="utf-8").splitlines()[0]
-    assert header == "query_id,query,result_id,name,notes,images,grade"
+    assert header == "\ufeffquery_id,query,result_id,name,notes,images,grade"  # marked UTF-8
     objects = [json.loads(line) for line in paths.jsonl.read_text().splitlines()]
     assert objects[1]["fields"] == {"name": "Skirt", "notes": "two\nlines"}
     assert objects[2]["images"] == ["https://x/1.jpg", "b.png"]
