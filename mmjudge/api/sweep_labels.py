@@ -22,6 +22,9 @@ class SweepLabels(NamedTuple):
     """The judge's grades (failed and unparseable items left out)."""
     name: str
     """The judge's run folder name."""
+    left_out: int = 0
+    """Items left out because a trained judge learnt from them (its own κ leaves them out
+    too: :attr:`~mmjudge.store.SavedRun.scored_keys`)."""
 
 
 def judge_names(root: Path) -> list[str]:
@@ -32,7 +35,8 @@ def judge_names(root: Path) -> list[str]:
 def sweep_labels(root: str | Path, judge: str | None = None) -> SweepLabels:
     """The consensus and the labels of the judge named ``judge`` (its run folder's name, or
     its model's name where one run has it) in the sweep ``root``; ``judge`` may be left out
-    when the sweep holds one judge.
+    when the sweep holds one judge. A trained judge's items it learnt from are left out, as
+    its own κ leaves them out.
 
     Raises:
         MMJudgeError: no completed run, several and no ``judge``, or an unknown ``judge``
@@ -45,7 +49,9 @@ def sweep_labels(root: str | Path, judge: str | None = None) -> SweepLabels:
     run = _chosen(root, runs, judge)
     labels: Qrels = {}
     human: Qrels = {}
-    for (query, doc), row in run.rows.items():
+    scored = run.scored_keys
+    for query, doc in scored:
+        row = run.rows[(query, doc)]
         if row.label is not None and not row.error:
             labels.setdefault(str(query), {})[str(doc)] = int(row.label)
         grades = {n: [float(g)] for n, g in (row.human_labels or {}).items() if g is not None}
@@ -54,7 +60,10 @@ def sweep_labels(root: str | Path, judge: str | None = None) -> SweepLabels:
             if agreed == agreed:  # not NaN
                 human.setdefault(str(query), {})[str(doc)] = round(agreed)
     where = run.run_dir
-    return SweepLabels(QrelsFile(where, human, {}), QrelsFile(where, labels, {}), where.name)
+    left_out = len(run.rows) - len(scored)
+    return SweepLabels(
+        QrelsFile(where, human, {}), QrelsFile(where, labels, {}), where.name, left_out
+    )
 
 
 def _chosen(root: Path, runs: list[SavedRun], judge: str | None) -> SavedRun:

@@ -137,6 +137,7 @@ def parser() -> argparse.ArgumentParser:
         help="lowest grade counted as relevant (default: the lowest of the scale's upper "
         "half, 2 on 0–3)",
     )
+    p.set_defaults(left_out=0)  # set from a sweep folder with a trained judge
     return p
 
 
@@ -151,6 +152,7 @@ def read_inputs(args: argparse.Namespace) -> tuple[QrelsFile, QrelsFile]:
             )
         labels = sweep_labels(args.human, args.judge_name)
         args.judge = Path(args.human) / labels.name
+        args.left_out = labels.left_out
         return labels.human, labels.judge
     if args.judge is None:
         raise MMJudgeError("give JUDGE_QRELS after HUMAN_QRELS, or a sweep folder alone")
@@ -286,10 +288,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             "seed": args.seed,
             "level": scoring.LEVEL,
             "systems": str(args.systems) if args.systems else None,
+            "left_out": args.left_out,
         }
         sys.stdout.write(
             json.dumps({**settings, **as_dict(result)}, indent=2, allow_nan=False) + "\n"
         )
     else:
+        left_out = args.left_out
+        if left_out:
+            sys.stdout.write(
+                f"left out: {left_out:,} items the trained judge learnt from (its own κ leaves "
+                "them out too)\n"
+            )
         sys.stdout.write(format_table(result))
     return 0

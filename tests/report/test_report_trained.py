@@ -105,3 +105,24 @@ def test_comparisons_and_selection_leave_its_training_items_out(sweep: Path) -> 
     assert paired is not None and paired.n_items == 25  # of the 40 both graded
     study = selection_study([runs["student"], runs["other"]], splits=5, seed=0)
     assert study.n_items == 25
+
+
+def test_a_prediction_powered_estimate_leaves_its_training_items_out(
+    sweep: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``mmjudge estimate SWEEP_DIR --judge student``: the judge's labels and the people's are
+    read on the 25 items it did not learn (a judge right on every item it learnt would
+    otherwise make the correction look smaller than it is), and the table says so."""
+    from mmjudge.api.sweep_labels import sweep_labels
+    from mmjudge.cli.estimate import main
+
+    labels = sweep_labels(sweep, "student")
+    judged = {(q, d) for q, docs in labels.judge.qrels.items() for d in docs}
+    graded = {(q, d) for q, docs in labels.human.qrels.items() for d in docs}
+    assert judged == graded == set(KEYS) - set(TRAINED)
+    assert labels.left_out == len(TRAINED)
+    assert sweep_labels(sweep, "other").left_out == 0
+    assert main([str(sweep), "--judge", "student", "--labelled", "10"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"left out: {len(TRAINED)} items the trained judge learnt from")
+    assert "10 of 25 human labels used" in out
