@@ -25,6 +25,11 @@ import pytest
 from tests.fixtures.loopback_server import LoopbackServer
 from tests.helpers import RUNNING_TEST
 
+# No test may reach the Hugging Face hub (nothing is downloaded; every model a test uses is
+# built in it or bundled): offline, a name that is not a local folder fails at once instead
+# of waiting on the network, in this process and in every process a test starts.
+os.environ["HF_HUB_OFFLINE"] = "1"
+
 
 @pytest.fixture
 def loopback() -> Iterator[LoopbackServer]:
