@@ -423,7 +423,11 @@ def test_a_failed_call_is_an_error_row_for_each_result_and_is_sent_again_on_resu
     assert len(failed) == size and len({r["call_id"] for r in failed}) == 1
     assert all(r["label"] is None and r["cost_usd"] == 0 for r in failed)
     assert not any(r["reasked"] for r in first)
-    # Only the failed call's results are sent again, as the same call.
-    assert [user_text(r.body) for r in again] == failed_once
+    # The failed call is sent again as the same call, and no result that has a row is sent
+    # again. (A refused call can end the first run before its other calls leave, depending on
+    # timing: those results, without a row, are sent on resume too.)
+    assert failed_once[0] in [user_text(r.body) for r in again]
+    graded = {(r["query_id"], r["result_id"]) for r in first if r["error"] is None}
+    assert results_sent(again) == ITEMS - len(graded)
     final = {(r["query_id"], r["result_id"]): r for r in rows(tmp_path)}
     assert len(final) == ITEMS and all(r["error"] is None for r in final.values())
