@@ -39,7 +39,7 @@ import statistics
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -142,6 +142,7 @@ class Job:
     seed: int
     labels: str = "uniform"
     spare_dear: str = "off"
+    label_usd: float = 0.0
 
 
 class Seed(NamedTuple):
@@ -160,6 +161,17 @@ class Seed(NamedTuple):
     """People's grades the race needed (``race.labels``)."""
     uniform_grades: int
     """People's grades the uniform race of the same seed needed."""
+    judge_usd: float = 0.0
+    """The race's list-price dollars of judge calls."""
+    uniform_judge_usd: float = 0.0
+    """The uniform race's."""
+    fixed_share_grades: int = 0
+    """With ``--label-usd``: the grades the same race asked with the even share fixed
+    (``race.label_usd`` unset)."""
+    fixed_share_judge_usd: float = 0.0
+    """Its judge dollars."""
+    fixed_share_chosen: int = -1
+    """Its choice."""
 
 
 def fixed_sample_choice(
@@ -188,6 +200,7 @@ def one_race(job: Job) -> Seed:
         target=job.target,
         labels=job.labels,
         spare_dear=job.spare_dear,
+        label_usd=job.label_usd,
     )
     order = race_order(job.seed, c.query_ids, c.doc_ids)
     out = simulate_race(
@@ -199,6 +212,13 @@ def one_race(job: Job) -> Seed:
         uniform = simulate_race(c.human, c.judges, job.prices, order, plain, scale=SCALE)
     fixed = fixed_sample_choice(c, job.prices, order, rule, out.list_usd)
     assert out.human_labels is not None and uniform.human_labels is not None
+    unpriced = out
+    if rule.asks and rule.label_usd > 0:  # the same race with the even share fixed
+        fixed_share = dataclasses.replace(rule, label_usd=0.0)
+        unpriced = simulate_race(
+            c.human, c.judges, job.prices, order, fixed_share, scale=SCALE, seed=job.seed
+        )
+    assert unpriced.human_labels is not None
     return Seed(
         out.judgments / out.full_judgments,
         out.list_usd / out.full_list_usd,
@@ -208,6 +228,11 @@ def one_race(job: Job) -> Seed:
         fixed,
         out.human_labels.total,
         uniform.human_labels.total,
+        out.list_usd,
+        uniform.list_usd,
+        unpriced.human_labels.total,
+        unpriced.list_usd,
+        unpriced.chosen,
     )
 
 
@@ -258,6 +283,7 @@ def table(
                 seed,
                 args.labels,
                 "on" if args.spare_dear else "off",
+                args.label_usd,
             )
             for seed in range(args.seeds)
         ]
@@ -282,7 +308,30 @@ def table(
                 f"    grades asked {count_spread([f.grades for f in found])} | uniform race "
                 f"{count_spread([f.uniform_grades for f in found])} | {ratio:.1%}"
             )
+        if args.labels == "ask" and args.label_usd > 0:
+            lines.append("    " + label_trade_line(found, args.label_usd, rates))
     return lines
+
+
+def label_trade_line(
+    found: Sequence[Seed], label_usd: float, rates: Callable[[Sequence[int]], str]
+) -> str:
+    """Judge and grade dollars (means over seeds) of the race whose even share is priced
+    (``race.label_usd``), of the same race with the share fixed, and of the uniform race."""
+
+    def total(judges: Sequence[float], grades: Sequence[int]) -> str:
+        j, g = float(np.mean(judges)), float(np.mean(grades)) * label_usd
+        return f"${j:,.2f} + ${g:,.2f} = ${j + g:,.2f}"
+
+    priced = total([f.judge_usd for f in found], [f.grades for f in found])
+    fixed = total([f.fixed_share_judge_usd for f in found], [f.fixed_share_grades for f in found])
+    uniform = total([f.uniform_judge_usd for f in found], [f.uniform_grades for f in found])
+    fixed_rates = rates([f.fixed_share_chosen for f in found])
+    return (
+        f"at ${label_usd:g} a grade (judges + grades, mean): priced share {priced}"
+        f" | fixed share {fixed} [within δ, = choice:{fixed_rates}]"
+        f" | uniform race {uniform}"
+    )
 
 
 def dear_table(
@@ -336,6 +385,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         choices=("uniform", "ask"),
         default="uniform",
         help="race.labels: every item's grade, or grades asked where the judges disagree",
+    )
+    parser.add_argument(
+        "--label-usd",
+        type=float,
+        default=0.0,
+        help="race.label_usd with --labels ask: a person's grade's price, which sets the even "
+        "share; each row adds judge and grade dollars beside the same race with the share fixed",
     )
     parser.add_argument(
         "--spare-dear",

@@ -46,6 +46,7 @@ from mmjudge.grid.race_labels import (
     LabelOracle,
     ask_round,
     human_labels,
+    round_uniform_share,
 )
 from mmjudge.store.summary import run_ending
 from mmjudge.studies.race_pairs import FloatArray, grade_codes
@@ -312,7 +313,7 @@ class RaceRounds:
         grades = np.vstack([reading.grades for reading in readings])
         if result.settings.asks:
             start = round_length(result.settings, number - 1, result.n_items)
-            if not self._asked(number, grades[:, start:target], start, previous):
+            if not self._asked(number, grades[:, :target], start, previous):
                 return  # waiting for people's grades: the round is decided once they come
             reference, weights = self.labels.reference, self.labels.weights
         else:
@@ -381,15 +382,24 @@ class RaceRounds:
                 )
 
     def _asked(self, number: int, grades: FloatArray, start: int, judging: Sequence[int]) -> bool:
-        """Ask for people's grades on round ``number``'s new items (``grades``, the cells'
-        grades on them, from ``start`` of the race's order); whether they have all come. Where
-        some have not, ``waiting`` says which labelling file to fill."""
+        """Ask for people's grades on round ``number``'s new items (from ``start`` of the race's
+        order; ``grades`` the cells' grades up to the round's end); whether they have all come.
+        Where some have not, ``waiting`` says which labelling file to fill."""
         assert self.oracle is not None
         result = self.result
         leader = result.rounds[-1].candidate if result.rounds else None
-        codes = grade_codes(grades, self.items.scale)
+        share = round_uniform_share(
+            self.labels,
+            grades[:, :start],
+            self.items.scale,
+            judging,
+            leader,
+            [cell.usd_per_judgment for cell in result.cells],
+            result.settings.label_usd,
+        )
+        codes = grade_codes(grades[:, start:], self.items.scale)
         missing = ask_round(
-            self.labels, self.oracle, codes, start, judging, leader, result.seed, number
+            self.labels, self.oracle, codes, start, judging, leader, result.seed, number, share
         )
         if self.keep_labels is not None:
             self.keep_labels(self.labels)

@@ -25,8 +25,13 @@ from mmjudge.store.labelling_file import (
     write_labelling_files,
 )
 from mmjudge.store.race_file import HumanLabels, RoundDecision
-from mmjudge.studies.race_labels import draw_labels, inclusion_probabilities
-from mmjudge.studies.race_pairs import FloatArray, IntArray
+from mmjudge.studies.race_labels import (
+    UNIFORM_SHARE,
+    draw_labels,
+    inclusion_probabilities,
+    priced_uniform_share,
+)
+from mmjudge.studies.race_pairs import FloatArray, IntArray, grade_codes
 
 
 class LabelOracle(Protocol):
@@ -297,14 +302,17 @@ def ask_round(
     leader: int | None,
     seed: int,
     number: int,
+    uniform_share: float = UNIFORM_SHARE,
 ) -> int:
     """Choose which of round ``number``'s new items (from ``start`` of the race's order;
     ``codes`` the cells' grade codes on them) a person grades — once: a round drawn before,
     by a race stopped while it waited for grades, keeps its draw — and get from ``oracle`` the
-    grades not yet held. Returns how many are still missing; with none, the round is closed
-    (its items weighed 1/π in ``labels``)."""
+    grades not yet held. ``uniform_share`` is the π of an item every judging cell grades alike.
+    Returns how many are still missing; with none, the round is closed (its items weighed
+    1/π in ``labels``)."""
     if labels.drawn < number:
-        draw = draw_labels(inclusion_probabilities(codes, judging, leader), seed, number)
+        pi = inclusion_probabilities(codes, judging, leader, uniform_share)
+        draw = draw_labels(pi, seed, number)
         positions = start + np.flatnonzero(draw.asked)
         labels.rounds[positions] = number
         labels.probabilities[positions] = draw.probabilities[draw.asked]
@@ -316,6 +324,31 @@ def ask_round(
     if missing == 0:
         labels.close(number)
     return missing
+
+
+def round_uniform_share(
+    labels: AskedLabels,
+    grades: FloatArray,
+    scale: Sequence[float],
+    judging: Sequence[int],
+    leader: int | None,
+    prices: Sequence[float],
+    label_usd: float,
+) -> float:
+    """The even share of the next round's draw (:func:`~mmjudge.studies.race_labels.
+    priced_uniform_share`) from the items earlier rounds drew: ``grades`` ``(K, start)`` every
+    cell's grades on them, ``prices`` each cell's dollars per judgment."""
+    start = grades.shape[1]
+    return priced_uniform_share(
+        grade_codes(labels.reference[:start], scale),
+        labels.weights[:start],
+        grade_codes(grades, scale),
+        judging,
+        leader,
+        float(sum(prices[c] for c in judging)),
+        label_usd,
+        len(scale),
+    )
 
 
 def human_labels(labels: AskedLabels, asks: bool, rounds: Sequence[RoundDecision]) -> HumanLabels:

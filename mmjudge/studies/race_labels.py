@@ -90,6 +90,9 @@ UNIFORM_SHARE = 0.1
 RIVAL_SHARE = 0.5
 #: The fewest asked items a κ or a difference rests on before it has an interval.
 MIN_ASKED = 25
+#: The least even share a priced race (``race.label_usd``) asks for: the items every judge
+#: grades alike still pin down the person's grade distribution.
+LEAST_UNIFORM_SHARE = 0.02
 
 
 class LabelDraw(NamedTuple):
@@ -102,19 +105,96 @@ class LabelDraw(NamedTuple):
 
 
 def inclusion_probabilities(
-    codes: IntArray, judging: Sequence[int], leader: int | None
+    codes: IntArray,
+    judging: Sequence[int],
+    leader: int | None,
+    uniform_share: float = UNIFORM_SHARE,
 ) -> FloatArray:
     """π of each of a round's new items (see the module docstring): ``codes`` ``(K, n)`` the
     cells' grade codes on them (−1: no grade), ``judging`` the cells that judged them and
-    ``leader`` the last round's candidate (None in the first round)."""
+    ``leader`` the last round's candidate (None in the first round); ``uniform_share`` the π
+    of an item every judging cell grades alike (:func:`priced_uniform_share` where grades are
+    priced)."""
     n = codes.shape[1]
-    pi = np.full(n, UNIFORM_SHARE)
+    pi = np.full(n, uniform_share)
     cells = list(judging)
     for i, j in itertools.combinations(cells, 2):
         differ = codes[i] != codes[j]
         share = 1.0 if leader is not None and leader in (i, j) else RIVAL_SHARE
         pi = np.where(differ, np.maximum(pi, share), pi)
     return pi
+
+
+def _all_alike(codes: IntArray, judging: Sequence[int]) -> BoolArray:
+    """Items on which every judging cell gives the same grade code (−1 included)."""
+    rows = codes[list(judging)]
+    return np.all(rows == rows[:1], axis=0)
+
+
+def priced_uniform_share(
+    reference: IntArray,
+    weights: FloatArray,
+    codes: IntArray,
+    judging: Sequence[int],
+    leader: int | None,
+    judge_usd: float,
+    label_usd: float,
+    k: int,
+) -> float:
+    """The even share π_A that spends judge and label dollars best on the next round, from the
+    items earlier rounds drew (``reference`` their grade codes, −1 where not asked or not
+    given; ``weights`` 1/π where asked, 0 where not; ``codes`` ``(K, n)`` every cell's grade
+    codes on them); ``judge_usd`` what the judging cells charge together for one new item,
+    ``label_usd`` one person's grade (``race.label_usd``).
+
+    A new item costs ``judge_usd`` plus ``label_usd`` times its π, and adds ψ²/π to the
+    variance of the κ differences between the leader and its rivals (ψ summed over those
+    pairs, as in the module docstring). The disagreements keep their π; the items every cell
+    grades alike (a share P_A, with Σψ² per item S) take π_A. Per item, cost
+    a + L·P_A·π_A and variance b + S/π_A, with a the judges' dollars plus the disagreements'
+    grades' and b their variance; the dollars that reach a given precision are proportional
+    to their product, which is least at π_A = √(a·S / (L·P_A·b)) — the optimum allocation of
+    stratified sampling with unequal costs (Neyman; Cochran, *Sampling Techniques*, §5.5).
+    Dear grades lower π_A (the race judges further ahead of its grades); dear judges raise it.
+    Clipped to [:data:`LEAST_UNIFORM_SHARE`, 1]. :data:`UNIFORM_SHARE` where grades are not
+    priced, before there is a leader or a rival, or before :data:`MIN_ASKED` asked items
+    every cell grades alike have their grades. The share rests only on earlier rounds'
+    grades, so each round's π is fixed before its own grades come and the guarantee holds
+    as for the fixed share."""
+    rivals = [c for c in judging if c != leader]
+    if label_usd <= 0 or leader is None or not rivals or codes.shape[1] == 0:
+        return UNIFORM_SHARE
+    alike = _all_alike(codes, judging)
+    asked = (weights > 0) & (reference >= 0)
+    if int((asked & alike).sum()) < MIN_ASKED:
+        return UNIFORM_SHARE
+    n_items = codes.shape[1]
+    prefixes = np.full(codes.shape[0], n_items, dtype=np.int64)
+    phi = np.nan_to_num(influence(_own_tables(reference, codes, prefixes, weights, k).tables))
+    ref = np.maximum(reference, 0)
+
+    def moved(cell: int) -> FloatArray:
+        return np.where(codes[cell] >= 0, phi[cell, ref, np.maximum(codes[cell], 0)], 0.0)
+
+    kappas = kappa_from_tables(
+        _own_tables(reference, codes, prefixes, weights, k).tables, None, math.nan
+    )
+    closest = min(
+        rivals, key=lambda c: abs(float(np.nan_to_num(kappas[leader] - kappas[c], nan=1.0)))
+    )
+    psi_squared = (moved(leader) - moved(closest)) ** 2
+    now = inclusion_probabilities(codes, judging, leader)
+    spread = float((weights * psi_squared * asked * alike).sum()) / n_items
+    disagreeing = asked & ~alike
+    variance = float((weights * psi_squared * disagreeing / now).sum()) / n_items
+    share_alike = float(alike.mean())
+    dollars = judge_usd + label_usd * float((now * ~alike).sum()) / n_items
+    if variance <= 0:
+        return 1.0
+    if spread <= 0:
+        return LEAST_UNIFORM_SHARE
+    best = math.sqrt(dollars * spread / (label_usd * share_alike * variance))
+    return float(np.clip(best, LEAST_UNIFORM_SHARE, 1.0))
 
 
 def draw_labels(probabilities: FloatArray, seed: int, round_number: int) -> LabelDraw:

@@ -145,16 +145,21 @@ def differing_distributions() -> tuple[np.ndarray, list[np.ndarray]]:
 DIFFERING_ORDERS = ((0, 1, 2), (1, 0, 2), (2, 1, 0))
 
 
-def differing_failures(seeds: int = SEEDS) -> dict[tuple[int, tuple[int, ...]], int]:
-    """Races of the differing judges (δ = 0.02, grades asked) whose choice claims the
-    guarantee and is more than δ below the best, at rounds of 50 and 200 and each order of
+def differing_failures(
+    seeds: int = SEEDS, label_usd: float = 0.0
+) -> dict[tuple[int, tuple[int, ...]], int]:
+    """Races of the differing judges (δ = 0.02, grades asked; judges at $1 a judgment, a
+    grade at ``label_usd``, which sets the even share) whose choice claims the guarantee and
+    is more than δ below the best, at rounds of 50 and 200 and each order of
     :data:`DIFFERING_ORDERS`, ``seeds`` races each."""
     truth, judges = differing_distributions()
     kappas, _ = full_data_choice(truth, judges, [1, 1, 1], scale=SCALE, delta=0.02)
     assert kappas[0] - kappas[1] < 0.02 < kappas[0] - kappas[2]  # the third is a failure
     found = {}
     for round_items in (50, 200):
-        rule = RaceConfig(alpha=ALPHA, delta=0.02, round_items=round_items, labels="ask")
+        rule = RaceConfig(
+            alpha=ALPHA, delta=0.02, round_items=round_items, labels="ask", label_usd=label_usd
+        )
         for listed in DIFFERING_ORDERS:
             shown = [judges[c] for c in listed]
             failed = 0

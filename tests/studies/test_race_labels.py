@@ -356,3 +356,89 @@ def test_the_reports_kappa_from_asked_grades_covers_the_kappa_on_every_graded_it
     weighted, alike = covered / counted
     assert weighted.mean() >= 0.88 and weighted.min() >= 0.85, weighted
     assert alike.mean() < 0.6, alike
+
+
+def _priced_setting(n: int = 2000) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every item of an earlier round asked once (weight 1/π with a known π), the three
+    judges of :func:`_population`."""
+    truth, judges = _population(n, seed=4)
+    pi = labels.inclusion_probabilities(judges, [0, 1, 2], 0)
+    asked = labels.draw_labels(pi, 4, 1).asked
+    reference = np.where(asked, truth, -1)
+    weights = np.where(asked, 1.0 / pi, 0.0)
+    return reference, weights, judges
+
+
+def _share_by_search(
+    reference: np.ndarray, weights: np.ndarray, codes: np.ndarray, judge_usd: float, L: float
+) -> float:
+    """The even share that least spends per unit of precision, found by searching a fine grid
+    (not by the closed form), with each item's ψ² against the closest rival written out item
+    by item."""
+    leader, rivals = 0, [1, 2]
+    prefixes = np.full(3, codes.shape[1])
+    tables = np.zeros((3, K, K))
+    for n in range(codes.shape[1]):
+        if weights[n] > 0 and reference[n] >= 0:
+            for c in range(3):
+                tables[c, reference[n], codes[c, n]] += weights[n]
+    kappas = kappa_from_tables(tables, None, math.nan)
+    closest = min(rivals, key=lambda c: abs(kappas[leader] - kappas[c]))
+    phi = labels.influence(tables)
+    now = labels.inclusion_probabilities(codes, [0, 1, 2], leader)
+    spread = variance = dollars_disagreeing = alike_count = 0.0
+    for n in range(codes.shape[1]):
+        alike = codes[0, n] == codes[1, n] == codes[2, n]
+        alike_count += alike
+        if not alike:
+            dollars_disagreeing += now[n]
+        if weights[n] == 0 or reference[n] < 0:
+            continue
+        r = reference[n]
+        psi = phi[leader, r, codes[leader, n]] - phi[closest, r, codes[closest, n]]
+        if alike:
+            spread += weights[n] * psi**2
+        else:
+            variance += weights[n] * psi**2 / now[n]
+    n_items = codes.shape[1]
+    share_alike = alike_count / n_items
+    grid = np.linspace(labels.LEAST_UNIFORM_SHARE, 1.0, 98_001)
+    cost = judge_usd + L * (dollars_disagreeing / n_items + share_alike * grid)
+    precision_cost = cost * (variance / n_items + spread / n_items / grid)
+    assert prefixes.size == 3
+    return float(grid[np.argmin(precision_cost)])
+
+
+@pytest.mark.parametrize(("judge_usd", "label_usd"), [(3.0, 0.5), (0.01, 0.5), (1.0, 0.001)])
+def test_a_priced_even_share_is_the_least_cost_for_its_precision(
+    judge_usd: float, label_usd: float
+) -> None:
+    reference, weights, codes = _priced_setting()
+    found = labels.priced_uniform_share(
+        reference, weights, codes, [0, 1, 2], 0, judge_usd, label_usd, K
+    )
+    expected = _share_by_search(reference, weights, codes, judge_usd, label_usd)
+    assert found == pytest.approx(expected, abs=2e-5)
+
+
+def test_dear_grades_lower_the_even_share_and_dear_judges_raise_it() -> None:
+    reference, weights, codes = _priced_setting()
+
+    def share(judge_usd: float, label_usd: float) -> float:
+        return labels.priced_uniform_share(
+            reference, weights, codes, [0, 1, 2], 0, judge_usd, label_usd, K
+        )
+
+    assert share(1.0, 0.001) > share(1.0, 0.1) > share(1.0, 10.0)
+    assert share(0.0, 1.0) < share(1.0, 1.0) < share(10.0, 1.0)
+    assert share(100.0, 1e-6) == 1.0  # nearly free grades: every item graded
+
+
+def test_the_even_share_stays_fixed_where_there_is_nothing_to_trade() -> None:
+    reference, weights, codes = _priced_setting()
+    fixed = labels.UNIFORM_SHARE
+    assert labels.priced_uniform_share(reference, weights, codes, [0, 1, 2], 0, 1, 0, K) == fixed
+    assert labels.priced_uniform_share(reference, weights, codes, [0, 1, 2], None, 1, 1, K) == fixed
+    assert labels.priced_uniform_share(reference, weights, codes, [0], 0, 1, 1, K) == fixed
+    few = np.where(np.arange(reference.size) < 20, reference, -1)
+    assert labels.priced_uniform_share(few, weights, codes, [0, 1, 2], 0, 1, 1, K) == fixed

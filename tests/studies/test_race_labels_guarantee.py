@@ -48,3 +48,13 @@ def test_asked_grades_keep_the_guarantee_where_grade_distributions_differ() -> N
     """A race that claims its guarantee chooses more than δ below the best in at most α of
     the seeds, whichever is listed first."""
     _within_alpha(differing_failures(DIFFERING_SEEDS), DIFFERING_SEEDS)
+
+
+@pytest.mark.slow  # 1,200 races: about 15 s
+@pytest.mark.parametrize("label_usd", [0.05, 50.0])
+def test_a_priced_even_share_keeps_the_guarantee(label_usd: float) -> None:
+    """With ``race.label_usd`` the even share follows the earlier rounds' grades (cheap grades
+    raise it towards 1, dear ones keep it low); each round's π is still fixed before its own
+    grades come, so the rate stays within α."""
+    seeds = DIFFERING_SEEDS // 3
+    _within_alpha(differing_failures(seeds, label_usd), seeds)
