@@ -56,7 +56,10 @@ class RaceConfig:
     a labelling file into the sweep folder and the race stops until it is filled."""
     label_usd: float = 0.0
     """The price of one person's grade, in dollars: the race's closing lines and report give
-    what its grades cost beside what its judges cost (0: not priced)."""
+    what its grades cost beside what its judges cost, and with ``race.labels=ask`` it sets the
+    share asked among the items every judge grades alike, trading judge dollars against grade
+    dollars (:func:`mmjudge.studies.race_labels.priced_uniform_share`). 0: not priced, a
+    fixed share."""
     spare_dear: str = "off"
     """``on``: a cell at least twice the cheapest judging cell's price, other than the
     candidate, judges each new item only with a known probability, and its κ borrows the

@@ -22,7 +22,8 @@ stream seeded by the race's seed and the round, so a race run again asks for the
   judging cells differ in the first round, before there is a leader.
 - π = :data:`UNIFORM_SHARE` elsewhere: the items every judging cell grades alike. They pin down
   the person's grade distribution (the chance agreement in κ) and each judge's agreement
-  where all agree.
+  where all agree. With a price per grade (``race.label_usd``) this even share is traded
+  against the judges' dollars round by round (:func:`priced_uniform_share`).
 
 The estimator
 -------------
@@ -148,9 +149,9 @@ def priced_uniform_share(
     ``label_usd`` one person's grade (``race.label_usd``).
 
     A new item costs ``judge_usd`` plus ``label_usd`` times its π, and adds ψ²/π to the
-    variance of the κ differences between the leader and its rivals (ψ summed over those
-    pairs, as in the module docstring). The disagreements keep their π; the items every cell
-    grades alike (a share P_A, with Σψ² per item S) take π_A. Per item, cost
+    variance of the κ difference between the leader and its closest rival (the rival of the
+    nearest weighted κ; ψ as in the module docstring). The disagreements keep their π; the
+    items every cell grades alike (a share P_A, with Σψ² per item S) take π_A. Per item, cost
     a + L·P_A·π_A and variance b + S/π_A, with a the judges' dollars plus the disagreements'
     grades' and b their variance; the dollars that reach a given precision are proportional
     to their product, which is least at π_A = √(a·S / (L·P_A·b)) — the optimum allocation of
@@ -170,18 +171,15 @@ def priced_uniform_share(
         return UNIFORM_SHARE
     n_items = codes.shape[1]
     prefixes = np.full(codes.shape[0], n_items, dtype=np.int64)
-    phi = np.nan_to_num(influence(_own_tables(reference, codes, prefixes, weights, k).tables))
+    tables = _own_tables(reference, codes, prefixes, weights, k).tables
+    phi = np.nan_to_num(influence(tables))
+    kappas = np.nan_to_num(kappa_from_tables(tables, None, math.nan), nan=-math.inf)
+    closest = min(rivals, key=lambda c: abs(float(kappas[leader] - kappas[c])))
     ref = np.maximum(reference, 0)
 
     def moved(cell: int) -> FloatArray:
         return np.where(codes[cell] >= 0, phi[cell, ref, np.maximum(codes[cell], 0)], 0.0)
 
-    kappas = kappa_from_tables(
-        _own_tables(reference, codes, prefixes, weights, k).tables, None, math.nan
-    )
-    closest = min(
-        rivals, key=lambda c: abs(float(np.nan_to_num(kappas[leader] - kappas[c], nan=1.0)))
-    )
     psi_squared = (moved(leader) - moved(closest)) ** 2
     now = inclusion_probabilities(codes, judging, leader)
     spread = float((weights * psi_squared * asked * alike).sum()) / n_items
