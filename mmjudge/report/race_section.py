@@ -161,10 +161,16 @@ def _labels_line(race: RaceFile) -> str:
     labels = outcome.human_labels
     text = human_labels_text(labels, race.n_items, race.settings.label_usd)
     if labels.design == "ask":
+        rest = (
+            "a share of the rest set round by round to trade judge dollars against grade "
+            "dollars at race.label_usd (one in ten until enough of them had grades)"
+            if race.settings.label_usd > 0
+            else "one in ten of the rest"
+        )
         text += (
             ". Each round asked a person to grade every item where the leader and a rival "
-            "still racing graded differently, half of those where only two rivals differed, "
-            "and one in ten of the rest, each with a known probability π; every κ from these "
+            f"still racing graded differently, half of those where only two rivals differed, "
+            f"and {rest}, each with a known probability π; every κ from these "
             "grades weighs an item 1/π, so it estimates the κ over all the items, not over "
             "the disagreements the grades over-represent"
         )
@@ -173,7 +179,7 @@ def _labels_line(race: RaceFile) -> str:
 
 def _with_asked_kappas(root: Path, race: RaceFile, rows: list[RaceCellRow]) -> list[RaceCellRow]:
     """The cells' rows with their κ from the asked grades (``race.labels=ask``), weighted 1/π
-    with the design's interval, over every item each cell judged and a person graded."""
+    with the jackknife's interval, over every item each cell judged and a person graded."""
     from mmjudge.store.asked_grades import read_asked_grades
     from mmjudge.store.rows import read_records
     from mmjudge.studies.race_labels import asked_kappas

@@ -360,15 +360,50 @@ class AskedKappas(NamedTuple):
     """Asked items each cell graded."""
 
 
+def jackknife_se(reference: IntArray, codes: IntArray, weights: FloatArray, k: int) -> FloatArray:
+    """Each cell's delete-one jackknife standard error of its weighted κ̂ over the asked items
+    it graded: κ̂ recomputed without each item in turn (its weight taken out of its table
+    cell), √((m − 1)/m · Σ (κ̂₍ᵢ₎ − mean)²) over its m items; ``nan`` under
+    :data:`MIN_ASKED` items. Items of the same grades and weight give the same replicate, so
+    each distinct one is computed once and counted as often as it occurs."""
+    n_cells = codes.shape[0]
+    se = np.full(n_cells, math.nan)
+    for cell in range(n_cells):
+        valid = (codes[cell] >= 0) & (reference >= 0) & (weights > 0)
+        m = int(valid.sum())
+        if m < MIN_ASKED:
+            continue
+        rows, cols, w = reference[valid], codes[cell][valid], weights[valid]
+        table = np.zeros((k, k))
+        np.add.at(table, (rows, cols), w)
+        kinds, counts = np.unique(np.stack([rows, cols, w]), axis=1, return_counts=True)
+        left_out = np.repeat(table[None], kinds.shape[1], axis=0)
+        at = np.arange(kinds.shape[1])
+        left_out[at, kinds[0].astype(np.int64), kinds[1].astype(np.int64)] -= kinds[2]
+        replicates = kappa_from_tables(left_out, None, math.nan)
+        mean = float((counts * replicates).sum()) / m
+        se[cell] = math.sqrt((m - 1) / m * float((counts * (replicates - mean) ** 2).sum()))
+    return se
+
+
 def asked_kappas(
     reference: IntArray, codes: IntArray, weights: FloatArray, k: int, level: float = 0.95
 ) -> AskedKappas:
     """Each cell's κ̂ over every item it graded (``codes`` −1 where it did not) from the asked
-    grades ``reference`` weighted ``weights`` (1/π, 0 where not asked), with the normal
-    interval at ``level`` from the design's linearised error (:func:`weighted_own`)."""
+    grades ``reference`` weighted ``weights`` (1/π, 0 where not asked), with the interval at
+    ``level`` from the delete-one jackknife's error (:func:`jackknife_se`) and Student's t
+    with m − 1 degrees of freedom, m the asked items the cell graded.
+
+    The race itself decides on the design's linearised errors (:func:`weighted_own`); a
+    report's interval rests on a few dozen asked items, where the linearisation is too
+    narrow (its 95% intervals held the demo judges' κ on all their items in 91% of 200
+    simulated races, the jackknife's with t in 94.5%)."""
     from scipy import stats
 
     everything = np.full(codes.shape[0], codes.shape[1], dtype=np.int64)
     own = weighted_own(reference, codes, everything, weights, k)
-    z = float(stats.norm.ppf(0.5 + level / 2))
-    return AskedKappas(own.kappa, own.kappa - z * own.se, own.kappa + z * own.se, own.asked)
+    se = jackknife_se(reference, codes, weights, k)
+    with np.errstate(invalid="ignore"):
+        t = stats.t.ppf(0.5 + level / 2, np.maximum(own.asked - 1, 1))
+    half = np.where(np.isfinite(se), t * se, math.nan)
+    return AskedKappas(own.kappa, own.kappa - half, own.kappa + half, own.asked)

@@ -317,10 +317,11 @@ def _demo_judges() -> tuple[np.ndarray, np.ndarray, list[tuple[str, str]]]:
 @pytest.mark.slow  # about 3 s: 200 races of the demo's replay judges
 def test_the_reports_kappa_from_asked_grades_covers_the_kappa_on_every_graded_item() -> None:
     """The κ the report gives each judge of a race that asked for grades (weighted 1/π, with
-    the design's interval: :func:`~mmjudge.studies.race_labels.asked_kappas`) holds the
-    judge's κ on all the demo's graded items in about 95% of races (measured: 91% over 200
-    seeds); the same grades weighted alike miss it in most races, as the grades asked
-    over-represent the items where judges disagree."""
+    the jackknife's interval: :func:`~mmjudge.studies.race_labels.asked_kappas`) holds the
+    judge's κ on all the demo's graded items in about 95% of races (measured: 93%, 96% and
+    94.5% over 200 seeds; the design's linearised error gave 91%); the same grades weighted
+    alike miss it in most races, as the grades asked over-represent the items where judges
+    disagree."""
     from mmjudge.grid.simulation import simulated_rounds
     from mmjudge.studies.race_rule import race_order
 
@@ -354,7 +355,7 @@ def test_the_reports_kappa_from_asked_grades_covers_the_kappa_on_every_graded_it
         counted += np.isfinite(labels.asked_kappas(asked, codes, weights, 3).low)
     assert counted.min() == 200  # every race asked enough grades for an interval
     weighted, alike = covered / counted
-    assert weighted.mean() >= 0.88 and weighted.min() >= 0.85, weighted
+    assert weighted.mean() >= 0.93 and weighted.min() >= 0.92, weighted
     assert alike.mean() < 0.6, alike
 
 
@@ -442,3 +443,27 @@ def test_the_even_share_stays_fixed_where_there_is_nothing_to_trade() -> None:
     assert labels.priced_uniform_share(reference, weights, codes, [0], 0, 1, 1, K) == fixed
     few = np.where(np.arange(reference.size) < 20, reference, -1)
     assert labels.priced_uniform_share(few, weights, codes, [0, 1, 2], 0, 1, 1, K) == fixed
+
+
+def test_the_jackknife_takes_each_asked_item_out_in_turn() -> None:
+    """Against the delete-one jackknife written out item by item."""
+    truth, judges = _population(300, seed=7)
+    pi = labels.inclusion_probabilities(judges, [0, 1, 2], 0)
+    asked = labels.draw_labels(pi, 7, 1).asked
+    reference = np.where(asked, truth, -1)
+    weights = np.where(asked, 1.0 / pi, 0.0)
+    found = labels.jackknife_se(reference, judges, weights, K)
+    for cell in range(3):
+        items = np.flatnonzero(asked)
+        replicates = []
+        for left in items:
+            table = np.zeros((K, K))
+            for n in items:
+                if n != left:
+                    table[reference[n], judges[cell, n]] += weights[n]
+            replicates.append(kappa_from_tables(table[None], None, math.nan)[0])
+        r = np.asarray(replicates)
+        m = r.size
+        assert found[cell] == pytest.approx(math.sqrt((m - 1) / m * ((r - r.mean()) ** 2).sum()))
+    few = np.where(np.arange(300) < 20, reference, -1)  # under MIN_ASKED asked items
+    assert np.isnan(labels.jackknife_se(few, judges, weights, K)).all()
