@@ -132,6 +132,29 @@ def _all_alike(codes: IntArray, judging: Sequence[int]) -> BoolArray:
     return np.all(rows == rows[:1], axis=0)
 
 
+def _closest_pair_psi_squared(
+    reference: IntArray,
+    weights: FloatArray,
+    codes: IntArray,
+    leader: int,
+    rivals: Sequence[int],
+    k: int,
+) -> FloatArray:
+    """ψ² of each item for the leader and the rival of the nearest weighted κ (0 where the
+    item has no person's grade: only asked items are summed)."""
+    prefixes = np.full(codes.shape[0], codes.shape[1], dtype=np.int64)
+    tables = _own_tables(reference, codes, prefixes, weights, k).tables
+    phi = np.nan_to_num(influence(tables))
+    kappas = np.nan_to_num(kappa_from_tables(tables, None, math.nan), nan=-math.inf)
+    closest = min(rivals, key=lambda c: abs(float(kappas[leader] - kappas[c])))
+    ref = np.maximum(reference, 0)
+
+    def moved(cell: int) -> FloatArray:
+        return np.where(codes[cell] >= 0, phi[cell, ref, np.maximum(codes[cell], 0)], 0.0)
+
+    return np.asarray((moved(leader) - moved(closest)) ** 2, dtype=np.float64)
+
+
 def priced_uniform_share(
     reference: IntArray,
     weights: FloatArray,
@@ -170,17 +193,7 @@ def priced_uniform_share(
     if int((asked & alike).sum()) < MIN_ASKED:
         return UNIFORM_SHARE
     n_items = codes.shape[1]
-    prefixes = np.full(codes.shape[0], n_items, dtype=np.int64)
-    tables = _own_tables(reference, codes, prefixes, weights, k).tables
-    phi = np.nan_to_num(influence(tables))
-    kappas = np.nan_to_num(kappa_from_tables(tables, None, math.nan), nan=-math.inf)
-    closest = min(rivals, key=lambda c: abs(float(kappas[leader] - kappas[c])))
-    ref = np.maximum(reference, 0)
-
-    def moved(cell: int) -> FloatArray:
-        return np.where(codes[cell] >= 0, phi[cell, ref, np.maximum(codes[cell], 0)], 0.0)
-
-    psi_squared = (moved(leader) - moved(closest)) ** 2
+    psi_squared = _closest_pair_psi_squared(reference, weights, codes, leader, rivals, k)
     now = inclusion_probabilities(codes, judging, leader)
     spread = float((weights * psi_squared * asked * alike).sum()) / n_items
     disagreeing = asked & ~alike
