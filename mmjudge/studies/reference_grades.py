@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from mmjudge.errors import MMJudgeError
 from mmjudge.metrics import scoring
 from mmjudge.store import Key, SavedRun, common_scored_keys
 from mmjudge.studies.asked_agreement import (
@@ -156,4 +157,27 @@ def not_read_line(asked: AskedReference) -> str:
     return (
         f"the {asked.draw.graded:,} grades the race asked for are not read: the dataset's own "
         "grades cover every item, a better reference than a weighted sample of them"
+    )
+
+
+def uniform_pilot(root: Path, runs: Sequence[SavedRun]) -> str | None:
+    """For a command that plans from a pilot of uniformly drawn grades (``mmjudge plan``): the
+    line saying a race's asked grades in ``root`` are not read where the dataset has grades of
+    its own (None when there are none to leave out).
+
+    Raises:
+        MMJudgeError: the dataset has no grades and the race asked for some: a count of labels
+            needed planned from grades that over-represent the judges' disagreements would be
+            wrong, and no weighted plan is computed (the message says where to go instead)."""
+    asked = asked_reference(root)
+    if asked is None:
+        return None
+    if has_dataset_grades(runs):
+        return not_read_line(asked)
+    raise MMJudgeError(
+        f"{root}: its people's grades were asked adaptively by its race ({asked.draw.graded:,} "
+        f"over {asked.draw.rounds} rounds, each weighted 1/π), and plan counts the labels "
+        "needed from a uniformly drawn pilot, which these are not; the race asks for what its "
+        f"decision needs (mmjudge race, race.labels=ask), `mmjudge frontier {root}` and "
+        f"`mmjudge agree {root}` give each judge's weighted κ with its interval"
     )
