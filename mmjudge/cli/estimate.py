@@ -177,7 +177,7 @@ def compute(args: argparse.Namespace) -> HeldBack:
     if not human.qrels:
         raise MMJudgeError(f"{args.human}: no judgments in the file")
     if asked is not None:
-        args.grades_read = not_read_line(asked)
+        args.grades_read = f"the dataset's own; {not_read_line(asked)}"
     scale = human_scale(human, args.scale)
     judge, _ = apply_scale(judge_file, scale, args.out_of_scale, "drop or clip")
     threshold = scoring.relevance_threshold(

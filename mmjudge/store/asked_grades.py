@@ -99,4 +99,3 @@ def _asked(entry: dict[str, object]) -> AskedGrade:
 def is_known(grade: float | None) -> bool:
     """Whether an asked item's grade has come (not None, not NaN)."""
     return grade is not None and not math.isnan(grade)
-
