@@ -147,6 +147,9 @@ def test_agree_on_the_folder_gives_the_same_weighted_kappas(
     assert agree.main([str(unlabelled), "--runs", str(unlabelled)]) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert line.startswith("mmjudge agree: --runs with ") and "asked adaptively" in line
+    assert agree.main([str(unlabelled), "some.qrels", "--panel", "majority"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "is a folder" in line and "RUN_QRELS, --panel do not apply" in line
 
 
 def test_estimate_weights_the_correction_by_inclusion_probability(
@@ -175,6 +178,9 @@ def test_estimate_weights_the_correction_by_inclusion_probability(
     assert mean["ppi"]["estimate"] == pytest.approx(expected)
     assert estimate.main([str(unlabelled), "--judge", "replay-hasty", "--labelled", "20"]) == 2
     assert "which are read weighted 1/π without --labelled" in capsys.readouterr().err
+    assert estimate.main([str(unlabelled), "--judge", "replay-hasty", "--runs", "x"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("mmjudge estimate: --runs with ") and "top ten" in line
 
 
 def test_estimate_refuses_while_the_race_waits_on_a_rounds_grades(
