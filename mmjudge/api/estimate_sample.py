@@ -11,20 +11,27 @@ was made from the pairs no person had graded, and ``plan --next`` writes how man
 account for, the human labels from before the draw are missing from the human file, and
 those pairs would silently count as unlabelled items the draw could never have picked. That
 is refused, naming the fix.
+
+On the folder of a race that asked people for grades as it went (``race.labels=ask``) over a
+dataset without grades, the asked grades are the draw (:func:`asked_sample`): every item the
+judge graded in the race's decided rounds had its own known chance of being asked.
 """
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
-from mmjudge.data.qrels import Qrels
+from mmjudge.data.qrels import Qrels, QrelsFile
 from mmjudge.errors import MMJudgeError
 from mmjudge.estimation.estimates import check_labelled
 from mmjudge.estimation.prediction import ItemLabels
+from mmjudge.store.asked_grades import ASKED_GRADES_FILE
 from mmjudge.store.review_file import ReviewLine, ReviewRow, read_review
+from mmjudge.studies.asked_agreement import AskedReference
 
 
 def sampled_items(
@@ -124,3 +131,56 @@ def _check_pool(pools: set[int], ungraded: int, drawn: int, paths: tuple[Path, P
             "labels from before the draw too (e.g. cat <dataset>.human.qrels from mmjudge "
             "export and the imported review's qrels into one file)"
         )
+
+
+class AskedSample(NamedTuple):
+    """The labelled items of ``mmjudge estimate RACE_DIR`` on a race's asked grades."""
+
+    human: QrelsFile
+    """The asked grades of the judge's items, as qrels (for the scale and messages)."""
+    items: ItemLabels
+    """Every item the judge graded (the person's grade where asked, ``nan`` elsewhere)."""
+    labelled: np.ndarray
+    """Which of them a person graded."""
+    probabilities: np.ndarray
+    """Each labelled item's inclusion probability π."""
+
+
+def asked_sample(folder: Path, judge: Qrels, asked: AskedReference) -> AskedSample:
+    """The items of a race's judge (``judge``: its grades, from the race ``folder``) with the
+    grades the race asked for and their inclusion probabilities: what the prediction-powered
+    estimate weights 1/π (the active-inference form, Zrnic and Candès 2024), over the items
+    the race's decided rounds reached.
+
+    Raises:
+        MMJudgeError: the race waits on a round's grades (its judges have judged items whose
+            draw is not closed, so the items are no longer the rounds' population), or too few
+            of the judge's items were graded."""
+    if asked.draw.waiting:
+        raise MMJudgeError(
+            f"{folder}: the race waits for {asked.draw.waiting:,} grades of its next round, "
+            "whose items its judges have judged already; fill the labelling file and run the "
+            "race again before estimating from its asked grades"
+        )
+    grade_of = {
+        key: (float(grade), 1.0 / float(weight))
+        for key, grade, weight in zip(asked.keys, asked.grades, asked.weights, strict=True)
+    }
+    order, h, j, pi = [], [], [], []
+    human: Qrels = {}
+    for query, docs in judge.items():
+        for doc, grade in docs.items():
+            order.append((query, doc))
+            found = grade_of.get((query, doc))
+            h.append(math.nan if found is None else found[0])
+            pi.append(0.0 if found is None else found[1])
+            j.append(float(grade))
+            if found is not None:
+                human.setdefault(query, {})[doc] = round(found[0])
+    chance = np.asarray(pi)
+    labelled = chance > 0
+    check_labelled(int(labelled.sum()), len(order), f"{folder}: the race's asked grades,")
+    items = ItemLabels([q for q, _ in order], [d for _, d in order], np.asarray(h), np.asarray(j))
+    return AskedSample(
+        QrelsFile(folder / ASKED_GRADES_FILE, human, {}), items, labelled, chance[labelled]
+    )

@@ -1,5 +1,6 @@
 """How well do judges' qrels agree with human qrels?
 
+    mmjudge agree SWEEP_DIR [--n-boot N] [--seed S]
     mmjudge agree HUMAN_QRELS RUN_QRELS... [--format table|csv|json]
                   [--scale 0,1,2,3] [--out-of-scale error|drop|clip|keep]
                   [--n-boot N] [--seed S] [--relevant-from 2]
@@ -8,7 +9,10 @@
                   [--trained JUDGE_DIR ...]
 
 What each figure means, the scale, the system rankings, slices and panels:
-:mod:`mmjudge.api.score_files`, which this command calls.
+:mod:`mmjudge.api.score_files`, which this command calls. Given a sweep or race folder
+instead, each of its judges' κ against the dataset's grades, or, on a race over a dataset
+without grades, against the grades the race asked for, weighted 1/π
+(:mod:`mmjudge.api.folder_agreement`).
 """
 
 from __future__ import annotations
@@ -16,13 +20,16 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
+from mmjudge.api.folder_agreement import folder_agreement, format_folder
 from mmjudge.api.score_files import non_negative, parse_scale, render, score_files
 from mmjudge.cli.exits import fail
 from mmjudge.errors import MMJudgeError
 from mmjudge.metrics import scoring
 from mmjudge.metrics.aggregate import AGGREGATORS
 from mmjudge.metrics.label_scale import OUT_OF_SCALE
+from mmjudge.studies.asked_agreement import asked_reference
 
 PROG = "mmjudge agree"
 
@@ -34,13 +41,15 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "human",
-        metavar="HUMAN_QRELS",
-        help="human judgments: TREC qrels, or JSON lines (.jsonl) with query_id, result_id, grade",
+        metavar="HUMAN_QRELS|SWEEP_DIR",
+        help="human judgments: TREC qrels, or JSON lines (.jsonl) with query_id, result_id, "
+        "grade; or a sweep or race folder, whose judges are scored against the dataset's "
+        "grades or the grades its race asked for (race.labels=ask), weighted 1/π",
     )
     p.add_argument(
         "runs",
         metavar="RUN_QRELS",
-        nargs="+",
+        nargs="*",
         help="judge labels, in either form (the files the replay judge reads); a file of "
         "several runs (a run or judge field) is scored run by run",
     )
@@ -136,7 +145,11 @@ def _ranking_options(p: argparse.ArgumentParser) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; returns the exit status (2 for unusable input files)."""
     args = parser().parse_args(argv)
+    if Path(args.human).is_dir():
+        return _folder(args)
     try:
+        if not args.runs:
+            raise MMJudgeError("give RUN_QRELS after HUMAN_QRELS, or a sweep folder alone")
         scored = score_files(
             args.human,
             args.runs,
@@ -154,4 +167,42 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MMJudgeError as error:
         return fail(PROG, error)
     sys.stdout.write(render(scored, args.format))
+    return 0
+
+
+def _folder(args: argparse.Namespace) -> int:
+    """``mmjudge agree SWEEP_DIR``: each judge's κ against the folder's people's grades."""
+    try:
+        given = [
+            flag
+            for flag, value in (
+                ("RUN_QRELS", args.runs),
+                ("--runs", args.systems),
+                ("--slices", args.slices),
+                ("--panel", args.panel),
+                ("--trained", args.trained),
+                ("--scale", args.scale),
+                ("--relevant-from", args.relevant_from),
+            )
+            if value
+        ]
+        if args.format != "table":
+            given.append("--format")
+        if args.systems and asked_reference(Path(args.human)) is not None:
+            raise MMJudgeError(
+                f"--runs with {args.human}: its people's grades were asked adaptively, a "
+                "sample weighted 1/π that leaves most of each system's top ten ungraded, and "
+                "mmjudge does not weigh nDCG or P@10 by it; rank systems against grades of "
+                "their top tens (a qrels file), or read each judge's weighted κ without --runs"
+            )
+        if given:
+            raise MMJudgeError(
+                f"{args.human} is a folder: its judges' κ is scored as its summaries score it, "
+                f"so {', '.join(given)} do not apply; for them, export its labels "
+                "(mmjudge export) and pass the qrels files"
+            )
+        found = folder_agreement(args.human, n_boot=args.n_boot, seed=args.seed)
+    except MMJudgeError as error:
+        return fail(PROG, error)
+    sys.stdout.write(format_folder(found))
     return 0

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mmjudge.api.estimate_sample import sampled_items
+from mmjudge.api.estimate_sample import asked_sample, sampled_items
 from mmjudge.api.score_files import aligned_columns, non_negative, parse_scale
 from mmjudge.api.sweep_labels import sweep_labels
 from mmjudge.cli.exits import fail
@@ -53,6 +53,8 @@ from mmjudge.estimation.estimates import (
 from mmjudge.estimation.prediction import shared_items
 from mmjudge.metrics import scoring
 from mmjudge.metrics.label_scale import apply_scale, human_scale
+from mmjudge.studies.asked_agreement import AskedReference, asked_reference
+from mmjudge.studies.reference_grades import not_read_line
 
 PROG = "mmjudge estimate"
 
@@ -138,6 +140,7 @@ def parser() -> argparse.ArgumentParser:
         "half, 2 on 0–3)",
     )
     p.set_defaults(left_out=0)  # set from a sweep folder with a trained judge
+    p.set_defaults(grades_read=None)  # set from a race's folder that asked for grades
     return p
 
 
@@ -163,11 +166,18 @@ def read_inputs(args: argparse.Namespace) -> tuple[QrelsFile, QrelsFile]:
 
 def compute(args: argparse.Namespace) -> HeldBack:
     """Read the files and estimate; raises :class:`MMJudgeError` naming what is unusable."""
-    if (args.labelled is None) == (args.sample is None):
+    if args.labelled is not None and args.sample is not None:
         raise MMJudgeError("give one of --labelled N (a random draw) or --sample REVIEW_FILE")
     human, judge_file = read_inputs(args)
+    asked = asked_reference(Path(args.human)) if Path(args.human).is_dir() else None
+    if not human.qrels and asked is not None:
+        return _from_asked(args, judge_file, asked)
+    if args.labelled is None and args.sample is None:
+        raise MMJudgeError("give one of --labelled N (a random draw) or --sample REVIEW_FILE")
     if not human.qrels:
         raise MMJudgeError(f"{args.human}: no judgments in the file")
+    if asked is not None:
+        args.grades_read = f"the dataset's own; {not_read_line(asked)}"
     scale = human_scale(human, args.scale)
     judge, _ = apply_scale(judge_file, scale, args.out_of_scale, "drop or clip")
     threshold = scoring.relevance_threshold(
@@ -185,6 +195,35 @@ def compute(args: argparse.Namespace) -> HeldBack:
             "are the query and doc ids the same in both files?"
         )
     return held_back(items, systems, scale.grades, threshold, args.labelled, args.seed)
+
+
+def _from_asked(args: argparse.Namespace, judge_file: QrelsFile, asked: AskedReference) -> HeldBack:
+    """The estimates from the grades a race asked for (a dataset without grades), each
+    labelled item weighted 1/π (:func:`~mmjudge.api.estimate_sample.asked_sample`)."""
+    if args.labelled is not None or args.sample is not None:
+        raise MMJudgeError(
+            f"{args.human}: the dataset has no grades of its own; the race there asked for "
+            f"{asked.draw.graded:,}, which are read weighted 1/π without --labelled or --sample"
+        )
+    if args.systems:
+        raise MMJudgeError(
+            f"--runs with {args.human}: the asked grades cover too few of each system's top "
+            "ten to weigh its nDCG@10 and P@10 by item; leave out --runs (the mean grade and "
+            "the share of relevant items are estimated), or grade the systems' top tens"
+        )
+    judge_grades = judge_file.qrels
+    sample = asked_sample(Path(args.human), judge_grades, asked)
+    scale = human_scale(sample.human, args.scale)
+    judge, _ = apply_scale(judge_file, scale, args.out_of_scale, "drop or clip")
+    if judge != judge_grades:
+        sample = asked_sample(Path(args.human), judge, asked)
+    threshold = scoring.relevance_threshold(
+        np.asarray(scale.grades, dtype=float), args.relevant_from
+    )
+    args.grades_read = asked.draw.line()
+    return estimates_for(
+        sample.items, None, scale.grades, threshold, sample.labelled, sample.probabilities
+    )
 
 
 def _cell(value: float | None) -> str:
@@ -289,11 +328,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             "level": scoring.LEVEL,
             "systems": str(args.systems) if args.systems else None,
             "left_out": args.left_out,
+            "grades": args.grades_read,
         }
         sys.stdout.write(
             json.dumps({**settings, **as_dict(result)}, indent=2, allow_nan=False) + "\n"
         )
     else:
+        if args.grades_read:
+            sys.stdout.write(f"grades: {args.grades_read}\n")
         left_out = args.left_out
         if left_out:
             sys.stdout.write(

@@ -23,6 +23,12 @@ For each dataset under SWEEP_DIR:
 
 Each κ line shows chance (0) and the human–human κ beside it.
 
+Which people's grades: the dataset's own, where it has any. On the folder of a race that
+asked people for grades as it went (``race.labels=ask``) over a dataset without grades, the
+grades it asked for, each weighted 1/π (its inclusion probability), with the design's
+intervals instead of the bootstrap's (:mod:`mmjudge.studies.asked_agreement`); the
+``grades`` line says which, and how many were asked in how many rounds.
+
 Every κ printed says which items it is on. The best judge is picked on the very items it is
 scored on, so its κ flatters it; ``mmjudge select`` estimates what choosing costs
 on held-out queries.
@@ -42,7 +48,6 @@ from mmjudge.cli.exits import fail
 from mmjudge.display import MISSING, interval, number, price, usd_per_million
 from mmjudge.errors import MMJudgeError
 from mmjudge.store import Bounds, completed_runs
-from mmjudge.store.asked_grades import asked_grades_hint
 from mmjudge.studies.frontier import (
     FrontierAnswer,
     FrontierCandidate,
@@ -100,8 +105,12 @@ def _answer_lines(a: FrontierAnswer, pct: str) -> list[str]:
         f"{usd_per_million(answer.usd_per_million)}",
         f"    on the {answer.n_items} items both graded: κ(best) "
         f"{_fmt(answer.kappa_best)}, κ {_fmt(answer.kappa)}",
-        f"    κ(best) − κ: {_interval(difference)}, p {_p(p_value)} "
-        f"({pct} interval, paired bootstrap over {answer.n_queries} queries)",
+        f"    κ(best) − κ: {_interval(difference)}, p {_p(p_value)} ({pct} interval, "
+        + (
+            "the design's linearised error, each item weighted 1/π)"
+            if a.weighted
+            else f"paired bootstrap over {answer.n_queries} queries)"
+        ),
     ]
 
 
@@ -126,10 +135,13 @@ def format_table(answers: Sequence[FrontierAnswer]) -> str:
         out += [
             f"{a.dataset}:",
             f"  {title:<17}   {best.name}  κ {_interval(best.kappa)} ({pct} "
-            f"interval; {_scale(a)}), α {_fmt(best.alpha)} on its {best.n_items} items  "
+            f"interval; {_scale(a)}), α {_fmt(best.alpha)} on its {best.n_items} "
+            f"{'asked items' if a.weighted else 'items'}  "
             f"{usd_per_million(best.usd_per_million)}",
             *_answer_lines(a, pct),
             *_race_lines(a),
+            f"  grades: {a.grades}",
+            *([f"    {a.not_read}"] if a.not_read else []),
             f"  note: {a.note}",
             "",
         ]
@@ -208,12 +220,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             seed=args.seed,
             level=args.level,
             dataset=args.dataset,
+            root=Path(args.sweep_dir),
         )
         if not answers:
-            raise MMJudgeError(
-                f"{args.sweep_dir}: no completed run with a defined κ below it"
-                + asked_grades_hint(Path(args.sweep_dir))
-            )
+            raise MMJudgeError(f"{args.sweep_dir}: no completed run with a defined κ below it")
     except MMJudgeError as error:
         return fail(PROG, error)
     if args.format == "json":

@@ -20,7 +20,10 @@ sample size it is worth. With ``--next N --out FILE``, N items per dataset that 
 graded yet, drawn with known inclusion probabilities (:mod:`mmjudge.estimation.next_items`),
 written as a review file for ``mmjudge review import``, with a column
 ``inclusion_probability`` that ``mmjudge estimate --sample`` weights by. The method is
-:mod:`mmjudge.estimation.planning`.
+:mod:`mmjudge.estimation.planning`. On the folder of a race that asked people for grades as it
+went (``race.labels=ask``) over a dataset without grades, the command refuses in one line: its
+counts come from a uniformly drawn pilot, and the asked grades over-represent the judges'
+disagreements (:func:`mmjudge.studies.reference_grades.uniform_pilot`).
 """
 
 from __future__ import annotations
@@ -38,7 +41,6 @@ from mmjudge.display import MISSING, number, percent, price, usd
 from mmjudge.errors import MMJudgeError
 from mmjudge.estimation.planning import draw_unlabelled, plan_sweep
 from mmjudge.store import SavedRun, completed_runs
-from mmjudge.store.asked_grades import asked_grades_hint
 from mmjudge.store.plan_file import (
     DatasetPlan,
     JudgePlan,
@@ -48,6 +50,7 @@ from mmjudge.store.plan_file import (
 )
 from mmjudge.store.review_file import Draw, ReviewRow, write_review
 from mmjudge.studies.disagreements import Candidate
+from mmjudge.studies.reference_grades import uniform_pilot
 
 PROG = "mmjudge plan"
 
@@ -282,6 +285,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.out is not None and args.out.suffix not in (".csv", ".jsonl"):
             raise MMJudgeError(f"--out {args.out}: name a .csv or .jsonl file")
         runs = completed_runs(Path(args.sweep_dir))
+        not_read = uniform_pilot(Path(args.sweep_dir), runs)
         plans = plan_sweep(
             runs,
             half_width=args.halfwidth,
@@ -295,7 +299,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise MMJudgeError(
                 f"{args.sweep_dir}: no completed run with a defined κ below it; with no human "
                 "labels yet, --next N --out FILE draws the first items for people to grade"
-                + asked_grades_hint(Path(args.sweep_dir))
             )
         if plans and args.next is None and not any(_planned(p) for p in plans):
             raise MMJudgeError("; ".join(_refusals(plans)))
@@ -305,6 +308,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.format == "json":
         sys.stdout.write(plan_json(LabelPlan(tuple(plans))))
     elif plans:
+        if not_read:
+            print(f"grades: the dataset's own; {not_read}")
         sys.stdout.write(format_table(plans))
     else:
         print(f"{args.sweep_dir}: no judge has a defined κ yet (too few human labels)")

@@ -42,8 +42,8 @@ from mmjudge.metrics.labels import as_labels
 from mmjudge.metrics.resampling import bootstrap_ci
 from mmjudge.store import SavedRun, common_keys, union_keys
 from mmjudge.store.plan_file import BudgetPlan, DatasetPlan, JudgePlan, SeparationEntry
-from mmjudge.studies.frontier import compare_runs, own_score
 from mmjudge.studies.members import human_consensus
+from mmjudge.studies.reference_grades import compare_runs, own_score
 
 Z95 = 1.959963984540054
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from mmjudge.store.race_file import RaceFile, RoundDecision, read_race_file
 from mmjudge.store.summary import run_ending
-from mmjudge.studies.race_labels import AskedKappas
+from mmjudge.studies.asked_agreement import AskedKappa
 from mmjudge.studies.race_records import (
     cell_fates,
     cell_prefixes,
@@ -179,46 +179,37 @@ def _labels_line(race: RaceFile) -> str:
 
 def _with_asked_kappas(root: Path, race: RaceFile, rows: list[RaceCellRow]) -> list[RaceCellRow]:
     """The cells' rows with their κ from the asked grades (``race.labels=ask``), weighted 1/π
-    with the jackknife's interval, over every item each cell judged and a person graded."""
-    from mmjudge.store.asked_grades import read_asked_grades
+    with the jackknife's interval, over every item each cell judged and a person graded
+    (:func:`mmjudge.studies.asked_agreement.judge_kappas`)."""
     from mmjudge.store.rows import read_records
-    from mmjudge.studies.race_labels import asked_kappas
-    from mmjudge.studies.race_pairs import grade_codes
+    from mmjudge.studies.asked_agreement import asked_reference, judge_kappas
 
     if not race.settings.asks:
         return rows
-    decided = len(race.rounds)
-    asked = [a for a in read_asked_grades(root) if a.round <= decided and a.grade is not None]
-    if not asked:
+    asked = asked_reference(root)
+    if asked is None:
         return rows
-    keys = [(a.query_id, a.result_id) for a in asked]
-    grades = np.full((len(race.cells), len(keys)), np.nan)
-    for index, cell in enumerate(race.cells):
+    labels = []
+    for cell in race.cells:
         records = read_records(root / cell.run_dir)
-        for position, key in enumerate(keys):
+        grades = np.full(len(asked.keys), np.nan)
+        for position, key in enumerate(asked.keys):
             record = records.get(key)
             if record is not None and record.label is not None and record.error is None:
-                grades[index, position] = float(record.label)
-    reference = np.asarray([a.grade for a in asked], dtype=np.float64)
-    seen = np.concatenate([reference, grades.ravel()])
-    scale = [float(g) for g in np.unique(seen[~np.isnan(seen)])]
-    found = asked_kappas(
-        grade_codes(reference, scale),
-        grade_codes(grades, scale),
-        np.asarray([1.0 / a.probability for a in asked]),
-        len(scale),
-    )
+                grades[position] = float(record.label)
+        labels.append(grades)
+    found = judge_kappas(asked, labels)
     return [
-        dataclasses.replace(row, asked_kappa=_interval_text(found, cell))
+        dataclasses.replace(row, asked_kappa=_interval_text(found[cell]))
         for cell, row in enumerate(rows)
     ]
 
 
-def _interval_text(found: AskedKappas, cell: int) -> str:
-    kappa, low, high = found.kappa[cell], found.low[cell], found.high[cell]
+def _interval_text(found: AskedKappa) -> str:
+    kappa, low, high = found.kappa
     if not math.isfinite(kappa):
         return "—"
-    items = f"{int(found.asked[cell]):,} graded"
+    items = f"{found.n_items:,} graded"
     if not (math.isfinite(low) and math.isfinite(high)):
         return f"{kappa_text(kappa)} (too few grades for an interval; {items})"
     return f"{kappa_text(kappa)} [{kappa_text(low)}, {kappa_text(high)}] ({items})"

@@ -99,16 +99,3 @@ def _asked(entry: dict[str, object]) -> AskedGrade:
 def is_known(grade: float | None) -> bool:
     """Whether an asked item's grade has come (not None, not NaN)."""
     return grade is not None and not math.isnan(grade)
-
-
-def asked_grades_hint(folder: Path) -> str:
-    """For a command that found no κ in ``folder``: where the grades a race there asked for
-    as it went are read (empty when it asked for none)."""
-    given = [g for g in read_asked_grades(folder) if is_known(g.grade)]
-    if not given:
-        return ""
-    return (
-        f"; the race there asked people for {len(given):,} grades as it went "
-        f"({ASKED_GRADES_FILE}), and each judge's κ from them, weighted 1/π, is in the race "
-        f"section of `mmjudge report {folder}` (this command reads only the dataset's grades)"
-    )

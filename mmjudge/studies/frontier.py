@@ -18,9 +18,14 @@ from pathlib import Path
 import numpy as np
 
 from mmjudge.metrics import scoring
-from mmjudge.store import Bounds, Key, SavedRun, common_scored_keys
-from mmjudge.studies.members import human_consensus
+from mmjudge.store import Bounds, Key, SavedRun
 from mmjudge.studies.race_verdict import race_note, verdict_for_runs
+from mmjudge.studies.reference_grades import (
+    AskedGrades,
+    DatasetGrades,
+    Grades,
+    grades_for,
+)
 
 OPTIMISM_NOTE = (
     "the best judge is picked on the items it is scored on, so its κ is optimistic; "
@@ -30,40 +35,6 @@ OPTIMISM_NOTE = (
 
 def _queries(keys: Sequence[Key]) -> np.ndarray:
     return np.array([key[0] for key in keys], dtype=object)
-
-
-def own_score(run: SavedRun, *, n_boot: int, seed: int, level: float) -> scoring.JudgeScore:
-    """A run against the consensus on the items it graded (as in its summary and the
-    report): a trained judge's without the items it learnt from."""
-    keys = run.scored_keys
-    return scoring.score_judge(
-        _queries(keys),
-        human_consensus([run], keys),
-        run.labels(keys),
-        run.grades,
-        relevant_from=run.relevant_from,
-        n_boot=n_boot,
-        seed=seed,
-        level=level,
-    )
-
-
-def compare_runs(
-    best: SavedRun, other: SavedRun, *, n_boot: int, seed: int, level: float
-) -> scoring.PairedComparison | None:
-    """``best`` against ``other`` on the items both graded and score (``None`` without any):
-    never on an item a trained judge of the two learnt from."""
-    keys = common_scored_keys([best, other])
-    return scoring.compare_judges(
-        _queries(keys),
-        human_consensus([best, other], keys),
-        best.labels(keys),
-        other.labels(keys),
-        best.grades,
-        n_boot=n_boot,
-        seed=seed,
-        level=level,
-    )
 
 
 @dataclass(frozen=True)
@@ -212,6 +183,13 @@ class FrontierAnswer:
     """Why the best judge's κ is optimistic."""
     race: RaceChoice | None
     """What the folder's race chose (None when the runs are not a race's)."""
+    grades: str = DatasetGrades.line
+    """Which people's grades every κ here is against, and how they were drawn."""
+    weighted: bool = False
+    """The grades were asked adaptively and weighted 1/π: every interval is the design's
+    (normal, from the linearised error), not the query bootstrap's."""
+    not_read: str | None = None
+    """Grades the folder holds that were not read, and why (None when there are none)."""
 
 
 def _comparison(run: SavedRun, found: scoring.PairedComparison | None) -> FrontierCandidate:
@@ -245,9 +223,8 @@ def _cheapest_above_chance(
     best_kappa: scoring.Interval | None,
     best: SavedRun,
     *,
+    grades: Grades,
     n_boot: int,
-    seed: int,
-    level: float,
 ) -> tuple[dict[int, FrontierCandidate], FrontierCandidate | None]:
     """The cheapest candidate not distinguishably worse than the best whose own κ interval
     lies above 0, or None when none does; and each candidate checked on the way (cheapest
@@ -268,7 +245,7 @@ def _cheapest_above_chance(
             continue
         own = best_kappa if run is best else None
         if own is None:
-            own = own_score(run, n_boot=n_boot, seed=seed, level=level).kappa
+            own = grades.own(run, n_boot).kappa
         checked[i] = dataclasses.replace(candidate, above_chance=own.above_chance)
         if own.above_chance:
             return checked, checked[i]
@@ -276,21 +253,21 @@ def _cheapest_above_chance(
 
 
 def _dataset_answer(
-    runs: Sequence[SavedRun], *, n_boot: int, seed: int, level: float
+    runs: Sequence[SavedRun], grades: Grades, *, n_boot: int, seed: int, level: float
 ) -> FrontierAnswer | None:
     singles = [run for run in runs if run.kind == "single"]
     scored = []
     for run in singles:
-        value = own_score(run, n_boot=0, seed=seed, level=level).kappa.estimate
+        value = grades.own(run, 0).kappa.estimate
         if not math.isnan(value):
             scored.append((value, run))
     if not scored:
         return None
     _, best = max(scored, key=lambda pair: (pair[0], -pair[1].usd_per_million))
-    best_score = own_score(best, n_boot=n_boot, seed=seed, level=level)
+    best_score = grades.own(best, n_boot)
     candidates = []
     for run in runs:
-        found = _comparison(run, compare_runs(best, run, n_boot=n_boot, seed=seed, level=level))
+        found = _comparison(run, grades.compare(best, run, n_boot))
         if run is best:
             found = dataclasses.replace(found, qualifies=True)
         candidates.append((found, run))
@@ -298,12 +275,11 @@ def _dataset_answer(
         candidates,
         best_score.kappa if best_score.kappa.above_chance else None,
         best,
+        grades=grades,
         n_boot=n_boot,
-        seed=seed,
-        level=level,
     )
     entries = [(checked.get(i, c), run) for i, (c, run) in enumerate(candidates)]
-    answer, race = _race_answer(singles, entries, answer, n_boot=n_boot, seed=seed, level=level)
+    answer, race = _race_answer(singles, entries, answer, grades=grades, n_boot=n_boot)
     return FrontierAnswer(
         dataset=runs[0].summary.cell.dataset,
         best=BestJudge(
@@ -313,7 +289,7 @@ def _dataset_answer(
             usd_per_million=best.usd_per_million,
             kappa=Bounds(**best_score.kappa.as_dict()),
             above_chance=best_score.kappa.above_chance,
-            alpha=scoring.none_if_nan(best_score.estimate("alpha")),
+            alpha=best_score.alpha,
             n_items=best_score.n_items,
             n_queries=best_score.n_queries,
         ),
@@ -326,6 +302,8 @@ def _dataset_answer(
         level=level,
         note=OPTIMISM_NOTE,
         race=race,
+        grades=grades.line,
+        weighted=isinstance(grades, AskedGrades),
     )
 
 
@@ -334,9 +312,8 @@ def _race_answer(
     candidates: list[tuple[FrontierCandidate, SavedRun]],
     answer: FrontierCandidate | None,
     *,
+    grades: Grades,
     n_boot: int,
-    seed: int,
-    level: float,
 ) -> tuple[FrontierCandidate | None, RaceChoice | None]:
     """The answer on a race's folder: the race's choice when it decided and its κ interval
     lies above 0, else ``answer``; and what the race chose, with why the two differ (None
@@ -345,10 +322,7 @@ def _race_answer(
     if verdict is None:
         return answer, None
     chosen = next((r for r in singles if Path(r.run_dir) == verdict.chosen_run), None)
-    above = (
-        chosen is not None
-        and own_score(chosen, n_boot=n_boot, seed=seed, level=level).kappa.above_chance
-    )
+    above = chosen is not None and grades.own(chosen, n_boot).kappa.above_chance
     if chosen is not None and verdict.decided and above:
         entry = next(c for c, run in candidates if run is chosen)
         answer = dataclasses.replace(entry, above_chance=True)
@@ -370,6 +344,7 @@ def frontier_answer(
     seed: int = scoring.SEED,
     level: float = scoring.LEVEL,
     dataset: str | None = None,
+    root: Path | None = None,
 ) -> list[FrontierAnswer]:
     """Per dataset: the best single judge and the cheapest judge, panel or cascade not
     distinguishably worse (see the module docstring). One :class:`FrontierAnswer` per dataset
@@ -380,7 +355,9 @@ def frontier_answer(
     chance), ``chance`` (0), ``human_kappa`` (lowest and highest κ of one annotator against
     another, None without two) and every ``candidates`` entry checked, in the same form.
     ``runs``: a sweep's completed runs, ensembles included
-    (:func:`mmjudge.store.completed_runs`)."""
+    (:func:`mmjudge.store.completed_runs`); ``root``: the folder they were read from, whose
+    race's asked grades (``race.labels=ask``) are read, weighted 1/π, for a dataset without
+    grades of its own (:func:`grades_for`)."""
     by_dataset: dict[str, list[SavedRun]] = {}
     for run in sorted(runs, key=lambda r: r.name):
         by_dataset.setdefault(run.summary.cell.dataset, []).append(run)
@@ -388,7 +365,9 @@ def frontier_answer(
         by_dataset = {k: v for k, v in by_dataset.items() if k == dataset}
     out = []
     for name in sorted(by_dataset):
-        found = _dataset_answer(by_dataset[name], n_boot=n_boot, seed=seed, level=level)
+        group = by_dataset[name]
+        chosen = grades_for(root, group, seed=seed, level=level)
+        found = _dataset_answer(group, chosen.grades, n_boot=n_boot, seed=seed, level=level)
         if found is not None:
-            out.append(found)
+            out.append(dataclasses.replace(found, not_read=chosen.not_read))
     return out

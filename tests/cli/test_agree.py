@@ -178,9 +178,11 @@ def test_bad_arguments_exit_2(files, capsys) -> None:
     with pytest.raises(SystemExit) as info:
         agree.main([str(files["human"]), str(files["judge_a"]), "--n-boot", "-1"])
     assert info.value.code == 2
-    with pytest.raises(SystemExit):
-        agree.main([str(files["human"])])  # no run file
     capsys.readouterr()
+    assert agree.main([str(files["human"])]) == 2  # no run file (a folder needs none)
+    assert capsys.readouterr().err.strip() == (
+        "mmjudge agree: give RUN_QRELS after HUMAN_QRELS, or a sweep folder alone"
+    )
 
 
 def test_same_stem_runs_are_told_apart(files, capsys, tmp_path) -> None:

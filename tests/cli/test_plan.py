@@ -18,8 +18,8 @@ from mmjudge.metrics import scoring
 from mmjudge.metrics.jackknife import kappa_jackknife, paired_kappa_jackknife
 from mmjudge.store import completed_runs
 from mmjudge.store.plan_file import plan_json, read_plan
-from mmjudge.studies.frontier import compare_runs
 from mmjudge.studies.members import human_consensus
+from mmjudge.studies.reference_grades import compare_runs
 from tests.fake_runs import make_run
 from tests.helpers import REPO_ROOT, run_sweep
 

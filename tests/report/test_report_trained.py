@@ -12,7 +12,7 @@ import pytest
 from mmjudge import metrics
 from mmjudge.report.build import build_report
 from mmjudge.store import TrainedOn, completed_runs, read_summary
-from mmjudge.studies.frontier import own_score
+from mmjudge.studies.reference_grades import own_score
 from tests.fake_runs import make_run
 
 GRADES = [0, 1, 2]
@@ -97,7 +97,7 @@ def test_the_report_says_what_its_kappa_is_on_and_where_it_comes_from(
 
 
 def test_comparisons_and_selection_leave_its_training_items_out(sweep: Path) -> None:
-    from mmjudge.studies.frontier import compare_runs
+    from mmjudge.studies.reference_grades import compare_runs
     from mmjudge.studies.selection import selection_study
 
     runs = {r.summary.cell.model: r for r in completed_runs(sweep)}
