@@ -25,7 +25,7 @@ from mmjudge.costs.calls import UNPRICED, PricedCall
 from mmjudge.costs.sheets import ModelPrice
 from mmjudge.costs.split import split_priced
 from mmjudge.engine.policy import ItemCall, Outcome, Passage, PassagesCall, WorkItem
-from mmjudge.judges.registry import is_free
+from mmjudge.judges.registry import facts, is_free
 from mmjudge.prompts.parsing import ParsedGrade
 from mmjudge.prompts.passages import parse_passages
 
@@ -151,4 +151,21 @@ def passages_refusal(cfg: SweepConfig) -> str | None:
             f"call; use modality=text, or prompt.passages_per_call=1 for modality="
             f"{cfg.modality.name}"
         )
+    if (
+        cfg.prompt.answer_format == "structured"
+        and facts(cfg.model.provider).structured_output is None
+    ):
+        return (
+            f"prompt.answer_format=structured: provider '{cfg.model.provider}' has no "
+            "structured output mmjudge sends; use prompt.answer_format=lines (or auto)"
+        )
     return None
+
+
+def structured_answer(cfg: SweepConfig) -> bool:
+    """Whether a cell's calls about several results ask for a structured answer
+    (``prompt.answer_format``): where set to ``structured``, or ``auto`` and its provider has
+    a structured output (:attr:`~mmjudge.judges.descriptor.JudgeDescriptor.structured_output`)."""
+    if cfg.prompt.passages_per_call == 1 or cfg.prompt.answer_format == "lines":
+        return False
+    return facts(cfg.model.provider).structured_output is not None
