@@ -1,9 +1,10 @@
 """The outcome of a call about several results of one query (``prompt.passages_per_call``)
 turned into one outcome per result, for its row.
 
-Each result gets the grade its marker's line gives (:func:`~mmjudge.prompts.passages.
+Each result gets the grade its marker gives (:func:`~mmjudge.prompts.passages.
 parse_passages`) and its share of the call's usage and dollars
-(:func:`~mmjudge.costs.split.split_priced`: the shares add up to the call exactly); the
+(:func:`~mmjudge.costs.split.split_priced`: its listing's part of the input and an equal part
+of the rest; the shares add up to the call exactly); the
 sends that may have been billed without an answer, and the lost sends resent, go with the
 first result that gets a row. A result the answer left without a grade, where it graded
 others, is asked again on its own: its row waits for that second call, whose grade it takes,
@@ -62,7 +63,7 @@ class PassageSplitter:
         grades: tuple[ParsedGrade | None, ...] = (None,) * size
         some_read = False
         if response is not None:
-            shares = split_priced(outcome.priced, size, self.price)
+            shares = split_priced(outcome.priced, size, self.price, call.weights)
             read = parse_passages(response.text, size, self.grades)
             some_read = read.any_read
             grades = read.grades if some_read else _unreadable(read.grades)

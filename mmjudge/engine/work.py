@@ -32,7 +32,7 @@ from mmjudge.images import ImageCache, ImageSettings, preprocess_image
 from mmjudge.judges.base import JudgeAPI
 from mmjudge.perturb import perturb_example, perturb_images
 from mmjudge.prompts import RenderedPrompt
-from mmjudge.prompts.passages import grades_answer, render_passages
+from mmjudge.prompts.passages import call_weights, grades_answer, render_passages
 from mmjudge.prompts.shapes import PromptRenderer
 from mmjudge.records import EncodedImage, Forecast, JudgeRequest, Usage, sha256_text
 from mmjudge.speed import Speed
@@ -360,7 +360,9 @@ def _passage_call(
     yield WorkItem(
         key=request.item_key,
         request=request,
-        context=PassagesCall(call_id, singles),
+        context=PassagesCall(
+            call_id, singles, call_weights([r for _, r in order], request.prompt, request.system)
+        ),
         estimate=functools.partial(forecast_item, context, request, static_chars, len(order)),
     )
 

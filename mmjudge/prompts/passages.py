@@ -81,6 +81,18 @@ def render_passages(
     return "\n\n".join([head, parts["intro"], *blocks, parts["closing"]])
 
 
+def call_weights(
+    members: Sequence[RenderedPrompt], text: str, system: str | None
+) -> tuple[float, ...]:
+    """Each result's weight in the input of the call whose prompt is ``text`` (as
+    :func:`render_passages` wrote it about ``members``, sent after ``system``): its own block
+    under its marker, in characters, plus an equal part of the characters the call says once
+    (:func:`mmjudge.costs.split.split_usage` shares the call's input tokens by them)."""
+    own = [len(f"{marker(n)}\n{_shown(m)}") for n, m in enumerate(members, start=1)]
+    shared = max(0, len(text) + len(system or "") - sum(own))
+    return tuple(shared / len(members) + chars for chars in own)
+
+
 def _shown(member: RenderedPrompt) -> str:
     """What a result's own prompt shows of it: its block without the first line, which
     introduces the one result (the call's prompt introduces them all once)."""

@@ -15,6 +15,7 @@ from mmjudge.prompts import render
 from mmjudge.prompts.parsing import ParsedGrade
 from mmjudge.prompts.passages import (
     answer_schema,
+    call_weights,
     grades_answer,
     parse_passages,
     render_passages,
@@ -144,6 +145,19 @@ def test_a_malformed_structured_answer_grades_nothing() -> None:
     for answer in ('{"R1": 2, "R2": ', "[2, 0, 1]", '{"grades": [2, 0, 1]}'):
         read = parse_passages(answer, 3, GRADES)
         assert not read.any_read
+
+
+def test_each_result_weighs_its_own_block_and_an_equal_part_of_the_rest() -> None:
+    cfg = cell()
+    singles = [render(e, cfg.modality, cfg.prompt, cfg.dataset, n_images=0) for e in EXAMPLES]
+    text = render_passages(singles, GRADES, reasons=False)
+    weights = call_weights(singles, text, "You grade.")
+    assert sum(weights) == pytest.approx(len(text) + len("You grade."))
+    # The blocks as the call shows them: "R1\nname: Wrap dress\ncolour: red", ...
+    blocks = [text.split(f"\n\nR{n}\n", 1)[1].split("\n\n", 1)[0] for n in (1, 2, 3)]
+    own = [len(f"R{n}\n{block}") for n, block in enumerate(blocks, start=1)]
+    assert [w - weights[0] for w in weights] == pytest.approx([o - own[0] for o in own])
+    assert weights[2] < weights[0]  # the coat's one field against the dresses' two
 
 
 def test_a_single_prompt_is_its_three_parts() -> None:
