@@ -106,12 +106,12 @@ def grades_answer(size: int, grades: Sequence[int], reasons: bool) -> GradesAnsw
     return GradesAnswer(tuple(marker(n) for n in range(1, size + 1)), tuple(grades), reasons)
 
 
-def answer_schema(answer: GradesAnswer) -> dict[str, Any]:
+def answer_schema(answer: GradesAnswer) -> dict[str, object]:
     """The JSON schema of ``answer``: an object with every marker required and nothing else,
     each the grade (an integer on the scale) or, with reasons, ``{"grade", "reason"}``. It
     keeps to what strict structured output takes (every property required, no additional
     properties), so OpenAI and Anthropic take it alike."""
-    grade: dict[str, Any] = {"type": "integer", "enum": list(answer.grades)}
+    grade: dict[str, object] = {"type": "integer", "enum": list(answer.grades)}
     value = grade
     if answer.reasons:
         value = {
