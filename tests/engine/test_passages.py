@@ -500,3 +500,26 @@ def test_a_failed_call_is_an_error_row_for_each_result_and_is_sent_again_on_resu
     assert results_sent(again) == ITEMS - len(graded)
     final = {(r["query_id"], r["result_id"]): r for r in rows(tmp_path)}
     assert len(final) == ITEMS and all(r["error"] is None for r in final.values())
+
+
+def test_anthropic_batches_force_the_tool_and_each_row_reads_its_grade(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-0000")
+    with LoopbackServer(responder=Grader()) as server:
+        run(
+            tmp_path,
+            server,
+            "model=claude_haiku45",
+            f"model.base_url={server.anthropic_base_url}",
+            "runner.mode=batch",
+            "runner.batch_poll_s=0.05",
+        )
+        (batch,) = server.batches
+    calls = [b for b in batch.bodies if len(passage_markers(user_text(b))) > 1]
+    assert calls and all(b["tool_choice"] == {"type": "tool", "name": "grades"} for b in calls)
+    written = rows(tmp_path)
+    assert len(written) == ITEMS and all(r["batch"] and r["label"] is not None for r in written)
+    for row in written:
+        if row["call_id"]:
+            assert json.loads(row["raw_output"])[f"R{row['call_position']}"] == row["label"]
