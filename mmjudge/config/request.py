@@ -29,10 +29,19 @@ def language_suffix(language: object) -> str:
     return "" if language in (None, "en") else f"-{language}"
 
 
-def passages_suffix(passages: object) -> str:
+def passages_suffix(passages: object, answer: object = "auto", reasons: object = False) -> str:
     """What a cell's prompt id (and folder name) ends with for ``prompt.passages_per_call``:
-    nothing for one result per call, so those cells keep their ids, else ``-k<K>``."""
-    return "" if passages in (None, 1, "1") else f"-k{passages}"
+    nothing for one result per call, so those cells keep their ids, else ``-k<K>``, then
+    ``-<format>`` for a ``prompt.answer_format`` other than ``auto`` and ``-reasons`` for
+    ``prompt.passage_reasons`` (each a cell of its own: a sweep over them keeps them apart)."""
+    if passages in (None, 1, "1"):
+        return ""
+    suffix = f"-k{passages}"
+    if answer not in (None, "auto"):
+        suffix += f"-{answer}"
+    if reasons in (True, "true", "True"):
+        suffix += "-reasons"
+    return suffix
 
 
 @dataclass
