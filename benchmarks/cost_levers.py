@@ -24,9 +24,12 @@ mode:
 
 The prompts: ``default`` (a short static part, below every model's minimum, so ``auto``
 changes nothing), ``terse`` (the same without the explanation: the forecast expects the grade
-alone, while the server answers every prompt with a short reason, as it does ``default``) and
-``long``: the ``guidelines`` design with ``--guideline-words`` words of grading guidelines
-(about 1.3 tokens a word), like a collection's written assessor manual.
+alone, while the server answers every one-result prompt with a short reason, as it does
+``default``; with K above 1 neither asks for reasons, and the server gives none), ``lines``
+(``default`` with ``prompt.answer_format=lines``: the K results' grades as ``R<n>: N`` lines
+instead of the provider's structured output, whose schema is paid as input) and ``long``: the
+``guidelines`` design with ``--guideline-words`` words of grading guidelines (about 1.3 tokens
+a word), like a collection's written assessor manual.
 
 The server takes requests in the order they arrive, so every call after the first reads what
 the first wrote; a real provider's concurrent first calls may each write, and its cache lapses
@@ -122,13 +125,14 @@ def main() -> None:
     parser.add_argument(
         "--prompts",
         default="default,terse,long",
-        help="which prompts to run (default, terse, long)",
+        help="which prompts to run (default, terse, lines, long)",
     )
     parser.add_argument("--caches", default="off,auto", help="runner.prompt_cache values to run")
     args = parser.parse_args()
     prompts = {
         "default": ["prompt=default"],
         "terse": ["prompt=terse"],
+        "lines": ["prompt=default", "prompt.answer_format=lines"],
         "long": ["prompt=guidelines", f"dataset.guidelines='{guidelines(args.guideline_words)}'"],
     }
     passages = [int(k) for k in args.passages.split(",")]

@@ -50,6 +50,19 @@ class EncodedImage:
 
 
 @dataclass(frozen=True)
+class GradesAnswer:
+    """The answer a call about several results asks for where the provider constrains its
+    shape (structured output): one grade per marker, on the scale."""
+
+    markers: tuple[str, ...]
+    """The results' markers (``R1``, ``R2``...), in the order shown; each is a required key."""
+    grades: tuple[int, ...]
+    """The grades each marker may take."""
+    reasons: bool = False
+    """Each marker's value is ``{"grade": N, "reason": "..."}`` instead of the grade alone."""
+
+
+@dataclass(frozen=True)
 class PromptCacheMark:
     """Where a request's cacheable leading part ends, for the provider's prompt cache."""
 
@@ -93,6 +106,10 @@ class JudgeRequest:
     """Where the part a provider's prompt cache may keep ends (``runner.prompt_cache=auto``);
     None: the request carries no mark. It changes what the call is billed, never what the
     model reads, so it is no part of the prompt hash."""
+    answer: GradesAnswer | None = None
+    """The shape the answer must take, sent as the provider's structured output (OpenAI's
+    ``response_format``, Anthropic's forced tool); None: free text. The prompt says the same
+    in words, so the prompt hash (and the response cache's key) tells the two apart."""
 
     def prompt_hash(self) -> str:
         """Hash of everything the model reads, images by their content hash: the sha256 of

@@ -188,6 +188,8 @@ def default_run_dir(config: SweepConfig | DictConfig) -> Path:
         _setting(config, "perturb", "name"),
         stamp=datetime.now().strftime(STAMP_FORMAT),
         passages=_setting(config, "prompt", "passages_per_call"),
+        answer=_setting(config, "prompt", "answer_format"),
+        reasons=_setting(config, "prompt", "passage_reasons"),
     )
     results = resolve_path(str(_setting(config, "paths", "results")))
     return results / "runs" / name

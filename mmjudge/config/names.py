@@ -77,12 +77,19 @@ def _cut(text: str, size: int) -> str:
     return text.encode("utf-8")[:size].decode("utf-8", errors="ignore")
 
 
-def cell_prompt_id(prompt_id: object, language: object = "en", passages: object = 1) -> str:
+def cell_prompt_id(
+    prompt_id: object,
+    language: object = "en",
+    passages: object = 1,
+    answer: object = "auto",
+    reasons: object = False,
+) -> str:
     """The prompt's id as a cell carries it: ``-<language>`` appended for a language other
-    than English, then ``-k<K>`` for several results per call (each once: an id that ends
-    with it already is kept)."""
+    than English, then ``-k<K>`` for several results per call, with the answer's format and
+    reasons where they are not the default (:func:`~mmjudge.config.request.passages_suffix`;
+    each once: an id that ends with it already is kept)."""
     text = str(prompt_id)
-    for suffix in (language_suffix(language), passages_suffix(passages)):
+    for suffix in (language_suffix(language), passages_suffix(passages, answer, reasons)):
         if suffix and not text.endswith(suffix):
             text += suffix
     return text
@@ -99,6 +106,8 @@ def run_folder_name(
     separator: str = RUN_SEPARATOR,
     stamp: str | None = None,
     passages: object = 1,
+    answer: object = "auto",
+    reasons: object = False,
 ) -> str:
     """A cell's folder name: ``[<stamp>_]<dataset>_<model>_<modality>_<prompt>[-<language>]
     [_<perturbation>]`` with ``separator`` between the parts (``_`` for a single run's folder,
@@ -109,7 +118,7 @@ def run_folder_name(
         str(dataset),
         str(model),
         str(modality),
-        cell_prompt_id(prompt_id, language, passages),
+        cell_prompt_id(prompt_id, language, passages, answer, reasons),
     ]
     if perturb not in (None, NO_PERTURBATION):
         parts.append(str(perturb))
@@ -149,6 +158,8 @@ def _run_folder_resolver(
     language: object,
     perturb: object,
     passages: object = 1,
+    answer: object = "auto",
+    reasons: object = False,
 ) -> str:
     """``${mmjudge_run_folder:<stamp or ''>,<separator>,${dataset.name},…}`` in a config."""
     return run_folder_name(
@@ -161,6 +172,8 @@ def _run_folder_resolver(
         separator=str(separator),
         stamp=str(stamp) if stamp else None,
         passages=passages,
+        answer=answer,
+        reasons=reasons,
     )
 
 

@@ -14,6 +14,11 @@ from mmjudge.errors import ConfigError
 N_WORDINGS = len(list((Path(__file__).parents[1] / "prompts").glob("_wording*.j2")))
 
 
+#: ``prompt.answer_format``: how a call about several results is answered. ``auto``: as the
+#: provider's structured output where it has one, else as lines; ``structured``: as structured
+#: output (refused for a provider without it); ``lines``: one ``R<n>: N`` line per result.
+ANSWER_FORMATS = ("auto", "structured", "lines")
+
 #: ``prompt.language``: English instructions, or the data's language.
 PROMPT_LANGUAGES = ("en", "data")
 
@@ -24,10 +29,19 @@ def language_suffix(language: object) -> str:
     return "" if language in (None, "en") else f"-{language}"
 
 
-def passages_suffix(passages: object) -> str:
+def passages_suffix(passages: object, answer: object = "auto", reasons: object = False) -> str:
     """What a cell's prompt id (and folder name) ends with for ``prompt.passages_per_call``:
-    nothing for one result per call, so those cells keep their ids, else ``-k<K>``."""
-    return "" if passages in (None, 1, "1") else f"-k{passages}"
+    nothing for one result per call, so those cells keep their ids, else ``-k<K>``, then
+    ``-<format>`` for a ``prompt.answer_format`` other than ``auto`` and ``-reasons`` for
+    ``prompt.passage_reasons`` (each a cell of its own: a sweep over them keeps them apart)."""
+    if passages in (None, 1, "1"):
+        return ""
+    suffix = f"-k{passages}"
+    if answer not in (None, "auto"):
+        suffix += f"-{answer}"
+    if reasons in (True, "true", "True"):
+        suffix += "-reasons"
+    return suffix
 
 
 @dataclass
@@ -83,6 +97,16 @@ class PromptConfig:
     an order drawn with the run's seed; the answer gives one ``R<n>: grade`` line per
     marker, and each result still gets a row of its own (see :mod:`mmjudge.engine.passages`).
     1: one result per call."""
+    answer_format: str = "auto"
+    """With ``passages_per_call`` above 1, how the answer gives one grade per result:
+    ``auto`` (the provider's structured output where it has one: OpenAI's and compatible
+    servers' ``response_format`` JSON schema, Anthropic's forced tool; else lines),
+    ``structured`` (refused for a judge without it) or ``lines`` (one ``R<n>: N`` line per
+    result, for a server that takes no JSON schema)."""
+    passage_reasons: bool = False
+    """With ``passages_per_call`` above 1: ask for a one-sentence reason with each result's
+    grade. Off by default: the answer is the grades alone, since a reason is paid per result
+    and no number of results per call shares it (``explanation`` is the one-result answer's)."""
 
     def validate(self) -> None:
         """Fail with a one-line fix when the prompt asks for something not shipped (the
@@ -111,6 +135,11 @@ class PromptConfig:
             raise ConfigError(
                 f"prompt.passages_per_call={value!r}: use a whole number, 1 (one result per "
                 "call) or more"
+            )
+        if self.answer_format not in ANSWER_FORMATS:
+            raise ConfigError(
+                f"prompt.answer_format={self.answer_format!r}: use one of "
+                f"{', '.join(ANSWER_FORMATS)}"
             )
         if value == 1:
             return

@@ -12,8 +12,9 @@ from mmjudge.costs.image_tokens import image_tokens
 from mmjudge.costs.ledger import cost_of
 from mmjudge.costs.sheets import FREE, ModelPrice
 from mmjudge.costs.tokens import count_tokens
-from mmjudge.judges.registry import token_counting
-from mmjudge.records import Forecast, JudgeRequest, Usage
+from mmjudge.judges.registry import facts, token_counting
+from mmjudge.prompts.passages import answer_schema
+from mmjudge.records import Forecast, JudgeRequest, Usage, canonical_json
 
 #: Tokens the chat format adds around the messages (role markers and separators).
 MESSAGE_OVERHEAD_TOKENS = 7
@@ -46,13 +47,17 @@ def forecast_call(
             exact_text_tokens=True,
         )
     text = forecast_text(request.system, request.prompt)
+    structured = 0
+    if request.answer is not None:  # the schema is read too, with what the provider adds
+        text += "\n" + canonical_json(answer_schema(request.answer))
+        structured = facts(model.provider).structured_prompt_tokens
     counted = count_tokens(text, model.model_id, token_counting(model.provider, model.model_id))
     images = sum(
         image_tokens(price.image_rule, image.width, image.height, model.image_detail)
         for image in request.images
     )
     usage = Usage(
-        input_tokens=counted.tokens + MESSAGE_OVERHEAD_TOKENS + images,
+        input_tokens=counted.tokens + MESSAGE_OVERHEAD_TOKENS + structured + images,
         # A mean per call, not always whole; prices are linear in it.
         output_tokens=output_tokens,  # type: ignore[arg-type]
         image_tokens=images,

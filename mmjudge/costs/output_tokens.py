@@ -7,7 +7,9 @@ In order of preference:
 2. the mean output tokens of this cell's answers already in the response cache (the same
    model, prompt and items: a sample of the cell's first requests is looked up);
 3. an estimate from the prompt's answer format: a grade alone is a couple of tokens, an
-   explanation, aspect grades, several simulated raters and a confidence each add theirs.
+   explanation, aspect grades, several simulated raters and a confidence each add theirs;
+   with several results per call, each result's grade under its marker (and its reason where
+   ``prompt.passage_reasons`` asks for one), the call's answer being that times its results.
 
 The forecast names the basis it used (``output_basis``).
 """
@@ -31,6 +33,9 @@ EXPLANATION_TOKENS = 25
 ASPECT_TOKENS = 10
 RATER_TOKENS = 6
 CONFIDENCE_TOKENS = 5
+#: Tokens of one result's grade in an answer about several results: its marker, the
+#: separator and the grade, as a line (``R3: 2``) or a JSON member (``"R3": 2,``).
+PASSAGE_GRADE_TOKENS = 5
 
 
 ANSWER_FORMAT = "the prompt's answer format"
@@ -45,7 +50,11 @@ class OutputTokens(NamedTuple):
 
 
 def from_answer_format(prompt: PromptConfig) -> OutputTokens:
-    """The estimate from what the prompt asks the judge to write."""
+    """The estimate from what the prompt asks the judge to write: for a prompt about several
+    results (``prompt.passages_per_call``), one result's part of the answer."""
+    if prompt.passages_per_call > 1:
+        reason = EXPLANATION_TOKENS if prompt.passage_reasons else 0
+        return OutputTokens(float(PASSAGE_GRADE_TOKENS + reason), ANSWER_FORMAT)
     tokens = GRADE_TOKENS
     if prompt.explanation:
         tokens += EXPLANATION_TOKENS

@@ -60,7 +60,14 @@ def typed_config(cfg: DictConfig | SweepConfig) -> SweepConfig:
         obj = typed
     obj.validate()
     check_model(obj.model)
-    prompt_id = cell_prompt_id(obj.prompt.id, obj.prompt.language, obj.prompt.passages_per_call)
+    prompt = obj.prompt
+    prompt_id = cell_prompt_id(
+        prompt.id,
+        prompt.language,
+        prompt.passages_per_call,
+        prompt.answer_format,
+        prompt.passage_reasons,
+    )
     if prompt_id != obj.prompt.id:
         # The two languages of one prompt, and one or several results per call, are cells of
         # their own: ids, rows and folders tell them apart.

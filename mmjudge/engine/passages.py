@@ -1,9 +1,10 @@
 """The outcome of a call about several results of one query (``prompt.passages_per_call``)
 turned into one outcome per result, for its row.
 
-Each result gets the grade its marker's line gives (:func:`~mmjudge.prompts.passages.
+Each result gets the grade its marker gives (:func:`~mmjudge.prompts.passages.
 parse_passages`) and its share of the call's usage and dollars
-(:func:`~mmjudge.costs.split.split_priced`: the shares add up to the call exactly); the
+(:func:`~mmjudge.costs.split.split_priced`: its listing's part of the input and an equal part
+of the rest; the shares add up to the call exactly); the
 sends that may have been billed without an answer, and the lost sends resent, go with the
 first result that gets a row. A result the answer left without a grade, where it graded
 others, is asked again on its own: its row waits for that second call, whose grade it takes,
@@ -25,7 +26,7 @@ from mmjudge.costs.calls import UNPRICED, PricedCall
 from mmjudge.costs.sheets import ModelPrice
 from mmjudge.costs.split import split_priced
 from mmjudge.engine.policy import ItemCall, Outcome, Passage, PassagesCall, WorkItem
-from mmjudge.judges.registry import is_free
+from mmjudge.judges.registry import facts, is_free
 from mmjudge.prompts.parsing import ParsedGrade
 from mmjudge.prompts.passages import parse_passages
 
@@ -62,7 +63,7 @@ class PassageSplitter:
         grades: tuple[ParsedGrade | None, ...] = (None,) * size
         some_read = False
         if response is not None:
-            shares = split_priced(outcome.priced, size, self.price)
+            shares = split_priced(outcome.priced, size, self.price, call.weights)
             read = parse_passages(response.text, size, self.grades)
             some_read = read.any_read
             grades = read.grades if some_read else _unreadable(read.grades)
@@ -151,4 +152,21 @@ def passages_refusal(cfg: SweepConfig) -> str | None:
             f"call; use modality=text, or prompt.passages_per_call=1 for modality="
             f"{cfg.modality.name}"
         )
+    if (
+        cfg.prompt.answer_format == "structured"
+        and facts(cfg.model.provider).structured_output is None
+    ):
+        return (
+            f"prompt.answer_format=structured: provider '{cfg.model.provider}' has no "
+            "structured output mmjudge sends; use prompt.answer_format=lines (or auto)"
+        )
     return None
+
+
+def structured_answer(cfg: SweepConfig) -> bool:
+    """Whether a cell's calls about several results ask for a structured answer
+    (``prompt.answer_format``): where set to ``structured``, or ``auto`` and its provider has
+    a structured output (:attr:`~mmjudge.judges.descriptor.JudgeDescriptor.structured_output`)."""
+    if cfg.prompt.passages_per_call == 1 or cfg.prompt.answer_format == "lines":
+        return False
+    return facts(cfg.model.provider).structured_output is not None

@@ -97,6 +97,10 @@ class PassagesCall(NamedTuple):
     singles: tuple[WorkItem, ...]
     """Each result's own work item (its request about it alone), in the order shown: what
     a result the answer left without a grade is asked again with."""
+    weights: tuple[float, ...] = ()
+    """Each result's weight in the call's input tokens, in the order shown (its listing and
+    an equal part of what the call says once: :func:`~mmjudge.prompts.passages.
+    call_weights`); empty: equal shares."""
 
 
 class QueryCall(NamedTuple):

@@ -25,13 +25,14 @@ from mmjudge.costs.prompt_cache import CachePlan, cache_mark, plan_prompt_cache,
 from mmjudge.costs.sheets import ModelPrice
 from mmjudge.data.schema import Example
 from mmjudge.engine.images_pool import PREPARE_AHEAD, ImagePool, prepared_async, prepared_sync
+from mmjudge.engine.passages import structured_answer
 from mmjudge.engine.policy import EntryCall, ItemCall, PassagesCall, WorkItem
 from mmjudge.errors import ImageError
 from mmjudge.images import ImageCache, ImageSettings, preprocess_image
 from mmjudge.judges.base import JudgeAPI
 from mmjudge.perturb import perturb_example, perturb_images
 from mmjudge.prompts import RenderedPrompt
-from mmjudge.prompts.passages import render_passages
+from mmjudge.prompts.passages import call_weights, grades_answer, render_passages
 from mmjudge.prompts.shapes import PromptRenderer
 from mmjudge.records import EncodedImage, Forecast, JudgeRequest, Usage, sha256_text
 from mmjudge.speed import Speed
@@ -346,19 +347,22 @@ def _passage_call(
     call_id = sha256_text("\n".join(item.key for item in singles))[:16]
     first = singles[0].request
     assert first is not None
+    grades, reasons = cfg.dataset.scale.grades, cfg.prompt.passage_reasons
+    structured = structured_answer(cfg)
     request = dataclasses.replace(
         first,
         item_key=f"call:{call_id}",
-        prompt=render_passages(
-            [rendered for _, rendered in order], cfg.dataset.scale.grades, cfg.prompt.explanation
-        ),
+        prompt=render_passages([rendered for _, rendered in order], grades, reasons, structured),
         fields=(),
+        answer=grades_answer(len(order), grades, reasons) if structured else None,
     )
     static_chars = order[0][1].static_chars
     yield WorkItem(
         key=request.item_key,
         request=request,
-        context=PassagesCall(call_id, singles),
+        context=PassagesCall(
+            call_id, singles, call_weights([r for _, r in order], request.prompt, request.system)
+        ),
         estimate=functools.partial(forecast_item, context, request, static_chars, len(order)),
     )
 

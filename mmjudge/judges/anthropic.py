@@ -20,6 +20,7 @@ from mmjudge.judges.http import (
     one_line,
 )
 from mmjudge.judges.payloads import count, field_value, image_base64, image_marker, usage_dict
+from mmjudge.prompts.passages import ANSWER_NAME, answer_schema
 from mmjudge.records import JudgeRequest, JudgeResponse, Usage
 
 log = logging.getLogger(__name__)
@@ -35,7 +36,11 @@ BATCH_LIMITS = BatchLimits(max_requests=100_000, max_bytes=256_000_000)
 BATCH_RETRYABLE_ERRORS = frozenset(
     {"api_error", "overloaded_error", "rate_limit_error", "timeout_error"}
 )
-#: Body fields passed to ``messages.create`` by name; the others travel in ``extra_body``.
+#: The tool-use system prompt Anthropic adds to a call whose ``tool_choice`` forces a tool
+#: (``any`` or ``tool``), in input tokens, on its current models (Claude 4 family).
+TOOL_PROMPT_TOKENS = 313
+#: What the structured answer's tool is said to do.
+TOOL_DESCRIPTION = "Record the grade of each result shown, under its marker."
 
 
 def normalise_base_url(url: str | None) -> str:
@@ -60,6 +65,8 @@ class AnthropicJudge(SDKJudge):
             default_base_url=DEFAULT_BASE_URL,
             batch_api="Message Batches API",
             prompt_cache="marked",
+            structured_output="tool",
+            structured_prompt_tokens=TOOL_PROMPT_TOKENS,
         ),
     )
     client_class = "AsyncAnthropic"
@@ -110,6 +117,16 @@ class AnthropicJudge(SDKJudge):
             body["system"] = request.system
         if self.temperature is not None:
             body["temperature"] = self.temperature
+        if request.answer is not None:
+            # Structured output: one tool whose input is the answer, which the model must use.
+            body["tools"] = [
+                {
+                    "name": ANSWER_NAME,
+                    "description": TOOL_DESCRIPTION,
+                    "input_schema": answer_schema(request.answer),
+                }
+            ]
+            body["tool_choice"] = {"type": "tool", "name": ANSWER_NAME}
         return body
 
     def _response(self, message: Any, latency: float) -> JudgeResponse:
@@ -127,6 +144,7 @@ class AnthropicJudge(SDKJudge):
             for block in blocks
             if field_value(block, "type") == "text"
         )
+        text = _tool_answer(blocks) or text
         raw_usage = usage_dict(field_value(message, "usage"))
         return JudgeResponse(
             text=text,
@@ -209,6 +227,16 @@ class AnthropicJudge(SDKJudge):
             )
         # canceled and expired requests were never run: another batch may run them.
         return BatchItemResult(cid, None, f"the request was {kind}", True, kind)
+
+
+def _tool_answer(blocks: list[Any]) -> str | None:
+    """The input of the answer's tool call (a structured answer), as JSON text; None when the
+    answer calls no such tool."""
+    for block in blocks:
+        if field_value(block, "type") == "tool_use" and field_value(block, "name") == ANSWER_NAME:
+            given = field_value(block, "input")
+            return json.dumps(given, ensure_ascii=False) if isinstance(given, dict) else None
+    return None
 
 
 def _prompt_blocks(request: JudgeRequest) -> list[dict[str, Any]]:

@@ -117,6 +117,16 @@ class JudgeDescriptor:
     before the prompt text (Anthropic); ``automatic``, where long prefixes are kept without a
     mark and the images follow the prompt text (OpenAI); None: no cache mmjudge arranges."""
 
+    structured_output: str | None = None
+    """How its provider constrains an answer to a JSON schema (``prompt.answer_format``):
+    ``json_schema`` (``response_format`` with a strict schema: OpenAI, and the compatible
+    servers that take it, vLLM and Ollama among them) or ``tool`` (a tool whose
+    ``input_schema`` is the schema, forced with ``tool_choice``: Anthropic); None: none."""
+    structured_prompt_tokens: int = 0
+    """Input tokens the provider adds to a call that uses :attr:`structured_output`, beyond
+    the schema's own (Anthropic's tool-use system prompt: 313 tokens with a forced tool on its
+    current models)."""
+
     def family(self, model_id: str | None) -> str:
         """The report's colour family for one of its models (``gpt-4o`` → ``OpenAI``)."""
         maker = self.maker or maker_by_id(model_id)

@@ -24,6 +24,7 @@ from mmjudge.judges.http import (
     one_line,
 )
 from mmjudge.judges.payloads import count, field_value, image_data_url, image_marker, usage_dict
+from mmjudge.prompts.passages import ANSWER_NAME, answer_schema
 from mmjudge.records import JudgeRequest, JudgeResponse, Usage
 
 log = logging.getLogger(__name__)
@@ -86,6 +87,7 @@ class OpenAIJudge(SDKJudge):
             default_base_url=DEFAULT_BASE_URL,
             batch_api="Batch API",
             prompt_cache="automatic",
+            structured_output="json_schema",
         ),
         JudgeDescriptor(
             "openai_compatible",
@@ -93,6 +95,7 @@ class OpenAIJudge(SDKJudge):
             packages=("openai",),
             base_url_env=BASE_URL_ENV,
             batch_api="Batch API",
+            structured_output="json_schema",
         ),
     )
     Options = OpenAIOptions
@@ -155,6 +158,16 @@ class OpenAIJudge(SDKJudge):
             # Requests of one query share a key, so OpenAI routes them to where their common
             # prefix is cached; the body travels as JSON, so any SDK version sends it.
             body["prompt_cache_key"] = request.cache_mark.key
+        if request.answer is not None:
+            # Structured output: the answer is a JSON object that keeps to the schema.
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": ANSWER_NAME,
+                    "strict": True,
+                    "schema": answer_schema(request.answer),
+                },
+            }
         return body
 
     def _response(self, completion: Any, latency: float) -> JudgeResponse:

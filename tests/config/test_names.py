@@ -43,6 +43,22 @@ def test_a_folder_name_adds_the_language_and_perturbation_only_when_set() -> Non
     )
 
 
+def test_several_results_per_call_name_the_answer_only_where_it_is_not_the_default() -> None:
+    assert run_folder_name("d", "m", "text", "p", passages=5) == "d_m_text_p-k5"
+    assert run_folder_name("d", "m", "text", "p", passages=5, answer="auto") == "d_m_text_p-k5"
+    assert run_folder_name("d", "m", "text", "p", passages=5, answer="lines") == (
+        "d_m_text_p-k5-lines"
+    )
+    assert run_folder_name("d", "m", "text", "p", passages=5, reasons=True) == (
+        "d_m_text_p-k5-reasons"
+    )
+    assert run_folder_name(
+        "d", "m", "text", "p", "data", passages=5, answer="structured", reasons=True
+    ) == ("d_m_text_p-data-k5-structured-reasons")
+    # one result per call: neither setting changes what is asked, nor the name
+    assert run_folder_name("d", "m", "text", "p", answer="lines", reasons=True) == "d_m_text_p"
+
+
 def test_a_display_name_names_the_prompt_when_chosen_and_the_perturbation_when_set() -> None:
     assert cell_display_name("d", "m", "text", "default") == "d × m × text"
     assert cell_display_name("d", "m", "text", "default", prompt_named=True) == (

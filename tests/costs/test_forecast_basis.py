@@ -7,9 +7,16 @@ from typing import Any
 
 import pytest
 
-from mmjudge.config import PromptConfig
+from mmjudge.config import ModelConfig, PromptConfig
+from mmjudge.costs.forecast import forecast_call
 from mmjudge.costs.output_tokens import from_answer_format
+from mmjudge.costs.sheets import price_for
+from mmjudge.costs.tokens import count_tokens
 from mmjudge.engine.cell import forecast, run_cell
+from mmjudge.judges.registry import token_counting
+from mmjudge.prompts.passages import answer_schema, grades_answer
+from mmjudge.records import JudgeRequest, canonical_json
+from tests.costs.test_ledger import sheet
 from tests.fixtures.loopback_server import Behaviour, LoopbackServer
 from tests.helpers import compose_config
 
@@ -63,6 +70,40 @@ def test_the_answer_format_sets_the_estimate() -> None:
     explained = from_answer_format(PromptConfig()).tokens
     panel = from_answer_format(PromptConfig(raters=3, aspects=True, confidence=True)).tokens
     assert grade_only < explained < panel
+
+
+def test_several_results_per_call_expect_one_grade_each_and_a_reason_only_where_asked() -> None:
+    """A call about several results is answered with each result's marker and grade (5
+    tokens), whatever ``prompt.explanation`` says: the single result's explanation is not
+    asked for; ``prompt.passage_reasons`` adds one sentence (25 tokens) per result."""
+    assert from_answer_format(PromptConfig(passages_per_call=5)).tokens == 5
+    assert from_answer_format(PromptConfig(passages_per_call=5, explanation=False)).tokens == 5
+    assert from_answer_format(PromptConfig(passages_per_call=5, passage_reasons=True)).tokens == 30
+    assert from_answer_format(PromptConfig(passage_reasons=True)).tokens == 27  # one: unchanged
+
+
+@pytest.mark.parametrize(
+    ("provider", "model_id", "added"),
+    [("openai", "gpt-4o-mini-2024-07-18", 0), ("anthropic", "claude-haiku-4-5-20251001", 313)],
+)
+def test_a_structured_answer_forecasts_its_schema_and_the_tool_prompt_as_input(
+    provider: str, model_id: str, added: int
+) -> None:
+    model = ModelConfig(name="m", provider=provider, model_id=model_id)
+    price = price_for(sheet("2026-10-31"), model)
+    answer = grades_answer(5, (0, 1, 2), reasons=False)
+    plain = JudgeRequest(item_key="c", prompt="Query: red dress\n\nR1\nname: Wrap dress")
+    structured = JudgeRequest(item_key="c", prompt=plain.prompt, answer=answer)
+    counting = token_counting(provider, model_id)
+
+    def counted(text: str) -> int:
+        return count_tokens(text, model_id, counting).tokens
+
+    text = "\n" + plain.prompt
+    schema_tokens = counted(text + "\n" + canonical_json(answer_schema(answer))) - counted(text)
+    assert schema_tokens > 50
+    grown = forecast_call(structured, model, price, 25).input_tokens
+    assert grown - forecast_call(plain, model, price, 25).input_tokens == schema_tokens + added
 
 
 def test_answers_from_the_cache_are_not_forecast(

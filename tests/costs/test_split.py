@@ -13,7 +13,7 @@ import pytest
 from mmjudge.costs.calls import PricedCall
 from mmjudge.costs.ledger import cost_of
 from mmjudge.costs.sheets import ModelPrice
-from mmjudge.costs.split import shares, split_priced, split_usage, split_usd
+from mmjudge.costs.split import shares, shares_by, split_priced, split_usage, split_usd
 from mmjudge.records import Usage
 
 #: gpt-4o-mini's list prices a million tokens (and half of input for a cached token).
@@ -27,6 +27,28 @@ def test_largest_remainder_gives_the_leftover_to_the_first_places() -> None:
     assert shares(0, 4) == [0, 0, 0, 0]
     with pytest.raises(ValueError):
         shares(3, 0)
+
+
+def test_shares_by_weight_give_the_leftover_to_the_largest_remainders() -> None:
+    # 10 by 1:2:2 is 2, 4, 4 exactly; 11 is 2.2, 4.4, 4.4: the unit left goes to the first 4.4.
+    assert shares_by(10, [1, 2, 2]) == [2, 4, 4]
+    assert shares_by(11, [1, 2, 2]) == [2, 5, 4]
+    assert shares_by(7, [0, 1, 0]) == [0, 7, 0]
+    assert shares_by(5, [0, 0]) == [3, 2]  # no weight: equal shares
+    assert shares_by(10, [1, 1, 1]) == shares(10, 3)
+
+
+def test_the_input_follows_each_results_weight_and_the_output_is_equal() -> None:
+    """The call said 300 characters once and showed listings of 100, 400 and 100 characters:
+    weights 200, 500 and 200; 900 input tokens go 200, 500, 200, the cached 450 in proportion
+    to them (100, 250, 100), the 30 output tokens 10 each."""
+    usage = Usage(input_tokens=900, output_tokens=30, cached_input_tokens=450)
+    parts = split_usage(usage, 3, [200.0, 500.0, 200.0])
+    assert [p.input_tokens for p in parts] == [200, 500, 200]
+    assert [p.cached_input_tokens for p in parts] == [100, 250, 100]
+    assert [p.output_tokens for p in parts] == [10, 10, 10]
+    with pytest.raises(ValueError):
+        split_usage(usage, 2, [1.0, 2.0, 3.0])
 
 
 def test_every_bucket_is_shared_and_no_part_exceeds_its_whole() -> None:
@@ -75,7 +97,8 @@ def test_shares_of_random_calls_add_up_to_the_call_exactly() -> None:
         batch = rng.random() < 0.5
         total, image = cost_of(usage, PRICE, batch=batch)
         size = rng.randint(2, 10)
-        parts = split_priced(PricedCall(usage, total, image), size, PRICE)
+        weights = [rng.uniform(50, 2000) for _ in range(size)] if rng.random() < 0.5 else []
+        parts = split_priced(PricedCall(usage, total, image), size, PRICE, weights)
         assert len(parts) == size
         assert sum((p.usage for p in parts), Usage()) == usage
         # The dollars add up exactly: as the floats are (fsum), and as a row total sums them.
@@ -83,6 +106,9 @@ def test_shares_of_random_calls_add_up_to_the_call_exactly() -> None:
         assert sum(Fraction(p.total_usd) for p in parts) == Fraction(total)
         assert math.fsum(p.image_usd for p in parts) == image
         assert all(p.total_usd >= 0 for p in parts)
+        for p in parts:  # no part of a bucket exceeds its share of the bucket
+            assert p.usage.cached_input_tokens <= p.usage.input_tokens
+            assert p.usage.image_tokens <= p.usage.input_tokens
 
 
 def test_a_free_call_shares_nothing() -> None:

@@ -23,10 +23,12 @@ from mmjudge.store import RunSummary
 from mmjudge.store.forecast_file import CellForecast
 from tests.fixtures.loopback_server import (
     ANTHROPIC_PATH,
+    ASKS_REASONS,
     OPENAI_PATH,
     Behaviour,
     LoopbackServer,
     RecordedRequest,
+    answer_schema,
     passage_markers,
     user_text,
 )
@@ -39,8 +41,10 @@ K = 5
 
 
 class Grader:
-    """Grades each result of a call by a hash of its block; a single result gets 1. The
-    calls listed in ``garble`` (by their order of arrival) get no line for ``R2``."""
+    """Grades each result of a call by a hash of its block, with a reason where the prompt
+    asks for one; a single result gets 1. A call whose request carries a JSON schema (the
+    structured answer) is answered with an object, any other with lines. The calls listed in
+    ``garble`` (by their order of arrival) get no grade for ``R2``."""
 
     def __init__(self, garble: tuple[int, ...] = ()) -> None:
         self.garble = garble
@@ -54,7 +58,10 @@ class Grader:
         if not markers:
             return "1\nAsked alone."
         self.calls += 1
+        reason = ASKS_REASONS.search(text) is not None
+        structured = answer_schema(request.body) is not None
         lines = []
+        graded: dict[str, object] = {}
         for marker in markers:
             if marker == "R2" and self.calls in self.garble:
                 self.garbled.append(text)
@@ -62,8 +69,9 @@ class Grader:
                 continue
             block = text.split(f"\n{marker}\n", 1)[1].split("\n\n", 1)[0]
             grade = int(hashlib.sha256(block.encode()).hexdigest(), 16) % 3
-            lines.append(f"{marker}: {grade} - a reason.")
-        return "\n".join(lines)
+            lines.append(f"{marker}: {grade}" + (" - a reason." if reason else ""))
+            graded[marker] = {"grade": grade, "reason": "a reason."} if reason else grade
+        return json.dumps(graded) if structured else "\n".join(lines)
 
 
 def config(tmp_path: Path, server: LoopbackServer, *extra: str) -> object:
@@ -132,18 +140,69 @@ def test_one_call_per_five_results_of_a_query_and_a_row_each_with_its_exact_shar
         assert sorted(r["call_position"] for r in members) == list(range(1, size + 1))
         assert len({r["query_id"] for r in members}) == 1
         assert len({r["raw_output"] for r in members}) == 1
+        # Each pays its listing and an equal part of the rest: shares follow the listings.
         tokens = [r["input_tokens"] for r in members]
-        assert max(tokens) - min(tokens) <= 1  # largest remainder: shares differ by a token
+        assert min(tokens) > 0
     # The rows' dollars add up to what the calls cost, exactly (each call's shares do).
     assert summary.calls is not None
     assert math.fsum(r["cost_usd"] for r in written) == pytest.approx(
         summary.calls.spent_usd, rel=1e-15
     )
-    # The grade of each result is the one its marker's line gave, its reason beside it.
+    # Each call asked for a structured answer: the grades alone, one key per marker, on the
+    # scale (OpenAI's strict JSON schema); each result's grade is the one under its marker.
+    for request in sent:
+        size = len(passage_markers(user_text(request.body)))
+        if size < 2:
+            assert "response_format" not in request.body
+            continue
+        markers = [f"R{n}" for n in range(1, size + 1)]
+        assert request.body["response_format"] == {
+            "type": "json_schema",
+            "json_schema": {
+                "name": "grades",
+                "strict": True,
+                "schema": {
+                    "type": "object",
+                    "properties": {m: {"type": "integer", "enum": [0, 1, 2]} for m in markers},
+                    "required": markers,
+                    "additionalProperties": False,
+                },
+            },
+        }
+        assert "reason" not in user_text(request.body)
     for members in calls.values():
         for row in members:
-            line = f"R{row['call_position']}: {row['label']} - a reason."
-            assert line in row["raw_output"].splitlines() and row["explanation"] == "a reason"
+            answer = json.loads(row["raw_output"])
+            assert answer[f"R{row['call_position']}"] == row["label"]
+            assert row["explanation"] is None
+
+
+@pytest.mark.parametrize("reasons", [False, True])
+def test_lines_are_asked_for_where_set_with_a_reason_only_where_asked(
+    tmp_path: Path, reasons: bool
+) -> None:
+    extra = ["prompt.answer_format=lines", f"prompt.passage_reasons={reasons}"]
+    with LoopbackServer(responder=Grader()) as server:
+        run(tmp_path, server, *extra)
+        sent = server.requests_to(OPENAI_PATH)
+    assert all("response_format" not in r.body for r in sent)
+    grouped = [r for r in rows(tmp_path) if r["call_id"]]
+    assert grouped and all(r["label"] is not None for r in grouped)
+    for row in grouped:
+        reason = " - a reason." if reasons else ""
+        assert f"R{row['call_position']}: {row['label']}{reason}" in row["raw_output"].split("\n")
+        assert row["explanation"] == ("a reason" if reasons else None)
+
+
+def test_the_structured_answer_with_reasons_gives_each_row_its_reason(tmp_path: Path) -> None:
+    with LoopbackServer(responder=Grader()) as server:
+        run(tmp_path, server, "prompt.passage_reasons=true")
+        (request, *_) = server.requests_to(OPENAI_PATH)
+    schema = request.body["response_format"]["json_schema"]["schema"]
+    assert schema["properties"]["R1"]["required"] == ["grade", "reason"]
+    grouped = [r for r in rows(tmp_path) if r["call_id"]]
+    assert grouped and all(r["label"] is not None for r in grouped)
+    assert all(r["explanation"] == "a reason." for r in grouped)
 
 
 def test_the_shown_order_is_drawn_from_the_seed(tmp_path: Path) -> None:
@@ -391,12 +450,22 @@ def test_anthropic_calls_mark_the_shared_part_before_the_query_and_the_results(
     calls = [r for r in sent if len(passage_markers(user_text(r.body))) > 1]
     assert calls
     for request in calls:
+        # The structured answer: one tool whose input schema is the answer's, forced.
+        markers = passage_markers(user_text(request.body))
+        (tool,) = request.body["tools"]
+        assert tool["name"] == "grades" and tool["input_schema"]["required"] == markers
+        assert request.body["tool_choice"] == {"type": "tool", "name": "grades"}
         content = request.body["messages"][0]["content"]
         assert content[0]["cache_control"] == {"type": "ephemeral"}
         assert content[1]["text"].startswith("Query: ") and "\n\nR1\n" in content[1]["text"]
     assert len({r.body["messages"][0]["content"][0]["text"] for r in sent}) == 1
     assert summary.prompt_cache is not None and summary.prompt_cache.read_tokens > 0
-    assert len(rows(tmp_path)) == ITEMS
+    written = rows(tmp_path)
+    assert len(written) == ITEMS and all(r["label"] is not None for r in written)
+    # Each row's grade is the one under its marker in the tool call's input.
+    for row in written:
+        if row["call_id"]:
+            assert json.loads(row["raw_output"])[f"R{row['call_position']}"] == row["label"]
 
 
 def test_a_failed_call_is_an_error_row_for_each_result_and_is_sent_again_on_resume(
@@ -431,3 +500,26 @@ def test_a_failed_call_is_an_error_row_for_each_result_and_is_sent_again_on_resu
     assert results_sent(again) == ITEMS - len(graded)
     final = {(r["query_id"], r["result_id"]): r for r in rows(tmp_path)}
     assert len(final) == ITEMS and all(r["error"] is None for r in final.values())
+
+
+def test_anthropic_batches_force_the_tool_and_each_row_reads_its_grade(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-0000")
+    with LoopbackServer(responder=Grader()) as server:
+        run(
+            tmp_path,
+            server,
+            "model=claude_haiku45",
+            f"model.base_url={server.anthropic_base_url}",
+            "runner.mode=batch",
+            "runner.batch_poll_s=0.05",
+        )
+        (batch,) = server.batches
+    calls = [b for b in batch.bodies if len(passage_markers(user_text(b))) > 1]
+    assert calls and all(b["tool_choice"] == {"type": "tool", "name": "grades"} for b in calls)
+    written = rows(tmp_path)
+    assert len(written) == ITEMS and all(r["batch"] and r["label"] is not None for r in written)
+    for row in written:
+        if row["call_id"]:
+            assert json.loads(row["raw_output"])[f"R{row['call_position']}"] == row["label"]

@@ -1,5 +1,6 @@
 """Several results in one call: the prompt keeps the single-result prompt's shared part and
-shows each result's block under its marker; the answer is read by one strict line rule."""
+shows each result's block under its marker; the answer, a JSON object (structured output) or
+lines, is read by one parser."""
 
 from __future__ import annotations
 
@@ -12,7 +13,13 @@ from mmjudge.engine.cell import typed_config
 from mmjudge.errors import ConfigError
 from mmjudge.prompts import render
 from mmjudge.prompts.parsing import ParsedGrade
-from mmjudge.prompts.passages import parse_passages, render_passages
+from mmjudge.prompts.passages import (
+    answer_schema,
+    call_weights,
+    grades_answer,
+    parse_passages,
+    render_passages,
+)
 from tests.helpers import compose_config
 
 GRADES = (0, 1, 2)
@@ -35,7 +42,7 @@ def test_the_call_keeps_the_shared_part_and_shows_each_block_under_its_marker(
 ) -> None:
     cfg = cell(f"prompt.paraphrase={paraphrase}", "prompt.guidelines=true")
     singles = [render(e, cfg.modality, cfg.prompt, cfg.dataset, n_images=0) for e in EXAMPLES]
-    text = render_passages(singles, GRADES, explanation=True)
+    text = render_passages(singles, GRADES, reasons=True)
     first = singles[0]
     # The static part and the query's line are the single prompt's, byte for byte.
     assert first.static_chars > 0
@@ -58,6 +65,99 @@ def test_the_call_keeps_the_shared_part_and_shows_each_block_under_its_marker(
         "(R1 to R3), none left out. After the grade, on the same line, give a one-sentence "
         "reason."
     )
+
+
+def closing(reasons: bool, structured: bool) -> str:
+    cfg = cell()
+    singles = [render(e, cfg.modality, cfg.prompt, cfg.dataset, n_images=0) for e in EXAMPLES]
+    return render_passages(singles, GRADES, reasons, structured).rsplit("\n\n", 1)[1]
+
+
+def test_without_reasons_the_answer_asked_for_is_the_grades_alone() -> None:
+    assert closing(reasons=False, structured=False) == (
+        'Grade each result on its own line as "R1: N", N from 0 to 2: one line per marker '
+        "(R1 to R3), none left out. Write nothing else."
+    )
+    assert closing(reasons=False, structured=True) == (
+        "Answer with a JSON object with one key per marker (R1 to R3), none left out, whose "
+        "value is the result's grade, a whole number from 0 to 2."
+    )
+    assert closing(reasons=True, structured=True) == (
+        "Answer with a JSON object with one key per marker (R1 to R3), none left out, whose "
+        'value is {"grade": N, "reason": "..."}: N the result\'s grade from 0 to 2 and a '
+        "one-sentence reason."
+    )
+
+
+def test_the_schema_requires_every_marker_on_the_scale_and_nothing_else() -> None:
+    grade = {"type": "integer", "enum": [0, 1, 2]}
+    assert answer_schema(grades_answer(2, GRADES, reasons=False)) == {
+        "type": "object",
+        "properties": {"R1": grade, "R2": grade},
+        "required": ["R1", "R2"],
+        "additionalProperties": False,
+    }
+    with_reason = answer_schema(grades_answer(1, (1, 2, 3, 4), reasons=True))
+    assert with_reason["properties"]["R1"] == {
+        "type": "object",
+        "properties": {
+            "grade": {"type": "integer", "enum": [1, 2, 3, 4]},
+            "reason": {"type": "string"},
+        },
+        "required": ["grade", "reason"],
+        "additionalProperties": False,
+    }
+
+
+def test_a_structured_answer_is_read_by_its_keys() -> None:
+    assert parse_passages('{"R2": 0, "R1": 2, "R3": 1}', 3, GRADES).grades == (
+        ParsedGrade(2, None, None),
+        ParsedGrade(0, None, None),
+        ParsedGrade(1, None, None),
+    )
+    fenced = (
+        '```json\n{"r1": {"grade": 1, "reason": "close"}, "R2": {"grade": 0, "reason": ""}}\n```'
+    )
+    assert parse_passages(fenced, 2, GRADES).grades == (
+        ParsedGrade(1, "close", None),
+        ParsedGrade(0, None, None),
+    )
+
+
+@pytest.mark.parametrize(
+    ("answer", "error"),
+    [
+        ('{"R1": 2, "R3": 0}', "no 'R2' grade in the answer"),
+        ('{"R1": 2, "R2": 7, "R3": 0}', "'R2' grade 7 is not on the scale [0, 1, 2]"),
+        ('{"R1": 2, "R2": "high", "R3": 0}', "'R2' is not a grade: 'high'"),
+        ('{"R1": 2, "R2": [1], "R3": 0}', "'R2' is not a grade: [1]"),
+        ('{"R1": 2, "R2": true, "R3": 0}', "'R2' is not a grade: True"),
+    ],
+)
+def test_a_key_without_a_good_grade_gets_no_grade(answer: str, error: str) -> None:
+    read = parse_passages(answer, 3, GRADES)
+    assert read.any_read
+    assert read.grades[1] == ParsedGrade(None, None, error)
+    assert [g.label for g in read.grades[::2]] == [2, 0]
+
+
+def test_a_malformed_structured_answer_grades_nothing() -> None:
+    for answer in ('{"R1": 2, "R2": ', "[2, 0, 1]", '{"grades": [2, 0, 1]}'):
+        read = parse_passages(answer, 3, GRADES)
+        assert not read.any_read
+
+
+def test_each_result_weighs_its_own_block_and_an_equal_part_of_the_rest() -> None:
+    cfg = cell()
+    singles = [render(e, cfg.modality, cfg.prompt, cfg.dataset, n_images=0) for e in EXAMPLES]
+    text = render_passages(singles, GRADES, reasons=False)
+    weights = call_weights(singles, text, "You grade.")
+    assert sum(weights) == pytest.approx(len(text) + len("You grade."))
+    # The blocks as the call shows them: "R1\nname: Wrap dress\ncolour: red", ...
+    blocks = [text.split(f"\n\nR{n}\n", 1)[1].split("\n\n", 1)[0] for n in (1, 2, 3)]
+    own = [len(f"R{n}\n{block}") for n, block in enumerate(blocks, start=1)]
+    assert [w - weights[0] for w in weights] == pytest.approx([o - own[0] for o in own])
+    assert weights[2] < weights[0]  # the coat's one field against the dresses' two
 
 
 def test_a_single_prompt_is_its_three_parts() -> None:
@@ -115,6 +215,10 @@ def test_an_answer_without_any_marker_line_grades_nothing() -> None:
         ("prompt=confidence", "which prompt.confidence changes"),
         ("prompt=nuggets", "which prompt.bank changes"),
         ("runner.samples=3", "with runner.samples=3: repeats are asked one result at a time"),
+        (
+            "prompt.answer_format=json",
+            "prompt.answer_format='json': use one of auto, structured, lines",
+        ),
     ],
 )
 def test_settings_that_cannot_go_with_several_results_are_refused_in_one_line(
