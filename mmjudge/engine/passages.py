@@ -25,7 +25,7 @@ from mmjudge.costs.calls import UNPRICED, PricedCall
 from mmjudge.costs.sheets import ModelPrice
 from mmjudge.costs.split import split_priced
 from mmjudge.engine.policy import ItemCall, Outcome, Passage, PassagesCall, WorkItem
-from mmjudge.judges.registry import is_free
+from mmjudge.judges.registry import facts, is_free
 from mmjudge.prompts.parsing import ParsedGrade
 from mmjudge.prompts.passages import parse_passages
 
@@ -135,8 +135,8 @@ def _with_share(outcome: Outcome, passage: Passage) -> Outcome:
 def passages_refusal(cfg: SweepConfig) -> str | None:
     """Why a cell cannot show several results per call, known from its config; None when it
     can (or shows one). A judge that runs here reads each result's fields, not the prompt;
-    pictures of several results in one message are not sent (one call per result with
-    images)."""
+    a cell that shows pictures is refused where its calls could carry more pictures than the
+    provider takes in one request (:func:`pictures_refusal`)."""
     size = cfg.prompt.passages_per_call
     if size == 1:
         return None
@@ -146,9 +146,23 @@ def passages_refusal(cfg: SweepConfig) -> str | None:
             "a time; use prompt.passages_per_call=1 with it"
         )
     if cfg.modality.include_image:
-        return (
-            f"prompt.passages_per_call={size} sends no pictures of several results in one "
-            f"call; use modality=text, or prompt.passages_per_call=1 for modality="
-            f"{cfg.modality.name}"
-        )
+        return pictures_refusal(cfg)
     return None
+
+
+def pictures_refusal(cfg: SweepConfig) -> str | None:
+    """Why a call about ``prompt.passages_per_call`` results, each with up to
+    ``dataset.max_images`` pictures, could carry more pictures than the provider takes in one
+    request (:attr:`~mmjudge.judges.descriptor.JudgeDescriptor.image_limits`); None when it
+    cannot, or when the provider states no limit."""
+    limits = facts(cfg.model.provider).image_limits
+    size = cfg.prompt.passages_per_call
+    per_result = max(cfg.dataset.max_images, 1)
+    if limits is None or size * per_result <= limits.max_images:
+        return None
+    most = max(limits.max_images // per_result, 1)
+    return (
+        f"prompt.passages_per_call={size} with dataset.max_images={per_result} sends up to "
+        f"{size * per_result} pictures in one call, over the {limits.max_images} of "
+        f"{limits.source}; use prompt.passages_per_call={most} or less"
+    )

@@ -17,6 +17,7 @@ import random
 from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from mmjudge.config import SweepConfig
 from mmjudge.costs.forecast import forecast_call
@@ -29,9 +30,10 @@ from mmjudge.engine.policy import EntryCall, ItemCall, PassagesCall, WorkItem
 from mmjudge.errors import ImageError
 from mmjudge.images import ImageCache, ImageSettings, preprocess_image
 from mmjudge.judges.base import JudgeAPI
+from mmjudge.judges.registry import facts
 from mmjudge.perturb import perturb_example, perturb_images
 from mmjudge.prompts import RenderedPrompt
-from mmjudge.prompts.passages import render_passages
+from mmjudge.prompts.passages import marker_ends, render_passages
 from mmjudge.prompts.shapes import PromptRenderer
 from mmjudge.records import EncodedImage, Forecast, JudgeRequest, Usage, sha256_text
 from mmjudge.speed import Speed
@@ -346,14 +348,25 @@ def _passage_call(
     call_id = sha256_text("\n".join(item.key for item in singles))[:16]
     first = singles[0].request
     assert first is not None
+    shown = [rendered for _, rendered in order]
     request = dataclasses.replace(
         first,
         item_key=f"call:{call_id}",
         prompt=render_passages(
-            [rendered for _, rendered in order], cfg.dataset.scale.grades, cfg.prompt.explanation
+            shown,
+            cfg.dataset.scale.grades,
+            cfg.prompt.explanation,
+            shows_text=cfg.modality.include_text,
+            shows_image=cfg.modality.include_image,
         ),
         fields=(),
     )
+    if cfg.modality.include_image:
+        request, problem = placed_pictures(request, singles, shown, cfg.model.provider)
+        if problem is not None:  # the call would be refused: each result's row says why
+            for single in singles:
+                yield dataclasses.replace(single, request=None, error=problem, estimate=None)
+            return
     static_chars = order[0][1].static_chars
     yield WorkItem(
         key=request.item_key,
@@ -361,6 +374,48 @@ def _passage_call(
         context=PassagesCall(call_id, singles),
         estimate=functools.partial(forecast_item, context, request, static_chars, len(order)),
     )
+
+
+class PlacedPictures(NamedTuple):
+    """A call's request with its results' pictures placed, or why it cannot be sent."""
+
+    request: JudgeRequest
+    """The call's request, every result's pictures after its marker."""
+    problem: str | None
+    """Why the call would be refused (its pictures over the provider's request size); None
+    when it can go."""
+
+
+def placed_pictures(
+    request: JudgeRequest,
+    singles: tuple[WorkItem, ...],
+    shown: list[RenderedPrompt],
+    provider: str,
+) -> PlacedPictures:
+    """``request`` (the call about ``singles``, whose prompts ``shown`` it shows in that
+    order) with each result's pictures placed after its marker. Their number is within the
+    provider's limit (:func:`~mmjudge.engine.passages.passages_refusal` refused the cell
+    otherwise); their size is known only now, and a call over the provider's request size is
+    not sent."""
+    images = tuple(image for single in singles if single.request for image in single.request.images)
+    ends = marker_ends(request.prompt, shown)
+    places = tuple(
+        end
+        for single, end in zip(singles, ends, strict=True)
+        if single.request
+        for _image in single.request.images
+    )
+    placed = dataclasses.replace(request, images=images, image_places=places)
+    limits = facts(provider).image_limits
+    size = sum(len(image.data) for image in images)
+    if limits is not None and size > limits.max_bytes:
+        return PlacedPictures(
+            placed,
+            f"the {len(singles)} results' pictures take {size / 1e6:.1f} MB, over the "
+            f"{limits.max_bytes / 1e6:g} MB of {limits.source}; use a smaller "
+            "prompt.passages_per_call, or smaller pictures (images.size, images.format=jpeg)",
+        )
+    return PlacedPictures(placed, None)
 
 
 def forecast_item(

@@ -38,11 +38,18 @@ def marker(position: int) -> str:
 
 
 def render_passages(
-    members: Sequence[RenderedPrompt], grades: Sequence[int], explanation: bool
+    members: Sequence[RenderedPrompt],
+    grades: Sequence[int],
+    explanation: bool,
+    *,
+    shows_text: bool = True,
+    shows_image: bool = False,
 ) -> str:
     """The text of one call about ``members`` (the single-result prompts of results of one
     query, in the order shown): the shared head, each result's block under its marker, the
-    answer's instructions."""
+    answer's instructions. ``shows_text``/``shows_image``: what the cell's modality shows of
+    each result, as the line introducing them says (pictures are placed after each marker:
+    :func:`marker_ends`)."""
     first = members[0]
     if not (first.result_chars and first.answer_chars):
         raise ValueError("a prompt whose template marks no result block")  # shipped ones do
@@ -58,11 +65,28 @@ def render_passages(
             bottom=ordered[0],
             top=ordered[-1],
             explanation=explanation,
+            shows_text=shows_text,
+            shows_image=shows_image,
         )
         .strip()
         for part in ("intro", "closing")
     }
     return "\n\n".join([head, parts["intro"], *blocks, parts["closing"]])
+
+
+def marker_ends(text: str, members: Sequence[RenderedPrompt]) -> tuple[int, ...]:
+    """Where each result's marker line ends in ``text``, the prompt :func:`render_passages`
+    wrote about ``members``, in their order: the place its pictures go, so that each result
+    is read as its marker, its pictures, then its fields."""
+    ends: list[int] = []
+    start = 0
+    for position, member in enumerate(members, start=1):
+        name = marker(position)
+        block = f"\n\n{name}\n{_shown(member)}"
+        found = text.index(block, start)  # each block follows the one before it
+        ends.append(found + 2 + len(name))
+        start = found + len(block)
+    return tuple(ends)
 
 
 def _shown(member: RenderedPrompt) -> str:
