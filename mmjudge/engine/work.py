@@ -101,6 +101,10 @@ class Requests:
         )
         samples = self.context.cfg.runner.samples
         pending = (e for e in self.examples if is_pending(e.key, self.done, samples))
+        if self.context.cfg.prompt.passages_per_call > 1:
+            async for item in self._calls_ahead(prompts, pending, ahead):
+                yield item
+            return
         async for example, prepared in prepared_async(self.pool, pending, ahead):
             images = prepared.images
             if images and self.context.cfg.perturb.kind == "inject_image":
@@ -109,6 +113,19 @@ class Requests:
             items = _items(self.context, prompts, example, images, prepared.error)
             for item in _not_done(items, self.done, samples):
                 yield item
+
+    async def _calls_ahead(
+        self, prompts: PromptRenderer, pending: Iterator[Example], ahead: int
+    ) -> AsyncIterator[WorkItem]:
+        """The calls about several results each (``prompt.passages_per_call``), their
+        pictures prepared in the pool ``ahead`` results before their calls fill."""
+        assert self.pool is not None
+        filler = CallFiller(self.context, prompts)
+        async for example, prepared in prepared_async(self.pool, pending, ahead):
+            for item in filler.add(example, prepared.images, prepared.error):
+                yield item
+        for item in filler.rest():
+            yield item
 
 
 def build_work(
@@ -124,7 +141,7 @@ def build_work(
     cfg = context.cfg
     prompts = PromptRenderer(cfg.modality, cfg.prompt, cfg.dataset)
     if cfg.prompt.passages_per_call > 1:
-        yield from _passage_calls(context, prompts, examples, done)
+        yield from _passage_calls(context, prompts, examples, done, pool)
         return
     samples = cfg.runner.samples
     pending = (example for example in examples if is_pending(example.key, done, samples))
@@ -303,34 +320,61 @@ def _passage_calls(
     prompts: PromptRenderer,
     examples: Iterable[Example],
     done: set[str],
+    pool: ImagePool | None = None,
 ) -> Iterator[WorkItem]:
     """``prompt.passages_per_call`` above 1: the results of each query in calls of up to
-    that many, in the order the examples come (a query's results fill a call as they
-    arrive; the last call of a query takes what is left), and an example that cannot be sent
-    is its own item.
+    that many (:class:`CallFiller`), their images prepared in ``pool`` a window ahead when
+    given, else one by one in this thread."""
+    pending = (example for example in examples if example.key not in done)
+    filler = CallFiller(context, prompts)
+    if pool is not None:
+        for example, prepared in prepared_sync(pool, pending, PREPARE_AHEAD):
+            yield from filler.add(example, prepared.images, prepared.error)
+    else:
+        for example in pending:
+            yield from filler.add(example, *_images_here(context, example))
+    yield from filler.rest()
+
+
+class CallFiller:
+    """Puts results into calls of up to ``prompt.passages_per_call``, in the order the
+    examples come (a query's results fill a call as they arrive; the last call of a query
+    takes what is left), and an example that cannot be sent is its own item.
 
     Only the results without a row are put in calls, so no result with a row is sent again:
     a call's rows are written together (:meth:`~mmjudge.store.rows.RowWriter.together`), so a
     resumed run finds a call's results all judged or none, and builds the calls it had not
     finished as they were (the answer of one whose rows a kill kept from being written comes
     from the response cache); a race's next round puts only its new items in calls."""
-    size = context.cfg.prompt.passages_per_call
-    examples = (example for example in examples if example.key not in done)
-    filling: dict[str, list[tuple[WorkItem, RenderedPrompt]]] = {}
-    for example in examples:
-        images, error = _images_here(context, example)
-        item, rendered = _single(context, prompts, example, images, error)
+
+    def __init__(self, context: CellContext, prompts: PromptRenderer) -> None:
+        self.context = context
+        self.prompts = prompts
+        self.filling: dict[str, list[tuple[WorkItem, RenderedPrompt]]] = {}
+        """Per query: the results waiting for their call to fill."""
+
+    def add(
+        self, example: Example, images: tuple[EncodedImage, ...], error: str | None
+    ) -> Iterator[WorkItem]:
+        """The items ``example`` (with its prepared ``images``, or the error preparing them)
+        completes: its own when it cannot be sent, its query's call when it fills it."""
+        images = attacked_images(self.context, example, images)
+        item, rendered = _single(self.context, self.prompts, example, images, error)
         assert isinstance(item, WorkItem)  # no bank with several results per call
         if item.request is None:
             yield item
-            continue
-        call = filling.setdefault(example.query_id, [])
+            return
+        call = self.filling.setdefault(example.query_id, [])
         call.append((item, rendered))
-        if len(call) == size:
-            del filling[example.query_id]
-            yield from _passage_call(context, call)
-    for call in filling.values():
-        yield from _passage_call(context, call)
+        if len(call) == self.context.cfg.prompt.passages_per_call:
+            del self.filling[example.query_id]
+            yield from _passage_call(self.context, call)
+
+    def rest(self) -> Iterator[WorkItem]:
+        """The calls left when the examples end, each with what its query had left."""
+        for call in self.filling.values():
+            yield from _passage_call(self.context, call)
+        self.filling.clear()
 
 
 def _passage_call(
