@@ -24,8 +24,9 @@ from mmjudge.config import SweepConfig
 from mmjudge.costs.calls import UNPRICED, PricedCall
 from mmjudge.costs.sheets import ModelPrice
 from mmjudge.costs.split import split_priced
+from mmjudge.engine.passage_calls import pictures_refusal
 from mmjudge.engine.policy import ItemCall, Outcome, Passage, PassagesCall, WorkItem
-from mmjudge.judges.registry import facts, is_free
+from mmjudge.judges.registry import is_free
 from mmjudge.prompts.parsing import ParsedGrade
 from mmjudge.prompts.passages import parse_passages
 
@@ -148,21 +149,3 @@ def passages_refusal(cfg: SweepConfig) -> str | None:
     if cfg.modality.include_image:
         return pictures_refusal(cfg)
     return None
-
-
-def pictures_refusal(cfg: SweepConfig) -> str | None:
-    """Why a call about ``prompt.passages_per_call`` results, each with up to
-    ``dataset.max_images`` pictures, could carry more pictures than the provider takes in one
-    request (:attr:`~mmjudge.judges.descriptor.JudgeDescriptor.image_limits`); None when it
-    cannot, or when the provider states no limit."""
-    limits = facts(cfg.model.provider).image_limits
-    size = cfg.prompt.passages_per_call
-    per_result = max(cfg.dataset.max_images, 1)
-    if limits is None or size * per_result <= limits.max_images:
-        return None
-    most = max(limits.max_images // per_result, 1)
-    return (
-        f"prompt.passages_per_call={size} with dataset.max_images={per_result} sends up to "
-        f"{size * per_result} pictures in one call, over the {limits.max_images} of "
-        f"{limits.source}; use prompt.passages_per_call={most} or less"
-    )

@@ -13,11 +13,9 @@ import asyncio
 import contextlib
 import dataclasses
 import functools
-import random
 from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
 
 from mmjudge.config import SweepConfig
 from mmjudge.costs.forecast import forecast_call
@@ -26,16 +24,15 @@ from mmjudge.costs.prompt_cache import CachePlan, cache_mark, plan_prompt_cache,
 from mmjudge.costs.sheets import ModelPrice
 from mmjudge.data.schema import Example
 from mmjudge.engine.images_pool import PREPARE_AHEAD, ImagePool, prepared_async, prepared_sync
-from mmjudge.engine.policy import EntryCall, ItemCall, PassagesCall, WorkItem
+from mmjudge.engine.passage_calls import CallFiller, passage_call
+from mmjudge.engine.policy import EntryCall, ItemCall, WorkItem
 from mmjudge.errors import ImageError
 from mmjudge.images import ImageCache, ImageSettings, preprocess_image
 from mmjudge.judges.base import JudgeAPI
-from mmjudge.judges.registry import facts
 from mmjudge.perturb import perturb_example, perturb_images
 from mmjudge.prompts import RenderedPrompt
-from mmjudge.prompts.passages import marker_ends, render_passages
 from mmjudge.prompts.shapes import PromptRenderer
-from mmjudge.records import EncodedImage, Forecast, JudgeRequest, Usage, sha256_text
+from mmjudge.records import EncodedImage, Forecast, JudgeRequest, Usage
 from mmjudge.speed import Speed
 from mmjudge.testbank import grading as bank_grading
 from mmjudge.testbank.bank import Bank
@@ -120,7 +117,7 @@ class Requests:
         """The calls about several results each (``prompt.passages_per_call``), their
         pictures prepared in the pool ``ahead`` results before their calls fill."""
         assert self.pool is not None
-        filler = CallFiller(self.context, prompts)
+        filler = _filler(self.context, prompts)
         async for example, prepared in prepared_async(self.pool, pending, ahead):
             for item in filler.add(example, prepared.images, prepared.error):
                 yield item
@@ -326,7 +323,7 @@ def _passage_calls(
     that many (:class:`CallFiller`), their images prepared in ``pool`` a window ahead when
     given, else one by one in this thread."""
     pending = (example for example in examples if example.key not in done)
-    filler = CallFiller(context, prompts)
+    filler = _filler(context, prompts)
     if pool is not None:
         for example, prepared in prepared_sync(pool, pending, PREPARE_AHEAD):
             yield from filler.add(example, prepared.images, prepared.error)
@@ -336,130 +333,23 @@ def _passage_calls(
     yield from filler.rest()
 
 
-class CallFiller:
-    """Puts results into calls of up to ``prompt.passages_per_call``, in the order the
-    examples come (a query's results fill a call as they arrive; the last call of a query
-    takes what is left), and an example that cannot be sent is its own item.
+def _filler(context: CellContext, prompts: PromptRenderer) -> CallFiller:
+    """The cell's filler of calls, each result's item built as one result's is."""
 
-    Only the results without a row are put in calls, so no result with a row is sent again:
-    a call's rows are written together (:meth:`~mmjudge.store.rows.RowWriter.together`), so a
-    resumed run finds a call's results all judged or none, and builds the calls it had not
-    finished as they were (the answer of one whose rows a kill kept from being written comes
-    from the response cache); a race's next round puts only its new items in calls."""
-
-    def __init__(self, context: CellContext, prompts: PromptRenderer) -> None:
-        self.context = context
-        self.prompts = prompts
-        self.filling: dict[str, list[tuple[WorkItem, RenderedPrompt]]] = {}
-        """Per query: the results waiting for their call to fill."""
-
-    def add(
-        self, example: Example, images: tuple[EncodedImage, ...], error: str | None
-    ) -> Iterator[WorkItem]:
-        """The items ``example`` (with its prepared ``images``, or the error preparing them)
-        completes: its own when it cannot be sent, its query's call when it fills it."""
-        images = attacked_images(self.context, example, images)
-        item, rendered = _single(self.context, self.prompts, example, images, error)
+    def member(
+        example: Example, images: tuple[EncodedImage, ...], error: str | None
+    ) -> tuple[WorkItem, RenderedPrompt]:
+        images = attacked_images(context, example, images)
+        item, rendered = _single(context, prompts, example, images, error)
         assert isinstance(item, WorkItem)  # no bank with several results per call
-        if item.request is None:
-            yield item
-            return
-        call = self.filling.setdefault(example.query_id, [])
-        call.append((item, rendered))
-        if len(call) == self.context.cfg.prompt.passages_per_call:
-            del self.filling[example.query_id]
-            yield from _passage_call(self.context, call)
+        return item, rendered
 
-    def rest(self) -> Iterator[WorkItem]:
-        """The calls left when the examples end, each with what its query had left."""
-        for call in self.filling.values():
-            yield from _passage_call(self.context, call)
-        self.filling.clear()
-
-
-def _passage_call(
-    context: CellContext, members: list[tuple[WorkItem, RenderedPrompt]]
-) -> Iterator[WorkItem]:
-    """The work item of one call about ``members`` (results of one query), shown in an order
-    drawn from the run's seed and their keys; a lone result is sent as it is."""
-    cfg = context.cfg
-    if len(members) == 1:
-        yield members[0][0]
-        return
-    order = sorted(members, key=lambda member: member[0].key)
-    random.Random("\t".join([str(cfg.seed), *(item.key for item, _ in order)])).shuffle(order)
-    singles = tuple(item for item, _ in order)
-    call_id = sha256_text("\n".join(item.key for item in singles))[:16]
-    first = singles[0].request
-    assert first is not None
-    shown = [rendered for _, rendered in order]
-    request = dataclasses.replace(
-        first,
-        item_key=f"call:{call_id}",
-        prompt=render_passages(
-            shown,
-            cfg.dataset.scale.grades,
-            cfg.prompt.explanation,
-            shows_text=cfg.modality.include_text,
-            shows_image=cfg.modality.include_image,
-        ),
-        fields=(),
+    estimate = functools.partial(forecast_item, context)
+    return CallFiller(
+        context.cfg.prompt.passages_per_call,
+        member,
+        functools.partial(passage_call, context.cfg, estimate=estimate),
     )
-    if cfg.modality.include_image:
-        request, problem = placed_pictures(request, singles, shown, cfg.model.provider)
-        if problem is not None:  # the call would be refused: each result's row says why
-            for single in singles:
-                yield dataclasses.replace(single, request=None, error=problem, estimate=None)
-            return
-    static_chars = order[0][1].static_chars
-    yield WorkItem(
-        key=request.item_key,
-        request=request,
-        context=PassagesCall(call_id, singles),
-        estimate=functools.partial(forecast_item, context, request, static_chars, len(order)),
-    )
-
-
-class PlacedPictures(NamedTuple):
-    """A call's request with its results' pictures placed, or why it cannot be sent."""
-
-    request: JudgeRequest
-    """The call's request, every result's pictures after its marker."""
-    problem: str | None
-    """Why the call would be refused (its pictures over the provider's request size); None
-    when it can go."""
-
-
-def placed_pictures(
-    request: JudgeRequest,
-    singles: tuple[WorkItem, ...],
-    shown: list[RenderedPrompt],
-    provider: str,
-) -> PlacedPictures:
-    """``request`` (the call about ``singles``, whose prompts ``shown`` it shows in that
-    order) with each result's pictures placed after its marker. Their number is within the
-    provider's limit (:func:`~mmjudge.engine.passages.passages_refusal` refused the cell
-    otherwise); their size is known only now, and a call over the provider's request size is
-    not sent."""
-    images = tuple(image for single in singles if single.request for image in single.request.images)
-    ends = marker_ends(request.prompt, shown)
-    places = tuple(
-        end
-        for single, end in zip(singles, ends, strict=True)
-        if single.request
-        for _image in single.request.images
-    )
-    placed = dataclasses.replace(request, images=images, image_places=places)
-    limits = facts(provider).image_limits
-    size = sum(len(image.data) for image in images)
-    if limits is not None and size > limits.max_bytes:
-        return PlacedPictures(
-            placed,
-            f"the {len(singles)} results' pictures take {size / 1e6:.1f} MB, over the "
-            f"{limits.max_bytes / 1e6:g} MB of {limits.source}; use a smaller "
-            "prompt.passages_per_call, or smaller pictures (images.size, images.format=jpeg)",
-        )
-    return PlacedPictures(placed, None)
 
 
 def forecast_item(

@@ -18,7 +18,7 @@ import pytest
 from mmjudge.engine.cell import forecast as forecast_cell
 from mmjudge.engine.cell import run_cell
 from mmjudge.engine.policy import ItemCall, WorkItem
-from mmjudge.engine.work import placed_pictures
+from mmjudge.engine.passage_calls import placed_pictures
 from mmjudge.images import ImageSettings, preprocess_image
 from mmjudge.locations import package_path
 from mmjudge.prompts import RenderedPrompt
