@@ -8,6 +8,7 @@ provider's image limits is refused before any call; the forecast counts K pictur
 from __future__ import annotations
 
 import collections
+import dataclasses
 import hashlib
 import json
 import shutil
@@ -17,8 +18,8 @@ import pytest
 
 from mmjudge.engine.cell import forecast as forecast_cell
 from mmjudge.engine.cell import run_cell
-from mmjudge.engine.policy import ItemCall, WorkItem
 from mmjudge.engine.passage_calls import placed_pictures
+from mmjudge.engine.policy import ItemCall, WorkItem
 from mmjudge.images import ImageSettings, preprocess_image
 from mmjudge.locations import package_path
 from mmjudge.prompts import RenderedPrompt
@@ -326,6 +327,4 @@ def test_a_call_whose_pictures_pass_the_request_size_is_not_sent() -> None:
 
 
 def _marked(rendered: RenderedPrompt, result: int, answer: int) -> RenderedPrompt:
-    import dataclasses
-
     return dataclasses.replace(rendered, result_chars=result, answer_chars=answer)
