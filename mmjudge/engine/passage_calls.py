@@ -161,16 +161,31 @@ def placed_pictures(
 def pictures_refusal(cfg: SweepConfig) -> str | None:
     """Why a call about ``prompt.passages_per_call`` results, each with up to
     ``dataset.max_images`` pictures, could carry more pictures than the provider takes in one
-    request (:attr:`~mmjudge.judges.descriptor.JudgeDescriptor.image_limits`); None when it
-    cannot, or when the provider states no limit."""
+    request, or pictures too large for that many
+    (:attr:`~mmjudge.judges.descriptor.JudgeDescriptor.image_limits`); None when it cannot,
+    or when the provider states no limit."""
     limits = facts(cfg.model.provider).image_limits
+    if limits is None:
+        return None
     size = cfg.prompt.passages_per_call
     per_result = max(cfg.dataset.max_images, 1)
-    if limits is None or size * per_result <= limits.max_images:
+    pictures = size * per_result
+    said = f"prompt.passages_per_call={size} with dataset.max_images={per_result} sends up to "
+    if pictures > limits.max_images:
+        most = max(limits.max_images // per_result, 1)
+        return (
+            f"{said}{pictures} pictures in one call, over the {limits.max_images} of "
+            f"{limits.source}; use prompt.passages_per_call={most} or less"
+        )
+    side = cfg.images.size  # every prepared picture is this many pixels a side
+    crowd = limits.crowd
+    if crowd is None or pictures <= crowd.pictures or cfg.images.encoding == "url":
+        return None  # (a passed-through URL's size is not known here)
+    if side <= crowd.max_side:
         return None
-    most = max(limits.max_images // per_result, 1)
+    most = max(crowd.pictures // per_result, 1)
     return (
-        f"prompt.passages_per_call={size} with dataset.max_images={per_result} sends up to "
-        f"{size * per_result} pictures in one call, over the {limits.max_images} of "
-        f"{limits.source}; use prompt.passages_per_call={most} or less"
+        f"{said}{pictures} pictures of {side} px a side in one call, and {limits.source} "
+        f"takes more than {crowd.pictures} only up to {crowd.max_side} px a side; use "
+        f"images.size={crowd.max_side} or less, or prompt.passages_per_call={most} or less"
     )

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from mmjudge.config import ModelConfig
 from mmjudge.judges.base import BatchItemResult, BatchLimits, BatchPoll, SubmittedBatch
-from mmjudge.judges.descriptor import ANTHROPIC, ImageLimits, JudgeDescriptor
+from mmjudge.judges.descriptor import ANTHROPIC, Crowd, ImageLimits, JudgeDescriptor
 from mmjudge.judges.http import (
     MalformedResponseError,
     SDKJudge,
@@ -39,11 +39,13 @@ DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
 #: Message Batches limits: 100,000 requests or 256 MB per batch.
 BATCH_LIMITS = BatchLimits(max_requests=100_000, max_bytes=256_000_000)
 #: Pictures in one Messages request: 100 on models with a 200k-token context window (600 on
-#: the others; the lower figure is kept), within the 32 MB a request may take.
+#: the others; the lower figure is kept), within the 32 MB a request may take; above 20
+#: pictures, none over 2000 pixels a side.
 IMAGE_LIMITS = ImageLimits(
     max_images=100,
     max_bytes=32_000_000,
     source="Anthropic's vision guide: 100 images and 32 MB per request",
+    crowd=Crowd(pictures=20, max_side=2000),
 )
 #: Error types of an errored batch item that a later batch may get through.
 BATCH_RETRYABLE_ERRORS = frozenset(

@@ -76,6 +76,16 @@ def maker_by_id(model_id: str | None) -> ModelMaker | None:
 
 
 @dataclass(frozen=True)
+class Crowd:
+    """A provider's smaller picture size for requests with many pictures."""
+
+    pictures: int
+    """Above this many pictures in one request..."""
+    max_side: int
+    """...each may be at most this many pixels a side."""
+
+
+@dataclass(frozen=True)
 class ImageLimits:
     """The most a provider takes in one request's pictures, as its documentation states."""
 
@@ -85,6 +95,8 @@ class ImageLimits:
     """Bytes of the request's images as sent (base64 text, or a passed-through URL's)."""
     source: str
     """Where the provider states them, for the line that refuses a cell over them."""
+    crowd: Crowd | None = None
+    """A smaller picture size for requests with many pictures; None: none stated."""
 
 
 @dataclass(frozen=True)

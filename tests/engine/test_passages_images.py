@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from mmjudge.engine.cell import forecast as forecast_cell
-from mmjudge.engine.cell import run_cell
-from mmjudge.engine.passage_calls import placed_pictures
+from mmjudge.engine.cell import run_cell, typed_config
+from mmjudge.engine.passage_calls import pictures_refusal, placed_pictures
 from mmjudge.engine.policy import ItemCall, WorkItem
 from mmjudge.images import ImageSettings, preprocess_image
 from mmjudge.locations import package_path
@@ -328,3 +328,38 @@ def test_a_call_whose_pictures_pass_the_request_size_is_not_sent() -> None:
 
 def _marked(rendered: RenderedPrompt, result: int, answer: int) -> RenderedPrompt:
     return dataclasses.replace(rendered, result_chars=result, answer_chars=answer)
+
+
+def refusal(*overrides: str) -> str | None:
+    return pictures_refusal(typed_config(compose_config(["modality=mm", *overrides])))
+
+
+@pytest.mark.slow  # composes a dozen configs
+def test_the_picture_limits_refuse_by_count_and_by_size_where_many_and_pass_within_them() -> None:
+    claude = "model=claude_sonnet45"
+    assert refusal(claude, "prompt.passages_per_call=100") is None
+    assert refusal(claude, "prompt.passages_per_call=50", "dataset.max_images=2") is None
+    over = refusal(claude, "prompt.passages_per_call=34", "dataset.max_images=3")
+    assert over == (
+        "prompt.passages_per_call=34 with dataset.max_images=3 sends up to 102 pictures in one "
+        "call, over the 100 of Anthropic's vision guide: 100 images and 32 MB per request; use "
+        "prompt.passages_per_call=33 or less"
+    )
+    # Above 20 pictures, Anthropic takes none over 2000 px a side: 21 of 2048 px are refused,
+    # 20 of them, or 21 of 2000 px, or 21 URLs passed through (their size unknown) are not.
+    big = refusal(claude, "prompt.passages_per_call=21", "images.size=2048")
+    assert big == (
+        "prompt.passages_per_call=21 with dataset.max_images=1 sends up to 21 pictures of "
+        "2048 px a side in one call, and Anthropic's vision guide: 100 images and 32 MB per "
+        "request takes more than 20 only up to 2000 px a side; use images.size=2000 or less, "
+        "or prompt.passages_per_call=20 or less"
+    )
+    assert refusal(claude, "prompt.passages_per_call=20", "images.size=2048") is None
+    assert refusal(claude, "prompt.passages_per_call=21", "images.size=2000") is None
+    url = ("prompt.passages_per_call=21", "images.size=2048", "images.encoding=url")
+    assert refusal(claude, *url) is None
+    # OpenAI states 500 and no smaller size for many; a compatible server states none.
+    assert refusal("model=gpt4o_mini", "prompt.passages_per_call=500") is None
+    assert refusal("model=gpt4o_mini", "prompt.passages_per_call=60", "images.size=4096") is None
+    assert "over the 500" in (refusal("model=gpt4o_mini", "prompt.passages_per_call=501") or "")
+    assert refusal("model=vllm_local", "prompt.passages_per_call=1000") is None
