@@ -87,7 +87,8 @@ class JudgeRequest:
     system: str | None = None
     """An optional system message."""
     images: tuple[EncodedImage, ...] = ()
-    """Images to show, in order, after the prompt text."""
+    """Images to show, in order: where :attr:`image_places` puts them, else where the
+    provider shows a prompt's images (after its text, or before it)."""
     query: str = ""
     """The query text (local judges use it directly)."""
     fields: tuple[tuple[str, str], ...] = ()
@@ -110,6 +111,10 @@ class JudgeRequest:
     """The shape the answer must take, sent as the provider's structured output (OpenAI's
     ``response_format``, Anthropic's forced tool); None: free text. The prompt says the same
     in words, so the prompt hash (and the response cache's key) tells the two apart."""
+    image_places: tuple[int, ...] = ()
+    """Where each image goes in the prompt text: per image, in order, the number of the
+    prompt's characters shown before it (a call about several results shows each result's
+    pictures under its marker); empty: the provider's own place for all of them."""
 
     def prompt_hash(self) -> str:
         """Hash of everything the model reads, images by their content hash: the sha256 of
@@ -117,7 +122,14 @@ class JudgeRequest:
         out part by part (the same text, without encoding a dict per row)."""
         images = canonical_json([image.sha256 for image in self.images]) if self.images else "[]"
         system = "null" if self.system is None else json_string(self.system)
-        return sha256_text(f'{{"images":{images},"prompt":{self.prompt_json},"system":{system}}}')
+        # Where the images stand is read too; a request that leaves it to the provider keeps
+        # the hash it had before requests could say.
+        places = f'"image_places":{canonical_json(list(self.image_places))},' * bool(
+            self.image_places
+        )
+        return sha256_text(
+            f'{{{places}"images":{images},"prompt":{self.prompt_json},"system":{system}}}'
+        )
 
     @functools.cached_property
     def prompt_json(self) -> str:

@@ -25,6 +25,7 @@ from mmjudge.config import SweepConfig
 from mmjudge.costs.calls import UNPRICED, PricedCall
 from mmjudge.costs.sheets import ModelPrice
 from mmjudge.costs.split import split_priced
+from mmjudge.engine.passage_calls import pictures_refusal
 from mmjudge.engine.policy import ItemCall, Outcome, Passage, PassagesCall, WorkItem
 from mmjudge.judges.registry import facts, is_free
 from mmjudge.prompts.parsing import ParsedGrade
@@ -136,8 +137,8 @@ def _with_share(outcome: Outcome, passage: Passage) -> Outcome:
 def passages_refusal(cfg: SweepConfig) -> str | None:
     """Why a cell cannot show several results per call, known from its config; None when it
     can (or shows one). A judge that runs here reads each result's fields, not the prompt;
-    pictures of several results in one message are not sent (one call per result with
-    images)."""
+    a cell that shows pictures is refused where its calls could carry more pictures than the
+    provider takes in one request (:func:`pictures_refusal`)."""
     size = cfg.prompt.passages_per_call
     if size == 1:
         return None
@@ -147,11 +148,9 @@ def passages_refusal(cfg: SweepConfig) -> str | None:
             "a time; use prompt.passages_per_call=1 with it"
         )
     if cfg.modality.include_image:
-        return (
-            f"prompt.passages_per_call={size} sends no pictures of several results in one "
-            f"call; use modality=text, or prompt.passages_per_call=1 for modality="
-            f"{cfg.modality.name}"
-        )
+        refusal = pictures_refusal(cfg)
+        if refusal is not None:
+            return refusal
     if (
         cfg.prompt.answer_format == "structured"
         and facts(cfg.model.provider).structured_output is None
@@ -161,12 +160,3 @@ def passages_refusal(cfg: SweepConfig) -> str | None:
             "structured output mmjudge sends; use prompt.answer_format=lines (or auto)"
         )
     return None
-
-
-def structured_answer(cfg: SweepConfig) -> bool:
-    """Whether a cell's calls about several results ask for a structured answer
-    (``prompt.answer_format``): where set to ``structured``, or ``auto`` and its provider has
-    a structured output (:attr:`~mmjudge.judges.descriptor.JudgeDescriptor.structured_output`)."""
-    if cfg.prompt.passages_per_call == 1 or cfg.prompt.answer_format == "lines":
-        return False
-    return facts(cfg.model.provider).structured_output is not None

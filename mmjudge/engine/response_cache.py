@@ -83,7 +83,8 @@ class RequestKeys:
     ``system``, ``prompt``, ``images`` (``[sha256, width, height]`` each), ``image_detail``
     (null without images), ``temperature``, ``max_tokens``, ``options`` and ``grades``, and
     for a repeat of the request (``runner.samples``) its ``sample`` number: the first answer
-    (sample 0) has no such key, so it shares the key a run without samples gives it. The
+    (sample 0) has no such key, so it shares the key a run without samples gives it; likewise
+    ``image_places`` only for a request that places its images in the prompt text. The
     model's parts are encoded once here; each request's key is written out part by part in
     the same order and form (sorted keys, no spaces), so it is the same text, and the same
     key, as encoding the whole dict each time.
@@ -118,6 +119,7 @@ class RequestKeys:
                 grades,
                 ',"image_detail":',
                 detail,
+                _places(request.image_places),
                 ',"images":',
                 shown,
                 self._middle,
@@ -129,6 +131,12 @@ class RequestKeys:
             )
         )
         return sha256_text(text)
+
+
+def _places(places: tuple[int, ...]) -> str:
+    """The key's ``image_places`` entry: where a request puts its images in the prompt text,
+    when it says (nothing otherwise, so such a request keeps the key it had before)."""
+    return f',"image_places":{canonical_json(list(places))}' if places else ""
 
 
 #: A claim's ``in_flight`` value: its request is about to go out, or may have gone out without

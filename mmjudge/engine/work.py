@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import dataclasses
 import functools
-import random
 from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,16 +24,15 @@ from mmjudge.costs.prompt_cache import CachePlan, cache_mark, plan_prompt_cache,
 from mmjudge.costs.sheets import ModelPrice
 from mmjudge.data.schema import Example
 from mmjudge.engine.images_pool import PREPARE_AHEAD, ImagePool, prepared_async, prepared_sync
-from mmjudge.engine.passages import structured_answer
-from mmjudge.engine.policy import EntryCall, ItemCall, PassagesCall, WorkItem
+from mmjudge.engine.passage_calls import CallFiller, passage_call
+from mmjudge.engine.policy import EntryCall, ItemCall, WorkItem
 from mmjudge.errors import ImageError
 from mmjudge.images import ImageCache, ImageSettings, preprocess_image
 from mmjudge.judges.base import JudgeAPI
 from mmjudge.perturb import perturb_example, perturb_images
 from mmjudge.prompts import RenderedPrompt
-from mmjudge.prompts.passages import call_weights, grades_answer, render_passages
 from mmjudge.prompts.shapes import PromptRenderer
-from mmjudge.records import EncodedImage, Forecast, JudgeRequest, Usage, sha256_text
+from mmjudge.records import EncodedImage, Forecast, JudgeRequest, Usage
 from mmjudge.speed import Speed
 from mmjudge.testbank import grading as bank_grading
 from mmjudge.testbank.bank import Bank
@@ -100,6 +98,10 @@ class Requests:
         )
         samples = self.context.cfg.runner.samples
         pending = (e for e in self.examples if is_pending(e.key, self.done, samples))
+        if self.context.cfg.prompt.passages_per_call > 1:
+            async for item in self._calls_ahead(prompts, pending, ahead):
+                yield item
+            return
         async for example, prepared in prepared_async(self.pool, pending, ahead):
             images = prepared.images
             if images and self.context.cfg.perturb.kind == "inject_image":
@@ -108,6 +110,19 @@ class Requests:
             items = _items(self.context, prompts, example, images, prepared.error)
             for item in _not_done(items, self.done, samples):
                 yield item
+
+    async def _calls_ahead(
+        self, prompts: PromptRenderer, pending: Iterator[Example], ahead: int
+    ) -> AsyncIterator[WorkItem]:
+        """The calls about several results each (``prompt.passages_per_call``), their
+        pictures prepared in the pool ``ahead`` results before their calls fill."""
+        assert self.pool is not None
+        filler = _filler(self.context, prompts)
+        async for example, prepared in prepared_async(self.pool, pending, ahead):
+            for item in filler.add(example, prepared.images, prepared.error):
+                yield item
+        for item in filler.rest():
+            yield item
 
 
 def build_work(
@@ -123,7 +138,7 @@ def build_work(
     cfg = context.cfg
     prompts = PromptRenderer(cfg.modality, cfg.prompt, cfg.dataset)
     if cfg.prompt.passages_per_call > 1:
-        yield from _passage_calls(context, prompts, examples, done)
+        yield from _passage_calls(context, prompts, examples, done, pool)
         return
     samples = cfg.runner.samples
     pending = (example for example in examples if is_pending(example.key, done, samples))
@@ -302,68 +317,38 @@ def _passage_calls(
     prompts: PromptRenderer,
     examples: Iterable[Example],
     done: set[str],
+    pool: ImagePool | None = None,
 ) -> Iterator[WorkItem]:
     """``prompt.passages_per_call`` above 1: the results of each query in calls of up to
-    that many, in the order the examples come (a query's results fill a call as they
-    arrive; the last call of a query takes what is left), and an example that cannot be sent
-    is its own item.
+    that many (:class:`CallFiller`), their images prepared in ``pool`` a window ahead when
+    given, else one by one in this thread."""
+    pending = (example for example in examples if example.key not in done)
+    filler = _filler(context, prompts)
+    if pool is not None:
+        for example, prepared in prepared_sync(pool, pending, PREPARE_AHEAD):
+            yield from filler.add(example, prepared.images, prepared.error)
+    else:
+        for example in pending:
+            yield from filler.add(example, *_images_here(context, example))
+    yield from filler.rest()
 
-    Only the results without a row are put in calls, so no result with a row is sent again:
-    a call's rows are written together (:meth:`~mmjudge.store.rows.RowWriter.together`), so a
-    resumed run finds a call's results all judged or none, and builds the calls it had not
-    finished as they were (the answer of one whose rows a kill kept from being written comes
-    from the response cache); a race's next round puts only its new items in calls."""
-    size = context.cfg.prompt.passages_per_call
-    examples = (example for example in examples if example.key not in done)
-    filling: dict[str, list[tuple[WorkItem, RenderedPrompt]]] = {}
-    for example in examples:
-        images, error = _images_here(context, example)
+
+def _filler(context: CellContext, prompts: PromptRenderer) -> CallFiller:
+    """The cell's filler of calls, each result's item built as one result's is."""
+
+    def member(
+        example: Example, images: tuple[EncodedImage, ...], error: str | None
+    ) -> tuple[WorkItem, RenderedPrompt]:
+        images = attacked_images(context, example, images)
         item, rendered = _single(context, prompts, example, images, error)
         assert isinstance(item, WorkItem)  # no bank with several results per call
-        if item.request is None:
-            yield item
-            continue
-        call = filling.setdefault(example.query_id, [])
-        call.append((item, rendered))
-        if len(call) == size:
-            del filling[example.query_id]
-            yield from _passage_call(context, call)
-    for call in filling.values():
-        yield from _passage_call(context, call)
+        return item, rendered
 
-
-def _passage_call(
-    context: CellContext, members: list[tuple[WorkItem, RenderedPrompt]]
-) -> Iterator[WorkItem]:
-    """The work item of one call about ``members`` (results of one query), shown in an order
-    drawn from the run's seed and their keys; a lone result is sent as it is."""
-    cfg = context.cfg
-    if len(members) == 1:
-        yield members[0][0]
-        return
-    order = sorted(members, key=lambda member: member[0].key)
-    random.Random("\t".join([str(cfg.seed), *(item.key for item, _ in order)])).shuffle(order)
-    singles = tuple(item for item, _ in order)
-    call_id = sha256_text("\n".join(item.key for item in singles))[:16]
-    first = singles[0].request
-    assert first is not None
-    grades, reasons = cfg.dataset.scale.grades, cfg.prompt.passage_reasons
-    structured = structured_answer(cfg)
-    request = dataclasses.replace(
-        first,
-        item_key=f"call:{call_id}",
-        prompt=render_passages([rendered for _, rendered in order], grades, reasons, structured),
-        fields=(),
-        answer=grades_answer(len(order), grades, reasons) if structured else None,
-    )
-    static_chars = order[0][1].static_chars
-    yield WorkItem(
-        key=request.item_key,
-        request=request,
-        context=PassagesCall(
-            call_id, singles, call_weights([r for _, r in order], request.prompt, request.system)
-        ),
-        estimate=functools.partial(forecast_item, context, request, static_chars, len(order)),
+    estimate = functools.partial(forecast_item, context)
+    return CallFiller(
+        context.cfg.prompt.passages_per_call,
+        member,
+        functools.partial(passage_call, context.cfg, estimate=estimate),
     )
 
 

@@ -13,15 +13,22 @@ from typing import Any, TypeVar
 
 from mmjudge.config import ModelConfig
 from mmjudge.judges.base import BatchItemResult, BatchLimits, BatchPoll, SubmittedBatch
-from mmjudge.judges.descriptor import ANTHROPIC, JudgeDescriptor
+from mmjudge.judges.descriptor import ANTHROPIC, Crowd, ImageLimits, JudgeDescriptor
 from mmjudge.judges.http import (
     MalformedResponseError,
     SDKJudge,
     one_line,
 )
-from mmjudge.judges.payloads import count, field_value, image_base64, image_marker, usage_dict
+from mmjudge.judges.payloads import (
+    count,
+    field_value,
+    image_base64,
+    image_marker,
+    placed_images,
+    usage_dict,
+)
 from mmjudge.prompts.passages import ANSWER_NAME, answer_schema
-from mmjudge.records import JudgeRequest, JudgeResponse, Usage
+from mmjudge.records import EncodedImage, JudgeRequest, JudgeResponse, Usage
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -32,6 +39,15 @@ DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
 
 #: Message Batches limits: 100,000 requests or 256 MB per batch.
 BATCH_LIMITS = BatchLimits(max_requests=100_000, max_bytes=256_000_000)
+#: Pictures in one Messages request: 100 on models with a 200k-token context window (600 on
+#: the others; the lower figure is kept), within the 32 MB a request may take; above 20
+#: pictures, none over 2000 pixels a side.
+IMAGE_LIMITS = ImageLimits(
+    max_images=100,
+    max_bytes=32_000_000,
+    source="Anthropic's vision guide: 100 images and 32 MB per request",
+    crowd=Crowd(pictures=20, max_side=2000),
+)
 #: Error types of an errored batch item that a later batch may get through.
 BATCH_RETRYABLE_ERRORS = frozenset(
     {"api_error", "overloaded_error", "rate_limit_error", "timeout_error"}
@@ -67,6 +83,7 @@ class AnthropicJudge(SDKJudge):
             prompt_cache="marked",
             structured_output="tool",
             structured_prompt_tokens=TOOL_PROMPT_TOKENS,
+            image_limits=IMAGE_LIMITS,
         ),
     )
     client_class = "AsyncAnthropic"
@@ -96,18 +113,19 @@ class AnthropicJudge(SDKJudge):
     def request_body(self, request: JudgeRequest, *, redact: bool = False) -> dict[str, Any]:
         """The JSON body sent to ``/v1/messages``; ``redact`` swaps images for hashes."""
         self.check_images(request)
-        content: list[dict[str, Any]] = []
-        for image in request.images:
-            source: dict[str, Any]
-            if image.encoding == "url":
-                url = image_marker(image) if redact else image.data
-                source = {"type": "url", "url": url}
-            else:
-                media_type, data = image_base64(image)
-                payload = image_marker(image) if redact else data
-                source = {"type": "base64", "media_type": media_type, "data": payload}
-            content.append({"type": "image", "source": source})
-        content.extend(_prompt_blocks(request))
+        content: list[dict[str, Any]]
+        if request.image_places:
+            # Each image where the prompt places it (several results, each with its own); the
+            # cache plan offers no part with images to the cache, so no breakpoint is set.
+            content = [
+                {"type": "text", "text": part}
+                if isinstance(part, str)
+                else _image_block(part, redact)
+                for part in placed_images(request)
+            ]
+        else:
+            content = [_image_block(image, redact) for image in request.images]
+            content.extend(_prompt_blocks(request))
         body: dict[str, Any] = {
             "model": self.model_id,
             "max_tokens": self.max_tokens,
@@ -237,6 +255,19 @@ def _tool_answer(blocks: list[Any]) -> str | None:
             given = field_value(block, "input")
             return json.dumps(given, ensure_ascii=False) if isinstance(given, dict) else None
     return None
+
+
+def _image_block(image: EncodedImage, redact: bool) -> dict[str, Any]:
+    """An image's content block: by URL when passed through, else its base64 data."""
+    source: dict[str, Any]
+    if image.encoding == "url":
+        url = image_marker(image) if redact else image.data
+        source = {"type": "url", "url": url}
+    else:
+        media_type, data = image_base64(image)
+        payload = image_marker(image) if redact else data
+        source = {"type": "base64", "media_type": media_type, "data": payload}
+    return {"type": "image", "source": source}
 
 
 def _prompt_blocks(request: JudgeRequest) -> list[dict[str, Any]]:

@@ -76,6 +76,30 @@ def maker_by_id(model_id: str | None) -> ModelMaker | None:
 
 
 @dataclass(frozen=True)
+class Crowd:
+    """A provider's smaller picture size for requests with many pictures."""
+
+    pictures: int
+    """Above this many pictures in one request..."""
+    max_side: int
+    """...each may be at most this many pixels a side."""
+
+
+@dataclass(frozen=True)
+class ImageLimits:
+    """The most a provider takes in one request's pictures, as its documentation states."""
+
+    max_images: int
+    """Images in one request."""
+    max_bytes: int
+    """Bytes of the request's images as sent (base64 text, or a passed-through URL's)."""
+    source: str
+    """Where the provider states them, for the line that refuses a cell over them."""
+    crowd: Crowd | None = None
+    """A smaller picture size for requests with many pictures; None: none stated."""
+
+
+@dataclass(frozen=True)
 class JudgeDescriptor:
     """A provider's facts, declared by the judge class that serves it
     (:attr:`mmjudge.judges.base.JudgeAPI.descriptors`)."""
@@ -116,6 +140,10 @@ class JudgeDescriptor:
     ``marked``, where the request marks the end of the part to keep and the images come
     before the prompt text (Anthropic); ``automatic``, where long prefixes are kept without a
     mark and the images follow the prompt text (OpenAI); None: no cache mmjudge arranges."""
+    image_limits: ImageLimits | None = None
+    """The most one request may carry in pictures (a call about several results shows all
+    their pictures: ``prompt.passages_per_call``); None: none known to mmjudge (a server's
+    own limit, if any, refuses the call, which is an error row)."""
 
     structured_output: str | None = None
     """How its provider constrains an answer to a JSON schema (``prompt.answer_format``):

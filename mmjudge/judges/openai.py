@@ -16,16 +16,23 @@ from typing import Any, ClassVar, Final
 from mmjudge.config import ModelConfig
 from mmjudge.errors import ConfigError
 from mmjudge.judges.base import BatchItemResult, BatchLimits, BatchPoll, SubmittedBatch
-from mmjudge.judges.descriptor import OPENAI, JudgeDescriptor
+from mmjudge.judges.descriptor import OPENAI, ImageLimits, JudgeDescriptor
 from mmjudge.judges.http import (
     HTTPOptions,
     MalformedResponseError,
     SDKJudge,
     one_line,
 )
-from mmjudge.judges.payloads import count, field_value, image_data_url, image_marker, usage_dict
+from mmjudge.judges.payloads import (
+    count,
+    field_value,
+    image_data_url,
+    image_marker,
+    placed_images,
+    usage_dict,
+)
 from mmjudge.prompts.passages import ANSWER_NAME, answer_schema
-from mmjudge.records import JudgeRequest, JudgeResponse, Usage
+from mmjudge.records import EncodedImage, JudgeRequest, JudgeResponse, Usage
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +48,14 @@ REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
 
 #: The Batch API's limits: 50,000 requests and a 200 MB input file per batch.
 BATCH_LIMITS = BatchLimits(max_requests=50_000, max_bytes=200_000_000)
+#: Pictures in one Chat Completions request, as OpenAI's vision guide states them (500 images
+#: and 50 MB of image bytes; later pages allow more, the lower figures are kept). An
+#: OpenAI-compatible server states its own, if any.
+IMAGE_LIMITS = ImageLimits(
+    max_images=500,
+    max_bytes=50_000_000,
+    source="OpenAI's vision guide: 500 images and 50 MB of image bytes per request",
+)
 #: The endpoint every line of a batch input file targets.
 BATCH_ENDPOINT: Final = "/v1/chat/completions"
 #: Batch statuses after which nothing changes.
@@ -88,6 +103,7 @@ class OpenAIJudge(SDKJudge):
             batch_api="Batch API",
             prompt_cache="automatic",
             structured_output="json_schema",
+            image_limits=IMAGE_LIMITS,
         ),
         JudgeDescriptor(
             "openai_compatible",
@@ -135,7 +151,15 @@ class OpenAIJudge(SDKJudge):
         if request.system:
             messages.append({"role": "system", "content": request.system})
         content: str | list[dict[str, Any]]
-        if request.images:
+        if request.image_places:
+            # Each image where the prompt places it (several results, each with its own).
+            content = [
+                {"type": "text", "text": part}
+                if isinstance(part, str)
+                else self._image_part(part, redact)
+                for part in placed_images(request)
+            ]
+        elif request.images:
             # The prompt first, then each image, every one with an explicit detail level
             # (the "auto" default would leave the token count up to the provider).
             content = [{"type": "text", "text": request.prompt}]
@@ -169,6 +193,11 @@ class OpenAIJudge(SDKJudge):
                 },
             }
         return body
+
+    def _image_part(self, image: EncodedImage, redact: bool) -> dict[str, Any]:
+        """An image's content part, with the judge's detail level."""
+        url = image_marker(image) if redact else image_data_url(image)
+        return {"type": "image_url", "image_url": {"url": url, "detail": self.image_detail}}
 
     def _response(self, completion: Any, latency: float) -> JudgeResponse:
         """The answer from a chat completion: the SDK's model, or the JSON it would be built

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mmjudge.records import EncodedImage
+from mmjudge.records import EncodedImage, JudgeRequest
 
 
 def image_marker(image: EncodedImage) -> str:
@@ -27,6 +27,22 @@ def image_base64(image: EncodedImage) -> tuple[str, str]:
         media_type = header[len("data:") :].split(";", 1)[0] or image.media_type
         return media_type, payload
     return image.media_type, image.data
+
+
+def placed_images(request: JudgeRequest) -> list[str | EncodedImage]:
+    """The prompt text and the images of a request that places them
+    (:attr:`~mmjudge.records.JudgeRequest.image_places`), in the order the model reads them:
+    each image after the text before its place; no empty text between two images."""
+    parts: list[str | EncodedImage] = []
+    start = 0
+    for image, place in zip(request.images, request.image_places, strict=True):
+        if place > start:
+            parts.append(request.prompt[start:place])
+            start = place
+        parts.append(image)
+    if start < len(request.prompt):
+        parts.append(request.prompt[start:])
+    return parts
 
 
 def usage_dict(usage: Any) -> dict[str, Any]:

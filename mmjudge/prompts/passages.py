@@ -53,11 +53,16 @@ def render_passages(
     grades: Sequence[int],
     reasons: bool,
     structured: bool = False,
+    *,
+    shows_text: bool = True,
+    shows_image: bool = False,
 ) -> str:
     """The text of one call about ``members`` (the single-result prompts of results of one
     query, in the order shown): the shared head, each result's block under its marker, the
     answer's instructions (a JSON object where ``structured``, else lines; a reason with each
-    grade where ``reasons``)."""
+    grade where ``reasons``). ``shows_text``/``shows_image``: what the cell's modality shows
+    of each result, as the line introducing them says (pictures are placed after each marker:
+    :func:`marker_ends`)."""
     first = members[0]
     if not (first.result_chars and first.answer_chars):
         raise ValueError("a prompt whose template marks no result block")  # shipped ones do
@@ -74,6 +79,8 @@ def render_passages(
             top=ordered[-1],
             reasons=reasons,
             structured=structured,
+            shows_text=shows_text,
+            shows_image=shows_image,
         )
         .strip()
         for part in ("intro", "closing")
@@ -91,6 +98,21 @@ def call_weights(
     own = [len(f"{marker(n)}\n{_shown(m)}") for n, m in enumerate(members, start=1)]
     shared = max(0, len(text) + len(system or "") - sum(own))
     return tuple(shared / len(members) + chars for chars in own)
+
+
+def marker_ends(text: str, members: Sequence[RenderedPrompt]) -> tuple[int, ...]:
+    """Where each result's marker line ends in ``text``, the prompt :func:`render_passages`
+    wrote about ``members``, in their order: the place its pictures go, so that each result
+    is read as its marker, its pictures, then its fields."""
+    ends: list[int] = []
+    start = 0
+    for position, member in enumerate(members, start=1):
+        name = marker(position)
+        block = f"\n\n{name}\n{_shown(member)}"
+        found = text.index(block, start)  # each block follows the one before it
+        ends.append(found + 2 + len(name))
+        start = found + len(block)
+    return tuple(ends)
 
 
 def _shown(member: RenderedPrompt) -> str:

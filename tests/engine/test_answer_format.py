@@ -10,7 +10,8 @@ import pytest
 from omegaconf import OmegaConf
 
 from mmjudge.config import SweepConfig
-from mmjudge.engine.passages import passages_refusal, structured_answer
+from mmjudge.engine.passage_calls import structured_answer
+from mmjudge.engine.passages import passages_refusal
 from mmjudge.judges import registry
 from mmjudge.judges.base import JudgeAPI
 from mmjudge.judges.descriptor import JudgeDescriptor

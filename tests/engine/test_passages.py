@@ -400,7 +400,10 @@ def test_batch_mode_sends_the_calls_and_pays_a_third_of_one_result_per_call(
     ("overrides", "reason"),
     [
         (["model=lexical"], "the lexical judge grades one result at a time"),
-        (["modality=mm"], "sends no pictures of several results in one call; use modality=text"),
+        (
+            ["modality=mm", "prompt.passages_per_call=501"],
+            "sends up to 501 pictures in one call, over the 500 of OpenAI's vision guide",
+        ),
     ],
 )
 def test_cells_that_cannot_show_several_results_are_skipped_with_the_reason(
