@@ -5,7 +5,8 @@ A sheet entry prices a model in one of two ways:
 * **per token**, as the provider lists it: ``input`` and ``output`` in USD per million tokens,
   with optional cache prices and optional long-context ``tiers``;
 * **per GPU-hour**, for a self-hosted judge: ``gpu_hour``, ``gpus`` and a throughput, turned
-  into an effective price per million tokens by :func:`gpu_hour_price`.
+  into an effective price per million tokens by :func:`gpu_hour_price` — or, for a local judge
+  that reads no tokens (a trained one), per million judgments from ``judgments_per_s``.
 
 A judge that says it is free (:attr:`mmjudge.judges.descriptor.JudgeDescriptor.free`) needs
 no entry.
@@ -45,7 +46,10 @@ SELF_HOSTED_FIELDS = (
     "input_tokens_per_s",
     "output_tokens_per_s",
     "utilization",
+    "judgments_per_s",
 )
+#: A self-hosted entry's token throughputs (the others: ``judgments_per_s``).
+TOKEN_THROUGHPUTS = ("throughput_tokens_per_s", "input_tokens_per_s", "output_tokens_per_s")
 #: Fields a long-context tier may set.
 TIER_FIELDS = (
     "above_input_tokens",
@@ -140,7 +144,8 @@ class ModelPrice:
     """The GPU-hour assumptions ``input`` and ``output`` were derived from, if any."""
     per_judgment: float = 0.0
     """USD per million judgments, charged once per call beside the tokens: a free judge's
-    own price from its config (:meth:`mmjudge.judges.base.JudgeAPI.usd_per_million_judgments`)."""
+    own price from its config (:meth:`mmjudge.judges.base.JudgeAPI.usd_per_million_judgments`),
+    or a self-hosted entry's ``gpu_hour`` over its ``judgments_per_s``."""
 
     def at(self, input_tokens: int) -> ModelPrice:
         """The prices in force for one call with this many input tokens.
@@ -243,6 +248,13 @@ def price_from_entry(key: str, entry: Any, sheet_date: str = "?") -> ModelPrice:
             raise ConfigError(
                 f"{where} gives both gpu_hour and per-token prices {listed}; use one or the other"
             )
+        if values.get("judgments_per_s") is not None:
+            return ModelPrice(
+                input=0.0,
+                output=0.0,
+                batch_discount=batch_discount,
+                per_judgment=_per_judgment(values, where),
+            )
         hosted = _self_hosted(values, where)
         return ModelPrice(
             input=hosted.input_price,
@@ -296,15 +308,8 @@ def _number(values: Mapping[str, Any], name: str, where: str) -> float | None:
     return float(value)
 
 
-def _self_hosted(values: Mapping[str, Any], where: str) -> SelfHosted:
-    shared = _number(values, "throughput_tokens_per_s", where)
-    per_input = _number(values, "input_tokens_per_s", where) or shared
-    per_output = _number(values, "output_tokens_per_s", where) or shared
-    if not per_input or not per_output:
-        raise ConfigError(
-            f"{where} needs throughput_tokens_per_s (or both input_tokens_per_s and "
-            "output_tokens_per_s) greater than 0 to turn gpu_hour into a price per token"
-        )
+def _deployment(values: Mapping[str, Any], where: str) -> tuple[float, int, float]:
+    """A self-hosted entry's ``gpu_hour``, ``gpus`` and ``utilization``, checked."""
     gpus = values.get("gpus", 1)
     if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 1:
         raise ConfigError(f"{where}: gpus must be a whole number >= 1, not {gpus!r}")
@@ -314,6 +319,36 @@ def _self_hosted(values: Mapping[str, Any], where: str) -> SelfHosted:
         raise ConfigError(f"{where}: utilization must be in (0, 1], not {utilization}")
     gpu_hour = _number(values, "gpu_hour", where)
     assert gpu_hour is not None
+    return gpu_hour, gpus, utilization
+
+
+def _per_judgment(values: Mapping[str, Any], where: str) -> float:
+    """USD per million judgments of a self-hosted judge that reads no tokens (a trained local
+    judge): the deployment's hour over the judgments it makes in one, by
+    :func:`gpu_hour_price`'s formula with judgments in place of tokens."""
+    tokens = [name for name in TOKEN_THROUGHPUTS if name in values]
+    if tokens:
+        raise ConfigError(
+            f"{where} gives judgments_per_s and {tokens}; a judge that reads tokens is timed "
+            "in tokens, one that reads none in judgments: keep one"
+        )
+    per_s = _number(values, "judgments_per_s", where)
+    if not per_s:
+        raise ConfigError(f"{where}: judgments_per_s must be greater than 0")
+    gpu_hour, gpus, utilization = _deployment(values, where)
+    return gpu_hour_price(gpu_hour, gpus, per_s, utilization)
+
+
+def _self_hosted(values: Mapping[str, Any], where: str) -> SelfHosted:
+    shared = _number(values, "throughput_tokens_per_s", where)
+    per_input = _number(values, "input_tokens_per_s", where) or shared
+    per_output = _number(values, "output_tokens_per_s", where) or shared
+    if not per_input or not per_output:
+        raise ConfigError(
+            f"{where} needs throughput_tokens_per_s (or both input_tokens_per_s and "
+            "output_tokens_per_s) greater than 0 to turn gpu_hour into a price per token"
+        )
+    gpu_hour, gpus, utilization = _deployment(values, where)
     return SelfHosted(
         gpu_hour=gpu_hour,
         gpus=gpus,

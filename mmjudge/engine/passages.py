@@ -23,10 +23,11 @@ from typing import NamedTuple
 
 from mmjudge.config import SweepConfig
 from mmjudge.costs.calls import UNPRICED, PricedCall
-from mmjudge.costs.sheets import ModelPrice
+from mmjudge.costs.sheets import ModelPrice, price_for
 from mmjudge.costs.split import split_priced
 from mmjudge.engine.passage_calls import pictures_refusal
 from mmjudge.engine.policy import ItemCall, Outcome, Passage, PassagesCall, WorkItem
+from mmjudge.errors import ConfigError
 from mmjudge.judges.registry import facts, is_free
 from mmjudge.prompts.parsing import ParsedGrade
 from mmjudge.prompts.passages import parse_passages
@@ -151,6 +152,12 @@ def passages_refusal(cfg: SweepConfig) -> str | None:
         refusal = pictures_refusal(cfg)
         if refusal is not None:
             return refusal
+    if _priced_per_judgment(cfg):
+        return (
+            f"prompt.passages_per_call={size}: '{cfg.model.name}' is priced per judgment "
+            "(its sheet entry's judgments_per_s), which the ledger charges once per call; "
+            "use prompt.passages_per_call=1 with it, or price it per token"
+        )
     if (
         cfg.prompt.answer_format == "structured"
         and facts(cfg.model.provider).structured_output is None
@@ -160,3 +167,11 @@ def passages_refusal(cfg: SweepConfig) -> str | None:
             "structured output mmjudge sends; use prompt.answer_format=lines (or auto)"
         )
     return None
+
+
+def _priced_per_judgment(cfg: SweepConfig) -> bool:
+    """Whether the cell's sheet prices its judge per judgment rather than per token."""
+    try:
+        return price_for(cfg.pricing, cfg.model).per_judgment > 0
+    except ConfigError:  # a judge without a price stops the run elsewhere, in its own words
+        return False

@@ -385,6 +385,20 @@ def test_self_hosted_entry_with_separate_throughputs() -> None:
     assert batch.total_usd == pytest.approx((250 + 80) * 0.5e-6)
 
 
+def test_a_judge_that_reads_no_tokens_is_priced_per_judgment_from_its_gpu_hour() -> None:
+    """A trained local judge is timed in judgments: $1.20 an hour for two GPUs at 150
+    judgments a second, busy 80% of the time: 2.40 / (3600 × 150 × 0.8) dollars a judgment,
+    $5.5556 a million; charged once per call, no batch discount."""
+    entry = {"gpu_hour": 1.2, "gpus": 2, "judgments_per_s": 150, "utilization": 0.8}
+    price = price_from_entry("my-gpu-box", entry)
+    assert price.per_judgment == pytest.approx(2.4 / (3600 * 150 * 0.8) * 1e6)
+    assert price.input == price.output == 0.0 and price.self_hosted is None
+    one = cost_of(Usage(), price)
+    assert one.total_usd == pytest.approx(2.4 / (3600 * 150 * 0.8))
+    batch = cost_of(Usage(), price, batch=True, sheet_batch_discount=0.5)
+    assert batch.total_usd == one.total_usd
+
+
 def test_a_self_hosted_batch_takes_its_sheets_discount_unless_it_sets_one() -> None:
     from mmjudge.costs.ledger import batch_factor
 
@@ -404,6 +418,10 @@ def test_a_self_hosted_batch_takes_its_sheets_discount_unless_it_sets_one() -> N
         ({"gpu_hour": 2.5, "throughput_tokens_per_s": 10, "gpus": 0}, "gpus"),
         ({"gpu_hour": 2.5, "throughput_tokens_per_s": 10, "utilization": 2}, "utilization"),
         ({"input": 1.0, "output": 2.0, "gpus": 1}, "without gpu_hour"),
+        ({"input": 1.0, "output": 2.0, "judgments_per_s": 9}, "without gpu_hour"),
+        ({"gpu_hour": 2.5, "judgments_per_s": 9, "throughput_tokens_per_s": 9}, "keep one"),
+        ({"gpu_hour": 2.5, "judgments_per_s": 0}, "judgments_per_s must be greater than 0"),
+        ({"gpu_hour": 2.5, "judgments_per_s": 9, "gpus": 0}, "gpus"),
         ({"input": 1.0}, "needs input and output"),
         ({"input": 1.0, "output": 2.0, "tiers": [{"input": 2.0, "output": 4.0}]}, "above_input"),
         ({"input": 1.0, "output": 2.0, "tiers": [{"above_input_tokens": 5, "x": 1}]}, "unknown"),

@@ -69,3 +69,18 @@ def test_structured_is_refused_in_one_line_for_a_provider_without_it(plain: None
         "prompt.answer_format=structured: provider 'plain_paid' has no structured output "
         "mmjudge sends; use prompt.answer_format=lines (or auto)"
     )
+
+
+def test_a_judge_priced_per_judgment_is_refused_several_results_per_call() -> None:
+    """The ledger charges a price per judgment once per call, so a call about five results
+    would pay for one: refused in one line until it is priced per result."""
+    cfg = cell(
+        "model=vllm_local",
+        "prompt.passages_per_call=5",
+        "model.price_key=gpu-box",
+        "+pricing.models.gpu-box={gpu_hour: 0.9, judgments_per_s: 250}",
+    )
+    reason = passages_refusal(cfg)
+    assert reason is not None and "judgments_per_s" in reason and "\n" not in reason
+    cfg.prompt.passages_per_call = 1
+    assert passages_refusal(cfg) is None

@@ -148,6 +148,17 @@ def test_it_is_free_unless_its_config_prices_it(folder: Path) -> None:
     assert price_for(sheet, model(folder, "model.options.usd_per_million=0")) is FREE
 
 
+def test_a_gpu_hour_entry_in_the_sheet_prices_it_per_judgment(folder: Path) -> None:
+    """``model.price_key`` names a sheet entry timed in judgments a second: $0.90 an hour at
+    250 judgments a second is 0.9 / 900,000 dollars a judgment, $1 a million."""
+    sheet = compose_config(
+        ["model=distilled", "+pricing.models.gpu-box={gpu_hour: 0.9, judgments_per_s: 250}"]
+    ).pricing
+    priced = price_for(sheet, model(folder, "model.price_key=gpu-box"))
+    assert priced.per_judgment == pytest.approx(1.0)
+    assert cost_of(Usage(), priced).total_usd == pytest.approx(1e-6)
+
+
 @pytest.mark.parametrize("value", ["-1", "abc", "inf"])
 def test_a_bad_price_is_one_line_naming_the_setting(folder: Path, value: str) -> None:
     with pytest.raises(ConfigError, match=r"model\.options\.usd_per_million") as caught:
