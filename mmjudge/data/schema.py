@@ -60,7 +60,14 @@ class Example:
 
     @property
     def key(self) -> str:
-        return f"{self.query_id}\t{self.result_id}"
+        """The item's key (:func:`item_key`)."""
+        return item_key(self.query_id, self.result_id)
+
+
+def item_key(query_id: str, result_id: str) -> str:
+    """An item's key, ``query_id<TAB>result_id``: how a run's rows, the response cache and a
+    trained judge's manifest name it."""
+    return f"{query_id}\t{result_id}"
 
 
 def dataset_root(cfg: DatasetConfig) -> Path:

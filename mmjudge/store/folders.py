@@ -12,6 +12,7 @@ if TYPE_CHECKING:  # numpy loads when labels are compared, not before the first 
     import numpy as np
     import numpy.typing as npt
 
+from mmjudge.data.schema import item_key
 from mmjudge.errors import MMJudgeError
 from mmjudge.records import JudgmentRecord
 from mmjudge.store.blocks import SINGLE
@@ -77,7 +78,7 @@ class SavedRun:
         if trained is None or not trained.items:
             return list(self.rows)
         left_out = set(trained.items)
-        return [key for key in self.rows if f"{key[0]}\t{key[1]}" not in left_out]
+        return [key for key in self.rows if item_key(*key) not in left_out]
 
     def labels(self, keys: Sequence[Key]) -> npt.NDArray[np.float64]:
         """The run's label for each key, ``nan`` where it has none."""

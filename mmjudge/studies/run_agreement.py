@@ -11,13 +11,9 @@ import numpy as np
 import pandas as pd
 
 from mmjudge.data.qrels import Qrels
+from mmjudge.data.schema import item_key
 from mmjudge.metrics import scoring
 from mmjudge.store import Agreement, annotators
-
-
-def item_key(query_id: str, result_id: str) -> str:
-    """An item's key, ``query_id<TAB>result_id``, as a trained judge's manifest lists it."""
-    return f"{query_id}\t{result_id}"
 
 
 def scored(keys: Sequence[str], leave_out: frozenset[str]) -> list[bool]:
