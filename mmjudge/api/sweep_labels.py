@@ -74,7 +74,7 @@ def _chosen(root: Path, runs: list[SavedRun], judge: str | None) -> SavedRun:
         raise MMJudgeError(
             f"{root} holds {len(runs)} judges; pick one with --judge NAME: {', '.join(names)}"
         )
-    exact = [run for run in runs if run.run_dir.name == judge]
+    exact = [run for run in runs if judge in (run.run_dir.name, run.name)]
     by_model = [run for run in runs if run.summary.cell.model == judge]
     found = exact or by_model
     if len(found) == 1:

@@ -122,6 +122,9 @@ def test_a_prediction_powered_estimate_leaves_its_training_items_out(
     assert judged == graded == set(KEYS) - set(TRAINED)
     assert labels.left_out == len(TRAINED)
     assert sweep_labels(sweep, "other").left_out == 0
+    # the name frontier and agree print picks the same judge
+    shown = {r.summary.cell.model: r.name for r in completed_runs(sweep)}["student"]
+    assert sweep_labels(sweep, shown).left_out == len(TRAINED)
     assert main([str(sweep), "--judge", "student", "--labelled", "10"]) == 0
     out = capsys.readouterr().out
     assert out.startswith(f"left out: {len(TRAINED)} items the trained judge learnt from")
