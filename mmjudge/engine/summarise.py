@@ -157,10 +157,11 @@ def _ending(run_dir: Path, frame: pd.DataFrame, figures: RowFigures, end: RunEnd
 def ungradable_rows(frame: pd.DataFrame) -> Ungradable:
     """The run's failed rows whose items the judge can never grade (their error is an
     :class:`~mmjudge.errors.UngradableItem`, counted as ``errors.by_kind`` counts it): how
-    many, and the first few items."""
+    many, and the first few items by query and result id (rows are written as calls finish,
+    so their order differs from run to run; the message should not)."""
     errors = frame["error"].astype("string")
     rows = frame[errors.str.startswith(f"{UNGRADABLE}:").fillna(False).astype(bool)]
-    first = rows.head(FIRST_UNGRADABLE)
+    first = rows.sort_values(["query_id", "result_id"]).head(FIRST_UNGRADABLE)
     items = tuple(
         (str(query), str(result))
         for query, result in zip(first["query_id"], first["result_id"], strict=True)

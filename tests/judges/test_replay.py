@@ -165,7 +165,7 @@ def test_a_cell_names_the_items_its_file_lacks_and_never_says_run_again(
         ],
         tmp_path / "run",
     )
-    lacking = [(r["query_id"], r["result_id"]) for r in rows[9:12]]
+    lacking = sorted((r["query_id"], r["result_id"]) for r in rows[9:12])
     first = "; ".join(f"{q!r} {r!r}" for q, r in lacking)
     reason = summary.status.status_reason or ""
     assert summary.status.status == status
