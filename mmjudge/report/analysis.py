@@ -7,7 +7,10 @@ definitions of :mod:`mmjudge.metrics.scoring`, the same as ``summary.json``, ``m
 its interval, weighted κ, α, accuracy on the items it graded) and every table, figure and
 answer shows that one result. Two judges of a dataset are compared on the items both graded
 with :func:`~mmjudge.metrics.scoring.compare_judges`; judges on different datasets (independent
-samples) by whether their intervals overlap.
+samples) by whether their intervals overlap. A dataset without grades of its own whose judges
+come from a race that asked people for grades (``race.labels=ask``) is scored on those grades
+instead, weighted 1/π (:mod:`mmjudge.report.asked_scores`), and every view shows those
+results the same way.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from mmjudge import metrics
 from mmjudge.metrics import scoring
 from mmjudge.metrics.scoring import N_BOOT as N_BOOT
 from mmjudge.metrics.scoring import NO_INTERVAL, Interval, JudgeScore
+from mmjudge.report.asked_scores import AskedScores, asked_scores
 from mmjudge.report.load import CellLabels, DatasetItems, read_cell_labels, without_items
 from mmjudge.report.numbers import (
     HumanPair,
@@ -99,7 +103,8 @@ class Cell:
 
 class Comparison(NamedTuple):
     """Two cells of one dataset compared on the items both answered
-    (:func:`mmjudge.metrics.scoring.compare_judges`)."""
+    (:func:`mmjudge.metrics.scoring.compare_judges`; on a dataset scored on a race's asked
+    grades, :func:`mmjudge.studies.asked_agreement.paired_difference`)."""
 
     a: Cell
     b: Cell
@@ -163,6 +168,10 @@ class DatasetStats:
     """Each ensemble on the frontier of judges and ensembles against the best judge."""
     race: RaceVerdict | None = None
     """The race whose folder holds the dataset's judges, when one does (``mmjudge race``)."""
+    asked: AskedScores | None = None
+    """On a dataset without grades of its own, the grades a race over it asked for
+    (``race.labels=ask``): every cell's κ and comparison comes from them, weighted 1/π;
+    None where the cells are scored against the dataset's consensus."""
 
     @property
     def ceiling(self) -> tuple[float, float] | None:
@@ -236,6 +245,13 @@ class Analysis:
 
     def judge_name(self, judge: Judge) -> str:
         return judge.name(self.with_prompt)
+
+    @property
+    def asked_lines(self) -> dict[str, str]:
+        """Each dataset scored on the grades a race asked for, with how they were drawn
+        (:meth:`~mmjudge.studies.asked_agreement.AskedDraw.line`): what the page says where
+        it shows their κ."""
+        return {d.name: d.asked.line for d in self.datasets if d.asked is not None}
 
     @property
     def average_frontier(self) -> list[AverageCell]:
@@ -364,8 +380,13 @@ def load_labels(stats: DatasetStats, cell: Cell) -> CellLabels:
 
 
 def score_cell(stats: DatasetStats, cell: Cell, n_boot: int) -> None:
-    """Give the cell its score: the one its run saved when the report would compute the
-    same (same resamples, same items), else computed here with the same definition."""
+    """Give the cell its score: from the asked grades where the dataset is scored on them
+    (:attr:`DatasetStats.asked`), else the one its run saved when the report would compute
+    the same (same resamples, same items), else computed here with the same definition."""
+    if stats.asked is not None:
+        cell.score = stats.asked.score(cell.run_dir)
+        cell.kappa = cell.score.kappa
+        return
     score = saved_score(cell.summary, n_boot)
     if (
         cell.labels is not None
@@ -408,6 +429,7 @@ def _dataset_stats(dataset: str, group: pd.DataFrame, n_boot: int) -> DatasetSta
         else:
             load_labels(stats, cell)  # judges are all compared and browsed: read them now
             stats.cells.append(cell)
+    stats.asked = asked_scores([cell.run_dir for cell in [*stats.cells, *stats.ensembles]])
     for cell in [*stats.cells, *stats.ensembles]:
         score_cell(stats, cell, n_boot)
     _rank(stats.cells)
@@ -453,6 +475,9 @@ def analyse(cells: pd.DataFrame, *, n_boot: int = N_BOOT) -> Analysis:
 
 
 def _compare_cells(stats: DatasetStats, a: Cell, b: Cell, n_boot: int) -> Comparison | None:
+    if stats.asked is not None:
+        paired = stats.asked.compare(a.run_dir, b.run_dir)
+        return None if paired is None else Comparison(a, b, paired)
     load_labels(stats, a)
     load_labels(stats, b)
     return compare(stats.items, stats.grades, a, b, n_boot)

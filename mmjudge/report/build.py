@@ -188,6 +188,7 @@ def _overview(
         "n_boot": analysis.n_boot,
         "cards": cards.cards(analysis, *prices),
         "cells_clause": cells_clause(cells, analysis),
+        "asked_grades": analysis.asked_lines,
     }
 
 
