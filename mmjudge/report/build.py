@@ -118,6 +118,7 @@ def build_report(
     asked = list(slices) if slices is not None else slices_report.names_asked(cells)
     sliced = slices_report.by_slice(analysis, asked, strict=slices is not None)
     page["slices"] = slices_report.rows(sliced, analysis)
+    page["slices_asked"] = bool(asked)
     page["slice_worst"] = slices_report.worst_lines(sliced, analysis)
     races = race_context(roots)
     page["races"] = races

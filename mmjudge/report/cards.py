@@ -99,7 +99,8 @@ def _why(stats: DatasetStats, chosen: Cell) -> Markup:
                 "The cheaper judges that match it may be no better than chance (their κ "
                 "intervals reach 0); every other cheaper judge is distinguishably worse."
             )
-        return join("Every cheaper judge is distinguishably worse (paired bootstrap).")
+        how = "weighted 1/π on the asked grades" if stats.asked is not None else "bootstrap"
+        return join(f"Every cheaper judge is distinguishably worse (paired {how}).")
     paired = next((c for c in stats.best_vs_others if c.b is chosen), None)
     evidence = f": {difference(paired)}" if paired is not None else ""
     role = best_role(stats)
