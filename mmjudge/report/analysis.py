@@ -7,10 +7,8 @@ definitions of :mod:`mmjudge.metrics.scoring`, the same as ``summary.json``, ``m
 its interval, weighted κ, α, accuracy on the items it graded) and every table, figure and
 answer shows that one result. Two judges of a dataset are compared on the items both graded
 with :func:`~mmjudge.metrics.scoring.compare_judges`; judges on different datasets (independent
-samples) by whether their intervals overlap. A dataset without grades of its own whose judges
-come from a race that asked people for grades (``race.labels=ask``) is scored on those grades
-instead, weighted 1/π (:mod:`mmjudge.report.asked_scores`), and every view shows those
-results the same way.
+samples) by whether their intervals overlap. A dataset without grades of its own is scored
+on the grades a race over it asked for, if any (:mod:`mmjudge.report.asked_scores`).
 """
 
 from __future__ import annotations
@@ -29,7 +27,14 @@ from mmjudge.metrics import scoring
 from mmjudge.metrics.scoring import N_BOOT as N_BOOT
 from mmjudge.metrics.scoring import NO_INTERVAL, Interval, JudgeScore
 from mmjudge.report.asked_scores import AskedScores, asked_scores
-from mmjudge.report.load import CellLabels, DatasetItems, read_cell_labels, without_items
+from mmjudge.report.load import (
+    CellLabels,
+    DatasetItems,
+    cell_scale,
+    completed_cells,
+    read_cell_labels,
+    without_items,
+)
 from mmjudge.report.numbers import (
     HumanPair,
     human_pairs,
@@ -325,31 +330,6 @@ def averages(datasets: list[DatasetStats]) -> list[AverageCell]:
 # --------------------------------------------------------------------------- whole sweep
 
 
-def _scale(summary: RunSummary) -> tuple[list[float], dict[str, str], float | None]:
-    scale = summary.scale_settings()
-    grades = summary.cell.grades or scale.get("grades") or [0, 1, 2]
-    meanings = {str(k): str(v) for k, v in (scale.get("meanings") or {}).items()}
-    relevant_from = scale.get("relevant_from")
-    threshold = None if relevant_from is None else float(relevant_from)
-    return [float(g) for g in grades], meanings, threshold
-
-
-def completed_cells(cells: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
-    """Completed cells (complete, or partial: some rows failed, see
-    :data:`mmjudge.store.status.ANALYSED`), one per (dataset, model, modality, prompt): the run
-    that finished last wins, whichever sweep folder holds it (a rerun or a later sweep
-    replaces a cell); returns them with the run folders they replaced."""
-    done = cells[cells["status"].isin(ANALYSED)]
-    if done.empty:
-        return done, []
-    # stable: on a tie, the folder given later wins (cells are read in the folders' order)
-    ordered = done.sort_values(["finished_at", "run_id"], kind="stable")
-    key = ["dataset", "model", "modality", "prompt_id"]
-    latest = ordered.drop_duplicates(key, keep="last")
-    ignored = sorted(set(ordered["run_dir"]) - set(latest["run_dir"]))
-    return latest.sort_values(key), ignored
-
-
 def unfinished_cells(cells: pd.DataFrame, done: pd.DataFrame) -> list[Unfinished]:
     """Judged cells that failed or were stopped and have no completed run beside them."""
     key = ["dataset", "model", "modality", "prompt_id"]
@@ -420,7 +400,7 @@ def _rank(cells: list[Cell]) -> None:
 
 def _dataset_stats(dataset: str, group: pd.DataFrame, n_boot: int) -> DatasetStats:
     first = group.iloc[0]["summary"]
-    grades, meanings, relevant_from = _scale(first)
+    grades, meanings, relevant_from = cell_scale(first)
     stats = DatasetStats(dataset, grades, meanings, DatasetItems(dataset), relevant_from, [])
     for _, row in group.iterrows():
         cell = _new_cell(row, dataset)
