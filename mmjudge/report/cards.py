@@ -134,6 +134,8 @@ def _ceiling(stats: DatasetStats) -> Markup:
     best = stats.ranked[0]
     role = "best judge" if best.kappa.above_chance else "highest judge"
     line = f"chance 0 · {role} {interval(best.kappa)} · "
+    if ceiling is None and stats.asked is not None:
+        return join(line, "humans – (the dataset holds no grade of its own: no human–human κ).")
     if ceiling is None:
         return join(line, "humans – (fewer than two annotators: no human–human κ).")
     value = num(ceiling[0]) if ceiling[0] == ceiling[1] else f"{num(ceiling[0])}–{num(ceiling[1])}"

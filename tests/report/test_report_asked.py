@@ -125,6 +125,7 @@ def test_the_page_says_the_kappas_come_from_the_asked_grades(
     assert "shop</a>: replay-careful · text only (free, κ 0.91)" in html
     # what needs every item's grade says there is none instead of showing numbers
     assert "No confusion matrix: the dataset holds no grade of its own" in html
+    assert "humans – (the dataset holds no grade of its own: no human–human κ)" in html
     assert "<b>shop</b> holds no grade of its own, only the grades a race asked for" in html
     assert "To separate" not in html and "The labels there are already" not in html
     assert "No slices on <b>shop</b>: it holds no grade of its own" in html
