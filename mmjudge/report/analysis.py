@@ -7,7 +7,8 @@ definitions of :mod:`mmjudge.metrics.scoring`, the same as ``summary.json``, ``m
 its interval, weighted κ, α, accuracy on the items it graded) and every table, figure and
 answer shows that one result. Two judges of a dataset are compared on the items both graded
 with :func:`~mmjudge.metrics.scoring.compare_judges`; judges on different datasets (independent
-samples) by whether their intervals overlap.
+samples) by whether their intervals overlap. A dataset without grades of its own is scored
+on the grades a race over it asked for, if any (:mod:`mmjudge.report.asked_scores`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,15 @@ from mmjudge import metrics
 from mmjudge.metrics import scoring
 from mmjudge.metrics.scoring import N_BOOT as N_BOOT
 from mmjudge.metrics.scoring import NO_INTERVAL, Interval, JudgeScore
-from mmjudge.report.load import CellLabels, DatasetItems, read_cell_labels, without_items
+from mmjudge.report.asked_scores import AskedScores, asked_scores
+from mmjudge.report.load import (
+    CellLabels,
+    DatasetItems,
+    cell_scale,
+    completed_cells,
+    read_cell_labels,
+    without_items,
+)
 from mmjudge.report.numbers import (
     HumanPair,
     human_pairs,
@@ -99,7 +108,8 @@ class Cell:
 
 class Comparison(NamedTuple):
     """Two cells of one dataset compared on the items both answered
-    (:func:`mmjudge.metrics.scoring.compare_judges`)."""
+    (:func:`mmjudge.metrics.scoring.compare_judges`; on a dataset scored on a race's asked
+    grades, :func:`mmjudge.studies.asked_agreement.paired_difference`)."""
 
     a: Cell
     b: Cell
@@ -163,6 +173,10 @@ class DatasetStats:
     """Each ensemble on the frontier of judges and ensembles against the best judge."""
     race: RaceVerdict | None = None
     """The race whose folder holds the dataset's judges, when one does (``mmjudge race``)."""
+    asked: AskedScores | None = None
+    """On a dataset without grades of its own, the grades a race over it asked for
+    (``race.labels=ask``): every cell's κ and comparison comes from them, weighted 1/π;
+    None where the cells are scored against the dataset's consensus."""
 
     @property
     def ceiling(self) -> tuple[float, float] | None:
@@ -238,6 +252,13 @@ class Analysis:
         return judge.name(self.with_prompt)
 
     @property
+    def asked_lines(self) -> dict[str, str]:
+        """Each dataset scored on the grades a race asked for, with how they were drawn
+        (:meth:`~mmjudge.studies.asked_agreement.AskedDraw.line`): what the page says where
+        it shows their κ."""
+        return {d.name: d.asked.line for d in self.datasets if d.asked is not None}
+
+    @property
     def average_frontier(self) -> list[AverageCell]:
         return sorted(
             (a for a in self.averages if a.frontier),
@@ -309,31 +330,6 @@ def averages(datasets: list[DatasetStats]) -> list[AverageCell]:
 # --------------------------------------------------------------------------- whole sweep
 
 
-def _scale(summary: RunSummary) -> tuple[list[float], dict[str, str], float | None]:
-    scale = summary.scale_settings()
-    grades = summary.cell.grades or scale.get("grades") or [0, 1, 2]
-    meanings = {str(k): str(v) for k, v in (scale.get("meanings") or {}).items()}
-    relevant_from = scale.get("relevant_from")
-    threshold = None if relevant_from is None else float(relevant_from)
-    return [float(g) for g in grades], meanings, threshold
-
-
-def completed_cells(cells: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
-    """Completed cells (complete, or partial: some rows failed, see
-    :data:`mmjudge.store.status.ANALYSED`), one per (dataset, model, modality, prompt): the run
-    that finished last wins, whichever sweep folder holds it (a rerun or a later sweep
-    replaces a cell); returns them with the run folders they replaced."""
-    done = cells[cells["status"].isin(ANALYSED)]
-    if done.empty:
-        return done, []
-    # stable: on a tie, the folder given later wins (cells are read in the folders' order)
-    ordered = done.sort_values(["finished_at", "run_id"], kind="stable")
-    key = ["dataset", "model", "modality", "prompt_id"]
-    latest = ordered.drop_duplicates(key, keep="last")
-    ignored = sorted(set(ordered["run_dir"]) - set(latest["run_dir"]))
-    return latest.sort_values(key), ignored
-
-
 def unfinished_cells(cells: pd.DataFrame, done: pd.DataFrame) -> list[Unfinished]:
     """Judged cells that failed or were stopped and have no completed run beside them."""
     key = ["dataset", "model", "modality", "prompt_id"]
@@ -364,8 +360,13 @@ def load_labels(stats: DatasetStats, cell: Cell) -> CellLabels:
 
 
 def score_cell(stats: DatasetStats, cell: Cell, n_boot: int) -> None:
-    """Give the cell its score: the one its run saved when the report would compute the
-    same (same resamples, same items), else computed here with the same definition."""
+    """Give the cell its score: from the asked grades where the dataset is scored on them
+    (:attr:`DatasetStats.asked`), else the one its run saved when the report would compute
+    the same (same resamples, same items), else computed here with the same definition."""
+    if stats.asked is not None:
+        cell.score = stats.asked.score(cell.run_dir)
+        cell.kappa = cell.score.kappa
+        return
     score = saved_score(cell.summary, n_boot)
     if (
         cell.labels is not None
@@ -399,7 +400,7 @@ def _rank(cells: list[Cell]) -> None:
 
 def _dataset_stats(dataset: str, group: pd.DataFrame, n_boot: int) -> DatasetStats:
     first = group.iloc[0]["summary"]
-    grades, meanings, relevant_from = _scale(first)
+    grades, meanings, relevant_from = cell_scale(first)
     stats = DatasetStats(dataset, grades, meanings, DatasetItems(dataset), relevant_from, [])
     for _, row in group.iterrows():
         cell = _new_cell(row, dataset)
@@ -408,6 +409,7 @@ def _dataset_stats(dataset: str, group: pd.DataFrame, n_boot: int) -> DatasetSta
         else:
             load_labels(stats, cell)  # judges are all compared and browsed: read them now
             stats.cells.append(cell)
+    stats.asked = asked_scores([cell.run_dir for cell in [*stats.cells, *stats.ensembles]])
     for cell in [*stats.cells, *stats.ensembles]:
         score_cell(stats, cell, n_boot)
     _rank(stats.cells)
@@ -453,6 +455,9 @@ def analyse(cells: pd.DataFrame, *, n_boot: int = N_BOOT) -> Analysis:
 
 
 def _compare_cells(stats: DatasetStats, a: Cell, b: Cell, n_boot: int) -> Comparison | None:
+    if stats.asked is not None:
+        paired = stats.asked.compare(a.run_dir, b.run_dir)
+        return None if paired is None else Comparison(a, b, paired)
     load_labels(stats, a)
     load_labels(stats, b)
     return compare(stats.items, stats.grades, a, b, n_boot)

@@ -118,6 +118,7 @@ def build_report(
     asked = list(slices) if slices is not None else slices_report.names_asked(cells)
     sliced = slices_report.by_slice(analysis, asked, strict=slices is not None)
     page["slices"] = slices_report.rows(sliced, analysis)
+    page["slices_asked"] = bool(asked)
     page["slice_worst"] = slices_report.worst_lines(sliced, analysis)
     races = race_context(roots)
     page["races"] = races
@@ -188,6 +189,7 @@ def _overview(
         "n_boot": analysis.n_boot,
         "cards": cards.cards(analysis, *prices),
         "cells_clause": cells_clause(cells, analysis),
+        "asked_grades": analysis.asked_lines,
     }
 
 

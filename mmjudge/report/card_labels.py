@@ -67,8 +67,10 @@ def _more_labels(
 ) -> tuple[Markup | None, float | None]:
     """The labels that would tell the best judge from the runner-up
     (:func:`mmjudge.estimation.planning.plan_separation` on the paired comparison the
-    tables show), and what they cost (``None`` without a price or when none are needed)."""
-    if not stats.best_vs_others:
+    tables show), and what they cost (``None`` without a price or when none are needed, and
+    on grades a race asked for: the planning assumes uniformly drawn labels, and the race
+    asks for those its decision needs)."""
+    if not stats.best_vs_others or stats.asked is not None:
         return None, None
     comparison = stats.best_vs_others[0]
     best, runner = (analysis.judge_name(c.judge) for c in (comparison.a, comparison.b))

@@ -99,7 +99,8 @@ def _why(stats: DatasetStats, chosen: Cell) -> Markup:
                 "The cheaper judges that match it may be no better than chance (their κ "
                 "intervals reach 0); every other cheaper judge is distinguishably worse."
             )
-        return join("Every cheaper judge is distinguishably worse (paired bootstrap).")
+        how = "weighted 1/π on the asked grades" if stats.asked is not None else "bootstrap"
+        return join(f"Every cheaper judge is distinguishably worse (paired {how}).")
     paired = next((c for c in stats.best_vs_others if c.b is chosen), None)
     evidence = f": {difference(paired)}" if paired is not None else ""
     role = best_role(stats)
@@ -133,6 +134,8 @@ def _ceiling(stats: DatasetStats) -> Markup:
     best = stats.ranked[0]
     role = "best judge" if best.kappa.above_chance else "highest judge"
     line = f"chance 0 · {role} {interval(best.kappa)} · "
+    if ceiling is None and stats.asked is not None:
+        return join(line, "humans – (the dataset holds no grade of its own: no human–human κ).")
     if ceiling is None:
         return join(line, "humans – (fewer than two annotators: no human–human κ).")
     value = num(ceiling[0]) if ceiling[0] == ceiling[1] else f"{num(ceiling[0])}–{num(ceiling[1])}"

@@ -174,6 +174,11 @@ class DatasetTable:
     alpha_humans: str
     """Krippendorff's α among every annotator."""
     confusion: list[Confusion]
+    """One per judge; none where the dataset has no grades of its own."""
+    grades: str = ""
+    """Where the κ come from the grades a race asked for, how they were drawn (the
+    :meth:`~mmjudge.studies.asked_agreement.AskedDraw.line` sentence); empty where they are
+    against the dataset's consensus."""
 
 
 def judge_row(analysis: Analysis, stats: DatasetStats, cell: Cell, rank: int | None) -> JudgeRow:
@@ -234,7 +239,10 @@ def dataset_tables(analysis: Analysis) -> list[DatasetTable]:
                 n_items=stats.items.n,
                 n_queries=len(stats.items.query_codes),
                 alpha_humans=num(stats.alpha_humans, 3),
-                confusion=[confusion(analysis, stats, cell) for cell in stats.cells],
+                confusion=[]
+                if stats.asked is not None
+                else [confusion(analysis, stats, cell) for cell in stats.cells],
+                grades=stats.asked.line if stats.asked is not None else "",
             )
         )
     return out

@@ -24,6 +24,7 @@ from mmjudge.metrics import catalogue
 from mmjudge.store import RunSummary, read_summaries
 from mmjudge.store.race_file import read_race_file
 from mmjudge.store.rows import human_grades, label_rows
+from mmjudge.store.status import ANALYSED
 from mmjudge.store.sweep_file import SweepSummary, SweepSummaryCell
 from mmjudge.store.sweep_file import write_sweep_summary as write_sweep_file
 from mmjudge.studies.race_records import fates_by_folder
@@ -105,6 +106,33 @@ def judged_statuses(cells: pd.DataFrame) -> list[str]:
     if cells.empty:
         return []
     return [str(s) for s in cells.loc[cells["kind"] == "single", "status"]]
+
+
+def cell_scale(summary: RunSummary) -> tuple[list[float], dict[str, str], float | None]:
+    """The grades, their meanings and the lowest relevant grade a cell's summary declares
+    (the grades ``[0, 1, 2]`` where it declares none)."""
+    scale = summary.scale_settings()
+    grades = summary.cell.grades or scale.get("grades") or [0, 1, 2]
+    meanings = {str(k): str(v) for k, v in (scale.get("meanings") or {}).items()}
+    relevant_from = scale.get("relevant_from")
+    threshold = None if relevant_from is None else float(relevant_from)
+    return [float(g) for g in grades], meanings, threshold
+
+
+def completed_cells(cells: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """Completed cells (complete, or partial: some rows failed, see
+    :data:`mmjudge.store.status.ANALYSED`), one per (dataset, model, modality, prompt): the run
+    that finished last wins, whichever sweep folder holds it (a rerun or a later sweep
+    replaces a cell); returns them with the run folders they replaced."""
+    done = cells[cells["status"].isin(ANALYSED)]
+    if done.empty:
+        return done, []
+    # stable: on a tie, the folder given later wins (cells are read in the folders' order)
+    ordered = done.sort_values(["finished_at", "run_id"], kind="stable")
+    key = ["dataset", "model", "modality", "prompt_id"]
+    latest = ordered.drop_duplicates(key, keep="last")
+    ignored = sorted(set(ordered["run_dir"]) - set(latest["run_dir"]))
+    return latest.sort_values(key), ignored
 
 
 def write_sweep_summary(root: Path, cells: pd.DataFrame) -> SweepSummary:

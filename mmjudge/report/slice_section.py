@@ -222,11 +222,14 @@ def by_slice(
 ) -> dict[str, list[CellSlices]]:
     """Dataset → each judge's figures by each slice in ``names``. ``strict``: a name a
     dataset cannot resolve is an error (names given by the user); otherwise that dataset
-    goes without it (names the runs asked for, which another dataset may map)."""
+    goes without it (names the runs asked for, which another dataset may map). A dataset
+    scored on the grades a race asked for (:attr:`DatasetStats.asked`) has no slices: its
+    κ by slice would need a person's grade on every item of each slice, and the section
+    says so."""
     out: dict[str, list[CellSlices]] = {}
     for stats in analysis.datasets:
         dataset = _dataset(stats)
-        if dataset is None:
+        if dataset is None or stats.asked is not None:
             continue
         known = [n for n in names if strict or n in DERIVED or n in dataset.slices]
         if declares_language(dataset) and LANGUAGE not in known:

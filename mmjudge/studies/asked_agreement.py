@@ -7,7 +7,7 @@ known inclusion probability π (:mod:`mmjudge.studies.race_labels`). Counted ali
 understate every judge's κ; weighted 1/π they estimate the κ over all the items the decided
 rounds reached. This module reads them once (:func:`asked_reference`: the decided rounds'
 grades with their weights, and how they were drawn) and scores judges on them through the
-race's own estimator: each judge's κ with the design's interval
+race's own estimator: each judge's κ with the delete-one jackknife's interval
 (:func:`~mmjudge.studies.race_labels.asked_kappas`) and a pair's κ difference with its
 interval (:func:`~mmjudge.studies.race_labels.weighted_pair_stats`). There is no second κ
 here: every number comes from the weighted confusion tables of ``race_labels``.
@@ -115,7 +115,7 @@ def asked_codes(reference: AskedReference, labels: Sequence[FloatArray]) -> Aske
 
 
 class AskedKappa(NamedTuple):
-    """One judge's κ from the asked grades, weighted 1/π, with the design's interval."""
+    """One judge's κ from the asked grades, weighted 1/π, with the jackknife's interval."""
 
     kappa: scoring.Interval
     """κ̂ and its interval (``nan`` bounds with fewer than 25 asked items it graded)."""
@@ -129,8 +129,10 @@ def judge_kappas(
     reference: AskedReference, labels: Sequence[FloatArray], level: float = scoring.LEVEL
 ) -> list[AskedKappa]:
     """Each judge's κ over the asked items it graded (``labels`` as in :func:`asked_codes`),
-    weighted 1/π, with the normal interval at ``level`` from the design's linearised error
-    (:func:`~mmjudge.studies.race_labels.asked_kappas`)."""
+    weighted 1/π, with the interval at ``level`` from the delete-one jackknife's error and
+    Student's t with m − 1 degrees of freedom, m the asked items it graded
+    (:func:`~mmjudge.studies.race_labels.asked_kappas`: on a few dozen asked items the
+    design's linearised error, which the race decides on, gives too narrow an interval)."""
     coded = asked_codes(reference, labels)
     found = asked_kappas(coded.reference, coded.codes, reference.weights, coded.k, level)
     out = []

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -227,8 +228,13 @@ def test_a_race_over_a_dataset_without_grades_is_scored_on_the_grades_it_asked_f
     assert race is not None and race.outcome is not None and race.n_items == len(items)
     assert "careful" in race.outcome.name
     page = (tmp_path / "reports" / "race" / "index.html").read_text(encoding="utf-8")
-    assert "The race asked people for grades as it went; each judge's κ from them is in" in page
-    assert page.count("graded)") == 3  # every cell's κ from the asked grades, with its count
+    assert "No judge has a κ" not in page  # the main part scores them on the asked grades
+    assert (
+        "On <b>shop</b>, which holds no grade of its own, every κ and every Δκ is instead "
+        "against the human grades asked adaptively by the race" in page
+    )
+    # every cell's κ from the asked grades in the race section, with its count
+    assert len(re.findall(r"\(\d[\d,]* graded\)", page)) == 3
     frontier = run([*command[:3], "frontier", "race", "--n-boot", "50"], tmp_path)
     assert frontier.returncode == 0, frontier.stderr
     total = race.outcome.human_labels.total  # type: ignore[union-attr]

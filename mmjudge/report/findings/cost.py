@@ -83,7 +83,9 @@ def frontier(analysis: Analysis) -> Answer:
             join(
                 "The cheapest judge ",
                 NOT_DISTINGUISHABLE,
-                " from the best (paired bootstrap on shared items): ",
+                " from the best (paired bootstrap on shared items"
+                + ("; on the asked grades, weighted 1/π" if analysis.asked_lines else "")
+                + "): ",
                 Markup("; ").join(cheapest),
                 ".",
             )
