@@ -193,7 +193,7 @@ def _cost_panel(
     ax.set_ylim(*_kappa_limits([*points, *background], ceiling))
     ax.set_title(title, fontsize=10)
     ax.set_xlabel("$ per million judgments (log scale)", fontsize=8)
-    ax.set_ylabel("Cohen's κ vs human consensus", fontsize=8)
+    ax.set_ylabel("Cohen's κ vs people's grades", fontsize=8)
     ax.grid(True, alpha=0.3)
     ax.tick_params(axis="y", labelsize=8)
     return [

@@ -263,7 +263,7 @@ def chart_spec(analysis: Analysis) -> dict[str, Any] | None:
             labelExpr=f"datum.value <= {free!r} ? 'free' : '$' + format(datum.value, ',~s')",
         ),
     )
-    y = alt.Y("kappa:Q", title="Cohen's κ vs human consensus", scale=alt.Scale(zero=False))
+    y = alt.Y("kappa:Q", title="Cohen's κ vs people's grades", scale=alt.Scale(zero=False))
     colour = alt.Color(
         "colour:N",
         title="model / ensemble",
