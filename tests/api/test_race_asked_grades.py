@@ -33,6 +33,31 @@ def people_grades() -> dict[tuple[str, str], int]:
     return found
 
 
+def shop_dataset(root: Path, *, with_grades: bool) -> Path:
+    """A copy of the demo catalogue as dataset ``shop`` in ``root/conf`` (loaded with
+    ``allow_unlabelled``), its people's grades left out unless ``with_grades``, and the
+    people's grades written as a qrels file for the race's oracle: that file's path."""
+    import shutil
+
+    from tests.helpers import DEMO_DIR
+
+    data = root / "shop"
+    shutil.copytree(DEMO_DIR / "images", data / "images")
+    items = [dict(item) for item in demo_items()]
+    if not with_grades:
+        for item in items:
+            item.pop("labels")
+    (data / "items.jsonl").write_text("".join(json.dumps(i) + "\n" for i in items))
+    (root / "conf" / "dataset").mkdir(parents=True)
+    (root / "conf" / "dataset" / "shop.yaml").write_text(
+        f"name: shop\nloader: jsonl\npath: {data}\nitems: items.jsonl\nallow_unlabelled: true\n"
+        "scale:\n  grades: [0, 1, 2]\n  relevant_from: 1\n"
+    )
+    qrels = root / "people.qrels"
+    qrels.write_text("".join(f"{q} 0 {r} {g}\n" for (q, r), g in people_grades().items()))
+    return qrels
+
+
 def fill_csv(path: Path, grades: dict[tuple[str, str], int], share: float) -> int:
     """Fill the first ``share`` of the blank grades of a labelling spreadsheet, as a person
     would in a spreadsheet program; how many were filled."""
@@ -185,23 +210,9 @@ def test_a_race_over_a_dataset_without_grades_is_scored_on_the_grades_it_asked_f
     """The case the asked grades exist for: a dataset no person has graded. The race draws
     from every item, a file of grades answers it, and the report and ``mmjudge frontier``
     score each judge on the grades it asked for, weighted 1/π."""
-    import shutil
+    from tests.helpers import isolated_overrides
 
-    from tests.helpers import DEMO_DIR, isolated_overrides
-
-    data = tmp_path / "shop"
-    shutil.copytree(DEMO_DIR / "images", data / "images")
-    items = [dict(item) for item in demo_items()]
-    for item in items:
-        item.pop("labels")
-    (data / "items.jsonl").write_text("".join(json.dumps(i) + "\n" for i in items))
-    (tmp_path / "conf" / "dataset").mkdir(parents=True)
-    (tmp_path / "conf" / "dataset" / "shop.yaml").write_text(
-        f"name: shop\nloader: jsonl\npath: {data}\nitems: items.jsonl\nallow_unlabelled: true\n"
-        "scale:\n  grades: [0, 1, 2]\n  relevant_from: 1\n"
-    )
-    qrels = tmp_path / "people.qrels"
-    qrels.write_text("".join(f"{q} 0 {r} {g}\n" for (q, r), g in people_grades().items()))
+    qrels = shop_dataset(tmp_path, with_grades=False)
     judges = ",".join(
         f"pkg://mmjudge/datasets/demo_fashion/judges/{n}.jsonl"
         for n in ("careful", "hasty", "coin")
@@ -225,7 +236,7 @@ def test_a_race_over_a_dataset_without_grades_is_scored_on_the_grades_it_asked_f
     done = run(command, tmp_path)
     assert done.returncode == 0, done.stderr
     race = read_race_file(tmp_path / "race")
-    assert race is not None and race.outcome is not None and race.n_items == len(items)
+    assert race is not None and race.outcome is not None and race.n_items == len(demo_items())
     assert "careful" in race.outcome.name
     page = (tmp_path / "reports" / "race" / "index.html").read_text(encoding="utf-8")
     assert "No judge has a κ" not in page  # the main part scores them on the asked grades

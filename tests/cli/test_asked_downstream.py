@@ -19,9 +19,8 @@ import mmjudge
 from mmjudge.cli import agree, estimate, frontier, plan
 from mmjudge.store.asked_grades import AskedGrade, read_asked_grades, write_asked_grades
 from mmjudge.store.race_file import read_race_file
-from tests.api.test_race import demo_items
-from tests.api.test_race_asked_grades import people_grades
-from tests.helpers import DEMO_DIR, isolated_overrides
+from tests.api.test_race_asked_grades import shop_dataset
+from tests.helpers import isolated_overrides
 from tests.studies.test_asked_agreement import weighted_kappa
 
 pytestmark = pytest.mark.slow  # each test reads a race run in the module's fixture
@@ -33,20 +32,7 @@ def ask_race(root: Path, *, with_grades: bool) -> Path:
     """A race of the demo's three replay judges with ``race.labels=ask``, its grades answered by
     a file of the demo's consensus grades, over a copy of the demo (without its grades unless
     ``with_grades``); its folder."""
-    data = root / "shop"
-    shutil.copytree(DEMO_DIR / "images", data / "images")
-    items = [dict(item) for item in demo_items()]
-    if not with_grades:
-        for item in items:
-            item.pop("labels")
-    (data / "items.jsonl").write_text("".join(json.dumps(i) + "\n" for i in items))
-    (root / "conf" / "dataset").mkdir(parents=True)
-    (root / "conf" / "dataset" / "shop.yaml").write_text(
-        f"name: shop\nloader: jsonl\npath: {data}\nitems: items.jsonl\nallow_unlabelled: true\n"
-        "scale:\n  grades: [0, 1, 2]\n  relevant_from: 1\n"
-    )
-    qrels = root / "people.qrels"
-    qrels.write_text("".join(f"{q} 0 {r} {g}\n" for (q, r), g in people_grades().items()))
+    qrels = shop_dataset(root, with_grades=with_grades)
     judges = ",".join(f"pkg://mmjudge/datasets/demo_fashion/judges/{n}.jsonl" for n in JUDGES)
     result = mmjudge.run_race(
         [
