@@ -8,6 +8,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -408,3 +409,61 @@ def test_a_pair_with_no_item_graded_by_both_reads_as_missing_not_nan_in_every_vi
     (section,) = race_context([tmp_path])
     (event,) = section.rows[0].events[:1]
     assert "nan" not in event and "with a × text – (no item graded by both)" in event
+
+
+class CallJudges(Judges):
+    """:class:`Judges` that also answers a call about several results (``R1``, ``R2``…):
+    each result graded as alone, the grades as the JSON object the call's schema asks for."""
+
+    def __call__(self, request: RecordedRequest) -> str:
+        text = user_text(request.body)
+        parts = re.split(r"\n\n(R\d+)\n", text)
+        if len(parts) < 3:
+            return super().__call__(request)
+        model = str(request.body.get("model")) if isinstance(request.body, dict) else ""
+        self.asked[(model, text)] += 1
+        head, blocks = parts[0], parts[1:]
+        answer = {}
+        for marker, block in zip(blocks[::2], blocks[1::2], strict=True):
+            grade = next(g for q, n, g in self.grades if q in head and n in block)
+            answer[marker] = grade
+        return json.dumps(answer)
+
+
+@pytest.mark.slow
+def test_a_race_over_results_per_call_decides_between_its_cells(tmp_path: Path) -> None:
+    """``prompt.passages_per_call`` as a race axis (issue: several results per call): the K=5
+    cell sends one call per five results of a query, answers through the structured output,
+    and races beside the K=1 cell on the same items, each result its own row."""
+    config_folder(tmp_path, ["good", "coin"])
+    judges = CallJudges()
+    with LoopbackServer(responder=judges) as server:
+        command = race_command(
+            tmp_path,
+            server,
+            "good,coin",
+            "prompt.passages_per_call=1,5",
+            "race.round_items=40",
+            "hydra.sweep.dir=race",
+        )
+        done = subprocess.run(
+            command, cwd=tmp_path, env=sweep_env(), capture_output=True, text=True, timeout=300
+        )
+        sent = list(server.requests)
+    assert done.returncode == 0, done.stderr
+    race = read_race_file(tmp_path / "race")
+    assert race is not None and race.outcome is not None
+    assert "coin" not in race.outcome.name
+    names = list(race.names)
+    assert any("default-k5" in n for n in names) and len(names) == 4
+    k5 = next(c for c in race.cells if "good" in c.name and "default-k5" in c.name)
+    rows = [
+        json.loads(line)
+        for line in (tmp_path / "race" / k5.run_dir / "judgments.jsonl").read_text().splitlines()
+    ]
+    calls = {row["call_id"] for row in rows if row.get("call_id")}
+    assert rows and all(row["label"] is not None for row in rows)
+    # a query's results go five to a call: far fewer calls than results
+    assert len(calls) < len(rows) / 3
+    structured = [r for r in sent if isinstance(r.body, dict) and "response_format" in r.body]
+    assert structured and all(r.body["model"] in ("good", "coin") for r in structured)
