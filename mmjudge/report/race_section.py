@@ -211,7 +211,7 @@ def _interval_text(found: AskedKappa) -> str:
         return "—"
     items = f"{found.n_items:,} graded"
     if not (math.isfinite(low) and math.isfinite(high)):
-        return f"{kappa_text(kappa)} (too few grades for an interval; {items})"
+        return f"{kappa_text(kappa)} (no interval: too few grades, or none that vary; {items})"
     return f"{kappa_text(kappa)} [{kappa_text(low)}, {kappa_text(high)}] ({items})"
 
 

@@ -418,5 +418,7 @@ def asked_kappas(
     se = jackknife_se(reference, codes, weights, k)
     with np.errstate(invalid="ignore"):
         t = stats.t.ppf(0.5 + level / 2, np.maximum(own.asked - 1, 1))
-    half = np.where(np.isfinite(se), t * se, math.nan)
+    # A jackknife with no spread (every asked grade agreeing with the judge's the same way)
+    # would claim certainty from a few dozen items: no interval then, as with too few.
+    half = np.where(np.isfinite(se) & (se > 0), t * se, math.nan)
     return AskedKappas(own.kappa, own.kappa - half, own.kappa + half, own.asked)

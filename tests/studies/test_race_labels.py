@@ -467,3 +467,14 @@ def test_the_jackknife_takes_each_asked_item_out_in_turn() -> None:
         assert found[cell] == pytest.approx(math.sqrt((m - 1) / m * ((r - r.mean()) ** 2).sum()))
     few = np.where(np.arange(300) < 20, reference, -1)  # under MIN_ASKED asked items
     assert np.isnan(labels.jackknife_se(few, judges, weights, K)).all()
+
+
+def test_a_judge_agreeing_on_every_asked_item_gets_no_zero_width_interval() -> None:
+    """Every asked grade the judge's own: κ 1 with a jackknife of no spread, which would read
+    as certainty from a few dozen items; no interval is given instead."""
+    truth, judges = _population(300, seed=9)
+    weights = np.ones(truth.size)
+    found = labels.asked_kappas(truth, np.vstack([truth, judges[1]]), weights, K)
+    assert found.kappa[0] == pytest.approx(1.0)
+    assert np.isnan(found.low[0]) and np.isnan(found.high[0])
+    assert found.low[1] < found.kappa[1] < found.high[1]
