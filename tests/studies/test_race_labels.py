@@ -318,10 +318,11 @@ def _demo_judges() -> tuple[np.ndarray, np.ndarray, list[tuple[str, str]]]:
 def test_the_reports_kappa_from_asked_grades_covers_the_kappa_on_every_graded_item() -> None:
     """The κ the report gives each judge of a race that asked for grades (weighted 1/π, with
     the jackknife's interval: :func:`~mmjudge.studies.race_labels.asked_kappas`) holds the
-    judge's κ on all the demo's graded items in about 95% of races (measured: 93%, 96% and
-    94.5% over 200 seeds; the design's linearised error gave 91%); the same grades weighted
-    alike miss it in most races, as the grades asked over-represent the items where judges
-    disagree."""
+    judge's κ on all the demo's graded items in about 95% of the races that show an interval
+    (measured: 93%, 96% and 94.5% over 200 seeds; the design's linearised error gave 91%); the
+    same grades weighted alike miss it in most races, as the grades asked over-represent the
+    items where judges disagree. A race shows no interval for a judge only where it agreed
+    with every asked grade (5 of 200 races for the careful judge)."""
     from mmjudge.grid.simulation import simulated_rounds
     from mmjudge.studies.race_rule import race_order
 
@@ -352,8 +353,15 @@ def test_the_reports_kappa_from_asked_grades_covers_the_kappa_on_every_graded_it
             found = labels.asked_kappas(asked, codes, used, 3)
             inside = (found.low <= truth) & (truth <= found.high)
             covered[row] += inside
-        counted += np.isfinite(labels.asked_kappas(asked, codes, weights, 3).low)
-    assert counted.min() == 200  # every race asked enough grades for an interval
+        shown = np.isfinite(labels.asked_kappas(asked, codes, weights, 3).low)
+        counted += shown
+        graded_asked = (asked[None, :] >= 0) & (codes >= 0)
+        for judge in np.flatnonzero(~shown):
+            # No interval only where the jackknife finds no spread: the judge gave every
+            # asked item the person's grade.
+            on = graded_asked[judge]
+            assert on.sum() > 0 and (codes[judge, on] == asked[on]).all(), (seed, judge)
+    assert counted.min() >= 190, counted  # nearly every race shows an interval
     weighted, alike = covered / counted
     assert weighted.mean() >= 0.93 and weighted.min() >= 0.92, weighted
     assert alike.mean() < 0.6, alike
