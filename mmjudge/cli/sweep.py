@@ -36,7 +36,11 @@ from mmjudge.config.hydra_errors import (
 from mmjudge.config.keys import config_dir_of, unknown_setting
 from mmjudge.config.resolvers import register as register_resolvers
 from mmjudge.engine.concurrency import announce_in_flight
-from mmjudge.engine.interrupt import raise_on_sigterm, signal_number_of
+from mmjudge.engine.interrupt import (
+    raise_on_sigterm,
+    redeliver_interrupts_lost_in_finalizers,
+    signal_number_of,
+)
 from mmjudge.errors import MMJudgeError
 from mmjudge.keyguard import check_overrides, keep_run_config
 from mmjudge.locations import CONFIG_DIR as SHIPPED_CONFIG_DIR
@@ -65,6 +69,7 @@ def _app(cfg: DictConfig) -> None:
         stop_marked,
     )
 
+    redeliver_interrupts_lost_in_finalizers()
     if not in_worker():
         with job_running_here():
             _job(cfg)

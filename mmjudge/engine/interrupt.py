@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from types import FrameType
@@ -45,6 +46,55 @@ def signal_number_of(error: BaseException) -> int:
 
 def _raise_stop(number: int, _frame: FrameType | None) -> None:
     raise StopSignal(number)
+
+
+def redeliver_interrupts_lost_in_finalizers() -> None:
+    """From now on, a Ctrl-C (or :class:`StopSignal`) raised while Python runs a finalizer is
+    sent again rather than lost.
+
+    A signal handler raises in whatever the main thread runs at that moment; where that is a
+    finalizer (a ``__del__``, a weakref callback during garbage collection), the exception
+    cannot propagate: Python prints "Exception ignored in ..." with a traceback and drops it,
+    and the stop never reaches the code that would act on it. Here such an interruption is
+    raised again as its signal a moment later, from another thread, so that its handler
+    runs in ordinary code. Every other unraisable exception goes to the hook in place before.
+    Idempotent."""
+    global _hook_before
+    if _hook_before is not None:
+        return
+    _hook_before = sys.unraisablehook
+    sys.unraisablehook = _redeliver
+
+
+_hook_before: Callable[[Any], object] | None = None
+
+
+def _redeliver(unraisable: Any) -> None:
+    error = unraisable.exc_value
+    if (
+        isinstance(error, KeyboardInterrupt)
+        and threading.current_thread() is threading.main_thread()
+    ):
+        _send_soon(signal_number_of(error))
+        return
+    assert _hook_before is not None
+    _hook_before(unraisable)
+
+
+#: How long after a lost interruption it is sent again: time for the main thread to leave the
+#: finalizer (its handler would run in it, were the signal sent from here at once).
+REDELIVERY_DELAY_S = 0.05
+
+
+def _send_soon(number: int) -> None:
+    """Signal ``number`` to this process from another thread in a moment. Should it land in
+    a finalizer again, it comes back to :func:`_redeliver`."""
+    timer = threading.Timer(REDELIVERY_DELAY_S, signal.raise_signal, args=(number,))
+    timer.daemon = True
+    try:
+        timer.start()
+    except KeyboardInterrupt:  # another stop, while the timer was starting: keep it too
+        _send_soon(number)
 
 
 def raise_on_sigterm() -> None:

@@ -83,7 +83,11 @@ def _told_by_the_kernel() -> bool:
 
 
 def main(argv: Sequence[str]) -> int:
-    from mmjudge.engine.interrupt import raise_on_sigterm, signal_number_of
+    from mmjudge.engine.interrupt import (
+        raise_on_sigterm,
+        redeliver_interrupts_lost_in_finalizers,
+        signal_number_of,
+    )
 
     parser = argparse.ArgumentParser(prog="python -m mmjudge.grid.worker")
     parser.add_argument("--parent", type=int, required=True)
@@ -93,6 +97,7 @@ def main(argv: Sequence[str]) -> int:
     args = parser.parse_args(argv)
     try:
         raise_on_sigterm()
+        redeliver_interrupts_lost_in_finalizers()
         watch_parent(args.parent)
         from mmjudge.config.compose import compose_raw
         from mmjudge.errors import MMJudgeError
