@@ -421,4 +421,6 @@ def asked_kappas(
     # A jackknife with no spread (every asked grade agreeing with the judge's the same way)
     # would claim certainty from a few dozen items: no interval then, as with too few.
     half = np.where(np.isfinite(se) & (se > 0), t * se, math.nan)
-    return AskedKappas(own.kappa, own.kappa - half, own.kappa + half, own.asked)
+    # κ lies in [−1, 1]; a few dozen grades can put t·se past either end (NaN stays NaN).
+    low, high = np.clip(own.kappa - half, -1.0, 1.0), np.clip(own.kappa + half, -1.0, 1.0)
+    return AskedKappas(own.kappa, low, high, own.asked)

@@ -486,3 +486,16 @@ def test_a_judge_agreeing_on_every_asked_item_gets_no_zero_width_interval() -> N
     assert found.kappa[0] == pytest.approx(1.0)
     assert np.isnan(found.low[0]) and np.isnan(found.high[0])
     assert found.low[1] < found.kappa[1] < found.high[1]
+
+
+def test_an_interval_from_few_grades_stays_within_kappas_range() -> None:
+    """A judge that misses one of 30 asked grades: κ̂ near 1 with a jackknife whose t·se
+    reaches past 1; the interval ends at 1."""
+    truth = np.arange(30) % K
+    judge = truth.copy()
+    judge[0] = (judge[0] + 1) % K
+    weights = np.ones(truth.size)
+    found = labels.asked_kappas(truth, judge[None, :], weights, K)
+    se = labels.jackknife_se(truth, judge[None, :], weights, K)[0]
+    assert found.kappa[0] + 2 * se > 1  # unclipped, the interval would pass 1
+    assert found.high[0] == 1.0 and -1 < found.low[0] < found.kappa[0] < 1
