@@ -35,11 +35,23 @@ class AskedScores:
     """The race's folder that holds them."""
     runs: dict[str, SavedRun]
     """Each cell's run read back, by its run folder (as :attr:`Cell.run_dir` names it)."""
+    not_pooled: tuple[Path, ...] = ()
+    """Other race folders among the cells' that asked grades of their own, not read: each
+    race drew its grades with its own probabilities, and the report scores against one
+    draw."""
 
     @property
     def line(self) -> str:
-        """How the grades were drawn and are read (:meth:`AskedDraw.line`)."""
-        return self.grades.line
+        """How the grades were drawn and are read (:meth:`AskedDraw.line`), and, where the
+        cells come from several races that asked for grades, which race's grades these are."""
+        if not self.not_pooled:
+            return self.grades.line
+        others = ", ".join(folder.name for folder in self.not_pooled)
+        return (
+            f"{self.grades.line}, in the race folder {self.folder.name} (the grades the race "
+            f"folder{'s' * (len(self.not_pooled) > 1)} {others} asked for are not pooled with "
+            "them: each race drew its own with its own probabilities)"
+        )
 
     def score(self, run_dir: str) -> scoring.JudgeScore:
         """The cell's κ over the asked items it graded, weighted 1/π, with its interval, as
@@ -61,15 +73,20 @@ class AskedScores:
 
 def asked_scores(run_dirs: Sequence[str]) -> AskedScores | None:
     """The asked grades a dataset's cells (``run_dirs``, judges first) are scored against:
-    those of the first race folder among the cells' folders that asked for grades, where
-    the dataset has no grade of its own; None otherwise (the report then scores against the
-    dataset's consensus, as without a race)."""
-    for folder in dict.fromkeys(Path(run_dir).parent for run_dir in run_dirs):
-        if asked_reference(folder) is None:
-            continue
-        runs = {run_dir: load_run(Path(run_dir)) for run_dir in run_dirs}
-        chosen = grades_for(folder, list(runs.values()), seed=scoring.SEED, level=scoring.LEVEL)
-        if not isinstance(chosen.grades, AskedGrades):
-            return None  # the dataset's own grades are the better reference
-        return AskedScores(chosen.grades, folder, runs)
-    return None
+    those of the first race folder among the cells' folders that asked for grades (the
+    others named in the line the page shows), where the dataset has no grade of its own;
+    None otherwise (the report then scores against the dataset's consensus, as without a
+    race)."""
+    folders = [
+        folder
+        for folder in dict.fromkeys(Path(run_dir).parent for run_dir in run_dirs)
+        if asked_reference(folder) is not None
+    ]
+    if not folders:
+        return None
+    first, *others = folders
+    runs = {run_dir: load_run(Path(run_dir)) for run_dir in run_dirs}
+    chosen = grades_for(first, list(runs.values()), seed=scoring.SEED, level=scoring.LEVEL)
+    if not isinstance(chosen.grades, AskedGrades):
+        return None  # the dataset's own grades are the better reference
+    return AskedScores(chosen.grades, first, runs, tuple(others))

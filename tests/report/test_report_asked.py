@@ -156,3 +156,26 @@ def test_with_the_datasets_own_grades_the_report_is_as_before(
     html = build_report(labelled, tmp_path / "reports", n_boot=N_BOOT) / "index.html"
     text = html.read_text(encoding="utf-8")
     assert "holds no grade of its own" not in text and "No confusion matrix" not in text
+
+
+def test_with_two_races_that_asked_the_page_names_whose_grades_it_reads(
+    unlabelled: Path, tmp_path: Path
+) -> None:
+    """Cells from two race folders over the same dataset, each folder with its own asked
+    grades: one race's grades are read, and the line the page shows says which and that the
+    other's are not pooled."""
+    second = tmp_path / "second_race"
+    shutil.copytree(unlabelled, second)
+    shutil.rmtree(second / "shop.replay-coin.text.default")  # that cell read from the first
+    found = analyse(cell_table([unlabelled, second]), n_boot=N_BOOT)
+    (stats,) = found.datasets
+    assert {Path(cell.run_dir).parent for cell in stats.cells} == {unlabelled, second}
+    assert stats.asked is not None
+    (other,) = {unlabelled, second} - {stats.asked.folder}
+    line = found.asked_lines["shop"]
+    assert line.startswith("human grades asked adaptively by the race (asked_grades.json): ")
+    assert line.endswith(
+        f", in the race folder {stats.asked.folder.name} (the grades the race folder "
+        f"{other.name} asked for are not pooled with them: each race drew its own with its "
+        "own probabilities)"
+    )
