@@ -61,6 +61,13 @@ def closing_lines(result: RaceResult) -> list[str]:
         )
     if outcome.ending == "dollar cap":
         lines.append("  the dollar cap ended the race: the choice carries no guarantee")
+    elif not outcome.guarantee:  # pairs the graded items cannot separate (warnings below)
+        lines.append(
+            f"  not a settled choice: {outcome.name} leads on the items judged (the cheapest "
+            f"judge whose κ is within δ={result.settings.delta:g} of the highest), but the "
+            "items cannot separate it from the judges named below: the choice carries no "
+            "guarantee"
+        )
     lines.append(
         f"  {outcome.judgments:,} of {outcome.full_judgments:,} judgments "
         f"({share_text(outcome)}); " + money_line(result)

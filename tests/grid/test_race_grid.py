@@ -147,7 +147,15 @@ def test_an_ended_race_keeps_its_cautions_for_the_console() -> None:
     run_rounds(RaceRounds(result, items, known), known)
     assert result.outcome is not None
     assert any("may be no better than chance" in line for line in result.warnings)
-    assert any(line.startswith("  warning: ") for line in closing_lines(result))
+    lines = closing_lines(result)
+    assert any(line.startswith("  warning: ") for line in lines)
+    # The items ran out with the pair unseparated: the choice is not a settled one.
+    assert result.outcome.ending == "items ran out" and not result.outcome.guarantee
+    assert (
+        "  not a settled choice: coin1 leads on the items judged (the cheapest judge "
+        in "\n".join(lines)
+    )
+    assert any("warning: cannot separate coin1 from coin0 at this size" in line for line in lines)
 
 
 @pytest.mark.slow
