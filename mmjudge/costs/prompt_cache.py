@@ -8,8 +8,8 @@ that start with it at its cache-read price:
 
 * **marked** (Anthropic): the request marks where the part ends (``cache_control``); the
   first call writes it (1.25x the input price for five minutes, 2x for an hour), later calls
-  read it (0.1x). Images come before the prompt text in these requests, so a request with
-  images shares no leading part and is left unmarked.
+  read it (0.1x). A marked request with images shows the part first and its images after
+  it, so the images of one item never stand between the part and the cache.
 * **automatic** (OpenAI): prefixes of 1,024 tokens and more are kept without a mark, at no
   write charge; mmjudge adds a routing key per query (``prompt_cache_key``).
 
@@ -63,12 +63,10 @@ def plan_prompt_cache(
     model: ModelConfig,
     system: str | None,
     prefix: str,
-    *,
-    has_images: bool = False,
 ) -> CachePlan:
     """The cache plan of requests whose shared leading part is ``system`` and ``prefix``: the
     forecast's (it counts the part's tokens against the model's minimum)."""
-    style, skipped = _offer(runner, model, bool(prefix), has_images)
+    style, skipped = _offer(runner, model, bool(prefix))
     if not style:
         return CachePlan("", 0, skipped)
     minimum = model.prompt_cache_min_tokens
@@ -93,9 +91,7 @@ def prefix_tokens(system: str | None, prefix: str, provider: str, model_id: str)
     return counted.tokens + MESSAGE_OVERHEAD_TOKENS
 
 
-def _offer(
-    runner: RunnerConfig, model: ModelConfig, has_prefix: bool, has_images: bool
-) -> tuple[str, str]:
+def _offer(runner: RunnerConfig, model: ModelConfig, has_prefix: bool) -> tuple[str, str]:
     """The cache style a cell's requests offer their shared part to, before any token is
     counted, and why none where none (``""`` when the provider has no cache mmjudge arranges
     or ``runner.prompt_cache=off``)."""
@@ -107,13 +103,11 @@ def _offer(
         return "", f"model '{model.name}' sets no prompt_cache_min_tokens"
     if not has_prefix:
         return "", "the prompt has no part shared by every item"
-    if style == MARKED and has_images:
-        return "", "the images come before the prompt text in this provider's calls"
     return style, ""
 
 
 def cache_mark(
-    runner: RunnerConfig, model: ModelConfig, prefix_chars: int, query: str, has_images: bool
+    runner: RunnerConfig, model: ModelConfig, prefix_chars: int, query: str
 ) -> PromptCacheMark | None:
     """The mark a request carries: None where its shared part is offered to no cache.
 
@@ -121,7 +115,7 @@ def cache_mark(
     cache never loads a tokenizer. A part shorter than the model's minimum is marked all the
     same: both providers then simply cache nothing, at no charge (the forecast, which counts
     the tokens, says caching is skipped)."""
-    style, _ = _offer(runner, model, prefix_chars > 0, has_images)
+    style, _ = _offer(runner, model, prefix_chars > 0)
     if not style:
         return None
     key = hashlib.sha256(query.encode("utf-8")).hexdigest()[:32]

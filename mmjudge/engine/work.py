@@ -295,9 +295,7 @@ def _single(
         if error is None and cfg.prompt.bank_calls == "entry":
             return _entry_items(context, example, request), rendered
     elif rendered.static_chars:
-        mark = cache_mark(
-            cfg.runner, cfg.model, rendered.static_chars, request.query, bool(request.images)
-        )
+        mark = cache_mark(cfg.runner, cfg.model, rendered.static_chars, request.query)
         request = request if mark is None else dataclasses.replace(request, cache_mark=mark)
     static_chars = rendered.static_chars if context.bank is None else 0
     item = WorkItem(
@@ -364,11 +362,7 @@ def forecast_item(
     plan: CachePlan | None = None
     if static_chars:
         plan = plan_prompt_cache(
-            cfg.runner,
-            cfg.model,
-            request.system,
-            request.prompt[:static_chars],
-            has_images=bool(request.images),
+            cfg.runner, cfg.model, request.system, request.prompt[:static_chars]
         )
     output = _expected_output_tokens(context, request)
     if context.output.basis == ANSWER_FORMAT:

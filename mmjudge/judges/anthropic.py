@@ -6,6 +6,7 @@ The SDK's own retries are off (``max_retries=0``): the runner retries, using
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Sequence
@@ -113,19 +114,7 @@ class AnthropicJudge(SDKJudge):
     def request_body(self, request: JudgeRequest, *, redact: bool = False) -> dict[str, Any]:
         """The JSON body sent to ``/v1/messages``; ``redact`` swaps images for hashes."""
         self.check_images(request)
-        content: list[dict[str, Any]]
-        if request.image_places:
-            # Each image where the prompt places it (several results, each with its own); the
-            # cache plan offers no part with images to the cache, so no breakpoint is set.
-            content = [
-                {"type": "text", "text": part}
-                if isinstance(part, str)
-                else _image_block(part, redact)
-                for part in placed_images(request)
-            ]
-        else:
-            content = [_image_block(image, redact) for image in request.images]
-            content.extend(_prompt_blocks(request))
+        content = _content(request, redact)
         body: dict[str, Any] = {
             "model": self.model_id,
             "max_tokens": self.max_tokens,
@@ -270,20 +259,45 @@ def _image_block(image: EncodedImage, redact: bool) -> dict[str, Any]:
     return {"type": "image", "source": source}
 
 
-def _prompt_blocks(request: JudgeRequest) -> list[dict[str, Any]]:
-    """The prompt's text blocks: one; or, where the request marks its cacheable part and
-    shows no image before it, that part with a ``cache_control`` breakpoint at its end
-    (Anthropic's prompt caching), then the rest."""
+def _content(request: JudgeRequest, redact: bool) -> list[dict[str, Any]]:
+    """The user message's blocks. Without a cache mark: the images, then the prompt (where
+    the request places its images, each where placed). With one (Anthropic's prompt caching),
+    the marked part comes first as its own text block with a ``cache_control`` breakpoint at
+    its end, then the same blocks for the rest of the prompt: the images stand after the part
+    every item shares, so the cache can keep it."""
+    head = _cached_head(request)
+    blocks = [] if head is None else [head]
+    split = 0 if head is None else len(head["text"])
+    rest = request.prompt[split:]
+    if request.image_places:
+        # Each image where the prompt places it (several results, each with its own).
+        after = dataclasses.replace(
+            request, prompt=rest, image_places=tuple(p - split for p in request.image_places)
+        )
+        blocks.extend(
+            {"type": "text", "text": part} if isinstance(part, str) else _image_block(part, redact)
+            for part in placed_images(after)
+        )
+        return blocks
+    blocks.extend(_image_block(image, redact) for image in request.images)
+    if rest:
+        blocks.append({"type": "text", "text": rest})
+    return blocks
+
+
+def _cached_head(request: JudgeRequest) -> dict[str, Any] | None:
+    """The text block of the part the request marks for the cache, breakpoint included; None
+    without a mark, or where the part is not a leading part of the text shown before any
+    image."""
     mark = request.cache_mark
-    if mark is None or request.images or not 0 < mark.prefix_chars < len(request.prompt):
-        return [{"type": "text", "text": request.prompt}]
+    if mark is None or not 0 < mark.prefix_chars < len(request.prompt):
+        return None
+    if request.image_places and request.image_places[0] < mark.prefix_chars:
+        return None
     control: dict[str, str] = {"type": "ephemeral"}
     if mark.ttl != "5m":  # Anthropic's default lifetime goes unsaid
         control["ttl"] = mark.ttl
-    return [
-        {"type": "text", "text": request.prompt[: mark.prefix_chars], "cache_control": control},
-        {"type": "text", "text": request.prompt[mark.prefix_chars :]},
-    ]
+    return {"type": "text", "text": request.prompt[: mark.prefix_chars], "cache_control": control}
 
 
 def usage_from_anthropic(raw: dict[str, Any]) -> Usage:

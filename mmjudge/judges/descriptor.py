@@ -137,9 +137,9 @@ class JudgeDescriptor:
     """Its provider's batch API, by name (``runner.mode=batch``); None: calls one at a time."""
     prompt_cache: str | None = None
     """How its provider caches a prompt's leading part (``runner.prompt_cache``):
-    ``marked``, where the request marks the end of the part to keep and the images come
-    before the prompt text (Anthropic); ``automatic``, where long prefixes are kept without a
-    mark and the images follow the prompt text (OpenAI); None: no cache mmjudge arranges."""
+    ``marked``, where the request marks the end of the part to keep (Anthropic);
+    ``automatic``, where long prefixes are kept without a mark (OpenAI); None: no cache
+    mmjudge arranges."""
     image_limits: ImageLimits | None = None
     """The most one request may carry in pictures (a call about several results shows all
     their pictures: ``prompt.passages_per_call``); None: none known to mmjudge (a server's

@@ -133,19 +133,19 @@ def test_a_model_without_a_minimum_is_skipped() -> None:
     assert plan.skipped == "model 'claude_sonnet45' sets no prompt_cache_min_tokens"
 
 
-def test_images_before_the_text_keep_anthropic_from_caching_but_not_openai() -> None:
-    marked = plan_prompt_cache(RunnerConfig(), claude(), None, LONG, has_images=True)
-    assert marked.skipped == "the images come before the prompt text in this provider's calls"
-    automatic = plan_prompt_cache(RunnerConfig(), gpt(), None, LONG, has_images=True)
-    assert automatic.cached and automatic.style == "automatic"
+def test_requests_with_images_are_offered_to_both_providers_caches() -> None:
+    """Anthropic's marked requests show the shared part before any image, OpenAI's the
+    prompt before its images: either way the part leads."""
+    assert plan_prompt_cache(RunnerConfig(), claude(), None, LONG).style == "marked"
+    assert plan_prompt_cache(RunnerConfig(), gpt(), None, LONG).style == "automatic"
 
 
 def test_the_mark_carries_the_ttl_and_a_key_per_query() -> None:
     runner = RunnerConfig(prompt_cache_ttl="1h")
-    mark = cache_mark(runner, claude(), 120, "red dress", False)
+    mark = cache_mark(runner, claude(), 120, "red dress")
     assert mark is not None and (mark.prefix_chars, mark.ttl) == (120, "1h")
-    assert mark.key == cache_mark(runner, claude(), 99, "red dress", False).key  # type: ignore[union-attr]
-    assert mark.key != cache_mark(runner, claude(), 120, "blue skirt", False).key  # type: ignore[union-attr]
+    assert mark.key == cache_mark(runner, claude(), 99, "red dress").key  # type: ignore[union-attr]
+    assert mark.key != cache_mark(runner, claude(), 120, "blue skirt").key  # type: ignore[union-attr]
 
 
 def test_the_mark_is_decided_without_counting_tokens() -> None:
@@ -153,16 +153,14 @@ def test_the_mark_is_decided_without_counting_tokens() -> None:
     once counted is marked all the same (the provider caches nothing, at no charge), so that a
     rerun answered from the response cache loads no tokenizer."""
     runner = RunnerConfig()
-    assert cache_mark(RunnerConfig(prompt_cache="off"), claude(), 120, "q", False) is None
-    assert cache_mark(runner, claude(prompt_cache_min_tokens=None), 120, "q", False) is None
-    assert cache_mark(runner, claude(), 0, "q", False) is None
-    assert cache_mark(runner, claude(), 120, "q", True) is None  # images come first
-    assert cache_mark(runner, gpt(), 120, "q", True) is not None
+    assert cache_mark(RunnerConfig(prompt_cache="off"), claude(), 120, "q") is None
+    assert cache_mark(runner, claude(prompt_cache_min_tokens=None), 120, "q") is None
+    assert cache_mark(runner, claude(), 0, "q") is None
     short = claude(prompt_cache_min_tokens=100_000)
     assert not plan_prompt_cache(runner, short, None, LONG).cached
-    assert cache_mark(runner, short, len(LONG), "q", False) is not None
+    assert cache_mark(runner, short, len(LONG), "q") is not None
     compatible = gpt(provider="openai_compatible", name="llama")
-    assert cache_mark(runner, compatible, 120, "q", False) is None
+    assert cache_mark(runner, compatible, 120, "q") is None
 
 
 @pytest.mark.parametrize(

@@ -32,6 +32,7 @@ from tests.fixtures.loopback_server import (
     OPENAI_PATH,
     LoopbackServer,
     RecordedRequest,
+    answer_schema,
     passage_markers,
     user_text,
 )
@@ -91,13 +92,16 @@ def pictures_after_markers(request: RecordedRequest) -> dict[str, list[str]]:
 
 
 def by_picture(request: RecordedRequest) -> str:
-    """Each marker's grade from the picture after it; a single result's call gets 1."""
+    """Each marker's grade from the picture after it, as a JSON object where the request asks
+    for the structured answer (as the provider's constrained decoding would give it), else in
+    lines; a single result's call gets 1."""
     pictures = pictures_after_markers(request)
     if not pictures:
         return "1\nAsked alone."
-    return "\n".join(
-        f"{name}: {grade_of(images[0])} - a reason." for name, images in pictures.items()
-    )
+    grades = {name: grade_of(images[0]) for name, images in pictures.items()}
+    if answer_schema(request.body) is not None:
+        return json.dumps(grades)
+    return "\n".join(f"{name}: {grade} - a reason." for name, grade in grades.items())
 
 
 def sent_pictures() -> dict[str, str]:
@@ -177,7 +181,7 @@ def test_a_call_carries_each_result_s_picture_after_its_marker_and_each_grade_la
         # The grade the server gave the picture after the row's marker is the row's grade,
         # so that picture was the row's own; the text after it names the row's result.
         assert row["label"] == grade_of(sent_data)
-        assert f"R{position}: {row['label']} - a reason." in row["raw_output"].splitlines()
+        assert json.loads(row["raw_output"])[f"R{position}"] == row["label"]  # structured
         query = f"Query: {query_of[row['query_id']]}\n"
         (request,) = [
             r
@@ -192,6 +196,35 @@ def test_a_call_carries_each_result_s_picture_after_its_marker_and_each_grade_la
     grouped = collections.Counter(r["call_id"] for r in written if r["call_id"])
     assert sorted(set(grouped.values())) <= list(range(2, K + 1))
     assert sum(r["cost_usd"] for r in written) == pytest.approx(summary.calls.spent_usd)  # type: ignore[union-attr]
+
+
+@pytest.mark.slow
+def test_anthropic_picture_calls_read_the_shared_part_from_the_cache(tmp_path: Path) -> None:
+    """The shared part leads each call, with its breakpoint, and the pictures follow it: every
+    call after the first reads the part from the cache."""
+    minimum = 100
+    with LoopbackServer(responder=by_picture) as server:
+        server.prompt_cache.min_tokens = minimum
+        cfg = config(
+            tmp_path,
+            server,
+            "claude_sonnet45",
+            "prompt=guidelines",
+            f"model.prompt_cache_min_tokens={minimum}",
+        )
+        summary = run_cell(cfg, tmp_path / "run")  # type: ignore[arg-type]
+        sent = server.requests_to(ANTHROPIC_PATH)
+    assert isinstance(summary, RunSummary) and summary.prompt_cache is not None
+    heads = set()
+    for request in sent:
+        content = request.body["messages"][0]["content"]
+        assert content[0]["type"] == "text" and content[0]["cache_control"] == {"type": "ephemeral"}
+        assert sum("cache_control" in block for block in content) == 1
+        assert any(block["type"] == "image" for block in content[1:])
+        heads.add(content[0]["text"])
+    assert len(heads) == 1  # one shared part for every call, lone results' included
+    assert summary.prompt_cache.read_tokens > 0
+    assert all(r["error"] is None for r in rows(tmp_path / "run"))
 
 
 @pytest.mark.slow

@@ -95,7 +95,7 @@ def test_openai_sends_each_image_where_the_prompt_places_it_with_its_detail() ->
     assert plain[0]["text"] == PROMPT
 
 
-def test_anthropic_sends_each_image_where_the_prompt_places_it_without_a_breakpoint() -> None:
+def test_anthropic_sends_each_image_where_the_prompt_places_it_after_the_cached_part() -> None:
     judge = AnthropicJudge(model("anthropic", "claude-sonnet-4-5"))
     url = image("d", "url")
     marked = placed(
@@ -103,12 +103,20 @@ def test_anthropic_sends_each_image_where_the_prompt_places_it_without_a_breakpo
         cache_mark=PromptCacheMark(prefix_chars=4, ttl="5m"),
     )
     content = judge.request_body(marked)["messages"][0]["content"]
-    assert [part["type"] for part in content] == ["text", "image", "image", "text", "image", "text"]
-    assert content[1]["source"] == {"type": "base64", "media_type": "image/jpeg", "data": "ADATA"}
-    assert content[4]["source"] == {"type": "url", "url": "https://example.test/d.jpg"}
+    kinds = [part["type"] for part in content]
+    assert kinds == ["text", "text", "image", "image", "text", "image", "text"]
+    assert content[0] == {"type": "text", "text": "Head", "cache_control": {"type": "ephemeral"}}
+    assert content[1]["text"] == "\n\nR1"
+    assert content[2]["source"] == {"type": "base64", "media_type": "image/jpeg", "data": "ADATA"}
+    assert content[5]["source"] == {"type": "url", "url": "https://example.test/d.jpg"}
     assert "".join(p["text"] for p in content if p["type"] == "text") == PROMPT
-    assert all("cache_control" not in part for part in content)
-    # Without places, the images first and the prompt after them, as before.
+    assert sum("cache_control" in part for part in content) == 1
+    # A mark reaching past the first image is not a leading part: no breakpoint then.
+    late = placed(cache_mark=PromptCacheMark(prefix_chars=PLACES[0] + 3, ttl="5m"))
+    late_content = judge.request_body(late)["messages"][0]["content"]
+    assert all("cache_control" not in part for part in late_content)
+    assert [p["type"] for p in late_content] == ["text", "image", "image", "text", "image", "text"]
+    # Without places or a mark, the images first and the prompt after them, as before.
     plain = judge.request_body(placed(image_places=()))["messages"][0]["content"]
     assert [p["type"] for p in plain] == ["image", "image", "image", "text"]
 

@@ -89,19 +89,38 @@ def test_anthropic_one_hour_marks_say_so(loopback: LoopbackServer) -> None:
     assert first["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
 
 
-def test_anthropic_without_a_mark_or_with_images_sends_one_text_block(
-    loopback: LoopbackServer,
-) -> None:
+def test_anthropic_without_a_mark_sends_one_text_block(loopback: LoopbackServer) -> None:
     judge = AnthropicJudge(sonnet(loopback))
     call(judge, request("red dress", marked=False))
     assert loopback.last.body["messages"][0]["content"] == [
         {"type": "text", "text": request("red dress").prompt}
     ]
-    with_image = JudgeRequest(**{**request("red dress").__dict__, "images": (make_image(),)})
-    call(AnthropicJudge(sonnet(loopback)), with_image)
+    unmarked = JudgeRequest(
+        **{**request("red dress", marked=False).__dict__, "images": (make_image(),)}
+    )
+    call(judge, unmarked)
     blocks = loopback.last.body["messages"][0]["content"]
-    assert [block["type"] for block in blocks] == ["image", "text"]
-    assert "cache_control" not in blocks[1]
+    assert [block["type"] for block in blocks] == ["image", "text"]  # images first, unmarked
+
+
+def test_anthropic_puts_a_marked_requests_images_after_the_shared_part_and_caches_it(
+    loopback: LoopbackServer,
+) -> None:
+    """With images, the shared part still comes first, with its breakpoint, so that every
+    item's call reads it from the cache; the item's image and text follow."""
+    judge = AnthropicJudge(sonnet(loopback))
+    first, second = (
+        JudgeRequest(**{**request(query).__dict__, "images": (make_image(),)})
+        for query in ("red dress", "blue skirt")
+    )
+    answered = answers(judge, first, second)
+    blocks = loopback.last.body["messages"][0]["content"]
+    assert [block["type"] for block in blocks] == ["text", "image", "text"]
+    assert blocks[0] == {"type": "text", "text": SHARED, "cache_control": {"type": "ephemeral"}}
+    assert blocks[0]["text"] + blocks[2]["text"] == second.prompt
+    shared = 8 + estimate_tokens(SYSTEM) + estimate_tokens(SHARED)
+    assert answered[0].raw_usage["cache_creation_input_tokens"] == shared
+    assert answered[1].raw_usage["cache_read_input_tokens"] == shared
 
 
 def test_anthropic_writes_once_then_reads_priced_from_the_sheet(loopback: LoopbackServer) -> None:
