@@ -53,6 +53,13 @@ class ModelConfig:
     """Request rate limit; null for none."""
     tokens_per_minute: float | None = None
     """Token rate limit (input + output); null for none."""
+    max_images_per_call: int | None = None
+    """The most pictures one request to this model may carry, in place of the count its
+    provider states (:attr:`~mmjudge.judges.descriptor.JudgeDescriptor.image_limits`): a
+    vLLM server's ``--limit-mm-per-prompt``, or a model allowed more than its provider's
+    general figure. A cell whose calls could carry more is skipped before any call, in one
+    line naming what to change. Null: the provider's own count (none for a server that
+    states none)."""
     prompt_cache_min_tokens: int | None = None
     """The shortest prefix the provider's prompt cache keeps for this model (OpenAI: 1,024;
     Anthropic: 1,024 to 4,096 by model); null: the model has no prompt cache that mmjudge
@@ -65,6 +72,12 @@ class ModelConfig:
         check_whole("model.context_tokens", self.context_tokens, 1)
         check_whole("model.max_tokens", self.max_tokens, 0)
         check_whole("model.prompt_cache_min_tokens", self.prompt_cache_min_tokens, 1, "for none")
+        check_whole(
+            "model.max_images_per_call",
+            self.max_images_per_call,
+            1,
+            "for its provider's own limit",
+        )
         require(
             self.max_tokens <= self.context_tokens,
             "model.max_tokens",

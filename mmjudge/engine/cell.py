@@ -24,6 +24,7 @@ from mmjudge.data.survey import (
 )
 from mmjudge.engine.examples import ExampleStream
 from mmjudge.engine.judging import forecast_cell, judge_cell, skipped_forecast
+from mmjudge.engine.passage_calls import pictures_refusal
 from mmjudge.engine.passages import passages_refusal
 from mmjudge.engine.prepare import prepare_cell
 from mmjudge.engine.stages import CheckedCell, JudgedCell, PreparedCell, Skipped
@@ -79,7 +80,8 @@ def typed_config(cfg: DictConfig | SweepConfig) -> SweepConfig:
 
 def skip_reason(cfg: SweepConfig, judge: type[JudgeAPI]) -> str | None:
     """Why this cell cannot run, known before the dataset is read: a judge that cannot see
-    images asked to look at them, or a dataset configured to show none."""
+    images asked to look at them, calls whose pictures one request cannot carry, or a
+    dataset configured to show none."""
     refusal = judge.refusal(cfg.model, cfg.modality.name, cfg.modality.include_image)
     if refusal is not None:
         return refusal
@@ -89,6 +91,10 @@ def skip_reason(cfg: SweepConfig, judge: type[JudgeAPI]) -> str | None:
     passages_reason = passages_refusal(cfg)
     if passages_reason is not None:
         return passages_reason
+    if cfg.modality.include_image:
+        pictures_reason = pictures_refusal(cfg)
+        if pictures_reason is not None:
+            return pictures_reason
     return unserved_by_config(cfg.modality, cfg.dataset)
 
 

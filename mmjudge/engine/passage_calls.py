@@ -12,9 +12,10 @@ import random
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
-from mmjudge.config import SweepConfig
+from mmjudge.config import ModelConfig, SweepConfig
 from mmjudge.data.schema import Example
 from mmjudge.engine.policy import PassagesCall, WorkItem
+from mmjudge.judges.descriptor import ImageLimits
 from mmjudge.judges.registry import facts
 from mmjudge.prompts import RenderedPrompt
 from mmjudge.prompts.passages import call_weights, grades_answer, marker_ends, render_passages
@@ -115,7 +116,7 @@ def passage_call(
         answer=grades_answer(len(order), grades, reasons) if structured else None,
     )
     if cfg.modality.include_image:
-        request, problem = placed_pictures(request, singles, shown, cfg.model.provider)
+        request, problem = placed_pictures(request, singles, shown, cfg.model)
         if problem is not None:  # the call would be refused: each result's row says why
             for single in singles:
                 yield dataclasses.replace(single, request=None, error=problem, estimate=None)
@@ -143,7 +144,7 @@ def placed_pictures(
     request: JudgeRequest,
     singles: tuple[WorkItem, ...],
     shown: list[RenderedPrompt],
-    provider: str,
+    model: ModelConfig,
 ) -> PlacedPictures:
     """``request`` (the call about ``singles``, whose prompts ``shown`` it shows in that
     order) with each result's pictures placed after its marker. Their number is within the
@@ -159,9 +160,9 @@ def placed_pictures(
         for _image in single.request.images
     )
     placed = dataclasses.replace(request, images=images, image_places=places)
-    limits = facts(provider).image_limits
+    limits = image_limits(model)
     size = sum(len(image.data) for image in images)
-    if limits is not None and size > limits.max_bytes:
+    if limits is not None and limits.max_bytes is not None and size > limits.max_bytes:
         return PlacedPictures(
             placed,
             f"the {len(singles)} results' pictures take {size / 1e6:.1f} MB, over the "
@@ -171,24 +172,47 @@ def placed_pictures(
     return PlacedPictures(placed, None)
 
 
+def image_limits(model: ModelConfig) -> ImageLimits | None:
+    """What one request to ``model`` may carry in pictures: its provider's stated limits
+    (:attr:`~mmjudge.judges.descriptor.JudgeDescriptor.image_limits`), the count replaced by
+    ``model.max_images_per_call`` where set; None where neither states one."""
+    stated = facts(model.provider).image_limits
+    own = model.max_images_per_call
+    if own is None:
+        return stated
+    source = f"model.max_images_per_call of '{model.name}'"
+    if stated is None:
+        return ImageLimits(max_images=own, max_bytes=None, source=source)
+    return dataclasses.replace(stated, max_images=own, source=source)
+
+
 def pictures_refusal(cfg: SweepConfig) -> str | None:
     """Why a call about ``prompt.passages_per_call`` results, each with up to
-    ``dataset.max_images`` pictures, could carry more pictures than the provider takes in one
-    request, or pictures too large for that many
-    (:attr:`~mmjudge.judges.descriptor.JudgeDescriptor.image_limits`); None when it cannot,
-    or when the provider states no limit."""
-    limits = facts(cfg.model.provider).image_limits
+    ``dataset.max_images`` pictures, could carry more pictures than one request to the model
+    takes, or pictures too large for that many (:func:`image_limits`); None when it cannot,
+    or when no limit is stated. A single result's call is checked too: with one result per
+    call, ``dataset.max_images`` is what to lower."""
+    limits = image_limits(cfg.model)
     if limits is None:
         return None
     size = cfg.prompt.passages_per_call
     per_result = max(cfg.dataset.max_images, 1)
     pictures = size * per_result
-    said = f"prompt.passages_per_call={size} with dataset.max_images={per_result} sends up to "
+    said = (
+        f"prompt.passages_per_call={size} with dataset.max_images={per_result} sends up to "
+        if size > 1
+        else f"dataset.max_images={per_result} sends up to "
+    )
     if pictures > limits.max_images:
-        most = max(limits.max_images // per_result, 1)
+        most = limits.max_images // per_result
+        change = (
+            f"prompt.passages_per_call={most} or less"
+            if size > 1 and most >= 1
+            else f"dataset.max_images={limits.max_images} or less"
+        )
         return (
             f"{said}{pictures} pictures in one call, over the {limits.max_images} of "
-            f"{limits.source}; use prompt.passages_per_call={most} or less"
+            f"{limits.source}; use {change}"
         )
     side = cfg.images.size  # every prepared picture is this many pixels a side
     crowd = limits.crowd

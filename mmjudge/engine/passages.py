@@ -25,7 +25,6 @@ from mmjudge.config import SweepConfig
 from mmjudge.costs.calls import UNPRICED, PricedCall
 from mmjudge.costs.sheets import ModelPrice, price_for
 from mmjudge.costs.split import split_priced
-from mmjudge.engine.passage_calls import pictures_refusal
 from mmjudge.engine.policy import ItemCall, Outcome, Passage, PassagesCall, WorkItem
 from mmjudge.errors import ConfigError
 from mmjudge.judges.registry import facts, is_free
@@ -137,9 +136,10 @@ def _with_share(outcome: Outcome, passage: Passage) -> Outcome:
 
 def passages_refusal(cfg: SweepConfig) -> str | None:
     """Why a cell cannot show several results per call, known from its config; None when it
-    can (or shows one). A judge that runs here reads each result's fields, not the prompt;
-    a cell that shows pictures is refused where its calls could carry more pictures than the
-    provider takes in one request (:func:`pictures_refusal`)."""
+    can (or shows one). A judge that runs here reads each result's fields, not the prompt.
+    (Whether its calls' pictures fit one request is
+    :func:`~mmjudge.engine.passage_calls.pictures_refusal`'s, for any
+    number of results per call.)"""
     size = cfg.prompt.passages_per_call
     if size == 1:
         return None
@@ -148,10 +148,6 @@ def passages_refusal(cfg: SweepConfig) -> str | None:
             f"prompt.passages_per_call={size}: the {cfg.model.name} judge grades one result at "
             "a time; use prompt.passages_per_call=1 with it"
         )
-    if cfg.modality.include_image:
-        refusal = pictures_refusal(cfg)
-        if refusal is not None:
-            return refusal
     if _priced_per_judgment(cfg):
         return (
             f"prompt.passages_per_call={size}: '{cfg.model.name}' is priced per judgment "

@@ -91,8 +91,9 @@ class ImageLimits:
 
     max_images: int
     """Images in one request."""
-    max_bytes: int
-    """Bytes of the request's images as sent (base64 text, or a passed-through URL's)."""
+    max_bytes: int | None
+    """Bytes of the request's images as sent (base64 text, or a passed-through URL's); None:
+    none stated."""
     source: str
     """Where the provider states them, for the line that refuses a cell over them."""
     crowd: Crowd | None = None

@@ -16,11 +16,13 @@ from pathlib import Path
 
 import pytest
 
+from mmjudge.config import ModelConfig
 from mmjudge.engine.cell import forecast as forecast_cell
-from mmjudge.engine.cell import run_cell, typed_config
-from mmjudge.engine.passage_calls import pictures_refusal, placed_pictures
+from mmjudge.engine.cell import run_cell, skip_reason, typed_config
+from mmjudge.engine.passage_calls import image_limits, pictures_refusal, placed_pictures
 from mmjudge.engine.policy import ItemCall, WorkItem
 from mmjudge.images import ImageSettings, preprocess_image
+from mmjudge.judges.registry import judge_class
 from mmjudge.locations import package_path
 from mmjudge.prompts import RenderedPrompt
 from mmjudge.prompts.passages import marker_ends, render_passages
@@ -344,19 +346,23 @@ def test_a_call_whose_pictures_pass_the_request_size_is_not_sent() -> None:
     singles = tuple(item for item, _ in members)
     prompt = render_passages(shown, (0, 1, 2), False, shows_image=True)
     request = JudgeRequest(item_key="call:x", prompt=prompt)
-    over = placed_pictures(request, singles, shown, "anthropic")
+    over = placed_pictures(request, singles, shown, _model("anthropic"))
     assert over.problem == (
         "the 2 results' pictures take 40.0 MB, over the 32 MB of Anthropic's vision guide: "
         "100 images and 32 MB per request; use a smaller prompt.passages_per_call, or smaller "
         "pictures (images.size, images.format=jpeg)"
     )
-    within = placed_pictures(request, singles, shown, "openai")
+    within = placed_pictures(request, singles, shown, _model("openai"))
     assert within.problem is None
     assert [image.source for image in within.request.images] == ["a.png", "b.png"]
     ends = marker_ends(prompt, shown)
     assert within.request.image_places == ends
     assert [prompt[end - 2 : end] for end in ends] == ["R1", "R2"]
     assert prompt[ends[0] :].startswith("\nname: one\n")
+
+
+def _model(provider: str, **changes: object) -> ModelConfig:
+    return ModelConfig(name=provider, provider=provider, model_id="m", **changes)  # type: ignore[arg-type]
 
 
 def _marked(rendered: RenderedPrompt, result: int, answer: int) -> RenderedPrompt:
@@ -396,3 +402,33 @@ def test_the_picture_limits_refuse_by_count_and_by_size_where_many_and_pass_with
     assert refusal("model=gpt4o_mini", "prompt.passages_per_call=60", "images.size=4096") is None
     assert "over the 500" in (refusal("model=gpt4o_mini", "prompt.passages_per_call=501") or "")
     assert refusal("model=vllm_local", "prompt.passages_per_call=1000") is None
+
+
+@pytest.mark.slow  # composes several configs
+def test_a_models_own_picture_count_replaces_its_providers_for_any_results_per_call() -> None:
+    """``model.max_images_per_call``: a server that takes one picture per prompt (vLLM's
+    ``--limit-mm-per-prompt``) refuses K=5, and with one result per call refuses three
+    pictures a result; a model allowed more than its provider's general count gets it."""
+    vllm = ("model=vllm_local", "model.max_images_per_call=1")
+    assert refusal(*vllm, "prompt.passages_per_call=5") == (
+        "prompt.passages_per_call=5 with dataset.max_images=1 sends up to 5 pictures in one "
+        "call, over the 1 of model.max_images_per_call of 'vllm_local'; use "
+        "prompt.passages_per_call=1 or less"
+    )
+    assert refusal(*vllm, "dataset.max_images=3") == (
+        "dataset.max_images=3 sends up to 3 pictures in one call, over the 1 of "
+        "model.max_images_per_call of 'vllm_local'; use dataset.max_images=1 or less"
+    )
+    assert refusal(*vllm) is None
+    claude = ("model=claude_sonnet45", "prompt.passages_per_call=300")
+    assert "over the 100 of Anthropic's vision guide" in (refusal(*claude) or "")
+    assert refusal(*claude, "model.max_images_per_call=600") is None
+    # The provider's byte limit still holds where the count is the model's own.
+    limits = image_limits(_model("anthropic", max_images_per_call=600))
+    assert limits is not None and (limits.max_images, limits.max_bytes) == (600, 32_000_000)
+    assert image_limits(_model("openai_compatible")) is None
+    own = image_limits(_model("openai_compatible", max_images_per_call=4))
+    assert own is not None and (own.max_images, own.max_bytes) == (4, None)
+    # The cell is skipped before any call, whatever the results per call.
+    cfg = typed_config(compose_config(["modality=mm", *vllm, "dataset.max_images=3"]))
+    assert skip_reason(cfg, judge_class(cfg.model)) == refusal(*vllm, "dataset.max_images=3")
