@@ -119,7 +119,10 @@ def test_anthropic_image_sweep(tmp_path: Path, loopback: LoopbackServer) -> None
     body = sent[0].body
     assert body["model"] == "claude-3-5-sonnet-20240620"
     blocks = body["messages"][0]["content"]
-    assert blocks[0]["type"] == "image" and blocks[0]["source"]["type"] == "base64"
+    # The shared part first, with its cache breakpoint; the image after it, then the query.
+    assert [block["type"] for block in blocks] == ["text", "image", "text"]
+    assert blocks[0]["cache_control"] == {"type": "ephemeral"}
+    assert blocks[1]["source"]["type"] == "base64"
     assert "catalogue fields" not in blocks[-1]["text"]
     records = rows(run_dirs(tmp_path)[0])
     assert all(r["input_tokens"] > 300 for r in records)  # image tokens reported by the server
