@@ -69,7 +69,8 @@ def normalise_base_url(url: str | None) -> str:
 
 
 class AnthropicJudge(SDKJudge):
-    """A judge behind the Messages API: images first, then the prompt, in one user turn."""
+    """A judge behind the Messages API, in one user turn: the images, then the prompt; where
+    the request marks a shared part for the prompt cache, that part comes first."""
 
     descriptors = (
         JudgeDescriptor(
