@@ -118,7 +118,8 @@ class AskedKappa(NamedTuple):
     """One judge's κ from the asked grades, weighted 1/π, with the jackknife's interval."""
 
     kappa: scoring.Interval
-    """κ̂ and its interval (``nan`` bounds with fewer than 25 asked items it graded)."""
+    """κ̂ and its interval (``nan`` bounds with fewer than 25 asked items it graded, or where
+    the judge matched every asked grade: no interval rather than one of no width)."""
     n_items: int
     """Asked items it graded."""
     n_queries: int

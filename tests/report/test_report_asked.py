@@ -122,6 +122,7 @@ def test_the_page_says_the_kappas_come_from_the_asked_grades(
     assert f"On <b>shop</b> every κ and Δκ below comes from the {line}" in html
     assert f"each judge's κ is against the {line}, with the delete-one jackknife's" in html
     assert "is best on shop" in html
+    assert "a κ shown without an interval rests on fewer than 25 asked grades" in html
     assert "shop</a>: replay-careful · text only (free, κ 0.91)" in html
     # what needs every item's grade says there is none instead of showing numbers
     assert "No confusion matrix: the dataset holds no grade of its own" in html
