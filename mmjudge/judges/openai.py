@@ -163,11 +163,7 @@ class OpenAIJudge(SDKJudge):
             # The prompt first, then each image, every one with an explicit detail level
             # (the "auto" default would leave the token count up to the provider).
             content = [{"type": "text", "text": request.prompt}]
-            for image in request.images:
-                url = image_marker(image) if redact else image_data_url(image)
-                content.append(
-                    {"type": "image_url", "image_url": {"url": url, "detail": self.image_detail}}
-                )
+            content.extend(self._image_part(image, redact) for image in request.images)
         else:
             # A plain string: every OpenAI-compatible server accepts it, not all take parts.
             content = request.prompt
